@@ -1,0 +1,44 @@
+/* Error reporting shared by every libhta module.
+ *
+ * Library functions never print or exit: they return an hta_status and, when
+ * it is not HTA_OK, fill an hta_error with a one-line message that already
+ * names the file and, where there is one, the byte offset.  The CLI prints it.
+ */
+#ifndef HTA_ERROR_H
+#define HTA_ERROR_H
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hta_status {
+    HTA_OK = 0,
+    HTA_EIO,      /* file cannot be opened or read */
+    HTA_EFORMAT,  /* the bytes are not a valid trace (JSON, gzip, UTF-8, types) */
+    HTA_ENOMEM,   /* allocation failed */
+    HTA_EINVAL,   /* a caller passed an invalid argument or option */
+    HTA_ENODATA,  /* the input holds nothing to analyse (e.g. folder without traces) */
+} hta_status;
+
+typedef struct hta_error {
+    hta_status code;
+    char msg[1024];
+} hta_error;
+
+/* Sets err (when not NULL) and returns code, so callers can write
+ * `return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));` */
+hta_status hta_fail(hta_error *err, hta_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+hta_status hta_vfail(hta_error *err, hta_status code, const char *fmt, va_list ap);
+
+/* Prepends "prefix: " to an error message already set. */
+void hta_error_prefix(hta_error *err, const char *prefix);
+
+const char *hta_status_name(hta_status code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,204 @@
+/* `hta info`: what was loaded, per rank. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/analysis.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
+                              hta_error *err) {
+    hta_table *tb = hta_table_new("ranks");
+    if (!tb) return OOM();
+    static const struct { const char *n; hta_col_type ty; } cols[] = {
+        {"rank", HTA_COL_INT}, {"file", HTA_COL_STR}, {"rank_source", HTA_COL_STR},
+        {"world_size", HTA_COL_INT}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT},
+        {"flows", HTA_COL_INT}, {"threads", HTA_COL_INT}, {"gpu_streams", HTA_COL_INT},
+        {"devices", HTA_COL_STR}, {"start_ns", HTA_COL_INT}, {"span_us", HTA_COL_FLOAT},
+        {"profiler_steps", HTA_COL_INT}, {"first_step", HTA_COL_INT}, {"last_step", HTA_COL_INT},
+        {"ns_resolution", HTA_COL_INT}, {"bytes_read", HTA_COL_INT}, {"bytes_json", HTA_COL_INT},
+        {"load_s", HTA_COL_FLOAT},
+    };
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        if (hta_table_add_col(tb, cols[c].n, cols[c].ty) < 0) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        long row = hta_table_add_row(tb);
+        if (row < 0) goto oom;
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        int64_t first = -1, last = -1, nsteps = 0;
+        /* devices: pids of rows on a GPU stream */
+        int64_t dev[64];
+        size_t nd = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            if (r->ts[i] < lo) lo = r->ts[i];
+            int64_t e = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
+            if (e > hi) hi = e;
+            const char *nm = hta_sym(t->sym, r->name[i]);
+            if (!strncmp(nm, "ProfilerStep#", 13) && r->stream[i] == 0 &&
+                hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) != HTA_CC_GPU_USER_ANNOTATION) {
+                int64_t s = strtoll(nm + 13, NULL, 10);
+                nsteps++;
+                if (first < 0 || s < first) first = s;
+                if (s > last) last = s;
+            }
+            if (hta_row_stream(r, i) >= 0) {
+                int64_t p = hta_row_thread(r, i)->pid;
+                size_t d = 0;
+                while (d < nd && dev[d] != p) d++;
+                if (d == nd && nd < 64) dev[nd++] = p;
+            }
+        }
+        char devs[512] = "";
+        for (size_t d = 0; d < nd; d++) {
+            size_t l = strlen(devs);
+            snprintf(devs + l, sizeof devs - l, "%s%lld", d ? "," : "", (long long)dev[d]);
+        }
+        size_t gs = 0;
+        for (size_t s = 1; s < r->nstreams; s++) gs += r->streams[s] >= 0;
+        int c = 0;
+        hta_table_set_int(tb, row, c++, r->rank);
+        if (hta_table_set_str(tb, row, c++, r->path)) goto oom;
+        if (hta_table_set_str(tb, row, c++, r->rank_source)) goto oom;
+        if (r->world_size >= 0) hta_table_set_int(tb, row, c, r->world_size);
+        else hta_table_set_null(tb, row, c);
+        c++;
+        hta_table_set_int(tb, row, c++, (int64_t)r->n_events);
+        hta_table_set_int(tb, row, c++, (int64_t)r->n);
+        hta_table_set_int(tb, row, c++, (int64_t)r->nflows);
+        hta_table_set_int(tb, row, c++, (int64_t)r->nthreads);
+        hta_table_set_int(tb, row, c++, (int64_t)gs);
+        if (hta_table_set_str(tb, row, c++, devs)) goto oom;
+        if (r->n) {
+            hta_table_set_int(tb, row, c++, lo);
+            hta_table_set_float(tb, row, c++, (double)(hi - lo) / 1000.0);
+        } else {
+            hta_table_set_null(tb, row, c++);
+            c++;
+        }
+        hta_table_set_int(tb, row, c++, nsteps);
+        if (nsteps) hta_table_set_int(tb, row, c, first);
+        else hta_table_set_null(tb, row, c);
+        c++;
+        if (nsteps) hta_table_set_int(tb, row, c, last);
+        else hta_table_set_null(tb, row, c);
+        c++;
+        hta_table_set_int(tb, row, c++, r->ts_fractional);
+        hta_table_set_int(tb, row, c++, (int64_t)r->bytes_in);
+        hta_table_set_int(tb, row, c++, (int64_t)r->bytes_json);
+        hta_table_set_float(tb, row, c++, r->load_seconds);
+    }
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return OOM();
+}
+
+/* events per category: in the file, and in HTA's table (after its filter) */
+static hta_status categories_table(const hta_trace *t, const hta_common_opts *o, const size_t *sel,
+                                   size_t ns, hta_result *out, hta_error *err) {
+    hta_table *tb = hta_table_new("categories");
+    if (!tb) return OOM();
+    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, "cat", HTA_COL_STR) < 0 ||
+        hta_table_add_col(tb, "events", HTA_COL_INT) < 0 || hta_table_add_col(tb, "rows", HTA_COL_INT) < 0)
+        goto oom;
+    size_t nc = t->ncats;
+    int64_t *ev = malloc((nc ? nc : 1) * sizeof *ev), *rw = malloc((nc ? nc : 1) * sizeof *rw);
+    size_t *ord = malloc((nc ? nc : 1) * sizeof *ord);
+    if (!ev || !rw || !ord) {
+        free(ev);
+        free(rw);
+        free(ord);
+        goto oom;
+    }
+    /* categories by name */
+    for (size_t c = 0; c < nc; c++) ord[c] = c;
+    for (size_t a = 1; a < nc; a++)
+        for (size_t b = a; b > 0 && strcmp(hta_sym(t->sym, t->cats[ord[b - 1]]), hta_sym(t->sym, t->cats[ord[b]])) > 0; b--) {
+            size_t x = ord[b];
+            ord[b] = ord[b - 1];
+            ord[b - 1] = x;
+        }
+    hta_status st = HTA_OK;
+    for (size_t k = 0; k < ns && !st; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        memset(ev, 0, nc * sizeof *ev);
+        memset(rw, 0, nc * sizeof *rw);
+        for (size_t i = 0; i < r->n; i++) ev[r->cat[i]]++;
+        hta_view v;
+        if ((st = hta_view_build(t, sel[k], &o->view, &v, err))) break;
+        for (size_t i = 0; i < v.n; i++) rw[r->cat[v.row[i]]]++;
+        hta_view_free(&v);
+        for (size_t c = 0; c < nc; c++) {
+            size_t cc = ord[c];
+            if (!ev[cc]) continue;
+            long row = hta_table_add_row(tb);
+            if (row < 0 || hta_table_set_str(tb, row, 1, hta_sym(t->sym, t->cats[cc]))) {
+                st = OOM();
+                break;
+            }
+            hta_table_set_int(tb, row, 0, r->rank);
+            hta_table_set_int(tb, row, 2, ev[cc]);
+            hta_table_set_int(tb, row, 3, rw[cc]);
+        }
+    }
+    free(ev);
+    free(rw);
+    free(ord);
+    if (st) {
+        hta_table_free(tb);
+        return st;
+    }
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return OOM();
+}
+
+static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
+                                hta_error *err) {
+    hta_table *tb = hta_table_new("streams");
+    if (!tb) return OOM();
+    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, "stream", HTA_COL_INT) < 0 ||
+        hta_table_add_col(tb, "rows", HTA_COL_INT) < 0 || hta_table_add_col(tb, "kernels", HTA_COL_INT) < 0 ||
+        hta_table_add_col(tb, "busy_us", HTA_COL_FLOAT) < 0)
+        goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        for (size_t s = 1; s < r->nstreams; s++) {
+            int64_t rows = 0, kern = 0, busy = 0;
+            for (size_t i = 0; i < r->n; i++) {
+                if (r->stream[i] != s) continue;
+                rows++;
+                hta_cat_class cc = hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i)));
+                if (cc == HTA_CC_KERNEL) kern++;
+                if (cc == HTA_CC_KERNEL || cc == HTA_CC_MEMCPY || cc == HTA_CC_MEMSET) busy += r->dur[i];
+            }
+            long row = hta_table_add_row(tb);
+            if (row < 0) goto oom;
+            hta_table_set_int(tb, row, 0, r->rank);
+            hta_table_set_int(tb, row, 1, r->streams[s]);
+            hta_table_set_int(tb, row, 2, rows);
+            hta_table_set_int(tb, row, 3, kern);
+            hta_table_set_float(tb, row, 4, (double)busy / 1000.0);
+        }
+    }
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return OOM();
+}
+
+hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
+    size_t *sel;
+    size_t ns = hta_select_ranks(t, o, &sel);
+    if (!sel) return OOM();
+    hta_status st = ranks_table(t, sel, ns, out, err);
+    if (!st) st = categories_table(t, o, sel, ns, out, err);
+    if (!st) st = streams_table(t, sel, ns, out, err);
+    free(sel);
+    return st;
+}

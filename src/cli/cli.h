@@ -1,0 +1,77 @@
+/* Shared pieces of the `hta` command line: command registry, option parsing,
+ * loading with progress, printing results.  Each command is one file that
+ * registers itself with HTA_CLI_COMMAND. */
+#ifndef HTA_CLI_H
+#define HTA_CLI_H
+
+#include "hta/analysis.h"
+#include "hta/table.h"
+#include "hta/trace.h"
+
+#define EXIT_USAGE 2
+
+typedef int (*cli_run_fn)(int argc, char **argv);
+
+typedef struct cli_command {
+    int order; /* position in `hta --help` */
+    const char *name;
+    const char *summary;
+    cli_run_fn run;
+} cli_command;
+
+void cli_register(const cli_command *c);
+
+#define HTA_CLI_COMMAND(ord, nm, summ, fn)                                     \
+    static const cli_command cli_cmd_##fn = {ord, nm, summ, fn};               \
+    __attribute__((constructor)) static void cli_reg_##fn(void) { cli_register(&cli_cmd_##fn); }
+
+typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_DOUBLE, CLI_LIST } cli_kind;
+
+/* A command's own option.  out: int* (FLAG, INT), const char ** (STR),
+ * double* (DOUBLE); LIST: a cli_list* collecting repeated values. */
+typedef struct cli_opt {
+    const char *name; /* without the leading -- */
+    cli_kind kind;
+    void *out;
+    const char *meta;
+    const char *help;
+} cli_opt;
+
+typedef struct cli_list {
+    const char **v;
+    size_t n;
+} cli_list;
+
+typedef struct cli_common {
+    const char *path;       /* first positional */
+    const char *pos[4];     /* all positionals */
+    size_t npos;
+    hta_format fmt;
+    hta_common_opts opts;
+    int32_t rank_list[4096];
+    int threads;
+    int quiet;
+} cli_common;
+
+/* Parses argv (argv[0] is the command name).  usage: "PATH [options]".
+ * Returns -1 to go on, or the exit status (0 after --help, 2 on bad usage). */
+int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+              size_t min_pos, size_t max_pos, cli_common *c);
+
+/* Loads c->path (ranks in c->opts), printing warnings and progress on stderr.
+ * Returns 0 or an exit status. */
+int cli_load(cli_common *c, const char *path, hta_trace **t);
+
+/* Prints notes on stderr and the tables on stdout; frees res. Returns the exit status. */
+int cli_emit(const cli_common *c, hta_result *res);
+
+/* Reports a library error on stderr; returns the exit status. */
+int cli_fail(const char *cmd, const hta_error *err);
+
+/* Runs a typical analysis command: parse, load, run fn, emit. */
+typedef hta_status (*cli_analysis_fn)(const hta_trace *t, const cli_common *c, hta_result *out,
+                                      hta_error *err);
+int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                     cli_analysis_fn fn);
+
+#endif

@@ -1,0 +1,16 @@
+#include "cli/cli.h"
+
+static hta_status run_info(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    return hta_info(t, &c->opts, out, err);
+}
+
+static int cmd_info(int argc, char **argv) {
+    static const cli_opt opts[] = {{0}};
+    return cli_run_analysis(argc, argv, "PATH [options]",
+                            "What was loaded, per rank: file, rank, world size, events, rows by category\n"
+                            "(in the file, and in HTA's table after its profiler-step filter), GPU streams,\n"
+                            "devices, time span, profiler steps, bytes read and load time.",
+                            opts, run_info);
+}
+
+HTA_CLI_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info)

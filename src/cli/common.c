@@ -1,0 +1,257 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static void usage_opts(FILE *f, const cli_opt *opts) {
+    for (const cli_opt *o = opts; o && o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->meta ? " " : "", o->meta ? o->meta : "");
+        fprintf(f, "  %-28s %s\n", left, o->help);
+    }
+}
+
+static void print_help(const char *cmd, const char *usage, const char *desc, const cli_opt *opts) {
+    printf("usage: hta %s %s\n\n%s\n\noptions:\n", cmd, usage, desc);
+    usage_opts(stdout, opts);
+    static const cli_opt common[] = {
+        {"ranks", CLI_STR, NULL, "LIST", "ranks to analyse: 0,2,5-7 (default: all)"},
+        {"format", CLI_STR, NULL, "FMT", "table (default), csv or json"},
+        {"exact-time", CLI_FLAG, NULL, NULL, "use the nanoseconds as written, not HTA's whole-us rounding"},
+        {"include-last-step", CLI_FLAG, NULL, NULL, "keep the last ProfilerStep (HTA drops it)"},
+        {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
+        {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
+        {"help", CLI_FLAG, NULL, NULL, "show this help"},
+        {NULL, 0, NULL, NULL, NULL},
+    };
+    usage_opts(stdout, common);
+}
+
+static int parse_ranks(const char *s, cli_common *c) {
+    size_t n = 0;
+    const char *p = s;
+    while (*p) {
+        char *e;
+        long a = strtol(p, &e, 10), b;
+        if (e == p || a < 0 || a > INT_MAX) return -1;
+        b = a;
+        p = e;
+        if (*p == '-') {
+            b = strtol(p + 1, &e, 10);
+            if (e == p + 1 || b < a || b > INT_MAX) return -1;
+            p = e;
+        }
+        for (long r = a; r <= b; r++) {
+            if (n >= sizeof c->rank_list / sizeof *c->rank_list) return -1;
+            c->rank_list[n++] = (int32_t)r;
+        }
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    c->opts.ranks = c->rank_list;
+    c->opts.nranks = n;
+    return 0;
+}
+
+static int bad(const char *cmd, const char *fmt, const char *arg) __attribute__((format(printf, 2, 0)));
+static int bad(const char *cmd, const char *fmt, const char *arg) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    fprintf(stderr, "hta %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+#pragma GCC diagnostic pop
+    fprintf(stderr, "\nTry 'hta %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+              size_t min_pos, size_t max_pos, cli_common *c) {
+    const char *cmd = argv[0];
+    memset(c, 0, sizeof *c);
+    c->fmt = HTA_FMT_TABLE;
+    int only_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || a[0] != '-' || !a[1]) {
+            if (c->npos >= max_pos || c->npos >= 4) return bad(cmd, "unexpected argument '%s'", a);
+            c->pos[c->npos++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_pos = 1;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            print_help(cmd, usage, desc, opts);
+            return 0;
+        }
+        if (strncmp(a, "--", 2)) return bad(cmd, "unknown option '%s'", a);
+        const char *name = a + 2;
+        const char *val = NULL;
+        char nbuf[64];
+        const char *eq = strchr(name, '=');
+        if (eq) {
+            size_t l = (size_t)(eq - name);
+            if (l >= sizeof nbuf) return bad(cmd, "unknown option '%s'", a);
+            memcpy(nbuf, name, l);
+            nbuf[l] = 0;
+            name = nbuf;
+            val = eq + 1;
+        }
+#define NEEDVAL()                                                              \
+    do {                                                                       \
+        if (!val) {                                                            \
+            if (i + 1 >= argc) return bad(cmd, "option '%s' needs a value", a); \
+            val = argv[++i];                                                   \
+        }                                                                      \
+    } while (0)
+        if (!strcmp(name, "format")) {
+            NEEDVAL();
+            if (hta_format_parse(val, &c->fmt)) return bad(cmd, "unknown format '%s' (table, csv, json)", val);
+            continue;
+        }
+        if (!strcmp(name, "ranks")) {
+            NEEDVAL();
+            if (parse_ranks(val, c)) return bad(cmd, "bad rank list '%s' (e.g. 0,2,5-7)", val);
+            continue;
+        }
+        if (!strcmp(name, "threads")) {
+            NEEDVAL();
+            char *e;
+            long v = strtol(val, &e, 10);
+            if (*e || v < 1 || v > 64) return bad(cmd, "bad thread count '%s' (1-64)", val);
+            c->threads = (int)v;
+            continue;
+        }
+        if (!strcmp(name, "exact-time") && !val) {
+            c->opts.view.time_mode = HTA_TIME_EXACT;
+            continue;
+        }
+        if (!strcmp(name, "include-last-step") && !val) {
+            c->opts.view.include_last_profiler_step = 1;
+            continue;
+        }
+        if (!strcmp(name, "quiet") && !val) {
+            c->quiet = 1;
+            continue;
+        }
+        const cli_opt *o = opts;
+        while (o && o->name && strcmp(o->name, name)) o++;
+        if (!o || !o->name) return bad(cmd, "unknown option '%s'", a);
+        switch (o->kind) {
+        case CLI_FLAG:
+            if (val) return bad(cmd, "option '%s' takes no value", a);
+            *(int *)o->out = 1;
+            break;
+        case CLI_STR:
+            NEEDVAL();
+            *(const char **)o->out = val;
+            break;
+        case CLI_INT: {
+            NEEDVAL();
+            char *e;
+            errno = 0;
+            long long v = strtoll(val, &e, 10);
+            if (*e || e == val || errno || v < INT_MIN || v > INT_MAX) return bad(cmd, "bad integer '%s'", val);
+            *(int *)o->out = (int)v;
+            break;
+        }
+        case CLI_DOUBLE: {
+            NEEDVAL();
+            char *e;
+            double v = strtod(val, &e);
+            if (*e || e == val) return bad(cmd, "bad number '%s'", val);
+            *(double *)o->out = v;
+            break;
+        }
+        case CLI_LIST: {
+            NEEDVAL();
+            cli_list *l = o->out;
+            const char **q = realloc(l->v, (l->n + 1) * sizeof *q);
+            if (!q) return bad(cmd, "%s", "out of memory");
+            l->v = q;
+            l->v[l->n++] = val;
+            break;
+        }
+        }
+#undef NEEDVAL
+    }
+    if (c->npos < min_pos) return bad(cmd, "missing argument: %s", usage);
+    c->path = c->npos ? c->pos[0] : NULL;
+    return -1;
+}
+
+static void on_warn(void *ctx, const char *msg) {
+    const cli_common *c = ctx;
+    if (!c->quiet) fprintf(stderr, "hta: warning: %s\n", msg);
+}
+
+typedef struct progress {
+    int on;
+} progress;
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total) {
+    (void)ctx;
+    if (total) fprintf(stderr, "\rhta: loading... %3d%%", (int)(done * 100 / total));
+}
+
+int cli_load(cli_common *c, const char *path, hta_trace **t) {
+    hta_load_opts lo = {0};
+    lo.threads = c->threads;
+    lo.warn = on_warn;
+    lo.warn_ctx = c;
+    lo.only_ranks = c->opts.ranks;
+    lo.n_only_ranks = c->opts.nranks;
+    int tty = !c->quiet && isatty(2);
+    if (tty) lo.progress = on_progress;
+    hta_error err = {0};
+    hta_status st = hta_trace_load(path, &lo, t, &err);
+    if (tty) fprintf(stderr, "\r\033[K");
+    if (st) {
+        fprintf(stderr, "hta: error: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_emit(const cli_common *c, hta_result *res) {
+    if (!c->quiet)
+        for (size_t i = 0; i < res->nnotes; i++) fprintf(stderr, "hta: note: %s\n", res->notes[i]);
+    int rc = hta_result_write(stdout, res, c->fmt);
+    hta_result_free(res);
+    if (rc) {
+        fprintf(stderr, "hta: error: cannot write output\n");
+        return 1;
+    }
+    return 0;
+}
+
+int cli_fail(const char *cmd, const hta_error *err) {
+    fprintf(stderr, "hta %s: error: %s\n", cmd, err->msg);
+    return 1;
+}
+
+int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                     cli_analysis_fn fn) {
+    cli_common c;
+    int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    hta_trace *t;
+    if ((rc = cli_load(&c, c.path, &t))) return rc;
+    hta_result res;
+    hta_result_init(&res);
+    hta_error err = {0};
+    hta_status st = fn(t, &c, &res, &err);
+    if (st) {
+        hta_result_free(&res);
+        hta_trace_free(t);
+        return cli_fail(argv[0], &err);
+    }
+    rc = cli_emit(&c, &res);
+    hta_trace_free(t);
+    return rc;
+}

@@ -1,0 +1,178 @@
+#include "hta/table.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/vec.h"
+
+hta_table *hta_table_new(const char *name) {
+    hta_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (!(t->name = strdup(name))) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void free_col(hta_column *c, size_t nrows) {
+    if (c->type == HTA_COL_STR && c->v.s)
+        for (size_t r = 0; r < nrows; r++) free(c->v.s[r]);
+    free(c->v.i);
+    free(c->null);
+    free(c->name);
+}
+
+void hta_table_free(hta_table *t) {
+    if (!t) return;
+    for (size_t c = 0; c < t->ncols; c++) free_col(&t->cols[c], t->nrows);
+    free(t->cols);
+    free(t->name);
+    free(t);
+}
+
+static size_t cell_size(hta_col_type ty) {
+    return ty == HTA_COL_INT ? sizeof(int64_t) : ty == HTA_COL_FLOAT ? sizeof(double) : sizeof(char *);
+}
+
+static void init_cells(hta_column *c, size_t from, size_t to) {
+    for (size_t r = from; r < to; r++) {
+        if (c->type == HTA_COL_INT) c->v.i[r] = 0;
+        else if (c->type == HTA_COL_FLOAT) c->v.f[r] = NAN;
+        else c->v.s[r] = NULL;
+    }
+    if (c->null) memset(c->null + from, 0, to - from);
+}
+
+int hta_table_add_col(hta_table *t, const char *name, hta_col_type type) {
+    hta_column *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
+    if (!nc) return -1;
+    t->cols = nc;
+    hta_column *c = &t->cols[t->ncols];
+    memset(c, 0, sizeof *c);
+    c->type = type;
+    c->name = strdup(name);
+    c->v.i = malloc((t->cap ? t->cap : 1) * cell_size(type));
+    if (!c->name || !c->v.i) {
+        free(c->name);
+        free(c->v.i);
+        return -1;
+    }
+    init_cells(c, 0, t->nrows);
+    return (int)t->ncols++;
+}
+
+long hta_table_add_row(hta_table *t) {
+    if (t->nrows == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 16;
+        for (size_t c = 0; c < t->ncols; c++) {
+            hta_column *col = &t->cols[c];
+            void *q = realloc(col->v.i, nc * cell_size(col->type));
+            if (!q) return -1;
+            col->v.i = q;
+            if (col->null) {
+                unsigned char *z = realloc(col->null, nc);
+                if (!z) return -1;
+                col->null = z;
+            }
+        }
+        t->cap = nc;
+    }
+    for (size_t c = 0; c < t->ncols; c++) init_cells(&t->cols[c], t->nrows, t->nrows + 1);
+    return (long)t->nrows++;
+}
+
+void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v) {
+    hta_column *c = &t->cols[col];
+    if (c->type == HTA_COL_FLOAT) c->v.f[row] = (double)v;
+    else c->v.i[row] = v;
+    if (c->null) c->null[row] = 0;
+}
+
+void hta_table_set_null(hta_table *t, size_t row, int col) {
+    hta_column *c = &t->cols[col];
+    if (c->type == HTA_COL_FLOAT) {
+        c->v.f[row] = NAN;
+    } else if (c->type == HTA_COL_STR) {
+        free(c->v.s[row]);
+        c->v.s[row] = NULL;
+    } else {
+        if (!c->null) {
+            c->null = calloc(t->cap ? t->cap : 1, 1);
+            if (!c->null) return;
+        }
+        c->null[row] = 1;
+    }
+}
+
+void hta_table_set_float(hta_table *t, size_t row, int col, double v) {
+    hta_column *c = &t->cols[col];
+    if (c->type == HTA_COL_INT) c->v.i[row] = (int64_t)v;
+    else c->v.f[row] = v;
+}
+
+int hta_table_set_str(hta_table *t, size_t row, int col, const char *s) {
+    hta_column *c = &t->cols[col];
+    free(c->v.s[row]);
+    c->v.s[row] = NULL;
+    if (!s) return 0;
+    c->v.s[row] = strdup(s);
+    return c->v.s[row] ? 0 : -1;
+}
+
+int hta_table_col(const hta_table *t, const char *name) {
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!strcmp(t->cols[c].name, name)) return (int)c;
+    return -1;
+}
+
+void hta_result_init(hta_result *r) { memset(r, 0, sizeof *r); }
+
+void hta_result_free(hta_result *r) {
+    for (size_t i = 0; i < r->n; i++) hta_table_free(r->tables[i]);
+    for (size_t i = 0; i < r->nnotes; i++) free(r->notes[i]);
+    free(r->tables);
+    free(r->notes);
+    memset(r, 0, sizeof *r);
+}
+
+int hta_result_add(hta_result *r, hta_table *t) {
+    hta_table **q = realloc(r->tables, (r->n + 1) * sizeof *q);
+    if (!q) {
+        hta_table_free(t);
+        return -1;
+    }
+    r->tables = q;
+    r->tables[r->n++] = t;
+    return 0;
+}
+
+int hta_result_note(hta_result *r, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **q = realloc(r->notes, (r->nnotes + 1) * sizeof *q);
+    if (!q) return -1;
+    r->notes = q;
+    if (!(r->notes[r->nnotes] = strdup(buf))) return -1;
+    r->nnotes++;
+    return 0;
+}
+
+hta_table *hta_result_find(const hta_result *r, const char *name) {
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->tables[i]->name, name)) return r->tables[i];
+    return NULL;
+}
+
+int hta_format_parse(const char *s, hta_format *out) {
+    if (!strcmp(s, "table")) *out = HTA_FMT_TABLE;
+    else if (!strcmp(s, "csv")) *out = HTA_FMT_CSV;
+    else if (!strcmp(s, "json")) *out = HTA_FMT_JSON;
+    else return -1;
+    return 0;
+}

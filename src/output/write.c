@@ -1,0 +1,208 @@
+/* The three output formats, shared by every command. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/table.h"
+
+static int is_null(const hta_column *c, size_t r) {
+    if (c->type == HTA_COL_FLOAT) return isnan(c->v.f[r]);
+    if (c->type == HTA_COL_STR) return c->v.s[r] == NULL;
+    return c->null && c->null[r];
+}
+
+/* Shortest text that reads back as the same double. */
+static void fmt_double(char *buf, size_t n, double v) {
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_cell(FILE *f, const hta_column *c, size_t r) {
+    if (is_null(c, r)) {
+        fputs("null", f);
+        return;
+    }
+    char buf[64];
+    switch (c->type) {
+    case HTA_COL_INT: fprintf(f, "%" PRId64, c->v.i[r]); break;
+    case HTA_COL_FLOAT:
+        if (isinf(c->v.f[r])) {
+            fputs(c->v.f[r] > 0 ? "1e999" : "-1e999", f);
+        } else {
+            fmt_double(buf, sizeof buf, c->v.f[r]);
+            /* keep floats recognisable as floats */
+            fputs(buf, f);
+            if (!strpbrk(buf, ".eEn")) fputs(".0", f);
+        }
+        break;
+    case HTA_COL_STR: json_str(f, c->v.s[r]); break;
+    }
+}
+
+static void write_json(FILE *f, const hta_result *res) {
+    fputc('{', f);
+    for (size_t i = 0; i < res->n; i++) {
+        const hta_table *t = res->tables[i];
+        if (i) fputs(",\n", f);
+        json_str(f, t->name);
+        fputs(": {\"columns\": [", f);
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c) fputs(", ", f);
+            json_str(f, t->cols[c].name);
+        }
+        fputs("], \"data\": [", f);
+        for (size_t r = 0; r < t->nrows; r++) {
+            fputs(r ? ",\n  [" : "\n  [", f);
+            for (size_t c = 0; c < t->ncols; c++) {
+                if (c) fputs(", ", f);
+                json_cell(f, &t->cols[c], r);
+            }
+            fputc(']', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("}\n", f);
+}
+
+static void cell_text(const hta_column *c, size_t r, char *buf, size_t n, const char **out) {
+    *out = buf;
+    if (is_null(c, r)) {
+        *out = "";
+        return;
+    }
+    switch (c->type) {
+    case HTA_COL_INT: snprintf(buf, n, "%" PRId64, c->v.i[r]); break;
+    case HTA_COL_FLOAT: fmt_double(buf, n, c->v.f[r]); break;
+    case HTA_COL_STR: *out = c->v.s[r]; break;
+    }
+}
+
+static void csv_field(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_csv(FILE *f, const hta_result *res) {
+    for (size_t i = 0; i < res->n; i++) {
+        const hta_table *t = res->tables[i];
+        if (res->n > 1) fprintf(f, "%s# %s\n", i ? "\n" : "", t->name);
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c) fputc(',', f);
+            csv_field(f, t->cols[c].name);
+        }
+        fputc('\n', f);
+        char buf[64];
+        for (size_t r = 0; r < t->nrows; r++) {
+            for (size_t c = 0; c < t->ncols; c++) {
+                const char *s;
+                cell_text(&t->cols[c], r, buf, sizeof buf, &s);
+                if (c) fputc(',', f);
+                csv_field(f, s);
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+/* Human table: floats with up to 6 significant decimals, long text cut. */
+#define MAXW 60
+
+static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
+    if (is_null(c, r)) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    switch (c->type) {
+    case HTA_COL_INT: snprintf(buf, n, "%" PRId64, c->v.i[r]); break;
+    case HTA_COL_FLOAT: {
+        double v = c->v.f[r];
+        if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
+        else if (fabs(v) >= 1e6 || fabs(v) < 1e-3) snprintf(buf, n, "%.6g", v);
+        else snprintf(buf, n, "%.3f", v);
+        break;
+    }
+    case HTA_COL_STR: {
+        const char *s = c->v.s[r];
+        size_t l = strlen(s);
+        if (l > MAXW) snprintf(buf, n, "%.*s...", MAXW - 3, s);
+        else snprintf(buf, n, "%s", s);
+        break;
+    }
+    }
+}
+
+static void write_table(FILE *f, const hta_result *res) {
+    char buf[MAXW + 8];
+    for (size_t i = 0; i < res->n; i++) {
+        const hta_table *t = res->tables[i];
+        size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
+        if (!w) return;
+        for (size_t c = 0; c < t->ncols; c++) {
+            w[c] = strlen(t->cols[c].name);
+            if (w[c] > MAXW) w[c] = MAXW;
+            for (size_t r = 0; r < t->nrows; r++) {
+                table_cell(&t->cols[c], r, buf, sizeof buf);
+                size_t l = strlen(buf);
+                if (l > w[c]) w[c] = l;
+            }
+        }
+        fprintf(f, "%s%s (%zu row%s)\n", i ? "\n" : "", t->name, t->nrows, t->nrows == 1 ? "" : "s");
+        for (size_t c = 0; c < t->ncols; c++) {
+            int right = t->cols[c].type != HTA_COL_STR;
+            fprintf(f, c ? "  %*.*s" : "%*.*s", right ? (int)w[c] : -(int)w[c], MAXW, t->cols[c].name);
+        }
+        fputc('\n', f);
+        for (size_t r = 0; r < t->nrows; r++) {
+            for (size_t c = 0; c < t->ncols; c++) {
+                table_cell(&t->cols[c], r, buf, sizeof buf);
+                int right = t->cols[c].type != HTA_COL_STR;
+                fprintf(f, c ? "  %*s" : "%*s", right ? (int)w[c] : -(int)w[c], buf);
+            }
+            fputc('\n', f);
+        }
+        free(w);
+    }
+}
+
+int hta_result_write(FILE *f, const hta_result *r, hta_format fmt) {
+    switch (fmt) {
+    case HTA_FMT_JSON: write_json(f, r); break;
+    case HTA_FMT_CSV: write_csv(f, r); break;
+    case HTA_FMT_TABLE: write_table(f, r); break;
+    }
+    fflush(f);
+    return ferror(f) ? -1 : 0;
+}

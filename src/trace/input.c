@@ -1,0 +1,214 @@
+#include "trace/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HTA_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#else
+#include <zlib.h>
+#endif
+
+#define INBUF (1u << 18)
+
+struct hta_input {
+    const char *path;
+    int fd;
+    int gz;
+    int eof;         /* no more file bytes */
+    int member_done; /* current gzip member finished */
+    int finished;
+    uint64_t size, consumed; /* file bytes read, and consumed by inflate */
+    unsigned char *in;
+    size_t in_pos, in_len;
+#ifdef HTA_HAVE_ISAL
+    struct inflate_state st;
+#else
+    z_stream zs;
+#endif
+};
+
+static hta_status fill(hta_input *in, hta_error *err) {
+    if (in->in_pos < in->in_len || in->eof) return HTA_OK;
+    ssize_t k;
+    do k = read(in->fd, in->in, INBUF);
+    while (k < 0 && errno == EINTR);
+    if (k < 0) return hta_fail(err, HTA_EIO, "%s: read error: %s", in->path, strerror(errno));
+    in->in_pos = 0;
+    in->in_len = (size_t)k;
+    if (k == 0) in->eof = 1;
+    return HTA_OK;
+}
+
+static void start_member(hta_input *in) {
+#ifdef HTA_HAVE_ISAL
+    isal_inflate_init(&in->st);
+    in->st.crc_flag = ISAL_GZIP;
+#else
+    inflateReset(&in->zs);
+#endif
+    in->member_done = 0;
+}
+
+hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return hta_fail(err, HTA_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return hta_fail(err, HTA_EIO, "%s: not a regular file", path);
+    }
+    hta_input *in = calloc(1, sizeof *in);
+    unsigned char *buf = malloc(INBUF);
+    if (!in || !buf) {
+        free(in);
+        free(buf);
+        close(fd);
+        return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
+    }
+    in->path = path;
+    in->fd = fd;
+    in->in = buf;
+    in->size = (uint64_t)sb.st_size;
+#ifdef HTA_HAVE_ISAL
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    hta_status st = fill(in, err);
+    if (st) {
+        hta_input_close(in);
+        return st;
+    }
+    in->gz = in->in_len >= 2 && in->in[0] == 0x1f && in->in[1] == 0x8b;
+    if (in->gz) {
+#ifndef HTA_HAVE_ISAL
+        if (inflateInit2(&in->zs, 15 + 16) != Z_OK) {
+            hta_input_close(in);
+            return hta_fail(err, HTA_ENOMEM, "%s: cannot start zlib", path);
+        }
+#endif
+        start_member(in);
+    }
+    *out = in;
+    return HTA_OK;
+}
+
+static hta_status read_plain(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
+    size_t n = 0;
+    while (n < cap) {
+        hta_status st = fill(in, err);
+        if (st) return st;
+        if (in->in_pos >= in->in_len) break;
+        size_t k = in->in_len - in->in_pos;
+        if (k > cap - n) k = cap - n;
+        memcpy(buf + n, in->in + in->in_pos, k);
+        in->in_pos += k;
+        in->consumed += k;
+        n += k;
+    }
+    *got = n;
+    return HTA_OK;
+}
+
+/* After a member ends: another member, zero padding, or garbage. */
+static hta_status next_member(hta_input *in, hta_error *err) {
+    for (;;) {
+        hta_status st = fill(in, err);
+        if (st) return st;
+        if (in->in_pos >= in->in_len) {
+            in->finished = 1;
+            return HTA_OK;
+        }
+        unsigned char c = in->in[in->in_pos];
+        if (c == 0) { /* padding some writers leave */
+            in->in_pos++;
+            in->consumed++;
+            continue;
+        }
+        if (c != 0x1f)
+            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: trailing garbage after gzip data",
+                            in->path, (unsigned long long)in->consumed);
+        start_member(in);
+        return HTA_OK;
+    }
+}
+
+static hta_status read_gz(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
+    size_t n = 0;
+    while (n < cap && !in->finished) {
+        if (in->member_done) {
+            hta_status st = next_member(in, err);
+            if (st) return st;
+            continue;
+        }
+        hta_status st = fill(in, err);
+        if (st) return st;
+        size_t avail = in->in_len - in->in_pos;
+        if (avail == 0 && in->eof)
+            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data", in->path,
+                            (unsigned long long)in->consumed);
+        size_t want = cap - n;
+        if (want > UINT32_MAX) want = UINT32_MAX;
+#ifdef HTA_HAVE_ISAL
+        in->st.next_in = in->in + in->in_pos;
+        in->st.avail_in = (uint32_t)avail;
+        in->st.next_out = (uint8_t *)buf + n;
+        in->st.avail_out = (uint32_t)want;
+        int rc = isal_inflate(&in->st);
+        size_t used = avail - in->st.avail_in;
+        size_t made = want - in->st.avail_out;
+        if (rc < 0)
+            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: corrupt gzip data (%s)", in->path,
+                            (unsigned long long)(in->consumed + used),
+                            rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch"
+                            : rc == ISAL_INVALID_WRAPPER  ? "bad gzip header"
+                                                          : "invalid deflate stream");
+        int done = in->st.block_state == ISAL_BLOCK_FINISH;
+#else
+        in->zs.next_in = in->in + in->in_pos;
+        in->zs.avail_in = (uInt)avail;
+        in->zs.next_out = (Bytef *)buf + n;
+        in->zs.avail_out = (uInt)want;
+        int rc = inflate(&in->zs, Z_NO_FLUSH);
+        size_t used = avail - in->zs.avail_in;
+        size_t made = want - in->zs.avail_out;
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: corrupt gzip data (%s)", in->path,
+                            (unsigned long long)(in->consumed + used),
+                            in->zs.msg ? in->zs.msg : "inflate error");
+        int done = rc == Z_STREAM_END;
+#endif
+        in->in_pos += used;
+        in->consumed += used;
+        n += made;
+        if (done) in->member_done = 1;
+        else if (used == 0 && made == 0 && in->eof)
+            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data", in->path,
+                            (unsigned long long)in->consumed);
+    }
+    *got = n;
+    return HTA_OK;
+}
+
+hta_status hta_input_read(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
+    return in->gz ? read_gz(in, buf, cap, got, err) : read_plain(in, buf, cap, got, err);
+}
+
+void hta_input_close(hta_input *in) {
+    if (!in) return;
+#ifndef HTA_HAVE_ISAL
+    if (in->gz) inflateEnd(&in->zs);
+#endif
+    if (in->fd >= 0) close(in->fd);
+    free(in->in);
+    free(in);
+}
+
+int hta_input_is_gzip(const hta_input *in) { return in->gz; }
+uint64_t hta_input_bytes_in(const hta_input *in) { return in->consumed; }
+uint64_t hta_input_file_size(const hta_input *in) { return in->size; }
+const char *hta_input_path(const hta_input *in) { return in->path; }

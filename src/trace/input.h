@@ -1,0 +1,24 @@
+/* Byte source for one trace file: plain JSON, or gzip (one or more members,
+ * as pigz writes), decompressed as a stream so memory stays bounded. */
+#ifndef HTA_TRACE_INPUT_H
+#define HTA_TRACE_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hta/error.h"
+
+typedef struct hta_input hta_input;
+
+hta_status hta_input_open(const char *path, hta_input **out, hta_error *err);
+/* Reads up to cap bytes of JSON text into buf; *got = 0 at end of input.
+ * Errors name the file and the compressed byte offset. */
+hta_status hta_input_read(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err);
+void hta_input_close(hta_input *in);
+
+int hta_input_is_gzip(const hta_input *in);
+uint64_t hta_input_bytes_in(const hta_input *in);   /* file bytes consumed */
+uint64_t hta_input_file_size(const hta_input *in);
+const char *hta_input_path(const hta_input *in);
+
+#endif

@@ -1,0 +1,327 @@
+#include "trace/json_lex.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Validates one UTF-8 sequence starting at p (a byte >= 0x80).  Returns its
+ * length, 0 if invalid, -1 if it runs into the sentinel. */
+static int utf8_seq(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0];
+    int n;
+    unsigned min;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000;
+    else return 0;
+    unsigned cp = c & (0x7F >> n);
+    for (int i = 1; i < n; i++) {
+        if (p + i >= end) return -1;
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+lex_rc lex_string(lex *L, const char *p, const char **out, int *esc) {
+    const unsigned char *s = (const unsigned char *)p;
+    const unsigned char *end = (const unsigned char *)L->end;
+    int e = 0;
+    for (;;) {
+#if defined(__SSE2__)
+        for (;;) {
+            __m128i v = _mm_loadu_si128((const __m128i *)s);
+            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            unsigned mask = (unsigned)_mm_movemask_epi8(m);
+            if (mask) {
+                s += __builtin_ctz(mask);
+                break;
+            }
+            s += 16;
+        }
+#else
+        while (*s != '"' && *s != '\\' && *s >= 0x20 && *s < 0x80) s++;
+#endif
+        unsigned c = *s;
+        if (c == '"') {
+            *out = (const char *)s;
+            *esc = e;
+            return LEX_OK;
+        }
+        if (c == '\\') {
+            e = 1;
+            if (s + 1 >= end) return LEX_MORE;
+            switch (s[1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                s += 2;
+                continue;
+            case 'u':
+                for (int i = 2; i < 6; i++) {
+                    if (s + i >= end) return LEX_MORE;
+                    if (hexval(s[i]) < 0) return LEX_ERROR(L, (const char *)s, "invalid \\u escape");
+                }
+                s += 6;
+                continue;
+            default:
+                return LEX_ERROR(L, (const char *)s, "invalid escape in string");
+            }
+        }
+        if (c >= 0x80) {
+            int n = utf8_seq(s, end);
+            if (n < 0) return LEX_MORE;
+            if (n == 0) return LEX_ERROR(L, (const char *)s, "invalid UTF-8 in string");
+            s += n;
+            continue;
+        }
+        /* control character (the NUL sentinel is one) */
+        if (s >= end) return LEX_MORE;
+        return LEX_ERROR(L, (const char *)s, "control character in string");
+    }
+}
+
+static size_t put_utf8(char *d, unsigned cp) {
+    if (cp < 0x80) { d[0] = (char)cp; return 1; }
+    if (cp < 0x800) { d[0] = (char)(0xC0 | (cp >> 6)); d[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xE0 | (cp >> 12));
+        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        d[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    d[0] = (char)(0xF0 | (cp >> 18));
+    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    d[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static unsigned hex4(const char *p) {
+    return (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
+}
+
+size_t lex_unescape(const char *p, const char *q, char *dst) {
+    char *d = dst;
+    while (p < q) {
+        if (*p != '\\') {
+            *d++ = *p++;
+            continue;
+        }
+        char c = p[1];
+        p += 2;
+        switch (c) {
+        case 'b': *d++ = '\b'; break;
+        case 'f': *d++ = '\f'; break;
+        case 'n': *d++ = '\n'; break;
+        case 'r': *d++ = '\r'; break;
+        case 't': *d++ = '\t'; break;
+        case 'u': {
+            unsigned cp = hex4(p);
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF && p + 6 <= q && p[0] == '\\' && p[1] == 'u') {
+                unsigned lo = hex4(p + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* lone surrogate */
+            /* \u escapes never expand beyond the 6 input bytes they used */
+            d += put_utf8(d, cp);
+            break;
+        }
+        default: *d++ = c; break;
+        }
+    }
+    return (size_t)(d - dst);
+}
+
+lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n) {
+    const char *s = p;
+    memset(n, 0, sizeof *n);
+    if (*s == '-') {
+        n->neg = 1;
+        s++;
+    }
+    if (*s < '0' || *s > '9') return LEX_END_OR(L, s, "invalid number");
+    int digits = 0; /* significant digits kept */
+    if (*s == '0') {
+        s++;
+        if (*s >= '0' && *s <= '9') return LEX_ERROR(L, s, "leading zero in number");
+    } else {
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (digits < 19) {
+                n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+                if (n->mant) digits++;
+            } else {
+                n->exp10++;
+                if (*s != '0') n->sticky = 1;
+            }
+        }
+    }
+    if (*s == '.') {
+        n->frac = 1;
+        s++;
+        if (*s < '0' || *s > '9') return LEX_END_OR(L, s, "invalid number");
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (digits < 19) {
+                n->mant = n->mant * 10 + (uint64_t)(*s - '0');
+                n->exp10--;
+                if (n->mant) digits++;
+            } else if (*s != '0') {
+                n->sticky = 1;
+            }
+        }
+    }
+    if (*s == 'e' || *s == 'E') {
+        n->frac = 1;
+        s++;
+        int eneg = 0;
+        if (*s == '+' || *s == '-') eneg = *s++ == '-';
+        if (*s < '0' || *s > '9') return LEX_END_OR(L, s, "invalid number");
+        int e = 0;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if (e < 100000) e = e * 10 + (*s - '0');
+        n->exp10 += eneg ? -e : e;
+    }
+    if (s >= L->end) return LEX_MORE; /* the number may continue in the next block */
+    *out = s;
+    return LEX_OK;
+}
+
+static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+    10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+    1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
+    10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+    10000000000000000000ull};
+
+int lex_num_scaled(const lex_num *n, int scale, int64_t *v) {
+    int e = n->exp10 + scale;
+    uint64_t m = n->mant, r;
+    if (m == 0) {
+        *v = 0;
+        return 0;
+    }
+    if (e >= 0) {
+        if (e > 19) return -1;
+        if (m > UINT64_MAX / POW10[e]) return -1;
+        r = m * POW10[e];
+    } else if (e < -19) {
+        r = 0;
+    } else {
+        uint64_t d = POW10[-e];
+        r = m / d;
+        uint64_t rem = m % d, half = d / 2;
+        if (rem > half || (rem == half && (n->sticky || (r & 1)))) r++;
+    }
+    if (r > (uint64_t)INT64_MAX) return -1;
+    *v = n->neg ? -(int64_t)r : (int64_t)r;
+    return 0;
+}
+
+double lex_num_double(const char *p, const char *q) {
+    char tmp[64];
+    size_t n = (size_t)(q - p);
+    if (n >= sizeof tmp) return strtod(p, NULL); /* p is followed by a non-number byte */
+    memcpy(tmp, p, n);
+    tmp[n] = 0;
+    return strtod(tmp, NULL);
+}
+
+static lex_rc lit(lex *L, const char *p, const char *word, const char **out) {
+    size_t n = strlen(word);
+    for (size_t i = 0; i < n; i++) {
+        if (p + i >= L->end) return LEX_MORE;
+        if (p[i] != word[i]) return LEX_ERROR(L, p, "invalid literal");
+    }
+    *out = p + n;
+    return LEX_OK;
+}
+
+#define MAX_DEPTH 256
+
+lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
+    char stack[MAX_DEPTH]; /* '{' or '[' */
+    int depth = 0;
+    lex_rc rc;
+    for (;;) {
+        /* expecting a value */
+        p = lex_ws(p);
+        switch (*p) {
+        case '"': {
+            int esc;
+            if ((rc = lex_string(L, p + 1, &p, &esc))) return rc;
+            p++;
+            break;
+        }
+        case '{':
+        case '[': {
+            if (depth == MAX_DEPTH) return LEX_ERROR(L, p, "JSON nested too deeply");
+            char open = *p;
+            stack[depth++] = open;
+            p = lex_ws(p + 1);
+            if (*p == (open == '{' ? '}' : ']')) {
+                depth--;
+                p++;
+                break;
+            }
+            if (open == '{') {
+                if (*p != '"') return LEX_END_OR(L, p, "expected object key");
+                int esc;
+                if ((rc = lex_string(L, p + 1, &p, &esc))) return rc;
+                p = lex_ws(p + 1);
+                if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
+                p++;
+            }
+            continue;
+        }
+        case 't': if ((rc = lit(L, p, "true", &p))) return rc; break;
+        case 'f': if ((rc = lit(L, p, "false", &p))) return rc; break;
+        case 'n': if ((rc = lit(L, p, "null", &p))) return rc; break;
+        default: {
+            lex_num n;
+            if ((rc = lex_number(L, p, &p, &n))) return rc;
+            break;
+        }
+        }
+        /* after a value: close containers or move to the next element */
+        for (;;) {
+            if (depth == 0) {
+                *out = p;
+                return LEX_OK;
+            }
+            p = lex_ws(p);
+            char open = stack[depth - 1];
+            if (*p == ',') {
+                p = lex_ws(p + 1);
+                if (open == '{') {
+                    if (*p != '"') return LEX_END_OR(L, p, "expected object key");
+                    int esc;
+                    if ((rc = lex_string(L, p + 1, &p, &esc))) return rc;
+                    p = lex_ws(p + 1);
+                    if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
+                    p++;
+                }
+                break;
+            }
+            if (*p == (open == '{' ? '}' : ']')) {
+                depth--;
+                p++;
+                continue;
+            }
+            return LEX_END_OR(L, p, open == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+}

@@ -1,0 +1,403 @@
+/* Finds the rank files, parses them in parallel threads, resolves ranks and
+ * merges the rank-local symbol tables into one. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hta/trace.h"
+#include "trace/derive.h"
+#include "trace/parse.h"
+#include "trace/rank_build.h"
+#include "util/vec.h"
+
+typedef struct job {
+    char *path;
+    hta_rank *r;
+    rank_build b;
+    hta_status st;
+    hta_error err;
+} job;
+
+typedef struct pool {
+    job *jobs;
+    size_t njobs;
+    atomic_size_t next;
+    const hta_load_opts *opts;
+} pool;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void free_rank(hta_rank *r) {
+    if (!r) return;
+    free((char *)r->path);
+    free(r->ts); free(r->dur); free(r->correlation); free(r->external_id); free(r->name);
+    free(r->thread); free(r->index); free(r->args_off); free(r->cat); free(r->stream);
+    free(r->partner); free(r->parent); free(r->depth); free(r->iteration);
+    free(r->args); free(r->streams); free(r->threads); free(r->flows);
+    for (size_t i = 0; i < r->nmeta; i++) {
+        free((char *)r->meta[i].key);
+        free((char *)r->meta[i].json);
+    }
+    free(r->meta);
+    free(r);
+}
+
+static void *worker(void *arg) {
+    pool *p = arg;
+    for (;;) {
+        size_t k = atomic_fetch_add(&p->next, 1);
+        if (k >= p->njobs) break;
+        job *j = &p->jobs[k];
+        double t0 = now_s();
+        j->r = calloc(1, sizeof *j->r);
+        if (!j->r || rank_build_init(&j->b, j->r)) {
+            j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
+            continue;
+        }
+        j->r->world_size = -1;
+        j->r->base_time_ns = INT64_MIN;
+        j->st = hta_parse_file(j->path, &j->b, p->opts->progress, p->opts->progress_ctx, &j->err);
+        if (!j->st && rank_build_finish(&j->b))
+            j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
+        j->r->load_seconds = now_s() - t0;
+    }
+    return NULL;
+}
+
+static int is_trace_name(const char *n) {
+    size_t l = strlen(n);
+    return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 3 && !strcmp(n + l - 3, ".gz"));
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void warnf(const hta_load_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(const hta_load_opts *o, const char *fmt, ...) {
+    if (!o->warn) return;
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->warn(o->warn_ctx, msg);
+}
+
+static hta_status list_files(const char *path, const hta_load_opts *o, char ***files, size_t *nf,
+                             hta_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 0;
+    *files = NULL;
+    *nf = 0;
+    if (!S_ISDIR(sb.st_mode)) {
+        *files = malloc(sizeof **files);
+        if (!*files || !((*files)[0] = strdup(path))) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        *nf = 1;
+        return HTA_OK;
+    }
+    DIR *d = opendir(path);
+    if (!d) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        size_t l = strlen(path) + strlen(de->d_name) + 2;
+        char *full = malloc(l);
+        if (!full) break;
+        snprintf(full, l, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
+        struct stat fs;
+        if (stat(full, &fs) != 0 || !S_ISREG(fs.st_mode)) {
+            free(full);
+            continue;
+        }
+        if (!is_trace_name(de->d_name)) {
+            warnf(o, "%s: skipped (not a .json or .gz trace file)", full);
+            free(full);
+            continue;
+        }
+        if (HTA_GROW(*files, cap, *nf + 1)) {
+            free(full);
+            break;
+        }
+        (*files)[(*nf)++] = full;
+    }
+    closedir(d);
+    if (*nf == 0) return hta_fail(err, HTA_ENODATA, "%s: no trace files (.json, .json.gz) in folder", path);
+    qsort(*files, *nf, sizeof **files, cmp_str);
+    return HTA_OK;
+}
+
+/* "rank-3", "rank_3", "rank3", "worker3", "node1_rank12" -> last such number. */
+static int64_t rank_from_name(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int64_t found = -1;
+    static const char *const words[] = {"rank", "worker", "Rank", "RANK"};
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+        size_t wl = strlen(words[w]);
+        for (const char *s = base; (s = strstr(s, words[w])); s += wl) {
+            const char *q = s + wl;
+            if (*q == '-' || *q == '_' || *q == '.') q++;
+            if (!isdigit((unsigned char)*q)) continue;
+            int64_t v = 0;
+            while (isdigit((unsigned char)*q) && v < 100000000) v = v * 10 + (*q++ - '0');
+            found = v;
+        }
+    }
+    return found;
+}
+
+static int cmp_rank(const void *a, const void *b) {
+    const hta_rank *x = *(hta_rank *const *)a, *y = *(hta_rank *const *)b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Re-encodes every local symbol of rank r into the global table. */
+static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
+    hta_rank *r = b->r;
+    uint32_t nl = hta_symtab_count(b->sym);
+    uint32_t *map = malloc((nl ? nl : 1) * sizeof *map);
+    if (!map) return -1;
+    for (uint32_t i = 0; i < nl; i++) {
+        map[i] = hta_symtab_intern(t->sym, hta_sym(b->sym, i), hta_sym_len(b->sym, i));
+        if (map[i] == UINT32_MAX) {
+            free(map);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < r->n; i++) r->name[i] = map[r->name[i]];
+    for (size_t i = 0; i < r->nargs; i++) {
+        hta_arg *a = &r->args[i];
+        a->key = map[a->key];
+        if (a->type == HTA_V_STR || a->type == HTA_V_JSON) a->v.sym = map[a->v.sym];
+    }
+    for (size_t i = 0; i < r->nflows; i++) r->flows[i].cat = map[r->flows[i].cat];
+    for (size_t i = 0; i < r->nthreads; i++) {
+        hta_thread *th = &r->threads[i];
+        if (th->pid_sym >= 0) th->pid_sym = map[th->pid_sym];
+        if (th->tid_sym >= 0) th->tid_sym = map[th->tid_sym];
+        if (th->thread_name >= 0) th->thread_name = map[th->thread_name];
+        if (th->process_name >= 0) th->process_name = map[th->process_name];
+    }
+    /* categories: local index -> global category index */
+    uint32_t *cm = realloc(*cat_map_io, (b->ncats ? b->ncats : 1) * sizeof *cm);
+    if (!cm) {
+        free(map);
+        return -1;
+    }
+    *cat_map_io = cm;
+    for (size_t c = 0; c < b->ncats; c++) {
+        uint32_t g = map[b->cats[c]];
+        size_t k = 0;
+        while (k < t->ncats && t->cats[k] != g) k++;
+        if (k == t->ncats) {
+            if (t->ncats >= UINT16_MAX) {
+                free(map);
+                return -1;
+            }
+            uint32_t *nc = realloc(t->cats, (t->ncats + 1) * sizeof *nc);
+            if (!nc) {
+                free(map);
+                return -1;
+            }
+            t->cats = nc;
+            t->cats[t->ncats++] = g;
+        }
+        cm[c] = (uint32_t)k;
+    }
+    for (size_t i = 0; i < r->n; i++) r->cat[i] = (uint16_t)cm[r->cat[i]];
+    free(map);
+    return 0;
+}
+
+static int wanted(const hta_load_opts *o, int32_t rank) {
+    if (!o->only_ranks) return 1;
+    for (size_t i = 0; i < o->n_only_ranks; i++)
+        if (o->only_ranks[i] == rank) return 1;
+    return 0;
+}
+
+hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace **out,
+                          hta_error *err) {
+    static const hta_load_opts none;
+    const hta_load_opts *o = opts ? opts : &none;
+    *out = NULL;
+    char **files = NULL;
+    size_t nf = 0;
+    hta_status st = list_files(path, o, &files, &nf, err);
+    if (st) {
+        for (size_t i = 0; i < nf; i++) free(files[i]);
+        free(files);
+        return st;
+    }
+    pool p = {.jobs = calloc(nf, sizeof(job)), .njobs = nf, .opts = o};
+    hta_trace *t = calloc(1, sizeof *t);
+    if (!p.jobs || !t || !(t->sym = hta_symtab_new())) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    atomic_init(&p.next, 0);
+    for (size_t i = 0; i < nf; i++) p.jobs[i].path = files[i];
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = o->threads > 0 ? (size_t)o->threads : (size_t)(ncpu > 0 ? ncpu : 1);
+    if (nth > nf) nth = nf;
+    pthread_t th[64];
+    if (nth > 64) nth = 64;
+    size_t started = 0;
+    for (size_t i = 1; i < nth; i++)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0) started++;
+    worker(&p);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+
+    /* errors: in folder mode a JSON file without traceEvents is not a trace */
+    size_t nok = 0;
+    for (size_t i = 0; i < nf; i++) {
+        job *j = &p.jobs[i];
+        if (j->st == HTA_OK) {
+            nok++;
+            continue;
+        }
+        if (nf > 1 && j->st == HTA_EFORMAT && strstr(j->err.msg, "no \"traceEvents\"")) {
+            warnf(o, "%s: skipped (JSON without traceEvents)", j->path);
+            continue;
+        }
+        *err = j->err;
+        st = j->st;
+        goto done;
+    }
+    if (nok == 0) {
+        st = hta_fail(err, HTA_ENODATA, "%s: no trace files", path);
+        goto done;
+    }
+
+    /* ranks: distributedInfo.rank, else a number in the file name, else file order */
+    t->ranks = calloc(nok, sizeof *t->ranks);
+    if (!t->ranks) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        job *j = &p.jobs[i];
+        if (j->st) continue;
+        hta_rank *r = j->r;
+        r->path = j->path;
+        j->path = NULL;
+        if (j->b.dist_rank >= 0 && j->b.dist_rank <= INT32_MAX) {
+            r->rank = (int32_t)j->b.dist_rank;
+            r->rank_source = "distributedInfo";
+        } else if (rank_from_name(r->path) >= 0) {
+            r->rank = (int32_t)rank_from_name(r->path);
+            r->rank_source = "file name";
+            warnf(o, "%s: no distributedInfo.rank; rank %d taken from the file name", r->path, r->rank);
+        } else {
+            r->rank = -1;
+            r->rank_source = "file order";
+        }
+        t->ranks[t->nranks++] = r;
+    }
+    for (size_t i = 0; i < t->nranks; i++) {
+        hta_rank *r = t->ranks[i];
+        if (r->rank >= 0) continue;
+        int32_t cand = 0;
+        for (int again = 1; again;) {
+            again = 0;
+            for (size_t k = 0; k < t->nranks; k++)
+                if (t->ranks[k]->rank == cand) cand++, again = 1;
+        }
+        r->rank = cand;
+        warnf(o, "%s: no distributedInfo.rank and no rank in the file name; using rank %d (file order)",
+              r->path, cand);
+    }
+    for (size_t i = 0; i < t->nranks; i++)
+        for (size_t k = i + 1; k < t->nranks; k++)
+            if (t->ranks[i]->rank == t->ranks[k]->rank) {
+                st = hta_fail(err, HTA_EFORMAT, "%s and %s both claim rank %d", t->ranks[i]->path,
+                              t->ranks[k]->path, t->ranks[i]->rank);
+                goto done;
+            }
+    /* sort jobs' builders along with ranks: find builder by rank pointer */
+    qsort(t->ranks, t->nranks, sizeof *t->ranks, cmp_rank);
+    uint32_t *cat_map = NULL;
+    for (size_t i = 0; i < t->nranks; i++) {
+        rank_build *b = NULL;
+        for (size_t k = 0; k < nf; k++)
+            if (p.jobs[k].st == HTA_OK && p.jobs[k].r == t->ranks[i]) b = &p.jobs[k].b;
+        if (merge_symbols(t, b, &cat_map)) {
+            free(cat_map);
+            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    free(cat_map);
+    /* drop ranks the caller did not ask for */
+    size_t keep = 0;
+    for (size_t i = 0; i < t->nranks; i++) {
+        hta_rank *r = t->ranks[i];
+        if (wanted(o, r->rank)) t->ranks[keep++] = r;
+        else {
+            for (size_t k = 0; k < nf; k++)
+                if (p.jobs[k].r == r) p.jobs[k].r = NULL;
+            free_rank(r);
+        }
+    }
+    t->nranks = keep;
+    for (int k = 0; k < HTA_ARG_KNOWN_COUNT; k++) {
+        const char *nm = hta_arg_key_name((hta_arg_key)k);
+        t->arg_sym[k] = (int32_t)hta_symtab_find(t->sym, nm, strlen(nm));
+    }
+    for (size_t i = 0; i < t->nranks; i++)
+        if (hta_derive_rank(t, t->ranks[i])) {
+            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            goto done;
+        }
+    for (size_t k = 0; k < nf; k++) p.jobs[k].r = NULL; /* owned by t now */
+    st = HTA_OK;
+done:
+    for (size_t k = 0; k < nf; k++) {
+        if (!p.jobs) break;
+        job *j = &p.jobs[k];
+        if (j->b.sym) hta_symtab_free(j->b.sym);
+        rank_build_free_scratch(&j->b);
+        if (j->r) {
+            int owned = 0;
+            for (size_t i = 0; t && i < t->nranks; i++) owned |= t->ranks[i] == j->r;
+            if (!owned) free_rank(j->r);
+        }
+        free(j->path);
+    }
+    free(p.jobs);
+    free(files);
+    if (st) {
+        hta_trace_free(t);
+        return st;
+    }
+    if (t->nranks == 0) {
+        hta_trace_free(t);
+        return hta_fail(err, HTA_ENODATA, "%s: none of the requested ranks is in the trace", path);
+    }
+    *out = t;
+    return HTA_OK;
+}
+
+void hta_trace_free(hta_trace *t) {
+    if (!t) return;
+    for (size_t i = 0; i < t->nranks; i++) free_rank(t->ranks[i]);
+    free(t->ranks);
+    free(t->cats);
+    hta_symtab_free(t->sym);
+    free(t);
+}

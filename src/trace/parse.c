@@ -1,0 +1,736 @@
+/* The trace parser: a streaming JSON reader specialised for Chrome/Kineto
+ * traces.  Bytes arrive in blocks; the parser works one "unit" at a time
+ * (one event, or one top-level key with its value).  When a unit runs into
+ * the end of the block, the unit is moved to the front of the buffer, more
+ * bytes are read, and the unit is parsed again: units are small, so this
+ * costs one re-parse per block and keeps memory bounded. */
+#include "trace/parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/input.h"
+#include "trace/json_lex.h"
+
+#define BLOCK (4u << 20)
+#define MAX_UNIT (1u << 30)
+
+enum { ST_OPEN, ST_KEY, ST_EVENTS, ST_END, ST_DONE };
+
+typedef struct parser {
+    rank_build *b;
+    hta_input *in;
+    const char *path;
+    char *buf;
+    size_t cap, len; /* buffer bytes (without padding), valid bytes */
+    uint64_t base;   /* offset of buf[0] in the JSON text */
+    int eof;
+    int state, first, seen_events;
+    lex L;
+    char *scratch; /* unescaped strings */
+    size_t scratch_cap;
+    hta_error *err;
+} parser;
+
+/* ---------- helpers ---------- */
+
+static hta_status perr(parser *P, const char *at, const char *msg) {
+    return hta_fail(P->err, HTA_EFORMAT, "%s: byte %llu: %s", P->path,
+                    (unsigned long long)(P->base + (uint64_t)(at - P->buf)), msg);
+}
+
+static const char *scratch_str(parser *P, const char *s, const char *q, size_t *n) {
+    size_t need = (size_t)(q - s) + 1;
+    if (need > P->scratch_cap) {
+        char *d = realloc(P->scratch, need * 2);
+        if (!d) return NULL;
+        P->scratch = d;
+        P->scratch_cap = need * 2;
+    }
+    *n = lex_unescape(s, q, P->scratch);
+    return P->scratch;
+}
+
+static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
+    return n == ln && memcmp(k, lit, ln) == 0;
+}
+#define KEY_IS(k, n, lit) key_is(k, n, lit, sizeof(lit) - 1)
+
+/* ---------- args ---------- */
+
+enum { A_STREAM = -2, A_CORR = -3, A_EXTID = -4, A_NAME = -5, A_NONE = -1 };
+
+static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
+    [HTA_ARG_BYTES] = "bytes",
+    [HTA_ARG_MEMORY_BW] = "memory bandwidth (GB/s)",
+    [HTA_ARG_WAIT_ON_STREAM] = "wait_on_stream",
+    [HTA_ARG_WAIT_ON_EVENT_CORR] = "wait_on_cuda_event_record_corr_id",
+    [HTA_ARG_WAIT_ON_EVENT_ID] = "wait_on_cuda_event_id",
+    [HTA_ARG_INPUT_DIMS] = "Input Dims",
+    [HTA_ARG_INPUT_TYPE] = "Input type",
+    [HTA_ARG_INPUT_STRIDES] = "Input Strides",
+    [HTA_ARG_PYTHON_ID] = "Python id",
+    [HTA_ARG_PYTHON_PARENT_ID] = "Python parent id",
+    [HTA_ARG_COLLECTIVE_NAME] = "Collective name",
+    [HTA_ARG_IN_MSG_NELEMS] = "In msg nelems",
+    [HTA_ARG_OUT_MSG_NELEMS] = "Out msg nelems",
+    [HTA_ARG_DTYPE] = "dtype",
+    [HTA_ARG_GROUP_SIZE] = "Group size",
+    [HTA_ARG_PROCESS_RANK] = "Rank",
+    [HTA_ARG_IN_SPLIT_SIZE] = "In split size",
+    [HTA_ARG_OUT_SPLIT_SIZE] = "Out split size",
+    [HTA_ARG_PG_NAME] = "Process Group Name",
+    [HTA_ARG_PG_DESC] = "Process Group Description",
+    [HTA_ARG_PG_RANKS] = "Process Group Ranks",
+    [HTA_ARG_SEQ] = "Seq",
+    [HTA_ARG_QUEUED] = "queued",
+    [HTA_ARG_DEVICE] = "device",
+    [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
+};
+
+const char *hta_arg_key_name(hta_arg_key k) {
+    return (unsigned)k < HTA_ARG_KNOWN_COUNT ? KNOWN_ARGS[k] : "";
+}
+
+static int arg_lookup(const char *k, size_t n) {
+    switch (n) {
+    case 4: if (!memcmp(k, "Rank", 4)) return HTA_ARG_PROCESS_RANK;
+            if (!memcmp(k, "name", 4)) return A_NAME;
+            break;
+    case 6: if (!memcmp(k, "stream", 6)) return A_STREAM;
+            if (!memcmp(k, "queued", 6)) return HTA_ARG_QUEUED;
+            if (!memcmp(k, "device", 6)) return HTA_ARG_DEVICE;
+            break;
+    case 11: if (!memcmp(k, "correlation", 11)) return A_CORR;
+             if (!memcmp(k, "External id", 11)) return A_EXTID;
+             break;
+    default: break;
+    }
+    for (int i = 0; i < HTA_ARG_KNOWN_COUNT; i++)
+        if (strlen(KNOWN_ARGS[i]) == n && memcmp(KNOWN_ARGS[i], k, n) == 0) return i;
+    return A_NONE;
+}
+
+typedef struct event {
+    char ph;
+    int have_cat, have_dur, have_ts, have_name, have_pid, have_tid, have_id, bp_e;
+    int ts_frac;
+    const char *cat_s, *name_s; /* raw string bodies in the buffer */
+    const char *cat_q, *name_q; /* closing quotes */
+    int cat_esc, name_esc;
+    int64_t ts, dur, pid, tid, id;
+    int64_t pid_sym, tid_sym;
+    int64_t stream, corr, extid;
+    int have_stream;
+    const char *args_p; /* deferred args object */
+    int args_done;
+    int64_t meta_name; /* local sym of args.name (ph M), -1 */
+    size_t args_mark;  /* r->nargs before this event's args */
+} event;
+
+/* Integer-valued arg (ids): int64 or an error; a non-numeric string is -1
+ * (HTA's stream normalisation). */
+static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) {
+    lex *L = &P->L;
+    lex_rc rc;
+    if (*p == '"') {
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        /* numeric text ("7") counts; anything else ("0x0") is no stream */
+        const char *s = p + 1;
+        int neg = 0;
+        if (s < q && *s == '-') neg = 1, s++;
+        int64_t acc = 0;
+        int ok = s < q && !esc;
+        for (; ok && s < q; s++) {
+            if (*s < '0' || *s > '9' || acc > (INT64_MAX - 9) / 10) ok = 0;
+            else acc = acc * 10 + (*s - '0');
+        }
+        *v = ok ? (neg ? -acc : acc) : -1;
+        *out = q + 1;
+        return LEX_OK;
+    }
+    if (*p == 'n') {
+        const char *q = p;
+        if ((rc = lex_skip_value(L, p, &q))) return rc;
+        *v = -1;
+        *out = q;
+        return LEX_OK;
+    }
+    lex_num n;
+    const char *start = p;
+    if ((rc = lex_number(L, p, out, &n))) return rc;
+    if (lex_num_scaled(&n, 0, v)) return LEX_ERROR(L, start, "integer out of int64 range");
+    return LEX_OK;
+}
+
+/* Stores one arg value of a kept slot. */
+static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t key_sym) {
+    lex *L = &P->L;
+    rank_build *b = P->b;
+    hta_arg *a = rank_build_arg(b);
+    if (!a) return LEX_ERROR(L, p, "out of memory");
+    a->key = key_sym;
+    lex_rc rc;
+    if (*p == '"') {
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        size_t n = (size_t)(q - p - 1);
+        const char *s = p + 1;
+        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+        a->type = HTA_V_STR;
+        a->v.sym = hta_symtab_intern(b->sym, s, n);
+        *out = q + 1;
+    } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+        lex_num n;
+        const char *q;
+        if ((rc = lex_number(L, p, &q, &n))) return rc;
+        int64_t iv;
+        if (!n.frac && lex_num_scaled(&n, 0, &iv) == 0) {
+            a->type = HTA_V_INT;
+            a->v.i = iv;
+        } else {
+            a->type = HTA_V_FLOAT;
+            a->v.f = lex_num_double(p, q);
+        }
+        *out = q;
+    } else {
+        const char *q;
+        if ((rc = lex_skip_value(L, p, &q))) return rc;
+        a->type = HTA_V_JSON;
+        a->v.sym = hta_symtab_intern(b->sym, p, (size_t)(q - p));
+        *out = q;
+    }
+    if (a->type != HTA_V_INT && a->type != HTA_V_FLOAT && a->v.sym == UINT32_MAX)
+        return LEX_ERROR(L, p, "out of memory");
+    return LEX_OK;
+}
+
+static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, int capture_all) {
+    lex *L = &P->L;
+    rank_build *b = P->b;
+    lex_rc rc;
+    if (*p != '{') { /* args that is not an object: nothing HTA reads */
+        return lex_skip_value(L, p, out);
+    }
+    p = lex_ws(p + 1);
+    if (*p == '}') {
+        *out = p + 1;
+        return LEX_OK;
+    }
+    for (;;) {
+        if (*p != '"') return LEX_END_OR(L, p, "expected key in args");
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        const char *k = p + 1;
+        size_t kn = (size_t)(q - k);
+        p = lex_ws(q + 1);
+        if (*p != ':') return LEX_END_OR(L, p, "expected ':' in args");
+        p = lex_ws(p + 1);
+        int slot = esc ? A_NONE : arg_lookup(k, kn);
+        if (slot == A_STREAM) {
+            if ((rc = value_int(P, p, &p, &e->stream))) return rc;
+            e->have_stream = 1;
+        } else if (slot == A_CORR) {
+            if ((rc = value_int(P, p, &p, &e->corr))) return rc;
+        } else if (slot == A_EXTID) {
+            if ((rc = value_int(P, p, &p, &e->extid))) return rc;
+        } else if (slot == A_NAME && e->ph == 'M' && *p == '"') {
+            if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+            size_t n = (size_t)(q - p - 1);
+            const char *s = p + 1;
+            if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+            uint32_t id = hta_symtab_intern(b->sym, s, n);
+            if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+            e->meta_name = id;
+            p = q + 1;
+        } else if (slot >= 0 || capture_all) {
+            int64_t ks;
+            if (slot >= 0 && b->known_local[slot] >= 0) {
+                ks = b->known_local[slot];
+            } else {
+                size_t n = kn;
+                const char *s = k;
+                if (esc && !(s = scratch_str(P, k, q, &n))) return LEX_ERROR(L, p, "out of memory");
+                uint32_t id = hta_symtab_intern(b->sym, s, n);
+                if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+                ks = id;
+                if (slot >= 0) b->known_local[slot] = id;
+            }
+            if ((rc = value_store(P, p, &p, (uint32_t)ks))) return rc;
+        } else {
+            if ((rc = lex_skip_value(L, p, &p))) return rc;
+        }
+        p = lex_ws(p);
+        if (*p == ',') {
+            p = lex_ws(p + 1);
+            continue;
+        }
+        if (*p == '}') {
+            *out = p + 1;
+            return LEX_OK;
+        }
+        return LEX_END_OR(L, p, "expected ',' or '}' in args");
+    }
+}
+
+/* ---------- events ---------- */
+
+static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q, int *esc,
+                        const char **out) {
+    if (*p != '"') {
+        if (*p == 'n') { /* null: as if absent */
+            *s = NULL;
+            return lex_skip_value(&P->L, p, out);
+        }
+        return LEX_END_OR(&P->L, p, "expected a string");
+    }
+    lex_rc rc = lex_string(&P->L, p + 1, q, esc);
+    if (rc) return rc;
+    *s = p + 1;
+    *out = *q + 1;
+    return LEX_OK;
+}
+
+/* ts/dur: microseconds as decimal text -> exact ns. */
+static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac) {
+    lex *L = &P->L;
+    if (*p == 'n') {
+        *have = 0;
+        return lex_skip_value(L, p, out);
+    }
+    if (*p == '"') return LEX_ERROR(L, p, "timestamp is a string, expected a number");
+    lex_num n;
+    lex_rc rc = lex_number(L, p, out, &n);
+    if (rc) return rc;
+    if (lex_num_scaled(&n, 3, ns)) return LEX_ERROR(L, p, "timestamp out of range");
+    *have = 1;
+    if (frac && n.frac) *frac = 1;
+    return LEX_OK;
+}
+
+/* pid/tid: number, or a string (numeric text becomes the number). */
+static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int64_t *sym, int *have) {
+    lex *L = &P->L;
+    lex_rc rc;
+    *sym = -1;
+    if (*p == '"') {
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        size_t n = (size_t)(q - p - 1);
+        const char *s = p + 1;
+        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+        char *end;
+        char tmp[32];
+        if (n > 0 && n < sizeof tmp) {
+            memcpy(tmp, s, n);
+            tmp[n] = 0;
+            long long x = strtoll(tmp, &end, 10);
+            if (*end == 0 && (tmp[0] == '-' || (tmp[0] >= '0' && tmp[0] <= '9'))) {
+                *v = x;
+                *have = 1;
+                *out = q + 1;
+                return LEX_OK;
+            }
+        }
+        uint32_t id = hta_symtab_intern(P->b->sym, s, n);
+        if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+        *sym = id;
+        *v = -1;
+        *have = 1;
+        *out = q + 1;
+        return LEX_OK;
+    }
+    if (*p == 'n') {
+        *have = 0;
+        return lex_skip_value(L, p, out);
+    }
+    lex_num n;
+    if ((rc = lex_number(L, p, out, &n))) return rc;
+    if (n.frac || lex_num_scaled(&n, 0, v)) return LEX_ERROR(L, p, "pid/tid is not an int64 integer");
+    *have = 1;
+    return LEX_OK;
+}
+
+static int cat_is_trace(const event *e) {
+    return e->cat_q - e->cat_s == 5 && memcmp(e->cat_s, "Trace", 5) == 0;
+}
+
+/* p at '{'.  Parses one event and records it. */
+static lex_rc parse_event(parser *P, const char *p, const char **out) {
+    lex *L = &P->L;
+    rank_build *b = P->b;
+    hta_rank *r = b->r;
+    lex_rc rc;
+    event e;
+    memset(&e, 0, sizeof e);
+    e.stream = e.corr = e.extid = -1;
+    e.meta_name = -1;
+    e.pid_sym = e.tid_sym = -1;
+    e.args_mark = r->nargs;
+    const char *ev_start = p;
+
+    p = lex_ws(p + 1);
+    if (*p != '}') {
+        for (;;) {
+            if (*p != '"') return LEX_END_OR(L, p, "expected key in event");
+            const char *q;
+            int esc;
+            if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+            const char *k = p + 1;
+            size_t kn = (size_t)(q - k);
+            p = lex_ws(q + 1);
+            if (*p != ':') return LEX_END_OR(L, p, "expected ':' in event");
+            p = lex_ws(p + 1);
+            switch (kn) {
+            case 2:
+                if (k[0] == 'p' && k[1] == 'h') {
+                    const char *s, *sq;
+                    int es;
+                    if ((rc = ev_string(P, p, &s, &sq, &es, &p))) return rc;
+                    e.ph = s && sq > s ? *s : 0;
+                    goto next;
+                }
+                if (k[0] == 't' && k[1] == 's') {
+                    int have;
+                    if ((rc = ev_time(P, p, &p, &e.ts, &have, &e.ts_frac))) return rc;
+                    e.have_ts = have;
+                    goto next;
+                }
+                if (k[0] == 'i' && k[1] == 'd') {
+                    int have = 0;
+                    int64_t sym;
+                    if ((rc = ev_id(P, p, &p, &e.id, &sym, &have))) return rc;
+                    e.have_id = have;
+                    goto next;
+                }
+                if (k[0] == 'b' && k[1] == 'p') {
+                    e.bp_e = *p == '"' && p[1] == 'e';
+                    break;
+                }
+                break;
+            case 3:
+                if (!memcmp(k, "cat", 3)) {
+                    if ((rc = ev_string(P, p, &e.cat_s, &e.cat_q, &e.cat_esc, &p))) return rc;
+                    e.have_cat = e.cat_s != NULL;
+                    goto next;
+                }
+                if (!memcmp(k, "dur", 3)) {
+                    if ((rc = ev_time(P, p, &p, &e.dur, &e.have_dur, NULL))) return rc;
+                    goto next;
+                }
+                if (!memcmp(k, "pid", 3)) {
+                    if ((rc = ev_id(P, p, &p, &e.pid, &e.pid_sym, &e.have_pid))) return rc;
+                    goto next;
+                }
+                if (!memcmp(k, "tid", 3)) {
+                    if ((rc = ev_id(P, p, &p, &e.tid, &e.tid_sym, &e.have_tid))) return rc;
+                    goto next;
+                }
+                break;
+            case 4:
+                if (!memcmp(k, "name", 4)) {
+                    if ((rc = ev_string(P, p, &e.name_s, &e.name_q, &e.name_esc, &p))) return rc;
+                    e.have_name = e.name_s != NULL;
+                    goto next;
+                }
+                if (!memcmp(k, "args", 4)) {
+                    if (e.ph && (e.have_cat || e.ph == 'M')) {
+                        int all = 0;
+                        if (e.have_cat && b->profiler_range_cat >= 0) {
+                            size_t cn = (size_t)(e.cat_q - e.cat_s);
+                            all = cn == 19 && !memcmp(e.cat_s, "cuda_profiler_range", 19);
+                        } else if (e.have_cat) {
+                            size_t cn = (size_t)(e.cat_q - e.cat_s);
+                            all = cn == 19 && !memcmp(e.cat_s, "cuda_profiler_range", 19);
+                        }
+                        if ((rc = parse_args(P, p, &p, &e, all))) return rc;
+                        e.args_done = 1;
+                    } else {
+                        e.args_p = p;
+                        if ((rc = lex_skip_value(L, p, &p))) return rc;
+                    }
+                    goto next;
+                }
+                break;
+            default:
+                break;
+            }
+            if ((rc = lex_skip_value(L, p, &p))) return rc;
+        next:
+            p = lex_ws(p);
+            if (*p == ',') {
+                p = lex_ws(p + 1);
+                continue;
+            }
+            if (*p == '}') break;
+            return LEX_END_OR(L, p, "expected ',' or '}' in event");
+        }
+    }
+    *out = p + 1;
+
+    uint32_t index = (uint32_t)r->n_events;
+    int keep = e.have_dur && e.have_cat && !cat_is_trace(&e);
+    if (!e.args_done && e.args_p && (keep || e.ph == 'M')) {
+        int all = e.have_cat && e.cat_q - e.cat_s == 19 && !memcmp(e.cat_s, "cuda_profiler_range", 19);
+        const char *dummy;
+        if ((rc = parse_args(P, e.args_p, &dummy, &e, all))) return rc;
+    }
+    if (!keep) r->nargs = e.args_mark; /* drop args collected for a dropped event */
+
+    if (!e.have_ts) P->b->r->ts_fractional = 1; /* HTA rounds when any event lacks ts */
+    if (e.ts_frac) r->ts_fractional = 1;
+
+    if (keep) {
+        if (!e.have_ts) return LEX_ERROR(L, ev_start, "event has dur and cat but no ts");
+        long row = rank_build_row(b);
+        if (row < 0) return LEX_ERROR(L, ev_start, "out of memory");
+        size_t n;
+        const char *s = e.cat_s;
+        n = (size_t)(e.cat_q - e.cat_s);
+        if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
+        if (rank_build_cat(b, s, n, &r->cat[row])) return LEX_ERROR(L, ev_start, "too many categories");
+        if (e.have_name) {
+            s = e.name_s;
+            n = (size_t)(e.name_q - e.name_s);
+            if (e.name_esc && !(s = scratch_str(P, e.name_s, e.name_q, &n)))
+                return LEX_ERROR(L, p, "out of memory");
+        } else {
+            s = "";
+            n = 0;
+        }
+        uint32_t nm = hta_symtab_intern(b->sym, s, n);
+        if (nm == UINT32_MAX) return LEX_ERROR(L, ev_start, "out of memory");
+        r->name[row] = nm;
+        r->ts[row] = e.ts;
+        r->dur[row] = e.dur;
+        r->correlation[row] = e.corr;
+        r->external_id[row] = e.extid;
+        r->index[row] = index;
+        r->args_off[row] = (uint32_t)e.args_mark;
+        if (rank_build_stream(b, e.have_stream ? e.stream : -1, &r->stream[row]))
+            return LEX_ERROR(L, ev_start, "too many streams");
+        if (rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym,
+                              e.tid_sym, &r->thread[row]))
+            return LEX_ERROR(L, ev_start, "out of memory");
+        if (r->nargs > UINT32_MAX) return LEX_ERROR(L, ev_start, "too many args");
+    } else if ((e.ph == 's' || e.ph == 'f' || e.ph == 't') && e.have_id) {
+        hta_flow *f = rank_build_flow(b);
+        if (!f) return LEX_ERROR(L, ev_start, "out of memory");
+        uint32_t th;
+        if (rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym, e.tid_sym, &th))
+            return LEX_ERROR(L, ev_start, "out of memory");
+        uint32_t cs = 0;
+        if (e.have_cat) {
+            size_t n = (size_t)(e.cat_q - e.cat_s);
+            const char *s = e.cat_s;
+            if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
+            cs = hta_symtab_intern(b->sym, s, n);
+        }
+        *f = (hta_flow){e.id, e.have_ts ? e.ts : 0, index, th, cs, e.ph, (char)e.bp_e};
+    } else if (e.ph == 'M' && e.meta_name >= 0 && e.have_name) {
+        size_t n = (size_t)(e.name_q - e.name_s);
+        int is_thread = n == 11 && !memcmp(e.name_s, "thread_name", 11);
+        int is_proc = n == 12 && !memcmp(e.name_s, "process_name", 12);
+        if ((is_thread || is_proc) &&
+            rank_build_name(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, is_thread,
+                            (uint32_t)e.meta_name))
+            return LEX_ERROR(L, ev_start, "out of memory");
+    }
+    r->n_events++;
+    if (r->n_events > UINT32_MAX) return LEX_ERROR(L, ev_start, "more than 2^32 events in one file");
+    return LEX_OK;
+}
+
+/* ---------- top level ---------- */
+
+static int64_t json_int_field(const char *json, const char *key) {
+    /* small objects only (distributedInfo): find "key" then a number */
+    size_t kl = strlen(key);
+    for (const char *s = json; (s = strchr(s, '"')); s++) {
+        if (!strncmp(s + 1, key, kl) && s[kl + 1] == '"') {
+            const char *v = s + kl + 2;
+            while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
+            if (*v != ':') continue;
+            v++;
+            while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
+            if (*v == '"') v++;
+            if ((*v < '0' || *v > '9') && *v != '-') return -1;
+            return strtoll(v, NULL, 10);
+        }
+    }
+    return -1;
+}
+
+static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, const char **out) {
+    lex *L = &P->L;
+    const char *q;
+    lex_rc rc = lex_skip_value(L, p, &q);
+    if (rc) return rc;
+    if (rank_build_meta(P->b, k, kn, p, (size_t)(q - p))) return LEX_ERROR(L, p, "out of memory");
+    hta_meta *m = &P->b->r->meta[P->b->r->nmeta - 1];
+    hta_rank *r = P->b->r;
+    if (KEY_IS(k, kn, "distributedInfo") && *p == '{') {
+        P->b->dist_rank = json_int_field(m->json, "rank");
+        r->world_size = json_int_field(m->json, "world_size");
+    } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+        r->base_time_ns = strtoll(p, NULL, 10);
+    }
+    *out = q;
+    return LEX_OK;
+}
+
+/* Parses one unit at P->buf + *pos. */
+static lex_rc step(parser *P, size_t *pos) {
+    lex *L = &P->L;
+    const char *p = lex_ws(P->buf + *pos);
+    lex_rc rc;
+    switch (P->state) {
+    case ST_OPEN:
+        if (*p != '{') return LEX_END_OR(L, p, p >= L->end && P->eof ? "empty file" : "trace must be a JSON object");
+        P->state = ST_KEY;
+        P->first = 1;
+        p++;
+        break;
+    case ST_KEY: {
+        if (!P->first) {
+            if (*p == '}') {
+                P->state = ST_END;
+                p++;
+                break;
+            }
+            if (*p != ',') return LEX_END_OR(L, p, "expected ',' or '}' after a top-level value");
+            p = lex_ws(p + 1);
+        } else if (*p == '}') {
+            P->state = ST_END;
+            p++;
+            break;
+        }
+        if (*p != '"') return LEX_END_OR(L, p, "expected a key");
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        const char *k = p + 1;
+        size_t kn = (size_t)(q - k);
+        p = lex_ws(q + 1);
+        if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
+        p = lex_ws(p + 1);
+        if (KEY_IS(k, kn, "traceEvents")) {
+            if (P->seen_events) return LEX_ERROR(L, k, "duplicate traceEvents");
+            if (*p != '[') return LEX_END_OR(L, p, "traceEvents is not an array");
+            P->seen_events = 1;
+            P->state = ST_EVENTS;
+            P->first = 1;
+            p++;
+        } else {
+            if ((rc = top_value(P, k, kn, p, &p))) return rc;
+            P->first = 0;
+        }
+        break;
+    }
+    case ST_EVENTS:
+        if (*p == ']') {
+            P->state = ST_KEY;
+            P->first = 0;
+            p++;
+            break;
+        }
+        if (!P->first) {
+            if (*p != ',') return LEX_END_OR(L, p, "expected ',' or ']' in traceEvents");
+            p = lex_ws(p + 1);
+        }
+        if (*p != '{') return LEX_END_OR(L, p, "traceEvents element is not an object");
+        if ((rc = parse_event(P, p, &p))) return rc;
+        P->first = 0;
+        break;
+    case ST_END:
+        if (p < L->end) return LEX_ERROR(L, p, "trailing characters after the trace object");
+        return LEX_MORE;
+    }
+    *pos = (size_t)(p - P->buf);
+    return LEX_OK;
+}
+
+/* Moves the unfinished unit to the front and reads more. */
+static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, void *pctx) {
+    size_t keep = P->len - keep_from;
+    if (keep_from == 0 && P->len == P->cap) {
+        if (P->cap >= MAX_UNIT)
+            return hta_fail(P->err, HTA_EFORMAT, "%s: byte %llu: a single event or value exceeds 1 GiB",
+                            P->path, (unsigned long long)P->base);
+        size_t nc = P->cap * 2;
+        char *nb = realloc(P->buf, nc + HTA_LEX_PAD);
+        if (!nb) return hta_fail(P->err, HTA_ENOMEM, "%s: out of memory", P->path);
+        P->buf = nb;
+        P->cap = nc;
+    } else {
+        memmove(P->buf, P->buf + keep_from, keep);
+        P->base += keep_from;
+        P->len = keep;
+    }
+    size_t got = 0;
+    hta_status st = hta_input_read(P->in, P->buf + P->len, P->cap - P->len, &got, P->err);
+    if (st) return st;
+    if (got == 0) P->eof = 1;
+    P->len += got;
+    memset(P->buf + P->len, 0, HTA_LEX_PAD);
+    P->L.end = P->buf + P->len;
+    if (progress) progress(pctx, hta_input_bytes_in(P->in), hta_input_file_size(P->in));
+    return HTA_OK;
+}
+
+hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progress, void *pctx,
+                          hta_error *err) {
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.b = b;
+    P.path = path;
+    P.err = err;
+    P.state = ST_OPEN;
+    hta_status st = hta_input_open(path, &P.in, err);
+    if (st) return st;
+    P.cap = BLOCK;
+    P.buf = malloc(P.cap + HTA_LEX_PAD);
+    if (!P.buf) {
+        hta_input_close(P.in);
+        return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
+    }
+    memset(P.buf, 0, HTA_LEX_PAD);
+    P.L.end = P.buf;
+    size_t pos = 0;
+    for (;;) {
+        P.L.err = NULL;
+        lex_rc rc = step(&P, &pos);
+        if (rc == LEX_OK) continue;
+        if (rc == LEX_ERR) {
+            st = perr(&P, P.L.err_at, P.L.err);
+            break;
+        }
+        /* LEX_MORE */
+        if (P.eof) {
+            if (P.state == ST_END) {
+                st = HTA_OK;
+            } else if (P.len == 0) {
+                st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);
+            } else {
+                st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: unexpected end of file (truncated JSON)",
+                              path, (unsigned long long)(P.base + P.len));
+            }
+            break;
+        }
+        if ((st = refill(&P, pos, progress, pctx))) break;
+        pos = 0;
+    }
+    if (st == HTA_OK && !P.seen_events)
+        st = hta_fail(err, HTA_EFORMAT, "%s: no \"traceEvents\" array", path);
+    b->r->bytes_in = hta_input_bytes_in(P.in);
+    b->r->bytes_json = P.base + P.len;
+    hta_input_close(P.in);
+    free(P.buf);
+    free(P.scratch);
+    return st;
+}

@@ -1,0 +1,11 @@
+#ifndef HTA_TRACE_PARSE_H
+#define HTA_TRACE_PARSE_H
+
+#include "hta/trace.h"
+#include "trace/rank_build.h"
+
+/* Parses the trace file at path into b (one pass over the bytes, streaming). */
+hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progress, void *pctx,
+                          hta_error *err);
+
+#endif

@@ -1,0 +1,195 @@
+#include "trace/rank_build.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+#include "util/vec.h"
+
+int rank_build_init(rank_build *b, hta_rank *r) {
+    memset(b, 0, sizeof *b);
+    b->r = r;
+    b->sym = hta_symtab_new();
+    b->thread_cache_idx = UINT32_MAX;
+    b->profiler_range_cat = -1;
+    b->dist_rank = -1;
+    for (int k = 0; k < HTA_ARG_KNOWN_COUNT; k++) b->known_local[k] = -1;
+    if (!b->sym) return -1;
+    /* stream index 0 is "no stream" */
+    if (HTA_GROW(r->streams, b->streams_cap, 1)) return -1;
+    r->streams[0] = -1;
+    r->nstreams = 1;
+    return 0;
+}
+
+void rank_build_free_scratch(rank_build *b) {
+    free(b->cats);
+    free(b->names);
+    free(b->thread_slot);
+    b->cats = NULL;
+    b->names = NULL;
+    b->thread_slot = NULL;
+}
+
+long rank_build_row(rank_build *b) {
+    hta_rank *r = b->r;
+    if (r->n == b->cap) {
+        size_t c = b->cap ? b->cap + b->cap / 2 : 4096;
+#define G(col)                                                     \
+    do {                                                           \
+        void *q = realloc(r->col, c * sizeof *r->col);             \
+        if (!q) return -1;                                         \
+        r->col = q;                                                \
+    } while (0)
+        G(ts); G(dur); G(correlation); G(external_id); G(name); G(thread);
+        G(index); G(args_off); G(cat); G(stream);
+#undef G
+        b->cap = c;
+    }
+    return (long)r->n++;
+}
+
+int rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out) {
+    uint32_t id = hta_symtab_intern(b->sym, s, n);
+    if (id == UINT32_MAX) return -1;
+    for (size_t i = b->ncats; i-- > 0;)
+        if (b->cats[i] == id) {
+            *out = (uint16_t)i;
+            return 0;
+        }
+    if (b->ncats >= UINT16_MAX || HTA_GROW(b->cats, b->cats_cap, b->ncats + 1)) return -1;
+    b->cats[b->ncats] = id;
+    if (n == 19 && memcmp(s, "cuda_profiler_range", 19) == 0) b->profiler_range_cat = (int64_t)b->ncats;
+    *out = (uint16_t)b->ncats++;
+    return 0;
+}
+
+int rank_build_stream(rank_build *b, int64_t v, uint16_t *out) {
+    hta_rank *r = b->r;
+    for (size_t i = 0; i < r->nstreams; i++)
+        if (r->streams[i] == v) {
+            *out = (uint16_t)i;
+            return 0;
+        }
+    if (r->nstreams >= UINT16_MAX || HTA_GROW(r->streams, b->streams_cap, r->nstreams + 1)) return -1;
+    r->streams[r->nstreams] = v;
+    *out = (uint16_t)r->nstreams++;
+    return 0;
+}
+
+static uint64_t thread_key_hash(int64_t pid, int64_t tid) {
+    return hta_hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid);
+}
+
+static int thread_rehash(rank_build *b) {
+    size_t ns = b->thread_nslot ? b->thread_nslot * 2 : 64;
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl) return -1;
+    for (size_t i = 0; i < b->r->nthreads; i++) {
+        const hta_thread *t = &b->r->threads[i];
+        size_t j = thread_key_hash(t->pid, t->tid) & (ns - 1);
+        while (sl[j]) j = (j + 1) & (ns - 1);
+        sl[j] = (uint32_t)i + 1;
+    }
+    free(b->thread_slot);
+    b->thread_slot = sl;
+    b->thread_nslot = ns;
+    return 0;
+}
+
+int rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
+                      uint32_t *out) {
+    if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid) {
+        *out = b->thread_cache_idx;
+        return 0;
+    }
+    hta_rank *r = b->r;
+    if (!b->thread_slot && thread_rehash(b)) return -1;
+    size_t j = thread_key_hash(pid, tid) & (b->thread_nslot - 1);
+    for (;;) {
+        uint32_t v = b->thread_slot[j];
+        if (!v) break;
+        const hta_thread *t = &r->threads[v - 1];
+        if (t->pid == pid && t->tid == tid) {
+            *out = v - 1;
+            goto hit;
+        }
+        j = (j + 1) & (b->thread_nslot - 1);
+    }
+    if (r->nthreads >= UINT32_MAX - 1 || HTA_GROW(r->threads, b->threads_cap, r->nthreads + 1)) return -1;
+    r->threads[r->nthreads] = (hta_thread){pid, tid, pid_sym, tid_sym, -1, -1};
+    b->thread_slot[j] = (uint32_t)r->nthreads + 1;
+    *out = (uint32_t)r->nthreads++;
+    if (r->nthreads * 2 > b->thread_nslot && thread_rehash(b)) return -1;
+hit:
+    b->thread_cache_idx = *out;
+    b->thread_cache_pid = pid;
+    b->thread_cache_tid = tid;
+    return 0;
+}
+
+hta_arg *rank_build_arg(rank_build *b) {
+    hta_rank *r = b->r;
+    if (HTA_GROW(r->args, b->args_cap, r->nargs + 1)) return NULL;
+    return &r->args[r->nargs++];
+}
+
+hta_flow *rank_build_flow(rank_build *b) {
+    hta_rank *r = b->r;
+    if (HTA_GROW(r->flows, b->flows_cap, r->nflows + 1)) return NULL;
+    return &r->flows[r->nflows++];
+}
+
+static char *dupn(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+int rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen) {
+    hta_rank *r = b->r;
+    if (HTA_GROW(r->meta, b->meta_cap, r->nmeta + 1)) return -1;
+    char *k = dupn(key, klen), *v = dupn(json, jlen);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    r->meta[r->nmeta++] = (hta_meta){k, v};
+    return 0;
+}
+
+int rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value) {
+    if (HTA_GROW(b->names, b->names_cap, b->nnames + 1)) return -1;
+    b->names[b->nnames++] = (meta_name){pid, tid, is_thread, value};
+    return 0;
+}
+
+int rank_build_finish(rank_build *b) {
+    hta_rank *r = b->r;
+    size_t n = r->n;
+    void *q = realloc(r->args_off, (n + 1) * sizeof *r->args_off);
+    if (!q) return -1;
+    r->args_off = q;
+    r->args_off[n] = (uint32_t)r->nargs;
+    size_t m = n ? n : 1;
+    r->partner = malloc(m * sizeof *r->partner);
+    r->parent = malloc(m * sizeof *r->parent);
+    r->depth = malloc(m * sizeof *r->depth);
+    r->iteration = malloc(m * sizeof *r->iteration);
+    if (!r->partner || !r->parent || !r->depth || !r->iteration) return -1;
+    /* apply process/thread names to the threads that have rows */
+    for (size_t i = 0; i < b->nnames; i++) {
+        const meta_name *mn = &b->names[i];
+        for (size_t t = 0; t < r->nthreads; t++) {
+            hta_thread *th = &r->threads[t];
+            if (th->pid != mn->pid) continue;
+            if (mn->is_thread && th->tid == mn->tid) th->thread_name = mn->value;
+            if (!mn->is_thread) th->process_name = mn->value;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* Builds one rank's columnar table while its file is parsed.  Strings go to a
+ * rank-local symbol table; load.c merges the ranks' tables afterwards. */
+#ifndef HTA_TRACE_RANK_BUILD_H
+#define HTA_TRACE_RANK_BUILD_H
+
+#include "hta/trace.h"
+
+typedef struct meta_name { /* a ph "M" process_name / thread_name event */
+    int64_t pid, tid;
+    int is_thread;
+    uint32_t value; /* local symbol */
+} meta_name;
+
+typedef struct rank_build {
+    hta_rank *r;       /* columns being filled; r->n rows so far */
+    hta_symtab *sym;   /* local symbols */
+    size_t cap;        /* row capacity of every column */
+    size_t args_cap, flows_cap, threads_cap, streams_cap, meta_cap;
+    uint32_t *cats;    /* local category index -> local symbol */
+    size_t ncats, cats_cap;
+    meta_name *names;
+    size_t nnames, names_cap;
+    uint32_t thread_cache_idx;
+    int64_t thread_cache_pid, thread_cache_tid;
+    uint32_t *thread_slot; size_t thread_nslot; /* hash: thread index + 1 */
+    int64_t known_local[HTA_ARG_KNOWN_COUNT]; /* local symbol per known key, -1 */
+    int64_t profiler_range_cat; /* local cat index of cuda_profiler_range, -1 */
+    int64_t dist_rank;          /* distributedInfo.rank, -1 if absent */
+} rank_build;
+
+int rank_build_init(rank_build *b, hta_rank *r);
+void rank_build_free_scratch(rank_build *b); /* keeps r, frees builder state */
+
+/* Appends an empty row; returns its number or -1 (out of memory). */
+long rank_build_row(rank_build *b);
+int rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out);
+int rank_build_stream(rank_build *b, int64_t v, uint16_t *out);
+int rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
+                      uint32_t *out);
+hta_arg *rank_build_arg(rank_build *b);
+hta_flow *rank_build_flow(rank_build *b);
+int rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen);
+int rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value);
+/* Finishes columns (args_off sentinel, derived columns allocated). */
+int rank_build_finish(rank_build *b);
+
+#endif

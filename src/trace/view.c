@@ -1,0 +1,170 @@
+/* HTA's loaded table for one rank (TF§10): aligned, rounded, filtered. */
+#include "hta/view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/derive.h"
+#include "util/hash.h"
+
+void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
+    if (mode == HTA_TIME_HTA) {
+        hta_round_row(r, i, ts, end);
+        return;
+    }
+    *ts = r->ts[i];
+    *end = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
+}
+
+int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode) {
+    int64_t m = INT64_MAX;
+    for (size_t k = 0; k < t->nranks; k++) {
+        const hta_rank *r = t->ranks[k];
+        for (size_t i = 0; i < r->n; i++) {
+            int64_t a, e;
+            hta_row_times(r, i, mode, &a, &e);
+            if (a < m) m = a;
+        }
+    }
+    return m == INT64_MAX ? 0 : m;
+}
+
+static int is_step_name(const char *s) {
+    if (strncmp(s, "ProfilerStep#", 13)) return 0;
+    return s[13] >= '0' && s[13] <= '9';
+}
+
+/* Distinct ProfilerStep#N names over all ranks (HTA's |P|). */
+static size_t count_step_names(const hta_trace *t) {
+    uint32_t seen[2];
+    size_t ns = 0;
+    for (size_t k = 0; k < t->nranks && ns < 2; k++) {
+        const hta_rank *r = t->ranks[k];
+        for (size_t i = 0; i < r->n && ns < 2; i++) {
+            if (!is_step_name(hta_sym(t->sym, r->name[i]))) continue;
+            if (ns == 1 && seen[0] == r->name[i]) continue;
+            seen[ns++] = r->name[i];
+        }
+    }
+    return ns;
+}
+
+static int is_mtia(const hta_rank *r) {
+    for (size_t i = 0; i < r->nmeta; i++)
+        if (!strcmp(r->meta[i].key, "distributedInfo") && strstr(r->meta[i].json, "mtia:hccl")) return 1;
+    return 0;
+}
+
+typedef struct corr_set {
+    int64_t *v;
+    size_t mask;
+} corr_set;
+
+static int set_init(corr_set *s, size_t n) {
+    size_t ns = 64;
+    while (ns < 2 * n) ns <<= 1;
+    s->v = malloc(ns * sizeof *s->v);
+    if (!s->v) return -1;
+    for (size_t i = 0; i < ns; i++) s->v[i] = INT64_MIN;
+    s->mask = ns - 1;
+    return 0;
+}
+static void set_add(corr_set *s, int64_t x) {
+    size_t j = hta_hash_u64((uint64_t)x) & s->mask;
+    while (s->v[j] != INT64_MIN && s->v[j] != x) j = (j + 1) & s->mask;
+    s->v[j] = x;
+}
+static int set_has(const corr_set *s, int64_t x) {
+    size_t j = hta_hash_u64((uint64_t)x) & s->mask;
+    while (s->v[j] != INT64_MIN) {
+        if (s->v[j] == x) return 1;
+        j = (j + 1) & s->mask;
+    }
+    return 0;
+}
+
+hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o, hta_view *v,
+                          hta_error *err) {
+    static const hta_view_opts dflt;
+    if (!o) o = &dflt;
+    const hta_rank *r = t->ranks[ri];
+    memset(v, 0, sizeof *v);
+    v->t = t;
+    v->r = r;
+    v->origin_ns = hta_trace_origin(t, o->time_mode);
+    size_t n = r->n;
+    v->row = malloc((n ? n : 1) * sizeof *v->row);
+    v->ts = malloc((n ? n : 1) * sizeof *v->ts);
+    v->dur = malloc((n ? n : 1) * sizeof *v->dur);
+    unsigned char *gpu = malloc(n ? n : 1);
+    int64_t *a = malloc((n ? n : 1) * sizeof *a), *e = malloc((n ? n : 1) * sizeof *e);
+    corr_set cs = {0};
+    if (!v->row || !v->ts || !v->dur || !gpu || !a || !e) goto oom;
+    for (size_t i = 0; i < n; i++) hta_row_times(r, i, o->time_mode, &a[i], &e[i]);
+
+    int filter = !o->no_filter && count_step_names(t) >= 2 && !is_mtia(r);
+    size_t m = 0;
+    if (!filter) {
+        for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
+    } else {
+        int any_cpu = 0, any_step = 0;
+        int64_t last_start = INT64_MIN, last_end = INT64_MIN, min_cpu = INT64_MAX, max_cpu = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            gpu[i] = (unsigned char)hta_row_is_gpu_corr(t, r, i);
+            if (gpu[i]) continue;
+            any_cpu = 1;
+            if (a[i] < min_cpu) min_cpu = a[i];
+            if (e[i] > max_cpu) max_cpu = e[i];
+            if (is_step_name(hta_sym(t->sym, r->name[i]))) {
+                any_step = 1;
+                if (a[i] > last_start) last_start = a[i];
+                if (e[i] > last_end) last_end = e[i];
+            }
+        }
+        if (!any_cpu) {
+            for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
+        } else {
+            if (!any_step) last_start = min_cpu, last_end = max_cpu;
+            if (set_init(&cs, n)) goto oom;
+            for (size_t i = 0; i < n; i++) {
+                if (gpu[i]) continue;
+                int keep = o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start;
+                if (keep) set_add(&cs, r->correlation[i]);
+            }
+            for (size_t i = 0; i < n; i++)
+                if (gpu[i] && set_has(&cs, r->correlation[i])) v->row[m++] = (uint32_t)i;
+            for (size_t i = 0; i < n; i++) {
+                if (gpu[i]) continue;
+                int keep = o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start;
+                if (keep) v->row[m++] = (uint32_t)i;
+            }
+        }
+    }
+    v->n = m;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t i = v->row[k];
+        v->ts[k] = a[i] - v->origin_ns;
+        v->dur[k] = e[i] - a[i];
+    }
+    free(cs.v);
+    free(gpu);
+    free(a);
+    free(e);
+    return HTA_OK;
+oom:
+    free(cs.v);
+    free(gpu);
+    free(a);
+    free(e);
+    hta_view_free(v);
+    return hta_fail(err, HTA_ENOMEM, "out of memory");
+}
+
+void hta_view_free(hta_view *v) {
+    free(v->row);
+    free(v->ts);
+    free(v->dur);
+    v->row = NULL;
+    v->ts = v->dur = NULL;
+    v->n = 0;
+}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/rawtrace.h"
 #include "trace/input.h"
 #include "trace/json_lex.h"
 
@@ -27,6 +28,8 @@ typedef struct parser {
     int eof;
     int state, first, seen_events;
     lex L;
+    const hta_raw_callbacks *raw; /* raw scan: hand out spans, build nothing */
+    uint32_t raw_index;
     char *scratch; /* unescaped strings */
     size_t scratch_cap;
     hta_error *err;
@@ -571,6 +574,12 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
     const char *q;
     lex_rc rc = lex_skip_value(L, p, &q);
     if (rc) return rc;
+    if (P->raw) {
+        if (P->raw->meta && P->raw->meta(P->raw->ctx, k, kn, p, (size_t)(q - p)))
+            return LEX_ERROR(L, p, "stopped by caller");
+        *out = q;
+        return LEX_OK;
+    }
     if (rank_build_meta(P->b, k, kn, p, (size_t)(q - p))) return LEX_ERROR(L, p, "out of memory");
     hta_meta *m = &P->b->r->meta[P->b->r->nmeta - 1];
     hta_rank *r = P->b->r;
@@ -644,7 +653,16 @@ static lex_rc step(parser *P, size_t *pos) {
             p = lex_ws(p + 1);
         }
         if (*p != '{') return LEX_END_OR(L, p, "traceEvents element is not an object");
-        if ((rc = parse_event(P, p, &p))) return rc;
+        if (P->raw) {
+            const char *q;
+            if ((rc = lex_skip_value(L, p, &q))) return rc;
+            if (P->raw->event && P->raw->event(P->raw->ctx, P->raw_index, p, (size_t)(q - p)))
+                return LEX_ERROR(L, p, "stopped by caller");
+            P->raw_index++;
+            p = q;
+        } else if ((rc = parse_event(P, p, &p))) {
+            return rc;
+        }
         P->first = 0;
         break;
     case ST_END:
@@ -683,54 +701,74 @@ static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, 
     return HTA_OK;
 }
 
+static hta_status run(parser *P, const char *path, hta_progress_fn progress, void *pctx, hta_error *err) {
+    P->path = path;
+    P->err = err;
+    P->state = ST_OPEN;
+    hta_status st = hta_input_open(path, &P->in, err);
+    if (st) return st;
+    P->cap = BLOCK;
+    P->buf = malloc(P->cap + HTA_LEX_PAD);
+    if (!P->buf) {
+        hta_input_close(P->in);
+        return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
+    }
+    memset(P->buf, 0, HTA_LEX_PAD);
+    P->L.end = P->buf;
+    size_t pos = 0;
+    for (;;) {
+        P->L.err = NULL;
+        lex_rc rc = step(P, &pos);
+        if (rc == LEX_OK) continue;
+        if (rc == LEX_ERR) {
+            st = perr(P, P->L.err_at, P->L.err);
+            break;
+        }
+        /* LEX_MORE */
+        if (P->eof) {
+            if (P->state == ST_END) {
+                st = HTA_OK;
+            } else if (P->len == 0) {
+                st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);
+            } else {
+                st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: unexpected end of file (truncated JSON)",
+                              path, (unsigned long long)(P->base + P->len));
+            }
+            break;
+        }
+        if ((st = refill(P, pos, progress, pctx))) break;
+        pos = 0;
+    }
+    if (st == HTA_OK && !P->seen_events)
+        st = hta_fail(err, HTA_EFORMAT, "%s: no \"traceEvents\" array", path);
+    return st;
+}
+
+static void done(parser *P) {
+    hta_input_close(P->in);
+    free(P->buf);
+    free(P->scratch);
+}
+
 hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progress, void *pctx,
                           hta_error *err) {
     parser P;
     memset(&P, 0, sizeof P);
     P.b = b;
-    P.path = path;
-    P.err = err;
-    P.state = ST_OPEN;
-    hta_status st = hta_input_open(path, &P.in, err);
-    if (st) return st;
-    P.cap = BLOCK;
-    P.buf = malloc(P.cap + HTA_LEX_PAD);
-    if (!P.buf) {
-        hta_input_close(P.in);
-        return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
+    hta_status st = run(&P, path, progress, pctx, err);
+    if (P.in) {
+        b->r->bytes_in = hta_input_bytes_in(P.in);
+        b->r->bytes_json = P.base + P.len;
     }
-    memset(P.buf, 0, HTA_LEX_PAD);
-    P.L.end = P.buf;
-    size_t pos = 0;
-    for (;;) {
-        P.L.err = NULL;
-        lex_rc rc = step(&P, &pos);
-        if (rc == LEX_OK) continue;
-        if (rc == LEX_ERR) {
-            st = perr(&P, P.L.err_at, P.L.err);
-            break;
-        }
-        /* LEX_MORE */
-        if (P.eof) {
-            if (P.state == ST_END) {
-                st = HTA_OK;
-            } else if (P.len == 0) {
-                st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);
-            } else {
-                st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: unexpected end of file (truncated JSON)",
-                              path, (unsigned long long)(P.base + P.len));
-            }
-            break;
-        }
-        if ((st = refill(&P, pos, progress, pctx))) break;
-        pos = 0;
-    }
-    if (st == HTA_OK && !P.seen_events)
-        st = hta_fail(err, HTA_EFORMAT, "%s: no \"traceEvents\" array", path);
-    b->r->bytes_in = hta_input_bytes_in(P.in);
-    b->r->bytes_json = P.base + P.len;
-    hta_input_close(P.in);
-    free(P.buf);
-    free(P.scratch);
+    done(&P);
+    return st;
+}
+
+hta_status hta_raw_scan(const char *path, const hta_raw_callbacks *cb, hta_error *err) {
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.raw = cb;
+    hta_status st = run(&P, path, NULL, NULL, err);
+    done(&P);
     return st;
 }

@@ -1,0 +1,56 @@
+/* Building blocks shared by the analyses (analyses.md §0-§2). */
+#ifndef HTA_UTIL_H
+#define HTA_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* HTA's kernel types (analyses.md §1), from the full kernel name. */
+typedef enum hta_kernel_type {
+    HTA_KT_COMMUNICATION,
+    HTA_KT_MEMORY,
+    HTA_KT_COMPUTATION,
+    HTA_KT_OTHER,
+} hta_kernel_type;
+hta_kernel_type hta_kernel_type_of(const char *name);
+const char *hta_kernel_type_name(hta_kernel_type k); /* "COMMUNICATION", ... */
+/* "Memset", "Memcpy Unknown" or the first 11 characters ("Memcpy DtoH"); buf >= 12 bytes. */
+const char *hta_memory_kernel_type(const char *name, char *buf);
+/* Communication under any NCCL/RCCL naming (ncclKernel_*, ncclDevKernel_*, RCCL's), by name. */
+int hta_is_nccl_kernel_name(const char *name);
+
+/* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory). */
+char *hta_shorten_name(const char *name);
+
+/* pandas round(x, d): half to even on x * 10^d. */
+double hta_round(double x, int decimals);
+
+/* pandas describe() over v[0..n) (v is sorted in place). std is the sample
+ * standard deviation (NaN when n <= 1); quantiles interpolate linearly. */
+typedef struct hta_describe {
+    double count, mean, std, min, p25, p50, p75, max;
+} hta_describe;
+void hta_describe_values(double *v, size_t n, hta_describe *out);
+double hta_quantile_sorted(const double *v, size_t n, double q);
+
+/* Union of intervals [ts, ts + dur) (analyses.md §2): sorts by start, merges
+ * overlapping and touching ones.  Writes merged starts/ends (capacity n) and
+ * returns their count.  Inputs are int64 ns. */
+size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *ustart, int64_t *uend);
+/* Total length of the union of intervals already merged and sorted. */
+int64_t hta_union_length(const int64_t *ustart, const int64_t *uend, size_t n);
+/* Length of the intersection of two merged, sorted interval lists. */
+int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const int64_t *bs,
+                          const int64_t *be, size_t nb);
+
+/* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order). */
+void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,205 @@
+#include "hta/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+hta_kernel_type hta_kernel_type_of(const char *n) {
+    if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
+        return HTA_KT_COMMUNICATION;
+    if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "dma")) return HTA_KT_MEMORY;
+    static const char *const pre[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe", "packet",
+                                      "pe_exe", "cpum_exe_subgraph", "hccl", "collective_subgraph_execution"};
+    static const char *const sub[] = {"Memcpy", "Memset", "dma", "Sync"};
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+        if (starts(n, pre[i])) return HTA_KT_OTHER;
+    for (size_t i = 0; i < sizeof sub / sizeof *sub; i++)
+        if (strstr(n, sub[i])) return HTA_KT_OTHER;
+    if (starts(n, "cuda") && strstr(n + 4, "LaunchKernel")) return HTA_KT_OTHER;
+    return HTA_KT_COMPUTATION;
+}
+
+const char *hta_kernel_type_name(hta_kernel_type k) {
+    switch (k) {
+    case HTA_KT_COMMUNICATION: return "COMMUNICATION";
+    case HTA_KT_MEMORY: return "MEMORY";
+    case HTA_KT_COMPUTATION: return "COMPUTATION";
+    case HTA_KT_OTHER: return "OTHER";
+    }
+    return "OTHER";
+}
+
+const char *hta_memory_kernel_type(const char *name, char *buf) {
+    if (starts(name, "Memset")) return "Memset";
+    if (!starts(name, "Memcpy")) return "Memcpy Unknown";
+    memcpy(buf, name, 11);
+    buf[11] = 0;
+    return buf;
+}
+
+int hta_is_nccl_kernel_name(const char *n) {
+    return starts(n, "nccl") || strstr(n, "ncclKernel") || strstr(n, "ncclDevKernel") || starts(n, "rccl") ||
+           strstr(n, "rcclKernel") || starts(n, "hccl");
+}
+
+char *hta_shorten_name(const char *name) {
+    if (starts(name, "Memcpy") || starts(name, "Memset") || starts(name, "hipMemcpy") ||
+        starts(name, "hipMemset") || starts(name, "dma") || (!strchr(name, '<') && !strchr(name, '(')))
+        return strdup(name);
+    size_t n = strlen(name);
+    char *st = malloc(n + 1);
+    if (!st) return NULL;
+    size_t sp = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (name[i] == '-' && name[i + 1] == '>') {
+            i++;
+            continue;
+        }
+        char c = name[i];
+        if (c == '>' || c == ')') {
+            char open = c == '>' ? '<' : '(';
+            while (sp && st[sp - 1] != open) sp--;
+            if (sp) sp--;
+            continue;
+        }
+        st[sp++] = c;
+    }
+    st[sp] = 0;
+    char *last = strrchr(st, ' ');
+    char *res = strdup(last ? last + 1 : st);
+    free(st);
+    return res;
+}
+
+double hta_round(double x, int d) {
+    double p = pow(10.0, d);
+    return rint(x * p) / p;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double hta_quantile_sorted(const double *v, size_t n, double q) {
+    if (!n) return NAN;
+    double h = (double)(n - 1) * q;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n) return v[n - 1];
+    return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+void hta_describe_values(double *v, size_t n, hta_describe *o) {
+    o->count = (double)n;
+    if (!n) {
+        o->mean = o->std = o->min = o->p25 = o->p50 = o->p75 = o->max = NAN;
+        return;
+    }
+    qsort(v, n, sizeof *v, cmp_d);
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += v[i];
+    o->mean = s / (double)n;
+    if (n > 1) {
+        double ss = 0;
+        for (size_t i = 0; i < n; i++) ss += (v[i] - o->mean) * (v[i] - o->mean);
+        o->std = sqrt(ss / (double)(n - 1));
+    } else {
+        o->std = NAN;
+    }
+    o->min = v[0];
+    o->max = v[n - 1];
+    o->p25 = hta_quantile_sorted(v, n, 0.25);
+    o->p50 = hta_quantile_sorted(v, n, 0.5);
+    o->p75 = hta_quantile_sorted(v, n, 0.75);
+}
+
+typedef struct se {
+    int64_t s, e;
+} se;
+
+static int cmp_se(const void *a, const void *b) {
+    const se *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *us, int64_t *ue) {
+    if (!n) return 0;
+    se *v = malloc(n * sizeof *v);
+    if (!v) return 0;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (se){ts[i], ts[i] + dur[i]};
+        if (i && ts[i] < ts[i - 1]) sorted = 0;
+    }
+    if (!sorted) qsort(v, n, sizeof *v, cmp_se);
+    size_t m = 0;
+    int64_t maxend = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m == 0 || v[i].s > maxend) {
+            us[m] = v[i].s;
+            ue[m] = v[i].e;
+            m++;
+            maxend = v[i].e;
+        } else {
+            if (v[i].e > ue[m - 1]) ue[m - 1] = v[i].e;
+            if (v[i].e > maxend) maxend = v[i].e;
+        }
+    }
+    free(v);
+    return m;
+}
+
+int64_t hta_union_length(const int64_t *us, const int64_t *ue, size_t n) {
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++) s += ue[i] - us[i];
+    return s;
+}
+
+int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const int64_t *bs,
+                          const int64_t *be, size_t nb) {
+    size_t i = 0, j = 0;
+    int64_t tot = 0;
+    while (i < na && j < nb) {
+        int64_t lo = as[i] > bs[j] ? as[i] : bs[j];
+        int64_t hi = ae[i] < be[j] ? ae[i] : be[j];
+        if (hi > lo) tot += hi - lo;
+        if (ae[i] < be[j]) i++;
+        else j++;
+    }
+    return tot;
+}
+
+static const int64_t *g_key;
+static int cmp_idx(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (g_key[x] != g_key[y]) return g_key[x] < g_key[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key) {
+    /* positions are compared as the tie-break, so input order must be idx order */
+    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) return;
+    /* stable: sort (key, position) pairs via an index array of positions */
+    uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);
+    int64_t *k = malloc((n ? n : 1) * sizeof *k);
+    if (!pos || !k) {
+        free(tmp);
+        free(pos);
+        free(k);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pos[i] = (uint32_t)i;
+        k[i] = key[idx[i]];
+    }
+    g_key = k;
+    qsort(pos, n, sizeof *pos, cmp_idx);
+    for (size_t i = 0; i < n; i++) tmp[i] = idx[pos[i]];
+    for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)tmp[i];
+    free(tmp);
+    free(pos);
+    free(k);
+}

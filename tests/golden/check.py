@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Golden comparison with explained differences.
+
+usage: check.py HTA_BIN ANALYSIS [ANALYSIS ...]
+
+Runs ../shared/tools/golden_check.py for the analyses and fails on any
+mismatch that is not listed in tests/golden/expected/*.txt.  Each line there
+is `<folder> <analysis>[/<table>]: <regex on the mismatch text>  # why (doc section)`.
+Every listed difference must still occur, so the list cannot go stale.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", ".."))
+shared = os.environ.get("HTA_SHARED", os.path.join(root, "..", "shared"))
+
+
+def load_expected(analyses):
+    exp = []
+    for f in sorted(glob.glob(os.path.join(here, "expected", "*.txt"))):
+        for ln, line in enumerate(open(f), 1):
+            line = line.split("  #")[0].strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"(\S+) (\S+?): (.*)$", line)
+            if not m:
+                sys.exit(f"{f}:{ln}: bad line")
+            folder, what, rx = m.groups()
+            if what.split("/")[0] in analyses:
+                exp.append((folder, what, re.compile(rx), f"{os.path.basename(f)}:{ln}"))
+    return exp
+
+
+def main():
+    hta, analyses = sys.argv[1], sys.argv[2:]
+    if not os.path.isdir(shared):
+        print(f"skip: {shared} not found")
+        return 0
+    cmd = [sys.executable, os.path.join(shared, "tools", "golden_check.py"), hta,
+           os.path.join(shared, "traces", "hta"), os.path.join(shared, "golden", "hta")] + analyses + ["--verbose"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    lines = p.stdout.strip().splitlines()
+    summary = lines[-1] if lines else p.stderr
+    exp = load_expected(analyses)
+    used = set()
+    bad = []
+    for line in lines[:-1]:
+        m = re.match(r"(\S+) (\S+): (.*)$", line)
+        if not m:
+            bad.append(line)
+            continue
+        folder, what, text = m.groups()
+        hit = [e for e in exp if e[0] == folder and (e[1] == what or e[1] == what.split("/")[0])
+               and e[2].search(text)]
+        if hit:
+            used.update(h[3] for h in hit)
+        else:
+            bad.append(line)
+    stale = [e[3] for e in exp if e[3] not in used]
+    print(summary)
+    print(f"explained differences: {len(used)}")
+    for b in bad:
+        print("UNEXPLAINED:", b)
+    for s in stale:
+        print("STALE expected difference (no longer occurs):", s)
+    return 1 if bad or stale or p.returncode not in (0, 1) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -154,6 +154,7 @@ typedef struct hta_trace {
     uint32_t *cats;   /* category index -> symbol id */
     size_t ncats;
     int32_t arg_sym[HTA_ARG_KNOWN_COUNT]; /* symbol of each known key, -1 if never seen */
+    int64_t sym_event_sync, sym_context_sync; /* "Event Sync", "Context Sync" or -1 */
 } hta_trace;
 
 typedef void (*hta_warn_fn)(void *ctx, const char *msg);

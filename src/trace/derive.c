@@ -27,8 +27,7 @@ void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
 int hta_row_is_gpu_corr(const hta_trace *t, const hta_rank *r, size_t i) {
     int64_t s = hta_row_stream(r, i);
     if (s >= 0 && r->correlation[i] >= 0) return 1;
-    const char *nm = hta_sym(t->sym, r->name[i]);
-    return !strcmp(nm, "Event Sync") || !strcmp(nm, "Context Sync");
+    return (int64_t)r->name[i] == t->sym_event_sync || (int64_t)r->name[i] == t->sym_context_sync;
 }
 
 /* ---- correlation ---- */
@@ -188,14 +187,23 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     int64_t f = hta_symtab_find(t->sym, "cpu_op", 6);
     for (size_t c = 0; f >= 0 && c < t->ncats; c++)
         if (t->cats[c] == (uint32_t)f) cpu_op = (uint32_t)c;
-    for (size_t i = 0; i < n; i++) {
+    /* step number per symbol, so rows are tested by id */
+    uint32_t nsym = hta_symtab_count(t->sym);
+    int32_t *stepnum = malloc((nsym ? nsym : 1) * sizeof *stepnum);
+    if (!stepnum) return -1;
+    for (uint32_t k = 0; k < nsym; k++) {
         int32_t num;
-        if (parse_step(hta_sym(t->sym, r->name[i]), &num) != 1) continue;
+        stepnum[k] = parse_step(hta_sym(t->sym, k), &num) == 1 ? num : -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t num = stepnum[r->name[i]];
+        if (num < 0) continue;
         if (ns == cap) {
             cap = cap ? cap * 2 : 16;
             step *q = realloc(st, cap * sizeof *q);
             if (!q) {
                 free(st);
+                free(stepnum);
                 return -1;
             }
             st = q;
@@ -207,6 +215,7 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     }
     /* elementary segments between step boundaries, each with its winner */
     size_t nb = 2 * ns;
+    free(stepnum);
     int64_t *bd = malloc((nb ? nb : 1) * sizeof *bd);
     int32_t *win = malloc((nb ? nb : 1) * sizeof *win);
     if (!bd || !win) {

@@ -369,7 +369,6 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             st = hta_fail(err, HTA_ENOMEM, "out of memory");
             goto done;
         }
-    for (size_t k = 0; k < nf; k++) p.jobs[k].r = NULL; /* owned by t now */
     st = HTA_OK;
 done:
     for (size_t k = 0; k < nf; k++) {

@@ -124,6 +124,11 @@ int hta_tracer_init(const hta_tracer_config *cfg);
 int hta_tracer_flush(void);
 int hta_tracer_flush_path(char *path_out, size_t path_cap);
 
+/* What the exit handler does: flush when exit flush is on and something was
+ * recorded.  For language fronts that must flush before their runtime (and
+ * CUDA) shut down; the C exit handler later rewrites the same file. */
+int hta_tracer_exit_flush(void);
+
 /* The file name hta_tracer_flush() would write. */
 int hta_tracer_output_path(char *path_out, size_t path_cap);
 

@@ -94,8 +94,10 @@ htat_thread *htat_thread_slow(void)
         snprintf(t->name, sizeof t->name, "thread %d", t->tid);
 
     pthread_mutex_lock(&htat_g.mu);
-    t->next = htat_g.threads;
-    htat_g.threads = t;
+    htat_thread **tail = &htat_g.threads; /* registration order */
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = t;
     atomic_store(&htat_g.recorded, 1);
     htat_tls = t;
     htat_tls_gen = atomic_load(&htat_gen);

@@ -41,14 +41,21 @@ static int env_flag(const char *name, int dflt)
     return !(strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "no") == 0 || strcmp(e, "off") == 0);
 }
 
-static void at_exit(void)
+int hta_tracer_exit_flush(void)
 {
+    int rc = HTA_TRACER_OK;
     pthread_mutex_lock(&htat_g.mu);
     if (htat_g.inited && htat_g.flush_at_exit && atomic_load(&htat_g.recorded)) {
-        int rc = htat_flush_locked(NULL, 0);
+        rc = htat_flush_locked(NULL, 0);
         htat_debug("exit flush: %s", hta_tracer_strerror(rc));
     }
     pthread_mutex_unlock(&htat_g.mu);
+    return rc;
+}
+
+static void at_exit(void)
+{
+    hta_tracer_exit_flush();
 }
 
 /* Applies cfg over the current settings (lock held). */

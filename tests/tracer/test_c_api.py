@@ -15,6 +15,9 @@ FAKE_CUDA = os.path.abspath(os.path.join(BUILD, "libfakecudart.so"))
 
 def run(args, **env):
     e = dict(os.environ)
+    # the binary carries its own sanitizers: no preload, leak checks on
+    e.pop("LD_PRELOAD", None)
+    e.pop("ASAN_OPTIONS", None)
     e.update(env)
     p = subprocess.run([BIN] + args, env=e, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:

@@ -49,6 +49,8 @@ TEST_TARGETS += $(TRACER_TARGETS)
 # TEMPORARY, for the tracer branch only: without src/cli there is no main()
 # and `make all` (hence `make test`) cannot link $(BUILD)/hta.  A generated
 # stub main is linked instead; this block is inert once src/cli has sources.
+# (Building the stub first also creates $(BUILD)/, which `ar` on an empty
+# libhta.a needs when no library sources exist yet.)
 ifeq ($(strip $(CLI_SRC)),)
 TRACER_STUB := $(BUILD)/obj/tracer-stub-main.o
 $(TRACER_STUB):
@@ -57,4 +59,5 @@ $(TRACER_STUB):
 	  | $(CC) $(CFLAGS) -x c -c - -o $@
 CLI_OBJ += $(TRACER_STUB)
 $(BUILD)/hta: $(TRACER_STUB)
+$(BUILD)/libhta.a: | $(TRACER_STUB)
 endif

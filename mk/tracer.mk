@@ -45,19 +45,3 @@ TEST_TARGETS += $(TRACER_TARGETS)
          $(BUILD)/obj-pic/tests/tracer/fake_cudart.d
 
 .PHONY: tracer
-
-# TEMPORARY, for the tracer branch only: without src/cli there is no main()
-# and `make all` (hence `make test`) cannot link $(BUILD)/hta.  A generated
-# stub main is linked instead; this block is inert once src/cli has sources.
-# (Building the stub first also creates $(BUILD)/, which `ar` on an empty
-# libhta.a needs when no library sources exist yet.)
-ifeq ($(strip $(CLI_SRC)),)
-TRACER_STUB := $(BUILD)/obj/tracer-stub-main.o
-$(TRACER_STUB):
-	@mkdir -p $(dir $@)
-	printf '#include <stdio.h>\nint main(void);\nint main(void) { fputs("hta: CLI not built in this branch\\n", stderr); return 2; }\n' \
-	  | $(CC) $(CFLAGS) -x c -c - -o $@
-CLI_OBJ += $(TRACER_STUB)
-$(BUILD)/hta: $(TRACER_STUB)
-$(BUILD)/libhta.a: | $(TRACER_STUB)
-endif

@@ -14,7 +14,7 @@
 #include "util/bigbuf.h"
 #include "trace/json_lex.h"
 
-#define BLOCK (4u << 20)
+#define BLOCK (1u << 20)
 #define MAX_UNIT (1u << 30)
 
 enum { ST_OPEN, ST_KEY, ST_EVENTS, ST_END, ST_DONE };
@@ -88,7 +88,6 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_PG_RANKS] = "Process Group Ranks",
     [HTA_ARG_SEQ] = "Seq",
     [HTA_ARG_QUEUED] = "queued",
-    [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
 };
 
@@ -110,7 +109,6 @@ static int arg_lookup(const char *k, size_t n) {
             break;
     case 6: if (IS("stream")) return A_STREAM;
             if (IS("queued")) return HTA_ARG_QUEUED;
-            if (IS("device")) return HTA_ARG_DEVICE;
             break;
     case 9: if (IS("Python id")) return HTA_ARG_PYTHON_ID; break;
     case 10: if (IS("Input Dims")) return HTA_ARG_INPUT_DIMS;
@@ -563,7 +561,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
             cs = hta_symtab_intern(b->sym, s, n);
         }
-        *f = (hta_flow){e.id, e.have_ts ? e.ts : 0, index, th, cs, e.ph, (char)e.bp_e};
+        *f = (hta_flow){e.id, index, th, cs, e.ph, (char)e.bp_e};
     } else if (e.ph == 'M' && e.meta_name >= 0 && e.have_name) {
         size_t n = (size_t)(e.name_q - e.name_s);
         int is_thread = n == 11 && !memcmp(e.name_s, "thread_name", 11);

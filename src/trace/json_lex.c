@@ -148,7 +148,74 @@ size_t lex_unescape(const char *p, const char *q, char *dst) {
     return (size_t)(d - dst);
 }
 
+static lex_rc lex_number_slow(lex *L, const char *p, const char **out, lex_num *n);
+
+static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+/* Eight ASCII digits at once (SWAR): a test and a conversion in a few
+ * multiplies instead of eight dependent steps. */
+static inline uint64_t load8(const char *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+static inline int all_digits8(uint64_t v) {
+    return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+           0x3333333333333333ull;
+}
+static inline uint64_t digits8(uint64_t v) {
+    v -= 0x3030303030303030ull;
+    v = v * 10 + (v >> 8);
+    v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+         (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+    return v;
+}
+
+/* Digits at s into *m; returns the count.  Stops at the sentinel (a NUL
+ * is not a digit) and reads at most 8 bytes past it (the padding). */
+static inline int take_digits(const char **sp, uint64_t *m) {
+    const char *s = *sp;
+    uint64_t acc = *m;
+    while (all_digits8(load8(s))) {
+        acc = acc * 100000000ull + digits8(load8(s));
+        s += 8;
+    }
+    while (is_digit(*s)) acc = acc * 10 + (uint64_t)(*s++ - '0');
+    int n = (int)(s - *sp);
+    *sp = s;
+    *m = acc;
+    return n;
+}
+
+/* Fast path for the usual Kineto numbers (at most 19 significant digits);
+ * anything else goes to the careful path. */
 lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n) {
+    const char *s = p;
+    int neg = *s == '-';
+    s += neg;
+    if (*s == '0' ? is_digit(s[1]) : !is_digit(*s)) return lex_number_slow(L, p, out, n);
+    uint64_t m = 0;
+    int ni = take_digits(&s, &m), nf = 0, frac = 0;
+    if (ni > 19) return lex_number_slow(L, p, out, n);
+    if (*s == '.') {
+        frac = 1;
+        s++;
+        const char *f0 = s;
+        nf = take_digits(&s, &m);
+        if (nf == 0 || ni + nf > 19) return lex_number_slow(L, p, out, n);
+        (void)f0;
+    }
+    if (*s == 'e' || *s == 'E' || s >= L->end) return lex_number_slow(L, p, out, n);
+    n->neg = neg;
+    n->frac = frac;
+    n->mant = m;
+    n->exp10 = -nf;
+    n->sticky = 0;
+    *out = s;
+    return LEX_OK;
+}
+
+static lex_rc lex_number_slow(lex *L, const char *p, const char **out, lex_num *n) {
     const char *s = p;
     memset(n, 0, sizeof *n);
     if (*s == '-') {

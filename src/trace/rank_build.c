@@ -35,7 +35,7 @@ void rank_build_free_scratch(rank_build *b) {
 long rank_build_row(rank_build *b) {
     hta_rank *r = b->r;
     if (r->n == b->cap) {
-        size_t c = b->cap ? b->cap + b->cap / 2 : 4096;
+        size_t c = b->cap + b->cap / 8 + 16384; /* small steps: see hta_big_realloc */
 #define G(col)                                                     \
     do {                                                           \
         void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
@@ -131,7 +131,7 @@ hit:
 
 static int big_grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
-    size_t n = *cap ? *cap + *cap / 2 : 4096;
+    size_t n = *cap + *cap / 8 + 16384;
     if (n < need) n = need;
     void *q = hta_big_realloc(*p, n * elem);
     if (!q) return -1;

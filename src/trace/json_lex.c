@@ -171,16 +171,35 @@ static inline uint64_t digits8(uint64_t v) {
     return v;
 }
 
+/* Bytes of v that are not ASCII digits are non-zero in the result.  A carry
+ * out of a non-digit byte can only spoil bytes after it, which are not looked at. */
+static inline uint64_t nondigits8(uint64_t v) {
+    return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ^
+           0x3333333333333333ull;
+}
+
 /* Digits at s into *m; returns the count.  Stops at the sentinel (a NUL
  * is not a digit) and reads at most 8 bytes past it (the padding). */
 static inline int take_digits(const char **sp, uint64_t *m) {
     const char *s = *sp;
     uint64_t acc = *m;
-    while (all_digits8(load8(s))) {
-        acc = acc * 100000000ull + digits8(load8(s));
-        s += 8;
+    for (;;) {
+        uint64_t v = load8(s), x = nondigits8(v);
+        if (!x) {
+            acc = acc * 100000000ull + digits8(v);
+            s += 8;
+            continue;
+        }
+        int k = __builtin_ctzll(x) >> 3; /* digits before the first non-digit */
+        if (k) {
+            /* right-align the k digits, '0'-fill in front */
+            uint64_t w = (v << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+            static const uint64_t P10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+            acc = acc * P10[k] + digits8(w);
+            s += k;
+        }
+        break;
     }
-    while (is_digit(*s)) acc = acc * 10 + (uint64_t)(*s++ - '0');
     int n = (int)(s - *sp);
     *sp = s;
     *m = acc;
@@ -319,6 +338,37 @@ static lex_rc lit(lex *L, const char *p, const char *word, const char **out) {
 
 #define MAX_DEPTH 256
 
+/* A number whose value nobody needs: check the grammar, skip the digits. */
+static lex_rc skip_number(lex *L, const char *p, const char **out) {
+    const char *s = p + (*p == '-');
+    if (*s == '0' ? is_digit(s[1]) : !is_digit(*s)) {
+        lex_num n;
+        return lex_number_slow(L, p, out, &n); /* reports the error, or handles it */
+    }
+    for (;;) {
+        uint64_t x = nondigits8(load8(s));
+        if (x) {
+            s += __builtin_ctzll(x) >> 3;
+            break;
+        }
+        s += 8;
+    }
+    if (*s == '.') {
+        s++;
+        if (!is_digit(*s)) return LEX_END_OR(L, s, "invalid number");
+        while (is_digit(*s)) s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        s += *s == '+' || *s == '-';
+        if (!is_digit(*s)) return LEX_END_OR(L, s, "invalid number");
+        while (is_digit(*s)) s++;
+    }
+    if (s >= L->end) return LEX_MORE;
+    *out = s;
+    return LEX_OK;
+}
+
 lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
     char stack[MAX_DEPTH]; /* '{' or '[' */
     int depth = 0;
@@ -357,11 +407,9 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
         case 't': if ((rc = lit(L, p, "true", &p))) return rc; break;
         case 'f': if ((rc = lit(L, p, "false", &p))) return rc; break;
         case 'n': if ((rc = lit(L, p, "null", &p))) return rc; break;
-        default: {
-            lex_num n;
-            if ((rc = lex_number(L, p, &p, &n))) return rc;
+        default:
+            if ((rc = skip_number(L, p, &p))) return rc;
             break;
-        }
         }
         /* after a value: close containers or move to the next element */
         for (;;) {

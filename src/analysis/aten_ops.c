@@ -171,7 +171,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
     if (nops && seg_init(&sg, oend, nops)) goto oom;
 
     size_t nrec = 0;
-    for (size_t k = 0; k < v.n && nops; k++) {
+    for (size_t k = 0; k < v.n; k++) {
         uint32_t i = v.row[k];
         if (!(kind[r->name[i]] & 2)) continue;
         int64_t a = v.ts[k], e = v.ts[k] + v.dur[k];
@@ -355,9 +355,11 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
         }
     }
     if (!tb->nrows)
-        hta_result_note(out, "no kernel launch (cudaLaunchKernel, cuLaunchKernel, runFunction...) inside an aten:: "
-                             "op with its kernel in the trace: nothing to report (HTA raises KeyError('thread_id') "
-                             "here)");
+        hta_result_note(out,
+                        "no kernel launch (cuda*LaunchKernel*, cuLaunchKernel*, runFunction*) inside an aten:: op "
+                        "with its kernel in the trace (%zu launch%s outside every aten:: op): nothing to report "
+                        "(HTA raises KeyError('thread_id') here)",
+                        nt.launches_outside, nt.launches_outside == 1 ? "" : "es");
     if (nt.no_kernel)
         hta_result_note(out, "%zu launch%s inside an aten:: op without a kernel in the trace skipped (HTA fails on "
                              "them)",

@@ -305,8 +305,12 @@ void hta_argsort_numpy(const double *v, size_t n, uint32_t *t) {
 
 void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm) {
     /* pandas nargsort(ascending=False): reverse, argsort ascending, map back, reverse */
-    double *rv = malloc((n ? n : 1) * sizeof *rv);
-    uint32_t *p = malloc((n ? n : 1) * sizeof *p);
+    if (n < 2) {
+        for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+        return;
+    }
+    double *rv = malloc(n * sizeof *rv);
+    uint32_t *p = malloc(n * sizeof *p);
     if (!rv || !p) {
         free(rv);
         free(p);

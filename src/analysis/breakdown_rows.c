@@ -102,3 +102,13 @@ oom:
     *us = *ue = NULL;
     return -1;
 }
+
+void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) n += (size_t)bd_is_gpu_row(t, r, i, sel);
+    if (n)
+        hta_result_note(out, "rank %d has no %s inside the profiled steps (%zu outside: HTA drops the last step "
+                        "and what it launched; --include-last-step keeps it)", r->rank, what, n);
+    else
+        hta_result_note(out, "rank %d has no %s (a CPU-only trace?)", r->rank, what);
+}

@@ -26,6 +26,10 @@ void bd_rows_free(bd_rows *b);
  * out of memory. */
 long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue);
 
+/* Adds a note saying why rank r has no GPU rows of the kind `sel` (`what`
+ * names them): none at all, or none inside HTA's profiled steps. */
+void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out);
+
 /* Is this row GPU activity in the sense of `sel`? */
 int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_rows sel);
 

@@ -153,7 +153,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o
                        o->consecutive_kernel_delay_ns, scratch))
             goto done;
     }
-    if (!n) hta_result_note(out, "rank %d has no kernels, memcpys or memsets on a GPU stream: no idle time", rank);
+    if (!n) bd_note_empty(t, r, HTA_GPU_ROWS_ACTIVITY, "kernels, memcpys or memsets: no idle time", out);
     else if (!used) hta_result_note(out, "rank %d has none of the requested streams", rank);
     bad = 0;
 done:

@@ -288,7 +288,7 @@ hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, ht
         int32_t rank = t->ranks[sel[i]]->rank;
         size_t nk = 0;
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
-        if (!nk) hta_result_note(out, "rank %d has no GPU kernels to break down", rank);
+        if (!nk) bd_note_empty(t, t->ranks[sel[i]], o->gpu_rows, "GPU kernels to break down", out);
         int bad = type_sweep(&b, ntypes, sum, seen);
         for (int j = 0; !bad && j < ntypes; j++) bad = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k);
         bd_rows_free(&b);

@@ -44,8 +44,7 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
         int64_t comp = hta_union_length(cs, ce, (size_t)nc);
         free(us), free(ue), free(cs), free(ce);
         int32_t rank = t->ranks[sel[k]]->rank;
-        if (!nu)
-            hta_result_note(out, "rank %d has no GPU activity: all times are 0 and the percentages null", rank);
+        if (!nu) bd_note_empty(t, t->ranks[sel[k]], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
         long row = hta_table_add_row(tb);
         if (row < 0) {
             free(sel);

@@ -93,6 +93,17 @@ rank,stream,idle_category,idle_time,idle_time_ratio,pid
 0,7,other,39,0.31,0
 X
 
+# two_devices.json: devices 0 and 1 both have a stream 7 (quirk A4: HTA mixes them and finds
+# host_wait 10 + 70); the kernel at 120 has no launch in the trace (quirk A3: HTA takes event 0's
+# ts 500 as its launch and calls the gap host_wait) -> kernel_wait 10 here.
+expect idle-devices idle $D/two_devices.json <<'X'
+rank,stream,idle_category,idle_time,idle_time_ratio,pid
+0,7,host_wait,90,0.9,0
+0,7,kernel_wait,10,0.1,0
+0,7,other,0,0,0
+0,7,other,0,,1
+X
+
 # CPU-only trace (HTA crashes): exit 0, zero/empty results and a note on stderr
 CPU=${HTA_SHARED:-../shared}/traces/hta/cpu_only
 if [ -d "$CPU" ]; then

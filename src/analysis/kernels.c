@@ -207,7 +207,7 @@ static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int ty
     }
     for (size_t j = 0; j < ng; j++) gid[g[j].name] = -1;
     g_sym = t->sym;
-    qsort(g, ng, sizeof *g, cmp_group);
+    if (ng) qsort(g, ng, sizeof *g, cmp_group);
     const char *tname = hta_kernel_type_name((hta_kernel_type)type);
     int fold_rest = o->top >= 0 && ng > (size_t)o->top;
     double q = 0;
@@ -245,7 +245,7 @@ static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
     if (!tb) return BD_OOM(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], ty[c]) < 0) goto oom;
-    qsort(k->v, k->n, sizeof *k->v, cmp_krow);
+    if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
     for (size_t i = 0; i < k->n; i++) {
         const krow *x = &k->v[i];
         long row = hta_table_add_row(tb);

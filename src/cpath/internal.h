@@ -1,0 +1,41 @@
+/* Pieces shared by the critical-path files (not public). */
+#ifndef HTA_CPATH_INTERNAL_H
+#define HTA_CPATH_INTERNAL_H
+
+#include "hta/cpath.h"
+
+/* Edge set with networkx DiGraph semantics: adding an existing (u, v)
+ * overwrites its attributes but keeps its position. */
+typedef struct cp_edges {
+    hta_cp_graph *g;
+    size_t cap;
+    uint64_t *hkey; /* (u << 32 | v) + 1, 0 = empty */
+    uint32_t *hval;
+    size_t hmask, hused;
+} cp_edges;
+
+int cp_edges_init(cp_edges *s, hta_cp_graph *g);
+void cp_edges_fini(cp_edges *s);
+/* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
+int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
+
+/* Fills g->order from g->edge (first appearance, source before destination). */
+int cp_graph_order(hta_cp_graph *g);
+
+int cp_note(hta_cp_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Compressed adjacency in edge-insertion order. */
+typedef struct cp_adj {
+    uint32_t *off;  /* nnode + 1 */
+    uint32_t *eid;  /* edge ids */
+} cp_adj;
+int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a);
+void cp_adj_free(cp_adj *a);
+
+/* A glob match (* and ?) on the whole string. */
+int cp_glob(const char *pat, const char *s);
+
+/* numpy argsort(kind="quicksort") of v[0..n) into t; 0 or -1 (out of memory). */
+int cp_np_argsort(const int64_t *v, uint32_t *t, size_t n);
+
+#endif

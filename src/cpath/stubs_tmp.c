@@ -1,6 +1,4 @@
 #include "cpath/internal.h"
-hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const char *outdir,
-                             const hta_cpath_overlay_opts *o, char **written, hta_error *err) { return hta_fail(err, HTA_EINVAL, "todo"); }
 hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *err) { return hta_fail(err, HTA_EINVAL, "todo"); }
 hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) { return hta_fail(err, HTA_EINVAL, "todo"); }
 hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err) { return hta_fail(err, HTA_EINVAL, "todo"); }

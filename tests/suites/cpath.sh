@@ -45,5 +45,22 @@ if [ -d "$T/critical_path" ]; then
   grep -q "no event name contains" "$TMP/err"
   if "$HTA" critical-path "$T/critical_path/simple_add" --annotation "$P" --instance 99 2> "$TMP/err"; then exit 1; fi
   grep -q "out of range" "$TMP/err"
+
+  # overlay: HTA's end-to-end expected output (only_show_critical_events=False), same in meaning
+  E=$T/critical_path/end_to_end/simple_add
+  "$HTA" critical-path "$E/input" --data-load data_load --overlay "$TMP/ov" --all-events --quiet > /dev/null
+  python3 "$ROOT/tests/cpath/overlay_compare.py" "$TMP/ov/overlaid_critical_path_trace.json.gz" \
+    "$E/output/overlaid_critical_path_trace.json.gz"
+  # overlay counts of HTA's tests (critical-path.md §13.1): events, flows, critical X, critical f
+  ovcount() { rm -rf "$TMP/ov2"; "$HTA" critical-path "$T/critical_path/simple_add" --annotation "$P" --instance 1 \
+      --overlay "$TMP/ov2/sub" "$@" --quiet > /dev/null; python3 -c '
+import json,gzip,glob,sys
+d=json.load(gzip.open(glob.glob(sys.argv[1] + "/*")[0])); ev=d["traceEvents"]
+fl=[e for e in ev if e.get("cat")=="critical_path"]
+print(len(ev), len(fl), sum(1 for e in ev if e.get("ph")=="X" and e.get("args",{}).get("critical")==1),
+      sum(1 for e in fl if e["ph"]=="f" and e["args"]["critical"]))' "$TMP/ov2/sub"; }
+  [ "$(ovcount --all-events --all-edges)" = "2178 830 159 314" ]
+  [ "$(ovcount --all-events)" = "1390 42 159 21" ]
+  [ "$(ovcount)" = "719 42 159 21" ]
 fi
 echo "cpath: ok"

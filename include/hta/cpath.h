@@ -105,8 +105,8 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
                              hta_error *err);
 void hta_cpath_path_free(hta_cp_path *p);
 
-/* Earliest time of every node (ns) when every edge takes w[e]: a node
- * without predecessors keeps its own time. */
+/* Earliest time of every node (ns) when every edge takes w[e] (as given,
+ * negative gaps included): a node without predecessors keeps its own time. */
 hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
                               hta_error *err);
 

@@ -280,7 +280,7 @@ hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *
         int64_t b = INT64_MIN;
         for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
             uint32_t e = pred.eid[k];
-            int64_t d = t_node[g->edge[e].u] + eff_w(g, w, e);
+            int64_t d = t_node[g->edge[e].u] + (w ? w[e] : g->edge[e].w);
             if (d > b) b = d;
         }
         t_node[v] = b;

@@ -40,6 +40,7 @@ typedef struct bld {
     int32_t *vpos_of_index; /* event index -> view position, -1 */
     size_t nindex;
     int32_t *ce_of_vpos;    /* view position -> clipped event, -1 */
+    uint32_t *gsym;         /* trace symbol -> graph symbol, UINT32_MAX = not yet */
     hta_cp_event *ev;
     size_t nev;
 } bld;
@@ -84,6 +85,12 @@ static int32_t vpos(const bld *b, int64_t index) {
 
 /* ---- §1 window and clipping ---- */
 
+static uint32_t gsym(bld *b, uint32_t ts) {
+    if (b->gsym[ts] == UINT32_MAX)
+        b->gsym[ts] = hta_symtab_intern(b->g->sym, hta_sym(b->t->sym, ts), hta_sym_len(b->t->sym, ts));
+    return b->gsym[ts];
+}
+
 static hta_status clip(bld *b, hta_error *err) {
     const hta_rank *r = b->r;
     const hta_cpath_opts *o = b->o;
@@ -97,7 +104,7 @@ static hta_status clip(bld *b, hta_error *err) {
         int any_sym = 0;
         for (size_t c = 0; c < b->t->ncats && !any_sym; c++)
             if (strstr(hta_sym(b->t->sym, b->t->cats[c]), o->annotation)) any_sym = 1;
-        unsigned char *match = calloc(hta_symtab_count(b->t->sym) + 1, 1);
+        unsigned char *match = cp_calloc(hta_symtab_count(b->t->sym) + 1, 1);
         if (!match) return hta_fail(err, HTA_ENOMEM, "out of memory");
         int64_t seen = 0;
         lo = INT64_MAX;
@@ -123,7 +130,7 @@ static hta_status clip(bld *b, hta_error *err) {
                             (int)o->rank, o->annotation, (long long)seen, (long long)o->instance_a,
                             o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
     }
-    unsigned char *sel = calloc(n ? n : 1, 1);
+    unsigned char *sel = cp_calloc(n ? n : 1, 1);
     if (!sel) return hta_fail(err, HTA_ENOMEM, "out of memory");
     for (size_t k = 0; k < n; k++) {
         if (vflags(b, k) & NF_SWE) sel[k] = 1;
@@ -138,8 +145,8 @@ static hta_status clip(bld *b, hta_error *err) {
     }
     size_t m = 0;
     for (size_t k = 0; k < n; k++) m += sel[k];
-    uint32_t *list = malloc((m ? m : 1) * sizeof *list);
-    b->ev = calloc(m ? m : 1, sizeof *b->ev);
+    uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
+    b->ev = cp_calloc(m ? m : 1, sizeof *b->ev);
     if (!list || !b->ev) {
         free(sel);
         free(list);
@@ -150,7 +157,7 @@ static hta_status clip(bld *b, hta_error *err) {
         if (sel[k]) list[m++] = (uint32_t)k;
     free(sel);
     /* ascending event index: view order is GPU block then CPU block */
-    int64_t *key = malloc((n ? n : 1) * sizeof *key);
+    int64_t *key = cp_malloc((n ? n : 1) * sizeof *key);
     if (!key) {
         free(list);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
@@ -171,10 +178,8 @@ static hta_status clip(bld *b, hta_error *err) {
         e->index = r->index[row];
         e->row = (int32_t)row;
         e->start = e->end = -1;
-        const char *nm = hta_sym(b->t->sym, r->name[row]);
-        const char *ct = hta_sym(b->t->sym, hta_row_cat_sym(b->t, r, row));
-        e->name = hta_symtab_intern(b->g->sym, nm, strlen(nm));
-        e->cat = hta_symtab_intern(b->g->sym, ct, strlen(ct));
+        e->name = gsym(b, r->name[row]);
+        e->cat = gsym(b, hta_row_cat_sym(b->t, r, row));
         if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
             free(list);
             return hta_fail(err, HTA_ENOMEM, "out of memory");
@@ -208,10 +213,10 @@ static int is_cpu_cat(const char *c) {
 
 static hta_status make_nodes(bld *b, hta_error *err) {
     hta_cp_graph *g = b->g;
-    nkey *k = malloc((2 * b->nev + 1) * sizeof *k);
+    nkey *k = cp_malloc((2 * b->nev + 1) * sizeof *k);
     if (!k) return hta_fail(err, HTA_ENOMEM, "out of memory");
     size_t n = 0;
-    unsigned char *cpu_cat = calloc(hta_symtab_count(g->sym) + 1, 1);
+    unsigned char *cpu_cat = cp_calloc(hta_symtab_count(g->sym) + 1, 1);
     if (!cpu_cat) {
         free(k);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
@@ -228,7 +233,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
     }
     free(cpu_cat);
     qsort(k, n, sizeof *k, cmp_nkey);
-    g->node = malloc((n ? n : 1) * sizeof *g->node);
+    g->node = cp_malloc((n ? n : 1) * sizeof *g->node);
     if (!g->node) {
         free(k);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
@@ -266,7 +271,7 @@ static uint16_t ev_flags(bld *b, uint32_t ce) { return vflags(b, (size_t)vpos(b,
 /* §4: CUDA runtime lock */
 static int phase_a(bld *b) {
     hta_cp_graph *g = b->g;
-    uint32_t *stack = malloc((g->nnode + 1) * sizeof *stack);
+    uint32_t *stack = cp_malloc((g->nnode + 1) * sizeof *stack);
     if (!stack) return -1;
     size_t sp = 0;
     int64_t last = -1;
@@ -339,13 +344,25 @@ static int str_has(const char *s, const char *sub) { return strstr(s, sub) != NU
  * INT64_MIN when there is none or several. */
 static int64_t single_tid(bld *b, const char *sub) {
     int64_t tid = INT64_MIN;
+    uint32_t ns = hta_symtab_count(b->g->sym);
+    unsigned char *memo = cp_calloc(ns + 1, 1); /* 1: no, 2: yes */
+    if (!memo) return INT64_MIN;
     for (size_t i = 0; i < b->nev; i++) {
-        const char *c = hta_sym(b->g->sym, b->ev[i].cat);
-        if (strcmp(c, "cpu_op") && strcmp(c, "user_annotation")) continue;
-        if (!str_has(hta_sym(b->g->sym, b->ev[i].name), sub)) continue;
+        uint32_t c = b->ev[i].cat, nm = b->ev[i].name;
+        if (!memo[c]) {
+            const char *cs = hta_sym(b->g->sym, c);
+            memo[c] = (!strcmp(cs, "cpu_op") || !strcmp(cs, "user_annotation")) ? 2 : 1;
+        }
+        if (memo[c] != 2) continue;
+        if (!memo[nm]) memo[nm] = str_has(hta_sym(b->g->sym, nm), sub) ? 2 : 1;
+        if (memo[nm] != 2) continue;
         if (tid == INT64_MIN) tid = b->ev[i].tid;
-        else if (tid != b->ev[i].tid) return INT64_MIN;
+        else if (tid != b->ev[i].tid) {
+            tid = INT64_MIN;
+            break;
+        }
     }
+    free(memo);
     return tid;
 }
 
@@ -359,13 +376,13 @@ static int phase_b(bld *b) {
     size_t m = b->nev;
     int64_t fwd = single_tid(b, "forward"), bwd = single_tid(b, "autograd");
     int remap = fwd != INT64_MIN && bwd != INT64_MIN && fwd != bwd;
-    grow_ *gr = malloc((m ? m : 1) * sizeof *gr);
-    endp *ep = malloc((2 * m + 1) * sizeof *ep);
-    int32_t *parent = malloc((m ? m : 1) * sizeof *parent);
-    int32_t *first = malloc((m + 1) * sizeof *first); /* first child; index m = root */
-    int32_t *next = malloc((m ? m : 1) * sizeof *next);
-    int32_t *lastc = malloc((m + 1) * sizeof *lastc);
-    uint32_t *stack = malloc((2 * m + 2) * sizeof *stack);
+    grow_ *gr = cp_malloc((m ? m : 1) * sizeof *gr);
+    endp *ep = cp_malloc((2 * m + 1) * sizeof *ep);
+    int32_t *parent = cp_malloc((m ? m : 1) * sizeof *parent);
+    int32_t *first = cp_malloc((m + 1) * sizeof *first); /* first child; index m = root */
+    int32_t *next = cp_malloc((m ? m : 1) * sizeof *next);
+    int32_t *lastc = cp_malloc((m + 1) * sizeof *lastc);
+    uint32_t *stack = cp_malloc((2 * m + 2) * sizeof *stack);
     int rc = -1;
     if (!gr || !ep || !parent || !first || !next || !lastc || !stack) goto done;
     for (size_t i = 0; i < m; i++) {
@@ -481,8 +498,8 @@ typedef struct i64map { /* int64 -> int64, open addressing */
 static int map_init(i64map *m, size_t n) {
     size_t ns = 64;
     while (ns < 2 * n) ns <<= 1;
-    m->k = malloc(ns * sizeof *m->k);
-    m->v = malloc(ns * sizeof *m->v);
+    m->k = cp_malloc(ns * sizeof *m->k);
+    m->v = cp_malloc(ns * sizeof *m->v);
     if (!m->k || !m->v) return -1;
     for (size_t i = 0; i < ns; i++) m->k[i] = INT64_MIN;
     m->mask = ns - 1;
@@ -557,9 +574,11 @@ typedef struct phc {
 static hta_status queue_lengths(bld *b, phc *c) {
     size_t n = b->v.n;
     const hta_rank *r = b->r;
-    qent *e = malloc((2 * n + 1) * sizeof *e);
-    unsigned char *dev = calloc(n ? n : 1, 1);
-    int64_t *sum = calloc(r->nstreams + 1, sizeof *sum);
+    qent *e = cp_malloc((2 * n + 1) * sizeof *e);
+    int64_t *key = NULL;
+    uint32_t *perm = NULL;
+    unsigned char *dev = cp_calloc(n ? n : 1, 1);
+    int64_t *sum = cp_calloc(r->nstreams + 1, sizeof *sum);
     if (!e || !dev || !sum) {
         free(e);
         free(dev);
@@ -582,8 +601,8 @@ static hta_status queue_lengths(bld *b, phc *c) {
     }
     /* HTA sorts with numpy's unstable quicksort; its tie order is what the
      * queue lengths (and so the launch/kernel-kernel choice) depend on */
-    int64_t *key = malloc((ne ? ne : 1) * sizeof *key);
-    uint32_t *perm = malloc((ne ? ne : 1) * sizeof *perm);
+    key = cp_malloc((ne ? ne : 1) * sizeof *key);
+    perm = cp_malloc((ne ? ne : 1) * sizeof *perm);
     if (!key || !perm) goto oom;
     for (size_t i = 0; i < ne; i++) key[i] = e[i].ts;
     if (b->o->stable_sort) {
@@ -614,12 +633,10 @@ oom:
 static hta_status launch_tables(bld *b, phc *c) {
     size_t n = b->v.n;
     const hta_rank *r = b->r;
-    c->l = malloc((n ? n : 1) * sizeof *c->l);
-    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
-    int64_t *key = malloc((n ? n : 1) * sizeof *key);
-    if (!c->l || !ord || !key) {
+    c->l = cp_malloc((n ? n : 1) * sizeof *c->l);
+    uint32_t *ord = cp_malloc((n ? n : 1) * sizeof *ord);
+    if (!c->l || !ord) {
         free(ord);
-        free(key);
         return HTA_ENOMEM;
     }
     size_t m = 0;
@@ -632,11 +649,9 @@ static hta_status launch_tables(bld *b, phc *c) {
         if (!(f & NF_LAUNCH) || b->ic[k] <= 0) continue;
         int32_t dk = vpos(b, b->ic[k]);
         if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
-        ord[m] = (uint32_t)k;
-        key[k] = b->v.ts[k];
-        m++;
+        ord[m++] = (uint32_t)k;
     }
-    hta_sort_idx_by_i64(ord, m, key);
+    hta_sort_idx_by_i64(ord, m, b->v.ts);
     for (size_t i = 0; i < m; i++) {
         uint32_t k = ord[i];
         int32_t dk = vpos(b, b->ic[k]);
@@ -644,10 +659,9 @@ static hta_status launch_tables(bld *b, phc *c) {
         c->l[i] = (launch){b->v.ts[k], th->pid, th->tid, kt->pid, vstream(b, (size_t)dk), k, (uint32_t)dk};
     }
     c->nl = m;
-    free(key);
     c->by_dev = ord; /* reuse */
     for (size_t i = 0; i < m; i++) c->by_dev[i] = (uint32_t)i;
-    c->by_thr = malloc((m ? m : 1) * sizeof *c->by_thr);
+    c->by_thr = cp_malloc((m ? m : 1) * sizeof *c->by_thr);
     if (!c->by_thr) return HTA_ENOMEM;
     for (size_t i = 0; i < m; i++) c->by_thr[i] = (uint32_t)i;
     g_l = c->l;
@@ -658,7 +672,12 @@ static hta_status launch_tables(bld *b, phc *c) {
      * waiters name */
     if (any_rec) {
         i64map ev2s = {0}, ev2p = {0};
-        if (map_init(&ev2s, n) || map_init(&ev2p, n) || map_init(&c->rec_prev, n)) {
+        size_t nws = 0, nrec = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (vflags(b, k) & NF_EVENT_RECORD) nrec++;
+            if (hta_row_arg_int(b->t, r, vrow(b, k), HTA_ARG_WAIT_ON_STREAM, -1) > -1) nws++;
+        }
+        if (map_init(&ev2s, nws) || map_init(&ev2p, nws) || map_init(&c->rec_prev, nrec)) {
             map_free(&ev2s);
             map_free(&ev2p);
             return HTA_ENOMEM;
@@ -683,12 +702,22 @@ static hta_status launch_tables(bld *b, phc *c) {
                 if (x->kpid < dp || (x->kpid == dp && x->kstream < ws)) lo = mid + 1;
                 else hi = mid;
             }
-            int64_t prev = -1;
-            for (size_t i = lo; i < m; i++) {
-                const launch *x = &c->l[c->by_dev[i]];
-                if (x->kpid != dp || x->kstream != ws || x->ts > b->v.ts[k]) break;
-                prev = r->index[vrow(b, x->k)];
+            /* launch ids grow with ts: the last launch of the group with ts <= record ts */
+            size_t hi2 = lo;
+            while (hi2 < m && c->l[c->by_dev[hi2]].kpid == dp && c->l[c->by_dev[hi2]].kstream == ws) {
+                size_t step = 1; /* galloping to the end of the group keeps this O(log) */
+                while (hi2 + step < m && c->l[c->by_dev[hi2 + step]].kpid == dp &&
+                       c->l[c->by_dev[hi2 + step]].kstream == ws)
+                    step *= 2;
+                hi2 += step > 1 ? step / 2 : 1;
             }
+            size_t a0 = lo, a1 = hi2; /* first launch with ts > record ts */
+            while (a0 < a1) {
+                size_t mid = (a0 + a1) / 2;
+                if (c->l[c->by_dev[mid]].ts <= b->v.ts[k]) a0 = mid + 1;
+                else a1 = mid;
+            }
+            int64_t prev = a0 > lo ? (int64_t)r->index[vrow(b, c->l[c->by_dev[a0 - 1]].k)] : -1;
             map_put(&c->rec_prev, corr, prev, 0);
         }
         map_free(&ev2s);
@@ -697,7 +726,9 @@ static hta_status launch_tables(bld *b, phc *c) {
     /* W: each cudaStreamWaitEvent's next launch to the waiting stream from
      * the same thread */
     if (any_wait_call && any_swe) {
-        if (map_init(&c->wait_next, n)) return HTA_ENOMEM;
+        size_t nwc = 0;
+        for (size_t k = 0; k < n; k++) nwc += (vflags(b, k) & NF_STREAM_WAIT_CALL) != 0;
+        if (map_init(&c->wait_next, nwc)) return HTA_ENOMEM;
         for (size_t k = 0; k < n; k++) {
             if (!(vflags(b, k) & NF_STREAM_WAIT_CALL) || b->ic[k] <= 0) continue;
             int32_t pk = vpos(b, b->ic[k]);
@@ -714,14 +745,20 @@ static hta_status launch_tables(bld *b, phc *c) {
                 if (less) lo = mid + 1;
                 else hi = mid;
             }
+            /* within the group (pid, tid, ws) launch ids grow with ts: binary
+             * search over the whole order with the key (group, ts) */
+            size_t a0 = lo, a1 = m;
+            while (a0 < a1) {
+                size_t mid = (a0 + a1) / 2;
+                const launch *x = &c->l[c->by_thr[mid]];
+                int same = x->pid == th->pid && x->tid == th->tid && x->kstream == ws;
+                if (same && x->ts < b->v.ts[k]) a0 = mid + 1;
+                else a1 = mid;
+            }
             int64_t next = -1;
-            for (size_t i = lo; i < m; i++) {
-                const launch *x = &c->l[c->by_thr[i]];
-                if (x->pid != th->pid || x->tid != th->tid || x->kstream != ws) break;
-                if (x->ts >= b->v.ts[k]) {
-                    next = c->by_thr[i];
-                    break;
-                }
+            if (a0 < m) {
+                const launch *x = &c->l[c->by_thr[a0]];
+                if (x->pid == th->pid && x->tid == th->tid && x->kstream == ws) next = c->by_thr[a0];
             }
             map_put(&c->wait_next, (int64_t)k, next, 1);
         }
@@ -760,11 +797,11 @@ static hta_status phase_c(bld *b, hta_error *err) {
     size_t n = b->v.n;
     phc c = {0};
     hta_status st = HTA_ENOMEM;
-    kent *K = malloc((b->nev + 1) * sizeof *K);
-    c.q = malloc((n ? n : 1) * sizeof *c.q);
-    c.sync_src = malloc((n ? n : 1) * sizeof *c.sync_src);
-    c.last = malloc((r->nstreams + 1) * sizeof *c.last);
-    c.seen = malloc((r->nstreams + 1) * sizeof *c.seen);
+    kent *K = cp_malloc((b->nev + 1) * sizeof *K);
+    c.q = cp_malloc((n ? n : 1) * sizeof *c.q);
+    c.sync_src = cp_malloc((n ? n : 1) * sizeof *c.sync_src);
+    c.last = cp_malloc((r->nstreams + 1) * sizeof *c.last);
+    c.seen = cp_malloc((r->nstreams + 1) * sizeof *c.seen);
     if (!K || !c.q || !c.sync_src || !c.last || !c.seen) goto done;
     for (size_t k = 0; k < n; k++) c.q[k] = -1, c.sync_src[k] = -1;
     for (size_t s = 0; s <= r->nstreams; s++) c.last[s] = -1;
@@ -905,7 +942,7 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     b.o = o;
     hta_status st = hta_view_build(t, ri, &o->view, &b.v, err);
     if (st) return st;
-    hta_cp_graph *g = calloc(1, sizeof *g);
+    hta_cp_graph *g = cp_calloc(1, sizeof *g);
     b.g = g;
     size_t n = b.v.n;
     st = HTA_ENOMEM;
@@ -916,11 +953,13 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     b.nindex = 0;
     for (size_t i = 0; i < b.r->n; i++)
         if (b.r->index[i] + 1 > b.nindex) b.nindex = b.r->index[i] + 1;
-    b.nflags = calloc(hta_symtab_count(t->sym) + 1, sizeof *b.nflags);
-    b.ic = malloc((n ? n : 1) * sizeof *b.ic);
-    b.vpos_of_index = malloc((b.nindex ? b.nindex : 1) * sizeof *b.vpos_of_index);
-    b.ce_of_vpos = malloc((n ? n : 1) * sizeof *b.ce_of_vpos);
-    if (!b.nflags || !b.ic || !b.vpos_of_index || !b.ce_of_vpos || cp_edges_init(&b.es, g)) goto oom;
+    b.nflags = cp_calloc(hta_symtab_count(t->sym) + 1, sizeof *b.nflags);
+    b.gsym = cp_malloc((hta_symtab_count(t->sym) + 1) * sizeof *b.gsym);
+    if (b.gsym) memset(b.gsym, 0xff, (hta_symtab_count(t->sym) + 1) * sizeof *b.gsym);
+    b.ic = cp_malloc((n ? n : 1) * sizeof *b.ic);
+    b.vpos_of_index = cp_malloc((b.nindex ? b.nindex : 1) * sizeof *b.vpos_of_index);
+    b.ce_of_vpos = cp_malloc((n ? n : 1) * sizeof *b.ce_of_vpos);
+    if (!b.nflags || !b.gsym || !b.ic || !b.vpos_of_index || !b.ce_of_vpos || cp_edges_init(&b.es, g)) goto oom;
     for (size_t i = 0; i < b.nindex; i++) b.vpos_of_index[i] = -1;
     for (size_t k = 0; k < n; k++) {
         uint32_t row = b.v.row[k];
@@ -931,6 +970,7 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     }
     if ((st = clip(&b, err))) goto fail;
     if ((st = make_nodes(&b, err))) goto fail;
+    if (cp_edges_reserve(&b.es, g->nnode + g->nnode / 4)) goto oom;
     g->ev = b.ev;
     g->nev = b.nev;
     b.ev = NULL;
@@ -942,6 +982,7 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     if ((st = validate(g, err))) goto fail;
     if ((st = hta_cpath_longest(g, NULL, &g->path, err))) goto fail;
     cp_edges_fini(&b.es);
+    free(b.gsym);
     free(b.nflags);
     free(b.ic);
     free(b.vpos_of_index);
@@ -953,6 +994,7 @@ oom:
     st = hta_fail(err, HTA_ENOMEM, "out of memory");
 fail:
     cp_edges_fini(&b.es);
+    free(b.gsym);
     free(b.nflags);
     free(b.ic);
     free(b.vpos_of_index);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cpath/internal.h"
 #include "util/hash.h"
@@ -53,11 +54,38 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g);
 }
 
+/* Page faults are the main cost of the build on large traces (every array
+ * is written once): big arrays ask for transparent huge pages, 512x fewer
+ * faults where the kernel grants them (THP "madvise" mode). */
+static void advise(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t H = (uintptr_t)2 << 20;
+    if (!p || n < 2 * H) return;
+    uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), e = ((uintptr_t)p + n) & ~(H - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+void *cp_malloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    advise(p, n);
+    return p;
+}
+
+void *cp_calloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    advise(p, n * size);
+    return p;
+}
+
 /* ---- edge set ---- */
 
 static int rehash(cp_edges *s, size_t ns) {
-    uint64_t *k = calloc(ns, sizeof *k);
-    uint32_t *v = malloc(ns * sizeof *v);
+    uint64_t *k = cp_calloc(ns, sizeof *k);
+    uint32_t *v = cp_malloc(ns * sizeof *v);
     if (!k || !v) {
         free(k);
         free(v);
@@ -82,6 +110,15 @@ int cp_edges_init(cp_edges *s, hta_cp_graph *g) {
     memset(s, 0, sizeof *s);
     s->g = g;
     return rehash(s, 1024);
+}
+
+int cp_edges_reserve(cp_edges *s, size_t n) {
+    size_t ns = s->hmask + 1;
+    while (ns < 2 * n) ns <<= 1;
+    if (ns > s->hmask + 1 && rehash(s, ns)) return -1;
+    if (HTA_GROW(s->g->edge, s->cap, n)) return -1;
+    advise(s->g->edge, s->cap * sizeof *s->g->edge);
+    return 0;
 }
 
 void cp_edges_fini(cp_edges *s) {
@@ -131,15 +168,15 @@ int cp_graph_order(hta_cp_graph *g) {
 
 int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a) {
     size_t nn = g->nnode;
-    a->off = calloc(nn + 1, sizeof *a->off);
-    a->eid = malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
+    a->off = cp_calloc(nn + 1, sizeof *a->off);
+    a->eid = cp_malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
     if (!a->off || !a->eid) {
         cp_adj_free(a);
         return -1;
     }
     for (size_t i = 0; i < g->nedge; i++) a->off[(by_dest ? g->edge[i].v : g->edge[i].u) + 1]++;
     for (size_t i = 0; i < nn; i++) a->off[i + 1] += a->off[i];
-    uint32_t *fill = malloc((nn ? nn : 1) * sizeof *fill);
+    uint32_t *fill = cp_malloc((nn ? nn : 1) * sizeof *fill);
     if (!fill) {
         cp_adj_free(a);
         return -1;
@@ -165,7 +202,7 @@ void cp_adj_free(cp_adj *a) {
  * remaining in-degree reaches 0 (a FIFO queue).  Returns the count placed
  * (< norder means a cycle). */
 static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
-    uint32_t *indeg = calloc(g->nnode ? g->nnode : 1, sizeof *indeg);
+    uint32_t *indeg = cp_calloc(g->nnode ? g->nnode : 1, sizeof *indeg);
     if (!indeg) return (size_t)-1;
     for (size_t i = 0; i < g->nedge; i++) indeg[g->edge[i].v]++;
     size_t n = 0;
@@ -192,9 +229,9 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
     memset(p, 0, sizeof *p);
     if (g->norder < 2) return hta_fail(err, HTA_ENODATA, "the critical-path graph has no edges");
     cp_adj succ = {0}, pred = {0};
-    uint32_t *ord = malloc(g->norder * sizeof *ord);
-    int64_t *dist = malloc(g->nnode * sizeof *dist);
-    int32_t *from = malloc(g->nnode * sizeof *from); /* edge into the node, -1 = starts a path */
+    uint32_t *ord = cp_malloc(g->norder * sizeof *ord);
+    int64_t *dist = cp_malloc(g->nnode * sizeof *dist);
+    int32_t *from = cp_malloc(g->nnode * sizeof *from); /* edge into the node, -1 = starts a path */
     hta_status st = HTA_OK;
     if (!ord || !dist || !from || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
         st = hta_fail(err, HTA_ENOMEM, "out of memory");

@@ -17,6 +17,7 @@ typedef struct cp_edges {
 
 int cp_edges_init(cp_edges *s, hta_cp_graph *g);
 void cp_edges_fini(cp_edges *s);
+int cp_edges_reserve(cp_edges *s, size_t n); /* room for n edges */
 /* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
 int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
 
@@ -32,6 +33,10 @@ typedef struct cp_adj {
 } cp_adj;
 int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a);
 void cp_adj_free(cp_adj *a);
+
+/* malloc/calloc that ask for huge pages on big blocks (free with free()). */
+void *cp_malloc(size_t n);
+void *cp_calloc(size_t n, size_t size);
 
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);

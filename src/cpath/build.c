@@ -618,6 +618,7 @@ static hta_status queue_lengths(bld *b, phc *c) {
     }
     free(key);
     free(perm);
+    free(e);
     free(dev);
     free(sum);
     return HTA_OK;

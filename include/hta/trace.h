@@ -49,6 +49,7 @@ typedef enum hta_arg_key {
     HTA_ARG_PG_RANKS,           /* "Process Group Ranks" */
     HTA_ARG_SEQ,                /* "Seq" */
     HTA_ARG_QUEUED,             /* "queued" */
+    HTA_ARG_DEVICE,             /* "device" */
     HTA_ARG_KERNEL_BACKEND,     /* "kernel_backend" */
     HTA_ARG_KNOWN_COUNT
 } hta_arg_key;

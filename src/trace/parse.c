@@ -88,6 +88,7 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_PG_RANKS] = "Process Group Ranks",
     [HTA_ARG_SEQ] = "Seq",
     [HTA_ARG_QUEUED] = "queued",
+    [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
 };
 
@@ -109,6 +110,7 @@ static int arg_lookup(const char *k, size_t n) {
             break;
     case 6: if (IS("stream")) return A_STREAM;
             if (IS("queued")) return HTA_ARG_QUEUED;
+            if (IS("device")) return HTA_ARG_DEVICE;
             break;
     case 9: if (IS("Python id")) return HTA_ARG_PYTHON_ID; break;
     case 10: if (IS("Input Dims")) return HTA_ARG_INPUT_DIMS;

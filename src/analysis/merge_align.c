@@ -171,40 +171,81 @@ static int sb_add(sbuf *b, const char *s) {
     return sb_addn(b, s, strlen(s));
 }
 
+/* Rows that pass pred, in time order (stable): the k-th instance is the
+ * k-th in time even when the file is not sorted (sampled traces). */
+typedef int (*row_pred)(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o);
+
+static uint32_t *rows_by_time(const hta_trace *t, const hta_rank *r, row_pred pred, const hta_merge_opts *o,
+                              size_t *n) {
+    size_t cap = 64, m = 0;
+    uint32_t *v = malloc(cap * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!pred(t, r, i, o)) continue;
+        if (m == cap) {
+            uint32_t *nv = realloc(v, (cap *= 2) * sizeof *nv);
+            if (!nv) {
+                free(v);
+                return NULL;
+            }
+            v = nv;
+        }
+        v[m++] = (uint32_t)i;
+    }
+    hta_sort_idx_by_i64(v, m, r->ts);
+    *n = m;
+    return v;
+}
+
+static int is_nccl_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
+    (void)o;
+    return hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_KERNEL &&
+           hta_is_nccl_kernel_name(hta_sym(t->sym, r->name[i]));
+}
+
+static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
+    const char *name = hta_sym(t->sym, r->name[i]);
+    if (o->barrier) {
+        size_t bl = strlen(o->barrier);
+        return hta_sym_len(t->sym, r->name[i]) == bl && !memcmp(name, o->barrier, bl);
+    }
+    return !strncmp(name, "ProfilerStep#", 13) &&
+           hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
+}
+
 static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, keyer *k,
                               rank_anchors *ra) {
     sbuf b = {0};
     int rc = 0;
-    for (size_t i = 0; i < r->n && !rc; i++) {
-        const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
+    size_t nc;
+    uint32_t *cand = rows_by_time(t, r, is_nccl_row, NULL, &nc);
+    if (!cand) return -1;
+    for (size_t c = 0; c < nc && !rc; c++) {
+        size_t i = cand[c];
         const char *name = hta_sym(t->sym, r->name[i]);
-        hta_cat_class cc = hta_cat_classify(cat);
         b.n = 0;
-        if (cc == HTA_CC_KERNEL && hta_is_nccl_kernel_name(name)) {
-            int64_t seq = hta_row_arg_int(t, r, i, HTA_ARG_SEQ, -1);
-            const char *pg = hta_row_arg_text(t, r, i, HTA_ARG_PG_NAME, NULL);
-            const char *pgr = hta_row_arg_text(t, r, i, HTA_ARG_PG_RANKS, NULL);
-            if (seq >= 0 && (pg || pgr)) {
-                /* Kineto's collective record: (group, sequence number) names
-                 * the same collective on every member rank, whatever the
-                 * profiling window. */
-                char num[32];
-                snprintf(num, sizeof num, "|%lld", (long long)seq);
-                rc |= sb_add(&b, "pg|") | sb_add(&b, pg ? pg : "") | sb_add(&b, "|") |
-                      sb_add(&b, pgr ? pgr : "") | sb_add(&b, num);
-            } else {
-                char s[32];
-                snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
-                rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
-            }
+        int64_t seq = hta_row_arg_int(t, r, i, HTA_ARG_SEQ, -1);
+        const char *pg = hta_row_arg_text(t, r, i, HTA_ARG_PG_NAME, NULL);
+        const char *pgr = hta_row_arg_text(t, r, i, HTA_ARG_PG_RANKS, NULL);
+        if (seq >= 0 && (pg || pgr)) {
+            /* Kineto's collective record: (group, sequence number) names
+             * the same collective on every member rank, whatever the
+             * profiling window. */
+            char num[32];
+            snprintf(num, sizeof num, "|%lld", (long long)seq);
+            rc |= sb_add(&b, "pg|") | sb_add(&b, pg ? pg : "") | sb_add(&b, "|") |
+                  sb_add(&b, pgr ? pgr : "") | sb_add(&b, num);
         } else {
-            continue;
+            char s[32];
+            snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
+            rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
         }
         if (rc) break;
         uint32_t cid;
         rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, r->ts[i] + r->dur[i] + base);
     }
     free(b.s);
+    free(cand);
     return rc;
 }
 
@@ -276,15 +317,13 @@ static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, 
                            keyer *k, rank_anchors *ra) {
     sbuf b = {0};
     int rc = 0;
-    size_t blen = o->barrier ? strlen(o->barrier) : 0;
-    for (size_t i = 0; i < r->n && !rc; i++) {
+    size_t nc;
+    uint32_t *cand = rows_by_time(t, r, is_marker_row, o, &nc);
+    if (!cand) return -1;
+    for (size_t c = 0; c < nc && !rc; c++) {
+        size_t i = cand[c];
         const char *name = hta_sym(t->sym, r->name[i]);
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
-        if (o->barrier) {
-            if (hta_sym_len(t->sym, r->name[i]) != blen || memcmp(name, o->barrier, blen)) continue;
-        } else if (hta_cat_classify(cat) != HTA_CC_USER_ANNOTATION || strncmp(name, "ProfilerStep#", 13)) {
-            continue;
-        }
         b.n = 0;
         if ((rc = sb_add(&b, cat) | sb_add(&b, "|") | sb_add(&b, name))) break;
         uint32_t cid;
@@ -292,6 +331,7 @@ static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, 
         rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, tt);
     }
     free(b.s);
+    free(cand);
     return rc;
 }
 
@@ -512,6 +552,18 @@ static int solve_collective(hta_merge_plan *p, rank_anchors *ra, size_t ncid, ht
         }
     contribute(&s, ref, -1);
     fit_rank(&s, ref, 0);
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const hta_merge_rank *m = &p->r[i];
+        if (i != ref && !m->fitted) continue;
+        /* genuine collective ends agree to a few us: far more means the
+         * instances were matched wrongly (sampled traces, different windows
+         * without Seq args) or are not collectives that end together */
+        if ((m->rms_ns > 50000.0 || m->outliers * 4 > m->anchors + m->outliers) &&
+            note(p, "rank %d: collective anchors disagree (rms %.1f us, %zu of %zu dropped): "
+                 "its offset is not trustworthy", m->rank, m->rms_ns / 1000.0, m->outliers,
+                 m->anchors + m->outliers))
+            rc = -1;
+    }
     for (size_t i = 0; i < p->n; i++) {
         if (s.aligned[i]) continue;
         if (note(p, "rank %d: %s; its clock is left as written", p->r[i].rank,
@@ -614,6 +666,7 @@ hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta
     p->id_stride = 10;
     while (p->id_stride <= maxrank) p->id_stride *= 10;
 
+    if (o->method != HTA_ALIGN_NONE && t->nranks == 1) p->r[0].reference = 1;
     if (o->method != HTA_ALIGN_NONE && t->nranks > 1) {
         keyer k = {0};
         rank_anchors *ra = calloc(t->nranks, sizeof *ra);

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import unittest
 from decimal import Decimal
+from statistics import median
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
@@ -223,6 +224,10 @@ class KinetoMerge(unittest.TestCase):
 
 D_NS = 250_000_000  # rank 1's wall clock claims to be this much ahead
 STEPS = 6
+# Two processes leaving a multiprocessing barrier wake within ~0.1 ms on an
+# idle machine, but a busy 2-vCPU VM (or ASan) delays single wake-ups by
+# several ms: tolerances are 10 ms against a 250 ms offset.
+JITTER_NS = 10_000_000
 
 
 def _worker(rank, out_dir, barrier, lib):
@@ -295,24 +300,22 @@ class TracerMerge(unittest.TestCase):
         self.assertEqual(m['baseTimeNanoseconds'] + ns(g0['ts']), ns(e0['ts']) - a['monotonic_ns'] + a['unix_ns'])
         # rank 1's events appear D late
         en = self.ends(m, 'allreduce')
-        for a0, a1 in zip(en[0], en[1]):
-            self.assertAlmostEqual(a1 - a0, D_NS, delta=5_000_000)
+        self.assertAlmostEqual(median(a1 - a0 for a0, a1 in zip(en[0], en[1])), D_NS, delta=JITTER_NS)
 
     def test_collective_scopes_recover_the_offset(self):
         out = os.path.join(self.tmp, 'coll.json')
         tb = merge(self.src, out, '--align', 'collective', '--drift', 'off')
         self.assertEqual(tb[1]['anchors'] + tb[1]['outliers'], STEPS)
-        self.assertAlmostEqual(tb[1]['offset_us'], -D_NS / 1000, delta=5000)
-        self.assertLess(tb[1]['rms_us'], 5000)
+        self.assertAlmostEqual(tb[1]['offset_us'], -D_NS / 1000, delta=JITTER_NS / 1000)
+        self.assertLess(tb[1]['rms_us'], JITTER_NS / 1000)
         en = self.ends(load(out), 'allreduce')
-        for a0, a1 in zip(en[0], en[1]):
-            self.assertAlmostEqual(a1 - a0, 0, delta=5_000_000)
+        self.assertAlmostEqual(median(a1 - a0 for a0, a1 in zip(en[0], en[1])), 0, delta=JITTER_NS)
 
     def test_barrier_by_name(self):
         out = os.path.join(self.tmp, 'bar.json')
         tb = merge(self.src, out, '--align', 'barrier', '--barrier', 'allreduce', '--barrier-edge', 'end')
         self.assertEqual(tb[1]['anchors'], STEPS)
-        self.assertAlmostEqual(tb[1]['offset_us'], -D_NS / 1000, delta=5000)
+        self.assertAlmostEqual(tb[1]['offset_us'], -D_NS / 1000, delta=JITTER_NS / 1000)
         # default markers: the ProfilerStep#N scopes (their begins differ by the work before)
         tb = merge(self.src, out, '--align', 'barrier')
         self.assertEqual(tb[1]['anchors'], STEPS)

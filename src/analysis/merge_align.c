@@ -659,8 +659,6 @@ hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta
         int64_t mn = INT64_MAX;
         for (size_t j = 0; j < r->n; j++)
             if (r->ts[j] < mn) mn = r->ts[j];
-        for (size_t j = 0; j < r->nflows; j++)
-            if (r->flows[j].ts < mn) mn = r->flows[j].ts;
         m->min_u = mn == INT64_MAX ? mn : mn + m->base_ns;
     }
     p->id_stride = 10;

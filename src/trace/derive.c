@@ -116,17 +116,36 @@ static int row_before(const hta_rank *r, uint32_t x, uint32_t y) {
     return x < y;
 }
 
-static int cmp_rows(const void *a, const void *b, void *ctx) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    const hta_rank *r = ctx;
-    return row_before(r, x, y) ? -1 : row_before(r, y, x) ? 1 : 0;
+/* Natural merge sort: Kineto writes a thread's operators and its runtime
+ * calls as separate sorted runs, so merging runs is linear in practice. */
+static void sort_rows(const hta_rank *r, uint32_t *g, size_t n, uint32_t *tmp) {
+    while (n > 1) {
+        size_t runs = 0, out = 0;
+        for (size_t a = 0; a < n;) {
+            size_t m = a + 1;
+            while (m < n && !row_before(r, g[m], g[m - 1])) m++;
+            size_t e = m;
+            if (m < n) {
+                e = m + 1;
+                while (e < n && !row_before(r, g[e], g[e - 1])) e++;
+            }
+            size_t i = a, j = m;
+            while (i < m && j < e) tmp[out++] = row_before(r, g[j], g[i]) ? g[j++] : g[i++];
+            while (i < m) tmp[out++] = g[i++];
+            while (j < e) tmp[out++] = g[j++];
+            runs++;
+            a = e;
+        }
+        memcpy(g, tmp, n * sizeof *g);
+        if (runs == 1) break;
+    }
 }
 
 static int build_stacks(hta_rank *r) {
     size_t n = r->n, nt = r->nthreads;
     size_t *start = calloc(nt + 2, sizeof *start);
     uint32_t *o = malloc((n ? n : 1) * sizeof *o);
-    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack); /* also the merge buffer */
     if (!start || !o || !stack) {
         free(start);
         free(o);
@@ -145,9 +164,7 @@ static int build_stacks(hta_rank *r) {
     for (size_t k = 0; k < nt; k++) {
         uint32_t *g = o + start[k];
         size_t gn = start[k + 1] - start[k];
-        int sorted = 1;
-        for (size_t j = 1; j < gn && sorted; j++) sorted = !row_before(r, g[j], g[j - 1]);
-        if (!sorted) qsort_r(g, gn, sizeof *g, cmp_rows, r);
+        sort_rows(r, g, gn, stack);
         size_t sp = 0;
         for (size_t j = 0; j < gn; j++) {
             uint32_t row = g[j];

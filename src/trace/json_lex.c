@@ -338,19 +338,6 @@ static lex_rc lit(lex *L, const char *p, const char *word, const char **out) {
 
 #define MAX_DEPTH 256
 
-lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, int *esc, const char **out) {
-    if (*p != '"') return LEX_END_OR(L, p, "expected an object key");
-    const char *q;
-    lex_rc rc = lex_string(L, p + 1, &q, esc);
-    if (rc) return rc;
-    *k = p + 1;
-    *kn = (size_t)(q - p - 1);
-    p = lex_ws(q + 1);
-    if (*p != ':') return LEX_END_OR(L, p, "expected ':' after an object key");
-    *out = lex_ws(p + 1);
-    return LEX_OK;
-}
-
 /* A number whose value nobody needs: check the grammar, skip the digits. */
 static lex_rc skip_number(lex *L, const char *p, const char **out) {
     const char *s = p + (*p == '-');

@@ -43,10 +43,6 @@ lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n);
 int lex_num_scaled(const lex_num *n, int scale, int64_t *v);
 double lex_num_double(const char *p, const char *q);
 
-/* An object member's key at p (`"key"`, then ':' with any whitespace).  On
- * LEX_OK the key body is [*k, *k + *kn), *esc tells whether it has escapes,
- * and *out points at the value (whitespace skipped). */
-lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, int *esc, const char **out);
 
 /* Skips one JSON value at p, validating it (depth-limited). */
 lex_rc lex_skip_value(lex *L, const char *p, const char **out);
@@ -54,5 +50,21 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out);
 #define LEX_ERROR(L, at, msg) ((L)->err_at = (at), (L)->err = (msg), LEX_ERR)
 /* A NUL at the sentinel means "need more bytes"; elsewhere it is an error. */
 #define LEX_END_OR(L, at, msg) ((at) >= (L)->end ? LEX_MORE : LEX_ERROR(L, at, msg))
+
+/* An object member's key at p (`"key"`, then ':' with any whitespace).  On
+ * LEX_OK the key body is [*k, *k + *kn), *esc tells whether it has escapes,
+ * and *out points at the value (whitespace skipped). */
+static inline lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, int *esc, const char **out) {
+    if (*p != '"') return LEX_END_OR(L, p, "expected an object key");
+    const char *q;
+    lex_rc rc = lex_string(L, p + 1, &q, esc);
+    if (rc) return rc;
+    *k = p + 1;
+    *kn = (size_t)(q - p - 1);
+    p = lex_ws(q + 1);
+    if (*p != ':') return LEX_END_OR(L, p, "expected ':' after an object key");
+    *out = lex_ws(p + 1);
+    return LEX_OK;
+}
 
 #endif

@@ -50,6 +50,11 @@ int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const
 /* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order). */
 void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key);
 
+/* numpy's argsort(kind="quicksort") (an unstable introsort, analyses.md
+ * Appendix A): t[0..n) gets the permutation numpy would return for v.  Used
+ * only to show that a difference from HTA is tie order alone. */
+void hta_numpy_argsort_i64(const int64_t *v, size_t n, uint32_t *t);
+
 #ifdef __cplusplus
 }
 #endif

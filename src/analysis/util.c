@@ -203,3 +203,96 @@ void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key) {
     free(pos);
     free(k);
 }
+
+/* ---- numpy's quicksort argsort (analyses.md Appendix A) ---- */
+
+static void np_sift(const int64_t *v, uint32_t *a, size_t i, size_t N, uint32_t tmp) {
+    /* a is 1-based here: a[1..N] */
+    size_t j = 2 * i;
+    while (j <= N) {
+        if (j < N && v[a[j]] < v[a[j + 1]]) j++;
+        if (v[tmp] < v[a[j]]) {
+            a[i] = a[j];
+            i = j;
+            j = 2 * j;
+        } else {
+            break;
+        }
+    }
+    a[i] = tmp;
+}
+
+static void np_heap_argsort(const int64_t *v, uint32_t *base, size_t N) {
+    uint32_t *a = base - 1;
+    for (size_t l = N / 2; l >= 1; l--) np_sift(v, a, l, N, a[l]);
+    while (N > 1) {
+        uint32_t tmp = a[N];
+        a[N] = a[1];
+        N--;
+        np_sift(v, a, 1, N, tmp);
+    }
+}
+
+void hta_numpy_argsort_i64(const int64_t *v, size_t n, uint32_t *t) {
+    for (size_t i = 0; i < n; i++) t[i] = (uint32_t)i;
+    if (n < 2) return;
+    enum { SMALL = 15 };
+    struct fr {
+        ptrdiff_t lo, hi;
+        int budget;
+    } stack[128];
+    int sp = 0;
+    int lg = 0;
+    for (size_t m = n; m > 1; m >>= 1) lg++;
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
+    int budget = 2 * lg;
+    uint32_t x;
+#define SWAP(a, b) (x = t[a], t[a] = t[b], t[b] = x)
+    for (;;) {
+        if (budget < 0) {
+            np_heap_argsort(v, t + lo, (size_t)(hi - lo + 1));
+        } else {
+            while (hi - lo > SMALL) {
+                ptrdiff_t mid = lo + (hi - lo) / 2;
+                if (v[t[mid]] < v[t[lo]]) SWAP(mid, lo);
+                if (v[t[hi]] < v[t[mid]]) SWAP(hi, mid);
+                if (v[t[mid]] < v[t[lo]]) SWAP(mid, lo);
+                int64_t pivot = v[t[mid]];
+                ptrdiff_t i = lo, j = hi - 1;
+                SWAP(mid, j);
+                for (;;) {
+                    do i++;
+                    while (v[t[i]] < pivot);
+                    do j--;
+                    while (pivot < v[t[j]]);
+                    if (i >= j) break;
+                    SWAP(i, j);
+                }
+                SWAP(i, hi - 1);
+                budget--;
+                if (i - lo < hi - i) {
+                    stack[sp++] = (struct fr){i + 1, hi, budget};
+                    hi = i - 1;
+                } else {
+                    stack[sp++] = (struct fr){lo, i - 1, budget};
+                    lo = i + 1;
+                }
+            }
+            for (ptrdiff_t k = lo + 1; k <= hi; k++) {
+                uint32_t y = t[k];
+                ptrdiff_t m = k;
+                while (m > lo && v[y] < v[t[m - 1]]) {
+                    t[m] = t[m - 1];
+                    m--;
+                }
+                t[m] = y;
+            }
+        }
+        if (!sp) break;
+        sp--;
+        lo = stack[sp].lo;
+        hi = stack[sp].hi;
+        budget = stack[sp].budget;
+    }
+#undef SWAP
+}

@@ -26,4 +26,16 @@ echo "$out" | grep -q "^trace_file_list queue_length_summary/queue_length_summar
 
 echo "-- counters: values"
 python3 tests/counters/check_counters.py "$HTA" "$T"
+
+echo "-- counters --augment"
+for d in negative_queue_length_values_check call_stack/backward_thread.json trace_filter critical_path/cuda_event_sync; do
+  rm -rf "$TMP/aug" && mkdir "$TMP/aug"
+  python3 tests/counters/check_augment.py "$HTA" "$T/$d" "$TMP/aug"
+  [ -z "$(ls "$TMP/aug" | grep -v _with_counters)" ] || fail "stray files in $TMP/aug: $(ls "$TMP/aug")"
+done
+n=$(zcat "$TMP"/aug/*_with_counters.json.gz | python3 -c "import json,sys; print(sum(e.get('ph')=='C' for e in json.load(sys.stdin)['traceEvents']))")
+[ "$n" = 12 ] || fail "cuda_event_sync: $n counter events, expected 12 (test-expectations O)"
+if "$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/no-such-dir" --quiet 2>/dev/null; then
+  fail "augment into a missing directory must fail"
+fi
 echo "counters suite: ok"

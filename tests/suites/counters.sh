@@ -38,4 +38,8 @@ n=$(zcat "$TMP"/aug/*_with_counters.json.gz | python3 -c "import json,sys; print
 if "$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/no-such-dir" --quiet 2>/dev/null; then
   fail "augment into a missing directory must fail"
 fi
+
+echo "-- diff: TraceDiff goldens"
+python3 tests/counters/check_diff.py "$HTA" "$T" "$SHARED/golden/hta"
+if "$HTA" diff "$T/trace_diff/control" --quiet 2>/dev/null; then fail "diff with one trace must fail"; fi
 echo "counters suite: ok"

@@ -42,4 +42,25 @@ fi
 echo "-- diff: TraceDiff goldens"
 python3 tests/counters/check_diff.py "$HTA" "$T" "$SHARED/golden/hta"
 if "$HTA" diff "$T/trace_diff/control" --quiet 2>/dev/null; then fail "diff with one trace must fail"; fi
+
+echo "-- patterns"
+python3 tests/golden/check.py "$HTA" frequent_cuda_kernel_sequences
+# test-expectations K: alexnet aten::conv2d -> 5 patterns; two contain 10 Stream Wait Event records (A2)
+got=$("$HTA" patterns "$T/critical_path/alexnet" --op aten::conv2d --format json --quiet | python3 -c '
+import json,sys; t=json.load(sys.stdin)["frequent_cuda_kernel_sequences"]
+print(" ".join("%d/%d/%d/%d" % (r[1], r[2], r[3], r[0].count("Stream Wait Event")) for r in t["data"]))')
+[ "$got" = "6/2403/5034/0 1/1230/10841225/0 1/750/14972/10 1/735/1049310/10 1/1225/8825/0" ] || fail "alexnet conv2d: $got"
+for a in "df_index_resolver aten::addmm" "critical_path/alexnet aten::conv2d --top-k 3" "trace_diff/control aten::linear"; do
+  set -- $a
+  rm -rf "$TMP/ov" && mkdir "$TMP/ov"
+  python3 tests/counters/check_overlay.py "$HTA" "$T/$1" "$2" "$TMP/ov" "${@:3}"
+done
+rm -rf "$TMP/ov" && mkdir "$TMP/ov"
+"$HTA" patterns "$T/df_index_resolver" --op aten::clone --overlay "$TMP/ov" --quiet >/dev/null
+[ -z "$(ls "$TMP/ov")" ] || fail "no pattern must write no overlay"
+# HTA crashes on coincident zero/negative durations (A19); we give the patterns
+n=$("$HTA" patterns "$T/ns_resolution_trace" --op aten::conv2d --format csv --quiet | grep -c '^"\?aten::conv2d|')
+[ "$n" = 5 ] || fail "ns_resolution_trace conv2d: $n patterns"
+set +e; "$HTA" patterns "$T/df_index_resolver" --quiet 2>/dev/null; rc=$?; set -e
+[ $rc = 2 ] || fail "patterns without --op: exit $rc"
 echo "counters suite: ok"

@@ -8,6 +8,7 @@
 
 #include "hta/counters.h"
 #include "hta/rawtrace.h"
+#include "analysis/callgraph.h"
 #include "trace/json_lex.h"
 
 #define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
@@ -24,97 +25,6 @@ typedef struct pat {
     const char *pattern; /* borrowed from a root */
     int64_t count, kdur, dur;
 } pat;
-
-/* Per-row facts of HTA's call graph (TF§14.1) on the view. */
-typedef struct graph {
-    int32_t *vpos;  /* view position of a row, -1 outside the view */
-    int32_t *depth; /* HTA's depth: -1 outside the graph */
-    int32_t *top;   /* ancestor (or self) at the roots' depth, -1 none, -2 unknown */
-} graph;
-
-static void graph_free(graph *g) {
-    free(g->vpos);
-    free(g->depth);
-    free(g->top);
-}
-
-/* Kernels hang under their launch when the kernel is on a stream > 0 and the
- * launch is a CPU row of the graph (HTA's get_cpu_gpu_correlation). */
-static int32_t kernel_parent(const hta_rank *r, const graph *g, uint32_t i) {
-    if (hta_row_stream(r, i) <= 0) return -1;
-    int32_t p = r->partner[i];
-    if (p < 0 || g->vpos[p] < 0 || hta_row_stream(r, (size_t)p) != -1 || g->depth[p] < 0) return -1;
-    return p;
-}
-
-static int graph_build(const hta_view *v, graph *g) {
-    const hta_rank *r = v->r;
-    size_t n = r->n, nt = r->nthreads;
-    g->vpos = malloc((n ? n : 1) * sizeof *g->vpos);
-    g->depth = malloc((n ? n : 1) * sizeof *g->depth);
-    g->top = malloc((n ? n : 1) * sizeof *g->top);
-    unsigned char *flags = calloc(nt ? nt : 1, 1); /* 1: a stream <= 0, 2: a pid != 0, 4: a tid != 0 */
-    if (!g->vpos || !g->depth || !g->top || !flags) {
-        free(flags);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) g->vpos[i] = -1, g->depth[i] = -1, g->top[i] = -2;
-    for (size_t k = 0; k < v->n; k++) {
-        uint32_t i = v->row[k];
-        g->vpos[i] = (int32_t)k;
-        const hta_thread *th = hta_row_thread(r, i);
-        flags[r->thread[i]] |= (unsigned char)((hta_row_stream(r, i) <= 0) | (th->pid != 0) << 1 | (th->tid != 0) << 2);
-    }
-    /* a (pid, tid) group is a GPU group (no call stack) when all its streams
-     * are > 0, or all its pids or all its tids are 0 */
-    for (size_t k = 0; k < v->n; k++) {
-        uint32_t i = v->row[k];
-        if (hta_row_stream(r, i) == -1 && flags[r->thread[i]] == 7) g->depth[i] = r->depth[i];
-    }
-    for (size_t k = 0; k < v->n; k++) {
-        uint32_t i = v->row[k];
-        int32_t p = kernel_parent(r, g, i);
-        if (p >= 0) g->depth[i] = g->depth[p] + 1;
-    }
-    free(flags);
-    return 0;
-}
-
-/* Ancestor of CPU row i at depth d (or i itself), memoised in g->top. */
-static int32_t top_of(const hta_rank *r, graph *g, uint32_t i, int32_t d) {
-    if (g->top[i] != -2) return g->top[i];
-    /* walk up to a known answer, then fill the path */
-    uint32_t j = i;
-    int32_t ans;
-    for (;;) {
-        if (g->top[j] != -2) {
-            ans = g->top[j];
-            break;
-        }
-        if (g->depth[j] < d) {
-            ans = -1;
-            break;
-        }
-        if (g->depth[j] == d) {
-            ans = (int32_t)j;
-            break;
-        }
-        int32_t p = r->parent[j];
-        if (p < 0 || g->vpos[p] < 0) {
-            ans = -1;
-            break;
-        }
-        j = (uint32_t)p;
-    }
-    for (uint32_t k = i; g->top[k] == -2;) {
-        g->top[k] = ans;
-        if ((int32_t)k == ans || g->depth[k] <= d) break;
-        int32_t p = r->parent[k];
-        if (p < 0) break;
-        k = (uint32_t)p;
-    }
-    return ans;
-}
 
 static const int64_t *g_ts;
 static const uint32_t *g_idx;
@@ -305,7 +215,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
         return hta_result_note(out, "empty operator name: no patterns") ? OOM() : HTA_OK;
     }
     hta_view v = {0};
-    graph g = {0};
+    hta_cgraph g = {0};
     root *roots = NULL;
     pat *pats = NULL;
     int32_t *evpat = NULL, *bucket_of = NULL;
@@ -314,7 +224,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     size_t nroots = 0, npats = 0;
     hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
     if (st) goto fail;
-    if (graph_build(&v, &g)) goto oom;
+    if (hta_cgraph_build(&v, &g)) goto oom;
     uint32_t nsym = hta_symtab_count(t->sym);
     match = malloc(nsym ? nsym : 1); /* 0 unknown, 1 no, 2 yes */
     if (!match) goto oom;
@@ -335,9 +245,9 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     if (min_depth != INT32_MAX)
         for (size_t k = 0; k < v.n; k++) {
             uint32_t i = v.row[k];
-            int32_t p = kernel_parent(r, &g, i);
+            int32_t p = hta_cgraph_kernel_parent(r, &g, i);
             if (p < 0) continue;
-            int32_t a = top_of(r, &g, (uint32_t)p, min_depth);
+            int32_t a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
             if (a >= 0) kcount[a]++, kdur[a] += v.dur[k];
         }
     bucket_of = malloc((r->n ? r->n : 1) * sizeof *bucket_of);
@@ -365,9 +275,9 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
         uint32_t i = v.row[k];
         int32_t a = -1;
         if (nroots) {
-            int32_t p = kernel_parent(r, &g, i);
-            if (p >= 0) a = top_of(r, &g, (uint32_t)p, min_depth);
-            else if (g.depth[i] >= min_depth && hta_row_stream(r, i) == -1) a = top_of(r, &g, i, min_depth);
+            int32_t p = hta_cgraph_kernel_parent(r, &g, i);
+            if (p >= 0) a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
+            else if (g.depth[i] >= min_depth && hta_row_stream(r, i) == -1) a = hta_cgraph_top(r, &g, i, min_depth);
             else if (bucket_of[i] >= 0) a = (int32_t)i; /* a root outside the graph */
         }
         member_root[k] = a >= 0 ? bucket_of[a] : -1;
@@ -479,7 +389,7 @@ done:
     free(mem);
     free(start);
     free(match);
-    graph_free(&g);
+    hta_cgraph_free(&g);
     hta_view_free(&v);
     return st;
 }

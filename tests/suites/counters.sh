@@ -63,4 +63,10 @@ n=$("$HTA" patterns "$T/ns_resolution_trace" --op aten::conv2d --format csv --qu
 [ "$n" = 5 ] || fail "ns_resolution_trace conv2d: $n patterns"
 set +e; "$HTA" patterns "$T/df_index_resolver" --quiet 2>/dev/null; rc=$?; set -e
 [ $rc = 2 ] || fail "patterns without --op: exit $rc"
+
+echo "-- cupti"
+python3 tests/golden/check.py "$HTA" cupti_counter_data_with_operators
+python3 tests/counters/check_cupti.py "$HTA" "$T" "$SHARED/golden/hta"
+n=$("$HTA" cupti "$T/critical_path/simple_add" --format json --quiet | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["cupti_counter_data_with_operators"]["data"]))')
+[ "$n" = 0 ] || fail "cupti without ranges: $n rows"
 echo "counters suite: ok"

@@ -55,6 +55,10 @@ void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key);
  * only to show that a difference from HTA is tie order alone. */
 void hta_numpy_argsort_i64(const int64_t *v, size_t n, uint32_t *t);
 
+/* Like hta_sort_idx_by_i64 (stable, ties keep input order) but thread safe
+ * (a merge sort, no global state).  Returns 0, or -1 when out of memory. */
+int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,9 +42,8 @@ static const struct {
 
 static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 
-static const hta_symtab *g_sym;
-static int sym_cmp(const void *a, const void *b) {
-    return strcmp(hta_sym(g_sym, *(const uint32_t *)a), hta_sym(g_sym, *(const uint32_t *)b));
+static int sym_cmp(const void *a, const void *b, void *sym) {
+    return strcmp(hta_sym(sym, *(const uint32_t *)a), hta_sym(sym, *(const uint32_t *)b));
 }
 
 /* Subtree facts of HTA's call graph for every row (TF§14.1 derived columns). */
@@ -81,7 +80,11 @@ static int sub_build(const hta_view *v, const hta_cgraph *g, sub *s) {
         ord[k] = v->row[k];
         key[v->row[k]] = -(int64_t)g->depth[v->row[k]];
     }
-    hta_sort_idx_by_i64(ord, v->n, key); /* deepest first: children before parents */
+    if (hta_stable_sort_idx_i64(ord, v->n, key)) { /* deepest first: children before parents */
+        free(ord);
+        free(key);
+        return -1;
+    }
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = ord[k];
         if (g->depth[i] < 0) continue;
@@ -143,8 +146,7 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
             goto oom;
         goto done;
     }
-    hta_sort_idx_by_i64(P, np, v.ts);
-    hta_sort_idx_by_i64(L, nl, v.ts);
+    if (hta_stable_sort_idx_i64(P, np, v.ts) || hta_stable_sort_idx_i64(L, nl, v.ts)) goto oom;
     int64_t cpu_op = hta_symtab_find(t->sym, "cpu_op", 6);
     for (size_t k = 0; k < np; k++) {
         uint32_t i = v.row[P[k]], l = v.row[L[k]];
@@ -263,8 +265,7 @@ hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_
                 if (!seen[r->args[a].key]) seen[r->args[a].key] = 1, keys[nkeys++] = r->args[a].key;
         }
     }
-    g_sym = t->sym;
-    qsort(keys, nkeys, sizeof *keys, sym_cmp);
+    qsort_r(keys, nkeys, sizeof *keys, sym_cmp, t->sym);
     cols c;
     int bad = 0;
 #define COL(f, nm, ty) bad |= (c.f = hta_table_add_col(tb, nm, ty)) < 0

@@ -92,9 +92,9 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
         hta_numpy_argsort_i64(ts, n, perm);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
-        hta_sort_idx_by_i64(perm, n, ts);
+        if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom;
     }
-    hta_sort_idx_by_i64(perm, n, kd);
+    if (hta_stable_sort_idx_i64(perm, n, kd)) goto oom;
     uint32_t *rows = pos; /* reuse: rows of the points, in perm order */
     if (n > m) {
         uint32_t *q = realloc(pos, n * sizeof *q);

@@ -26,12 +26,13 @@ typedef struct pat {
     int64_t count, kdur, dur;
 } pat;
 
-static const int64_t *g_ts;
-static const uint32_t *g_idx;
-static int by_time(const void *a, const void *b) {
+/* View positions by time, then event order (qsort_r: no global state). */
+static int by_time(const void *a, const void *b, void *ctx) {
+    const hta_view *v = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (g_ts[x] != g_ts[y]) return g_ts[x] < g_ts[y] ? -1 : 1;
-    return (g_idx[x] > g_idx[y]) - (g_idx[x] < g_idx[y]);
+    if (v->ts[x] != v->ts[y]) return v->ts[x] < v->ts[y] ? -1 : 1;
+    uint32_t ix = v->r->index[v->row[x]], iy = v->r->index[v->row[y]];
+    return (ix > iy) - (ix < iy);
 }
 
 static int by_pattern(const void *a, const void *b) {
@@ -303,8 +304,6 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     /* pattern of each root: its name, then its kernels by time */
     uint32_t *kv = malloc((start[nroots] ? start[nroots] : 1) * sizeof *kv);
     if (!kv) goto oom;
-    g_ts = v.ts;
-    g_idx = v.row;
     for (size_t b = 0; b < nroots; b++) {
         size_t nk = 0, len = strlen(hta_sym(t->sym, r->name[roots[b].row])) + 1;
         for (uint32_t m = start[b]; m < start[b + 1]; m++)
@@ -312,7 +311,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
                 kv[nk++] = mem[m];
                 len += hta_sym_len(t->sym, r->name[v.row[mem[m]]]) + 1;
             }
-        qsort(kv, nk, sizeof *kv, by_time);
+        qsort_r(kv, nk, sizeof *kv, by_time, &v);
         char *s = malloc(len);
         if (!s) {
             free(kv);

@@ -124,9 +124,9 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
         hta_numpy_argsort_i64(ts, n, perm);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
-        hta_sort_idx_by_i64(perm, n, ts);
+        if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom2;
     }
-    hta_sort_idx_by_i64(perm, n, stream); /* group by stream, keeping time order */
+    if (hta_stable_sort_idx_i64(perm, n, stream)) goto oom2; /* group by stream, keeping time order */
 
     out->n = n;
     out->ts = malloc((n ? n : 1) * sizeof *out->ts);

@@ -3,7 +3,7 @@
 
 CC      ?= cc
 BUILD   ?= build
-OPT     ?= -O2
+OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
 WARN     = -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wno-unused-parameter

@@ -25,6 +25,16 @@ size_t hta_select_ranks(const hta_trace *t, const hta_common_opts *o, size_t **i
 /* `hta info`: tables `ranks`, `categories`, `streams`, `steps`. */
 hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err);
 
+/* `hta events`: the rows themselves, for inspection and scripting. */
+typedef struct hta_events_opts {
+    const char *cat;      /* only this category (NULL = all) */
+    const char *name;     /* only names containing this text (NULL = all) */
+    int hta_table;        /* rows of HTA's table (view: filtered, aligned, rounded) instead of the file */
+    long limit;           /* at most this many rows per rank; <= 0 = all */
+} hta_events_opts;
+hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_events_opts *eo,
+                      hta_result *out, hta_error *err);
+
 #ifdef __cplusplus
 }
 #endif

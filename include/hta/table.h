@@ -24,6 +24,7 @@ typedef struct hta_column {
         char **s;  /* NULL prints as null */
     } v;
     unsigned char *null; /* per-row null flags for INT columns (NULL = none null) */
+    int wrap;            /* table format: wrap long text over lines instead of cutting it */
 } hta_column;
 
 typedef struct hta_table {
@@ -44,6 +45,8 @@ void hta_table_set_float(hta_table *t, size_t row, int col, double v);
 /* Copies s (NULL allowed). Returns 0, or -1 when out of memory. */
 int hta_table_set_str(hta_table *t, size_t row, int col, const char *s);
 int hta_table_col(const hta_table *t, const char *name); /* -1 if absent */
+/* Marks a text column as prose: the table format wraps it instead of cutting it. */
+void hta_table_col_wrap(hta_table *t, int col);
 
 /* An ordered set of named tables: one command's result. */
 typedef struct hta_result {

@@ -83,10 +83,10 @@ typedef struct hta_thread {
     int64_t process_name;     /* symbol of the "process_name" metadata, -1 if none */
 } hta_thread;
 
-/* Flow events (ph s/t/f): kept apart from the rows (HTA drops them). */
+/* Flow events (ph s/t/f): kept apart from the rows (HTA drops them).  A
+ * flow's time is that of the event it binds to. */
 typedef struct hta_flow {
     int64_t id;
-    int64_t ts;       /* ns, as written */
     uint32_t index;   /* position in traceEvents */
     uint32_t thread;  /* index into hta_rank.threads */
     uint32_t cat;     /* symbol id */
@@ -154,6 +154,7 @@ typedef struct hta_trace {
     uint32_t *cats;   /* category index -> symbol id */
     size_t ncats;
     int32_t arg_sym[HTA_ARG_KNOWN_COUNT]; /* symbol of each known key, -1 if never seen */
+    int64_t sym_event_sync, sym_context_sync; /* "Event Sync", "Context Sync" or -1 */
 } hta_trace;
 
 typedef void (*hta_warn_fn)(void *ctx, const char *msg);

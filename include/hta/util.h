@@ -50,10 +50,12 @@ int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const
 /* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order). */
 void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key);
 
-/* numpy's argsort(kind="quicksort") (an unstable introsort, analyses.md
- * Appendix A): t[0..n) gets the permutation numpy would return for v.  Used
- * only to show that a difference from HTA is tie order alone. */
-void hta_numpy_argsort_i64(const int64_t *v, size_t n, uint32_t *t);
+/* numpy's argsort(kind="quicksort") (an unstable introsort; analyses.md
+ * Appendix A) of v[0..n) into perm (ascending; NaN not supported).  Only for
+ * reproducing the tie order of HTA's single-key pandas sorts. */
+void hta_argsort_numpy(const double *v, size_t n, uint32_t *perm);
+/* pandas sort_values(ascending=False) on one key: the order HTA gets. */
+void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm);
 
 /* Like hta_sort_idx_by_i64 (stable, ties keep input order) but thread safe
  * (a merge sort, no global state).  Returns 0, or -1 when out of memory. */

@@ -10,7 +10,6 @@ typedef struct hta_cgraph {
     int32_t *vpos;  /* view position of each row, -1 outside the view */
     int32_t *depth; /* HTA's depth, -1 outside the graph */
     int32_t *top;   /* memo of hta_cgraph_top */
-    int32_t top_depth;
 } hta_cgraph;
 
 /* Returns 0, or -1 when out of memory. */

@@ -204,97 +204,124 @@ void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key) {
     free(k);
 }
 
-/* ---- numpy's quicksort argsort (analyses.md Appendix A) ---- */
+/* ---- numpy's introsort argsort (analyses.md Appendix A) ---- */
 
-static void np_sift(const int64_t *v, uint32_t *a, size_t i, size_t N, uint32_t tmp) {
-    /* a is 1-based here: a[1..N] */
-    size_t j = 2 * i;
-    while (j <= N) {
-        if (j < N && v[a[j]] < v[a[j + 1]]) j++;
-        if (v[tmp] < v[a[j]]) {
-            a[i] = a[j];
-            i = j;
-            j = 2 * j;
-        } else {
-            break;
+static void np_heap_argsort(const double *v, uint32_t *a0, size_t N) {
+    uint32_t *a = a0 - 1; /* 1-based */
+    size_t i, j, l;
+    uint32_t tmp;
+    for (l = N >> 1; l > 0; --l) {
+        tmp = a[l];
+        for (i = l, j = l << 1; j <= N;) {
+            if (j < N && v[a[j]] < v[a[j + 1]]) j++;
+            if (v[tmp] < v[a[j]]) {
+                a[i] = a[j];
+                i = j;
+                j += j;
+            } else {
+                break;
+            }
         }
+        a[i] = tmp;
     }
-    a[i] = tmp;
-}
-
-static void np_heap_argsort(const int64_t *v, uint32_t *base, size_t N) {
-    uint32_t *a = base - 1;
-    for (size_t l = N / 2; l >= 1; l--) np_sift(v, a, l, N, a[l]);
-    while (N > 1) {
-        uint32_t tmp = a[N];
+    for (; N > 1;) {
+        tmp = a[N];
         a[N] = a[1];
-        N--;
-        np_sift(v, a, 1, N, tmp);
+        N -= 1;
+        for (i = 1, j = 2; j <= N;) {
+            if (j < N && v[a[j]] < v[a[j + 1]]) j++;
+            if (v[tmp] < v[a[j]]) {
+                a[i] = a[j];
+                i = j;
+                j += j;
+            } else {
+                break;
+            }
+        }
+        a[i] = tmp;
     }
 }
 
-void hta_numpy_argsort_i64(const int64_t *v, size_t n, uint32_t *t) {
+void hta_argsort_numpy(const double *v, size_t n, uint32_t *t) {
     for (size_t i = 0; i < n; i++) t[i] = (uint32_t)i;
     if (n < 2) return;
-    enum { SMALL = 15 };
-    struct fr {
-        ptrdiff_t lo, hi;
+    int budget = 0;
+    for (size_t m = n; m > 1; m >>= 1) budget++;
+    budget *= 2;
+    struct {
+        long lo, hi;
         int budget;
     } stack[128];
-    int sp = 0;
-    int lg = 0;
-    for (size_t m = n; m > 1; m >>= 1) lg++;
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
-    int budget = 2 * lg;
-    uint32_t x;
-#define SWAP(a, b) (x = t[a], t[a] = t[b], t[b] = x)
+    size_t sp = 0;
+    long lo = 0, hi = (long)n - 1;
     for (;;) {
         if (budget < 0) {
             np_heap_argsort(v, t + lo, (size_t)(hi - lo + 1));
         } else {
-            while (hi - lo > SMALL) {
-                ptrdiff_t mid = lo + (hi - lo) / 2;
-                if (v[t[mid]] < v[t[lo]]) SWAP(mid, lo);
-                if (v[t[hi]] < v[t[mid]]) SWAP(hi, mid);
-                if (v[t[mid]] < v[t[lo]]) SWAP(mid, lo);
-                int64_t pivot = v[t[mid]];
-                ptrdiff_t i = lo, j = hi - 1;
-                SWAP(mid, j);
+            while (hi - lo > 15) {
+                long mid = lo + (hi - lo) / 2;
+                uint32_t x;
+#define NP_SWAP(a, b) (x = t[a], t[a] = t[b], t[b] = x)
+                if (v[t[mid]] < v[t[lo]]) NP_SWAP(mid, lo);
+                if (v[t[hi]] < v[t[mid]]) NP_SWAP(hi, mid);
+                if (v[t[mid]] < v[t[lo]]) NP_SWAP(mid, lo);
+                double pivot = v[t[mid]];
+                long i = lo, j = hi - 1;
+                NP_SWAP(mid, j);
                 for (;;) {
                     do i++;
                     while (v[t[i]] < pivot);
                     do j--;
                     while (pivot < v[t[j]]);
                     if (i >= j) break;
-                    SWAP(i, j);
+                    NP_SWAP(i, j);
                 }
-                SWAP(i, hi - 1);
+                NP_SWAP(i, hi - 1);
+#undef NP_SWAP
                 budget--;
                 if (i - lo < hi - i) {
-                    stack[sp++] = (struct fr){i + 1, hi, budget};
+                    stack[sp].lo = i + 1, stack[sp].hi = hi, stack[sp].budget = budget, sp++;
                     hi = i - 1;
                 } else {
-                    stack[sp++] = (struct fr){lo, i - 1, budget};
+                    stack[sp].lo = lo, stack[sp].hi = i - 1, stack[sp].budget = budget, sp++;
                     lo = i + 1;
                 }
             }
-            for (ptrdiff_t k = lo + 1; k <= hi; k++) {
-                uint32_t y = t[k];
-                ptrdiff_t m = k;
-                while (m > lo && v[y] < v[t[m - 1]]) {
+            for (long k = lo + 1; k <= hi; k++) {
+                uint32_t xv = t[k];
+                long m = k;
+                while (m > lo && v[xv] < v[t[m - 1]]) {
                     t[m] = t[m - 1];
                     m--;
                 }
-                t[m] = y;
+                t[m] = xv;
             }
         }
-        if (!sp) break;
+        if (!sp) return;
         sp--;
-        lo = stack[sp].lo;
-        hi = stack[sp].hi;
-        budget = stack[sp].budget;
+        lo = stack[sp].lo, hi = stack[sp].hi, budget = stack[sp].budget;
     }
-#undef SWAP
+}
+
+void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm) {
+    /* pandas nargsort(ascending=False): reverse, argsort ascending, map back, reverse */
+    if (n < 2) {
+        for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+        return;
+    }
+    double *rv = malloc(n * sizeof *rv);
+    uint32_t *p = malloc(n * sizeof *p);
+    if (!rv || !p) {
+        free(rv);
+        free(p);
+        for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) rv[i] = v[n - 1 - i];
+    hta_argsort_numpy(rv, n, p);
+    for (size_t i = 0; i < n; i++) perm[n - 1 - i] = (uint32_t)(n - 1 - p[i]);
+    free(rv);
+    free(p);
 }
 
 /* ---- thread-safe stable index sort ---- */

@@ -122,6 +122,10 @@ int hta_table_set_str(hta_table *t, size_t row, int col, const char *s) {
     return c->v.s[row] ? 0 : -1;
 }
 
+void hta_table_col_wrap(hta_table *t, int col) {
+    if (col >= 0 && (size_t)col < t->ncols) t->cols[col].wrap = 1;
+}
+
 int hta_table_col(const hta_table *t, const char *name) {
     for (size_t c = 0; c < t->ncols; c++)
         if (!strcmp(t->cols[c].name, name)) return (int)c;

@@ -164,6 +164,29 @@ static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     }
 }
 
+/* The piece of a wrapped cell on line `line` (0-based), cut at spaces to at most w bytes. */
+static const char *wrap_piece(const char *s, size_t w, int line, size_t *len) {
+    for (int l = 0;; l++) {
+        size_t n = strlen(s);
+        size_t cut = n;
+        if (n > w) {
+            cut = w;
+            while (cut > 0 && s[cut] != ' ') cut--;
+            if (cut == 0) cut = w;
+        }
+        if (l == line) {
+            *len = cut;
+            return s;
+        }
+        if (cut >= n) {
+            *len = 0;
+            return NULL;
+        }
+        s += cut;
+        while (*s == ' ') s++;
+    }
+}
+
 static void write_table(FILE *f, const hta_result *res) {
     char buf[MAXW + 8];
     for (size_t i = 0; i < res->n; i++) {
@@ -186,12 +209,32 @@ static void write_table(FILE *f, const hta_result *res) {
         }
         fputc('\n', f);
         for (size_t r = 0; r < t->nrows; r++) {
-            for (size_t c = 0; c < t->ncols; c++) {
-                table_cell(&t->cols[c], r, buf, sizeof buf);
-                int right = t->cols[c].type != HTA_COL_STR;
-                fprintf(f, c ? "  %*s" : "%*s", right ? (int)w[c] : -(int)w[c], buf);
+            for (int line = 0;; line++) {
+                int more = 0;
+                for (size_t c = 0; c < t->ncols; c++) {
+                    const hta_column *col = &t->cols[c];
+                    int right = col->type != HTA_COL_STR;
+                    const char *txt = "";
+                    size_t tl = 0;
+                    if (col->wrap && col->type == HTA_COL_STR && col->v.s[r]) {
+                        txt = wrap_piece(col->v.s[r], w[c], line, &tl);
+                        if (!txt) txt = "", tl = 0;
+                        size_t nl;
+                        if (wrap_piece(col->v.s[r], w[c], line + 1, &nl)) more = 1;
+                    } else if (line == 0) {
+                        table_cell(col, r, buf, sizeof buf);
+                        txt = buf;
+                        tl = strlen(buf);
+                    }
+                    int pad = (int)w[c] - (int)tl;
+                    if (c) fputs("  ", f);
+                    if (right) fprintf(f, "%*s%.*s", pad > 0 ? pad : 0, "", (int)tl, txt);
+                    else if (c + 1 < t->ncols) fprintf(f, "%.*s%*s", (int)tl, txt, pad > 0 ? pad : 0, "");
+                    else fprintf(f, "%.*s", (int)tl, txt);
+                }
+                fputc('\n', f);
+                if (!more) break;
             }
-            fputc('\n', f);
         }
         free(w);
     }

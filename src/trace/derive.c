@@ -27,116 +27,142 @@ void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
 int hta_row_is_gpu_corr(const hta_trace *t, const hta_rank *r, size_t i) {
     int64_t s = hta_row_stream(r, i);
     if (s >= 0 && r->correlation[i] >= 0) return 1;
-    const char *nm = hta_sym(t->sym, r->name[i]);
-    return !strcmp(nm, "Event Sync") || !strcmp(nm, "Context Sync");
+    return (int64_t)r->name[i] == t->sym_event_sync || (int64_t)r->name[i] == t->sym_context_sync;
 }
 
 /* ---- correlation ---- */
 
-typedef struct corr_slot {
-    int64_t corr;
-    int32_t cpu, gpu; /* last row of each side, -1 */
-    int used;
-} corr_slot;
+/* Last CPU and last GPU row of each correlation id (HTA's join: the last
+ * match wins).  Kineto's ids are dense, so a direct table is the common
+ * case; sparse ids fall back to open addressing. */
+typedef struct corr_tab {
+    int64_t lo;            /* direct: ids lo .. lo + n - 1 */
+    size_t n;
+    int32_t *cpu, *gpu;    /* direct tables, or hash values */
+    int64_t *key;          /* hash keys (-1 = empty), NULL when direct */
+} corr_tab;
+
+static int32_t *corr_slot(corr_tab *c, int64_t id, int gpu_side, int insert) {
+    size_t j;
+    if (!c->key) {
+        j = (size_t)(id - c->lo);
+    } else {
+        j = hta_hash_u64((uint64_t)id) & (c->n - 1);
+        while (c->key[j] != -1 && c->key[j] != id) j = (j + 1) & (c->n - 1);
+        if (c->key[j] == -1) {
+            if (!insert) return NULL;
+            c->key[j] = id;
+        }
+    }
+    return gpu_side ? &c->gpu[j] : &c->cpu[j];
+}
 
 static int link_partners(const hta_trace *t, hta_rank *r) {
-    size_t n = r->n, ns = 64;
-    while (ns < n * 2) ns <<= 1;
-    corr_slot *h = calloc(ns, sizeof *h);
-    if (!h) return -1;
-    unsigned char *gpu = malloc(n ? n : 1);
-    if (!gpu) {
-        free(h);
-        return -1;
-    }
+    size_t n = r->n, m = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         r->partner[i] = HTA_NO_ROW;
+        int64_t c = r->correlation[i];
+        if (c == -1) continue;
+        m++;
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+    }
+    if (!m) return 0;
+    corr_tab c = {0};
+    if (lo >= 0 && (uint64_t)(hi - lo) < 4 * (uint64_t)m) {
+        c.lo = lo;
+        c.n = (size_t)(hi - lo) + 1;
+    } else {
+        c.n = 64;
+        while (c.n < 2 * m) c.n <<= 1;
+        c.key = malloc(c.n * sizeof *c.key);
+        if (!c.key) return -1;
+        for (size_t j = 0; j < c.n; j++) c.key[j] = -1;
+    }
+    c.cpu = malloc(c.n * sizeof *c.cpu);
+    c.gpu = malloc(c.n * sizeof *c.gpu);
+    if (!c.cpu || !c.gpu) {
+        free(c.cpu);
+        free(c.gpu);
+        free(c.key);
+        return -1;
+    }
+    for (size_t j = 0; j < c.n; j++) c.cpu[j] = c.gpu[j] = HTA_NO_ROW;
+    for (size_t i = 0; i < n; i++) {
         if (r->correlation[i] == -1) continue;
-        gpu[i] = (unsigned char)hta_row_is_gpu_corr(t, r, i);
-        size_t j = hta_hash_u64((uint64_t)r->correlation[i]) & (ns - 1);
-        while (h[j].used && h[j].corr != r->correlation[i]) j = (j + 1) & (ns - 1);
-        if (!h[j].used) h[j] = (corr_slot){r->correlation[i], -1, -1, 1};
-        if (gpu[i]) h[j].gpu = (int32_t)i;
-        else h[j].cpu = (int32_t)i;
+        int g = hta_row_is_gpu_corr(t, r, i);
+        *corr_slot(&c, r->correlation[i], g, 1) = (int32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
         if (r->correlation[i] == -1) continue;
-        size_t j = hta_hash_u64((uint64_t)r->correlation[i]) & (ns - 1);
-        while (h[j].corr != r->correlation[i]) j = (j + 1) & (ns - 1);
-        int32_t other = gpu[i] ? h[j].cpu : h[j].gpu;
-        r->partner[i] = other;
+        int g = hta_row_is_gpu_corr(t, r, i);
+        r->partner[i] = *corr_slot(&c, r->correlation[i], !g, 0);
     }
-    free(gpu);
-    free(h);
+    free(c.cpu);
+    free(c.gpu);
+    free(c.key);
     return 0;
 }
 
 /* ---- call stacks ---- */
 
-typedef struct ord {
-    int64_t ts, dur;
-    uint32_t row;
-} ord;
+/* Nesting order on one thread: earlier start first; at one start the longer
+ * event encloses; then file order. */
+static int row_before(const hta_rank *r, uint32_t x, uint32_t y) {
+    int64_t dx = r->dur[x] > 0 ? r->dur[x] : 0, dy = r->dur[y] > 0 ? r->dur[y] : 0;
+    if (r->ts[x] != r->ts[y]) return r->ts[x] < r->ts[y];
+    if (dx != dy) return dx > dy;
+    return x < y;
+}
 
-static int ord_cmp(const void *a, const void *b) {
-    const ord *x = a, *y = b;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1; /* longer encloses */
-    return x->row < y->row ? -1 : x->row > y->row;
+static int cmp_rows(const void *a, const void *b, void *ctx) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    const hta_rank *r = ctx;
+    return row_before(r, x, y) ? -1 : row_before(r, y, x) ? 1 : 0;
 }
 
 static int build_stacks(hta_rank *r) {
     size_t n = r->n, nt = r->nthreads;
-    size_t *start = calloc(nt + 1, sizeof *start);
-    ord *o = malloc((n ? n : 1) * sizeof *o);
-    int32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    size_t *start = calloc(nt + 2, sizeof *start);
+    uint32_t *o = malloc((n ? n : 1) * sizeof *o);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
     if (!start || !o || !stack) {
         free(start);
         free(o);
         free(stack);
         return -1;
     }
-    size_t m = 0;
+    /* CPU rows grouped by thread, in file order */
     for (size_t i = 0; i < n; i++) {
         r->parent[i] = HTA_NO_ROW;
         r->depth[i] = -1;
-        if (r->stream[i] == 0) start[r->thread[i] + 1]++, m++;
+        if (r->stream[i] == 0) start[r->thread[i] + 2]++;
     }
-    for (size_t k = 0; k < nt; k++) start[k + 1] += start[k];
-    size_t *fill = malloc((nt + 1) * sizeof *fill);
-    if (!fill) {
-        free(start);
-        free(o);
-        free(stack);
-        return -1;
-    }
-    memcpy(fill, start, (nt + 1) * sizeof *fill);
+    for (size_t k = 0; k < nt; k++) start[k + 2] += start[k + 1];
     for (size_t i = 0; i < n; i++)
-        if (r->stream[i] == 0) {
-            int64_t d = r->dur[i] > 0 ? r->dur[i] : 0;
-            o[fill[r->thread[i]]++] = (ord){r->ts[i], d, (uint32_t)i};
-        }
+        if (r->stream[i] == 0) o[start[r->thread[i] + 1]++] = (uint32_t)i;
     for (size_t k = 0; k < nt; k++) {
-        ord *g = o + start[k];
+        uint32_t *g = o + start[k];
         size_t gn = start[k + 1] - start[k];
         int sorted = 1;
-        for (size_t j = 1; j < gn && sorted; j++) sorted = ord_cmp(&g[j - 1], &g[j]) <= 0;
-        if (!sorted) qsort(g, gn, sizeof *g, ord_cmp);
+        for (size_t j = 1; j < gn && sorted; j++) sorted = !row_before(r, g[j], g[j - 1]);
+        if (!sorted) qsort_r(g, gn, sizeof *g, cmp_rows, r);
         size_t sp = 0;
         for (size_t j = 0; j < gn; j++) {
+            uint32_t row = g[j];
+            int64_t ts = r->ts[row], d = r->dur[row] > 0 ? r->dur[row] : 0;
             while (sp) {
-                const ord *top = &o[stack[sp - 1]];
+                uint32_t top = stack[sp - 1];
+                int64_t tts = r->ts[top], td = r->dur[top] > 0 ? r->dur[top] : 0;
                 /* at equal times a closing end precedes an opening one, but two
                  * zero-length events at one instant nest (HTA's rule) */
-                if (top->ts + top->dur <= g[j].ts && !(top->dur == 0 && g[j].dur == 0 && top->ts == g[j].ts))
-                    sp--;
-                else
-                    break;
+                if (tts + td <= ts && !(td == 0 && d == 0 && tts == ts)) sp--;
+                else break;
             }
-            uint32_t row = g[j].row;
-            r->parent[row] = sp ? (int32_t)o[stack[sp - 1]].row : HTA_NO_ROW;
+            r->parent[row] = sp ? (int32_t)stack[sp - 1] : HTA_NO_ROW;
             r->depth[row] = (int16_t)(sp < INT16_MAX ? sp : INT16_MAX);
-            stack[sp++] = (int32_t)(start[k] + j);
+            stack[sp++] = row;
         }
     }
     /* device rows hang under the call that launched them */
@@ -147,7 +173,6 @@ static int build_stacks(hta_rank *r) {
         r->parent[i] = c;
         r->depth[i] = (int16_t)(r->depth[c] + 1);
     }
-    free(fill);
     free(start);
     free(o);
     free(stack);
@@ -188,14 +213,23 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     int64_t f = hta_symtab_find(t->sym, "cpu_op", 6);
     for (size_t c = 0; f >= 0 && c < t->ncats; c++)
         if (t->cats[c] == (uint32_t)f) cpu_op = (uint32_t)c;
-    for (size_t i = 0; i < n; i++) {
+    /* step number per symbol, so rows are tested by id */
+    uint32_t nsym = hta_symtab_count(t->sym);
+    int32_t *stepnum = malloc((nsym ? nsym : 1) * sizeof *stepnum);
+    if (!stepnum) return -1;
+    for (uint32_t k = 0; k < nsym; k++) {
         int32_t num;
-        if (parse_step(hta_sym(t->sym, r->name[i]), &num) != 1) continue;
+        stepnum[k] = parse_step(hta_sym(t->sym, k), &num) == 1 ? num : -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t num = stepnum[r->name[i]];
+        if (num < 0) continue;
         if (ns == cap) {
             cap = cap ? cap * 2 : 16;
             step *q = realloc(st, cap * sizeof *q);
             if (!q) {
                 free(st);
+                free(stepnum);
                 return -1;
             }
             st = q;
@@ -207,6 +241,7 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     }
     /* elementary segments between step boundaries, each with its winner */
     size_t nb = 2 * ns;
+    free(stepnum);
     int64_t *bd = malloc((nb ? nb : 1) * sizeof *bd);
     int32_t *win = malloc((nb ? nb : 1) * sizeof *win);
     if (!bd || !win) {

@@ -99,6 +99,15 @@ hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
 
 static hta_status read_plain(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
     size_t n = 0;
+    /* bytes already buffered (the magic-number probe), then straight into buf */
+    while (n < cap && in->in_pos >= in->in_len && !in->eof) {
+        ssize_t k = read(in->fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return hta_fail(err, HTA_EIO, "%s: read error: %s", in->path, strerror(errno));
+        if (k == 0) in->eof = 1;
+        n += (size_t)k;
+        in->consumed += (uint64_t)k;
+    }
     while (n < cap) {
         hta_status st = fill(in, err);
         if (st) return st;

@@ -15,6 +15,7 @@
 
 #include "hta/trace.h"
 #include "trace/derive.h"
+#include "util/bigbuf.h"
 #include "trace/parse.h"
 #include "trace/rank_build.h"
 #include "util/vec.h"
@@ -43,10 +44,12 @@ static double now_s(void) {
 static void free_rank(hta_rank *r) {
     if (!r) return;
     free((char *)r->path);
-    free(r->ts); free(r->dur); free(r->correlation); free(r->external_id); free(r->name);
-    free(r->thread); free(r->index); free(r->args_off); free(r->cat); free(r->stream);
-    free(r->partner); free(r->parent); free(r->depth); free(r->iteration);
-    free(r->args); free(r->streams); free(r->threads); free(r->flows);
+    void *cols[] = {r->ts, r->dur, r->correlation, r->external_id, r->name, r->thread, r->index,
+                    r->args_off, r->cat, r->stream, r->partner, r->parent, r->depth, r->iteration,
+                    r->args, r->flows};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) hta_big_free(cols[i]);
+    free(r->streams);
+    free(r->threads);
     for (size_t i = 0; i < r->nmeta; i++) {
         free((char *)r->meta[i].key);
         free((char *)r->meta[i].json);
@@ -359,12 +362,13 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         const char *nm = hta_arg_key_name((hta_arg_key)k);
         t->arg_sym[k] = (int32_t)hta_symtab_find(t->sym, nm, strlen(nm));
     }
+    t->sym_event_sync = hta_symtab_find(t->sym, "Event Sync", 10);
+    t->sym_context_sync = hta_symtab_find(t->sym, "Context Sync", 12);
     for (size_t i = 0; i < t->nranks; i++)
         if (hta_derive_rank(t, t->ranks[i])) {
             st = hta_fail(err, HTA_ENOMEM, "out of memory");
             goto done;
         }
-    for (size_t k = 0; k < nf; k++) p.jobs[k].r = NULL; /* owned by t now */
     st = HTA_OK;
 done:
     for (size_t k = 0; k < nf; k++) {

@@ -11,9 +11,10 @@
 
 #include "hta/rawtrace.h"
 #include "trace/input.h"
+#include "util/bigbuf.h"
 #include "trace/json_lex.h"
 
-#define BLOCK (4u << 20)
+#define BLOCK (1u << 20)
 #define MAX_UNIT (1u << 30)
 
 enum { ST_OPEN, ST_KEY, ST_EVENTS, ST_END, ST_DONE };
@@ -95,24 +96,52 @@ const char *hta_arg_key_name(hta_arg_key k) {
     return (unsigned)k < HTA_ARG_KNOWN_COUNT ? KNOWN_ARGS[k] : "";
 }
 
+#define IS(lit) (memcmp(k, lit, sizeof(lit) - 1) == 0)
+/* Keys by length first: most args of a Kineto event are not ours, and this
+ * rejects them with one or two compares. */
 static int arg_lookup(const char *k, size_t n) {
     switch (n) {
-    case 4: if (!memcmp(k, "Rank", 4)) return HTA_ARG_PROCESS_RANK;
-            if (!memcmp(k, "name", 4)) return A_NAME;
+    case 3: if (IS("Seq")) return HTA_ARG_SEQ; break;
+    case 4: if (IS("Rank")) return HTA_ARG_PROCESS_RANK;
+            if (IS("name")) return A_NAME;
             break;
-    case 6: if (!memcmp(k, "stream", 6)) return A_STREAM;
-            if (!memcmp(k, "queued", 6)) return HTA_ARG_QUEUED;
-            if (!memcmp(k, "device", 6)) return HTA_ARG_DEVICE;
+    case 5: if (IS("bytes")) return HTA_ARG_BYTES;
+            if (IS("dtype")) return HTA_ARG_DTYPE;
             break;
-    case 11: if (!memcmp(k, "correlation", 11)) return A_CORR;
-             if (!memcmp(k, "External id", 11)) return A_EXTID;
+    case 6: if (IS("stream")) return A_STREAM;
+            if (IS("queued")) return HTA_ARG_QUEUED;
+            if (IS("device")) return HTA_ARG_DEVICE;
+            break;
+    case 9: if (IS("Python id")) return HTA_ARG_PYTHON_ID; break;
+    case 10: if (IS("Input Dims")) return HTA_ARG_INPUT_DIMS;
+             if (IS("Input type")) return HTA_ARG_INPUT_TYPE;
+             if (IS("Group size")) return HTA_ARG_GROUP_SIZE;
              break;
+    case 11: if (IS("correlation")) return A_CORR;
+             if (IS("External id")) return A_EXTID;
+             break;
+    case 13: if (IS("Input Strides")) return HTA_ARG_INPUT_STRIDES;
+             if (IS("In msg nelems")) return HTA_ARG_IN_MSG_NELEMS;
+             if (IS("In split size")) return HTA_ARG_IN_SPLIT_SIZE;
+             break;
+    case 14: if (IS("wait_on_stream")) return HTA_ARG_WAIT_ON_STREAM;
+             if (IS("Out msg nelems")) return HTA_ARG_OUT_MSG_NELEMS;
+             if (IS("Out split size")) return HTA_ARG_OUT_SPLIT_SIZE;
+             if (IS("kernel_backend")) return HTA_ARG_KERNEL_BACKEND;
+             break;
+    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME; break;
+    case 16: if (IS("Python parent id")) return HTA_ARG_PYTHON_PARENT_ID; break;
+    case 18: if (IS("Process Group Name")) return HTA_ARG_PG_NAME; break;
+    case 19: if (IS("Process Group Ranks")) return HTA_ARG_PG_RANKS; break;
+    case 21: if (IS("wait_on_cuda_event_id")) return HTA_ARG_WAIT_ON_EVENT_ID; break;
+    case 23: if (IS("memory bandwidth (GB/s)")) return HTA_ARG_MEMORY_BW; break;
+    case 25: if (IS("Process Group Description")) return HTA_ARG_PG_DESC; break;
+    case 33: if (IS("wait_on_cuda_event_record_corr_id")) return HTA_ARG_WAIT_ON_EVENT_CORR; break;
     default: break;
     }
-    for (int i = 0; i < HTA_ARG_KNOWN_COUNT; i++)
-        if (strlen(KNOWN_ARGS[i]) == n && memcmp(KNOWN_ARGS[i], k, n) == 0) return i;
     return A_NONE;
 }
+#undef IS
 
 typedef struct event {
     char ph;
@@ -534,7 +563,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
             cs = hta_symtab_intern(b->sym, s, n);
         }
-        *f = (hta_flow){e.id, e.have_ts ? e.ts : 0, index, th, cs, e.ph, (char)e.bp_e};
+        *f = (hta_flow){e.id, index, th, cs, e.ph, (char)e.bp_e};
     } else if (e.ph == 'M' && e.meta_name >= 0 && e.have_name) {
         size_t n = (size_t)(e.name_q - e.name_s);
         int is_thread = n == 11 && !memcmp(e.name_s, "thread_name", 11);
@@ -681,7 +710,7 @@ static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, 
             return hta_fail(P->err, HTA_EFORMAT, "%s: byte %llu: a single event or value exceeds 1 GiB",
                             P->path, (unsigned long long)P->base);
         size_t nc = P->cap * 2;
-        char *nb = realloc(P->buf, nc + HTA_LEX_PAD);
+        char *nb = hta_big_realloc(P->buf, nc + HTA_LEX_PAD);
         if (!nb) return hta_fail(P->err, HTA_ENOMEM, "%s: out of memory", P->path);
         P->buf = nb;
         P->cap = nc;
@@ -708,7 +737,7 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
     hta_status st = hta_input_open(path, &P->in, err);
     if (st) return st;
     P->cap = BLOCK;
-    P->buf = malloc(P->cap + HTA_LEX_PAD);
+    P->buf = hta_big_realloc(NULL, P->cap + HTA_LEX_PAD);
     if (!P->buf) {
         hta_input_close(P->in);
         return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
@@ -746,7 +775,7 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
 
 static void done(parser *P) {
     hta_input_close(P->in);
-    free(P->buf);
+    hta_big_free(P->buf);
     free(P->scratch);
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/bigbuf.h"
 #include "util/hash.h"
 #include "util/vec.h"
 
@@ -34,10 +35,10 @@ void rank_build_free_scratch(rank_build *b) {
 long rank_build_row(rank_build *b) {
     hta_rank *r = b->r;
     if (r->n == b->cap) {
-        size_t c = b->cap ? b->cap + b->cap / 2 : 4096;
+        size_t c = b->cap + b->cap / 8 + 16384; /* small steps: see hta_big_realloc */
 #define G(col)                                                     \
     do {                                                           \
-        void *q = realloc(r->col, c * sizeof *r->col);             \
+        void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
         if (!q) return -1;                                         \
         r->col = q;                                                \
     } while (0)
@@ -128,15 +129,28 @@ hit:
     return 0;
 }
 
+static int big_grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t n = *cap + *cap / 8 + 16384;
+    if (n < need) n = need;
+    void *q = hta_big_realloc(*p, n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
 hta_arg *rank_build_arg(rank_build *b) {
     hta_rank *r = b->r;
-    if (HTA_GROW(r->args, b->args_cap, r->nargs + 1)) return NULL;
+    if (r->nargs == b->args_cap && big_grow((void **)&r->args, &b->args_cap, r->nargs + 1, sizeof *r->args))
+        return NULL;
     return &r->args[r->nargs++];
 }
 
 hta_flow *rank_build_flow(rank_build *b) {
     hta_rank *r = b->r;
-    if (HTA_GROW(r->flows, b->flows_cap, r->nflows + 1)) return NULL;
+    if (r->nflows == b->flows_cap && big_grow((void **)&r->flows, &b->flows_cap, r->nflows + 1, sizeof *r->flows))
+        return NULL;
     return &r->flows[r->nflows++];
 }
 
@@ -171,15 +185,15 @@ int rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint
 int rank_build_finish(rank_build *b) {
     hta_rank *r = b->r;
     size_t n = r->n;
-    void *q = realloc(r->args_off, (n + 1) * sizeof *r->args_off);
+    void *q = hta_big_realloc(r->args_off, (n + 1) * sizeof *r->args_off);
     if (!q) return -1;
     r->args_off = q;
     r->args_off[n] = (uint32_t)r->nargs;
     size_t m = n ? n : 1;
-    r->partner = malloc(m * sizeof *r->partner);
-    r->parent = malloc(m * sizeof *r->parent);
-    r->depth = malloc(m * sizeof *r->depth);
-    r->iteration = malloc(m * sizeof *r->iteration);
+    r->partner = hta_big_realloc(NULL, m * sizeof *r->partner);
+    r->parent = hta_big_realloc(NULL, m * sizeof *r->parent);
+    r->depth = hta_big_realloc(NULL, m * sizeof *r->depth);
+    r->iteration = hta_big_realloc(NULL, m * sizeof *r->iteration);
     if (!r->partner || !r->parent || !r->depth || !r->iteration) return -1;
     /* apply process/thread names to the threads that have rows */
     for (size_t i = 0; i < b->nnames; i++) {

@@ -96,10 +96,11 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
     v->row = malloc((n ? n : 1) * sizeof *v->row);
     v->ts = malloc((n ? n : 1) * sizeof *v->ts);
     v->dur = malloc((n ? n : 1) * sizeof *v->dur);
+    /* v->ts / v->dur hold every row's start and end until the selection is made */
+    int64_t *a = v->ts, *e = v->dur;
     unsigned char *gpu = malloc(n ? n : 1);
-    int64_t *a = malloc((n ? n : 1) * sizeof *a), *e = malloc((n ? n : 1) * sizeof *e);
     corr_set cs = {0};
-    if (!v->row || !v->ts || !v->dur || !gpu || !a || !e) goto oom;
+    if (!v->row || !v->ts || !v->dur || !gpu) goto oom;
     for (size_t i = 0; i < n; i++) hta_row_times(r, i, o->time_mode, &a[i], &e[i]);
 
     int filter = !o->no_filter && count_step_names(t) >= 2 && !is_mtia(r);
@@ -141,21 +142,19 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
         }
     }
     v->n = m;
+    /* the start/end scratch is no longer needed: recompute per kept row */
     for (size_t k = 0; k < m; k++) {
-        uint32_t i = v->row[k];
-        v->ts[k] = a[i] - v->origin_ns;
-        v->dur[k] = e[i] - a[i];
+        int64_t s0, e0;
+        hta_row_times(r, v->row[k], o->time_mode, &s0, &e0);
+        v->ts[k] = s0 - v->origin_ns;
+        v->dur[k] = e0 - s0;
     }
     free(cs.v);
     free(gpu);
-    free(a);
-    free(e);
     return HTA_OK;
 oom:
     free(cs.v);
     free(gpu);
-    free(a);
-    free(e);
     hta_view_free(v);
     return hta_fail(err, HTA_ENOMEM, "out of memory");
 }

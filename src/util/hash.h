@@ -24,6 +24,18 @@ static inline uint64_t hta_hash_bytes(const void *data, size_t n) {
     return h;
 }
 
+/* For interning: long strings (C++ kernel names run to kilobytes) are hashed
+ * on their length and three 32-byte windows; equality is still checked in
+ * full, so this only trades a rare collision for not reading every byte. */
+static inline uint64_t hta_hash_key(const void *data, size_t n) {
+    if (n <= 96) return hta_hash_bytes(data, n);
+    const char *p = data;
+    uint64_t h = hta_hash_bytes(p, 32);
+    h ^= hta_hash_bytes(p + n / 2 - 16, 32) * 0x9E3779B97F4A7C15ull;
+    h ^= hta_hash_bytes(p + n - 32, 32) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ n;
+}
+
 static inline uint64_t hta_hash_u64(uint64_t x) {
     x ^= x >> 33;
     x *= 0xFF51AFD7ED558CCDull;

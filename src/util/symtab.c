@@ -85,7 +85,7 @@ static int rehash(hta_symtab *s) {
 }
 
 int64_t hta_symtab_find(const hta_symtab *s, const char *str, size_t n) {
-    uint32_t h = (uint32_t)hta_hash_bytes(str, n);
+    uint32_t h = (uint32_t)hta_hash_key(str, n);
     size_t j = h & (s->nslot - 1);
     for (;;) {
         uint32_t v = s->slot[j];
@@ -98,7 +98,7 @@ int64_t hta_symtab_find(const hta_symtab *s, const char *str, size_t n) {
 
 uint32_t hta_symtab_intern(hta_symtab *s, const char *str, size_t n) {
     if (n >= UINT32_MAX) return UINT32_MAX;
-    uint32_t h = (uint32_t)hta_hash_bytes(str, n);
+    uint32_t h = (uint32_t)hta_hash_key(str, n);
     size_t j = h & (s->nslot - 1);
     for (;;) {
         uint32_t v = s->slot[j];

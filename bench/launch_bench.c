@@ -1,0 +1,80 @@
+/* Times the launch-area analyses in process on a trace loaded once and
+ * prints seconds per million trace events (best of RUNS). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "hta/launch.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef hta_status (*run_fn)(const hta_trace *t, hta_result *out, hta_error *err);
+
+static hta_status r_launch(const hta_trace *t, hta_result *out, hta_error *err) {
+    hta_launch_opts o;
+    hta_launch_opts_default(&o);
+    return hta_launch_stats(t, &o, out, err);
+}
+static hta_status r_annotations(const hta_trace *t, hta_result *out, hta_error *err) {
+    hta_annotation_opts o;
+    hta_annotation_opts_default(&o);
+    return hta_annotation_breakdown(t, &o, out, err);
+}
+static hta_status r_stragglers(const hta_trace *t, hta_result *out, hta_error *err) {
+    hta_straggler_opts o;
+    hta_straggler_opts_default(&o);
+    return hta_potential_stragglers(t, &o, out, err);
+}
+static hta_status r_ops(const hta_trace *t, hta_result *out, hta_error *err) {
+    hta_aten_opts o;
+    hta_aten_opts_default(&o);
+    return hta_aten_op_kernels(t, &o, out, err);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: launch_bench PATH [RUNS]\n");
+        return 2;
+    }
+    int runs = argc > 2 ? atoi(argv[2]) : 3;
+    if (runs < 1) runs = 1;
+    hta_load_opts lo = {0};
+    hta_trace *t;
+    hta_error err = {0};
+    double t0 = now();
+    if (hta_trace_load(argv[1], &lo, &t, &err)) {
+        fprintf(stderr, "launch_bench: %s\n", err.msg);
+        return 1;
+    }
+    double load = now() - t0;
+    double events = 0, rows = 0;
+    for (size_t r = 0; r < t->nranks; r++) events += (double)t->ranks[r]->n_events, rows += (double)t->ranks[r]->n;
+    printf("%.0f events (%.0f rows) in %zu ranks, loaded in %.3f s\n", events, rows, t->nranks, load);
+    static const struct {
+        const char *name;
+        run_fn fn;
+    } cmds[] = {{"launch", r_launch}, {"annotations", r_annotations}, {"stragglers", r_stragglers}, {"ops", r_ops}};
+    printf("%-12s %10s %12s\n", "analysis", "best s", "s/M events");
+    for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+        double best = 1e9;
+        for (int i = 0; i < runs; i++) {
+            hta_result res;
+            hta_result_init(&res);
+            double a = now();
+            if (cmds[c].fn(t, &res, &err)) {
+                fprintf(stderr, "launch_bench: %s: %s\n", cmds[c].name, err.msg);
+                return 1;
+            }
+            double d = now() - a;
+            if (d < best) best = d;
+            hta_result_free(&res);
+        }
+        printf("%-12s %10.3f %12.3f\n", cmds[c].name, best, best / (events / 1e6));
+    }
+    hta_trace_free(t);
+    return 0;
+}

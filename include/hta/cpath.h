@@ -1,0 +1,162 @@
+/* Lightweight critical path analysis (critical-path.md) and what-if
+ * simulation on its graph.
+ *
+ * hta_cpath_build() turns one rank of a loaded trace into the graph HTA's
+ * CPGraph builds: two nodes per selected event, edges for operator time,
+ * ordering, launch delays, kernel-to-kernel gaps and synchronisation, in
+ * HTA's insertion order (which decides ties of the longest path).  The graph
+ * owns a copy of everything it reports (event names, pids, times), so it can
+ * be saved and analysed again without the trace (hta_cpath_save/load).
+ *
+ * Times are int64 ns relative to HTA's origin (the view's), converted to us
+ * only for output.
+ */
+#ifndef HTA_CPATH_H
+#define HTA_CPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hta/analysis.h"
+#include "hta/symtab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hta_cp_edge_type {
+    HTA_CP_OPERATOR = 0,   /* critical_path_operator */
+    HTA_CP_DEPENDENCY = 1, /* critical_path_dependency */
+    HTA_CP_LAUNCH = 2,     /* critical_path_kernel_launch_delay */
+    HTA_CP_KK = 3,         /* critical_path_kernel_kernel_delay */
+    HTA_CP_SYNC = 4,       /* critical_path_sync_dependency */
+    HTA_CP_NTYPES
+} hta_cp_edge_type;
+
+const char *hta_cpath_edge_type_name(int type);
+
+/* An event of the clipped table (ascending event index). */
+typedef struct hta_cp_event {
+    int64_t ts, dur;      /* ns relative to origin_ns */
+    int64_t pid, tid, stream;
+    uint32_t index;       /* position in traceEvents */
+    uint32_t name, cat;   /* ids in hta_cp_graph.sym */
+    int32_t row;          /* row of the rank, -1 in a restored graph */
+    int32_t start, end;   /* node ids, -1 when the event has no nodes */
+} hta_cp_event;
+
+typedef struct hta_cp_node {
+    int64_t ts;
+    uint32_t ev;          /* index into hta_cp_graph.ev */
+    uint8_t is_start;
+} hta_cp_node;
+
+typedef struct hta_cp_edge {
+    uint32_t u, v;        /* node ids */
+    int64_t w;            /* ns; HTA's CPEdge weight (may be negative) */
+    int32_t attr;         /* attributed event (index into ev) or -1 */
+    uint8_t type;         /* hta_cp_edge_type */
+} hta_cp_edge;
+
+typedef struct hta_cp_path {
+    uint32_t *node;       /* path node ids, first to last */
+    size_t n;
+    uint32_t *edge;       /* edge ids between consecutive nodes (n - 1) */
+    int64_t length;       /* sum of graph weights (negative clamped to 0), ns */
+} hta_cp_path;
+
+typedef struct hta_cp_graph {
+    hta_symtab *sym;      /* names and categories of ev */
+    hta_cp_event *ev;
+    size_t nev;
+    hta_cp_node *node;    /* node_list, ordered by (ts, event index, start first) */
+    size_t nnode;
+    hta_cp_edge *edge;    /* in insertion order (networkx edge order) */
+    size_t nedge;
+    uint32_t *order;      /* node ids in networkx node-insertion order */
+    size_t norder;
+    int32_t rank;
+    int64_t origin_ns;    /* absolute ns of time 0 */
+    int zero_weight_launch; /* built with HTA's zero-weight launch edges */
+    char **notes;         /* remarks about the build (HTA would have failed, ...) */
+    size_t nnotes;
+    hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
+} hta_cp_graph;
+
+typedef struct hta_cpath_opts {
+    int32_t rank;              /* rank to analyse */
+    const char *annotation;    /* "" or NULL: whole trace */
+    int64_t instance_a, instance_b; /* annotation instances, inclusive */
+    const char *const *data_load; /* data_load_events substrings, may be NULL */
+    size_t ndata_load;
+    int zero_weight_launch;    /* CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1 */
+    int stable_sort;           /* queue lengths: stable tie order, not numpy's quicksort */
+    hta_view_opts view;
+} hta_cpath_opts;
+
+/* Builds the graph of o->rank and computes its critical path. */
+hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_graph **out,
+                           hta_error *err);
+void hta_cpath_free(hta_cp_graph *g);
+
+/* Longest path (networkx dag_longest_path rules, O(V+E)).  w: per-edge weight
+ * in ns, or NULL for the graph's own weights.  Negative weights count as 0. */
+hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_path *p,
+                             hta_error *err);
+void hta_cpath_path_free(hta_cp_path *p);
+
+/* Earliest time of every node (ns) when every edge takes w[e] (as given,
+ * negative gaps included): a node without predecessors keeps its own time. */
+hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
+                              hta_error *err);
+
+/* bound_by class of an edge on the path (HTA's labels). */
+const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
+                               const char *const *data_load, size_t ndata_load);
+
+/* Tables `summary`, `breakdown` (top: rows kept, 0 = all), `stats` for path p. */
+hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
+                            const char *const *data_load, size_t ndata_load, size_t top,
+                            hta_result *out, hta_error *err);
+
+/* Overlay (critical-path.md §10): the rank's trace with "critical": 1 on path
+ * events and flow events for edges.  Writes outdir/overlaid_critical_path_<base>;
+ * *written gets the path (malloc'ed). */
+typedef struct hta_cpath_overlay_opts {
+    int all_events; /* only_show_critical_events = False */
+    int all_edges;  /* show_all_edges = True (ignored unless all_events) */
+    int show_zero_weight_launch; /* CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE */
+} hta_cpath_overlay_opts;
+hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const char *outdir,
+                             const hta_cpath_overlay_opts *o, char **written, hta_error *err);
+
+/* Save / load (docs/critical-path.md, "Graph file"). */
+hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *err);
+hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err);
+
+/* ---- what-if ---- */
+typedef struct hta_cpath_rule {
+    int what;        /* selector kind (whatif.c) */
+    char *pattern;   /* glob or value text */
+    int64_t num;     /* stream number */
+    int scale;       /* 1: multiply by factor, 0: set to value_ns */
+    double factor;
+    int64_t value_ns;
+} hta_cpath_rule;
+
+/* Parses "SELECTOR=ACTION" (docs/critical-path.md, "What-if"). */
+hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err);
+void hta_cpath_rule_free(hta_cpath_rule *r);
+/* New weights after the rules (applied in order; a later rule acts on the
+ * result of earlier ones).  w: nedge weights, filled.  *nchanged: edges touched. */
+hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule *rules,
+                                    size_t nrules, int64_t *w, size_t *nchanged, hta_error *err);
+/* Writes the trace with every graph event re-timed to its earliest start
+ * under weights w. */
+hta_status hta_cpath_whatif_trace(const hta_trace *t, const hta_cp_graph *g, const int64_t *w,
+                                  const char *out_path, hta_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

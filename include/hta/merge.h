@@ -1,0 +1,105 @@
+/* `hta merge`: one Chrome trace from the per-rank files, each rank on its own
+ * process tracks, with the ranks' clocks lined up (docs/merge.md).
+ *
+ * Two steps.  hta_merge_plan_build() looks at the loaded trace and decides,
+ * per rank, how its timestamps map onto the common timeline:
+ *     u      = ts + base                      (base: the rank's unix clock, if known)
+ *     merged = u + offset + drift * (u - t0)  - origin
+ * hta_merge_write() then streams every rank's file again (hta_raw_scan) and
+ * writes every event with its pid, ts (and flow ids) rewritten; it does not
+ * need the loaded trace, which can be freed first to bound memory.
+ */
+#ifndef HTA_MERGE_H
+#define HTA_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hta/error.h"
+#include "hta/table.h"
+#include "hta/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hta_align_method {
+    HTA_ALIGN_NONE,       /* clocks as written (after the unix base) */
+    HTA_ALIGN_BARRIER,    /* a marker that starts (or ends) together on every rank */
+    HTA_ALIGN_COLLECTIVE, /* collectives end together on their ranks */
+} hta_align_method;
+
+typedef enum hta_drift_mode { HTA_DRIFT_AUTO, HTA_DRIFT_ON, HTA_DRIFT_OFF } hta_drift_mode;
+
+typedef struct hta_merge_opts {
+    hta_align_method method;
+    const char *barrier; /* marker name for HTA_ALIGN_BARRIER; NULL = each ProfilerStep#N */
+    int barrier_end;     /* align the marker's end instead of its begin */
+    hta_drift_mode drift;/* collective only; barrier never fits a drift */
+} hta_merge_opts;
+
+/* Where a rank's unix time comes from. */
+typedef enum hta_clock_source {
+    HTA_CLOCK_AS_WRITTEN,  /* no base: ts taken as they are */
+    HTA_CLOCK_KINETO_BASE, /* baseTimeNanoseconds */
+    HTA_CLOCK_TRACER_ANCHOR, /* htaClockAnchor (libhtatrace) */
+} hta_clock_source;
+
+typedef struct hta_merge_rank {
+    int32_t rank;
+    char *path;
+    hta_clock_source clock;
+    int64_t base_ns;     /* u = ts + base_ns */
+    int64_t pid_base;    /* merged pid = pid_base + index of the original pid */
+    int fitted;          /* offset/drift come from anchors (else 0: reference or none) */
+    int reference;       /* the rank the others are aligned to */
+    double offset_ns;    /* at t0 */
+    double drift;        /* relative (1e-6 = 1 ppm) */
+    double t0_ns;        /* in u; the mean time of the used anchors */
+    size_t anchors;      /* anchors used */
+    size_t outliers;     /* anchors dropped as outliers */
+    double rms_ns, max_ns; /* residuals of the used anchors; NaN without anchors */
+    int64_t min_u;       /* earliest row or flow, in u (INT64_MAX if none) */
+} hta_merge_rank;
+
+typedef struct hta_merge_plan {
+    hta_merge_opts opts;
+    hta_merge_rank *r; /* ascending rank */
+    size_t n;
+    int64_t origin_ns;   /* subtracted from aligned u */
+    int unix_known;      /* every rank's u is unix time: origin is a unix time */
+    int64_t pid_stride;  /* merged pid = rank * pid_stride + original pid index */
+    int64_t id_stride;   /* merged flow id = id * id_stride + rank */
+    char **notes;        /* remarks for the user */
+    size_t nnotes;
+} hta_merge_plan;
+
+hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta_merge_plan *plan,
+                                hta_error *err);
+void hta_merge_plan_free(hta_merge_plan *plan);
+
+/* Merged time of u on rank i, in ns (rounded to the nearest ns). */
+int64_t hta_merge_map(const hta_merge_plan *plan, size_t i, int64_t u);
+
+/* What hta_merge_write() did. */
+typedef struct hta_merge_stats {
+    uint64_t events_in;     /* events read, all ranks */
+    uint64_t events_added;  /* process_name / process_sort_index metadata added */
+    uint64_t bytes_in;      /* JSON bytes read */
+    uint64_t bytes_out;     /* bytes written (before gzip) */
+    uint64_t ids_kept;      /* flow/async ids that could not be made unique (kept as written) */
+} hta_merge_stats;
+
+/* Writes the merged trace to out_path (gzip when gz), through a temporary
+ * file renamed into place. */
+hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int gz,
+                           hta_merge_stats *st, hta_error *err);
+
+/* The per-rank alignment table `merge_alignment` (rank, file, clock, method,
+ * anchors, outliers, offset_us, drift_ppm, rms_us, max_us) and the plan's notes. */
+hta_status hta_merge_result(const hta_merge_plan *plan, hta_result *out, hta_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

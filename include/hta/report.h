@@ -1,0 +1,24 @@
+/* `hta report`: every analysis that applies, distilled into what a person
+ * can act on. */
+#ifndef HTA_REPORT_H
+#define HTA_REPORT_H
+
+#include "hta/analysis.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hta_report_opts {
+    hta_common_opts common;
+    int top_kernels; /* rows of `top_kernels` (default 10) */
+} hta_report_opts;
+
+/* Tables: `findings` (rank, area, finding, detail), `ranks` (one row of key
+ * figures per rank), `kernel_types`, `top_kernels`. */
+hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

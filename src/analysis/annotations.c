@@ -1,0 +1,193 @@
+/* GPU user-annotation breakdown (analyses.md §5.1): time per annotation name,
+ * per rank, with the long tail folded into "others" as HTA's
+ * _aggr_gpu_kernel_time does (§4.2) -- but with true statistics for every row
+ * (HTA's Quirk A1 collapses them once names are folded). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/launch.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+void hta_annotation_opts_default(hta_annotation_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->num_kernels = 1000;
+    o->duration_ratio = 0.8;
+}
+
+typedef struct item {
+    uint32_t name;
+    int64_t dur; /* ns */
+} item;
+
+typedef struct group {
+    const char *name; /* NULL = "others" */
+    size_t first, n;  /* items[first .. first+n) (for "others": unused) */
+    int64_t sum;
+    int others;       /* folded into "others" */
+} group;
+
+static int cmp_item(const void *a, const void *b) {
+    const item *x = a, *y = b;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return 0;
+}
+static int cmp_group_name(const void *a, const void *b) {
+    const group *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+/* sum descending; ties keep name order (the groups arrive sorted by name) */
+static int cmp_group_sum(const void *a, const void *b) {
+    const group *x = a, *y = b;
+    if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+typedef struct acc {
+    size_t n;
+    double sum, max, min, mean, m2; /* us; Welford for the variance */
+} acc;
+
+static void acc_add(acc *a, double x) {
+    if (!a->n || x > a->max) a->max = x;
+    if (!a->n || x < a->min) a->min = x;
+    a->n++;
+    a->sum += x;
+    double d = x - a->mean;
+    a->mean += d / (double)a->n;
+    a->m2 += d * (x - a->mean);
+}
+
+static int emit(hta_table *tb, int32_t rank, const char *name, const acc *a) {
+    long row = hta_table_add_row(tb);
+    if (row < 0) return -1;
+    int c = 0;
+    hta_table_set_int(tb, row, c++, rank);
+    if (hta_table_set_str(tb, row, c++, name)) return -1;
+    hta_table_set_int(tb, row, c++, (int64_t)a->n);
+    hta_table_set_float(tb, row, c++, a->sum);
+    hta_table_set_float(tb, row, c++, a->max);
+    hta_table_set_float(tb, row, c++, a->min);
+    /* HTA fills the NaN of a single value with 0 */
+    hta_table_set_float(tb, row, c++, a->n > 1 ? sqrt(a->m2 / (double)(a->n - 1)) : 0.0);
+    hta_table_set_float(tb, row, c++, a->sum / (double)a->n);
+    return 0;
+}
+
+static int allowed(const hta_annotation_opts *o, const char *name) {
+    for (size_t k = 0; k < o->nallow; k++)
+        if (o->allowlist[k] && strstr(name, o->allowlist[k])) return 1;
+    return 0;
+}
+
+static hta_status one_rank(const hta_trace *t, size_t ri, uint16_t cat, const hta_annotation_opts *o,
+                           hta_table *tb, size_t *nfolded, hta_error *err) {
+    const hta_rank *r = t->ranks[ri];
+    hta_view v;
+    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    if (st) return st;
+    item *it = malloc((v.n ? v.n : 1) * sizeof *it);
+    group *g = malloc((v.n ? v.n : 1) * sizeof *g);
+    double *cum = malloc((v.n ? v.n : 1) * sizeof *cum);
+    if (!it || !g || !cum) goto oom;
+    size_t ni = 0, ng = 0;
+    for (size_t k = 0; k < v.n; k++)
+        if (r->cat[v.row[k]] == cat) it[ni++] = (item){r->name[v.row[k]], v.dur[k]};
+    qsort(it, ni, sizeof *it, cmp_item);
+    for (size_t i = 0; i < ni;) {
+        size_t j = i;
+        int64_t s = 0;
+        while (j < ni && it[j].name == it[i].name) s += it[j++].dur;
+        g[ng++] = (group){hta_sym(t->sym, it[i].name), i, j - i, s, 0};
+        i = j;
+    }
+    qsort(g, ng, sizeof *g, cmp_group_name);
+    if (o->num_kernels >= 0 && ng > (size_t)o->num_kernels) {
+        /* HTA's fold: by sum descending, names past the duration_ratio quantile
+         * of the running sum or past position num_kernels become "others". */
+        qsort(g, ng, sizeof *g, cmp_group_sum);
+        double run = 0;
+        for (size_t k = 0; k < ng; k++) cum[k] = run += (double)g[k].sum / 1000.0;
+        double q = hta_quantile_sorted(cum, ng, o->duration_ratio);
+        for (size_t k = 0; k < ng; k++)
+            if ((cum[k] > q || k >= (size_t)o->num_kernels) && !allowed(o, g[k].name)) {
+                g[k].others = 1;
+                (*nfolded)++;
+            }
+        qsort(g, ng, sizeof *g, cmp_group_name);
+    }
+    acc others = {0};
+    int others_done = 0;
+    for (size_t k = 0; k <= ng; k++) {
+        /* "others" takes its place in name order */
+        if (!others_done && others.n && (k == ng || strcmp(g[k].name, "others") > 0)) {
+            if (emit(tb, r->rank, "others", &others)) goto oom;
+            others_done = 1;
+        }
+        if (k == ng) break;
+        acc a = {0};
+        for (size_t i = g[k].first; i < g[k].first + g[k].n; i++) acc_add(g[k].others ? &others : &a, (double)it[i].dur / 1000.0);
+        if (!g[k].others && emit(tb, r->rank, g[k].name, &a)) goto oom;
+    }
+    free(it);
+    free(g);
+    free(cum);
+    hta_view_free(&v);
+    return HTA_OK;
+oom:
+    free(it);
+    free(g);
+    free(cum);
+    hta_view_free(&v);
+    return OOM();
+}
+
+hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opts *o, hta_result *out,
+                                    hta_error *err) {
+    const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
+    hta_table *tb = hta_table_new("gpu_user_annotation_breakdown");
+    size_t *sel = NULL;
+    if (!tb) return OOM();
+    static const struct {
+        const char *n;
+        hta_col_type ty;
+    } cols[] = {{"rank", HTA_COL_INT},        {"name", HTA_COL_STR},     {"count", HTA_COL_INT},
+                {"sum (us)", HTA_COL_FLOAT},  {"max (us)", HTA_COL_FLOAT}, {"min (us)", HTA_COL_FLOAT},
+                {"stddev", HTA_COL_FLOAT},    {"mean (us)", HTA_COL_FLOAT}};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        if (hta_table_add_col(tb, cols[k].n, cols[k].ty) < 0) goto oom;
+    int64_t cat = -1;
+    for (size_t k = 0; k < t->ncats; k++)
+        if (!strcmp(hta_sym(t->sym, t->cats[k]), catname)) cat = (int64_t)k;
+    if (cat < 0) {
+        hta_result_note(out, "no '%s' events in the trace: nothing to break down%s", catname,
+                        o->use_cpu_annotation ? "" : " (try --cpu for CPU-side user annotations)");
+    } else {
+        size_t ns = hta_select_ranks(t, &o->common, &sel);
+        if (!sel) goto oom;
+        size_t folded = 0;
+        for (size_t k = 0; k < ns; k++) {
+            hta_status st = one_rank(t, sel[k], (uint16_t)cat, o, tb, &folded, err);
+            if (st) {
+                free(sel);
+                hta_table_free(tb);
+                return st;
+            }
+        }
+        if (folded)
+            hta_result_note(out,
+                            "%zu annotation names folded into \"others\" (--top %d, --duration-ratio %g); every row "
+                            "shows the statistics of its own annotation instances (HTA shows max = min = mean = "
+                            "sum for them)",
+                            folded, o->num_kernels, o->duration_ratio);
+        free(sel);
+    }
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    free(sel);
+    hta_table_free(tb);
+    return OOM();
+}

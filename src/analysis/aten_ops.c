@@ -1,0 +1,379 @@
+/* ATen op -> kernel sequences with their delays (analyses.md §9): every
+ * kernel launch is attributed to the innermost `aten::` op enclosing it; per
+ * op instance the launched kernels form a sequence; per (op, sequence) the
+ * number of instances and the mean delays of the first launch (from the op's
+ * start) and of the first kernel (from its launch).
+ *
+ * Differences from HTA: each rank's table holds only that rank's records
+ * (HTA accumulates them across ranks, Quirk A5); a trace without any launch
+ * inside an ATen op gives an empty table (HTA raises KeyError, A18); a launch
+ * whose kernel is missing is skipped (HTA fails on `.item()`). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/launch.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
+
+/* ---- the deepest enclosing op: rightmost op (by start) whose end covers ---- */
+
+typedef struct seg {
+    int64_t *mx; /* max end per node, 1-based heap */
+    size_t size;
+} seg;
+
+static int seg_init(seg *s, const int64_t *end, size_t n) {
+    s->size = 1;
+    while (s->size < n) s->size <<= 1;
+    s->mx = malloc(2 * s->size * sizeof *s->mx);
+    if (!s->mx) return -1;
+    for (size_t i = 0; i < s->size; i++) s->mx[s->size + i] = i < n ? end[i] : INT64_MIN;
+    for (size_t i = s->size - 1; i >= 1; i--) s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
+    return 0;
+}
+
+/* Largest i <= p with end[i] >= e, or -1. */
+static long seg_rightmost(const seg *s, size_t node, size_t lo, size_t hi, size_t p, int64_t e) {
+    if (lo > p || s->mx[node] < e) return -1;
+    if (hi - lo == 1) return (long)lo;
+    size_t mid = lo + (hi - lo) / 2;
+    long r = seg_rightmost(s, 2 * node + 1, mid, hi, p, e);
+    return r >= 0 ? r : seg_rightmost(s, 2 * node, lo, mid, p, e);
+}
+
+typedef struct op_ent {
+    int64_t ts;
+    uint32_t pos;
+} op_ent;
+
+static int cmp_op(const void *a, const void *b) {
+    const op_ent *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    /* equal starts: the op first in table order must be the rightmost */
+    return (x->pos < y->pos) - (x->pos > y->pos);
+}
+
+/* ---- records, op instances, (op, sequence) groups ---- */
+
+typedef struct rec {
+    uint32_t op, launch, kernel; /* view positions */
+    uint32_t seq;                /* record order */
+} rec;
+
+typedef struct inst {
+    int64_t tid, ts;
+    uint32_t name; /* symbol */
+    uint32_t first, n; /* records recs[first .. first+n) */
+    size_t seq_off;    /* kernel sequence text in the arena */
+    double launch_delay, runtime_delay; /* us, first record */
+} inst;
+
+typedef struct ctx {
+    const hta_trace *t;
+    const hta_rank *r;
+    const hta_view *v;
+    char *arena;
+} ctx;
+
+static const ctx *g_cx; /* qsort has no context argument */
+
+static int cmp_rec(const void *a, const void *b) {
+    const rec *x = a, *y = b;
+    const hta_rank *r = g_cx->r;
+    const hta_view *v = g_cx->v;
+    int64_t tx = hta_row_thread(r, v->row[x->op])->tid, ty = hta_row_thread(r, v->row[y->op])->tid;
+    if (tx != ty) return tx < ty ? -1 : 1;
+    uint32_t nx = r->name[v->row[x->op]], ny = r->name[v->row[y->op]];
+    if (nx != ny) {
+        int c = strcmp(hta_sym(g_cx->t->sym, nx), hta_sym(g_cx->t->sym, ny));
+        if (c) return c;
+    }
+    if (v->ts[x->op] != v->ts[y->op]) return v->ts[x->op] < v->ts[y->op] ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_inst(const void *a, const void *b) {
+    const inst *x = a, *y = b;
+    int c = strcmp(hta_sym(g_cx->t->sym, x->name), hta_sym(g_cx->t->sym, y->name));
+    if (c) return c;
+    return strcmp(g_cx->arena + x->seq_off, g_cx->arena + y->seq_off);
+}
+
+typedef struct grp {
+    const char *op, *seq;
+    int64_t count;
+    double launch_delay, runtime_delay; /* means, us */
+} grp;
+
+enum { K_COUNT, K_LAUNCH, K_RUNTIME };
+static const char *const g_keys[] = {"occurrence_count", "avg_aten_op_launch_delay", "avg_runtime_delay"};
+
+static double grp_key(const grp *g, int k) {
+    return k == K_COUNT ? (double)g->count : k == K_LAUNCH ? g->launch_delay : g->runtime_delay;
+}
+
+static const grp *g_groups;
+static const int *g_sort;
+static size_t g_nsort;
+static int cmp_grp_multi(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    for (size_t k = 0; k < g_nsort; k++) {
+        double u = grp_key(&g_groups[x], g_sort[k]), w = grp_key(&g_groups[y], g_sort[k]);
+        if (u != w) return u > w ? -1 : 1;
+    }
+    return (x > y) - (x < y);
+}
+
+typedef struct notes {
+    size_t no_kernel, many_kernels, launches_outside;
+} notes;
+
+static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o, const unsigned char *kind,
+                           const int *sortk, size_t nsort, hta_table *tb, notes *nt, hta_error *err) {
+    const hta_rank *r = t->ranks[ri];
+    hta_view v;
+    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    if (st) return st;
+    size_t n = v.n ? v.n : 1;
+    op_ent *ops = malloc(n * sizeof *ops);
+    int64_t *oend = malloc(n * sizeof *oend), *ots = malloc(n * sizeof *ots);
+    int32_t *kern = malloc(r->n ? r->n * sizeof *kern : sizeof *kern); /* launch row -> kernel view pos */
+    unsigned char *nkern = calloc(r->n ? r->n : 1, 1);
+    rec *recs = malloc(n * sizeof *recs);
+    inst *ins = malloc(n * sizeof *ins);
+    grp *gs = malloc(n * sizeof *gs);
+    uint32_t *perm = malloc(n * sizeof *perm);
+    double *key = malloc(n * sizeof *key);
+    seg sg = {0};
+    ctx cx = {t, r, &v, NULL};
+    size_t acap = 0, alen = 0;
+    if (!ops || !oend || !ots || !kern || !nkern || !recs || !ins || !gs || !perm || !key) goto oom;
+
+    size_t nops = 0;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        if (kind[r->name[i]] & 1) ops[nops++] = (op_ent){v.ts[k], (uint32_t)k};
+        if (hta_row_stream(r, i) != -1 && r->partner[i] != HTA_NO_ROW) {
+            uint32_t l = (uint32_t)r->partner[i];
+            if (!nkern[l]++) kern[l] = (int32_t)k;
+            if (nkern[l] > 2) nkern[l] = 2;
+        }
+    }
+    qsort(ops, nops, sizeof *ops, cmp_op);
+    for (size_t k = 0; k < nops; k++) {
+        ots[k] = ops[k].ts;
+        oend[k] = ops[k].ts + v.dur[ops[k].pos];
+    }
+    if (nops && seg_init(&sg, oend, nops)) goto oom;
+
+    size_t nrec = 0;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        if (!(kind[r->name[i]] & 2)) continue;
+        int64_t a = v.ts[k], e = v.ts[k] + v.dur[k];
+        size_t lo = 0, hi = nops; /* last op starting at or before a */
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (ots[m] <= a) lo = m + 1;
+            else hi = m;
+        }
+        if (!lo) {
+            nt->launches_outside++;
+            continue;
+        }
+        long q = seg_rightmost(&sg, 1, 0, sg.size, lo - 1, e);
+        if (q < 0) {
+            nt->launches_outside++;
+            continue;
+        }
+        if (!nkern[i]) {
+            nt->no_kernel++;
+            continue;
+        }
+        if (nkern[i] > 1) nt->many_kernels++;
+        recs[nrec] = (rec){ops[q].pos, (uint32_t)k, (uint32_t)kern[i], (uint32_t)nrec};
+        nrec++;
+    }
+
+    /* op instances: records grouped by (tid, op name, op start), record order kept */
+    g_cx = &cx;
+    qsort(recs, nrec, sizeof *recs, cmp_rec);
+    size_t nin = 0;
+    for (size_t a = 0; a < nrec;) {
+        size_t b = a + 1;
+        uint32_t oa = recs[a].op;
+        int64_t tid = hta_row_thread(r, v.row[oa])->tid;
+        while (b < nrec && hta_row_thread(r, v.row[recs[b].op])->tid == tid &&
+               r->name[v.row[recs[b].op]] == r->name[v.row[oa]] && v.ts[recs[b].op] == v.ts[oa])
+            b++;
+        size_t need = 1;
+        for (size_t j = a; j < b; j++) need += hta_sym_len(t->sym, r->name[v.row[recs[j].kernel]]) + 4;
+        if (alen + need > acap) {
+            size_t nc = acap ? acap * 2 : 1 << 16;
+            while (nc < alen + need) nc *= 2;
+            char *na = realloc(cx.arena, nc);
+            if (!na) goto oom;
+            cx.arena = na;
+            acap = nc;
+        }
+        inst *in = &ins[nin++];
+        in->tid = tid;
+        in->ts = v.ts[oa];
+        in->name = r->name[v.row[oa]];
+        in->first = (uint32_t)a;
+        in->n = (uint32_t)(b - a);
+        in->seq_off = alen;
+        for (size_t j = a; j < b; j++) {
+            if (j > a) memcpy(cx.arena + alen, " -> ", 4), alen += 4;
+            uint32_t kn = r->name[v.row[recs[j].kernel]];
+            size_t l = hta_sym_len(t->sym, kn);
+            memcpy(cx.arena + alen, hta_sym(t->sym, kn), l);
+            alen += l;
+        }
+        cx.arena[alen++] = 0;
+        in->launch_delay = (double)(v.ts[recs[a].launch] - v.ts[oa]) / 1000.0;
+        in->runtime_delay = (double)(v.ts[recs[a].kernel] - v.ts[recs[a].launch]) / 1000.0;
+        a = b;
+    }
+
+    /* (op name, sequence) groups in key order, as pandas groupby gives them */
+    qsort(ins, nin, sizeof *ins, cmp_inst);
+    size_t ng = 0;
+    for (size_t a = 0; a < nin;) {
+        size_t b = a;
+        double sl = 0, sr = 0;
+        while (b < nin && !cmp_inst(&ins[a], &ins[b])) sl += ins[b].launch_delay, sr += ins[b].runtime_delay, b++;
+        gs[ng++] = (grp){hta_sym(t->sym, ins[a].name), cx.arena + ins[a].seq_off, (int64_t)(b - a),
+                         sl / (double)(b - a), sr / (double)(b - a)};
+        a = b;
+    }
+    if (nsort == 1) {
+        /* pandas sorts one key with numpy's unstable quicksort: reproduce its tie order */
+        for (size_t g = 0; g < ng; g++) key[g] = grp_key(&gs[g], sortk[0]);
+        hta_argsort_numpy_desc(key, ng, perm);
+    } else {
+        for (size_t g = 0; g < ng; g++) perm[g] = (uint32_t)g;
+        g_groups = gs;
+        g_sort = sortk;
+        g_nsort = nsort;
+        qsort(perm, ng, sizeof *perm, cmp_grp_multi);
+    }
+    for (size_t k = 0; k < ng; k++) {
+        const grp *g = &gs[perm[k]];
+        long row = hta_table_add_row(tb);
+        if (row < 0) goto oom;
+        int c = 0;
+        hta_table_set_int(tb, row, c++, r->rank);
+        if (hta_table_set_str(tb, row, c++, g->op)) goto oom;
+        if (hta_table_set_str(tb, row, c++, g->seq)) goto oom;
+        hta_table_set_int(tb, row, c++, g->count);
+        hta_table_set_float(tb, row, c++, hta_round(g->launch_delay, 3));
+        hta_table_set_float(tb, row, c++, hta_round(g->runtime_delay, 3));
+    }
+    st = HTA_OK;
+    goto out;
+oom:
+    st = OOM();
+out:
+    free(ops);
+    free(oend);
+    free(ots);
+    free(kern);
+    free(nkern);
+    free(recs);
+    free(ins);
+    free(gs);
+    free(perm);
+    free(key);
+    free(sg.mx);
+    free(cx.arena);
+    hta_view_free(&v);
+    return st;
+}
+
+static int is_launch_name(const char *s) {
+    /* re.match of (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) */
+    return (!strncmp(s, "cuda", 4) && strstr(s + 4, "LaunchKernel")) || !strncmp(s, "cuLaunchKernel", 14) ||
+           !strncmp(s, "runFunction", 11);
+}
+
+hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_result *out, hta_error *err) {
+    int sortk[3];
+    size_t nsort = 0;
+    if (!o->sort_by || !o->nsort) {
+        sortk[nsort++] = K_COUNT;
+    } else {
+        if (o->nsort > 3) return hta_fail(err, HTA_EINVAL, "at most 3 sort columns");
+        for (size_t k = 0; k < o->nsort; k++) {
+            int f = -1;
+            for (int j = 0; j < 3; j++)
+                if (!strcmp(o->sort_by[k], g_keys[j])) f = j;
+            if (f < 0)
+                return hta_fail(err, HTA_EINVAL,
+                                "cannot sort by '%s' (occurrence_count, avg_aten_op_launch_delay, avg_runtime_delay)",
+                                o->sort_by[k]);
+            sortk[nsort++] = f;
+        }
+    }
+    hta_table *tb = hta_table_new("aten_op_kernels_and_delay");
+    size_t *sel = NULL;
+    unsigned char *kind = NULL;
+    if (!tb) return OOM();
+    static const struct {
+        const char *n;
+        hta_col_type ty;
+    } cols[] = {{"rank", HTA_COL_INT},
+                {"aten_op_name", HTA_COL_STR},
+                {"kernel_sequence", HTA_COL_STR},
+                {"occurrence_count", HTA_COL_INT},
+                {"avg_aten_op_launch_delay", HTA_COL_FLOAT},
+                {"avg_runtime_delay", HTA_COL_FLOAT}};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        if (hta_table_add_col(tb, cols[k].n, cols[k].ty) < 0) goto oom;
+    /* per symbol: 1 = aten op, 2 = kernel launch */
+    uint32_t nsym = hta_symtab_count(t->sym);
+    kind = calloc(nsym ? nsym : 1, 1);
+    if (!kind) goto oom;
+    for (uint32_t s = 0; s < nsym; s++) {
+        const char *nm = hta_sym(t->sym, s);
+        kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (is_launch_name(nm) ? 2 : 0));
+    }
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    notes nt = {0};
+    for (size_t k = 0; k < ns; k++) {
+        hta_status st = one_rank(t, sel[k], o, kind, sortk, nsort, tb, &nt, err);
+        if (st) {
+            free(sel);
+            free(kind);
+            hta_table_free(tb);
+            return st;
+        }
+    }
+    if (!tb->nrows)
+        hta_result_note(out,
+                        "no kernel launch (cuda*LaunchKernel*, cuLaunchKernel*, runFunction*) inside an aten:: op "
+                        "with its kernel in the trace (%zu launch%s outside every aten:: op): nothing to report "
+                        "(HTA raises KeyError('thread_id') here)",
+                        nt.launches_outside, nt.launches_outside == 1 ? "" : "es");
+    if (nt.no_kernel)
+        hta_result_note(out, "%zu launch%s inside an aten:: op without a kernel in the trace skipped (HTA fails on "
+                             "them)",
+                        nt.no_kernel, nt.no_kernel == 1 ? "" : "es");
+    if (nt.many_kernels)
+        hta_result_note(out, "%zu launch%s with several GPU activities: the first one is used", nt.many_kernels,
+                        nt.many_kernels == 1 ? "" : "es");
+    free(sel);
+    free(kind);
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    free(sel);
+    free(kind);
+    hta_table_free(tb);
+    return OOM();
+}

@@ -1,0 +1,114 @@
+/* GPU rows of one rank for the breakdown analyses, with kernel types. */
+#include "analysis/breakdown_rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+hta_kernel_type hta_breakdown_kernel_type(const char *n) {
+    /* HTA also calls every hip* name communication; HIP copies are memory. */
+    if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
+    if (starts(n, "hipMemcpy") || starts(n, "hipMemset")) return HTA_KT_MEMORY;
+    hta_kernel_type k = hta_kernel_type_of(n);
+    return k == HTA_KT_COMMUNICATION ? HTA_KT_OTHER : k;
+}
+
+static int activity_class(hta_cat_class c) {
+    return c == HTA_CC_KERNEL || c == HTA_CC_MEMCPY || c == HTA_CC_MEMSET;
+}
+
+int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_rows sel) {
+    if (hta_row_stream(r, row) == -1) return 0;
+    if (sel == HTA_GPU_ROWS_ANY_STREAM) return 1;
+    return activity_class(hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, row))));
+}
+
+hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel,
+                         bd_rows *b, hta_error *err) {
+    memset(b, 0, sizeof *b);
+    hta_status st = hta_view_build(t, ri, vo, &b->v, err);
+    if (st) return st;
+    const hta_rank *r = b->v.r;
+    size_t nsym = hta_symtab_count(t->sym);
+    uint8_t *catok = malloc(t->ncats ? t->ncats : 1);
+    uint8_t *ktype = malloc(nsym ? nsym : 1); /* 0xff = not yet classified */
+    size_t cap = b->v.n ? b->v.n : 1;
+    b->pos = malloc(cap * sizeof *b->pos);
+    b->ts = malloc(cap * sizeof *b->ts);
+    b->dur = malloc(cap * sizeof *b->dur);
+    b->type = malloc(cap);
+    if (!catok || !ktype || !b->pos || !b->ts || !b->dur || !b->type) {
+        free(catok);
+        free(ktype);
+        bd_rows_free(b);
+        return BD_OOM(err);
+    }
+    for (size_t c = 0; c < t->ncats; c++)
+        catok[c] = sel == HTA_GPU_ROWS_ANY_STREAM ||
+                   activity_class(hta_cat_classify(hta_sym(t->sym, t->cats[c])));
+    memset(ktype, 0xff, nsym ? nsym : 1);
+    size_t m = 0;
+    for (size_t k = 0; k < b->v.n; k++) {
+        uint32_t i = b->v.row[k];
+        if (hta_row_stream(r, i) == -1 || !catok[r->cat[i]]) continue;
+        uint32_t nm = r->name[i];
+        if (ktype[nm] == 0xff) ktype[nm] = (uint8_t)hta_breakdown_kernel_type(hta_sym(t->sym, nm));
+        b->pos[m] = (uint32_t)k;
+        b->ts[m] = b->v.ts[k];
+        b->dur[m] = b->v.dur[k];
+        b->type[m] = ktype[nm];
+        m++;
+    }
+    b->n = m;
+    free(catok);
+    free(ktype);
+    return HTA_OK;
+}
+
+void bd_rows_free(bd_rows *b) {
+    hta_view_free(&b->v);
+    free(b->pos);
+    free(b->ts);
+    free(b->dur);
+    free(b->type);
+    memset(b, 0, sizeof *b);
+}
+
+long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue) {
+    size_t n = 0;
+    for (size_t i = 0; i < b->n; i++) n += type < 0 || b->type[i] == type;
+    int64_t *ts = malloc((n ? n : 1) * sizeof *ts), *du = malloc((n ? n : 1) * sizeof *du);
+    *us = malloc((n ? n : 1) * sizeof **us);
+    *ue = malloc((n ? n : 1) * sizeof **ue);
+    if (!ts || !du || !*us || !*ue) goto oom;
+    size_t m = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (type < 0 || b->type[i] == type) {
+            ts[m] = b->ts[i];
+            du[m] = b->dur[i];
+            m++;
+        }
+    size_t k = hta_interval_union(ts, du, n, *us, *ue);
+    if (n && !k) goto oom;
+    free(ts);
+    free(du);
+    return (long)k;
+oom:
+    free(ts);
+    free(du);
+    free(*us);
+    free(*ue);
+    *us = *ue = NULL;
+    return -1;
+}
+
+void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) n += (size_t)bd_is_gpu_row(t, r, i, sel);
+    if (n)
+        hta_result_note(out, "rank %d has no %s inside the profiled steps (%zu outside: HTA drops the last step "
+                        "and what it launched; --include-last-step keeps it)", r->rank, what, n);
+    else
+        hta_result_note(out, "rank %d has no %s (a CPU-only trace?)", r->rank, what);
+}

@@ -1,0 +1,38 @@
+/* Internal to the breakdown analyses: one rank's GPU rows with their kernel types. */
+#ifndef HTA_BREAKDOWN_ROWS_H
+#define HTA_BREAKDOWN_ROWS_H
+
+#include "hta/breakdown.h"
+#include "hta/util.h"
+
+typedef struct bd_rows {
+    hta_view v;       /* HTA's table of the rank */
+    size_t n;         /* selected rows */
+    uint32_t *pos;    /* view position of each selected row, in view order */
+    int64_t *ts;      /* ns relative to the trace origin */
+    int64_t *dur;     /* ns, >= 0 */
+    uint8_t *type;    /* hta_kernel_type by hta_breakdown_kernel_type */
+} bd_rows;
+
+/* GPU rows of rank t->ranks[ri] chosen by `sel` (HTA_GPU_ROWS_ACTIVITY or
+ * _ANY_STREAM).
+ * regardless of sel. */
+hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel,
+                         bd_rows *out, hta_error *err);
+void bd_rows_free(bd_rows *b);
+
+/* Union (analyses.md §2) of the selected rows whose type is `type` (or all
+ * rows when type < 0).  us and ue are malloc'ed; returns the count or -1 when
+ * out of memory. */
+long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue);
+
+/* Adds a note saying why rank r has no GPU rows of the kind `sel` (`what`
+ * names them): none at all, or none inside HTA's profiled steps. */
+void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out);
+
+/* Is this row GPU activity in the sense of `sel`? */
+int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_rows sel);
+
+#define BD_OOM(err) hta_fail((err), HTA_ENOMEM, "out of memory")
+
+#endif

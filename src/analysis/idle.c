@@ -1,0 +1,200 @@
+/* Idle time breakdown (analyses.md §7): per rank and GPU stream, each gap
+ * before a kernel/memcpy/memset is host_wait (its launch came after the
+ * previous activity ended), kernel_wait (a gap shorter than the
+ * consecutive-kernel delay) or other.
+ *
+ * Unlike HTA, streams are told apart per device (pid) as well as by stream id
+ * (quirk A4), and a kernel whose launch is not in the trace has no launch time
+ * instead of borrowing event 0's (quirk A3). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/breakdown_rows.h"
+
+enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
+static const char *const g_cat[NCAT] = {"host_wait", "kernel_wait", "other"};
+
+typedef struct stream_key {
+    int64_t pid, stream;
+} stream_key;
+
+typedef struct tables {
+    hta_table *idle, *stats;
+} tables;
+
+static hta_table *new_table(const char *name, const char *const *cols, const hta_col_type *ty, size_t n) {
+    hta_table *t = hta_table_new(name);
+    if (!t) return NULL;
+    for (size_t c = 0; c < n; c++)
+        if (hta_table_add_col(t, cols[c], ty[c]) < 0) {
+            hta_table_free(t);
+            return NULL;
+        }
+    return t;
+}
+
+static double r2(double x) { return hta_round(x, 2); }
+
+/* One stream: rows idx[0..n) (view-ordered GPU rows), ts/end/launch in ns. */
+static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, size_t n, const int64_t *ts,
+                      const int64_t *end, const int64_t *launch, int64_t delay, double *scratch) {
+    hta_sort_idx_by_i64(idx, n, ts);
+    int64_t sum[NCAT] = {0};
+    size_t cnt[NCAT] = {0};
+    int present[NCAT] = {0};
+    unsigned char *cat = (unsigned char *)(scratch + n); /* n bytes after the n doubles */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = idx[k];
+        int c = OTHER;
+        if (k) {
+            int64_t prev_end = end[idx[k - 1]], gap = ts[i] - prev_end;
+            if (launch[i] != INT64_MIN && launch[i] > prev_end) c = HOST_WAIT;
+            else if (gap < delay) c = KERNEL_WAIT;
+            sum[c] += gap;
+            cnt[c]++;
+        }
+        cat[k] = (unsigned char)c;
+        present[c] = 1;
+    }
+    int64_t total = sum[0] + sum[1] + sum[2];
+    for (int c = 0; c < NCAT; c++) {
+        if (!present[c]) continue;
+        long row = hta_table_add_row(tb->idle);
+        if (row < 0) return -1;
+        hta_table_set_int(tb->idle, row, 0, rank);
+        hta_table_set_int(tb->idle, row, 1, sk.stream);
+        if (hta_table_set_str(tb->idle, row, 2, g_cat[c])) return -1;
+        hta_table_set_float(tb->idle, row, 3, r2(sum[c] / 1000.0));
+        hta_table_set_float(tb->idle, row, 4, total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
+        hta_table_set_int(tb->idle, row, 5, sk.pid);
+        if (!tb->stats) continue;
+        size_t m = 0;
+        for (size_t k = 1; k < n; k++)
+            if (cat[k] == c) scratch[m++] = (ts[idx[k]] - end[idx[k - 1]]) / 1000.0;
+        hta_describe d;
+        hta_describe_values(scratch, m, &d);
+        row = hta_table_add_row(tb->stats);
+        if (row < 0 || hta_table_set_str(tb->stats, row, 0, g_cat[c])) return -1;
+        hta_table_set_int(tb->stats, row, 1, rank);
+        hta_table_set_int(tb->stats, row, 2, sk.stream);
+        const double v[] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
+        for (int j = 0; j < 8; j++) hta_table_set_float(tb->stats, row, 3 + j, r2(v[j]));
+        hta_table_set_int(tb->stats, row, 11, sk.pid);
+    }
+    return 0;
+}
+
+static int wanted_stream(const hta_idle_opts *o, int64_t s) {
+    if (!o->streams) return 1;
+    for (size_t i = 0; i < o->nstreams; i++)
+        if (o->streams[i] == s) return 1;
+    return 0;
+}
+
+static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o, tables *tb, hta_result *out,
+                           hta_error *err) {
+    bd_rows b;
+    hta_status st = bd_rows_build(t, ri, &o->common.view, HTA_GPU_ROWS_ACTIVITY, &b, err);
+    if (st) return st;
+    const hta_rank *r = b.v.r;
+    size_t n = b.n, vn = b.v.n;
+    int32_t *vpos = malloc((r->n ? r->n : 1) * sizeof *vpos); /* rank row -> view position */
+    int64_t *end = malloc((n ? n : 1) * sizeof *end), *launch = malloc((n ? n : 1) * sizeof *launch);
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx), *sid = malloc((n ? n : 1) * sizeof *sid);
+    stream_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    double *scratch = malloc((n ? n : 1) * (sizeof(double) + 1));
+    size_t *start = NULL;
+    size_t nk = 0;
+    int bad = 1;
+    if (!vpos || !end || !launch || !idx || !sid || !keys || !scratch) goto done;
+    for (size_t i = 0; i < r->n; i++) vpos[i] = -1;
+    for (size_t k = 0; k < vn; k++) vpos[b.v.row[k]] = (int32_t)k;
+    /* streams in order of first appearance; a small open-addressing map keyed by (pid, stream) */
+    size_t hcap = 64;
+    while (hcap < 2 * n) hcap <<= 1;
+    int32_t *h = malloc(hcap * sizeof *h);
+    if (!h) goto done;
+    memset(h, 0xff, hcap * sizeof *h);
+    for (size_t i = 0; i < n; i++) {
+        size_t row = b.v.row[b.pos[i]];
+        end[i] = b.ts[i] + b.dur[i];
+        int32_t p = r->partner[row];
+        launch[i] = p != HTA_NO_ROW && vpos[p] >= 0 ? b.v.ts[vpos[p]] : INT64_MIN;
+        stream_key sk = {hta_row_thread(r, row)->pid, hta_row_stream(r, row)};
+        uint64_t hv = (uint64_t)sk.pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)sk.stream * 0xC2B2AE3D27D4EB4Full;
+        size_t j = (size_t)(hv >> 17) & (hcap - 1);
+        while (h[j] >= 0 && (keys[h[j]].pid != sk.pid || keys[h[j]].stream != sk.stream)) j = (j + 1) & (hcap - 1);
+        if (h[j] < 0) {
+            keys[nk] = sk;
+            h[j] = (int32_t)nk++;
+        }
+        sid[i] = (uint32_t)h[j];
+    }
+    free(h);
+    /* bucket rows by stream, keeping view order inside each */
+    start = calloc(nk + 1, sizeof *start);
+    if (!start) goto done;
+    for (size_t i = 0; i < n; i++) start[sid[i] + 1]++;
+    for (size_t s = 0; s < nk; s++) start[s + 1] += start[s];
+    {
+        size_t *fill = malloc((nk ? nk : 1) * sizeof *fill);
+        if (!fill) goto done;
+        memcpy(fill, start, nk * sizeof *fill);
+        for (size_t i = 0; i < n; i++) idx[fill[sid[i]]++] = (uint32_t)i;
+        free(fill);
+    }
+    int32_t rank = r->rank;
+    size_t used = 0;
+    for (size_t s = 0; s < nk; s++) {
+        if (!wanted_stream(o, keys[s].stream)) continue;
+        used++;
+        if (one_stream(tb, rank, keys[s], idx + start[s], start[s + 1] - start[s], b.ts, end, launch,
+                       o->consecutive_kernel_delay_ns, scratch))
+            goto done;
+    }
+    if (!n) bd_note_empty(t, r, HTA_GPU_ROWS_ACTIVITY, "kernels, memcpys or memsets: no idle time", out);
+    else if (!used) hta_result_note(out, "rank %d has none of the requested streams", rank);
+    bad = 0;
+done:
+    free(vpos), free(end), free(launch), free(idx), free(sid), free(keys), free(scratch), free(start);
+    bd_rows_free(&b);
+    return bad ? BD_OOM(err) : HTA_OK;
+}
+
+hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_result *out, hta_error *err) {
+    static const char *const ic[] = {"rank", "stream", "idle_category", "idle_time", "idle_time_ratio", "pid"};
+    static const hta_col_type it[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT,
+                                      HTA_COL_INT};
+    static const char *const sc[] = {"idle_category", "rank", "stream", "count", "mean", "std",
+                                     "min", "25%", "50%", "75%", "max", "pid"};
+    static const hta_col_type st_[] = {HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
+                                       HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT,
+                                       HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_INT};
+    tables tb = {new_table("idle_time", ic, it, 6), NULL};
+    if (o->interval_stats) tb.stats = new_table("interval_stats", sc, st_, 12);
+    size_t *sel = NULL;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!tb.idle || (o->interval_stats && !tb.stats) || !sel) {
+        free(sel);
+        hta_table_free(tb.idle);
+        hta_table_free(tb.stats);
+        return BD_OOM(err);
+    }
+    for (size_t k = 0; k < ns; k++) {
+        hta_status s = one_rank(t, sel[k], o, &tb, out, err);
+        if (s) {
+            free(sel);
+            hta_table_free(tb.idle);
+            hta_table_free(tb.stats);
+            return s;
+        }
+    }
+    free(sel);
+    if (hta_result_add(out, tb.idle)) {
+        hta_table_free(tb.stats);
+        return BD_OOM(err);
+    }
+    if (tb.stats && hta_result_add(out, tb.stats)) return BD_OOM(err);
+    return HTA_OK;
+}

@@ -1,0 +1,306 @@
+/* GPU kernel breakdown (analyses.md §4): time by kernel type, with overlaps
+ * between types split out (`kernel_type`), and statistics per kernel name
+ * (`all_kernels`), the smallest names of each type and rank folded into
+ * "others".  Unlike HTA (quirk A1) every row's max/min/mean/stddev are
+ * statistics of kernel durations, "others" included. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/breakdown_rows.h"
+
+#define NT 3 /* analysed types: COMPUTATION, COMMUNICATION, MEMORY (bits 1, 2, 4) */
+static const hta_kernel_type g_types[NT] = {HTA_KT_COMPUTATION, HTA_KT_COMMUNICATION, HTA_KT_MEMORY};
+
+typedef struct bound {
+    int64_t time;
+    uint32_t seq; /* position in HTA's concatenation: ties keep it (stable sort) */
+    int32_t delta;
+} bound;
+
+static int cmp_bound(const void *a, const void *b) {
+    const bound *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[]. */
+static int type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8]) {
+    int64_t *us[NT] = {0}, *ue[NT] = {0};
+    long nu[NT] = {0};
+    size_t nb = 0;
+    int rc = -1;
+    bound *bs = NULL;
+    for (int j = 0; j < ntypes; j++) {
+        if ((nu[j] = bd_union(b, (int)g_types[j], &us[j], &ue[j])) < 0) goto out;
+        nb += 2 * (size_t)nu[j];
+    }
+    bs = malloc((nb ? nb : 1) * sizeof *bs);
+    if (!bs) goto out;
+    size_t k = 0;
+    for (int j = 0; j < ntypes; j++) {
+        for (long i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i], (uint32_t)k, 1 << j}, k++;
+        for (long i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i], (uint32_t)k, -(1 << j)}, k++;
+    }
+    qsort(bs, nb, sizeof *bs, cmp_bound);
+    int run = 0;
+    for (size_t i = 0; i + 1 < nb; i++) {
+        run += bs[i].delta;
+        if (run <= 0 || run > 7) continue;
+        /* zero-length segments between coincident boundaries still name their label, as in HTA */
+        sum[run] += bs[i + 1].time - bs[i].time;
+        seen[run] = 1;
+    }
+    rc = 0;
+out:
+    for (int j = 0; j < NT; j++) free(us[j]), free(ue[j]);
+    free(bs);
+    return rc;
+}
+
+static void label_of(int bits, int ntypes, char *buf, size_t cap) {
+    buf[0] = 0;
+    for (int j = 0; j < ntypes; j++) {
+        if (!(bits & (1 << j))) continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, "%s%s", l ? " overlapping " : "", hta_kernel_type_name(g_types[j]));
+    }
+}
+
+static hta_status kernel_type_table(const int64_t sum[8], const int seen[8], int ntypes, hta_result *out,
+                                    hta_error *err) {
+    hta_table *tb = hta_table_new("kernel_type");
+    if (!tb || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 ||
+        hta_table_add_col(tb, "sum", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "percentage", HTA_COL_FLOAT) < 0)
+        goto oom;
+    char lab[8][96];
+    int ord[8], n = 0;
+    int64_t total = 0;
+    for (int bits = 1; bits < 8; bits++) {
+        if (!seen[bits]) continue;
+        label_of(bits, ntypes, lab[bits], sizeof lab[bits]);
+        ord[n++] = bits;
+        total += sum[bits];
+    }
+    /* HTA groups by label (ascending) then sorts by sum descending; ties stay in label order */
+    for (int a = 1; a < n; a++)
+        for (int c = a; c > 0 && strcmp(lab[ord[c - 1]], lab[ord[c]]) > 0; c--) {
+            int x = ord[c]; ord[c] = ord[c - 1]; ord[c - 1] = x;
+        }
+    for (int a = 1; a < n; a++)
+        for (int c = a; c > 0 && sum[ord[c - 1]] < sum[ord[c]]; c--) {
+            int x = ord[c]; ord[c] = ord[c - 1]; ord[c - 1] = x;
+        }
+    for (int i = 0; i < n; i++) {
+        long row = hta_table_add_row(tb);
+        if (row < 0 || hta_table_set_str(tb, row, 0, lab[ord[i]])) goto oom;
+        int64_t s = sum[ord[i]];
+        hta_table_set_float(tb, row, 1, s / 1000.0);
+        hta_table_set_float(tb, row, 2, total ? hta_round(100.0 * ((s / 1000.0) / (total / 1000.0)), 1) : NAN);
+    }
+    if (hta_result_add(out, tb)) return BD_OOM(err);
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return BD_OOM(err);
+}
+
+/* ---- per-name statistics ---- */
+
+typedef struct group {
+    uint32_t name;
+    int64_t count, sum, min, max; /* ns */
+    double m2;                    /* sum of squared deviations from the mean, us^2 */
+    double cumsum;
+} group;
+
+typedef struct krow {
+    const char *type, *name; /* name points into the symbol table or is "others" */
+    int32_t rank;
+    int64_t count, sum, min, max;
+    double m2;
+} krow;
+
+typedef struct krows {
+    krow *v;
+    size_t n, cap;
+} krows;
+
+static const hta_symtab *g_sym;
+static int cmp_group(const void *a, const void *b) {
+    const group *x = a, *y = b;
+    if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
+    return strcmp(hta_sym(g_sym, x->name), hta_sym(g_sym, y->name));
+}
+
+static int cmp_krow(const void *a, const void *b) {
+    const krow *x = a, *y = b;
+    int c = strcmp(x->type, y->type);
+    if (!c) c = strcmp(x->name, y->name);
+    if (!c) c = (x->rank > y->rank) - (x->rank < y->rank);
+    return c;
+}
+
+static int push(krows *k, krow r) {
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? 2 * k->cap : 64;
+        krow *q = realloc(k->v, nc * sizeof *q);
+        if (!q) return -1;
+        k->v = q;
+        k->cap = nc;
+    }
+    k->v[k->n++] = r;
+    return 0;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Merges group g into the running "others" row o (Chan's parallel variance). */
+static void fold(krow *o, const group *g) {
+    if (!o->count) {
+        o->count = g->count, o->sum = g->sum, o->min = g->min, o->max = g->max, o->m2 = g->m2;
+        return;
+    }
+    double na = (double)o->count, nb = (double)g->count;
+    double d = (g->sum / 1000.0) / nb - (o->sum / 1000.0) / na;
+    o->m2 += g->m2 + d * d * na * nb / (na + nb);
+    o->count += g->count;
+    o->sum += g->sum;
+    if (g->min < o->min) o->min = g->min;
+    if (g->max > o->max) o->max = g->max;
+}
+
+static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int type, const hta_kernel_opts *o,
+                      int32_t *gid, krows *outk) {
+    const hta_rank *r = b->v.r;
+    size_t ng = 0;
+    group *g = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->type[i] != type) continue;
+        uint32_t nm = r->name[b->v.row[b->pos[i]]];
+        if (gid[nm] < 0) {
+            if (ng == cap) {
+                cap = cap ? 2 * cap : 64;
+                group *q = realloc(g, cap * sizeof *q);
+                if (!q) goto oom;
+                g = q;
+            }
+            g[ng] = (group){nm, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
+            gid[nm] = (int32_t)ng++;
+        }
+        group *x = &g[gid[nm]];
+        int64_t d = b->dur[i];
+        x->count++;
+        x->sum += d;
+        if (d < x->min) x->min = d;
+        if (d > x->max) x->max = d;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->type[i] != type) continue;
+        group *x = &g[gid[r->name[b->v.row[b->pos[i]]]]];
+        double dv = b->dur[i] / 1000.0 - (x->sum / 1000.0) / (double)x->count;
+        x->m2 += dv * dv;
+    }
+    for (size_t j = 0; j < ng; j++) gid[g[j].name] = -1;
+    g_sym = t->sym;
+    if (ng) qsort(g, ng, sizeof *g, cmp_group);
+    const char *tname = hta_kernel_type_name((hta_kernel_type)type);
+    int fold_rest = o->top >= 0 && ng > (size_t)o->top;
+    double q = 0;
+    if (fold_rest) {
+        double *cs = malloc(ng * sizeof *cs), acc = 0;
+        if (!cs) goto oom;
+        for (size_t j = 0; j < ng; j++) cs[j] = g[j].cumsum = (acc += g[j].sum / 1000.0);
+        qsort(cs, ng, sizeof *cs, cmp_d);
+        q = hta_quantile_sorted(cs, ng, o->duration_ratio);
+        free(cs);
+    }
+    krow others = {tname, "others", rank, 0, 0, 0, 0, 0};
+    for (size_t j = 0; j < ng; j++) {
+        if (fold_rest && (g[j].cumsum > q || j >= (size_t)o->top)) {
+            fold(&others, &g[j]);
+            continue;
+        }
+        krow k = {tname, hta_sym(t->sym, g[j].name), rank, g[j].count, g[j].sum, g[j].min, g[j].max, g[j].m2};
+        if (push(outk, k)) goto oom;
+    }
+    if (others.count && push(outk, others)) goto oom;
+    free(g);
+    return 0;
+oom:
+    free(g);
+    return -1;
+}
+
+static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
+    static const char *const cols[] = {"name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)",
+                                       "kernel_type", "rank", "count"};
+    static const hta_col_type ty[] = {HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT,
+                                      HTA_COL_FLOAT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT};
+    hta_table *tb = hta_table_new("all_kernels");
+    if (!tb) return BD_OOM(err);
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        if (hta_table_add_col(tb, cols[c], ty[c]) < 0) goto oom;
+    if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
+    for (size_t i = 0; i < k->n; i++) {
+        const krow *x = &k->v[i];
+        long row = hta_table_add_row(tb);
+        if (row < 0 || hta_table_set_str(tb, row, 0, x->name) || hta_table_set_str(tb, row, 6, x->type)) goto oom;
+        hta_table_set_float(tb, row, 1, x->sum / 1000.0);
+        hta_table_set_float(tb, row, 2, x->max / 1000.0);
+        hta_table_set_float(tb, row, 3, x->min / 1000.0);
+        hta_table_set_float(tb, row, 4, x->count > 1 ? sqrt(x->m2 / (double)(x->count - 1)) : 0.0);
+        hta_table_set_float(tb, row, 5, (x->sum / 1000.0) / (double)x->count);
+        hta_table_set_int(tb, row, 7, x->rank);
+        hta_table_set_int(tb, row, 8, x->count);
+    }
+    if (hta_result_add(out, tb)) return BD_OOM(err);
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return BD_OOM(err);
+}
+
+hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
+    if (o->duration_ratio < 0 || o->duration_ratio > 1)
+        return hta_fail(err, HTA_EINVAL, "duration ratio %g is not between 0 and 1", o->duration_ratio);
+    int ntypes = o->include_memory ? 3 : 2;
+    int64_t sum[8] = {0};
+    int seen[8] = {0};
+    krows k = {0};
+    size_t nsym = hta_symtab_count(t->sym);
+    int32_t *gid = malloc((nsym ? nsym : 1) * sizeof *gid);
+    size_t *sel = NULL;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!gid || !sel) goto oom;
+    memset(gid, 0xff, (nsym ? nsym : 1) * sizeof *gid);
+    for (size_t i = 0; i < ns; i++) {
+        bd_rows b;
+        hta_status st = bd_rows_build(t, sel[i], &o->common.view, o->gpu_rows, &b, err);
+        if (st) {
+            free(gid), free(sel), free(k.v);
+            return st;
+        }
+        int32_t rank = t->ranks[sel[i]]->rank;
+        size_t nk = 0;
+        for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
+        if (!nk) bd_note_empty(t, t->ranks[sel[i]], o->gpu_rows, "GPU kernels to break down", out);
+        int bad = type_sweep(&b, ntypes, sum, seen);
+        for (int j = 0; !bad && j < ntypes; j++) bad = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k);
+        bd_rows_free(&b);
+        if (bad) goto oom;
+    }
+    free(gid);
+    free(sel);
+    hta_status st = kernel_type_table(sum, seen, ntypes, out, err);
+    if (!st) st = all_kernels_table(&k, out, err);
+    free(k.v);
+    return st;
+oom:
+    free(gid), free(sel), free(k.v);
+    return BD_OOM(err);
+}

@@ -1,0 +1,224 @@
+/* CUDA kernel launch statistics (analyses.md §8): per launch, the CPU-side
+ * duration, the GPU-side duration and the delay between the end of the launch
+ * call and the start of the GPU work, plus HTA's three outlier counts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/launch.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+void hta_launch_opts_default(hta_launch_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->runtime_cutoff_us = 50;
+    o->launch_delay_cutoff_us = 100;
+    o->include_memory_events = 1;
+}
+
+typedef struct corr_pos {
+    int64_t corr;
+    uint32_t pos; /* view position */
+} corr_pos;
+
+static int cmp_cp(const void *a, const void *b) {
+    const corr_pos *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* First element of v[0..n) with corr >= c. */
+static size_t lower_cp(const corr_pos *v, size_t n, int64_t c) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v[m].corr < c) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+static int has_i64(const int64_t *v, size_t n, int64_t c) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v[m] < c) lo = m + 1;
+        else hi = m;
+    }
+    return lo < n && v[lo] == c;
+}
+
+/* Symbol ids of the launch names HTA counts (TF§4.4); -1 where absent. */
+static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids) {
+    static const char *const names[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
+                                        "runFunction - job_prep_and_submit_for_execution", "cudaMemsetAsync",
+                                        "cudaMemcpyAsync"};
+    size_t k = mem ? 5 : 3, n = 0;
+    for (size_t i = 0; i < k; i++) {
+        int64_t id = hta_symtab_find(t->sym, names[i], strlen(names[i]));
+        if (id >= 0) ids[n++] = id;
+    }
+    return n;
+}
+
+typedef struct stats_cols {
+    int rank, corr, cpu, gpu, delay, shortk, rt_out, ld_out;
+} stats_cols;
+
+static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts *o, const int64_t *ids,
+                           size_t nids, hta_table *tb, const stats_cols *c, hta_table *sum, hta_error *err) {
+    const hta_rank *r = t->ranks[ri];
+    hta_view v;
+    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    if (st) return st;
+    int64_t *corrs = malloc((v.n ? v.n : 1) * sizeof *corrs);
+    corr_pos *gpu = malloc((v.n ? v.n : 1) * sizeof *gpu);
+    if (!corrs || !gpu) {
+        free(corrs);
+        free(gpu);
+        hta_view_free(&v);
+        return OOM();
+    }
+    size_t nc = 0, ng = 0;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        /* A launch without a correlation id (-1) would join every uncorrelated
+         * CPU row with every uncorrelated GPU row: it links nothing. */
+        if (r->correlation[i] < 0) continue;
+        for (size_t j = 0; j < nids; j++)
+            if (r->name[i] == (uint32_t)ids[j]) {
+                corrs[nc++] = r->correlation[i];
+                break;
+            }
+    }
+    qsort(corrs, nc, sizeof *corrs, cmp_i64);
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        if (hta_row_stream(r, i) != -1 && has_i64(corrs, nc, r->correlation[i]))
+            gpu[ng++] = (corr_pos){r->correlation[i], (uint32_t)k};
+    }
+    qsort(gpu, ng, sizeof *gpu, cmp_cp);
+
+    int64_t nl = 0, nshort = 0, nrt = 0, nld = 0;
+    double scpu = 0, sgpu = 0, sdelay = 0;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        if (hta_row_stream(r, i) != -1 || !has_i64(corrs, nc, r->correlation[i])) continue;
+        for (size_t g = lower_cp(gpu, ng, r->correlation[i]); g < ng && gpu[g].corr == r->correlation[i]; g++) {
+            size_t gk = gpu[g].pos;
+            int64_t delay = v.ts[gk] - v.ts[k] - v.dur[k];
+            if (delay < 0) delay = 0;
+            double cpu_us = (double)v.dur[k] / 1000.0, gpu_us = (double)v.dur[gk] / 1000.0;
+            double delay_us = (double)delay / 1000.0;
+            int sk = cpu_us <= o->runtime_cutoff_us && gpu_us < cpu_us;
+            int ro = cpu_us > o->runtime_cutoff_us;
+            int lo = delay_us > o->launch_delay_cutoff_us;
+            long row = hta_table_add_row(tb);
+            if (row < 0) {
+                free(corrs);
+                free(gpu);
+                hta_view_free(&v);
+                return OOM();
+            }
+            hta_table_set_int(tb, row, c->rank, r->rank);
+            hta_table_set_int(tb, row, c->corr, r->correlation[i]);
+            hta_table_set_float(tb, row, c->cpu, cpu_us);
+            hta_table_set_float(tb, row, c->gpu, gpu_us);
+            hta_table_set_float(tb, row, c->delay, delay_us);
+            hta_table_set_int(tb, row, c->shortk, sk);
+            hta_table_set_int(tb, row, c->rt_out, ro);
+            hta_table_set_int(tb, row, c->ld_out, lo);
+            nl++;
+            nshort += sk;
+            nrt += ro;
+            nld += lo;
+            scpu += cpu_us;
+            sgpu += gpu_us;
+            sdelay += delay_us;
+        }
+    }
+    free(corrs);
+    free(gpu);
+    hta_view_free(&v);
+
+    long row = hta_table_add_row(sum);
+    if (row < 0) return OOM();
+    int col = 0;
+    hta_table_set_int(sum, row, col++, r->rank);
+    hta_table_set_int(sum, row, col++, nl);
+    hta_table_set_int(sum, row, col++, nshort);
+    hta_table_set_int(sum, row, col++, nrt);
+    hta_table_set_int(sum, row, col++, nld);
+    hta_table_set_float(sum, row, col++, o->runtime_cutoff_us);
+    hta_table_set_float(sum, row, col++, o->launch_delay_cutoff_us);
+    hta_table_set_float(sum, row, col++, nl ? scpu / (double)nl : NAN);
+    hta_table_set_float(sum, row, col++, nl ? sgpu / (double)nl : NAN);
+    hta_table_set_float(sum, row, col++, nl ? sdelay / (double)nl : NAN);
+    return HTA_OK;
+}
+
+hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_result *out, hta_error *err) {
+    hta_table *tb = hta_table_new("cuda_kernel_launch_stats");
+    hta_table *sum = hta_table_new("launch_summary");
+    size_t *sel = NULL;
+    if (!tb || !sum) goto oom;
+    stats_cols c;
+    if ((c.rank = hta_table_add_col(tb, "rank", HTA_COL_INT)) < 0 ||
+        (c.corr = hta_table_add_col(tb, "correlation", HTA_COL_INT)) < 0 ||
+        (c.cpu = hta_table_add_col(tb, "cpu_duration", HTA_COL_FLOAT)) < 0 ||
+        (c.gpu = hta_table_add_col(tb, "gpu_duration", HTA_COL_FLOAT)) < 0 ||
+        (c.delay = hta_table_add_col(tb, "launch_delay", HTA_COL_FLOAT)) < 0 ||
+        (c.shortk = hta_table_add_col(tb, "short_kernel", HTA_COL_INT)) < 0 ||
+        (c.rt_out = hta_table_add_col(tb, "runtime_outlier", HTA_COL_INT)) < 0 ||
+        (c.ld_out = hta_table_add_col(tb, "launch_delay_outlier", HTA_COL_INT)) < 0)
+        goto oom;
+    static const struct {
+        const char *n;
+        hta_col_type ty;
+    } sc[] = {{"rank", HTA_COL_INT},
+              {"launches", HTA_COL_INT},
+              {"short_kernels", HTA_COL_INT},
+              {"runtime_outliers", HTA_COL_INT},
+              {"launch_delay_outliers", HTA_COL_INT},
+              {"runtime_cutoff", HTA_COL_FLOAT},
+              {"launch_delay_cutoff", HTA_COL_FLOAT},
+              {"mean_cpu_duration", HTA_COL_FLOAT},
+              {"mean_gpu_duration", HTA_COL_FLOAT},
+              {"mean_launch_delay", HTA_COL_FLOAT}};
+    for (size_t k = 0; k < sizeof sc / sizeof *sc; k++)
+        if (hta_table_add_col(sum, sc[k].n, sc[k].ty) < 0) goto oom;
+
+    int64_t ids[5];
+    size_t nids = launch_syms(t, o->include_memory_events, ids);
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        hta_status st = one_rank(t, sel[k], o, ids, nids, tb, &c, sum, err);
+        if (st) {
+            free(sel);
+            hta_table_free(tb);
+            hta_table_free(sum);
+            return st;
+        }
+    }
+    if (!nids)
+        hta_result_note(out,
+                        "no cudaLaunchKernel/cudaLaunchKernelExC/runFunction%s calls in the trace: HTA's launch "
+                        "statistics know no other launch API (HIP, cuLaunchKernel), so the table is empty",
+                        o->include_memory_events ? "/cudaMemcpyAsync/cudaMemsetAsync" : "");
+    free(sel);
+    if (hta_result_add(out, tb)) {
+        hta_table_free(sum);
+        return OOM();
+    }
+    if (hta_result_add(out, sum)) return OOM();
+    return HTA_OK;
+oom:
+    free(sel);
+    hta_table_free(tb);
+    hta_table_free(sum);
+    return OOM();
+}

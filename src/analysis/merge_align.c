@@ -1,0 +1,779 @@
+/* `hta merge` alignment: for every rank, how its timestamps map onto one
+ * timeline (include/hta/merge.h, docs/merge.md).
+ *
+ * All time arithmetic stays in int64 ns; doubles only hold differences
+ * (offsets, residuals, times relative to one epoch), never absolute unix ns,
+ * which a double cannot hold to the ns. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/merge_json.h"
+#include "hta/merge.h"
+#include "hta/rawtrace.h"
+#include "hta/symtab.h"
+#include "hta/util.h"
+
+#define PID_STRIDE 1000
+/* Residuals within this are never called outliers: MAD is 0 on exact data. */
+#define OUTLIER_FLOOR_NS 1000.0
+
+typedef struct anchor {
+    uint32_t cid; /* collective / marker instance, same across ranks */
+    int64_t u;    /* its time on this rank (ts + base) */
+} anchor;
+
+typedef struct rank_anchors {
+    anchor *a;
+    size_t n, cap;
+} rank_anchors;
+
+static int note(hta_merge_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int note(hta_merge_plan *p, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **q = realloc(p->notes, (p->nnotes + 1) * sizeof *q);
+    if (!q) return -1;
+    p->notes = q;
+    if (!(q[p->nnotes] = strdup(buf))) return -1;
+    p->nnotes++;
+    return 0;
+}
+
+void hta_merge_plan_free(hta_merge_plan *plan) {
+    if (!plan) return;
+    for (size_t i = 0; i < plan->n; i++) free(plan->r[i].path);
+    free(plan->r);
+    for (size_t i = 0; i < plan->nnotes; i++) free(plan->notes[i]);
+    free(plan->notes);
+    memset(plan, 0, sizeof *plan);
+}
+
+int64_t hta_merge_map(const hta_merge_plan *plan, size_t i, int64_t u) {
+    const hta_merge_rank *r = &plan->r[i];
+    double corr = r->offset_ns;
+    if (r->drift != 0.0) corr += r->drift * (double)(u - r->t0_ns);
+    return u + (int64_t)llround(corr) - plan->origin_ns;
+}
+
+/* ---- the rank's own clock ---- */
+
+static const char *meta_json(const hta_rank *r, const char *key) {
+    for (size_t i = 0; i < r->nmeta; i++)
+        if (!strcmp(r->meta[i].key, key)) return r->meta[i].json;
+    return NULL;
+}
+
+static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
+    const char *anc = meta_json(r, "htaClockAnchor");
+    if (anc) {
+        mj_member mm[16];
+        size_t n;
+        int64_t unix_ns, mono_ns;
+        if (!mj_members(anc, anc + strlen(anc), mm, 16, &n)) {
+            const mj_member *a = mj_find(mm, n, "unix_ns"), *b = mj_find(mm, n, "monotonic_ns");
+            if (a && b && !mj_int(a->v, a->vl, &unix_ns) && !mj_int(b->v, b->vl, &mono_ns)) {
+                m->clock = HTA_CLOCK_TRACER_ANCHOR;
+                m->base_ns = unix_ns - mono_ns;
+                return;
+            }
+        }
+    }
+    if (r->base_time_ns != INT64_MIN) {
+        m->clock = HTA_CLOCK_KINETO_BASE;
+        m->base_ns = r->base_time_ns;
+        return;
+    }
+    m->clock = HTA_CLOCK_AS_WRITTEN;
+    m->base_ns = 0;
+    /* Kineto without a base writes absolute unix us; our tracer without an
+     * anchor writes CLOCK_MONOTONIC, which is no unix time. */
+    if (meta_json(r, "htaTracer")) *unix_known = 0;
+}
+
+/* ---- anchors ---- */
+
+static int push(rank_anchors *ra, uint32_t cid, int64_t u) {
+    if (ra->n == ra->cap) {
+        size_t c = ra->cap ? ra->cap * 2 : 64;
+        anchor *a = realloc(ra->a, c * sizeof *a);
+        if (!a) return -1;
+        ra->a = a;
+        ra->cap = c;
+    }
+    ra->a[ra->n++] = (anchor){cid, u};
+    return 0;
+}
+
+/* Instance key: base text plus its occurrence on the rank, interned in keys
+ * (one id space shared by all ranks).  occ is a per-rank symtab counting
+ * bases. */
+typedef struct keyer {
+    hta_symtab *keys;
+    hta_symtab *occ_names; /* per rank: base -> dense id */
+    uint32_t *occ;
+    size_t occ_cap;
+    char *buf;
+    size_t cap;
+} keyer;
+
+static int key_id(keyer *k, const char *base, size_t bl, uint32_t *cid) {
+    uint32_t b = hta_symtab_intern(k->occ_names, base, bl);
+    if (b == UINT32_MAX) return -1;
+    if (b >= k->occ_cap) {
+        size_t c = k->occ_cap ? k->occ_cap * 2 : 256;
+        while (c <= b) c *= 2;
+        uint32_t *o = realloc(k->occ, c * sizeof *o);
+        if (!o) return -1;
+        memset(o + k->occ_cap, 0, (c - k->occ_cap) * sizeof *o);
+        k->occ = o;
+        k->occ_cap = c;
+    }
+    if (bl + 16 > k->cap) {
+        size_t c = bl + 64;
+        char *nb = realloc(k->buf, c);
+        if (!nb) return -1;
+        k->buf = nb;
+        k->cap = c;
+    }
+    memcpy(k->buf, base, bl);
+    int l = snprintf(k->buf + bl, 16, "#%u", k->occ[b]++);
+    *cid = hta_symtab_intern(k->keys, k->buf, bl + (size_t)l);
+    return *cid == UINT32_MAX ? -1 : 0;
+}
+
+/* Growable text for a base key. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static int sb_addn(sbuf *b, const char *s, size_t l) {
+    if (b->n + l + 1 > b->cap) {
+        size_t c = (b->n + l + 1) * 2;
+        char *ns = realloc(b->s, c);
+        if (!ns) return -1;
+        b->s = ns;
+        b->cap = c;
+    }
+    memcpy(b->s + b->n, s, l);
+    b->n += l;
+    b->s[b->n] = 0;
+    return 0;
+}
+
+static int sb_add(sbuf *b, const char *s) {
+    return sb_addn(b, s, strlen(s));
+}
+
+/* Rows that pass pred, in time order (stable): the k-th instance is the
+ * k-th in time even when the file is not sorted (sampled traces). */
+typedef int (*row_pred)(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o);
+
+static uint32_t *rows_by_time(const hta_trace *t, const hta_rank *r, row_pred pred, const hta_merge_opts *o,
+                              size_t *n) {
+    size_t cap = 64, m = 0;
+    uint32_t *v = malloc(cap * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!pred(t, r, i, o)) continue;
+        if (m == cap) {
+            uint32_t *nv = realloc(v, (cap *= 2) * sizeof *nv);
+            if (!nv) {
+                free(v);
+                return NULL;
+            }
+            v = nv;
+        }
+        v[m++] = (uint32_t)i;
+    }
+    hta_sort_idx_by_i64(v, m, r->ts);
+    *n = m;
+    return v;
+}
+
+static int is_nccl_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
+    (void)o;
+    return hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_KERNEL &&
+           hta_is_nccl_kernel_name(hta_sym(t->sym, r->name[i]));
+}
+
+static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
+    const char *name = hta_sym(t->sym, r->name[i]);
+    if (o->barrier) {
+        size_t bl = strlen(o->barrier);
+        return hta_sym_len(t->sym, r->name[i]) == bl && !memcmp(name, o->barrier, bl);
+    }
+    return !strncmp(name, "ProfilerStep#", 13) &&
+           hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
+}
+
+static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, keyer *k,
+                              rank_anchors *ra) {
+    sbuf b = {0};
+    int rc = 0;
+    size_t nc;
+    uint32_t *cand = rows_by_time(t, r, is_nccl_row, NULL, &nc);
+    if (!cand) return -1;
+    for (size_t c = 0; c < nc && !rc; c++) {
+        size_t i = cand[c];
+        const char *name = hta_sym(t->sym, r->name[i]);
+        b.n = 0;
+        int64_t seq = hta_row_arg_int(t, r, i, HTA_ARG_SEQ, -1);
+        const char *pg = hta_row_arg_text(t, r, i, HTA_ARG_PG_NAME, NULL);
+        const char *pgr = hta_row_arg_text(t, r, i, HTA_ARG_PG_RANKS, NULL);
+        if (seq >= 0 && (pg || pgr)) {
+            /* Kineto's collective record: (group, sequence number) names
+             * the same collective on every member rank, whatever the
+             * profiling window. */
+            char num[32];
+            snprintf(num, sizeof num, "|%lld", (long long)seq);
+            rc |= sb_add(&b, "pg|") | sb_add(&b, pg ? pg : "") | sb_add(&b, "|") |
+                  sb_add(&b, pgr ? pgr : "") | sb_add(&b, num);
+        } else {
+            char s[32];
+            snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
+            rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
+        }
+        if (rc) break;
+        uint32_t cid;
+        rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, r->ts[i] + r->dur[i] + base);
+    }
+    free(b.s);
+    free(cand);
+    return rc;
+}
+
+/* Scopes our tracer marks as collectives (args "collective": 1): the loader
+ * keeps no such arg, so the tracer's file is read again for them. */
+typedef struct tscan {
+    keyer *k;
+    rank_anchors *ra;
+    int64_t base;
+    int failed;
+    sbuf b;
+    mj_member m[64], am[64];
+} tscan;
+
+static int truthy(const mj_member *v) {
+    if (!v->vl) return 0;
+    if (v->v[0] == '-' || (v->v[0] >= '0' && v->v[0] <= '9')) {
+        for (size_t i = 0; i < v->vl; i++)
+            if (v->v[i] >= '1' && v->v[i] <= '9') return 1;
+        return 0;
+    }
+    return v->vl == 4 && !memcmp(v->v, "true", 4);
+}
+
+static int tracer_event(void *ctx, uint32_t index, const char *json, size_t len) {
+    (void)index;
+    tscan *s = ctx;
+    size_t n, na;
+    if (mj_members(json, json + len, s->m, 64, &n)) return 0;
+    const mj_member *args = mj_find(s->m, n, "args"), *ph = mj_find(s->m, n, "ph");
+    if (!args || !ph || ph->vl != 3 || ph->v[1] != 'X') return 0;
+    if (mj_members(args->v, args->v + args->vl, s->am, 64, &na)) return 0;
+    const mj_member *c = mj_find(s->am, na, "collective");
+    if (!c || !truthy(c)) return 0;
+    const mj_member *ts = mj_find(s->m, n, "ts"), *dur = mj_find(s->m, n, "dur");
+    const mj_member *name = mj_find(s->m, n, "name"), *cat = mj_find(s->m, n, "cat");
+    int64_t t, d;
+    if (!ts || !dur || mj_us_to_ns(ts->v, ts->vl, &t) || mj_us_to_ns(dur->v, dur->vl, &d)) return 0;
+    s->b.n = 0;
+    /* raw JSON of cat and name: the same text on every rank */
+    int rc = sb_add(&s->b, "u|");
+    if (cat) rc |= sb_addn(&s->b, cat->v, cat->vl);
+    if (name) rc |= sb_addn(&s->b, name->v, name->vl);
+    uint32_t cid;
+    if (rc || key_id(s->k, s->b.s, s->b.n, &cid) || push(s->ra, cid, t + d + s->base)) {
+        s->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int tracer_anchors(const hta_rank *r, int64_t base, keyer *k, rank_anchors *ra) {
+    tscan *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    s->k = k;
+    s->ra = ra;
+    s->base = base;
+    hta_raw_callbacks cb = {NULL, tracer_event, s};
+    hta_error e;
+    hta_status st = hta_raw_scan(r->path, &cb, &e);
+    int rc = s->failed ? -1 : 0;
+    (void)st; /* the file loaded once already; a read error now only loses anchors */
+    free(s->b.s);
+    free(s);
+    return rc;
+}
+
+static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, const hta_merge_opts *o,
+                           keyer *k, rank_anchors *ra) {
+    sbuf b = {0};
+    int rc = 0;
+    size_t nc;
+    uint32_t *cand = rows_by_time(t, r, is_marker_row, o, &nc);
+    if (!cand) return -1;
+    for (size_t c = 0; c < nc && !rc; c++) {
+        size_t i = cand[c];
+        const char *name = hta_sym(t->sym, r->name[i]);
+        const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
+        b.n = 0;
+        if ((rc = sb_add(&b, cat) | sb_add(&b, "|") | sb_add(&b, name))) break;
+        uint32_t cid;
+        int64_t tt = r->ts[i] + (o->barrier_end ? r->dur[i] : 0) + base;
+        rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, tt);
+    }
+    free(b.s);
+    free(cand);
+    return rc;
+}
+
+/* ---- fitting ---- */
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct fit {
+    double off, drift;
+    int64_t t0;
+    size_t used, outliers;
+    double rms, max;
+} fit;
+
+/* y = off + drift * (x - t0), x in ns relative to xe (int64 u = xe + x).
+ * Robust: residuals farther than 3 scaled MADs (at least OUTLIER_FLOOR_NS)
+ * from their median are dropped, and the fit repeated until the kept set
+ * stops changing.  scratch: 2n doubles, keep: n bytes. */
+static void robust_fit(const double *x, const double *y, size_t n, int64_t xe, hta_drift_mode dm,
+                       double *scratch, unsigned char *keep, fit *f) {
+    memset(keep, 1, n);
+    double off = 0, slope = 0, xm = 0;
+    /* start from the median offset, which one wild anchor cannot move */
+    memcpy(scratch, y, n * sizeof *y);
+    off = median(scratch, n);
+    for (int iter = 0; iter < 20; iter++) {
+        double *res = scratch, *tmp = scratch + n;
+        for (size_t j = 0; j < n; j++) res[j] = y[j] - off - slope * (x[j] - xm);
+        memcpy(tmp, res, n * sizeof *res);
+        double med = median(tmp, n);
+        for (size_t j = 0; j < n; j++) tmp[j] = fabs(res[j] - med);
+        double thr = 3.0 * 1.4826 * median(tmp, n);
+        if (thr < OUTLIER_FLOOR_NS) thr = OUTLIER_FLOOR_NS;
+        int changed = iter == 0;
+        for (size_t j = 0; j < n; j++) {
+            unsigned char k = fabs(res[j] - med) <= thr;
+            if (k != keep[j]) changed = 1;
+            keep[j] = k;
+        }
+        if (!changed) break;
+        /* least squares on the kept anchors */
+        size_t m = 0;
+        double sx = 0, sy = 0;
+        for (size_t j = 0; j < n; j++)
+            if (keep[j]) sx += x[j], sy += y[j], m++;
+        if (!m) break;
+        xm = sx / (double)m;
+        off = sy / (double)m;
+        slope = 0;
+        if (dm != HTA_DRIFT_OFF && m >= 3) {
+            double sxx = 0, sxy = 0;
+            for (size_t j = 0; j < n; j++)
+                if (keep[j]) {
+                    double dx = x[j] - xm;
+                    sxx += dx * dx;
+                    sxy += dx * (y[j] - off);
+                }
+            if (sxx > 0) {
+                double b = sxy / sxx;
+                if (dm == HTA_DRIFT_ON) {
+                    slope = b;
+                } else {
+                    /* auto: only a drift that stands out of the noise (t > 3) */
+                    double rss = 0;
+                    for (size_t j = 0; j < n; j++)
+                        if (keep[j]) {
+                            double r = y[j] - off - b * (x[j] - xm);
+                            rss += r * r;
+                        }
+                    double se = m > 2 ? sqrt(rss / (double)(m - 2) / sxx) : INFINITY;
+                    if (m >= 8 && fabs(b) > 3.0 * se) slope = b;
+                }
+            }
+        }
+    }
+    f->off = off;
+    f->drift = slope;
+    f->t0 = xe + (int64_t)llround(xm);
+    /* offset at the rounded t0 */
+    f->off = off + slope * ((double)(f->t0 - xe) - xm);
+    f->used = f->outliers = 0;
+    double ss = 0, mx = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (!keep[j]) {
+            f->outliers++;
+            continue;
+        }
+        double r = fabs(y[j] - off - slope * (x[j] - xm));
+        ss += r * r;
+        if (r > mx) mx = r;
+        f->used++;
+    }
+    f->rms = f->used ? sqrt(ss / (double)f->used) : NAN;
+    f->max = f->used ? mx : NAN;
+}
+
+/* Aligned time of anchor u on rank m, relative to epoch e. */
+static double aligned_rel(const hta_merge_rank *m, int64_t u, int64_t e) {
+    return (double)(u - e) + m->offset_ns + m->drift * (double)(u - m->t0_ns);
+}
+
+typedef struct solver {
+    hta_merge_plan *p;
+    rank_anchors *ra;
+    size_t ncid;
+    double *sum;     /* per cid: sum of aligned times (relative to epoch) of aligned ranks */
+    uint32_t *cnt;
+    unsigned char *aligned;
+    int64_t epoch;
+    double *x, *y, *scratch;
+    unsigned char *keep;
+    hta_drift_mode dm;
+} solver;
+
+static void contribute(solver *s, size_t i, int sign) {
+    const hta_merge_rank *m = &s->p->r[i];
+    for (size_t j = 0; j < s->ra[i].n; j++) {
+        const anchor *a = &s->ra[i].a[j];
+        s->sum[a->cid] += sign * aligned_rel(m, a->u, s->epoch);
+        s->cnt[a->cid] = (uint32_t)((int)s->cnt[a->cid] + sign);
+    }
+}
+
+/* Fits rank i against the mean of the other aligned ranks' times (rank i's
+ * own times must not be in sum/cnt).  Returns the anchors matched. */
+static size_t fit_rank(solver *s, size_t i, int solve) {
+    hta_merge_rank *m = &s->p->r[i];
+    const rank_anchors *ra = &s->ra[i];
+    size_t n = 0;
+    int64_t xe = 0;
+    for (size_t j = 0; j < ra->n; j++) {
+        const anchor *a = &ra->a[j];
+        if (!s->cnt[a->cid]) continue;
+        if (!n) xe = a->u;
+        double target = s->sum[a->cid] / s->cnt[a->cid];
+        s->x[n] = (double)(a->u - xe);
+        s->y[n] = target - (double)(a->u - s->epoch);
+        n++;
+    }
+    if (!n) return 0;
+    if (!solve) {
+        /* the reference keeps offset 0: report how far its anchors sit from
+         * the others' */
+        double ss = 0, mx = 0;
+        for (size_t j = 0; j < n; j++) {
+            ss += s->y[j] * s->y[j];
+            if (fabs(s->y[j]) > mx) mx = fabs(s->y[j]);
+        }
+        m->anchors = n;
+        m->outliers = 0;
+        m->rms_ns = sqrt(ss / (double)n);
+        m->max_ns = mx;
+        return n;
+    }
+    fit f;
+    robust_fit(s->x, s->y, n, xe, s->dm, s->scratch, s->keep, &f);
+    m->offset_ns = f.off;
+    m->drift = f.drift;
+    m->t0_ns = f.t0;
+    m->fitted = 1;
+    m->anchors = f.used;
+    m->outliers = f.outliers;
+    m->rms_ns = f.rms;
+    m->max_ns = f.max;
+    return n;
+}
+
+static int solve_collective(hta_merge_plan *p, rank_anchors *ra, size_t ncid, hta_drift_mode dm) {
+    solver s = {.p = p, .ra = ra, .ncid = ncid, .dm = dm};
+    size_t maxn = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (ra[i].n > maxn) maxn = ra[i].n;
+    s.sum = calloc(ncid + 1, sizeof *s.sum);
+    s.cnt = calloc(ncid + 1, sizeof *s.cnt);
+    s.aligned = calloc(p->n, 1);
+    s.x = malloc((maxn + 1) * sizeof *s.x);
+    s.y = malloc((maxn + 1) * sizeof *s.y);
+    s.scratch = malloc((2 * maxn + 2) * sizeof *s.scratch);
+    s.keep = malloc(maxn + 1);
+    int rc = -1;
+    if (!s.sum || !s.cnt || !s.aligned || !s.x || !s.y || !s.scratch || !s.keep) goto out;
+    rc = 0;
+    size_t ref = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (ra[i].n) {
+            s.epoch = ra[i].a[0].u;
+            break;
+        }
+    p->r[ref].reference = 1;
+    s.aligned[ref] = 1;
+    contribute(&s, ref, 1);
+    /* grow the aligned set: a rank joins once it shares collectives with it */
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            if (s.aligned[i] || !fit_rank(&s, i, 1)) continue;
+            s.aligned[i] = 1;
+            contribute(&s, i, 1);
+            progress = 1;
+        }
+    }
+    /* refine: each rank against all the others (Gauss-Seidel sweeps), so
+     * the result does not hinge on the order ranks joined in */
+    for (int sweep = 0; sweep < 4; sweep++)
+        for (size_t i = 0; i < p->n; i++) {
+            if (!s.aligned[i] || i == ref) continue;
+            contribute(&s, i, -1);
+            fit_rank(&s, i, 1);
+            contribute(&s, i, 1);
+        }
+    contribute(&s, ref, -1);
+    fit_rank(&s, ref, 0);
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        const hta_merge_rank *m = &p->r[i];
+        if (i != ref && !m->fitted) continue;
+        /* genuine collective ends agree to a few us: far more means the
+         * instances were matched wrongly (sampled traces, different windows
+         * without Seq args) or are not collectives that end together */
+        if ((m->rms_ns > 50000.0 || m->outliers * 4 > m->anchors + m->outliers) &&
+            note(p, "rank %d: collective anchors disagree (rms %.1f us, %zu of %zu dropped): "
+                 "its offset is not trustworthy", m->rank, m->rms_ns / 1000.0, m->outliers,
+                 m->anchors + m->outliers))
+            rc = -1;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        if (s.aligned[i]) continue;
+        if (note(p, "rank %d: %s; its clock is left as written", p->r[i].rank,
+                 ra[i].n ? "shares no collective with the aligned ranks" : "no collectives found"))
+            rc = -1;
+    }
+out:
+    free(s.sum);
+    free(s.cnt);
+    free(s.aligned);
+    free(s.x);
+    free(s.y);
+    free(s.scratch);
+    free(s.keep);
+    return rc;
+}
+
+/* Barrier: one offset per rank, the median over markers of (reference's
+ * marker time - this rank's); the spread around it is the residual. */
+static int solve_barrier(hta_merge_plan *p, rank_anchors *ra, size_t ncid) {
+    size_t maxn = 1;
+    for (size_t i = 0; i < p->n; i++)
+        if (ra[i].n > maxn) maxn = ra[i].n;
+    int64_t *reft = malloc((ncid + 1) * sizeof *reft);
+    unsigned char *has = calloc(ncid + 1, 1);
+    double *y = malloc(maxn * sizeof *y), *tmp = malloc(maxn * sizeof *tmp);
+    int rc = -1;
+    if (!reft || !has || !y || !tmp) goto out;
+    rc = 0;
+    p->r[0].reference = 1;
+    for (size_t j = 0; j < ra[0].n; j++) {
+        reft[ra[0].a[j].cid] = ra[0].a[j].u;
+        has[ra[0].a[j].cid] = 1;
+    }
+    if (!ra[0].n && note(p, "rank %d (reference) has no barrier markers; nothing is aligned", p->r[0].rank))
+        rc = -1;
+    for (size_t i = 1; i < p->n; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < ra[i].n; j++)
+            if (has[ra[i].a[j].cid]) y[n++] = (double)(reft[ra[i].a[j].cid] - ra[i].a[j].u);
+        hta_merge_rank *m = &p->r[i];
+        if (!n) {
+            if (note(p, "rank %d: no barrier marker in common with rank %d; its clock is left as written",
+                     m->rank, p->r[0].rank))
+                rc = -1;
+            continue;
+        }
+        memcpy(tmp, y, n * sizeof *y);
+        double off = median(tmp, n), ss = 0, mx = 0;
+        for (size_t j = 0; j < n; j++) {
+            double r = fabs(y[j] - off);
+            ss += r * r;
+            if (r > mx) mx = r;
+        }
+        m->fitted = 1;
+        m->offset_ns = off;
+        m->anchors = n;
+        m->rms_ns = sqrt(ss / (double)n);
+        m->max_ns = mx;
+    }
+    p->r[0].anchors = ra[0].n;
+    p->r[0].rms_ns = p->r[0].max_ns = 0;
+out:
+    free(reft);
+    free(has);
+    free(y);
+    free(tmp);
+    return rc;
+}
+
+/* ---- the plan ---- */
+
+hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta_merge_plan *p,
+                                hta_error *err) {
+    memset(p, 0, sizeof *p);
+    p->opts = *o;
+    if (!t->nranks) return hta_fail(err, HTA_ENODATA, "no ranks to merge");
+    p->r = calloc(t->nranks, sizeof *p->r);
+    if (!p->r) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    p->n = t->nranks;
+    p->unix_known = 1;
+    p->pid_stride = PID_STRIDE;
+    int32_t maxrank = 0;
+    for (size_t i = 0; i < t->nranks; i++) {
+        const hta_rank *r = t->ranks[i];
+        hta_merge_rank *m = &p->r[i];
+        m->rank = r->rank;
+        if (r->rank > maxrank) maxrank = r->rank;
+        if (!(m->path = strdup(r->path))) goto oom;
+        clock_of(r, m, &p->unix_known);
+        m->pid_base = (int64_t)r->rank * PID_STRIDE;
+        m->rms_ns = m->max_ns = NAN;
+        int64_t mn = INT64_MAX;
+        for (size_t j = 0; j < r->n; j++)
+            if (r->ts[j] < mn) mn = r->ts[j];
+        m->min_u = mn == INT64_MAX ? mn : mn + m->base_ns;
+    }
+    p->id_stride = 10;
+    while (p->id_stride <= maxrank) p->id_stride *= 10;
+
+    if (o->method != HTA_ALIGN_NONE && t->nranks == 1) p->r[0].reference = 1;
+    if (o->method != HTA_ALIGN_NONE && t->nranks > 1) {
+        keyer k = {0};
+        rank_anchors *ra = calloc(t->nranks, sizeof *ra);
+        int rc = !ra || !(k.keys = hta_symtab_new());
+        for (size_t i = 0; i < t->nranks && !rc; i++) {
+            hta_symtab_free(k.occ_names);
+            if (k.occ) memset(k.occ, 0, k.occ_cap * sizeof *k.occ);
+            if (!(k.occ_names = hta_symtab_new())) {
+                rc = 1;
+                break;
+            }
+            if (o->method == HTA_ALIGN_BARRIER)
+                rc = barrier_anchors(t, t->ranks[i], p->r[i].base_ns, o, &k, &ra[i]);
+            else if (!(rc = collective_anchors(t, t->ranks[i], p->r[i].base_ns, &k, &ra[i])) &&
+                     meta_json(t->ranks[i], "htaTracer"))
+                rc = tracer_anchors(t->ranks[i], p->r[i].base_ns, &k, &ra[i]);
+        }
+        size_t ncid = k.keys ? hta_symtab_count(k.keys) : 0;
+        if (!rc)
+            rc = o->method == HTA_ALIGN_COLLECTIVE ? solve_collective(p, ra, ncid, o->drift)
+                                                   : solve_barrier(p, ra, ncid);
+        for (size_t i = 0; ra && i < t->nranks; i++) free(ra[i].a);
+        free(ra);
+        hta_symtab_free(k.keys);
+        hta_symtab_free(k.occ_names);
+        free(k.occ);
+        free(k.buf);
+        if (rc) goto oom;
+    }
+
+    /* Origin: 1 s before the earliest row or flow on the merged timeline,
+     * down to a whole ms: ts stay small enough for viewers that read them as
+     * doubles, and the few events Kineto puts before the first row (profiler
+     * span, metadata) stay positive. */
+    int64_t mn = INT64_MAX;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->r[i].min_u == INT64_MAX) continue;
+        int64_t v = hta_merge_map(p, i, p->r[i].min_u);
+        if (v < mn) mn = v;
+    }
+    if (mn == INT64_MAX) mn = 0;
+    int64_t o0 = mn - 1000000000;
+    int64_t ms = o0 / 1000000 - (o0 % 1000000 < 0);
+    p->origin_ns = ms * 1000000;
+    return HTA_OK;
+oom:
+    hta_merge_plan_free(p);
+    return hta_fail(err, HTA_ENOMEM, "out of memory");
+}
+
+/* ---- the table ---- */
+
+static const char *clock_name(hta_clock_source c) {
+    switch (c) {
+    case HTA_CLOCK_KINETO_BASE: return "baseTimeNanoseconds";
+    case HTA_CLOCK_TRACER_ANCHOR: return "htaClockAnchor";
+    default: return "as written";
+    }
+}
+
+static const char *method_name(hta_align_method m) {
+    switch (m) {
+    case HTA_ALIGN_BARRIER: return "barrier";
+    case HTA_ALIGN_COLLECTIVE: return "collective";
+    default: return "none";
+    }
+}
+
+hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error *err) {
+    hta_table *t = hta_table_new("merge_alignment");
+    if (!t) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    int c_rank = hta_table_add_col(t, "rank", HTA_COL_INT);
+    int c_file = hta_table_add_col(t, "file", HTA_COL_STR);
+    int c_clock = hta_table_add_col(t, "clock", HTA_COL_STR);
+    int c_method = hta_table_add_col(t, "method", HTA_COL_STR);
+    int c_pid = hta_table_add_col(t, "pid_base", HTA_COL_INT);
+    int c_anch = hta_table_add_col(t, "anchors", HTA_COL_INT);
+    int c_outl = hta_table_add_col(t, "outliers", HTA_COL_INT);
+    int c_off = hta_table_add_col(t, "offset_us", HTA_COL_FLOAT);
+    int c_drift = hta_table_add_col(t, "drift_ppm", HTA_COL_FLOAT);
+    int c_rms = hta_table_add_col(t, "rms_us", HTA_COL_FLOAT);
+    int c_max = hta_table_add_col(t, "max_us", HTA_COL_FLOAT);
+    if (c_max < 0) goto oom;
+    for (size_t i = 0; i < p->n; i++) {
+        const hta_merge_rank *m = &p->r[i];
+        long row = hta_table_add_row(t);
+        if (row < 0) goto oom;
+        size_t rw = (size_t)row;
+        const char *method = p->opts.method == HTA_ALIGN_NONE ? "none"
+                             : m->reference                  ? "reference"
+                             : m->fitted                     ? method_name(p->opts.method)
+                                                             : "none (no anchors)";
+        hta_table_set_int(t, rw, c_rank, m->rank);
+        if (hta_table_set_str(t, rw, c_file, m->path) || hta_table_set_str(t, rw, c_clock, clock_name(m->clock)) ||
+            hta_table_set_str(t, rw, c_method, method))
+            goto oom;
+        hta_table_set_int(t, rw, c_pid, m->pid_base);
+        hta_table_set_int(t, rw, c_anch, (int64_t)m->anchors);
+        hta_table_set_int(t, rw, c_outl, (int64_t)m->outliers);
+        hta_table_set_float(t, rw, c_off, hta_round(m->offset_ns / 1000.0, 3));
+        hta_table_set_float(t, rw, c_drift, hta_round(m->drift * 1e6, 3));
+        hta_table_set_float(t, rw, c_rms, isnan(m->rms_ns) ? NAN : hta_round(m->rms_ns / 1000.0, 3));
+        hta_table_set_float(t, rw, c_max, isnan(m->max_ns) ? NAN : hta_round(m->max_ns / 1000.0, 3));
+    }
+    if (hta_result_add(out, t)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p->nnotes; i++)
+        if (hta_result_note(out, "%s", p->notes[i])) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return HTA_OK;
+oom:
+    hta_table_free(t);
+    return hta_fail(err, HTA_ENOMEM, "out of memory");
+}

@@ -1,0 +1,62 @@
+/* Communication/computation overlap (analyses.md §6): per rank, the share of
+ * the time some communication kernel runs during which a computation kernel
+ * runs too. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/breakdown_rows.h"
+
+hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result *out, hta_error *err) {
+    static const char *const cols[] = {"rank", "comp_comm_overlap_pctg", "comm_time(us)", "comp_time(us)",
+                                       "overlap_time(us)"};
+    hta_table *tb = hta_table_new("comm_comp_overlap");
+    if (!tb) return BD_OOM(err);
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
+    size_t *sel;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        bd_rows b;
+        hta_status st = bd_rows_build(t, sel[k], &o->common.view, o->gpu_rows, &b, err);
+        if (st) {
+            free(sel);
+            hta_table_free(tb);
+            return st;
+        }
+        int64_t *ms = NULL, *me = NULL, *cs = NULL, *ce = NULL;
+        long nm = bd_union(&b, HTA_KT_COMMUNICATION, &ms, &me);
+        long nc = nm < 0 ? -1 : bd_union(&b, HTA_KT_COMPUTATION, &cs, &ce);
+        bd_rows_free(&b);
+        if (nm < 0 || nc < 0) {
+            free(ms), free(me), free(sel);
+            goto oom;
+        }
+        int64_t comm = hta_union_length(ms, me, (size_t)nm);
+        int64_t comp = hta_union_length(cs, ce, (size_t)nc);
+        int64_t both = hta_union_overlap(ms, me, (size_t)nm, cs, ce, (size_t)nc);
+        free(ms), free(me), free(cs), free(ce);
+        int32_t rank = t->ranks[sel[k]]->rank;
+        if (!comm)
+            hta_result_note(out, "rank %d has no communication kernels: overlap percentage is undefined (null)",
+                            rank);
+        long row = hta_table_add_row(tb);
+        if (row < 0) {
+            free(sel);
+            goto oom;
+        }
+        /* divide microseconds, as HTA does, so the rounding sees the same quotient */
+        double comm_us = comm / 1000.0, both_us = both / 1000.0;
+        hta_table_set_int(tb, row, 0, rank);
+        hta_table_set_float(tb, row, 1, comm ? hta_round(100.0 * (both_us / comm_us), 2) : NAN);
+        hta_table_set_float(tb, row, 2, comm_us);
+        hta_table_set_float(tb, row, 3, comp / 1000.0);
+        hta_table_set_float(tb, row, 4, both_us);
+    }
+    free(sel);
+    if (hta_result_add(out, tb)) return BD_OOM(err);
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return BD_OOM(err);
+}

@@ -1,0 +1,389 @@
+/* The holistic report: runs the analyses, reads their tables back and says
+ * what they mean, with the figures. */
+#include "hta/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/breakdown.h"
+#include "hta/launch.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+/* ---- reading result tables ---- */
+
+static double cell(const hta_table *t, size_t row, const char *col) {
+    int c = t ? hta_table_col(t, col) : -1;
+    if (c < 0 || row >= t->nrows) return NAN;
+    const hta_column *k = &t->cols[c];
+    if (k->type == HTA_COL_FLOAT) return k->v.f[row];
+    if (k->type == HTA_COL_INT) return k->null && k->null[row] ? NAN : (double)k->v.i[row];
+    return NAN;
+}
+
+static const char *cell_str(const hta_table *t, size_t row, const char *col) {
+    int c = t ? hta_table_col(t, col) : -1;
+    if (c < 0 || row >= t->nrows || t->cols[c].type != HTA_COL_STR) return NULL;
+    return t->cols[c].v.s[row];
+}
+
+/* Row of table t whose `rank` column is rank (first one), or -1. */
+static long rank_row(const hta_table *t, int32_t rank) {
+    for (size_t r = 0; t && r < t->nrows; r++)
+        if (cell(t, r, "rank") == rank) return (long)r;
+    return -1;
+}
+
+/* ---- the findings table ---- */
+
+typedef struct findings {
+    hta_table *t;
+    int ok;
+} findings;
+
+static void add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    long row = hta_table_add_row(f->t);
+    if (row < 0 || hta_table_set_str(f->t, row, 1, area) || hta_table_set_str(f->t, row, 2, buf) ||
+        hta_table_set_str(f->t, row, 3, detail)) {
+        f->ok = 0;
+        return;
+    }
+    if (rank >= 0) hta_table_set_int(f->t, row, 0, rank);
+    else hta_table_set_null(f->t, row, 0);
+}
+
+static const char *idle_advice(const char *cause) {
+    if (!strcmp(cause, "host_wait"))
+        return "the GPU waits for the CPU to enqueue work: launch-bound; fewer, larger kernels "
+               "(fusion, torch.compile, CUDA graphs) or less CPU work per step; see `hta idle`, `hta launch`";
+    if (!strcmp(cause, "kernel_wait"))
+        return "short gaps between back-to-back kernels: kernel launch overhead; fuse small kernels or "
+               "use CUDA graphs; see `hta idle --stats`";
+    return "waits on synchronisation, memory copies or the data loader; see `hta idle`, `hta critical-path`";
+}
+
+/* ---- the analyses ---- */
+
+typedef struct parts {
+    hta_result temporal, idle, kernels, overlap, launch, stragglers;
+    int have_temporal, have_idle, have_kernels, have_overlap, have_launch, have_stragglers;
+} parts;
+
+static void parts_free(parts *p) {
+    hta_result_free(&p->temporal);
+    hta_result_free(&p->idle);
+    hta_result_free(&p->kernels);
+    hta_result_free(&p->overlap);
+    hta_result_free(&p->launch);
+    hta_result_free(&p->stragglers);
+}
+
+static hta_status run_parts(const hta_trace *t, const hta_report_opts *o, parts *p, hta_error *err) {
+    memset(p, 0, sizeof *p);
+    hta_status st;
+    hta_temporal_opts to = {o->common, HTA_GPU_ROWS_ACTIVITY};
+    if ((st = hta_temporal_breakdown(t, &to, &p->temporal, err))) return st;
+    p->have_temporal = 1;
+    hta_idle_opts io = {o->common, HTA_IDLE_DEFAULT_DELAY_NS, 0, NULL, 0};
+    if ((st = hta_idle_breakdown(t, &io, &p->idle, err))) return st;
+    p->have_idle = 1;
+    hta_kernel_opts ko = {o->common, HTA_GPU_ROWS_ACTIVITY, 1 << 20, 1.0, 1};
+    if ((st = hta_kernel_breakdown(t, &ko, &p->kernels, err))) return st;
+    p->have_kernels = 1;
+    hta_overlap_opts oo = {o->common, HTA_GPU_ROWS_ACTIVITY};
+    if ((st = hta_overlap(t, &oo, &p->overlap, err))) return st;
+    p->have_overlap = 1;
+    hta_launch_opts lo;
+    hta_launch_opts_default(&lo);
+    lo.common = o->common;
+    if ((st = hta_launch_stats(t, &lo, &p->launch, err))) return st;
+    p->have_launch = 1;
+    size_t *sel;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    free(sel);
+    if (ns > 2) { /* with two ranks both are "candidates": nothing to say */
+        hta_straggler_opts so;
+        hta_straggler_opts_default(&so);
+        so.common = o->common;
+        so.num_candidates = 1;
+        if ((st = hta_potential_stragglers(t, &so, &p->stragglers, err))) return st;
+        p->have_stragglers = 1;
+    }
+    return HTA_OK;
+}
+
+/* ---- report tables ---- */
+
+static hta_table *ranks_table(const hta_trace *t, const size_t *sel, size_t ns, const parts *p) {
+    hta_table *tb = hta_table_new("ranks");
+    static const char *const cols[] = {"rank", "span_us", "kernel_time_us", "idle_pctg", "compute_pctg",
+                                       "non_compute_pctg", "main_idle_cause", "main_idle_cause_pctg",
+                                       "comm_time_us", "comm_comp_overlap_pctg", "launches",
+                                       "launch_delay_outliers", "mean_launch_delay_us", "short_kernels"};
+    if (!tb) return NULL;
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+        hta_col_type ty = c == 0 || c == 10 || c == 11 || c == 13 ? HTA_COL_INT : c == 6 ? HTA_COL_STR : HTA_COL_FLOAT;
+        if (hta_table_add_col(tb, cols[c], ty) < 0) goto oom;
+    }
+    const hta_table *tt = hta_result_find(&p->temporal, "temporal_breakdown");
+    const hta_table *it = hta_result_find(&p->idle, "idle_time");
+    const hta_table *ot = hta_result_find(&p->overlap, "comm_comp_overlap");
+    const hta_table *ls = hta_result_find(&p->launch, "launch_summary");
+    for (size_t k = 0; k < ns; k++) {
+        int32_t rank = t->ranks[sel[k]]->rank;
+        long row = hta_table_add_row(tb);
+        if (row < 0) goto oom;
+        hta_table_set_int(tb, row, 0, rank);
+        long r = rank_row(tt, rank);
+        if (r >= 0) {
+            double idle = cell(tt, r, "idle_time(us)"), comp = cell(tt, r, "compute_time(us)"),
+                   nonc = cell(tt, r, "non_compute_time(us)");
+            hta_table_set_float(tb, row, 1, idle + comp + nonc);
+            hta_table_set_float(tb, row, 2, cell(tt, r, "kernel_time(us)"));
+            hta_table_set_float(tb, row, 3, cell(tt, r, "idle_time_pctg"));
+            hta_table_set_float(tb, row, 4, cell(tt, r, "compute_time_pctg"));
+            hta_table_set_float(tb, row, 5, cell(tt, r, "non_compute_time_pctg"));
+        }
+        /* idle by cause, summed over the rank's streams */
+        static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
+        double by[3] = {0, 0, 0}, tot = 0;
+        for (size_t i = 0; it && i < it->nrows; i++) {
+            if (cell(it, i, "rank") != rank) continue;
+            const char *c = cell_str(it, i, "idle_category");
+            for (int j = 0; c && j < 3; j++)
+                if (!strcmp(c, causes[j])) by[j] += cell(it, i, "idle_time"), tot += cell(it, i, "idle_time");
+        }
+        int best = by[1] > by[0] ? 1 : 0;
+        if (by[2] > by[best]) best = 2;
+        if (tot > 0) {
+            if (hta_table_set_str(tb, row, 6, causes[best])) goto oom;
+            hta_table_set_float(tb, row, 7, hta_round(100.0 * by[best] / tot, 2));
+        }
+        r = rank_row(ot, rank);
+        if (r >= 0) {
+            hta_table_set_float(tb, row, 8, cell(ot, r, "comm_time(us)"));
+            hta_table_set_float(tb, row, 9, cell(ot, r, "comp_comm_overlap_pctg"));
+        }
+        r = rank_row(ls, rank);
+        if (r >= 0) {
+            hta_table_set_int(tb, row, 10, (int64_t)cell(ls, r, "launches"));
+            hta_table_set_int(tb, row, 11, (int64_t)cell(ls, r, "launch_delay_outliers"));
+            hta_table_set_float(tb, row, 12, cell(ls, r, "mean_launch_delay"));
+            hta_table_set_int(tb, row, 13, (int64_t)cell(ls, r, "short_kernels"));
+        }
+    }
+    return tb;
+oom:
+    hta_table_free(tb);
+    return NULL;
+}
+
+typedef struct kagg {
+    const char *name, *type;
+    double sum, count;
+} kagg;
+
+static int by_sum_desc(const void *a, const void *b) {
+    const kagg *x = a, *y = b;
+    if (x->sum != y->sum) return x->sum < y->sum ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* Kernels over all selected ranks, by total time. */
+static hta_status kernel_tables(const parts *p, int top, hta_result *out, double *total_out, kagg **top_out,
+                                size_t *ntop_out, hta_error *err) {
+    const hta_table *ak = hta_result_find(&p->kernels, "all_kernels");
+    size_t n = ak ? ak->nrows : 0, m = 0;
+    kagg *v = calloc(n ? n : 1, sizeof *v);
+    if (!v) return OOM();
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *nm = cell_str(ak, i, "name"), *ty = cell_str(ak, i, "kernel_type");
+        if (!nm || !ty) continue;
+        double s = cell(ak, i, "sum (us)"), c = cell(ak, i, "count");
+        size_t j = 0;
+        while (j < m && (strcmp(v[j].name, nm) || strcmp(v[j].type, ty))) j++; /* few distinct names */
+        if (j == m) v[m++] = (kagg){nm, ty, 0, 0};
+        v[j].sum += s;
+        v[j].count += isnan(c) ? 0 : c;
+        total += s;
+    }
+    qsort(v, m, sizeof *v, by_sum_desc);
+    hta_table *tb = hta_table_new("top_kernels");
+    if (!tb || hta_table_add_col(tb, "name", HTA_COL_STR) < 0 || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 ||
+        hta_table_add_col(tb, "count", HTA_COL_INT) < 0 || hta_table_add_col(tb, "sum_us", HTA_COL_FLOAT) < 0 ||
+        hta_table_add_col(tb, "mean_us", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "pctg", HTA_COL_FLOAT) < 0)
+        goto oom;
+    for (size_t j = 0; j < m && (int)j < top; j++) {
+        long row = hta_table_add_row(tb);
+        char *shortn = hta_shorten_name(v[j].name);
+        if (row < 0 || !shortn || hta_table_set_str(tb, row, 0, shortn) || hta_table_set_str(tb, row, 1, v[j].type)) {
+            free(shortn);
+            goto oom;
+        }
+        free(shortn);
+        hta_table_set_int(tb, row, 2, (int64_t)v[j].count);
+        hta_table_set_float(tb, row, 3, v[j].sum);
+        hta_table_set_float(tb, row, 4, v[j].count > 0 ? v[j].sum / v[j].count : NAN);
+        hta_table_set_float(tb, row, 5, total > 0 ? hta_round(100.0 * v[j].sum / total, 2) : NAN);
+    }
+    if (hta_result_add(out, tb)) {
+        free(v);
+        return OOM();
+    }
+    *total_out = total;
+    *top_out = v;
+    *ntop_out = m;
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    free(v);
+    return OOM();
+}
+
+static hta_status kernel_types_table(const parts *p, hta_result *out, hta_error *err) {
+    const hta_table *kt = hta_result_find(&p->kernels, "kernel_type");
+    hta_table *tb = hta_table_new("kernel_types");
+    if (!tb || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 || hta_table_add_col(tb, "sum_us", HTA_COL_FLOAT) < 0 ||
+        hta_table_add_col(tb, "percentage", HTA_COL_FLOAT) < 0)
+        goto oom;
+    for (size_t i = 0; kt && i < kt->nrows; i++) {
+        long row = hta_table_add_row(tb);
+        if (row < 0 || hta_table_set_str(tb, row, 0, cell_str(kt, i, "kernel_type"))) goto oom;
+        hta_table_set_float(tb, row, 1, cell(kt, i, "sum"));
+        hta_table_set_float(tb, row, 2, cell(kt, i, "percentage"));
+    }
+    if (hta_result_add(out, tb)) return OOM();
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return OOM();
+}
+
+static void rank_findings(findings *f, const hta_table *rk, size_t r) {
+    int64_t rank = (int64_t)cell(rk, r, "rank");
+    double idle = cell(rk, r, "idle_pctg"), span = cell(rk, r, "span_us");
+    const char *cause = cell_str(rk, r, "main_idle_cause");
+    if (isnan(span) || span <= 0) {
+        add_finding(f, rank, "gpu", "nothing ran on a GPU stream in the analysed window: a CPU-only trace, "
+                                    "or the profiler did not record CUDA activity", "no GPU kernels");
+        return;
+    }
+    if (idle >= 10 && cause)
+        add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
+                    idle, span, cell(rk, r, "main_idle_cause_pctg"), cause);
+    else if (!isnan(idle))
+        add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
+                    "GPU idle only %.1f%% of %.0f us", idle, span);
+    double comm = cell(rk, r, "comm_time_us"), ov = cell(rk, r, "comm_comp_overlap_pctg"),
+           kt = cell(rk, r, "kernel_time_us");
+    if (comm > 0 && !isnan(ov)) {
+        double exposed = comm * (1 - ov / 100.0);
+        if (ov < 50 && kt > 0 && comm > 0.1 * kt)
+            add_finding(f, rank, "communication",
+                        "collectives run mostly exposed: overlap them with compute (DDP bucketing, FSDP "
+                        "prefetch, async collectives); see `hta overlap`",
+                        "communication %.0f us (%.0f%% of kernel time), only %.1f%% overlapped with compute: "
+                        "about %.0f us exposed",
+                        comm, 100 * comm / kt, ov, exposed);
+        else
+            add_finding(f, rank, "communication", "see `hta overlap`",
+                        "communication %.0f us, %.1f%% overlapped with compute", comm, ov);
+    }
+    double launches = cell(rk, r, "launches"), lo = cell(rk, r, "launch_delay_outliers"),
+           sk = cell(rk, r, "short_kernels"), md = cell(rk, r, "mean_launch_delay_us");
+    if (launches > 0 && lo / launches >= 0.05)
+        add_finding(f, rank, "launch",
+                    "kernels wait in a long launch queue or behind a sync: the CPU runs far ahead "
+                    "(fine) or a stream is blocked; see `hta launch`, `hta counters`",
+                    "%.0f of %.0f launches (%.0f%%) start more than 100 us after their launch call; "
+                    "mean launch delay %.0f us",
+                    lo, launches, 100 * lo / launches, md);
+    if (launches > 0 && sk / launches >= 0.2)
+        add_finding(f, rank, "launch",
+                    "the GPU finishes these faster than the CPU launches them: fuse them or capture "
+                    "them in a CUDA graph; see `hta launch`",
+                    "%.0f of %.0f kernels (%.0f%%) run shorter than their launch call", sk, launches,
+                    100 * sk / launches);
+}
+
+hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    parts p;
+    hta_status st = run_parts(t, o, &p, err);
+    if (st) {
+        parts_free(&p);
+        return st;
+    }
+    size_t *sel;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) {
+        parts_free(&p);
+        return OOM();
+    }
+    findings f = {hta_table_new("findings"), 1};
+    hta_table *rk = ranks_table(t, sel, ns, &p);
+    kagg *kv = NULL;
+    size_t nk = 0;
+    double ktotal = 0;
+    if (!f.t || !rk || hta_table_add_col(f.t, "rank", HTA_COL_INT) < 0 ||
+        hta_table_add_col(f.t, "area", HTA_COL_STR) < 0 || hta_table_add_col(f.t, "finding", HTA_COL_STR) < 0 ||
+        hta_table_add_col(f.t, "what_to_do", HTA_COL_STR) < 0) {
+        st = OOM();
+        goto done;
+    }
+    hta_table_col_wrap(f.t, 2);
+    hta_table_col_wrap(f.t, 3);
+    for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
+    if ((st = kernel_types_table(&p, out, err))) goto done;
+    if ((st = kernel_tables(&p, o->top_kernels > 0 ? o->top_kernels : 10, out, &ktotal, &kv, &nk, err))) goto done;
+    if (nk && ktotal > 0) {
+        char *sn = hta_shorten_name(kv[0].name);
+        add_finding(&f, -1, "kernels",
+                    "the first place to optimise GPU time; `hta kernels` has per-rank statistics",
+                    "top kernel %s (%s) takes %.1f%% of all kernel time (%.0f us in %.0f calls)", sn ? sn : kv[0].name,
+                    kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
+        free(sn);
+    }
+    const hta_table *ps = p.have_stragglers ? hta_result_find(&p.stragglers, "potential_stragglers") : NULL;
+    for (size_t i = 0; ps && i < ps->nrows; i++)
+        add_finding(&f, (int64_t)cell(ps, i, "rank"), "straggler",
+                    "the other ranks wait for this one in collectives: look at its data loading, CPU load "
+                    "and GPU clocks; see `hta stragglers`",
+                    "rank %.0f arrives last at collectives in %.0f of %.0f steps", cell(ps, i, "rank"),
+                    cell(ps, i, "flagged_steps"), cell(ps, i, "steps"));
+    if (!f.ok) {
+        st = OOM();
+        goto done;
+    }
+    /* findings first, then the figures */
+    if (hta_result_add(out, f.t) || hta_result_add(out, rk)) {
+        f.t = rk = NULL;
+        st = OOM();
+        goto done;
+    }
+    /* move findings and ranks to the front */
+    size_t n = out->n;
+    hta_table *a = out->tables[n - 2], *b = out->tables[n - 1];
+    memmove(out->tables + 2, out->tables, (n - 2) * sizeof *out->tables);
+    out->tables[0] = a;
+    out->tables[1] = b;
+    f.t = rk = NULL;
+    for (size_t i = 0; i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
+done:
+    hta_table_free(f.t);
+    hta_table_free(rk);
+    free(kv);
+    free(sel);
+    parts_free(&p);
+    return st;
+}

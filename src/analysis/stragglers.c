@@ -1,0 +1,456 @@
+/* Potential stragglers (analyses.md §14): the ranks whose significant
+ * collective kernel starts late, step after step.  A collective cannot finish
+ * before its last participant arrives, so the rank that launches it last is
+ * the one the others wait for.
+ *
+ * Differences from HTA (documented in docs/differences-from-hta.md): every
+ * NCCL/RCCL kernel naming counts as communication (HTA knows only
+ * `ncclKernel*`, so it finds nothing on NCCL >= 2.19's `ncclDevKernel_*`), and
+ * step 0 is not excluded (Quirk A10).  `hta_compat` restores HTA's rules. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/launch.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+void hta_straggler_opts_default(hta_straggler_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->num_candidates = 2;
+}
+
+typedef struct rank_count {
+    int32_t rank;
+    int64_t flagged, steps;
+    double metric_sum;
+} rank_count;
+
+/* `ProfilerStep\s*#\s*(\d+)` at the start of s; -1 when it does not match. */
+static int64_t step_number(const char *s) {
+    if (strncmp(s, "ProfilerStep", 12)) return -1;
+    s += 12;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') s++;
+    if (*s++ != '#') return -1;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') s++;
+    if (*s < '0' || *s > '9') return -1;
+    int64_t v = 0;
+    while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10) v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+static size_t uniq_i64(int64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m || v[m - 1] != v[i]) v[m++] = v[i];
+    return m;
+}
+/* Position of x in the sorted v[0..n), or -1. */
+static long find_i64(const int64_t *v, size_t n, int64_t x) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v[m] < x) lo = m + 1;
+        else hi = m;
+    }
+    return lo < n && v[lo] == x ? (long)lo : -1;
+}
+static int has_i64(const int64_t *v, size_t n, int64_t x) { return find_i64(v, n, x) >= 0; }
+
+/* Entry of rank in rc[0..n) (ascending rank), or NULL. */
+static rank_count *find_rank(rank_count *rc, size_t n, int32_t rank) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (rc[m].rank < rank) lo = m + 1;
+        else hi = m;
+    }
+    return lo < n && rc[lo].rank == rank ? &rc[lo] : NULL;
+}
+
+/* One long communication kernel of one rank. */
+typedef struct ck {
+    int64_t stream, iter, ts, dur; /* ts, dur: ns in the common view frame */
+    const char *name;
+    int32_t rank;
+    uint32_t pos; /* view position: "last in table order" */
+    int64_t occ;  /* occurrence of this kernel in this step on this rank, in time order */
+} ck;
+
+static int cmp_ck(const void *a, const void *b) {
+    const ck *x = a, *y = b;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int cmp_ck_time(const void *a, const void *b) {
+    const ck *x = a, *y = b;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+static int cmp_ck_inst(const void *a, const void *b) {
+    const ck *x = a, *y = b;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    if (x->occ != y->occ) return x->occ < y->occ ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int same_kernel(const ck *a, const ck *b) { return a->stream == b->stream && !strcmp(a->name, b->name); }
+
+/* HTA: per (stream, name, step, rank) the last row in table order among the
+ * rows at least min_dur long.  On different ranks that can be different
+ * collective calls: the rank everybody waits for has short kernels, which
+ * the duration filter drops. */
+static size_t select_hta(ck *k, size_t n, double min_dur) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((double)k[i].dur >= min_dur) k[m++] = k[i];
+    n = m;
+    qsort(k, n, sizeof *k, cmp_ck);
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && same_kernel(&k[i], &k[i + 1]) && k[i].iter == k[i + 1].iter && k[i].rank == k[i + 1].rank)
+            continue;
+        k[m++] = k[i];
+    }
+    return m;
+}
+
+/* Ours: the same collective call on every rank (NCCL issues a communicator's
+ * collectives in the same order everywhere, so the j-th call of a kernel in a
+ * step is one call); per (stream, name, step) the last call that took at
+ * least min_dur on some rank.  Result sorted by (stream, name, step, rank). */
+static size_t select_instances(ck *k, size_t n, double min_dur) {
+    qsort(k, n, sizeof *k, cmp_ck_time);
+    for (size_t i = 0; i < n; i++)
+        k[i].occ = i && same_kernel(&k[i], &k[i - 1]) && k[i].iter == k[i - 1].iter && k[i].rank == k[i - 1].rank
+                       ? k[i - 1].occ + 1
+                       : 0;
+    qsort(k, n, sizeof *k, cmp_ck_inst);
+    size_t m = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a; /* [a, b): one (stream, name, step) */
+        while (b < n && same_kernel(&k[a], &k[b]) && k[b].iter == k[a].iter) b++;
+        size_t last = b, last_end = b;
+        for (size_t i = a; i < b;) {
+            size_t j = i;
+            int64_t mx = 0;
+            while (j < b && k[j].occ == k[i].occ) mx = k[j].dur > mx ? k[j].dur : mx, j++;
+            if ((double)mx >= min_dur) last = i, last_end = j;
+            i = j;
+        }
+        for (size_t i = last; i < last_end; i++) k[m++] = k[i];
+        a = b;
+    }
+    return m;
+}
+
+static double sample_std(const double *v, size_t n) {
+    if (n < 2) return NAN;
+    double m = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) m += v[i];
+    m /= (double)n;
+    for (size_t i = 0; i < n; i++) ss += (v[i] - m) * (v[i] - m);
+    return sqrt(ss / (double)(n - 1));
+}
+
+static int cmp_rc(const void *a, const void *b) {
+    const rank_count *x = a, *y = b;
+    if (x->flagged != y->flagged) return x->flagged > y->flagged ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_desc_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+typedef struct work {
+    hta_view *v;
+    size_t nv;
+    int64_t *steps;
+    ck *k;
+    double *tmp;
+    rank_count *rc;
+} work;
+
+static void work_free(work *w) {
+    for (size_t i = 0; i < w->nv; i++) hta_view_free(&w->v[i]);
+    free(w->v);
+    free(w->steps);
+    free(w->k);
+    free(w->tmp);
+    free(w->rc);
+}
+
+static hta_table *new_table(const char *name, const char *const *cols, const hta_col_type *types, size_t n) {
+    hta_table *t = hta_table_new(name);
+    if (!t) return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (hta_table_add_col(t, cols[i], types[i]) < 0) {
+            hta_table_free(t);
+            return NULL;
+        }
+    return t;
+}
+
+hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts *o, hta_result *out,
+                                    hta_error *err) {
+    static const char *const c_res[] = {"rank", "flagged_steps", "steps", "mean_normalized_start"};
+    static const hta_col_type t_res[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT};
+    static const char *const c_met[] = {"rank",     "step",     "stream",          "kernel",
+                                        "start_us", "normalized_start_time", "duration_us", "normalized_duration",
+                                        "flagged"};
+    static const hta_col_type t_met[] = {HTA_COL_INT,   HTA_COL_INT,   HTA_COL_INT,   HTA_COL_STR, HTA_COL_FLOAT,
+                                         HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_INT};
+    static const char *const c_ker[] = {"stream", "kernel", "ranks", "steps", "mean_duration_std", "chosen"};
+    static const hta_col_type t_ker[] = {HTA_COL_INT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
+                                         HTA_COL_INT};
+    hta_table *res = new_table("potential_stragglers", c_res, t_res, 4);
+    hta_table *met = new_table("straggler_metric", c_met, t_met, 9);
+    hta_table *ker = new_table("straggler_kernels", c_ker, t_ker, 6);
+    work w = {0};
+    size_t *sel = NULL;
+    hta_status st = HTA_OK;
+    if (!res || !met || !ker) goto oom;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    int k_cand = o->num_candidates < 1 ? 1 : o->num_candidates;
+
+    /* views and profiler steps of every selected rank */
+    w.v = calloc(ns ? ns : 1, sizeof *w.v);
+    if (!w.v) goto oom;
+    size_t nsteps = 0, cap = 16;
+    w.steps = malloc(cap * sizeof *w.steps);
+    if (!w.steps) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        if ((st = hta_view_build(t, sel[k], &o->common.view, &w.v[k], err))) goto fail;
+        w.nv = k + 1;
+        const hta_rank *r = t->ranks[sel[k]];
+        for (size_t p = 0; p < w.v[k].n; p++) {
+            int64_t s = step_number(hta_sym(t->sym, r->name[w.v[k].row[p]]));
+            if (s < 0) continue;
+            if (nsteps == cap) {
+                int64_t *q = realloc(w.steps, 2 * cap * sizeof *q);
+                if (!q) goto oom;
+                w.steps = q;
+                cap *= 2;
+            }
+            w.steps[nsteps++] = s;
+        }
+    }
+    nsteps = uniq_i64(w.steps, nsteps);
+    if (o->steps) {
+        size_t m = 0;
+        for (size_t i = 0; i < nsteps; i++)
+            for (size_t j = 0; j < o->nsteps; j++)
+                if (o->steps[j] == w.steps[i]) {
+                    w.steps[m++] = w.steps[i];
+                    break;
+                }
+        nsteps = m;
+    }
+    if (ns < 2) {
+        hta_result_note(out, "%zu rank%s selected: finding stragglers needs at least two ranks to compare", ns,
+                        ns == 1 ? "" : "s");
+        goto done;
+    }
+    if (!nsteps) {
+        hta_result_note(out, "no %sprofiler steps (ProfilerStep#N) in the analysed part of the trace: nothing to "
+                             "compare step by step",
+                        o->steps ? "requested " : "");
+        goto done;
+    }
+
+    /* D = rows in a valid step: its span gives the mean step time */
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    size_t nk = 0;
+    unsigned char *present = calloc(nsteps, 1);
+    if (!present) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        for (size_t p = 0; p < w.v[k].n; p++) {
+            uint32_t i = w.v[k].row[p];
+            long si = find_i64(w.steps, nsteps, r->iteration[i]);
+            if (si < 0) continue;
+            present[si] = 1;
+            if (w.v[k].ts[p] < tmin) tmin = w.v[k].ts[p];
+            if (w.v[k].ts[p] + w.v[k].dur[p] > tmax) tmax = w.v[k].ts[p] + w.v[k].dur[p];
+            if (hta_row_stream(r, i) > 0) nk++;
+        }
+    }
+    /* HTA divides by the steps actually present in D */
+    size_t nd = 0;
+    for (size_t s = 0; s < nsteps; s++) nd += present[s];
+    free(present);
+    if (!nd) {
+        hta_result_note(out, "no events inside the selected profiler steps");
+        goto done;
+    }
+    double iter_ns = (double)(tmax - tmin) / (double)nd;
+    double min_dur_ns = 0.01 * iter_ns;
+
+    w.k = malloc((nk ? nk : 1) * sizeof *w.k);
+    if (!w.k) goto oom;
+    nk = 0;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        for (size_t p = 0; p < w.v[k].n; p++) {
+            uint32_t i = w.v[k].row[p];
+            int64_t it = r->iteration[i];
+            if (!has_i64(w.steps, nsteps, it) || hta_row_stream(r, i) <= 0) continue;
+            if (o->hta_compat && it <= 0) continue; /* HTA: iteration > 0 (Quirk A10) */
+            const char *nm = hta_sym(t->sym, r->name[i]);
+            if (o->hta_compat ? strncmp(nm, "ncclKernel", 10) != 0 : !hta_is_nccl_kernel_name(nm)) continue;
+            w.k[nk++] = (ck){hta_row_stream(r, i), it, w.v[k].ts[p], w.v[k].dur[p], nm, r->rank, (uint32_t)p, 0};
+        }
+    }
+    nk = o->hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);
+    if (!nk) {
+        hta_result_note(out,
+                        "no communication kernel of at least 1%% of the mean step time (%.3f us) in the selected "
+                        "steps%s",
+                        min_dur_ns / 1000.0, o->hta_compat ? " (--hta-compat: only ncclKernel* names count)" : "");
+        goto done;
+    }
+
+    /* per (stream, name): mean over steps of the std of normalised durations across ranks */
+    w.tmp = malloc(nk * sizeof *w.tmp);
+    w.rc = calloc(ns, sizeof *w.rc);
+    if (!w.tmp || !w.rc) goto oom;
+    for (size_t k = 0; k < ns; k++) w.rc[k].rank = t->ranks[sel[k]]->rank;
+    size_t best_first = 0, best_n = 0;
+    double best = NAN;
+    size_t best_rows_first = 0, best_rows = 0; /* fallback when no spread is defined anywhere */
+    for (size_t a = 0; a < nk;) {
+        size_t b = a;
+        while (b < nk && same_kernel(&w.k[a], &w.k[b])) b++;
+        double ssum = 0;
+        size_t scount = 0, nsteps_k = 0;
+        for (size_t i = a; i < b;) {
+            size_t j = i;
+            size_t n = 0;
+            while (j < b && w.k[j].iter == w.k[i].iter) w.tmp[n++] = (double)w.k[j++].dur / iter_ns;
+            double sd = sample_std(w.tmp, n);
+            if (!isnan(sd)) ssum += sd, scount++;
+            nsteps_k++;
+            i = j;
+        }
+        double mean_sd = scount ? ssum / (double)scount : NAN;
+        if (!isnan(mean_sd) && (isnan(best) || mean_sd > best)) best = mean_sd, best_first = a, best_n = b - a;
+        if (b - a > best_rows) best_rows = b - a, best_rows_first = a;
+        /* ranks with this kernel */
+        size_t nr = 0;
+        for (size_t q = 0; q < ns; q++) w.rc[q].steps = 0;
+        for (size_t i = a; i < b; i++) {
+            rank_count *e = find_rank(w.rc, ns, w.k[i].rank);
+            if (e && !e->steps++) nr++;
+        }
+        long row = hta_table_add_row(ker);
+        if (row < 0) goto oom;
+        hta_table_set_int(ker, row, 0, w.k[a].stream);
+        if (hta_table_set_str(ker, row, 1, w.k[a].name)) goto oom;
+        hta_table_set_int(ker, row, 2, (int64_t)nr);
+        hta_table_set_int(ker, row, 3, (int64_t)nsteps_k);
+        hta_table_set_float(ker, row, 4, mean_sd);
+        a = b;
+    }
+    if (isnan(best)) {
+        best_first = best_rows_first;
+        best_n = best_rows;
+        hta_result_note(out, "no step has this kernel on two ranks: the kernel chosen is the most frequent one");
+    }
+    for (size_t r = 0; r < ker->nrows; r++) {
+        const char *kn = ker->cols[1].v.s[r];
+        hta_table_set_int(ker, r, 5,
+                          ker->cols[0].v.i[r] == w.k[best_first].stream && !strcmp(kn, w.k[best_first].name));
+    }
+
+    /* flag, per step, the ranks at or above the k-th latest normalised start */
+    const ck *mk = &w.k[best_first];
+    for (size_t k = 0; k < ns; k++) w.rc[k].steps = 0;
+    for (size_t i = 0; i < best_n;) {
+        size_t j = i, n = 0;
+        while (j < best_n && mk[j].iter == mk[i].iter) w.tmp[n++] = (double)(mk[j++].ts - tmin) / iter_ns;
+        qsort(w.tmp, n, sizeof *w.tmp, cmp_desc_d);
+        double thr = w.tmp[(n < (size_t)k_cand ? n : (size_t)k_cand) - 1];
+        for (size_t q = i; q < j; q++) {
+            double ms = (double)(mk[q].ts - tmin) / iter_ns;
+            int flag = ms >= thr;
+            rank_count *e = find_rank(w.rc, ns, mk[q].rank);
+            if (e) {
+                e->flagged += flag;
+                e->steps++;
+                e->metric_sum += ms;
+            }
+            long row = hta_table_add_row(met);
+            if (row < 0) goto oom;
+            int c = 0;
+            hta_table_set_int(met, row, c++, mk[q].rank);
+            hta_table_set_int(met, row, c++, mk[q].iter);
+            hta_table_set_int(met, row, c++, mk[q].stream);
+            if (hta_table_set_str(met, row, c++, mk[q].name)) goto oom;
+            hta_table_set_float(met, row, c++, (double)mk[q].ts / 1000.0);
+            hta_table_set_float(met, row, c++, ms);
+            hta_table_set_float(met, row, c++, (double)mk[q].dur / 1000.0);
+            hta_table_set_float(met, row, c++, (double)mk[q].dur / iter_ns);
+            hta_table_set_int(met, row, c++, flag);
+        }
+        i = j;
+    }
+    /* HTA ranks by flag count (nlargest); ranks without the kernel cannot be chosen */
+    size_t nrc = 0;
+    for (size_t k = 0; k < ns; k++)
+        if (w.rc[k].steps) w.rc[nrc++] = w.rc[k];
+    qsort(w.rc, nrc, sizeof *w.rc, cmp_rc);
+    for (size_t k = 0; k < nrc && k < (size_t)k_cand; k++) {
+        long row = hta_table_add_row(res);
+        if (row < 0) goto oom;
+        hta_table_set_int(res, row, 0, w.rc[k].rank);
+        hta_table_set_int(res, row, 1, w.rc[k].flagged);
+        hta_table_set_int(res, row, 2, w.rc[k].steps);
+        hta_table_set_float(res, row, 3, w.rc[k].metric_sum / (double)w.rc[k].steps);
+    }
+    hta_result_note(out,
+                    "steps %lld..%lld (%zu), mean step time %.3f us; metric: start of '%s' on stream %lld relative "
+                    "to the first event, in mean step times; the %d latest starters of each step are flagged",
+                    (long long)w.steps[0], (long long)w.steps[nsteps - 1], nd, iter_ns / 1000.0, mk->name,
+                    (long long)mk->stream, k_cand);
+
+done:
+    free(sel);
+    work_free(&w);
+    if (hta_result_add(out, res)) res = NULL, st = OOM();
+    else res = NULL;
+    if (hta_result_add(out, met)) met = NULL, st = OOM();
+    else met = NULL;
+    if (hta_result_add(out, ker)) ker = NULL, st = OOM();
+    return st;
+oom:
+    st = OOM();
+fail:
+    free(sel);
+    work_free(&w);
+    hta_table_free(res);
+    hta_table_free(met);
+    hta_table_free(ker);
+    return st;
+}

@@ -1,0 +1,69 @@
+/* Temporal breakdown (analyses.md §3): per rank, the span from the first GPU
+ * activity to the last, split into idle (no activity), compute (a
+ * COMPUTATION kernel runs) and non-compute (only other activity runs). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/breakdown_rows.h"
+
+/* ratio of microsecond values, as HTA divides them */
+static double pctg(int64_t x, int64_t total) {
+    return total ? hta_round(100.0 * ((x / 1000.0) / (total / 1000.0)), 2) : NAN;
+}
+
+hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o, hta_result *out,
+                                  hta_error *err) {
+    static const char *const cols[] = {"rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)",
+                                       "kernel_time(us)", "idle_time_pctg", "compute_time_pctg",
+                                       "non_compute_time_pctg"};
+    hta_table *tb = hta_table_new("temporal_breakdown");
+    if (!tb) return BD_OOM(err);
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
+    size_t *sel;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        bd_rows b;
+        hta_status st = bd_rows_build(t, sel[k], &o->common.view, o->gpu_rows, &b, err);
+        if (st) {
+            free(sel);
+            hta_table_free(tb);
+            return st;
+        }
+        int64_t *us = NULL, *ue = NULL, *cs = NULL, *ce = NULL;
+        long nu = bd_union(&b, -1, &us, &ue);
+        long nc = nu < 0 ? -1 : bd_union(&b, HTA_KT_COMPUTATION, &cs, &ce);
+        bd_rows_free(&b);
+        if (nu < 0 || nc < 0) {
+            free(us), free(ue), free(sel);
+            goto oom;
+        }
+        int64_t span = nu ? ue[nu - 1] - us[0] : 0;
+        int64_t busy = hta_union_length(us, ue, (size_t)nu);
+        int64_t comp = hta_union_length(cs, ce, (size_t)nc);
+        free(us), free(ue), free(cs), free(ce);
+        int32_t rank = t->ranks[sel[k]]->rank;
+        if (!nu) bd_note_empty(t, t->ranks[sel[k]], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
+        long row = hta_table_add_row(tb);
+        if (row < 0) {
+            free(sel);
+            goto oom;
+        }
+        int64_t idle = span - busy, noncomp = busy - comp;
+        hta_table_set_int(tb, row, 0, rank);
+        hta_table_set_float(tb, row, 1, idle / 1000.0);
+        hta_table_set_float(tb, row, 2, comp / 1000.0);
+        hta_table_set_float(tb, row, 3, noncomp / 1000.0);
+        hta_table_set_float(tb, row, 4, span / 1000.0);
+        hta_table_set_float(tb, row, 5, pctg(idle, span));
+        hta_table_set_float(tb, row, 6, pctg(comp, span));
+        hta_table_set_float(tb, row, 7, pctg(noncomp, span));
+    }
+    free(sel);
+    if (hta_result_add(out, tb)) return BD_OOM(err);
+    return HTA_OK;
+oom:
+    hta_table_free(tb);
+    return BD_OOM(err);
+}

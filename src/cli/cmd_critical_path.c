@@ -1,0 +1,271 @@
+/* hta critical-path: HTA's lightweight critical path, overlay, save/restore
+ * and what-if simulation (docs/critical-path.md). */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "hta/cpath.h"
+
+typedef struct cp_args {
+    int rank;
+    int rank_set;
+    const char *annotation;
+    const char *instance;
+    cli_list data_load;
+    int zero_weight;
+    int top;
+    const char *overlay;
+    int all_events, all_edges;
+    const char *save, *graph;
+    cli_list what_if;
+    const char *what_if_trace;
+} cp_args;
+
+static int parse_instance(const char *s, int64_t *a, int64_t *b) {
+    char *e;
+    errno = 0;
+    long long x = strtoll(s, &e, 10), y = x;
+    if (e == s || errno || x < 0) return -1;
+    if (*e == ':') {
+        const char *q = e + 1;
+        y = strtoll(q, &e, 10);
+        if (e == q || errno || y < x) return -1;
+    }
+    if (*e) return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, const cp_args *a,
+                                 hta_result *out, hta_error *err) {
+    size_t nr = a->what_if.n;
+    hta_cpath_rule *rules = calloc(nr ? nr : 1, sizeof *rules);
+    int64_t *w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
+    hta_cp_path p = {0};
+    hta_status st = HTA_OK;
+    if (!rules || !w) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nr; i++)
+        if ((st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], err))) goto done;
+    size_t changed = 0;
+    if ((st = hta_cpath_whatif_weights(g, rules, nr, w, &changed, err))) goto done;
+    if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
+    hta_table *tb = hta_table_new("what_if");
+    if (!tb) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    hta_table_add_col(tb, "name", HTA_COL_STR);
+    hta_table_add_col(tb, "value", HTA_COL_FLOAT);
+    int64_t base = g->path.length, sim = p.length;
+    struct {
+        const char *n;
+        double v;
+    } rows[] = {
+        {"baseline_path_us", us(base)},
+        {"simulated_path_us", us(sim)},
+        {"saving_us", us(base - sim)},
+        {"saving_percent", base ? (double)(base - sim) / (double)base * 100.0 : 0.0},
+        {"edges_changed", (double)changed},
+        {"simulated_path_nodes", (double)p.n},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        long r = hta_table_add_row(tb);
+        if (r < 0 || hta_table_set_str(tb, (size_t)r, 0, rows[i].n)) {
+            hta_table_free(tb);
+            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            goto done;
+        }
+        hta_table_set_float(tb, (size_t)r, 1, rows[i].v);
+    }
+    if (hta_result_add(out, tb)) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* the simulated path's summary, with the simulated weights */
+    {
+        hta_cp_graph sg = *g;
+        hta_cp_edge *e2 = malloc((g->nedge ? g->nedge : 1) * sizeof *e2);
+        if (!e2) {
+            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            goto done;
+        }
+        memcpy(e2, g->edge, g->nedge * sizeof *e2);
+        for (size_t i = 0; i < g->nedge; i++) e2[i].w = w[i];
+        sg.edge = e2;
+        hta_result tmp;
+        hta_result_init(&tmp);
+        st = hta_cpath_report(&sg, &p, a->data_load.v, a->data_load.n, 0, &tmp, err);
+        free(e2);
+        if (!st) {
+            hta_table *s = hta_result_find(&tmp, "summary");
+            for (size_t i = 0; i < tmp.n; i++)
+                if (tmp.tables[i] == s) tmp.tables[i] = NULL;
+            free(s->name);
+            s->name = strdup("what_if_summary");
+            if (!s->name || hta_result_add(out, s)) st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        }
+        hta_result_free(&tmp);
+        if (st) goto done;
+    }
+    if (a->what_if_trace) {
+        if (!t) {
+            st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
+            goto done;
+        }
+        if ((st = hta_cpath_whatif_trace(t, g, w, a->what_if_trace, err))) goto done;
+        hta_result_note(out, "simulated trace written to %s", a->what_if_trace);
+    }
+done:
+    for (size_t i = 0; i < nr; i++) hta_cpath_rule_free(&rules[i]);
+    free(rules);
+    free(w);
+    hta_cpath_path_free(&p);
+    return st;
+}
+
+static int cmd_critical_path(int argc, char **argv) {
+    cp_args a = {0};
+    a.top = 0;
+    const cli_opt opts[] = {
+        {"rank", CLI_INT, &a.rank, "R", "rank to analyse (default: the lowest loaded rank)"},
+        {"annotation", CLI_STR, &a.annotation, "NAME",
+         "clip to the instances of events whose name contains NAME (default: whole trace)"},
+        {"instance", CLI_STR, &a.instance, "N|A:B", "annotation instance, or range A..B inclusive (default 0)"},
+        {"data-load", CLI_LIST, &a.data_load, "TEXT",
+         "events whose name contains TEXT are data loading (HTA's data_load_events; repeatable)"},
+        {"zero-weight-launch-edges", CLI_FLAG, &a.zero_weight, NULL,
+         "add HTA's zero-weight launch edges (CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1)"},
+        {"top", CLI_INT, &a.top, "N", "breakdown: only the N longest path edges"},
+        {"overlay", CLI_STR, &a.overlay, "OUTDIR", "write the trace with the path overlaid into OUTDIR"},
+        {"all-events", CLI_FLAG, &a.all_events, NULL, "overlay: keep every event, not only critical ones"},
+        {"all-edges", CLI_FLAG, &a.all_edges, NULL, "overlay (with --all-events): draw every graph edge"},
+        {"save", CLI_STR, &a.save, "FILE", "store the graph in FILE"},
+        {"graph", CLI_STR, &a.graph, "FILE", "analyse a stored graph (no trace needed)"},
+        {"what-if", CLI_LIST, &a.what_if, "RULE", "change edge weights and recompute (repeatable), e.g. type:comm=x0.5"},
+        {"what-if-trace", CLI_STR, &a.what_if_trace, "OUT", "write the simulated trace to OUT"},
+        {0},
+    };
+    cli_common c;
+    a.rank = -1;
+    int rc = cli_parse(argc, argv, "PATH [options] | --graph FILE [options]",
+                       "HTA's lightweight critical path of one rank: the longest chain of CPU operator\n"
+                       "time, kernel launch delays, kernel-to-kernel gaps, GPU kernels and\n"
+                       "synchronisation.  Tables: summary (time by bound_by), breakdown (the path's\n"
+                       "edges), stats (graph and path sizes).  --what-if RULE rescales parts of the\n"
+                       "graph and reports the new path; see docs/critical-path.md for the rule syntax.",
+                       opts, 0, 1, &c);
+    if (rc >= 0) goto out;
+    rc = 1;
+    if (!c.path && !a.graph) {
+        fprintf(stderr, "hta critical-path: missing argument: PATH (or --graph FILE)\n");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    hta_cpath_opts o = {0};
+    o.rank = a.rank;
+    o.annotation = a.annotation ? a.annotation : "";
+    if (a.instance && parse_instance(a.instance, &o.instance_a, &o.instance_b)) {
+        fprintf(stderr, "hta critical-path: bad --instance '%s' (N or A:B)\n", a.instance);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    o.data_load = a.data_load.v;
+    o.ndata_load = a.data_load.n;
+    o.zero_weight_launch = a.zero_weight;
+    o.view = c.opts.view;
+    for (size_t i = 0; i < a.what_if.n; i++) {
+        hta_cpath_rule r;
+        hta_error e = {0};
+        if (hta_cpath_rule_parse(a.what_if.v[i], &r, &e)) {
+            fprintf(stderr, "hta critical-path: %s\n", e.msg);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        hta_cpath_rule_free(&r);
+    }
+    hta_trace *t = NULL;
+    hta_cp_graph *g = NULL;
+    hta_error err = {0};
+    hta_status st;
+    if (c.path) {
+        if (a.rank >= 0 && !c.opts.ranks) {
+            c.rank_list[0] = a.rank;
+            c.opts.ranks = c.rank_list;
+            c.opts.nranks = 1;
+        }
+        if ((rc = cli_load(&c, c.path, &t))) goto out;
+        if (!t->nranks) {
+            fprintf(stderr, "hta critical-path: no rank loaded\n");
+            rc = 1;
+            goto fin;
+        }
+        if (a.rank < 0) o.rank = t->ranks[0]->rank;
+    }
+    /* The build allocates and frees many large arrays; keeping freed blocks in
+     * the heap lets later phases reuse pages already faulted in (page faults
+     * dominate its cost on large traces). Set after loading: the loader's
+     * growing columns want the mmap path. */
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (a.graph) {
+        st = hta_cpath_load(a.graph, &g, &err);
+    } else {
+        st = hta_cpath_build(t, &o, &g, &err);
+    }
+    if (st) {
+        rc = cli_fail(argv[0], &err);
+        goto fin;
+    }
+    hta_result res;
+    hta_result_init(&res);
+    for (size_t i = 0; i < g->nnotes; i++) hta_result_note(&res, "%s", g->notes[i]);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (getenv("HTA_TIMING"))
+        fprintf(stderr, "hta critical-path: graph %s in %.3f s (%zu events, %zu nodes, %zu edges)\n",
+                a.graph ? "loaded" : "built", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+                g->nev, g->norder, g->nedge);
+    st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, a.top > 0 ? (size_t)a.top : 0, &res, &err);
+    if (!st && a.what_if.n) st = what_if_tables(t, g, &a, &res, &err);
+    if (!st && a.save) {
+        st = hta_cpath_save(g, a.save, &err);
+        if (!st) hta_result_note(&res, "graph saved to %s", a.save);
+    }
+    if (!st && a.overlay) {
+        if (!t) {
+            st = hta_fail(&err, HTA_EINVAL, "--overlay needs the trace (PATH), not only --graph");
+        } else {
+            hta_cpath_overlay_opts oo = {a.all_events, a.all_events && a.all_edges, 0};
+            char *written = NULL;
+            st = hta_cpath_overlay(t, g, a.overlay, &oo, &written, &err);
+            if (!st) hta_result_note(&res, "overlay written to %s", written);
+            free(written);
+        }
+    }
+    if (st) {
+        hta_result_free(&res);
+        rc = cli_fail(argv[0], &err);
+        goto fin;
+    }
+    rc = cli_emit(&c, &res);
+fin:
+    hta_cpath_free(g);
+    if (t) hta_trace_free(t);
+out:
+    free(a.data_load.v);
+    free(a.what_if.v);
+    return rc;
+}
+
+HTA_CLI_COMMAND(50, "critical-path", "HTA's critical path: summary, breakdown, overlay, what-if", cmd_critical_path)

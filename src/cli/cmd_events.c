@@ -1,0 +1,29 @@
+#include "cli/cli.h"
+
+static hta_events_opts eo;
+static int view_flag;
+static int limit = 0;
+
+static hta_status run_events(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    eo.hta_table = view_flag;
+    eo.limit = limit;
+    return hta_events(t, &c->opts, &eo, out, err);
+}
+
+static int cmd_events(int argc, char **argv) {
+    static const cli_opt opts[] = {
+        {"cat", CLI_STR, &eo.cat, "CAT", "only events of this category (kernel, cpu_op, ...)"},
+        {"name", CLI_STR, &eo.name, "TEXT", "only events whose name contains TEXT"},
+        {"hta-table", CLI_FLAG, &view_flag, NULL,
+         "rows as HTA's analyses see them: profiler-step filter, times relative and rounded"},
+        {"limit", CLI_INT, &limit, "N", "at most N rows per rank"},
+        {0},
+    };
+    return cli_run_analysis(argc, argv, "PATH [options]",
+                            "The kept events (rows) with exact nanosecond times and the links derived at load:\n"
+                            "partner (CPU launch <-> GPU activity), parent and depth on the call stack,\n"
+                            "iteration.  Links are given as event indexes (position in traceEvents).",
+                            opts, run_events);
+}
+
+HTA_CLI_COMMAND(11, "events", "the events themselves: exact ns times, launch links, call stack", cmd_events)

@@ -1,0 +1,45 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "hta/breakdown.h"
+
+static int delay = HTA_IDLE_DEFAULT_DELAY_NS, stats;
+static const char *streams;
+
+static hta_status run(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    int64_t sv[256];
+    size_t n = 0;
+    if (streams) {
+        const char *p = streams;
+        while (*p) {
+            char *e;
+            long long v = strtoll(p, &e, 10);
+            if (e == p || n == sizeof sv / sizeof *sv)
+                return hta_fail(err, HTA_EINVAL, "bad stream list '%s' (e.g. 7,20)", streams);
+            sv[n++] = v;
+            p = *e == ',' ? e + 1 : e;
+            if (*e && *e != ',') return hta_fail(err, HTA_EINVAL, "bad stream list '%s' (e.g. 7,20)", streams);
+        }
+    }
+    hta_idle_opts o = {c->opts, delay, stats, streams ? sv : NULL, n};
+    return hta_idle_breakdown(t, &o, out, err);
+}
+
+static int cmd_idle(int argc, char **argv) {
+    static const cli_opt opts[] = {
+        {"consecutive-kernel-delay", CLI_INT, &delay, "NS",
+         "gaps shorter than this are kernel_wait (default 30000 ns = HTA's 30, which it compares in us)"},
+        {"stats", CLI_FLAG, &stats, NULL, "also print interval_stats: statistics of the gaps per category"},
+        {"streams", CLI_STR, &streams, "LIST", "only these stream ids, e.g. 7,20 (default: all)"},
+        {0},
+    };
+    return cli_run_analysis(argc, argv, "PATH [options]",
+                            "Idle time breakdown per rank and GPU stream.  Each gap before a kernel, memcpy\n"
+                            "or memset is host_wait (the CPU launched it only after the stream had gone idle),\n"
+                            "kernel_wait (shorter than --consecutive-kernel-delay) or other.  Table idle_time:\n"
+                            "rank, stream, idle_category, idle_time (us), idle_time_ratio, pid (device).",
+                            opts, run);
+}
+
+HTA_CLI_COMMAND(21, "idle", "GPU idle time per stream: host wait, kernel wait, other", cmd_idle)

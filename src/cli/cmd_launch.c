@@ -1,0 +1,38 @@
+#include "cli/cli.h"
+#include "hta/launch.h"
+
+static double g_runtime_cutoff = 50, g_delay_cutoff = 100;
+static int g_no_memory;
+
+static hta_status run_launch(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    hta_launch_opts o;
+    hta_launch_opts_default(&o);
+    o.common = c->opts;
+    o.runtime_cutoff_us = g_runtime_cutoff;
+    o.launch_delay_cutoff_us = g_delay_cutoff;
+    o.include_memory_events = !g_no_memory;
+    return hta_launch_stats(t, &o, out, err);
+}
+
+static int cmd_launch(int argc, char **argv) {
+    static const cli_opt opts[] = {
+        {"runtime-cutoff", CLI_DOUBLE, &g_runtime_cutoff, "US",
+         "launch calls longer than this are runtime outliers (default 50)"},
+        {"launch-delay-cutoff", CLI_DOUBLE, &g_delay_cutoff, "US",
+         "launch delays longer than this are outliers (default 100)"},
+        {"no-memory", CLI_FLAG, &g_no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
+        {0},
+    };
+    return cli_run_analysis(argc, argv, "PATH [options]",
+                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): for every\n"
+                            "launch call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
+                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity by\n"
+                            "correlation id: cpu_duration, gpu_duration and launch_delay (GPU start minus end\n"
+                            "of the launch call, at least 0), in us.  Flags per launch and counts per rank:\n"
+                            "short kernels (cpu <= runtime cutoff and gpu < cpu), runtime outliers\n"
+                            "(cpu > runtime cutoff), launch-delay outliers (delay > launch-delay cutoff).",
+                            opts, run_launch);
+}
+
+HTA_CLI_COMMAND(30, "launch", "CUDA kernel launch statistics: cpu/gpu duration, launch delay, outliers",
+                cmd_launch)

@@ -1,0 +1,108 @@
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "hta/merge.h"
+
+static int ends_with(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmd_merge(int argc, char **argv) {
+    const char *out = NULL, *align = "none", *barrier = NULL, *edge = "begin", *drift = "auto";
+    const cli_opt opts[] = {
+        {"output", CLI_STR, &out, "OUT", "merged trace to write (.json, or .json.gz / .gz for gzip); required"},
+        {"align", CLI_STR, &align, "METHOD", "none (default), barrier or collective"},
+        {"barrier", CLI_STR, &barrier, "NAME", "barrier: the marker event's name (default: each ProfilerStep#N)"},
+        {"barrier-edge", CLI_STR, &edge, "EDGE", "barrier: align the marker's begin (default) or end"},
+        {"drift", CLI_STR, &drift, "MODE", "collective: fit a clock drift: auto (default: when significant), on, off"},
+        {0},
+    };
+    /* -o is the short form of --output */
+    char *args[256];
+    if (argc > 255) argc = 255;
+    for (int i = 0; i < argc; i++) args[i] = strcmp(argv[i], "-o") ? argv[i] : (char *)"--output";
+    args[argc] = NULL;
+    cli_common c;
+    int rc = cli_parse(argc, args, "DIR -o OUT [options]",
+                       "Merges the per-rank traces of DIR (Kineto or libhtatrace files) into one Chrome trace,\n"
+                       "one set of process tracks per rank (pid = rank * 1000 + process number), every event\n"
+                       "kept, clocks aligned by the chosen method.  Prints each rank's clock offset, drift and\n"
+                       "the residual error of the alignment (see docs/merge.md).",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    hta_merge_opts mo = {0};
+    if (!out) {
+        fprintf(stderr, "hta merge: -o OUT is required\nTry 'hta merge --help'.\n");
+        return EXIT_USAGE;
+    }
+    if (!strcmp(align, "none")) mo.method = HTA_ALIGN_NONE;
+    else if (!strcmp(align, "barrier")) mo.method = HTA_ALIGN_BARRIER;
+    else if (!strcmp(align, "collective")) mo.method = HTA_ALIGN_COLLECTIVE;
+    else {
+        fprintf(stderr, "hta merge: unknown --align '%s' (none, barrier, collective)\n", align);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(edge, "begin")) mo.barrier_end = 0;
+    else if (!strcmp(edge, "end")) mo.barrier_end = 1;
+    else {
+        fprintf(stderr, "hta merge: unknown --barrier-edge '%s' (begin, end)\n", edge);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(drift, "auto")) mo.drift = HTA_DRIFT_AUTO;
+    else if (!strcmp(drift, "on")) mo.drift = HTA_DRIFT_ON;
+    else if (!strcmp(drift, "off")) mo.drift = HTA_DRIFT_OFF;
+    else {
+        fprintf(stderr, "hta merge: unknown --drift '%s' (auto, on, off)\n", drift);
+        return EXIT_USAGE;
+    }
+    mo.barrier = barrier;
+
+    double t0 = now_s();
+    hta_trace *t;
+    if ((rc = cli_load(&c, c.path, &t))) return rc;
+    hta_merge_plan plan;
+    hta_error err = {0};
+    hta_status st = hta_merge_plan_build(t, &mo, &plan, &err);
+    /* the loaded rows are no longer needed: the writer streams the files */
+    hta_trace_free(t);
+    if (st) return cli_fail("merge", &err);
+    double t1 = now_s();
+    hta_merge_stats ms;
+    int gz = ends_with(out, ".gz");
+    st = hta_merge_write(&plan, out, gz, &ms, &err);
+    if (st) {
+        hta_merge_plan_free(&plan);
+        return cli_fail("merge", &err);
+    }
+    double t2 = now_s();
+    hta_result res;
+    hta_result_init(&res);
+    st = hta_merge_result(&plan, &res, &err);
+    if (!st) {
+        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", out,
+                        (unsigned long long)ms.events_in, plan.n, (unsigned long long)ms.events_added);
+        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - t0, t2 - t1,
+                        ms.bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
+        if (ms.ids_kept)
+            hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
+                            "across ranks)", (unsigned long long)ms.ids_kept);
+    }
+    hta_merge_plan_free(&plan);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail("merge", &err);
+    }
+    return cli_emit(&c, &res);
+}
+
+HTA_CLI_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",
+                cmd_merge)

@@ -1,0 +1,45 @@
+#include <string.h>
+
+#include "cli/cli.h"
+#include "hta/launch.h"
+
+static const char *g_sort_by;
+
+static hta_status run_ops(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    hta_aten_opts o;
+    hta_aten_opts_default(&o);
+    o.common = c->opts;
+    static char buf[256];
+    static const char *keys[4];
+    if (g_sort_by) {
+        if (strlen(g_sort_by) >= sizeof buf) return hta_fail(err, HTA_EINVAL, "--sort-by too long");
+        strcpy(buf, g_sort_by);
+        size_t n = 0;
+        for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+            if (n == 4) return hta_fail(err, HTA_EINVAL, "at most 3 sort columns");
+            keys[n++] = s;
+        }
+        o.sort_by = keys;
+        o.nsort = n;
+    }
+    return hta_aten_op_kernels(t, &o, out, err);
+}
+
+static int cmd_ops(int argc, char **argv) {
+    static const cli_opt opts[] = {
+        {"sort-by", CLI_STR, &g_sort_by, "COLS",
+         "descending sort: occurrence_count (default), avg_aten_op_launch_delay, avg_runtime_delay; "
+         "comma-separated for several"},
+        {0},
+    };
+    return cli_run_analysis(argc, argv, "PATH [options]",
+                            "ATen op -> kernel sequences (HTA's get_aten_op_kernels_and_delay): every kernel\n"
+                            "launch is attributed to the innermost aten:: op enclosing it in time; each op\n"
+                            "instance's launched kernels form a sequence (joined by \" -> \").  Per rank and\n"
+                            "(op, sequence): occurrence_count, avg_aten_op_launch_delay (first launch start\n"
+                            "minus op start, us) and avg_runtime_delay (first kernel start minus its launch\n"
+                            "start, us), rounded to 3 decimals.",
+                            opts, run_ops);
+}
+
+HTA_CLI_COMMAND(33, "ops", "ATen op -> kernel sequences with launch and runtime delays", cmd_ops)

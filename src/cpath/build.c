@@ -1,0 +1,1007 @@
+/* Building HTA's critical-path graph for one rank (critical-path.md §1-§6).
+ *
+ * Works on HTA's view of the rank (view.h: HTA's row set, times rounded as HTA
+ * rounds them), in ns.  "Full table" in the spec = the view; "clipped table" =
+ * the events selected by the annotation window, kept in ascending event index
+ * as HTA returns them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/internal.h"
+#include "hta/util.h"
+#include "util/hash.h"
+#include "util/vec.h"
+
+#define KK_THRESHOLD_NS 1500000 /* KERNEL_KERNEL_DELAY_THRESHOLD_US */
+
+enum {
+    NF_LOCK = 1,        /* cudaHostAlloc, cudaLaunchKernel, cudaMemcpyAsync */
+    NF_BLOCKING = 2,    /* blocking CUDA calls */
+    NF_LAUNCH = 4,      /* runtime launch names (TF§4.4) */
+    NF_EVENT_RECORD = 8,
+    NF_STREAM_WAIT_CALL = 16, /* cudaStreamWaitEvent */
+    NF_SWE = 32,        /* "Stream Wait Event" */
+    NF_EVENT_SYNC = 64,
+    NF_CONTEXT_SYNC = 128,
+    NF_STREAM_SYNC = 256,
+    NF_DATA_LOAD = 512,
+    NF_DONE = 1024,
+};
+
+typedef struct bld {
+    const hta_trace *t;
+    const hta_rank *r;
+    const hta_cpath_opts *o;
+    hta_view v;
+    hta_cp_graph *g;
+    cp_edges es;
+    uint16_t *nflags;   /* per name symbol */
+    int64_t *ic;        /* per view position: HTA's index_correlation */
+    int32_t *vpos_of_index; /* event index -> view position, -1 */
+    size_t nindex;
+    int32_t *ce_of_vpos;    /* view position -> clipped event, -1 */
+    uint32_t *gsym;         /* trace symbol -> graph symbol, UINT32_MAX = not yet */
+    hta_cp_event *ev;
+    size_t nev;
+} bld;
+
+static uint16_t name_flags(bld *b, uint32_t sym) {
+    uint16_t f = b->nflags[sym];
+    if (f & NF_DONE) return f;
+    const char *s = hta_sym(b->t->sym, sym);
+    f = NF_DONE;
+    if (!strcmp(s, "cudaHostAlloc") || !strcmp(s, "cudaLaunchKernel") || !strcmp(s, "cudaMemcpyAsync"))
+        f |= NF_LOCK;
+    static const char *const blocking[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                           "cudaEventQuery", "cudaEventSynchronize",
+                                           "cudaMemcpy", "cudaMemcpyAsync"};
+    for (size_t i = 0; i < sizeof blocking / sizeof *blocking; i++)
+        if (!strcmp(s, blocking[i])) f |= NF_BLOCKING;
+    static const char *const launch[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                                         "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
+                                         "runFunction - job_prep_and_submit_for_execution",
+                                         "hipLaunchKernel", "hipExtModuleLaunchKernel",
+                                         "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream"};
+    for (size_t i = 0; i < sizeof launch / sizeof *launch; i++)
+        if (!strcmp(s, launch[i])) f |= NF_LAUNCH;
+    if (!strcmp(s, "cudaEventRecord")) f |= NF_EVENT_RECORD;
+    if (!strcmp(s, "cudaStreamWaitEvent")) f |= NF_STREAM_WAIT_CALL;
+    if (!strcmp(s, "Stream Wait Event")) f |= NF_SWE;
+    if (!strcmp(s, "Event Sync")) f |= NF_EVENT_SYNC;
+    if (!strcmp(s, "Context Sync")) f |= NF_CONTEXT_SYNC;
+    if (!strcmp(s, "Stream Sync")) f |= NF_STREAM_SYNC;
+    for (size_t i = 0; i < b->o->ndata_load; i++)
+        if (b->o->data_load[i][0] && strstr(s, b->o->data_load[i])) f |= NF_DATA_LOAD;
+    b->nflags[sym] = f;
+    return f;
+}
+
+static inline uint32_t vrow(const bld *b, size_t k) { return b->v.row[k]; }
+static inline int64_t vstream(const bld *b, size_t k) { return hta_row_stream(b->r, vrow(b, k)); }
+static inline uint16_t vflags(bld *b, size_t k) { return name_flags(b, b->r->name[vrow(b, k)]); }
+static int32_t vpos(const bld *b, int64_t index) {
+    return index >= 0 && (size_t)index < b->nindex ? b->vpos_of_index[index] : -1;
+}
+
+/* ---- §1 window and clipping ---- */
+
+static uint32_t gsym(bld *b, uint32_t ts) {
+    if (b->gsym[ts] == UINT32_MAX)
+        b->gsym[ts] = hta_symtab_intern(b->g->sym, hta_sym(b->t->sym, ts), hta_sym_len(b->t->sym, ts));
+    return b->gsym[ts];
+}
+
+static hta_status clip(bld *b, hta_error *err) {
+    const hta_rank *r = b->r;
+    const hta_cpath_opts *o = b->o;
+    size_t n = b->v.n;
+    int64_t lo = INT64_MAX, hi = INT64_MAX;
+    if (!o->annotation || !o->annotation[0]) {
+        for (size_t k = 0; k < n; k++)
+            if (b->v.ts[k] < lo) lo = b->v.ts[k];
+    } else {
+        /* annotation ids: every name or category containing the text */
+        int any_sym = 0;
+        for (size_t c = 0; c < b->t->ncats && !any_sym; c++)
+            if (strstr(hta_sym(b->t->sym, b->t->cats[c]), o->annotation)) any_sym = 1;
+        unsigned char *match = cp_calloc(hta_symtab_count(b->t->sym) + 1, 1);
+        if (!match) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        int64_t seen = 0;
+        lo = INT64_MAX;
+        hi = INT64_MIN;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t nm = r->name[vrow(b, k)];
+            if (!(match[nm] & 2)) match[nm] = (unsigned char)(2 | (strstr(hta_sym(b->t->sym, nm), o->annotation) != NULL));
+            if (!(match[nm] & 1)) continue;
+            any_sym = 1;
+            if (seen >= o->instance_a && seen <= o->instance_b) {
+                if (b->v.ts[k] < lo) lo = b->v.ts[k];
+                if (b->v.ts[k] + b->v.dur[k] > hi) hi = b->v.ts[k] + b->v.dur[k];
+            }
+            seen++;
+        }
+        free(match);
+        if (!any_sym)
+            return hta_fail(err, HTA_ENODATA, "rank %d: no event name contains the annotation '%s'",
+                            (int)o->rank, o->annotation);
+        if (lo > hi)
+            return hta_fail(err, HTA_ENODATA,
+                            "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%lld is out of range",
+                            (int)o->rank, o->annotation, (long long)seen, (long long)o->instance_a,
+                            o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
+    }
+    unsigned char *sel = cp_calloc(n ? n : 1, 1);
+    if (!sel) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        if (vflags(b, k) & NF_SWE) sel[k] = 1;
+        if (vstream(b, k) != -1) continue;
+        if (b->v.ts[k] < lo || b->v.ts[k] > hi || b->v.dur[k] <= 0) continue;
+        sel[k] = 1;
+        /* GPU rows launched from this CPU row (a join on index_correlation;
+         * unlike HTA, "no partner" never selects event 0) */
+        if (b->r->partner[vrow(b, k)] < 0) continue;
+        int32_t gk = vpos(b, b->ic[k]);
+        if (gk >= 0 && vstream(b, (size_t)gk) != -1) sel[gk] = 1;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) m += sel[k];
+    uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
+    b->ev = cp_calloc(m ? m : 1, sizeof *b->ev);
+    if (!list || !b->ev) {
+        free(sel);
+        free(list);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (sel[k]) list[m++] = (uint32_t)k;
+    free(sel);
+    /* ascending event index: view order is GPU block then CPU block */
+    int64_t *key = cp_malloc((n ? n : 1) * sizeof *key);
+    if (!key) {
+        free(list);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
+    hta_sort_idx_by_i64(list, m, key);
+    free(key);
+    for (size_t i = 0; i < m; i++) {
+        size_t k = list[i];
+        uint32_t row = vrow(b, k);
+        const hta_thread *th = hta_row_thread(r, row);
+        hta_cp_event *e = &b->ev[i];
+        e->ts = b->v.ts[k];
+        e->dur = b->v.dur[k];
+        e->pid = th->pid;
+        e->tid = th->tid;
+        e->stream = vstream(b, k);
+        e->index = r->index[row];
+        e->row = (int32_t)row;
+        e->start = e->end = -1;
+        e->name = gsym(b, r->name[row]);
+        e->cat = gsym(b, hta_row_cat_sym(b->t, r, row));
+        if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
+            free(list);
+            return hta_fail(err, HTA_ENOMEM, "out of memory");
+        }
+        b->ce_of_vpos[k] = (int32_t)i;
+    }
+    b->nev = m;
+    free(list);
+    return HTA_OK;
+}
+
+/* ---- §3 nodes ---- */
+
+typedef struct nkey {
+    int64_t ts;
+    uint32_t index;
+    uint32_t ev;
+    uint8_t is_end;
+} nkey;
+
+static int cmp_nkey(const void *a, const void *b) {
+    const nkey *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return (int)x->is_end - (int)y->is_end;
+}
+
+static int is_cpu_cat(const char *c) {
+    return !strcmp(c, "cpu_op") || !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver");
+}
+
+static hta_status make_nodes(bld *b, hta_error *err) {
+    hta_cp_graph *g = b->g;
+    nkey *k = cp_malloc((2 * b->nev + 1) * sizeof *k);
+    if (!k) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    size_t n = 0;
+    unsigned char *cpu_cat = cp_calloc(hta_symtab_count(g->sym) + 1, 1);
+    if (!cpu_cat) {
+        free(k);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    for (uint32_t c = 0; c < hta_symtab_count(g->sym); c++) cpu_cat[c] = (unsigned char)is_cpu_cat(hta_sym(g->sym, c));
+    for (size_t i = 0; i < b->nev; i++) {
+        hta_cp_event *e = &b->ev[i];
+        int32_t k0 = vpos(b, e->index);
+        int sel = cpu_cat[e->cat] || (vflags(b, (size_t)k0) & NF_DATA_LOAD) ||
+                  (e->stream != -1 && b->ic[k0] >= 0);
+        if (!sel) continue;
+        k[n++] = (nkey){e->ts, e->index, (uint32_t)i, 0};
+        k[n++] = (nkey){e->ts + e->dur, e->index, (uint32_t)i, 1};
+    }
+    free(cpu_cat);
+    qsort(k, n, sizeof *k, cmp_nkey);
+    g->node = cp_malloc((n ? n : 1) * sizeof *g->node);
+    if (!g->node) {
+        free(k);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        g->node[i] = (hta_cp_node){k[i].ts, k[i].ev, (uint8_t)!k[i].is_end};
+        if (k[i].is_end) b->ev[k[i].ev].end = (int32_t)i;
+        else b->ev[k[i].ev].start = (int32_t)i;
+    }
+    g->nnode = n;
+    free(k);
+    return HTA_OK;
+}
+
+/* ---- edges ---- */
+
+/* HTA's _add_edge_helper + attribution (§2).  parent: event for the
+ * "end -> start inside a parent" case, -1 if none. */
+static int add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, int32_t parent) {
+    hta_cp_graph *g = b->g;
+    if (u == v) return 0;
+    int64_t w = (type == HTA_CP_DEPENDENCY || type == HTA_CP_SYNC || zero) ? 0 : g->node[v].ts - g->node[u].ts;
+    int32_t attr = -1;
+    if (type == HTA_CP_KK) attr = (int32_t)g->node[u].ev;
+    else if (type == HTA_CP_OPERATOR) {
+        if (g->node[u].is_start) attr = (int32_t)g->node[u].ev;
+        else if (!g->node[v].is_start) attr = (int32_t)g->node[v].ev;
+        else attr = parent;
+    }
+    return cp_edges_put(&b->es, u, v, type, w, attr);
+}
+
+static uint16_t ev_flags(bld *b, uint32_t ce) { return vflags(b, (size_t)vpos(b, b->ev[ce].index)); }
+
+/* §4: CUDA runtime lock */
+static int phase_a(bld *b) {
+    hta_cp_graph *g = b->g;
+    uint32_t *stack = cp_malloc((g->nnode + 1) * sizeof *stack);
+    if (!stack) return -1;
+    size_t sp = 0;
+    int64_t last = -1;
+    for (uint32_t n = 0; n < g->nnode; n++) {
+        uint32_t e = g->node[n].ev;
+        if (!(ev_flags(b, e) & NF_LOCK)) continue;
+        if (g->node[n].is_start) {
+            stack[sp++] = n;
+        } else {
+            while (sp) {
+                uint32_t p = stack[--sp];
+                int ok = (int32_t)p == b->ev[e].start;
+                if (add_edge(b, p, n, ok ? HTA_CP_OPERATOR : HTA_CP_DEPENDENCY, 0, -1)) goto oom;
+            }
+            if (last >= 0 && !g->node[last].is_start &&
+                add_edge(b, (uint32_t)last, n, HTA_CP_DEPENDENCY, 0, -1))
+                goto oom;
+        }
+        last = n;
+    }
+    free(stack);
+    return 0;
+oom:
+    free(stack);
+    return -1;
+}
+
+/* §5: CPU call stacks (old call graph, TF§14.2) */
+
+typedef struct grow_ {
+    int64_t pid, tid;
+    uint32_t ce;
+} grow_;
+
+static int cmp_grow(const void *a, const void *b) {
+    const grow_ *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->ce < y->ce ? -1 : x->ce > y->ce;
+}
+
+typedef struct endp {
+    int64_t t, dur;
+    uint32_t index;
+    uint32_t ce;
+    uint8_t is_start;
+} endp;
+
+/* compare_events of the old call stack, for events with dur > 0 */
+static int cmp_endp(const void *a, const void *b) {
+    const endp *x = a, *y = b;
+    if (x->ce == y->ce) return x->is_start ? -1 : (y->is_start ? 1 : 0);
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->is_start && y->is_start) {
+        if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+        return x->index < y->index ? -1 : 1;
+    }
+    if (!x->is_start && !y->is_start) {
+        if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
+        return x->index > y->index ? -1 : 1;
+    }
+    if (x->dur > 0 && y->dur > 0) return x->is_start ? 1 : -1; /* END first */
+    if (x->dur == 0 && y->dur == 0) return x->index < y->index ? -1 : 1;
+    return x->is_start ? -1 : 1; /* START first */
+}
+
+static int str_has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
+
+/* The one tid of rows (cpu_op / user_annotation) whose name contains sub, or
+ * INT64_MIN when there is none or several. */
+static int64_t single_tid(bld *b, const char *sub) {
+    int64_t tid = INT64_MIN;
+    uint32_t ns = hta_symtab_count(b->g->sym);
+    unsigned char *memo = cp_calloc(ns + 1, 1); /* 1: no, 2: yes */
+    if (!memo) return INT64_MIN;
+    for (size_t i = 0; i < b->nev; i++) {
+        uint32_t c = b->ev[i].cat, nm = b->ev[i].name;
+        if (!memo[c]) {
+            const char *cs = hta_sym(b->g->sym, c);
+            memo[c] = (!strcmp(cs, "cpu_op") || !strcmp(cs, "user_annotation")) ? 2 : 1;
+        }
+        if (memo[c] != 2) continue;
+        if (!memo[nm]) memo[nm] = str_has(hta_sym(b->g->sym, nm), sub) ? 2 : 1;
+        if (memo[nm] != 2) continue;
+        if (tid == INT64_MIN) tid = b->ev[i].tid;
+        else if (tid != b->ev[i].tid) {
+            tid = INT64_MIN;
+            break;
+        }
+    }
+    free(memo);
+    return tid;
+}
+
+static int shares_lock(bld *b, uint32_t a, uint32_t c) {
+    hta_cp_graph *g = b->g;
+    if (!(ev_flags(b, g->node[a].ev) & NF_LOCK) || !(ev_flags(b, g->node[c].ev) & NF_LOCK)) return 0;
+    return !(!g->node[a].is_start && g->node[c].is_start);
+}
+
+static int phase_b(bld *b) {
+    size_t m = b->nev;
+    int64_t fwd = single_tid(b, "forward"), bwd = single_tid(b, "autograd");
+    int remap = fwd != INT64_MIN && bwd != INT64_MIN && fwd != bwd;
+    grow_ *gr = cp_malloc((m ? m : 1) * sizeof *gr);
+    endp *ep = cp_malloc((2 * m + 1) * sizeof *ep);
+    int32_t *parent = cp_malloc((m ? m : 1) * sizeof *parent);
+    int32_t *first = cp_malloc((m + 1) * sizeof *first); /* first child; index m = root */
+    int32_t *next = cp_malloc((m ? m : 1) * sizeof *next);
+    int32_t *lastc = cp_malloc((m + 1) * sizeof *lastc);
+    uint32_t *stack = cp_malloc((2 * m + 2) * sizeof *stack);
+    int rc = -1;
+    if (!gr || !ep || !parent || !first || !next || !lastc || !stack) goto done;
+    for (size_t i = 0; i < m; i++) {
+        int64_t tid = b->ev[i].tid;
+        if (remap && tid == bwd) tid = fwd;
+        gr[i] = (grow_){b->ev[i].pid, tid, (uint32_t)i};
+    }
+    qsort(gr, m, sizeof *gr, cmp_grow);
+    for (size_t s = 0, e; s < m; s = e) {
+        int cpu = 1;
+        for (e = s; e < m && gr[e].pid == gr[s].pid && gr[e].tid == gr[s].tid; e++)
+            if (b->ev[gr[e].ce].stream >= 0) cpu = 0;
+        if (!cpu) continue;
+        /* build the tree: parent = top of stack at START, pop without checking */
+        size_t ne = 0;
+        for (size_t i = s; i < e; i++) {
+            hta_cp_event *x = &b->ev[gr[i].ce];
+            int64_t d = x->dur > 0 ? x->dur : 0;
+            ep[ne++] = (endp){x->ts, d, x->index, gr[i].ce, 1};
+            ep[ne++] = (endp){x->ts + d, d, x->index, gr[i].ce, 0};
+        }
+        qsort(ep, ne, sizeof *ep, cmp_endp);
+        first[m] = lastc[m] = -1;
+        size_t sp = 0;
+        for (size_t i = 0; i < ne; i++) {
+            uint32_t c = ep[i].ce;
+            if (ep[i].is_start) {
+                uint32_t p = sp ? stack[sp - 1] : (uint32_t)m;
+                parent[c] = sp ? (int32_t)p : -1;
+                first[c] = lastc[c] = -1;
+                next[c] = -1;
+                if (lastc[p] < 0) first[p] = (int32_t)c;
+                else next[lastc[p]] = (int32_t)c;
+                lastc[p] = (int32_t)c;
+                stack[sp++] = c;
+            } else if (sp) {
+                sp--;
+            }
+        }
+        /* depth-first walk; stack entries: ce*2 + exiting */
+        int64_t last_node = -1, last_parent = -1;
+        int op_depth = 0;
+        sp = 0;
+        /* push root children in reverse so the first is visited first */
+        {
+            size_t base = sp;
+            for (int32_t c = first[m]; c >= 0; c = next[c]) stack[sp++] = (uint32_t)c * 2;
+            for (size_t i = base, j = sp - 1; sp && i < j; i++, j--) {
+                uint32_t tmp = stack[i];
+                stack[i] = stack[j];
+                stack[j] = tmp;
+            }
+        }
+        while (sp) {
+            uint32_t it = stack[--sp];
+            uint32_t c = it / 2;
+            hta_cp_event *x = &b->ev[c];
+            if (!(it & 1)) {
+                if (x->start >= 0) {
+                    if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)x->start) &&
+                        add_edge(b, (uint32_t)last_node, (uint32_t)x->start,
+                                 op_depth == 0 ? HTA_CP_DEPENDENCY : HTA_CP_OPERATOR, 0, (int32_t)last_parent))
+                        goto done;
+                    last_node = x->start;
+                    last_parent = parent[c];
+                    op_depth++;
+                }
+                stack[sp++] = c * 2 + 1;
+                size_t base = sp;
+                for (int32_t ch = first[c]; ch >= 0; ch = next[ch]) stack[sp++] = (uint32_t)ch * 2;
+                for (size_t i = base, j = sp - 1; sp > base && i < j; i++, j--) {
+                    uint32_t tmp = stack[i];
+                    stack[i] = stack[j];
+                    stack[j] = tmp;
+                }
+            } else if (x->start >= 0) {
+                if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)x->end) &&
+                    add_edge(b, (uint32_t)last_node, (uint32_t)x->end, HTA_CP_OPERATOR,
+                             (ev_flags(b, c) & NF_BLOCKING) != 0, (int32_t)last_parent))
+                    goto done;
+                last_node = x->end;
+                last_parent = parent[c];
+                op_depth--;
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(gr);
+    free(ep);
+    free(parent);
+    free(first);
+    free(next);
+    free(lastc);
+    free(stack);
+    return rc;
+}
+
+/* §6: GPU work and synchronisation */
+
+typedef struct launch {
+    int64_t ts;
+    int64_t pid, tid;       /* launching thread */
+    int64_t kpid, kstream;  /* device and stream of the launched activity */
+    uint32_t k, dk;         /* view positions of the call and the activity */
+} launch;
+
+typedef struct i64map { /* int64 -> int64, open addressing */
+    int64_t *k, *v;
+    size_t mask;
+} i64map;
+
+static int map_init(i64map *m, size_t n) {
+    size_t ns = 64;
+    while (ns < 2 * n) ns <<= 1;
+    m->k = cp_malloc(ns * sizeof *m->k);
+    m->v = cp_malloc(ns * sizeof *m->v);
+    if (!m->k || !m->v) return -1;
+    for (size_t i = 0; i < ns; i++) m->k[i] = INT64_MIN;
+    m->mask = ns - 1;
+    return 0;
+}
+static void map_free(i64map *m) {
+    free(m->k);
+    free(m->v);
+}
+/* Inserts key -> val unless present; returns the slot. */
+static size_t map_put(i64map *m, int64_t key, int64_t val, int overwrite) {
+    size_t j = hta_hash_u64((uint64_t)key) & m->mask;
+    while (m->k[j] != INT64_MIN && m->k[j] != key) j = (j + 1) & m->mask;
+    if (m->k[j] == INT64_MIN || overwrite) m->v[j] = val;
+    m->k[j] = key;
+    return j;
+}
+static int map_get(const i64map *m, int64_t key, int64_t *val) {
+    if (!m->k) return 0;
+    size_t j = hta_hash_u64((uint64_t)key) & m->mask;
+    while (m->k[j] != INT64_MIN) {
+        if (m->k[j] == key) {
+            *val = m->v[j];
+            return 1;
+        }
+        j = (j + 1) & m->mask;
+    }
+    return 0;
+}
+
+typedef struct qent {
+    int64_t ts;
+    uint32_t k, seq;
+    uint16_t stream;
+    int8_t val;
+} qent;
+
+static int cmp_qent(const void *a, const void *b) {
+    const qent *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static const launch *g_l; /* qsort context for the launch orders below */
+static int cmp_by_dev_stream(const void *a, const void *b) {
+    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+    if (x->kpid != y->kpid) return x->kpid < y->kpid ? -1 : 1;
+    if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+static int cmp_by_thread_stream(const void *a, const void *b) {
+    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+typedef struct phc {
+    int32_t *q;          /* queue length per view position, -1 = none */
+    launch *l;
+    size_t nl;
+    uint32_t *by_dev, *by_thr;
+    i64map rec_prev;     /* cudaEventRecord correlation -> launch event index */
+    i64map wait_next;    /* cudaStreamWaitEvent view pos -> launch table index */
+    int32_t *sync_src;   /* kernel view pos -> source kernel view pos, -1 */
+    int64_t *last;       /* per stream slot: end node, -1 */
+    uint16_t *seen;      /* streams in first-seen order */
+    size_t nseen;
+} phc;
+
+static hta_status queue_lengths(bld *b, phc *c) {
+    size_t n = b->v.n;
+    const hta_rank *r = b->r;
+    qent *e = cp_malloc((2 * n + 1) * sizeof *e);
+    int64_t *key = NULL;
+    uint32_t *perm = NULL;
+    unsigned char *dev = cp_calloc(n ? n : 1, 1);
+    int64_t *sum = cp_calloc(r->nstreams + 1, sizeof *sum);
+    if (!e || !dev || !sum) {
+        free(e);
+        free(dev);
+        free(sum);
+        return HTA_ENOMEM;
+    }
+    size_t ne = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!(vflags(b, k) & NF_LAUNCH) || b->ic[k] <= 0) continue;
+        int32_t dk = vpos(b, b->ic[k]);
+        if (dk < 0 || vstream(b, (size_t)dk) == -1) continue;
+        dev[dk] = 1;
+        e[ne] = (qent){b->v.ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, (size_t)dk)], 1};
+        ne++;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!dev[k]) continue;
+        e[ne] = (qent){b->v.ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, k)], -1};
+        ne++;
+    }
+    /* HTA sorts with numpy's unstable quicksort; its tie order is what the
+     * queue lengths (and so the launch/kernel-kernel choice) depend on */
+    key = cp_malloc((ne ? ne : 1) * sizeof *key);
+    perm = cp_malloc((ne ? ne : 1) * sizeof *perm);
+    if (!key || !perm) goto oom;
+    for (size_t i = 0; i < ne; i++) key[i] = e[i].ts;
+    if (b->o->stable_sort) {
+        for (size_t i = 0; i < ne; i++) perm[i] = (uint32_t)i; /* e is already in ts order */
+        qsort(e, ne, sizeof *e, cmp_qent);
+    } else if (cp_np_argsort(key, perm, ne)) {
+        goto oom;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const qent *x = &e[perm[i]];
+        sum[x->stream] += x->val;
+        c->q[x->k] = (int32_t)sum[x->stream];
+    }
+    free(key);
+    free(perm);
+    free(e);
+    free(dev);
+    free(sum);
+    return HTA_OK;
+oom:
+    free(key);
+    free(perm);
+    free(e);
+    free(dev);
+    free(sum);
+    return HTA_ENOMEM;
+}
+
+static hta_status launch_tables(bld *b, phc *c) {
+    size_t n = b->v.n;
+    const hta_rank *r = b->r;
+    c->l = cp_malloc((n ? n : 1) * sizeof *c->l);
+    uint32_t *ord = cp_malloc((n ? n : 1) * sizeof *ord);
+    if (!c->l || !ord) {
+        free(ord);
+        return HTA_ENOMEM;
+    }
+    size_t m = 0;
+    int any_rec = 0, any_wait_call = 0, any_swe = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint16_t f = vflags(b, k);
+        any_rec |= (f & NF_EVENT_RECORD) != 0;
+        any_wait_call |= (f & NF_STREAM_WAIT_CALL) != 0;
+        any_swe |= (f & NF_SWE) != 0;
+        if (!(f & NF_LAUNCH) || b->ic[k] <= 0) continue;
+        int32_t dk = vpos(b, b->ic[k]);
+        if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
+        ord[m++] = (uint32_t)k;
+    }
+    hta_sort_idx_by_i64(ord, m, b->v.ts);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t k = ord[i];
+        int32_t dk = vpos(b, b->ic[k]);
+        const hta_thread *th = hta_row_thread(r, vrow(b, k)), *kt = hta_row_thread(r, vrow(b, (size_t)dk));
+        c->l[i] = (launch){b->v.ts[k], th->pid, th->tid, kt->pid, vstream(b, (size_t)dk), k, (uint32_t)dk};
+    }
+    c->nl = m;
+    c->by_dev = ord; /* reuse */
+    for (size_t i = 0; i < m; i++) c->by_dev[i] = (uint32_t)i;
+    c->by_thr = cp_malloc((m ? m : 1) * sizeof *c->by_thr);
+    if (!c->by_thr) return HTA_ENOMEM;
+    for (size_t i = 0; i < m; i++) c->by_thr[i] = (uint32_t)i;
+    g_l = c->l;
+    qsort(c->by_dev, m, sizeof *c->by_dev, cmp_by_dev_stream);
+    qsort(c->by_thr, m, sizeof *c->by_thr, cmp_by_thread_stream);
+
+    /* R: each cudaEventRecord's previous launch to the (device, stream) its
+     * waiters name */
+    if (any_rec) {
+        i64map ev2s = {0}, ev2p = {0};
+        size_t nws = 0, nrec = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (vflags(b, k) & NF_EVENT_RECORD) nrec++;
+            if (hta_row_arg_int(b->t, r, vrow(b, k), HTA_ARG_WAIT_ON_STREAM, -1) > -1) nws++;
+        }
+        if (map_init(&ev2s, nws) || map_init(&ev2p, nws) || map_init(&c->rec_prev, nrec)) {
+            map_free(&ev2s);
+            map_free(&ev2p);
+            return HTA_ENOMEM;
+        }
+        for (size_t k = 0; k < n; k++) {
+            uint32_t row = vrow(b, k);
+            int64_t ws = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_STREAM, -1);
+            if (ws <= -1) continue;
+            int64_t id = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_EVENT_CORR, -1);
+            map_put(&ev2s, id, ws, 0);
+            map_put(&ev2p, id, hta_row_thread(r, row)->pid, 0);
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!(vflags(b, k) & NF_EVENT_RECORD)) continue;
+            int64_t corr = r->correlation[vrow(b, k)], ws, dp;
+            if (!map_get(&ev2s, corr, &ws) || !map_get(&ev2p, corr, &dp)) continue;
+            /* launches to (dp, ws), by launch id; the last one at or before ts */
+            size_t lo = 0, hi = m;
+            while (lo < hi) { /* first entry >= (dp, ws) */
+                size_t mid = (lo + hi) / 2;
+                const launch *x = &c->l[c->by_dev[mid]];
+                if (x->kpid < dp || (x->kpid == dp && x->kstream < ws)) lo = mid + 1;
+                else hi = mid;
+            }
+            /* launch ids grow with ts: the last launch of the group with ts <= record ts */
+            size_t hi2 = lo;
+            while (hi2 < m && c->l[c->by_dev[hi2]].kpid == dp && c->l[c->by_dev[hi2]].kstream == ws) {
+                size_t step = 1; /* galloping to the end of the group keeps this O(log) */
+                while (hi2 + step < m && c->l[c->by_dev[hi2 + step]].kpid == dp &&
+                       c->l[c->by_dev[hi2 + step]].kstream == ws)
+                    step *= 2;
+                hi2 += step > 1 ? step / 2 : 1;
+            }
+            size_t a0 = lo, a1 = hi2; /* first launch with ts > record ts */
+            while (a0 < a1) {
+                size_t mid = (a0 + a1) / 2;
+                if (c->l[c->by_dev[mid]].ts <= b->v.ts[k]) a0 = mid + 1;
+                else a1 = mid;
+            }
+            int64_t prev = a0 > lo ? (int64_t)r->index[vrow(b, c->l[c->by_dev[a0 - 1]].k)] : -1;
+            map_put(&c->rec_prev, corr, prev, 0);
+        }
+        map_free(&ev2s);
+        map_free(&ev2p);
+    }
+    /* W: each cudaStreamWaitEvent's next launch to the waiting stream from
+     * the same thread */
+    if (any_wait_call && any_swe) {
+        size_t nwc = 0;
+        for (size_t k = 0; k < n; k++) nwc += (vflags(b, k) & NF_STREAM_WAIT_CALL) != 0;
+        if (map_init(&c->wait_next, nwc)) return HTA_ENOMEM;
+        for (size_t k = 0; k < n; k++) {
+            if (!(vflags(b, k) & NF_STREAM_WAIT_CALL) || b->ic[k] <= 0) continue;
+            int32_t pk = vpos(b, b->ic[k]);
+            if (pk < 0 || !(vflags(b, (size_t)pk) & NF_SWE)) continue;
+            int64_t ws = vstream(b, (size_t)pk);
+            const hta_thread *th = hta_row_thread(r, vrow(b, k));
+            size_t lo = 0, hi = m;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                const launch *x = &c->l[c->by_thr[mid]];
+                int less = x->pid != th->pid ? x->pid < th->pid
+                           : x->tid != th->tid ? x->tid < th->tid
+                                               : x->kstream < ws;
+                if (less) lo = mid + 1;
+                else hi = mid;
+            }
+            /* within the group (pid, tid, ws) launch ids grow with ts: binary
+             * search over the whole order with the key (group, ts) */
+            size_t a0 = lo, a1 = m;
+            while (a0 < a1) {
+                size_t mid = (a0 + a1) / 2;
+                const launch *x = &c->l[c->by_thr[mid]];
+                int same = x->pid == th->pid && x->tid == th->tid && x->kstream == ws;
+                if (same && x->ts < b->v.ts[k]) a0 = mid + 1;
+                else a1 = mid;
+            }
+            int64_t next = -1;
+            if (a0 < m) {
+                const launch *x = &c->l[c->by_thr[a0]];
+                if (x->pid == th->pid && x->tid == th->tid && x->kstream == ws) next = c->by_thr[a0];
+            }
+            map_put(&c->wait_next, (int64_t)k, next, 1);
+        }
+    }
+    return HTA_OK;
+}
+
+typedef struct kent {
+    int64_t key;
+    uint32_t ce;
+} kent;
+
+static int cmp_kent(const void *a, const void *b) {
+    const kent *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->ce < y->ce ? -1 : x->ce > y->ce;
+}
+
+static int32_t ce_end(bld *b, int32_t vp) {
+    if (vp < 0 || b->ce_of_vpos[vp] < 0) return -1;
+    return b->ev[b->ce_of_vpos[vp]].end;
+}
+static int32_t ce_start(bld *b, int32_t vp) {
+    if (vp < 0 || b->ce_of_vpos[vp] < 0) return -1;
+    return b->ev[b->ce_of_vpos[vp]].start;
+}
+
+static void set_last(bld *b, phc *c, uint16_t s, int64_t node) {
+    if (c->last[s] < 0) c->seen[c->nseen++] = s;
+    c->last[s] = node;
+}
+
+static hta_status phase_c(bld *b, hta_error *err) {
+    hta_cp_graph *g = b->g;
+    const hta_rank *r = b->r;
+    size_t n = b->v.n;
+    phc c = {0};
+    hta_status st = HTA_ENOMEM;
+    kent *K = cp_malloc((b->nev + 1) * sizeof *K);
+    c.q = cp_malloc((n ? n : 1) * sizeof *c.q);
+    c.sync_src = cp_malloc((n ? n : 1) * sizeof *c.sync_src);
+    c.last = cp_malloc((r->nstreams + 1) * sizeof *c.last);
+    c.seen = cp_malloc((r->nstreams + 1) * sizeof *c.seen);
+    if (!K || !c.q || !c.sync_src || !c.last || !c.seen) goto done;
+    for (size_t k = 0; k < n; k++) c.q[k] = -1, c.sync_src[k] = -1;
+    for (size_t s = 0; s <= r->nstreams; s++) c.last[s] = -1;
+    if ((st = queue_lengths(b, &c)) || (st = launch_tables(b, &c))) goto done;
+    if (!c.nl)
+        cp_note(g, "rank %d has no CPU launch -> GPU activity pair: HTA stops here (no queue length "
+                   "series); the path covers CPU work only", (int)g->rank);
+
+    size_t nk = 0;
+    for (size_t i = 0; i < b->nev; i++) {
+        hta_cp_event *e = &b->ev[i];
+        int32_t k = vpos(b, e->index);
+        uint16_t f = vflags(b, (size_t)k);
+        if (!(e->stream != -1 || (f & (NF_EVENT_SYNC | NF_CONTEXT_SYNC))) || b->ic[k] < 0) continue;
+        int sync = !strcmp(hta_sym(g->sym, e->cat), "cuda_sync");
+        K[nk++] = (kent){sync ? e->ts + e->dur : e->ts, (uint32_t)i};
+    }
+    qsort(K, nk, sizeof *K, cmp_kent);
+    int missing_launch_nodes = 0;
+    st = HTA_ENOMEM;
+    for (size_t j = 0; j < nk; j++) {
+        uint32_t ce = K[j].ce;
+        hta_cp_event *e = &b->ev[ce];
+        int32_t k = vpos(b, e->index);
+        uint32_t row = vrow(b, (size_t)k);
+        uint16_t f = vflags(b, (size_t)k);
+        uint16_t sidx = r->stream[row];
+        if (!strcmp(hta_sym(g->sym, e->cat), "cuda_sync")) {
+            int32_t call_end = ce_end(b, vpos(b, b->ic[k]));
+            if (f & (NF_SWE | NF_EVENT_SYNC)) {
+                int64_t id = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_EVENT_CORR, -1), ipl;
+                if (!map_get(&c.rec_prev, id, &ipl) || ipl < 0) continue;
+                int32_t lv = vpos(b, ipl);
+                int32_t src = lv >= 0 ? vpos(b, b->ic[lv]) : -1;
+                if (f & NF_SWE) {
+                    int64_t dl;
+                    int32_t call = vpos(b, b->ic[k]);
+                    if (call < 0 || !map_get(&c.wait_next, call, &dl) || dl < 0) continue;
+                    c.sync_src[c.l[dl].dk] = src >= 0 ? src : -2;
+                } else {
+                    int32_t se = ce_end(b, src);
+                    if (se >= 0 && call_end >= 0 &&
+                        add_edge(b, (uint32_t)se, (uint32_t)call_end, HTA_CP_SYNC, 0, -1))
+                        goto done;
+                }
+            } else if (f & NF_CONTEXT_SYNC) {
+                for (size_t i = 0; i < c.nseen && call_end >= 0; i++)
+                    if (add_edge(b, (uint32_t)c.last[c.seen[i]], (uint32_t)call_end, HTA_CP_SYNC, 0, -1))
+                        goto done;
+            } else if (f & NF_STREAM_SYNC) {
+                if (c.last[sidx] >= 0 && call_end >= 0 &&
+                    add_edge(b, (uint32_t)c.last[sidx], (uint32_t)call_end, HTA_CP_SYNC, 0, -1))
+                    goto done;
+            }
+            continue;
+        }
+        if (e->start < 0) continue;
+        uint32_t s = (uint32_t)e->start, en = (uint32_t)e->end;
+        if (add_edge(b, s, en, HTA_CP_OPERATOR, 0, -1)) goto done;
+        int64_t sync_end = -1;
+        if (c.sync_src[k] != -1) {
+            int32_t se = c.sync_src[k] >= 0 ? ce_end(b, c.sync_src[k]) : -1;
+            if (se >= 0) {
+                if (add_edge(b, (uint32_t)se, s, HTA_CP_SYNC, 0, -1)) goto done;
+                sync_end = se;
+            }
+            c.sync_src[k] = -1;
+        }
+        int32_t lc = vpos(b, b->ic[k]);
+        int32_t lstart = ce_start(b, lc);
+        int64_t rt = lc >= 0 ? b->v.ts[lc] : INT64_MIN;
+        int32_t qr = lc >= 0 ? c.q[lc] : -1, ql = c.q[k];
+        int64_t last = c.last[sidx];
+        int launch_added = 0;
+        if (lc >= 0 && qr == 1 && ql == 0 && (last < 0 || g->node[last].ts < rt) &&
+            (sync_end < 0 || g->node[sync_end].ts < rt)) {
+            if (lstart >= 0) {
+                if (add_edge(b, (uint32_t)lstart, s, HTA_CP_LAUNCH, 0, -1)) goto done;
+                launch_added = 1;
+            } else {
+                missing_launch_nodes++;
+            }
+        } else if (last >= 0 && g->node[s].ts - g->node[last].ts < KK_THRESHOLD_NS &&
+                   (sync_end < 0 || g->node[sync_end].ts < g->node[last].ts)) {
+            if (add_edge(b, (uint32_t)last, s, HTA_CP_KK, 0, -1)) goto done;
+        }
+        if (b->o->zero_weight_launch && !launch_added && lstart >= 0 &&
+            add_edge(b, (uint32_t)lstart, s, HTA_CP_LAUNCH, 1, -1))
+            goto done;
+        set_last(b, &c, sidx, en);
+    }
+    if (missing_launch_nodes &&
+        cp_note(g, "%d GPU activities were launched by calls that get no graph node (category not "
+                   "cpu_op/cuda_runtime/cuda_driver, e.g. mtia_runtime or the old Runtime): HTA stops with an "
+                   "AssertionError; here they get no launch edge", missing_launch_nodes))
+        goto done;
+    st = HTA_OK;
+done:
+    free(K);
+    free(c.q);
+    free(c.sync_src);
+    free(c.last);
+    free(c.seen);
+    free(c.l);
+    free(c.by_dev);
+    free(c.by_thr);
+    map_free(&c.rec_prev);
+    map_free(&c.wait_next);
+    if (st == HTA_ENOMEM) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return st;
+}
+
+/* §7: SYNC edges between two events of the same stream make HTA's
+ * validation fail. */
+static hta_status validate(const hta_cp_graph *g, hta_error *err) {
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        if (e->type != HTA_CP_SYNC) continue;
+        const hta_cp_event *a = &g->ev[g->node[e->u].ev], *c = &g->ev[g->node[e->v].ev];
+        if (a->stream != -1 && a->stream == c->stream)
+            return hta_fail(err, HTA_EINVAL,
+                            "invalid critical-path graph: sync edge between events %u and %u on the same stream %lld",
+                            a->index, c->index, (long long)a->stream);
+    }
+    return HTA_OK;
+}
+
+hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_graph **out,
+                           hta_error *err) {
+    *out = NULL;
+    size_t ri = t->nranks;
+    for (size_t i = 0; i < t->nranks; i++)
+        if (t->ranks[i]->rank == o->rank) ri = i;
+    if (ri == t->nranks) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)o->rank);
+    bld b = {0};
+    b.t = t;
+    b.r = t->ranks[ri];
+    b.o = o;
+    hta_status st = hta_view_build(t, ri, &o->view, &b.v, err);
+    if (st) return st;
+    hta_cp_graph *g = cp_calloc(1, sizeof *g);
+    b.g = g;
+    size_t n = b.v.n;
+    st = HTA_ENOMEM;
+    if (!g || !(g->sym = hta_symtab_new())) goto oom;
+    g->rank = o->rank;
+    g->origin_ns = b.v.origin_ns;
+    g->zero_weight_launch = o->zero_weight_launch;
+    b.nindex = 0;
+    for (size_t i = 0; i < b.r->n; i++)
+        if (b.r->index[i] + 1 > b.nindex) b.nindex = b.r->index[i] + 1;
+    b.nflags = cp_calloc(hta_symtab_count(t->sym) + 1, sizeof *b.nflags);
+    b.gsym = cp_malloc((hta_symtab_count(t->sym) + 1) * sizeof *b.gsym);
+    if (b.gsym) memset(b.gsym, 0xff, (hta_symtab_count(t->sym) + 1) * sizeof *b.gsym);
+    b.ic = cp_malloc((n ? n : 1) * sizeof *b.ic);
+    b.vpos_of_index = cp_malloc((b.nindex ? b.nindex : 1) * sizeof *b.vpos_of_index);
+    b.ce_of_vpos = cp_malloc((n ? n : 1) * sizeof *b.ce_of_vpos);
+    if (!b.nflags || !b.gsym || !b.ic || !b.vpos_of_index || !b.ce_of_vpos || cp_edges_init(&b.es, g)) goto oom;
+    for (size_t i = 0; i < b.nindex; i++) b.vpos_of_index[i] = -1;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t row = b.v.row[k];
+        b.vpos_of_index[b.r->index[row]] = (int32_t)k;
+        b.ce_of_vpos[k] = -1;
+        int32_t p = b.r->partner[row];
+        b.ic[k] = b.r->correlation[row] == -1 ? -1 : p >= 0 ? (int64_t)b.r->index[p] : 0;
+    }
+    if ((st = clip(&b, err))) goto fail;
+    if ((st = make_nodes(&b, err))) goto fail;
+    if (cp_edges_reserve(&b.es, g->nnode + g->nnode / 4)) goto oom;
+    g->ev = b.ev;
+    g->nev = b.nev;
+    b.ev = NULL;
+    b.ev = g->ev; /* shared view while building */
+    st = HTA_ENOMEM;
+    if (phase_a(&b) || phase_b(&b)) goto oom;
+    if ((st = phase_c(&b, err))) goto fail;
+    if (cp_graph_order(g)) goto oom;
+    if ((st = validate(g, err))) goto fail;
+    if ((st = hta_cpath_longest(g, NULL, &g->path, err))) goto fail;
+    cp_edges_fini(&b.es);
+    free(b.gsym);
+    free(b.nflags);
+    free(b.ic);
+    free(b.vpos_of_index);
+    free(b.ce_of_vpos);
+    hta_view_free(&b.v);
+    *out = g;
+    return HTA_OK;
+oom:
+    st = hta_fail(err, HTA_ENOMEM, "out of memory");
+fail:
+    cp_edges_fini(&b.es);
+    free(b.gsym);
+    free(b.nflags);
+    free(b.ic);
+    free(b.vpos_of_index);
+    free(b.ce_of_vpos);
+    if (g && b.ev != g->ev) free(b.ev);
+    hta_view_free(&b.v);
+    hta_cpath_free(g);
+    return st;
+}

@@ -1,0 +1,350 @@
+/* The critical-path graph: networkx DiGraph insertion semantics, and the
+ * longest path by dag_longest_path's rules (critical-path.md §8) in O(V+E)
+ * with no recursion. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cpath/internal.h"
+#include "util/hash.h"
+#include "util/vec.h"
+
+static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
+    "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
+    "critical_path_kernel_kernel_delay", "critical_path_sync_dependency",
+};
+
+const char *hta_cpath_edge_type_name(int type) {
+    return type >= 0 && type < HTA_CP_NTYPES ? TYPE_NAMES[type] : "?";
+}
+
+int cp_note(hta_cp_graph *g, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **n = realloc(g->notes, (g->nnotes + 1) * sizeof *n);
+    if (!n) return -1;
+    g->notes = n;
+    if (!(n[g->nnotes] = strdup(buf))) return -1;
+    g->nnotes++;
+    return 0;
+}
+
+void hta_cpath_path_free(hta_cp_path *p) {
+    if (!p) return;
+    free(p->node);
+    free(p->edge);
+    memset(p, 0, sizeof *p);
+}
+
+void hta_cpath_free(hta_cp_graph *g) {
+    if (!g) return;
+    if (g->sym) hta_symtab_free(g->sym);
+    free(g->ev);
+    free(g->node);
+    free(g->edge);
+    free(g->order);
+    for (size_t i = 0; i < g->nnotes; i++) free(g->notes[i]);
+    free(g->notes);
+    hta_cpath_path_free(&g->path);
+    free(g);
+}
+
+/* Page faults are the main cost of the build on large traces (every array
+ * is written once): big arrays ask for transparent huge pages, 512x fewer
+ * faults where the kernel grants them (THP "madvise" mode). */
+static void advise(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t H = (uintptr_t)2 << 20;
+    if (!p || n < 2 * H) return;
+    uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), e = ((uintptr_t)p + n) & ~(H - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+void *cp_malloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    advise(p, n);
+    return p;
+}
+
+void *cp_calloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    advise(p, n * size);
+    return p;
+}
+
+/* ---- edge set ---- */
+
+static int rehash(cp_edges *s, size_t ns) {
+    uint64_t *k = cp_calloc(ns, sizeof *k);
+    uint32_t *v = cp_malloc(ns * sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; s->hkey && i <= s->hmask; i++) {
+        if (!s->hkey[i]) continue;
+        size_t j = hta_hash_u64(s->hkey[i]) & (ns - 1);
+        while (k[j]) j = (j + 1) & (ns - 1);
+        k[j] = s->hkey[i];
+        v[j] = s->hval[i];
+    }
+    free(s->hkey);
+    free(s->hval);
+    s->hkey = k;
+    s->hval = v;
+    s->hmask = ns - 1;
+    return 0;
+}
+
+int cp_edges_init(cp_edges *s, hta_cp_graph *g) {
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    return rehash(s, 1024);
+}
+
+int cp_edges_reserve(cp_edges *s, size_t n) {
+    size_t ns = s->hmask + 1;
+    while (ns < 2 * n) ns <<= 1;
+    if (ns > s->hmask + 1 && rehash(s, ns)) return -1;
+    if (HTA_GROW(s->g->edge, s->cap, n)) return -1;
+    advise(s->g->edge, s->cap * sizeof *s->g->edge);
+    return 0;
+}
+
+void cp_edges_fini(cp_edges *s) {
+    free(s->hkey);
+    free(s->hval);
+    s->hkey = NULL;
+    s->hval = NULL;
+}
+
+int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr) {
+    hta_cp_graph *g = s->g;
+    if (2 * (s->hused + 1) > s->hmask + 1 && rehash(s, 2 * (s->hmask + 1))) return -1;
+    uint64_t key = ((uint64_t)u << 32 | v) + 1;
+    size_t j = hta_hash_u64(key) & s->hmask;
+    while (s->hkey[j] && s->hkey[j] != key) j = (j + 1) & s->hmask;
+    hta_cp_edge e = {u, v, w, attr, (uint8_t)type};
+    if (s->hkey[j]) {
+        g->edge[s->hval[j]] = e;
+        return 0;
+    }
+    if (HTA_GROW(g->edge, s->cap, g->nedge + 1)) return -1;
+    s->hkey[j] = key;
+    s->hval[j] = (uint32_t)g->nedge;
+    s->hused++;
+    g->edge[g->nedge++] = e;
+    return 0;
+}
+
+int cp_graph_order(hta_cp_graph *g) {
+    free(g->order);
+    g->order = malloc((g->nnode ? g->nnode : 1) * sizeof *g->order);
+    unsigned char *seen = calloc(g->nnode ? g->nnode : 1, 1);
+    if (!g->order || !seen) {
+        free(seen);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->nedge; i++) {
+        uint32_t a = g->edge[i].u, b = g->edge[i].v;
+        if (!seen[a]) seen[a] = 1, g->order[n++] = a;
+        if (!seen[b]) seen[b] = 1, g->order[n++] = b;
+    }
+    g->norder = n;
+    free(seen);
+    return 0;
+}
+
+int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a) {
+    size_t nn = g->nnode;
+    a->off = cp_calloc(nn + 1, sizeof *a->off);
+    a->eid = cp_malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
+    if (!a->off || !a->eid) {
+        cp_adj_free(a);
+        return -1;
+    }
+    for (size_t i = 0; i < g->nedge; i++) a->off[(by_dest ? g->edge[i].v : g->edge[i].u) + 1]++;
+    for (size_t i = 0; i < nn; i++) a->off[i + 1] += a->off[i];
+    uint32_t *fill = cp_malloc((nn ? nn : 1) * sizeof *fill);
+    if (!fill) {
+        cp_adj_free(a);
+        return -1;
+    }
+    memcpy(fill, a->off, nn * sizeof *fill);
+    for (size_t i = 0; i < g->nedge; i++) {
+        uint32_t k = by_dest ? g->edge[i].v : g->edge[i].u;
+        a->eid[fill[k]++] = (uint32_t)i;
+    }
+    free(fill);
+    return 0;
+}
+
+void cp_adj_free(cp_adj *a) {
+    free(a->off);
+    free(a->eid);
+    a->off = NULL;
+    a->eid = NULL;
+}
+
+/* Topological order as networkx's topological_generations: generation 0 =
+ * in-degree-0 nodes in node order, then successors in edge order as their
+ * remaining in-degree reaches 0 (a FIFO queue).  Returns the count placed
+ * (< norder means a cycle). */
+static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
+    uint32_t *indeg = cp_calloc(g->nnode ? g->nnode : 1, sizeof *indeg);
+    if (!indeg) return (size_t)-1;
+    for (size_t i = 0; i < g->nedge; i++) indeg[g->edge[i].v]++;
+    size_t n = 0;
+    for (size_t i = 0; i < g->norder; i++)
+        if (!indeg[g->order[i]]) out[n++] = g->order[i];
+    for (size_t h = 0; h < n; h++) {
+        uint32_t x = out[h];
+        for (uint32_t k = succ->off[x]; k < succ->off[x + 1]; k++) {
+            uint32_t y = g->edge[succ->eid[k]].v;
+            if (--indeg[y] == 0) out[n++] = y;
+        }
+    }
+    free(indeg);
+    return n;
+}
+
+static inline int64_t eff_w(const hta_cp_graph *g, const int64_t *w, uint32_t e) {
+    int64_t x = w ? w[e] : g->edge[e].w;
+    return x < 0 ? 0 : x;
+}
+
+hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_path *p,
+                             hta_error *err) {
+    memset(p, 0, sizeof *p);
+    if (g->norder < 2) return hta_fail(err, HTA_ENODATA, "the critical-path graph has no edges");
+    cp_adj succ = {0}, pred = {0};
+    uint32_t *ord = cp_malloc(g->norder * sizeof *ord);
+    int64_t *dist = cp_malloc(g->nnode * sizeof *dist);
+    int32_t *from = cp_malloc(g->nnode * sizeof *from); /* edge into the node, -1 = starts a path */
+    hta_status st = HTA_OK;
+    if (!ord || !dist || !from || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t n = topo(g, &succ, ord);
+    if (n == (size_t)-1) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (n != g->norder) {
+        st = hta_fail(err, HTA_EINVAL, "the critical-path graph has a cycle");
+        goto done;
+    }
+    uint32_t best_node = ord[0];
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = ord[i];
+        int64_t bd = 0;
+        int32_t be = -1;
+        int any = 0;
+        for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
+            uint32_t e = pred.eid[k];
+            int64_t d = dist[g->edge[e].u] + eff_w(g, w, e);
+            if (!any || d > bd) bd = d, be = (int32_t)e, any = 1; /* first maximum wins */
+        }
+        if (!any || bd < 0) bd = 0, be = -1;
+        dist[v] = bd;
+        from[v] = be;
+        if (bd > best) best = bd, best_node = v; /* first node of maximal distance */
+    }
+    size_t len = 0;
+    for (int64_t v = best_node;; v = g->edge[from[v]].u) {
+        len++;
+        if (from[v] < 0) break;
+    }
+    p->node = malloc(len * sizeof *p->node);
+    p->edge = malloc((len > 1 ? len - 1 : 1) * sizeof *p->edge);
+    if (!p->node || !p->edge) {
+        hta_cpath_path_free(p);
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    p->n = len;
+    size_t i = len;
+    for (int64_t v = best_node;; v = g->edge[from[v]].u) {
+        p->node[--i] = (uint32_t)v;
+        if (from[v] < 0) break;
+        p->edge[i - 1] = (uint32_t)from[v];
+    }
+    p->length = dist[best_node];
+    if (p->n < 2) {
+        hta_cpath_path_free(p);
+        st = hta_fail(err, HTA_ENODATA, "the critical path has fewer than two nodes");
+    }
+done:
+    free(ord);
+    free(dist);
+    free(from);
+    cp_adj_free(&succ);
+    cp_adj_free(&pred);
+    return st;
+}
+
+hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
+                              hta_error *err) {
+    cp_adj succ = {0}, pred = {0};
+    uint32_t *ord = malloc((g->norder ? g->norder : 1) * sizeof *ord);
+    hta_status st = HTA_OK;
+    if (!ord || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t n = topo(g, &succ, ord);
+    if (n != g->norder) {
+        st = hta_fail(err, HTA_EINVAL, "the critical-path graph has a cycle");
+        goto done;
+    }
+    for (size_t i = 0; i < g->nnode; i++) t_node[i] = g->node[i].ts;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = ord[i];
+        if (pred.off[v] == pred.off[v + 1]) continue; /* a source keeps its time */
+        int64_t b = INT64_MIN;
+        for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
+            uint32_t e = pred.eid[k];
+            int64_t d = t_node[g->edge[e].u] + (w ? w[e] : g->edge[e].w);
+            if (d > b) b = d;
+        }
+        t_node[v] = b;
+    }
+done:
+    free(ord);
+    cp_adj_free(&succ);
+    cp_adj_free(&pred);
+    return st;
+}
+
+int cp_glob(const char *p, const char *s) {
+    const char *star = NULL, *ss = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = p++;
+            ss = s;
+        } else if (*p == '?' || *p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star + 1;
+            s = ++ss;
+        } else {
+            return 0;
+        }
+    }
+    while (*p == '*') p++;
+    return !*p;
+}

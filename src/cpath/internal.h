@@ -1,0 +1,68 @@
+/* Pieces shared by the critical-path files (not public). */
+#ifndef HTA_CPATH_INTERNAL_H
+#define HTA_CPATH_INTERNAL_H
+
+#include "hta/cpath.h"
+#include "hta/rawtrace.h"
+
+/* Edge set with networkx DiGraph semantics: adding an existing (u, v)
+ * overwrites its attributes but keeps its position. */
+typedef struct cp_edges {
+    hta_cp_graph *g;
+    size_t cap;
+    uint64_t *hkey; /* (u << 32 | v) + 1, 0 = empty */
+    uint32_t *hval;
+    size_t hmask, hused;
+} cp_edges;
+
+int cp_edges_init(cp_edges *s, hta_cp_graph *g);
+void cp_edges_fini(cp_edges *s);
+int cp_edges_reserve(cp_edges *s, size_t n); /* room for n edges */
+/* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
+int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
+
+/* Fills g->order from g->edge (first appearance, source before destination). */
+int cp_graph_order(hta_cp_graph *g);
+
+int cp_note(hta_cp_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Compressed adjacency in edge-insertion order. */
+typedef struct cp_adj {
+    uint32_t *off;  /* nnode + 1 */
+    uint32_t *eid;  /* edge ids */
+} cp_adj;
+int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a);
+void cp_adj_free(cp_adj *a);
+
+/* malloc/calloc that ask for huge pages on big blocks (free with free()). */
+void *cp_malloc(size_t n);
+void *cp_calloc(size_t n, size_t size);
+
+/* A glob match (* and ?) on the whole string. */
+int cp_glob(const char *pat, const char *s);
+
+/* numpy argsort(kind="quicksort") of v[0..n) into t; 0 or -1 (out of memory). */
+int cp_np_argsort(const int64_t *v, uint32_t *t, size_t n);
+
+/* Value span [*vs, *ve) of top-level key `key` in a raw JSON object; 0 if absent. */
+int cp_obj_find(const char *json, size_t len, const char *key, const char **vs, const char **ve);
+
+/* Rewriting a trace file (rewrite.c). */
+typedef struct cp_rw cp_rw;
+struct cp_rw {
+    /* set by the caller */
+    int (*event)(cp_rw *rw, uint32_t index, const char *json, size_t len); /* write it (or not) */
+    int (*tail)(cp_rw *rw); /* append events at the end of traceEvents; may be NULL */
+    void *ctx;
+    /* state */
+    hta_trace_out *o;
+    int state, nkeys;
+    size_t nevents;
+    hta_error *err;
+    hta_status st;
+};
+int cp_rw_put(cp_rw *rw, const char *s, size_t n);
+int cp_rw_sep(cp_rw *rw); /* call before writing each event */
+hta_status cp_rewrite(cp_rw *rw, const char *in, const char *out, int gz, hta_error *err);
+
+#endif

@@ -1,0 +1,170 @@
+/* The critical path drawn on the original trace (critical-path.md §10). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cpath/internal.h"
+
+typedef struct ov {
+    const hta_trace *t;
+    const hta_rank *r;
+    const hta_cp_graph *g;
+    const hta_cpath_overlay_opts *o;
+    unsigned char *crit; /* per event index */
+    size_t ncrit;
+    unsigned char *on_path; /* per edge */
+} ov;
+
+static int str_is(const char *vs, const char *ve, const char *lit) {
+    size_t n = strlen(lit);
+    return (size_t)(ve - vs) == n + 2 && vs[0] == '"' && !memcmp(vs + 1, lit, n);
+}
+
+static int ov_event(cp_rw *rw, uint32_t index, const char *json, size_t len) {
+    ov *x = rw->ctx;
+    int crit = index < x->ncrit && x->crit[index];
+    const char *vs, *ve;
+    if (!x->o->all_events && !crit) {
+        int is_x = cp_obj_find(json, len, "ph", &vs, &ve) && str_is(vs, ve, "X");
+        int keep_cat = cp_obj_find(json, len, "cat", &vs, &ve) &&
+                       (str_is(vs, ve, "user_annotation") || str_is(vs, ve, "python_function"));
+        if (is_x && !keep_cat) return 0;
+    }
+    if (cp_rw_sep(rw)) return 1;
+    if (!crit) return cp_rw_put(rw, json, len);
+    if (cp_obj_find(json, len, "args", &vs, &ve) && *vs == '{') {
+        /* append "critical": 1 to the args object */
+        const char *close = ve - 1, *q = vs + 1;
+        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+        int empty = q == close;
+        return cp_rw_put(rw, json, (size_t)(close - json)) ||
+               cp_rw_put(rw, empty ? "\"critical\": 1" : ", \"critical\": 1", empty ? 13 : 15) ||
+               cp_rw_put(rw, close, len - (size_t)(close - json));
+    }
+    /* no args: add them (HTA would fail here) */
+    const char *end = json + len;
+    while (end > json && end[-1] != '}') end--;
+    if (end == json) return cp_rw_put(rw, json, len);
+    const char *q = end - 1;
+    while (q > json && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t')) q--;
+    int empty = q > json && q[-1] == '{';
+    return cp_rw_put(rw, json, (size_t)(end - 1 - json)) ||
+           cp_rw_put(rw, empty ? "\"args\": {\"critical\": 1}" : ", \"args\": {\"critical\": 1}", empty ? 23 : 25) ||
+           cp_rw_put(rw, end - 1, len - (size_t)(end - 1 - json));
+}
+
+static void id_text(char *buf, size_t n, const hta_trace *t, int64_t v, int64_t sym) {
+    if (sym >= 0) snprintf(buf, n, "\"%s\"", hta_sym(t->sym, (uint32_t)sym));
+    else snprintf(buf, n, "%lld", (long long)v);
+}
+
+static int flow_end(cp_rw *rw, ov *x, uint32_t node, size_t id, const hta_cp_edge *e, int crit) {
+    const hta_cp_graph *g = x->g;
+    const hta_cp_node *nd = &g->node[node];
+    const hta_cp_event *ev = &g->ev[nd->ev];
+    const hta_rank *r = x->r;
+    size_t row = (size_t)ev->row;
+    const hta_thread *th = hta_row_thread(r, row);
+    int64_t ts = r->ts[row], dur = r->dur[row];
+    int64_t t = nd->is_start ? ts : ts + dur;
+    if (!nd->is_start && hta_row_arg_int(x->t, r, row, HTA_ARG_DEVICE, -1) >= 0) t -= dur < 1000 ? dur : 1000;
+    char pid[300], tid[300], buf[1024];
+    id_text(pid, sizeof pid, x->t, th->pid, th->pid_sym);
+    id_text(tid, sizeof tid, x->t, th->tid, th->tid_sym);
+    int is_s = node == e->u;
+    int n = snprintf(buf, sizeof buf,
+                     "{\"ph\": \"%s\", \"id\": %zu, \"pid\": %s, \"tid\": %s, \"ts\": %lld, \"cat\": "
+                     "\"critical_path\", \"name\": \"critical_path\", \"args\": {\"weight\": %lld, "
+                     "\"critical\": %s, \"type\": \"%s\"}%s}",
+                     is_s ? "s" : "f", id, pid, tid, (long long)(t / 1000), (long long)(e->w / 1000),
+                     crit ? "true" : "false", hta_cpath_edge_type_name(e->type), is_s ? "" : ", \"bp\": \"e\"");
+    return cp_rw_sep(rw) || cp_rw_put(rw, buf, (size_t)n);
+}
+
+static int ov_tail(cp_rw *rw) {
+    ov *x = rw->ctx;
+    const hta_cp_graph *g = x->g;
+    size_t id = 0;
+    if (x->o->all_edges) {
+        for (size_t i = 0; i < g->nedge; i++) {
+            const hta_cp_edge *e = &g->edge[i];
+            if (e->type == HTA_CP_LAUNCH && e->w == 0 && g->zero_weight_launch && !x->o->show_zero_weight_launch)
+                continue;
+            if (flow_end(rw, x, e->u, id, e, x->on_path[i]) || flow_end(rw, x, e->v, id, e, x->on_path[i])) return 1;
+            id++;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i + 1 < g->path.n; i++) {
+        const hta_cp_edge *e = &g->edge[g->path.edge[i]];
+        if (e->type != HTA_CP_DEPENDENCY && e->type != HTA_CP_LAUNCH && e->type != HTA_CP_SYNC) continue;
+        if (flow_end(rw, x, e->u, id, e, 1) || flow_end(rw, x, e->v, id, e, 1)) return 1;
+        id++;
+    }
+    return 0;
+}
+
+hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const char *outdir,
+                             const hta_cpath_overlay_opts *o, char **written, hta_error *err) {
+    *written = NULL;
+    const hta_rank *r = NULL;
+    for (size_t i = 0; i < t->nranks; i++)
+        if (t->ranks[i]->rank == g->rank) r = t->ranks[i];
+    if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
+    for (size_t i = 0; i < g->nev; i++)
+        if (g->ev[i].row < 0) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+    struct stat sb;
+    if (stat(outdir, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) return hta_fail(err, HTA_EINVAL, "%s exists and is not a directory", outdir);
+    } else {
+        /* create it and missing parents, as os.makedirs */
+        char *p = strdup(outdir);
+        if (!p) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        for (char *s = p + 1; *s; s++) {
+            if (*s != '/') continue;
+            *s = 0;
+            mkdir(p, 0777);
+            *s = '/';
+        }
+        int bad = mkdir(p, 0777) && errno != EEXIST;
+        free(p);
+        if (bad) return hta_fail(err, HTA_EIO, "%s: %s", outdir, strerror(errno));
+    }
+    const char *base = strrchr(r->path, '/');
+    base = base ? base + 1 : r->path;
+    size_t pl = strlen(outdir) + strlen(base) + 40;
+    char *path = malloc(pl);
+    if (!path) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    snprintf(path, pl, "%s/overlaid_critical_path_%s", outdir, base);
+    size_t bl = strlen(base);
+    int gz = bl > 3 && !strcmp(base + bl - 3, ".gz");
+
+    ov x = {t, r, g, o, NULL, 0, NULL};
+    for (size_t i = 0; i < g->nev; i++)
+        if (g->ev[i].index + 1 > x.ncrit) x.ncrit = g->ev[i].index + 1;
+    x.crit = calloc(x.ncrit ? x.ncrit : 1, 1);
+    x.on_path = calloc(g->nedge ? g->nedge : 1, 1);
+    if (!x.crit || !x.on_path) {
+        free(x.crit);
+        free(x.on_path);
+        free(path);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < g->path.n; i++) x.crit[g->ev[g->node[g->path.node[i]].ev].index] = 1;
+    for (size_t i = 0; i + 1 < g->path.n; i++) x.on_path[g->path.edge[i]] = 1;
+    cp_rw rw = {0};
+    rw.event = ov_event;
+    rw.tail = ov_tail;
+    rw.ctx = &x;
+    hta_status st = cp_rewrite(&rw, r->path, path, gz, err);
+    free(x.crit);
+    free(x.on_path);
+    if (st) {
+        free(path);
+        return st;
+    }
+    *written = path;
+    return HTA_OK;
+}

@@ -1,0 +1,206 @@
+/* Summary, breakdown and statistics of a critical path (critical-path.md §9). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/internal.h"
+#include "hta/util.h"
+
+static int is_comm_name(const char *s) {
+    return !strncmp(s, "nccl", 4) || !strncmp(s, "hip", 3) || !strncmp(s, "hccl", 4) ||
+           strstr(s, "ncclKernel") != NULL;
+}
+
+const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
+                               const char *const *data_load, size_t ndata_load) {
+    switch (e->type) {
+    case HTA_CP_KK: return "gpu_kernel_kernel_overhead";
+    case HTA_CP_LAUNCH: return "gpu_kernel_launch_overhead";
+    case HTA_CP_OPERATOR: break;
+    default: return "";
+    }
+    if (e->attr < 0) return "";
+    const hta_cp_event *ev = &g->ev[e->attr];
+    const char *name = hta_sym(g->sym, ev->name);
+    char *s = hta_shorten_name(name);
+    const char *res;
+    if (ev->stream < 0) {
+        res = "cpu_bound";
+        for (size_t i = 0; i < ndata_load; i++)
+            if (strstr(s ? s : name, data_load[i])) res = "data_loading";
+    } else {
+        res = is_comm_name(s ? s : name) ? "gpu_communication_bound" : "gpu_compute_bound";
+    }
+    free(s);
+    return res;
+}
+
+static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+typedef struct cls {
+    const char *name;
+    int64_t sum;
+} cls;
+
+static int cmp_cls(const void *a, const void *b) {
+    return strcmp(((const cls *)a)->name, ((const cls *)b)->name);
+}
+
+typedef struct brow {
+    int64_t w;
+    uint32_t pos;
+} brow;
+
+static int cmp_brow(const void *a, const void *b) {
+    const brow *x = a, *y = b;
+    if (x->w != y->w) return x->w > y->w ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p,
+                                const char *const *dl, size_t ndl, hta_result *out) {
+    cls c[8];
+    size_t nc = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i + 1 < p->n; i++) {
+        const hta_cp_edge *e = &g->edge[p->edge[i]];
+        const char *b = hta_cpath_bound_by(g, e, dl, ndl);
+        size_t j = 0;
+        while (j < nc && strcmp(c[j].name, b)) j++;
+        if (j == nc) c[nc++] = (cls){b, 0};
+        c[j].sum += e->w;
+        total += e->w;
+    }
+    qsort(c, nc, sizeof *c, cmp_cls);
+    hta_table *t = hta_table_new("summary");
+    if (!t) return HTA_ENOMEM;
+    int cb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
+    int cd = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
+    int cp = hta_table_add_col(t, "percentage", HTA_COL_FLOAT);
+    for (size_t j = 0; j < nc; j++) {
+        long r = hta_table_add_row(t);
+        if (r < 0 || hta_table_set_str(t, (size_t)r, cb, c[j].name)) goto oom;
+        hta_table_set_float(t, (size_t)r, cd, us(c[j].sum));
+        hta_table_set_float(t, (size_t)r, cp, total ? (double)c[j].sum / (double)total * 100.0 : NAN);
+    }
+    return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
+oom:
+    hta_table_free(t);
+    return HTA_ENOMEM;
+}
+
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p,
+                                  const char *const *dl, size_t ndl, size_t top, hta_result *out) {
+    size_t ne = p->n ? p->n - 1 : 0;
+    brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
+    hta_table *t = hta_table_new("breakdown");
+    if (!rows || !t) goto oom;
+    for (size_t i = 0; i < ne; i++) rows[i] = (brow){g->edge[p->edge[i]].w, (uint32_t)i};
+    size_t nrow = ne;
+    if (top && top < ne) {
+        qsort(rows, ne, sizeof *rows, cmp_brow);
+        nrow = top;
+    }
+    int c_ev = hta_table_add_col(t, "event_idx", HTA_COL_INT);
+    int c_du = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
+    int c_ty = hta_table_add_col(t, "type", HTA_COL_STR);
+    int c_nm = hta_table_add_col(t, "s_name", HTA_COL_STR);
+    int c_ca = hta_table_add_col(t, "cat", HTA_COL_STR);
+    int c_pi = hta_table_add_col(t, "pid", HTA_COL_INT);
+    int c_ti = hta_table_add_col(t, "tid", HTA_COL_INT);
+    int c_st = hta_table_add_col(t, "stream", HTA_COL_INT);
+    int c_ix = hta_table_add_col(t, "index", HTA_COL_INT);
+    int c_bb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
+    for (size_t i = 0; i < nrow; i++) {
+        const hta_cp_edge *e = &g->edge[p->edge[rows[i].pos]];
+        long r = hta_table_add_row(t);
+        if (r < 0) goto oom;
+        size_t R = (size_t)r;
+        hta_table_set_float(t, R, c_du, us(e->w));
+        if (hta_table_set_str(t, R, c_ty, hta_cpath_edge_type_name(e->type)) ||
+            hta_table_set_str(t, R, c_bb, hta_cpath_bound_by(g, e, dl, ndl)))
+            goto oom;
+        if (e->attr < 0) {
+            hta_table_set_null(t, R, c_ev);
+            hta_table_set_null(t, R, c_pi);
+            hta_table_set_null(t, R, c_ti);
+            hta_table_set_null(t, R, c_st);
+            hta_table_set_null(t, R, c_ix);
+            continue;
+        }
+        const hta_cp_event *ev = &g->ev[e->attr];
+        char *s = hta_shorten_name(hta_sym(g->sym, ev->name));
+        int bad = !s || hta_table_set_str(t, R, c_nm, s) || hta_table_set_str(t, R, c_ca, hta_sym(g->sym, ev->cat));
+        free(s);
+        if (bad) goto oom;
+        hta_table_set_int(t, R, c_ev, ev->index);
+        hta_table_set_int(t, R, c_pi, ev->pid);
+        hta_table_set_int(t, R, c_ti, ev->tid);
+        hta_table_set_int(t, R, c_st, ev->stream);
+        hta_table_set_int(t, R, c_ix, ev->index);
+    }
+    free(rows);
+    return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
+oom:
+    free(rows);
+    hta_table_free(t);
+    return HTA_ENOMEM;
+}
+
+static int stat_row(hta_table *t, const char *name, double v) {
+    long r = hta_table_add_row(t);
+    if (r < 0 || hta_table_set_str(t, (size_t)r, 0, name)) return -1;
+    hta_table_set_float(t, (size_t)r, 1, v);
+    return 0;
+}
+
+static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, hta_result *out) {
+    hta_table *t = hta_table_new("stats");
+    if (!t) return HTA_ENOMEM;
+    hta_table_add_col(t, "name", HTA_COL_STR);
+    hta_table_add_col(t, "value", HTA_COL_FLOAT);
+    size_t bytype[HTA_CP_NTYPES] = {0}, pbytype[HTA_CP_NTYPES] = {0};
+    for (size_t i = 0; i < g->nedge; i++) bytype[g->edge[i].type]++;
+    for (size_t i = 0; i + 1 < p->n; i++) pbytype[g->edge[p->edge[i]].type]++;
+    /* distinct events on the path */
+    unsigned char *seen = calloc(g->nev ? g->nev : 1, 1);
+    if (!seen) goto oom;
+    size_t nevents = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t e = g->node[p->node[i]].ev;
+        if (!seen[e]) seen[e] = 1, nevents++;
+    }
+    free(seen);
+    char name[96];
+    if (stat_row(t, "graph_nodes", (double)g->norder) || stat_row(t, "graph_edges", (double)g->nedge))
+        goto oom;
+    for (int k = 0; k < HTA_CP_NTYPES; k++) {
+        if (!bytype[k]) continue;
+        snprintf(name, sizeof name, "graph_edge_types.%s", hta_cpath_edge_type_name(k));
+        if (stat_row(t, name, (double)bytype[k])) goto oom;
+    }
+    if (stat_row(t, "critical_path_nodes", (double)p->n) ||
+        stat_row(t, "critical_path_edges", (double)(p->n ? p->n - 1 : 0)) ||
+        stat_row(t, "critical_path_total_weight", us(p->length)) ||
+        stat_row(t, "critical_path_events", (double)nevents) ||
+        stat_row(t, "clipped_events", (double)g->nev) || stat_row(t, "node_list", (double)g->nnode))
+        goto oom;
+    for (int k = 0; k < HTA_CP_NTYPES; k++) {
+        if (!pbytype[k]) continue;
+        snprintf(name, sizeof name, "critical_path_edge_types.%s", hta_cpath_edge_type_name(k));
+        if (stat_row(t, name, (double)pbytype[k])) goto oom;
+    }
+    return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
+oom:
+    hta_table_free(t);
+    return HTA_ENOMEM;
+}
+
+hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
+                            const char *const *data_load, size_t ndata_load, size_t top,
+                            hta_result *out, hta_error *err) {
+    if (summary_table(g, p, data_load, ndata_load, out) ||
+        breakdown_table(g, p, data_load, ndata_load, top, out) || stats_table(g, p, out))
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return HTA_OK;
+}

@@ -1,0 +1,250 @@
+/* Saving a critical-path graph and reading it back (docs/critical-path.md,
+ * "Graph file"): everything the report, the longest path and what-if need,
+ * so a stored graph is analysed again without the trace.
+ *
+ * Layout (little-endian, fixed-size fields):
+ *   "HTACPATH" u32 version=1 u32 flags(bit 0: zero-weight launch edges)
+ *   i32 rank i64 origin_ns u64 nstrings nevents nnodes nedges nnotes
+ *   strings: u32 length + bytes
+ *   events:  i64 ts dur pid tid stream, u32 index name cat, i32 start end
+ *   edges:   u32 u v, i64 w, i32 attr, u8 type   (networkx insertion order)
+ *   notes:   u32 length + bytes
+ * Nodes are implied by the events (start/end ids and times); node insertion
+ * order by the edge order. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/internal.h"
+
+#define MAGIC "HTACPATH"
+#define VERSION 1u
+
+typedef struct wr {
+    FILE *f;
+    int bad;
+} wr;
+
+static void put(wr *w, const void *p, size_t n) {
+    if (!w->bad && fwrite(p, 1, n, w->f) != n) w->bad = 1;
+}
+static void put_u32(wr *w, uint32_t v) {
+    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    put(w, b, 4);
+}
+static void put_u64(wr *w, uint64_t v) {
+    put_u32(w, (uint32_t)v);
+    put_u32(w, (uint32_t)(v >> 32));
+}
+static void put_str(wr *w, const char *s, size_t n) {
+    put_u32(w, (uint32_t)n);
+    put(w, s, n);
+}
+
+hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *err) {
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 5);
+    if (!tmp) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    snprintf(tmp, pl + 5, "%s.tmp", path);
+    wr w = {fopen(tmp, "wb"), 0};
+    if (!w.f) {
+        hta_status st = hta_fail(err, HTA_EIO, "%s: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    put(&w, MAGIC, 8);
+    put_u32(&w, VERSION);
+    put_u32(&w, g->zero_weight_launch ? 1u : 0u);
+    put_u32(&w, (uint32_t)g->rank);
+    put_u64(&w, (uint64_t)g->origin_ns);
+    uint32_t ns = hta_symtab_count(g->sym);
+    put_u64(&w, ns);
+    put_u64(&w, g->nev);
+    put_u64(&w, g->nnode);
+    put_u64(&w, g->nedge);
+    put_u64(&w, g->nnotes);
+    for (uint32_t i = 0; i < ns; i++) put_str(&w, hta_sym(g->sym, i), hta_sym_len(g->sym, i));
+    for (size_t i = 0; i < g->nev; i++) {
+        const hta_cp_event *e = &g->ev[i];
+        put_u64(&w, (uint64_t)e->ts);
+        put_u64(&w, (uint64_t)e->dur);
+        put_u64(&w, (uint64_t)e->pid);
+        put_u64(&w, (uint64_t)e->tid);
+        put_u64(&w, (uint64_t)e->stream);
+        put_u32(&w, e->index);
+        put_u32(&w, e->name);
+        put_u32(&w, e->cat);
+        put_u32(&w, (uint32_t)e->start);
+        put_u32(&w, (uint32_t)e->end);
+    }
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        put_u32(&w, e->u);
+        put_u32(&w, e->v);
+        put_u64(&w, (uint64_t)e->w);
+        put_u32(&w, (uint32_t)e->attr);
+        put(&w, &e->type, 1);
+    }
+    for (size_t i = 0; i < g->nnotes; i++) put_str(&w, g->notes[i], strlen(g->notes[i]));
+    int bad = w.bad | (fclose(w.f) != 0);
+    hta_status st = HTA_OK;
+    if (bad || rename(tmp, path)) {
+        st = hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno ? errno : EIO));
+        remove(tmp);
+    }
+    free(tmp);
+    return st;
+}
+
+typedef struct rd {
+    const unsigned char *p, *e;
+    int bad;
+} rd;
+
+static const unsigned char *take(rd *r, size_t n) {
+    if (r->bad || (size_t)(r->e - r->p) < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    const unsigned char *q = r->p;
+    r->p += n;
+    return q;
+}
+static uint32_t get_u32(rd *r) {
+    const unsigned char *b = take(r, 4);
+    return b ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24 : 0;
+}
+static uint64_t get_u64(rd *r) {
+    uint64_t lo = get_u32(r);
+    return lo | (uint64_t)get_u32(r) << 32;
+}
+
+hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) {
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            unsigned char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (!k) break;
+    }
+    fclose(f);
+    if (!buf) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    rd r = {buf, buf + n, 0};
+    hta_cp_graph *g = calloc(1, sizeof *g);
+    hta_status st = HTA_OK;
+    const unsigned char *m = take(&r, 8);
+    if (!m || memcmp(m, MAGIC, 8)) {
+        st = hta_fail(err, HTA_EFORMAT, "%s: not a critical-path graph file", path);
+        goto fail;
+    }
+    uint32_t ver = get_u32(&r);
+    if (ver != VERSION) {
+        st = hta_fail(err, HTA_EFORMAT, "%s: graph file version %u, this hta reads %u", path, ver, VERSION);
+        goto fail;
+    }
+    if (!g || !(g->sym = hta_symtab_new())) goto oom;
+    g->zero_weight_launch = (int)(get_u32(&r) & 1);
+    g->rank = (int32_t)get_u32(&r);
+    g->origin_ns = (int64_t)get_u64(&r);
+    uint64_t ns = get_u64(&r), nev = get_u64(&r), nnode = get_u64(&r), nedge = get_u64(&r), nnotes = get_u64(&r);
+    size_t left = (size_t)(r.e - r.p);
+    /* counts bounded by the bytes left (event 60 bytes, edge 21, string 4+) */
+    if (r.bad || ns > left / 4 || nev > left / 60 || nedge > left / 21 || nnotes > left / 4 || nnode > 2 * nev)
+        goto corrupt;
+    for (uint64_t i = 0; i < ns; i++) {
+        uint32_t l = get_u32(&r);
+        const unsigned char *s = take(&r, l);
+        if (!s) goto corrupt;
+        if (hta_symtab_intern(g->sym, (const char *)s, l) != i) goto corrupt; /* duplicate string */
+    }
+    g->ev = calloc(nev ? nev : 1, sizeof *g->ev);
+    g->node = calloc(nnode ? nnode : 1, sizeof *g->node);
+    g->edge = calloc(nedge ? nedge : 1, sizeof *g->edge);
+    if (!g->ev || !g->node || !g->edge) goto oom;
+    g->nev = nev;
+    g->nnode = nnode;
+    unsigned char *have = calloc(nnode ? nnode : 1, 1);
+    if (!have) goto oom;
+    for (size_t i = 0; i < nev; i++) {
+        hta_cp_event *e = &g->ev[i];
+        e->ts = (int64_t)get_u64(&r);
+        e->dur = (int64_t)get_u64(&r);
+        e->pid = (int64_t)get_u64(&r);
+        e->tid = (int64_t)get_u64(&r);
+        e->stream = (int64_t)get_u64(&r);
+        e->index = get_u32(&r);
+        e->name = get_u32(&r);
+        e->cat = get_u32(&r);
+        e->start = (int32_t)get_u32(&r);
+        e->end = (int32_t)get_u32(&r);
+        e->row = -1;
+        int bad = r.bad || e->name >= ns || e->cat >= ns || (e->start < 0) != (e->end < 0) ||
+                  e->start >= (int64_t)nnode || e->end >= (int64_t)nnode;
+        if (!bad && e->start >= 0) {
+            bad = have[e->start] || have[e->end];
+            have[e->start] = have[e->end] = 1;
+            g->node[e->start] = (hta_cp_node){e->ts, (uint32_t)i, 1};
+            g->node[e->end] = (hta_cp_node){e->ts + e->dur, (uint32_t)i, 0};
+        }
+        if (bad) {
+            free(have);
+            goto corrupt;
+        }
+    }
+    for (size_t i = 0; i < nnode; i++)
+        if (!have[i]) {
+            free(have);
+            goto corrupt;
+        }
+    free(have);
+    for (size_t i = 0; i < nedge; i++) {
+        hta_cp_edge *e = &g->edge[i];
+        e->u = get_u32(&r);
+        e->v = get_u32(&r);
+        e->w = (int64_t)get_u64(&r);
+        e->attr = (int32_t)get_u32(&r);
+        const unsigned char *t = take(&r, 1);
+        if (!t || e->u >= nnode || e->v >= nnode || e->u == e->v || *t >= HTA_CP_NTYPES ||
+            e->attr < -1 || e->attr >= (int64_t)nev)
+            goto corrupt;
+        e->type = *t;
+    }
+    g->nedge = nedge;
+    for (uint64_t i = 0; i < nnotes; i++) {
+        uint32_t l = get_u32(&r);
+        const unsigned char *s = take(&r, l);
+        if (!s) goto corrupt;
+        if (cp_note(g, "%.*s", (int)l, (const char *)s)) goto oom;
+    }
+    if (r.p != r.e) goto corrupt;
+    if (cp_graph_order(g)) goto oom;
+    free(buf);
+    if ((st = hta_cpath_longest(g, NULL, &g->path, err))) {
+        hta_cpath_free(g);
+        return st;
+    }
+    *out = g;
+    return HTA_OK;
+corrupt:
+    st = hta_fail(err, HTA_EFORMAT, "%s: corrupt critical-path graph file", path);
+    goto fail;
+oom:
+    st = hta_fail(err, HTA_ENOMEM, "out of memory");
+fail:
+    free(buf);
+    hta_cpath_free(g);
+    return st;
+}

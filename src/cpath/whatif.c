@@ -1,0 +1,239 @@
+/* What-if simulation: rules that change edge weights, the new critical path,
+ * and a re-timed trace (docs/critical-path.md, "What-if"). */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/internal.h"
+#include "hta/util.h"
+
+enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE };
+
+hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err) {
+    memset(r, 0, sizeof *r);
+    const char *eq = strrchr(text, '=');
+    if (!eq || eq == text)
+        return hta_fail(err, HTA_EINVAL, "what-if rule '%s': expected SELECTOR=ACTION (e.g. type:comm=x0.5)", text);
+    size_t sl = (size_t)(eq - text);
+    char sel[512];
+    if (sl >= sizeof sel) return hta_fail(err, HTA_EINVAL, "what-if rule '%s': selector too long", text);
+    memcpy(sel, text, sl);
+    sel[sl] = 0;
+    const char *act = eq + 1, *arg = strchr(sel, ':');
+    char *end;
+    if (*act == 'x' || *act == '*') {
+        r->scale = 1;
+        r->factor = strtod(act + 1, &end);
+        if (end == act + 1 || *end || !(r->factor >= 0) || isinf(r->factor))
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': bad factor '%s' (x0.5, x2)", text, act);
+    } else {
+        double v = strtod(act, &end);
+        if (end == act || *end || !(v >= 0) || isinf(v))
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': bad action '%s' (xF scales, a number in us sets)", text, act);
+        r->value_ns = llround(v * 1000.0);
+    }
+    size_t kl = arg ? (size_t)(arg - sel) : sl;
+    const char *a = arg ? arg + 1 : "";
+#define IS(k) (kl == strlen(k) && !strncmp(sel, k, kl))
+    if (IS("kernel") && *a) r->what = W_KERNEL;
+    else if (IS("op") && *a) r->what = W_OP;
+    else if (IS("cpu") && !arg) r->what = W_CPU;
+    else if (IS("gpu") && !arg) r->what = W_GPU;
+    else if (IS("type")) {
+        r->what = W_TYPE;
+        if (strcmp(a, "comm") && strcmp(a, "comp") && strcmp(a, "mem") && strcmp(a, "other"))
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': type is comm, comp, mem or other", text);
+    } else if (IS("stream")) {
+        r->what = W_STREAM;
+        r->num = strtoll(a, &end, 10);
+        if (end == a || *end) return hta_fail(err, HTA_EINVAL, "what-if rule '%s': stream needs a number", text);
+    } else if (IS("edge")) {
+        r->what = W_EDGE;
+        if (strcmp(a, "launch") && strcmp(a, "kk"))
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': edge is launch or kk", text);
+    } else {
+        return hta_fail(err, HTA_EINVAL,
+                        "what-if rule '%s': unknown selector (kernel:GLOB, type:comm|comp|mem|other, op:GLOB, "
+                        "cpu, gpu, stream:N, edge:launch|kk)", text);
+    }
+#undef IS
+    if (!(r->pattern = strdup(a))) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return HTA_OK;
+}
+
+void hta_cpath_rule_free(hta_cpath_rule *r) {
+    free(r->pattern);
+    r->pattern = NULL;
+}
+
+static int type_match(const char *pat, const char *name) {
+    hta_kernel_type k = hta_kernel_type_of(name);
+    if (!strcmp(pat, "comm")) return k == HTA_KT_COMMUNICATION;
+    if (!strcmp(pat, "comp")) return k == HTA_KT_COMPUTATION;
+    if (!strcmp(pat, "mem")) return k == HTA_KT_MEMORY;
+    return k == HTA_KT_OTHER;
+}
+
+static int name_match(const char *pat, const char *name) {
+    if (cp_glob(pat, name)) return 1;
+    char *s = hta_shorten_name(name);
+    int m = s && cp_glob(pat, s);
+    free(s);
+    return m;
+}
+
+static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_edge *e) {
+    if (r->what == W_EDGE)
+        return e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH);
+    if (e->type != HTA_CP_OPERATOR || e->attr < 0) return 0;
+    const hta_cp_event *ev = &g->ev[e->attr];
+    int gpu = ev->stream != -1;
+    const char *name = hta_sym(g->sym, ev->name);
+    switch (r->what) {
+    case W_CPU: return !gpu;
+    case W_GPU: return gpu;
+    case W_OP: return !gpu && name_match(r->pattern, name);
+    case W_KERNEL: return gpu && name_match(r->pattern, name);
+    case W_TYPE: return gpu && type_match(r->pattern, name);
+    case W_STREAM: return gpu && ev->stream == r->num;
+    default: return 0;
+    }
+}
+
+/* Rules see each event once: cache per (rule, event) would cost memory;
+ * selection per edge is cheap except for names, so cache name matches per
+ * event for the name-based rules. */
+hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule *rules,
+                                    size_t nrules, int64_t *w, size_t *nchanged, hta_error *err) {
+    for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+    unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
+    signed char *memo = malloc(g->nev ? g->nev : 1);
+    if (!changed || !memo) {
+        free(changed);
+        free(memo);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < nrules; k++) {
+        const hta_cpath_rule *r = &rules[k];
+        memset(memo, -1, g->nev ? g->nev : 1);
+        for (size_t i = 0; i < g->nedge; i++) {
+            const hta_cp_edge *e = &g->edge[i];
+            int s;
+            if (e->type == HTA_CP_OPERATOR && e->attr >= 0 && r->what != W_EDGE) {
+                if (memo[e->attr] < 0) memo[e->attr] = (signed char)selects(g, r, e);
+                s = memo[e->attr];
+            } else {
+                s = selects(g, r, e);
+            }
+            if (!s) continue;
+            w[i] = r->scale ? llround((double)w[i] * r->factor) : r->value_ns;
+            changed[i] = 1;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->nedge; i++) n += changed[i];
+    *nchanged = n;
+    free(changed);
+    free(memo);
+    return HTA_OK;
+}
+
+/* ---- simulated trace ---- */
+
+typedef struct sim {
+    const hta_cp_graph *g;
+    const hta_rank *r;
+    int32_t *ev_of_index; /* event index -> graph event, -1 */
+    size_t nindex;
+    int64_t *tn;          /* simulated node times */
+} sim;
+
+static int put_us(cp_rw *rw, int64_t ns) {
+    char b[48];
+    int neg = ns < 0;
+    uint64_t a = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    int n;
+    if (a % 1000 == 0) n = snprintf(b, sizeof b, "%s%llu", neg ? "-" : "", (unsigned long long)(a / 1000));
+    else {
+        n = snprintf(b, sizeof b, "%s%llu.%03llu", neg ? "-" : "", (unsigned long long)(a / 1000),
+                     (unsigned long long)(a % 1000));
+        while (b[n - 1] == '0') n--;
+    }
+    return cp_rw_put(rw, b, (size_t)n);
+}
+
+static int sim_event(cp_rw *rw, uint32_t index, const char *json, size_t len) {
+    sim *x = rw->ctx;
+    if (cp_rw_sep(rw)) return 1;
+    int32_t ce = index < x->nindex ? x->ev_of_index[index] : -1;
+    const hta_cp_event *ev = ce >= 0 ? &x->g->ev[ce] : NULL;
+    const char *ts0, *ts1, *d0, *d1;
+    if (!ev || ev->start < 0 || ev->row < 0 || !cp_obj_find(json, len, "ts", &ts0, &ts1))
+        return cp_rw_put(rw, json, len);
+    const hta_cp_node *ns = &x->g->node[ev->start], *ne = &x->g->node[ev->end];
+    int64_t shift = x->tn[ev->start] - ns->ts;
+    int64_t ndur = x->r->dur[ev->row] + (x->tn[ev->end] - x->tn[ev->start]) - (ne->ts - ns->ts);
+    if (ndur < 0) ndur = 0;
+    int has_dur = cp_obj_find(json, len, "dur", &d0, &d1);
+    /* write the two values in file order */
+    const char *a0 = ts0, *a1 = ts1, *b0 = d0, *b1 = d1;
+    int64_t av = x->r->ts[ev->row] + shift, bv = ndur;
+    if (has_dur && d0 < ts0) {
+        a0 = d0, a1 = d1, b0 = ts0, b1 = ts1;
+        av = ndur, bv = x->r->ts[ev->row] + shift;
+    }
+    if (cp_rw_put(rw, json, (size_t)(a0 - json)) || put_us(rw, av)) return 1;
+    if (!has_dur) return cp_rw_put(rw, a1, len - (size_t)(a1 - json));
+    return cp_rw_put(rw, a1, (size_t)(b0 - a1)) || put_us(rw, bv) ||
+           cp_rw_put(rw, b1, len - (size_t)(b1 - json));
+}
+
+hta_status hta_cpath_whatif_trace(const hta_trace *t, const hta_cp_graph *g, const int64_t *w,
+                                  const char *out_path, hta_error *err) {
+    const hta_rank *r = NULL;
+    for (size_t i = 0; i < t->nranks; i++)
+        if (t->ranks[i]->rank == g->rank) r = t->ranks[i];
+    if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
+    sim x = {g, r, NULL, 0, NULL};
+    for (size_t i = 0; i < g->nev; i++) {
+        if (g->ev[i].row < 0) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+        if (g->ev[i].index + 1 > x.nindex) x.nindex = g->ev[i].index + 1;
+    }
+    /* schedule weights: the real gap of every edge (so an unchanged graph
+     * reproduces the trace), the changed weight where a rule changed it, and
+     * 0 for a blocking call's return when a sync edge tells when it returns */
+    int64_t *ws = malloc((g->nedge ? g->nedge : 1) * sizeof *ws);
+    unsigned char *syncdst = calloc(g->nnode ? g->nnode : 1, 1);
+    x.ev_of_index = malloc((x.nindex ? x.nindex : 1) * sizeof *x.ev_of_index);
+    x.tn = malloc((g->nnode ? g->nnode : 1) * sizeof *x.tn);
+    hta_status st = HTA_OK;
+    if (!ws || !syncdst || !x.ev_of_index || !x.tn) {
+        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < g->nedge; i++)
+        if (g->edge[i].type == HTA_CP_SYNC) syncdst[g->edge[i].v] = 1;
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        int64_t gap = g->node[e->v].ts - g->node[e->u].ts;
+        if (w[i] != e->w) ws[i] = w[i];
+        else if (e->type == HTA_CP_OPERATOR && e->w == 0 && gap > 0 && syncdst[e->v]) ws[i] = 0;
+        else ws[i] = gap;
+    }
+    if ((st = hta_cpath_schedule(g, ws, x.tn, err))) goto done;
+    for (size_t i = 0; i < x.nindex; i++) x.ev_of_index[i] = -1;
+    for (size_t i = 0; i < g->nev; i++) x.ev_of_index[g->ev[i].index] = (int32_t)i;
+    size_t pl = strlen(out_path);
+    cp_rw rw = {0};
+    rw.event = sim_event;
+    rw.ctx = &x;
+    st = cp_rewrite(&rw, r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), err);
+done:
+    free(ws);
+    free(syncdst);
+    free(x.ev_of_index);
+    free(x.tn);
+    return st;
+}

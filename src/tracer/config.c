@@ -1,0 +1,267 @@
+/* Configuration: init from a struct or the environment, exit flush, interning,
+ * discard, shutdown. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+htat_global htat_g = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void htat_debug(const char *fmt, ...)
+{
+    if (!htat_g.debug)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("htatrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (*end || v < 0 || v > 1 << 30)
+        return dflt;
+    return (int)v;
+}
+
+static int env_flag(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    return !(strcmp(e, "0") == 0 || strcmp(e, "false") == 0 || strcmp(e, "no") == 0 || strcmp(e, "off") == 0);
+}
+
+int hta_tracer_exit_flush(void)
+{
+    int rc = HTA_TRACER_OK;
+    pthread_mutex_lock(&htat_g.mu);
+    if (htat_g.inited && htat_g.flush_at_exit && atomic_load(&htat_g.recorded)) {
+        rc = htat_flush_locked(NULL, 0);
+        htat_debug("exit flush: %s", hta_tracer_strerror(rc));
+    }
+    pthread_mutex_unlock(&htat_g.mu);
+    return rc;
+}
+
+static void at_exit(void)
+{
+    hta_tracer_exit_flush();
+}
+
+/* Applies cfg over the current settings (lock held). */
+static int apply(const hta_tracer_config *cfg)
+{
+    hta_tracer_config d;
+    if (!cfg) {
+        hta_tracer_config_init(&d);
+        cfg = &d;
+    }
+    htat_g.rank = cfg->rank >= 0 ? cfg->rank : env_int("RANK", 0);
+    htat_g.world_size = cfg->world_size > 0 ? cfg->world_size : env_int("WORLD_SIZE", 1);
+    htat_g.dp = cfg->dp >= 0 ? cfg->dp : env_int("HTA_TRACE_DP", 0);
+    htat_g.pp = cfg->pp >= 0 ? cfg->pp : env_int("HTA_TRACE_PP", 0);
+    htat_g.tp = cfg->tp >= 0 ? cfg->tp : env_int("HTA_TRACE_TP", 0);
+    const char *pat = cfg->file_pattern;
+    if (!pat || !*pat)
+        pat = getenv("HTA_TRACE_FILE");
+    if (!pat || !*pat)
+        pat = HTA_TRACER_DEFAULT_PATTERN;
+    char *p = strdup(pat);
+    if (!p)
+        return HTA_TRACER_ENOMEM;
+    free(htat_g.pattern);
+    htat_g.pattern = p;
+    htat_g.flush_at_exit = cfg->flush_at_exit >= 0 ? cfg->flush_at_exit != 0 : env_flag("HTA_TRACE_ATEXIT", 1);
+    htat_g.gpu_allowed = cfg->gpu >= 0 ? cfg->gpu != 0 : env_flag("HTA_TRACE_GPU", 1);
+    if (!htat_g.inited) { /* buffer geometry is fixed once threads exist */
+        size_t cb = cfg->chunk_bytes ? cfg->chunk_bytes : (size_t)1 << 20;
+        if (cb < 4096)
+            cb = 4096;
+        htat_g.chunk_words = (cb - sizeof(htat_chunk)) / sizeof(uint64_t);
+    }
+    htat_g.max_bytes = cfg->max_bytes_per_thread ? cfg->max_bytes_per_thread
+                                                 : (size_t)env_int("HTA_TRACE_MAX_MB", 0) << 20;
+    return HTA_TRACER_OK;
+}
+
+/* First-time setup (lock held). */
+static int first_init(const hta_tracer_config *cfg)
+{
+    htat_g.debug = env_flag("HTA_TRACE_DEBUG", 0);
+    htat_g.disabled = !env_flag("HTA_TRACE", 1);
+    int rc = apply(cfg);
+    if (rc != HTA_TRACER_OK)
+        return rc;
+    htat_clock_setup();
+    htat_g.mono0_ns = htat_mono_ns();
+    htat_g.unix0_ns = htat_unix_ns();
+    if (!htat_g.atexit_registered) {
+        atexit(at_exit);
+        htat_g.atexit_registered = 1;
+    }
+    htat_g.inited = 1;
+    htat_debug("init: rank %d/%d dp %d pp %d tp %d pattern %s clock %s%s", htat_g.rank, htat_g.world_size,
+               htat_g.dp, htat_g.pp, htat_g.tp, htat_g.pattern, htat_clock_name(),
+               htat_g.disabled ? " (disabled)" : "");
+    return HTA_TRACER_OK;
+}
+
+int htat_global_init(void)
+{
+    int rc = HTA_TRACER_OK;
+    pthread_mutex_lock(&htat_g.mu);
+    if (!htat_g.inited)
+        rc = first_init(NULL);
+    pthread_mutex_unlock(&htat_g.mu);
+    return rc;
+}
+
+void hta_tracer_config_init(hta_tracer_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->rank = cfg->world_size = cfg->dp = cfg->pp = cfg->tp = -1;
+    cfg->flush_at_exit = -1;
+    cfg->gpu = -1;
+}
+
+int hta_tracer_init(const hta_tracer_config *cfg)
+{
+    pthread_mutex_lock(&htat_g.mu);
+    int rc = htat_g.inited ? apply(cfg) : first_init(cfg);
+    pthread_mutex_unlock(&htat_g.mu);
+    return rc;
+}
+
+int hta_tracer_thread_name(const char *name)
+{
+    if (!name)
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    pthread_mutex_lock(&htat_g.mu);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    pthread_mutex_unlock(&htat_g.mu);
+    return HTA_TRACER_OK;
+}
+
+int hta_tracer_discard(void)
+{
+    pthread_mutex_lock(&htat_g.mu);
+    for (htat_thread *t = htat_g.threads; t; t = t->next)
+        htat_thread_discard(t);
+    pthread_mutex_unlock(&htat_g.mu);
+    return HTA_TRACER_OK;
+}
+
+int hta_tracer_shutdown(void)
+{
+    pthread_mutex_lock(&htat_g.mu);
+    atomic_fetch_add(&htat_gen, 1); /* every thread's cached buffer is now stale */
+    htat_threads_free_all();
+    htat_gpu_shutdown();
+    htat_intern_free();
+    free(htat_g.pattern);
+    htat_g.pattern = NULL;
+    htat_g.inited = 0;
+    atomic_store(&htat_g.recorded, 0);
+    htat_tls = NULL;
+    pthread_mutex_unlock(&htat_g.mu);
+    return HTA_TRACER_OK;
+}
+
+const char *hta_tracer_strerror(int status)
+{
+    switch (status) {
+    case HTA_TRACER_OK: return "HTA_TRACER_OK: success";
+    case HTA_TRACER_EINVAL: return "HTA_TRACER_EINVAL: invalid argument";
+    case HTA_TRACER_ENOMEM: return "HTA_TRACER_ENOMEM: out of memory";
+    case HTA_TRACER_EIO: return "HTA_TRACER_EIO: cannot write the trace file";
+    case HTA_TRACER_ENOENT: return "HTA_TRACER_ENOENT: no enclosing scope has that key";
+    case HTA_TRACER_ESTATE: return "HTA_TRACER_ESTATE: no open scope / wrong state";
+    case HTA_TRACER_ENOCUDA: return "HTA_TRACER_ENOCUDA: no usable CUDA runtime";
+    case HTA_TRACER_DISABLED: return "HTA_TRACER_DISABLED: tracing is disabled (HTA_TRACE=0)";
+    default: return "unknown status";
+    }
+}
+
+/* ---- interning: open addressing over strdup'd strings ---- */
+
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static char **itab;
+static size_t icap, icount;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211u;
+    return h;
+}
+
+static int intern_grow(void)
+{
+    size_t ncap = icap ? icap * 2 : 256;
+    char **n = calloc(ncap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < icap; i++) {
+        if (!itab[i])
+            continue;
+        size_t j = hash_str(itab[i]) & (ncap - 1);
+        while (n[j])
+            j = (j + 1) & (ncap - 1);
+        n[j] = itab[i];
+    }
+    free(itab);
+    itab = n;
+    icap = ncap;
+    return 0;
+}
+
+const char *hta_tracer_intern(const char *s)
+{
+    if (!s)
+        return NULL;
+    const char *r = NULL;
+    pthread_mutex_lock(&intern_mu);
+    if ((icount + 1) * 2 > icap && intern_grow() != 0)
+        goto out;
+    size_t j = hash_str(s) & (icap - 1);
+    while (itab[j]) {
+        if (strcmp(itab[j], s) == 0) {
+            r = itab[j];
+            goto out;
+        }
+        j = (j + 1) & (icap - 1);
+    }
+    itab[j] = strdup(s);
+    if (itab[j]) {
+        r = itab[j];
+        icount++;
+    }
+out:
+    pthread_mutex_unlock(&intern_mu);
+    return r;
+}
+
+void htat_intern_free(void)
+{
+    pthread_mutex_lock(&intern_mu);
+    for (size_t i = 0; i < icap; i++)
+        free(itab[i]);
+    free(itab);
+    itab = NULL;
+    icap = icount = 0;
+    pthread_mutex_unlock(&intern_mu);
+}

@@ -1,0 +1,316 @@
+/* The hot path: begin, end, tick. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- args encoding ---- */
+
+static size_t str_len(const char *s)
+{
+    if (!s)
+        return 0;
+    size_t n = strnlen(s, HTAT_MAX_STR);
+    return n;
+}
+
+static inline size_t value_words(int type, size_t slen)
+{
+    return type == HTA_TRACER_STR ? (slen + 7) / 8 : 1;
+}
+
+size_t htat_args_words(const hta_tracer_arg *args, int nargs)
+{
+    size_t w = 0;
+    for (int i = 0; i < nargs; i++)
+        w += 2 + value_words(args[i].value.type, args[i].value.type == HTA_TRACER_STR ? str_len(args[i].value.u.s) : 0);
+    return w;
+}
+
+static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_t iv, double dv,
+                                  const char *s, size_t slen)
+{
+    p[0] = (uint64_t)(uintptr_t)key;
+    p[1] = (uint64_t)type | (uint64_t)slen << 8;
+    if (type == HTA_TRACER_STR) {
+        size_t w = (slen + 7) / 8;
+        if (w) {
+            p[1 + w] = 0; /* padding bytes of the last word */
+            memcpy(p + 2, s, slen);
+        }
+        return p + 2 + w;
+    }
+    if (type == HTA_TRACER_DOUBLE)
+        memcpy(&p[2], &dv, sizeof dv);
+    else
+        p[2] = (uint64_t)iv;
+    return p + 3;
+}
+
+uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs)
+{
+    for (int i = 0; i < nargs; i++) {
+        const hta_tracer_value *v = &args[i].value;
+        if (v->type == HTA_TRACER_STR)
+            p = put_value(p, args[i].key, HTA_TRACER_STR, 0, 0, v->u.s, str_len(v->u.s));
+        else
+            p = put_value(p, args[i].key, v->type, v->u.i, v->u.d, NULL, 0);
+    }
+    return p;
+}
+
+size_t htat_kv_words(const htat_kv *kv, uint32_t n)
+{
+    size_t w = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (kv[i].is_set)
+            w += 2 + value_words(kv[i].type, kv[i].slen);
+    return w;
+}
+
+uint64_t *htat_kv_write(uint64_t *p, const htat_kv *kv, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (kv[i].is_set)
+            p = put_value(p, kv[i].key, kv[i].type, kv[i].i, kv[i].d, kv[i].s, kv[i].slen);
+    return p;
+}
+
+static int args_valid(const hta_tracer_arg *args, int nargs)
+{
+    if (nargs < 0 || nargs > HTA_TRACER_MAX_ARGS || (nargs && !args))
+        return 0;
+    for (int i = 0; i < nargs; i++) {
+        int ty = args[i].value.type;
+        if (!args[i].key || (ty != HTA_TRACER_INT && ty != HTA_TRACER_DOUBLE && ty != HTA_TRACER_STR))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- frames ---- */
+
+static int frames_grow(htat_thread *t)
+{
+    uint32_t cap = t->fcap * 2;
+    htat_frame *f = realloc(t->frames, cap * sizeof *f);
+    if (!f)
+        return HTA_TRACER_ENOMEM;
+    t->frames = f;
+    t->fcap = cap;
+    return HTA_TRACER_OK;
+}
+
+static inline htat_frame *frame_push(htat_thread *t)
+{
+    if (HTAT_UNLIKELY(t->depth == t->fcap) && frames_grow(t) != HTA_TRACER_OK)
+        return NULL;
+    return &t->frames[t->depth++];
+}
+
+/* ---- begin ---- */
+
+int hta_tracer_begin(const char *name)
+{
+    if (HTAT_UNLIKELY(!name))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (HTAT_UNLIKELY(!t))
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    htat_frame *f = frame_push(t);
+    if (HTAT_UNLIKELY(!f))
+        return HTA_TRACER_ENOMEM;
+    f->nctx = 0;
+    f->nslots = 0;
+    uint64_t *p = htat_reserve(t, 3, 0);
+    if (HTAT_UNLIKELY(!p)) {
+        f->flags = HTAT_F_DROPPED;
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return HTA_TRACER_OK;
+    }
+    f->flags = HTAT_F_TIMED;
+    p[0] = HTAT_HDR(HTAT_REC_BEGIN, 0, 0, 3);
+    p[1] = (uint64_t)(uintptr_t)name;
+    p[2] = htat_now_raw();
+    htat_commit(t, p + 3);
+    return HTA_TRACER_OK;
+}
+
+int hta_tracer_begin_args(const char *name, const hta_tracer_arg *args, int nargs)
+{
+    if (HTAT_UNLIKELY(!name || !args_valid(args, nargs)))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (HTAT_UNLIKELY(!t))
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    htat_frame *f = frame_push(t);
+    if (HTAT_UNLIKELY(!f))
+        return HTA_TRACER_ENOMEM;
+    f->nctx = 0;
+    f->nslots = 0;
+    size_t words = 3 + htat_args_words(args, nargs);
+    uint64_t *p = htat_reserve(t, words, 0);
+    if (HTAT_UNLIKELY(!p)) {
+        f->flags = HTAT_F_DROPPED;
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return HTA_TRACER_OK;
+    }
+    f->flags = HTAT_F_TIMED;
+    p[0] = HTAT_HDR(HTAT_REC_BEGIN, nargs, 0, words);
+    p[1] = (uint64_t)(uintptr_t)name;
+    uint64_t *q = htat_args_write(p + 3, args, nargs);
+    p[2] = htat_now_raw();
+    htat_commit(t, q);
+    return HTA_TRACER_OK;
+}
+
+int hta_tracer_begin_desc(const hta_tracer_scope_desc *d)
+{
+    if (!d || !args_valid(d->args, d->nargs) || !args_valid(d->ctx, d->nctx) || d->nslots < 0 ||
+        d->nslots > HTA_TRACER_MAX_ARGS || (d->nslots && !d->slots))
+        return HTA_TRACER_EINVAL;
+    for (int i = 0; i < d->nslots; i++)
+        if (!d->slots[i])
+            return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    htat_frame *f = frame_push(t);
+    if (!f)
+        return HTA_TRACER_ENOMEM;
+    f->flags = 0;
+    f->nctx = 0;
+    f->nslots = 0;
+    int rc = htat_ctx_push(t, f, d);
+    if (rc != HTA_TRACER_OK) {
+        t->depth--;
+        return rc;
+    }
+    if (!d->name)
+        return HTA_TRACER_OK; /* context only */
+
+    int want_gpu = d->gpu && htat_g.gpu_allowed;
+    int gpu = want_gpu && htat_cuda_available();
+    size_t words = 3 + (gpu ? HTAT_BEGIN_GPU_WORDS : 0) + htat_args_words(d->args, d->nargs);
+    uint64_t *p = htat_reserve(t, words, 0);
+    if (!p) {
+        f->flags = HTAT_F_DROPPED;
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return HTA_TRACER_OK;
+    }
+    f->flags = HTAT_F_TIMED;
+    uint64_t *q = p + 3;
+    if (gpu) {
+        if (htat_gpu_begin(t, f, d->stream, q) == HTA_TRACER_OK) {
+            f->flags |= HTAT_F_GPU;
+            q += HTAT_BEGIN_GPU_WORDS;
+        } else {
+            gpu = 0;
+            words -= HTAT_BEGIN_GPU_WORDS;
+        }
+    }
+    p[0] = HTAT_HDR(HTAT_REC_BEGIN, d->nargs, gpu ? HTAT_RF_GPU : 0, words);
+    p[1] = (uint64_t)(uintptr_t)d->name;
+    q = htat_args_write(q, d->args, d->nargs);
+    p[2] = htat_now_raw();
+    htat_commit(t, q);
+    return (d->gpu && !gpu) ? HTA_TRACER_ENOCUDA : HTA_TRACER_OK;
+}
+
+/* ---- end ---- */
+
+static int end_slow(htat_thread *t, htat_frame *f, uint64_t ts)
+{
+    int rc = HTA_TRACER_OK;
+    if (f->flags & HTAT_F_TIMED) {
+        int gpu = (f->flags & HTAT_F_GPU) != 0;
+        const htat_kv *slots = t->slots + f->slot_at;
+        unsigned nset = 0;
+        for (uint32_t i = 0; i < f->nslots; i++)
+            nset += slots[i].is_set != 0;
+        size_t words = 2 + (gpu ? HTAT_END_GPU_WORDS : 0) + htat_kv_words(slots, f->nslots);
+        uint64_t *p = htat_reserve(t, words, 1);
+        if (p) {
+            uint64_t *q = p + 2;
+            if (gpu) {
+                htat_gpu_end(t, f, q);
+                q += HTAT_END_GPU_WORDS;
+            }
+            p[0] = HTAT_HDR(HTAT_REC_END, nset, gpu ? HTAT_RF_GPU : 0, words);
+            p[1] = ts;
+            q = htat_kv_write(q, slots, f->nslots);
+            htat_commit(t, q);
+        } else {
+            rc = HTA_TRACER_ENOMEM;
+        }
+    } else if (!(f->flags & HTAT_F_DROPPED) && f->nslots) {
+        /* context-only: hand set slot values up to the next declaring scope */
+        const htat_kv *slots = t->slots + f->slot_at;
+        for (uint32_t i = 0; i < f->nslots; i++) {
+            if (!slots[i].is_set)
+                continue;
+            hta_tracer_value v = {.type = slots[i].type};
+            if (v.type == HTA_TRACER_INT)
+                v.u.i = slots[i].i;
+            else if (v.type == HTA_TRACER_DOUBLE)
+                v.u.d = slots[i].d;
+            else
+                v.u.s = slots[i].s;
+            htat_slot_set_from(t, t->depth, slots[i].key, &v);
+        }
+    }
+    htat_ctx_pop(t, f);
+    return rc;
+}
+
+int hta_tracer_end(void)
+{
+    uint64_t ts = htat_now_raw();
+    htat_thread *t = htat_tls;
+    if (HTAT_UNLIKELY(!t || htat_tls_gen != atomic_load_explicit(&htat_gen, memory_order_relaxed)))
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ESTATE;
+    if (HTAT_UNLIKELY(t->depth == 0))
+        return HTA_TRACER_ESTATE;
+    htat_frame *f = &t->frames[--t->depth];
+    if (HTAT_LIKELY(f->flags == HTAT_F_TIMED && f->nslots == 0 && f->nctx == 0)) {
+        uint64_t *p = htat_reserve(t, 2, 1);
+        if (HTAT_UNLIKELY(!p))
+            return HTA_TRACER_ENOMEM;
+        p[0] = HTAT_HDR(HTAT_REC_END, 0, 0, 2);
+        p[1] = ts;
+        htat_commit(t, p + 2);
+        return HTA_TRACER_OK;
+    }
+    return end_slow(t, f, ts);
+}
+
+int hta_tracer_depth(void)
+{
+    htat_thread *t = htat_tls;
+    if (!t || htat_tls_gen != atomic_load_explicit(&htat_gen, memory_order_relaxed))
+        return 0;
+    return (int)t->depth;
+}
+
+/* ---- tick ---- */
+
+int hta_tracer_tick(const char *name, const hta_tracer_arg *args, int nargs)
+{
+    if (!name || !args_valid(args, nargs))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    uint64_t ts = htat_now_raw();
+    size_t words = 3 + htat_args_words(args, nargs);
+    uint64_t *p = htat_reserve(t, words, 0);
+    if (!p) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return HTA_TRACER_OK;
+    }
+    p[0] = HTAT_HDR(HTAT_REC_TICK, nargs, 0, words);
+    p[1] = (uint64_t)(uintptr_t)name;
+    p[2] = ts;
+    htat_commit(t, htat_args_write(p + 3, args, nargs));
+    return HTA_TRACER_OK;
+}

@@ -1,0 +1,44 @@
+#include "util/bigbuf.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HDR 64 /* keeps the payload 64-byte aligned */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Callers grow in modest steps and fill what they asked for, so fault the
+ * new pages in with one call: page faults one by one cost more than the
+ * parsing itself on virtual machines.  Older kernels ignore the advice. */
+static void prefault(char *base, size_t from, size_t to) {
+    if (to > from) madvise(base + from, to - from, MADV_POPULATE_WRITE);
+}
+
+void *hta_big_realloc(void *p, size_t bytes) {
+    if (bytes > SIZE_MAX - HDR - 4096) return NULL;
+    size_t want = (bytes + HDR + 4095) & ~(size_t)4095;
+    if (!p) {
+        void *m = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        prefault(m, 0, want);
+        *(size_t *)m = want;
+        return (char *)m + HDR;
+    }
+    char *base = (char *)p - HDR;
+    size_t have = *(size_t *)base;
+    if (want <= have) return p;
+    void *m = mremap(base, have, want, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED) return NULL;
+    prefault(m, have, want);
+    *(size_t *)m = want;
+    return (char *)m + HDR;
+}
+
+void hta_big_free(void *p) {
+    if (!p) return;
+    char *base = (char *)p - HDR;
+    munmap(base, *(size_t *)base);
+}

@@ -1,0 +1,13 @@
+/* Large growable arrays (the per-rank columns) straight from mmap: growing
+ * one moves pages with mremap instead of copying bytes, and untouched
+ * capacity costs no memory.  Blocks carry their own size. */
+#ifndef HTA_UTIL_BIGBUF_H
+#define HTA_UTIL_BIGBUF_H
+
+#include <stddef.h>
+
+/* Like realloc (p may be NULL); returns NULL when out of memory (p stays valid). */
+void *hta_big_realloc(void *p, size_t bytes);
+void hta_big_free(void *p);
+
+#endif

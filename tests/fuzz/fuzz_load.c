@@ -1,0 +1,43 @@
+/* libFuzzer target: any bytes, as a plain or gzipped trace file, must load
+ * or fail with an error message; never crash, hang or leak. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hta/analysis.h"
+#include "hta/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static char path[64];
+    if (!path[0]) snprintf(path, sizeof path, "/tmp/hta-fuzz-%d.json", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f) return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    hta_load_opts o = {0};
+    o.threads = 1;
+    hta_trace *t = NULL;
+    hta_error err;
+    if (hta_trace_load(path, &o, &t, &err) == HTA_OK) {
+        /* exercise the derived view and a table over everything loaded */
+        hta_result res;
+        hta_result_init(&res);
+        hta_common_opts co = {0};
+        if (hta_info(t, &co, &res, &err) == HTA_OK) {
+            FILE *devnull = fopen("/dev/null", "w");
+            if (devnull) {
+                hta_result_write(devnull, &res, HTA_FMT_JSON);
+                fclose(devnull);
+            }
+        }
+        hta_result_free(&res);
+        hta_trace_free(t);
+    } else if (!err.msg[0]) {
+        abort(); /* every failure must explain itself */
+    }
+    return 0;
+}

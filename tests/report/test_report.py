@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""hta report: the figures it quotes equal the analyses it summarises, and its findings follow from them."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
+SHARED = os.environ.get("HTA_SHARED", os.path.join(ROOT, "..", "shared"))
+SAMPLE = os.path.join(ROOT, "tests", "data", "hta", "trace_filter")
+
+
+def tables(*args):
+    p = subprocess.run([HTA, *args, "--format", "json"], capture_output=True, text=True)
+    if p.returncode:
+        raise AssertionError(p.stderr)
+    return json.loads(p.stdout), p.stderr
+
+
+def rows(t):
+    return [dict(zip(t["columns"], r)) for r in t["data"]]
+
+
+class Report(unittest.TestCase):
+    def test_figures_equal_the_analyses(self):
+        rep, _ = tables("report", SAMPLE)
+        tmp, _ = tables("temporal", SAMPLE)
+        ov, _ = tables("overlap", SAMPLE)
+        ranks = {r["rank"]: r for r in rows(rep["ranks"])}
+        self.assertEqual(sorted(ranks), [0, 1])
+        for t in rows(tmp["temporal_breakdown"]):
+            r = ranks[t["rank"]]
+            self.assertEqual(r["idle_pctg"], t["idle_time_pctg"])
+            self.assertEqual(r["compute_pctg"], t["compute_time_pctg"])
+        for o in rows(ov["comm_comp_overlap"]):
+            self.assertEqual(ranks[o["rank"]]["comm_comp_overlap_pctg"], o["comp_comm_overlap_pctg"])
+        # rank 0 of this trace: GPU idle 53.56% (HTA's temporal breakdown), mostly waiting for the host
+        self.assertAlmostEqual(ranks[0]["idle_pctg"], 53.56)
+        self.assertEqual(ranks[0]["main_idle_cause"], "host_wait")
+        self.assertEqual((ranks[0]["launches"], ranks[0]["launch_delay_outliers"]), (602, 469))
+
+    def test_findings(self):
+        rep, _ = tables("report", SAMPLE)
+        f = rows(rep["findings"])
+        idle0 = [x for x in f if x["rank"] == 0 and x["area"] == "idle"]
+        self.assertEqual(len(idle0), 1)
+        self.assertIn("GPU idle 53.6%", idle0[0]["finding"])
+        self.assertIn("host_wait", idle0[0]["finding"])
+        comm = [x for x in f if x["area"] == "communication"]
+        self.assertEqual(len(comm), 2)
+        self.assertIn("only 11.8% overlapped", [x for x in comm if x["rank"] == 0][0]["finding"])
+        top = rows(rep["top_kernels"])
+        self.assertEqual(top[0]["name"], "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t")
+        self.assertEqual(top[0]["count"], 10)
+        self.assertAlmostEqual(sum(r["pctg"] for r in top), 79.66, places=1)
+        self.assertTrue(all(top[i]["sum_us"] >= top[i + 1]["sum_us"] for i in range(len(top) - 1)))
+
+    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
+    def test_cpu_only_trace(self):
+        rep, err = tables("report", os.path.join(SHARED, "traces", "hta", "cpu_only"))
+        f = rows(rep["findings"])
+        self.assertEqual([x["area"] for x in f], ["gpu"])
+        self.assertIn("no GPU kernels", f[0]["finding"])
+        self.assertEqual(rows(rep["top_kernels"]), [])
+
+    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
+    def test_straggler_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+                            "--ranks", "4", "--layers", "2", "--steps", "3", "--straggler", "2", "--quiet"],
+                           check=True)
+            rep, _ = tables("report", d)
+            s = [x for x in rows(rep["findings"]) if x["area"] == "straggler"]
+            self.assertEqual([x["rank"] for x in s], [2])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,293 @@
+/* Tests of libhtatrace.  In-process checks here (return codes, get/set); the
+ * files written are checked by tests/tracer/check_c_trace.py.
+ *
+ *   test-tracer main OUTDIR     scopes, args, ctx/slots, ticks, threads, discard
+ *   test-tracer atexit          records, never flushes (file from HTA_TRACE_FILE at exit)
+ *   test-tracer gpu OUTDIR      GPU scopes (run with HTA_TRACE_CUDART=libfakecudart.so)
+ *   test-tracer cap OUTDIR      per-thread memory cap drops events
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hta/tracer.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
+            failures++;                                                               \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_RC(expr, want)                                                          \
+    do {                                                                              \
+        int rc_ = (expr);                                                             \
+        if (rc_ != (want)) {                                                          \
+            fprintf(stderr, "%s:%d: %s returned %d (%s), wanted %d\n", __FILE__,      \
+                    __LINE__, #expr, rc_, hta_tracer_strerror(rc_), (int)(want));    \
+            failures++;                                                               \
+        }                                                                             \
+    } while (0)
+
+static void spin_ns(long ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
+}
+
+static int early_return(int x)
+{
+    HTA_TRACER_SCOPE_ARGS("early_return", HTA_TRACER_ARG_INT("x", x));
+    spin_ns(2000);
+    if (x)
+        return 1;
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    char name[32];
+    snprintf(name, sizeof name, "worker-%d", k);
+    CHECK_RC(hta_tracer_thread_name(name), HTA_TRACER_OK);
+    for (int i = 0; i < 1000; i++) {
+        hta_tracer_arg a[2] = {HTA_TRACER_ARG_INT("i", i), HTA_TRACER_ARG_INT("worker", k)};
+        CHECK_RC(hta_tracer_begin_args("work", a, 2), HTA_TRACER_OK);
+        {
+            HTA_TRACER_SCOPE("sub");
+        }
+        CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    }
+    CHECK(hta_tracer_depth() == 0);
+    return NULL;
+}
+
+static int run_main(const char *outdir)
+{
+    char pattern[1024], path[2048], want[2048];
+    hta_tracer_config cfg;
+    hta_tracer_config_init(&cfg);
+    snprintf(pattern, sizeof pattern, "%s/main-{rank}-{dp}-{pp}-{tp}-{world_size}.json", outdir);
+    cfg.rank = 2;
+    cfg.world_size = 8;
+    cfg.dp = 1;
+    cfg.pp = 0;
+    cfg.tp = 3;
+    cfg.file_pattern = pattern;
+    cfg.flush_at_exit = 0;
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_output_path(path, sizeof path), HTA_TRACER_OK);
+    snprintf(want, sizeof want, "%s/main-2-1-0-3-8.json", outdir);
+    CHECK(strcmp(path, want) == 0);
+    CHECK_RC(hta_tracer_output_path(path, 4), HTA_TRACER_EINVAL);
+
+    /* errors */
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_ESTATE);
+    CHECK_RC(hta_tracer_begin(NULL), HTA_TRACER_EINVAL);
+    hta_tracer_arg bad = {.key = "k", .value = {.type = 99}};
+    CHECK_RC(hta_tracer_begin_args("x", &bad, 1), HTA_TRACER_EINVAL);
+    CHECK_RC(hta_tracer_tick("x", NULL, -1), HTA_TRACER_EINVAL);
+    CHECK(hta_tracer_depth() == 0);
+
+    /* interning */
+    char dyn[16];
+    snprintf(dyn, sizeof dyn, "dyn_%d", 5);
+    const char *i1 = hta_tracer_intern(dyn);
+    const char *i2 = hta_tracer_intern("dyn_5");
+    CHECK(i1 && i1 == i2 && i1 != dyn && strcmp(i1, "dyn_5") == 0);
+
+    CHECK_RC(hta_tracer_thread_name("main-thread"), HTA_TRACER_OK);
+
+    /* outer: args, ctx down, slots up */
+    static const char *const outer_slots[] = {"tokens", "loss"};
+    hta_tracer_arg outer_args[] = {
+        HTA_TRACER_ARG_INT("iter", 42),
+        HTA_TRACER_ARG_DOUBLE("lr", 0.5),
+        HTA_TRACER_ARG_STR("tag", "a\"b\\c\n\xc3\xa9"),
+        HTA_TRACER_ARG_INT("big", -9007199254740993LL),
+        HTA_TRACER_ARG_STR("bad_utf8", "x\xff" "y"),
+    };
+    hta_tracer_arg outer_ctx[] = {HTA_TRACER_ARG_INT("micro_batch", 7), HTA_TRACER_ARG_STR("phase", "fwd")};
+    hta_tracer_scope_desc outer = {
+        .name = "outer", .args = outer_args, .nargs = 5, .ctx = outer_ctx, .nctx = 2,
+        .slots = outer_slots, .nslots = 2,
+    };
+    CHECK_RC(hta_tracer_begin_desc(&outer), HTA_TRACER_OK);
+    spin_ns(5000);
+    hta_tracer_value v;
+    {
+        HTA_TRACER_SCOPE(i1); /* interned dynamic name */
+        CHECK(hta_tracer_depth() == 2);
+        CHECK_RC(hta_tracer_get("micro_batch", &v), HTA_TRACER_OK);
+        CHECK(v.type == HTA_TRACER_INT && v.u.i == 7);
+        CHECK_RC(hta_tracer_get("phase", &v), HTA_TRACER_OK);
+        CHECK(v.type == HTA_TRACER_STR && strcmp(v.u.s, "fwd") == 0);
+        CHECK_RC(hta_tracer_get("nope", &v), HTA_TRACER_ENOENT);
+        CHECK_RC(hta_tracer_set_int("tokens", 1000), HTA_TRACER_OK);
+        CHECK_RC(hta_tracer_set_int("tokens", 1024), HTA_TRACER_OK); /* replaces */
+        CHECK_RC(hta_tracer_set_int("nope", 1), HTA_TRACER_ENOENT);
+        spin_ns(5000);
+
+        /* a context-only scope: not timed, shadows a ctx value, owns a slot */
+        static const char *const inner_slots[] = {"loss"};
+        hta_tracer_arg cctx[] = {HTA_TRACER_ARG_INT("micro_batch", 8)};
+        hta_tracer_scope_desc c = {.name = NULL, .ctx = cctx, .nctx = 1, .slots = inner_slots, .nslots = 1};
+        CHECK_RC(hta_tracer_begin_desc(&c), HTA_TRACER_OK);
+        {
+            HTA_TRACER_SCOPE_ARGS("leaf", HTA_TRACER_ARG_STR("kind", "matmul"));
+            CHECK_RC(hta_tracer_get("micro_batch", &v), HTA_TRACER_OK);
+            CHECK(v.u.i == 8);
+            CHECK_RC(hta_tracer_get("phase", &v), HTA_TRACER_OK);
+            CHECK(strcmp(v.u.s, "fwd") == 0);
+            CHECK_RC(hta_tracer_set_double("loss", 2.5), HTA_TRACER_OK);
+            spin_ns(3000);
+        }
+        CHECK_RC(hta_tracer_end(), HTA_TRACER_OK); /* forwards loss to outer */
+        CHECK_RC(hta_tracer_get("micro_batch", &v), HTA_TRACER_OK);
+        CHECK(v.u.i == 7);
+        hta_tracer_arg targs[] = {HTA_TRACER_ARG_INT("step", 3), HTA_TRACER_ARG_STR("what", "ckpt")};
+        CHECK_RC(hta_tracer_tick("checkpoint", targs, 2), HTA_TRACER_OK);
+    }
+    CHECK(early_return(1) == 1);
+    CHECK(early_return(0) == 0);
+    CHECK(hta_tracer_depth() == 1);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK(hta_tracer_depth() == 0);
+    CHECK_RC(hta_tracer_get("micro_batch", &v), HTA_TRACER_ENOENT);
+    CHECK_RC(hta_tracer_set_str("tokens", "x"), HTA_TRACER_ENOENT);
+
+    /* GPU timing asked for without a runtime: CPU scope, ENOCUDA */
+    hta_tracer_scope_desc g = {.name = "gpu_wanted", .gpu = 1};
+    CHECK_RC(hta_tracer_begin_desc(&g), HTA_TRACER_ENOCUDA);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK(hta_tracer_gpu_available() == 0);
+
+    /* threads */
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++)
+        CHECK(pthread_create(&th[k], NULL, worker, (void *)(intptr_t)k) == 0);
+    for (int k = 0; k < 4; k++)
+        pthread_join(th[k], NULL);
+
+    /* a scope still open at flush */
+    CHECK_RC(hta_tracer_begin("unfinished_scope"), HTA_TRACER_OK);
+    spin_ns(1000);
+    CHECK_RC(hta_tracer_flush_path(path, sizeof path), HTA_TRACER_OK);
+    CHECK(strcmp(path, want) == 0);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+
+    /* discard: nothing before it is written again */
+    CHECK_RC(hta_tracer_begin("discarded"), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_begin("open_across_discard"), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_discard(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_begin("kept"), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    snprintf(pattern, sizeof pattern, "%s/discard-r{rank}.json", outdir);
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK); /* update: new pattern */
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
+
+    /* unwritable target */
+    snprintf(pattern, sizeof pattern, "%s/no/such/dir/x.json", outdir);
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_EIO);
+
+    /* shutdown, then a fresh start on the same threads */
+    CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
+    CHECK(hta_tracer_depth() == 0);
+    snprintf(pattern, sizeof pattern, "%s/restart.json", outdir);
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_begin("after_restart"), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
+    return failures;
+}
+
+static int run_atexit(void)
+{
+    /* configured from the environment only; written by the atexit handler */
+    for (int i = 0; i < 3; i++) {
+        HTA_TRACER_SCOPE_ARGS("atexit_scope", HTA_TRACER_ARG_INT("i", i));
+        hta_tracer_tick("atexit_tick", NULL, 0);
+    }
+    return failures;
+}
+
+static int run_gpu(const char *outdir)
+{
+    char pattern[1024];
+    hta_tracer_config cfg;
+    hta_tracer_config_init(&cfg);
+    snprintf(pattern, sizeof pattern, "%s/gpu.json", outdir);
+    cfg.file_pattern = pattern;
+    cfg.flush_at_exit = 0;
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK(hta_tracer_gpu_available() == 1);
+    for (int i = 0; i < 3; i++) {
+        hta_tracer_arg a[] = {HTA_TRACER_ARG_INT("i", i)};
+        hta_tracer_scope_desc d = {.name = "gpu_step", .args = a, .nargs = 1, .gpu = 1};
+        CHECK_RC(hta_tracer_begin_desc(&d), HTA_TRACER_OK);
+        spin_ns(200000);
+        hta_tracer_scope_desc in = {.name = "gpu_inner", .gpu = 1};
+        CHECK_RC(hta_tracer_begin_desc(&in), HTA_TRACER_OK);
+        spin_ns(50000);
+        CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+        CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+        if (i == 1)
+            spin_ns(1100000000L); /* past the re-anchor interval */
+    }
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
+    /* events are reused after a flush; a second flush writes the same */
+    hta_tracer_scope_desc d = {.name = "gpu_after_flush", .gpu = 1};
+    CHECK_RC(hta_tracer_begin_desc(&d), HTA_TRACER_OK);
+    spin_ns(100000);
+    CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
+    return failures;
+}
+
+static int run_cap(const char *outdir)
+{
+    char pattern[1024];
+    hta_tracer_config cfg;
+    hta_tracer_config_init(&cfg);
+    snprintf(pattern, sizeof pattern, "%s/cap.json", outdir);
+    cfg.file_pattern = pattern;
+    cfg.flush_at_exit = 0;
+    cfg.chunk_bytes = 4096;
+    cfg.max_bytes_per_thread = 16384;
+    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    for (int i = 0; i < 5000; i++) {
+        CHECK_RC(hta_tracer_begin("capped"), HTA_TRACER_OK);
+        CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
+    }
+    CHECK(hta_tracer_depth() == 0);
+    CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
+    CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
+    return failures;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "main") == 0)
+        return run_main(argv[2]) != 0;
+    if (argc >= 2 && strcmp(argv[1], "atexit") == 0)
+        return run_atexit() != 0;
+    if (argc >= 3 && strcmp(argv[1], "gpu") == 0)
+        return run_gpu(argv[2]) != 0;
+    if (argc >= 3 && strcmp(argv[1], "cap") == 0)
+        return run_cap(argv[2]) != 0;
+    fprintf(stderr, "usage: %s main|atexit|gpu|cap OUTDIR\n", argv[0]);
+    return 2;
+}

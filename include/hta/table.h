@@ -34,6 +34,12 @@ typedef struct hta_table {
 } hta_table;
 
 hta_table *hta_table_new(const char *name);
+/* A table with its columns: cols[i].name of type cols[i].type. NULL when out of memory. */
+typedef struct hta_col_spec {
+    const char *name;
+    hta_col_type type;
+} hta_col_spec;
+hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols);
 void hta_table_free(hta_table *t);
 /* Returns the column number, or -1 when out of memory. */
 int hta_table_add_col(hta_table *t, const char *name, hta_col_type type);

@@ -6,7 +6,7 @@
 
 hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_events_opts *eo,
                       hta_result *out, hta_error *err) {
-    static const struct { const char *n; hta_col_type ty; } cols[] = {
+    static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT},   {"index", HTA_COL_INT},    {"cat", HTA_COL_STR},
         {"name", HTA_COL_STR},   {"pid", HTA_COL_INT},      {"tid", HTA_COL_INT},
         {"ts_ns", HTA_COL_INT},  {"dur_ns", HTA_COL_INT},   {"stream", HTA_COL_INT},
@@ -16,11 +16,9 @@ hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_ev
     size_t *sel;
     size_t ns = hta_select_ranks(t, o, &sel);
     if (!sel) return hta_fail(err, HTA_ENOMEM, "out of memory");
-    hta_table *tb = hta_table_new("events");
+    hta_table *tb = hta_table_new_with("events", cols, sizeof cols / sizeof *cols);
     hta_status st = HTA_OK;
     if (!tb) goto oom;
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
-        if (hta_table_add_col(tb, cols[c].n, cols[c].ty) < 0) goto oom;
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[sel[k]];
         hta_view v = {0};

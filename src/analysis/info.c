@@ -8,9 +8,7 @@
 
 static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
                               hta_error *err) {
-    hta_table *tb = hta_table_new("ranks");
-    if (!tb) return OOM();
-    static const struct { const char *n; hta_col_type ty; } cols[] = {
+    static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"file", HTA_COL_STR}, {"rank_source", HTA_COL_STR},
         {"world_size", HTA_COL_INT}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT},
         {"flows", HTA_COL_INT}, {"threads", HTA_COL_INT}, {"gpu_streams", HTA_COL_INT},
@@ -19,8 +17,8 @@ static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, 
         {"ns_resolution", HTA_COL_INT}, {"bytes_read", HTA_COL_INT}, {"bytes_json", HTA_COL_INT},
         {"load_s", HTA_COL_FLOAT},
     };
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
-        if (hta_table_add_col(tb, cols[c].n, cols[c].ty) < 0) goto oom;
+    hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
+    if (!tb) return OOM();
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[sel[k]];
         long row = hta_table_add_row(tb);
@@ -98,11 +96,10 @@ oom:
 /* events per category: in the file, and in HTA's table (after its filter) */
 static hta_status categories_table(const hta_trace *t, const hta_common_opts *o, const size_t *sel,
                                    size_t ns, hta_result *out, hta_error *err) {
-    hta_table *tb = hta_table_new("categories");
+    static const hta_col_spec cols[] = {
+        {"rank", HTA_COL_INT}, {"cat", HTA_COL_STR}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT}};
+    hta_table *tb = hta_table_new_with("categories", cols, 4);
     if (!tb) return OOM();
-    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, "cat", HTA_COL_STR) < 0 ||
-        hta_table_add_col(tb, "events", HTA_COL_INT) < 0 || hta_table_add_col(tb, "rows", HTA_COL_INT) < 0)
-        goto oom;
     size_t nc = t->ncats;
     int64_t *ev = malloc((nc ? nc : 1) * sizeof *ev), *rw = malloc((nc ? nc : 1) * sizeof *rw);
     size_t *ord = malloc((nc ? nc : 1) * sizeof *ord);
@@ -159,32 +156,43 @@ oom:
 
 static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
                                 hta_error *err) {
-    hta_table *tb = hta_table_new("streams");
+    static const hta_col_spec cols[] = {{"rank", HTA_COL_INT}, {"stream", HTA_COL_INT}, {"rows", HTA_COL_INT},
+                                        {"kernels", HTA_COL_INT}, {"busy_us", HTA_COL_FLOAT}};
+    hta_table *tb = hta_table_new_with("streams", cols, 5);
     if (!tb) return OOM();
-    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, "stream", HTA_COL_INT) < 0 ||
-        hta_table_add_col(tb, "rows", HTA_COL_INT) < 0 || hta_table_add_col(tb, "kernels", HTA_COL_INT) < 0 ||
-        hta_table_add_col(tb, "busy_us", HTA_COL_FLOAT) < 0)
-        goto oom;
+    hta_cat_class *cc = malloc((t->ncats ? t->ncats : 1) * sizeof *cc);
+    if (!cc) goto oom;
+    for (size_t c = 0; c < t->ncats; c++) cc[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c]));
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[sel[k]];
+        int64_t *acc = calloc(3 * r->nstreams, sizeof *acc); /* rows, kernels, busy ns per stream */
+        if (!acc) {
+            free(cc);
+            goto oom;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+            int64_t *a = acc + 3 * r->stream[i];
+            hta_cat_class c = cc[r->cat[i]];
+            a[0]++;
+            a[1] += c == HTA_CC_KERNEL;
+            if (c == HTA_CC_KERNEL || c == HTA_CC_MEMCPY || c == HTA_CC_MEMSET) a[2] += r->dur[i];
+        }
         for (size_t s = 1; s < r->nstreams; s++) {
-            int64_t rows = 0, kern = 0, busy = 0;
-            for (size_t i = 0; i < r->n; i++) {
-                if (r->stream[i] != s) continue;
-                rows++;
-                hta_cat_class cc = hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i)));
-                if (cc == HTA_CC_KERNEL) kern++;
-                if (cc == HTA_CC_KERNEL || cc == HTA_CC_MEMCPY || cc == HTA_CC_MEMSET) busy += r->dur[i];
-            }
             long row = hta_table_add_row(tb);
-            if (row < 0) goto oom;
+            if (row < 0) {
+                free(acc);
+                free(cc);
+                goto oom;
+            }
             hta_table_set_int(tb, row, 0, r->rank);
             hta_table_set_int(tb, row, 1, r->streams[s]);
-            hta_table_set_int(tb, row, 2, rows);
-            hta_table_set_int(tb, row, 3, kern);
-            hta_table_set_float(tb, row, 4, (double)busy / 1000.0);
+            hta_table_set_int(tb, row, 2, acc[3 * s]);
+            hta_table_set_int(tb, row, 3, acc[3 * s + 1]);
+            hta_table_set_float(tb, row, 4, (double)acc[3 * s + 2] / 1000.0);
         }
+        free(acc);
     }
+    free(cc);
     if (hta_result_add(out, tb)) return OOM();
     return HTA_OK;
 oom:

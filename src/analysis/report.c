@@ -125,16 +125,14 @@ static hta_status run_parts(const hta_trace *t, const hta_report_opts *o, parts 
 /* ---- report tables ---- */
 
 static hta_table *ranks_table(const hta_trace *t, const size_t *sel, size_t ns, const parts *p) {
-    hta_table *tb = hta_table_new("ranks");
-    static const char *const cols[] = {"rank", "span_us", "kernel_time_us", "idle_pctg", "compute_pctg",
-                                       "non_compute_pctg", "main_idle_cause", "main_idle_cause_pctg",
-                                       "comm_time_us", "comm_comp_overlap_pctg", "launches",
-                                       "launch_delay_outliers", "mean_launch_delay_us", "short_kernels"};
+    static const hta_col_spec cols[] = {
+        {"rank", HTA_COL_INT}, {"span_us", HTA_COL_FLOAT}, {"kernel_time_us", HTA_COL_FLOAT},
+        {"idle_pctg", HTA_COL_FLOAT}, {"compute_pctg", HTA_COL_FLOAT}, {"non_compute_pctg", HTA_COL_FLOAT},
+        {"main_idle_cause", HTA_COL_STR}, {"main_idle_cause_pctg", HTA_COL_FLOAT}, {"comm_time_us", HTA_COL_FLOAT},
+        {"comm_comp_overlap_pctg", HTA_COL_FLOAT}, {"launches", HTA_COL_INT}, {"launch_delay_outliers", HTA_COL_INT},
+        {"mean_launch_delay_us", HTA_COL_FLOAT}, {"short_kernels", HTA_COL_INT}};
+    hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
     if (!tb) return NULL;
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
-        hta_col_type ty = c == 0 || c == 10 || c == 11 || c == 13 ? HTA_COL_INT : c == 6 ? HTA_COL_STR : HTA_COL_FLOAT;
-        if (hta_table_add_col(tb, cols[c], ty) < 0) goto oom;
-    }
     const hta_table *tt = hta_result_find(&p->temporal, "temporal_breakdown");
     const hta_table *it = hta_result_find(&p->idle, "idle_time");
     const hta_table *ot = hta_result_find(&p->overlap, "comm_comp_overlap");
@@ -219,11 +217,11 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
         total += s;
     }
     qsort(v, m, sizeof *v, by_sum_desc);
-    hta_table *tb = hta_table_new("top_kernels");
-    if (!tb || hta_table_add_col(tb, "name", HTA_COL_STR) < 0 || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 ||
-        hta_table_add_col(tb, "count", HTA_COL_INT) < 0 || hta_table_add_col(tb, "sum_us", HTA_COL_FLOAT) < 0 ||
-        hta_table_add_col(tb, "mean_us", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "pctg", HTA_COL_FLOAT) < 0)
-        goto oom;
+    static const hta_col_spec cols[] = {{"name", HTA_COL_STR},    {"kernel_type", HTA_COL_STR},
+                                        {"count", HTA_COL_INT},    {"sum_us", HTA_COL_FLOAT},
+                                        {"mean_us", HTA_COL_FLOAT}, {"pctg", HTA_COL_FLOAT}};
+    hta_table *tb = hta_table_new_with("top_kernels", cols, 6);
+    if (!tb) goto oom;
     for (size_t j = 0; j < m && (int)j < top; j++) {
         long row = hta_table_add_row(tb);
         char *shortn = hta_shorten_name(v[j].name);
@@ -253,10 +251,10 @@ oom:
 
 static hta_status kernel_types_table(const parts *p, hta_result *out, hta_error *err) {
     const hta_table *kt = hta_result_find(&p->kernels, "kernel_type");
-    hta_table *tb = hta_table_new("kernel_types");
-    if (!tb || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 || hta_table_add_col(tb, "sum_us", HTA_COL_FLOAT) < 0 ||
-        hta_table_add_col(tb, "percentage", HTA_COL_FLOAT) < 0)
-        goto oom;
+    static const hta_col_spec cols[] = {
+        {"kernel_type", HTA_COL_STR}, {"sum_us", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
+    hta_table *tb = hta_table_new_with("kernel_types", cols, 3);
+    if (!tb) goto oom;
     for (size_t i = 0; kt && i < kt->nrows; i++) {
         long row = hta_table_add_row(tb);
         if (row < 0 || hta_table_set_str(tb, row, 0, cell_str(kt, i, "kernel_type"))) goto oom;
@@ -330,14 +328,14 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
         parts_free(&p);
         return OOM();
     }
-    findings f = {hta_table_new("findings"), 1};
+    static const hta_col_spec fcols[] = {
+        {"rank", HTA_COL_INT}, {"area", HTA_COL_STR}, {"finding", HTA_COL_STR}, {"what_to_do", HTA_COL_STR}};
+    findings f = {hta_table_new_with("findings", fcols, 4), 1};
     hta_table *rk = ranks_table(t, sel, ns, &p);
     kagg *kv = NULL;
     size_t nk = 0;
     double ktotal = 0;
-    if (!f.t || !rk || hta_table_add_col(f.t, "rank", HTA_COL_INT) < 0 ||
-        hta_table_add_col(f.t, "area", HTA_COL_STR) < 0 || hta_table_add_col(f.t, "finding", HTA_COL_STR) < 0 ||
-        hta_table_add_col(f.t, "what_to_do", HTA_COL_STR) < 0) {
+    if (!f.t || !rk) {
         st = OOM();
         goto done;
     }

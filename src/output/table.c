@@ -17,6 +17,16 @@ hta_table *hta_table_new(const char *name) {
     return t;
 }
 
+hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols) {
+    hta_table *t = hta_table_new(name);
+    for (size_t c = 0; t && c < ncols; c++)
+        if (hta_table_add_col(t, cols[c].name, cols[c].type) < 0) {
+            hta_table_free(t);
+            t = NULL;
+        }
+    return t;
+}
+
 static void free_col(hta_column *c, size_t nrows) {
     if (c->type == HTA_COL_STR && c->v.s)
         for (size_t r = 0; r < nrows; r++) free(c->v.s[r]);

@@ -338,6 +338,19 @@ static lex_rc lit(lex *L, const char *p, const char *word, const char **out) {
 
 #define MAX_DEPTH 256
 
+lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, int *esc, const char **out) {
+    if (*p != '"') return LEX_END_OR(L, p, "expected an object key");
+    const char *q;
+    lex_rc rc = lex_string(L, p + 1, &q, esc);
+    if (rc) return rc;
+    *k = p + 1;
+    *kn = (size_t)(q - p - 1);
+    p = lex_ws(q + 1);
+    if (*p != ':') return LEX_END_OR(L, p, "expected ':' after an object key");
+    *out = lex_ws(p + 1);
+    return LEX_OK;
+}
+
 /* A number whose value nobody needs: check the grammar, skip the digits. */
 static lex_rc skip_number(lex *L, const char *p, const char **out) {
     const char *s = p + (*p == '-');
@@ -395,12 +408,10 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
                 break;
             }
             if (open == '{') {
-                if (*p != '"') return LEX_END_OR(L, p, "expected object key");
+                const char *k;
+                size_t kn;
                 int esc;
-                if ((rc = lex_string(L, p + 1, &p, &esc))) return rc;
-                p = lex_ws(p + 1);
-                if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
-                p++;
+                if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
             }
             continue;
         }
@@ -422,12 +433,10 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
             if (*p == ',') {
                 p = lex_ws(p + 1);
                 if (open == '{') {
-                    if (*p != '"') return LEX_END_OR(L, p, "expected object key");
+                    const char *k;
+                    size_t kn;
                     int esc;
-                    if ((rc = lex_string(L, p + 1, &p, &esc))) return rc;
-                    p = lex_ws(p + 1);
-                    if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
-                    p++;
+                    if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
                 }
                 break;
             }

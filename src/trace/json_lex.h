@@ -43,6 +43,11 @@ lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n);
 int lex_num_scaled(const lex_num *n, int scale, int64_t *v);
 double lex_num_double(const char *p, const char *q);
 
+/* An object member's key at p (`"key"`, then ':' with any whitespace).  On
+ * LEX_OK the key body is [*k, *k + *kn), *esc tells whether it has escapes,
+ * and *out points at the value (whitespace skipped). */
+lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, int *esc, const char **out);
+
 /* Skips one JSON value at p, validating it (depth-limited). */
 lex_rc lex_skip_value(lex *L, const char *p, const char **out);
 

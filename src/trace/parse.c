@@ -253,15 +253,11 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
         return LEX_OK;
     }
     for (;;) {
-        if (*p != '"') return LEX_END_OR(L, p, "expected key in args");
-        const char *q;
+        const char *k, *q;
+        size_t kn;
         int esc;
-        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
-        const char *k = p + 1;
-        size_t kn = (size_t)(q - k);
-        p = lex_ws(q + 1);
-        if (*p != ':') return LEX_END_OR(L, p, "expected ':' in args");
-        p = lex_ws(p + 1);
+        if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+        q = k + kn;
         int slot = esc ? A_NONE : arg_lookup(k, kn);
         if (slot == A_STREAM) {
             if ((rc = value_int(P, p, &p, &e->stream))) return rc;
@@ -409,15 +405,10 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
     p = lex_ws(p + 1);
     if (*p != '}') {
         for (;;) {
-            if (*p != '"') return LEX_END_OR(L, p, "expected key in event");
-            const char *q;
+            const char *k;
+            size_t kn;
             int esc;
-            if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
-            const char *k = p + 1;
-            size_t kn = (size_t)(q - k);
-            p = lex_ws(q + 1);
-            if (*p != ':') return LEX_END_OR(L, p, "expected ':' in event");
-            p = lex_ws(p + 1);
+            if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
             switch (kn) {
             case 2:
                 if (k[0] == 'p' && k[1] == 'h') {
@@ -648,15 +639,10 @@ static lex_rc step(parser *P, size_t *pos) {
             p++;
             break;
         }
-        if (*p != '"') return LEX_END_OR(L, p, "expected a key");
-        const char *q;
+        const char *k;
+        size_t kn;
         int esc;
-        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
-        const char *k = p + 1;
-        size_t kn = (size_t)(q - k);
-        p = lex_ws(q + 1);
-        if (*p != ':') return LEX_END_OR(L, p, "expected ':'");
-        p = lex_ws(p + 1);
+        if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
         if (KEY_IS(k, kn, "traceEvents")) {
             if (P->seen_events) return LEX_ERROR(L, k, "duplicate traceEvents");
             if (*p != '[') return LEX_END_OR(L, p, "traceEvents is not an array");

@@ -28,5 +28,5 @@ t "load (hta info)" "$HTA" info "$DIR" --quiet
 t "counters" "$HTA" counters "$DIR" --quiet
 t "counters --series" "$HTA" counters "$DIR" --series --format csv --quiet
 t "counters --augment" "$HTA" counters "$DIR" --augment "$OUT" --quiet
-t "patterns --op aten::linear" "$HTA" patterns "$DIR" --op aten::linear --quiet
+t "patterns --op aten::mm" "$HTA" patterns "$DIR" --op aten::mm --min-len 1 --quiet
 t "cupti" "$HTA" cupti "$DIR" --quiet

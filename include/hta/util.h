@@ -57,6 +57,10 @@ void hta_argsort_numpy(const double *v, size_t n, uint32_t *perm);
 /* pandas sort_values(ascending=False) on one key: the order HTA gets. */
 void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm);
 
+/* Like hta_sort_idx_by_i64 (stable, ties keep input order) but thread safe
+ * (a merge sort, no global state).  Returns 0, or -1 when out of memory. */
+int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -323,3 +323,41 @@ void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm) {
     free(rv);
     free(p);
 }
+
+/* ---- thread-safe stable index sort ---- */
+
+int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key) {
+    if (n < 2) return 0;
+    uint32_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return -1;
+    /* bottom-up merge sort; runs of 16 by insertion sort first */
+    const size_t RUN = 16;
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t k = lo + 1; k < hi; k++) {
+            uint32_t x = idx[k];
+            size_t m = k;
+            while (m > lo && key[x] < key[idx[m - 1]]) {
+                idx[m] = idx[m - 1];
+                m--;
+            }
+            idx[m] = x;
+        }
+    }
+    uint32_t *a = idx, *b = tmp;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) b[o++] = key[a[j]] < key[a[i]] ? a[j++] : a[i++];
+            while (i < mid) b[o++] = a[i++];
+            while (j < hi) b[o++] = a[j++];
+        }
+        uint32_t *s = a;
+        a = b;
+        b = s;
+    }
+    if (a != idx) memcpy(idx, a, n * sizeof *idx);
+    free(tmp);
+    return 0;
+}

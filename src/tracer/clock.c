@@ -88,8 +88,8 @@ void htat_clock_map_now(htat_clock_map *m)
         return;
     }
 #ifdef HTAT_HAVE_TSC
-    uint64_t raw1;
-    int64_t ns1;
+    uint64_t raw1 = 0; /* gcc -O3 cannot see tsc_pair always sets them */
+    int64_t ns1 = 0;
     tsc_pair(&raw1, &ns1);
     int64_t span = ns1 - calib_ns0;
     if (span < 20000000) { /* a short baseline gives a poor slope: widen it */

@@ -1,0 +1,201 @@
+/* `hta counters`: queue-length and memory-bandwidth summaries, time blocked
+ * on a full launch queue (analyses.md §10.2, §10.3, §11.2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/counters.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+static const char *const stat_cols[] = {"count", "mean", "std", "min", "25%", "50%", "75%", "max"};
+
+static hta_table *summary_table(const char *name, const char *key, hta_col_type kt) {
+    hta_table *tb = hta_table_new(name);
+    if (!tb) return NULL;
+    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, key, kt) < 0) goto bad;
+    for (size_t c = 0; c < 8; c++)
+        if (hta_table_add_col(tb, stat_cols[c], HTA_COL_FLOAT) < 0) goto bad;
+    return tb;
+bad:
+    hta_table_free(tb);
+    return NULL;
+}
+
+static int add_stats(hta_table *tb, int32_t rank, int64_t ikey, const char *skey, double *v, size_t n) {
+    hta_describe d;
+    hta_describe_values(v, n, &d);
+    long row = hta_table_add_row(tb);
+    if (row < 0) return -1;
+    hta_table_set_int(tb, (size_t)row, 0, rank);
+    if (skey) {
+        if (hta_table_set_str(tb, (size_t)row, 1, skey)) return -1;
+    } else {
+        hta_table_set_int(tb, (size_t)row, 1, ikey);
+    }
+    const double s[8] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
+    for (int c = 0; c < 8; c++) hta_table_set_float(tb, (size_t)row, 2 + c, s[c]);
+    return 0;
+}
+
+typedef struct tables {
+    hta_table *qsum, *bsum, *blocked, *qser, *bser;
+} tables;
+
+static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_counters_opts *o, tables *tb,
+                      double *buf) {
+    const hta_rank *r = v->r;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < v->n; k++) {
+        if (v->ts[k] < lo) lo = v->ts[k];
+        if (v->ts[k] > hi) hi = v->ts[k];
+    }
+    double span = (double)(hi - lo);
+    for (size_t a = 0; a < q->n;) {
+        size_t b = a;
+        int64_t blocked = 0;
+        int reached = 0;
+        while (b < q->n && q->stream[b] == q->stream[a]) {
+            buf[b - a] = (double)q->queue[b];
+            if (q->queue[b] >= o->max_queue_length) {
+                reached = 1;
+                if (b + 1 < q->n && q->stream[b + 1] == q->stream[a]) blocked += q->ts[b + 1] - q->ts[b];
+            }
+            b++;
+        }
+        if (add_stats(tb->qsum, r->rank, q->stream[a], NULL, buf, b - a)) return -1;
+        if (reached) { /* every stream, not only the last one (HTA's A6) */
+            long row = hta_table_add_row(tb->blocked);
+            if (row < 0) return -1;
+            hta_table_set_int(tb->blocked, (size_t)row, 0, r->rank);
+            hta_table_set_int(tb->blocked, (size_t)row, 1, q->stream[a]);
+            hta_table_set_float(tb->blocked, (size_t)row, 2, (double)blocked / 1000.0);
+            hta_table_set_float(tb->blocked, (size_t)row, 3, span > 0 ? (double)blocked / span : 0.0);
+        }
+        a = b;
+    }
+    if (!tb->qser) return 0;
+    for (size_t k = 0; k < q->n; k++) {
+        long row = hta_table_add_row(tb->qser);
+        if (row < 0) return -1;
+        const hta_thread *th = hta_row_thread(r, q->dev_row[k]);
+        int c = 0;
+        hta_table_set_int(tb->qser, (size_t)row, c++, r->rank);
+        hta_table_set_int(tb->qser, (size_t)row, c++, r->index[q->row[k]]);
+        hta_table_set_float(tb->qser, (size_t)row, c++, (double)q->ts[k] / 1000.0);
+        hta_table_set_int(tb->qser, (size_t)row, c++, th->pid);
+        hta_table_set_int(tb->qser, (size_t)row, c++, th->tid);
+        hta_table_set_int(tb->qser, (size_t)row, c++, q->stream[k]);
+        hta_table_set_int(tb->qser, (size_t)row, c++, q->queue[k]);
+    }
+    return 0;
+}
+
+static int rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, double *buf) {
+    const hta_rank *r = v->r;
+    for (size_t a = 0; a < m->n;) {
+        size_t b = a, nb = 0;
+        for (; b < m->n && m->kind[b] == m->kind[a]; b++)
+            if (m->bw[b] > 0) buf[nb++] = m->bw[b]; /* float residues count (A14) */
+        if (nb && add_stats(tb->bsum, r->rank, 0, m->names[m->kind[a]], buf, nb)) return -1;
+        a = b;
+    }
+    if (!tb->bser) return 0;
+    for (size_t k = 0; k < m->n; k++) {
+        long row = hta_table_add_row(tb->bser);
+        if (row < 0) return -1;
+        int c = 0;
+        hta_table_set_int(tb->bser, (size_t)row, c++, r->rank);
+        hta_table_set_int(tb->bser, (size_t)row, c++, r->index[m->row[k]]);
+        hta_table_set_float(tb->bser, (size_t)row, c++, (double)m->ts[k] / 1000.0);
+        hta_table_set_int(tb->bser, (size_t)row, c++, hta_row_thread(r, m->row[k])->pid);
+        if (hta_table_set_str(tb->bser, (size_t)row, c++, m->names[m->kind[k]])) return -1;
+        hta_table_set_float(tb->bser, (size_t)row, c++, m->bw[k]);
+    }
+    return 0;
+}
+
+static hta_table *cols_table(const char *name, const char *const *cols, const hta_col_type *ty, size_t n) {
+    hta_table *tb = hta_table_new(name);
+    if (!tb) return NULL;
+    for (size_t c = 0; c < n; c++)
+        if (hta_table_add_col(tb, cols[c], ty[c]) < 0) {
+            hta_table_free(tb);
+            return NULL;
+        }
+    return tb;
+}
+
+hta_status hta_counters(const hta_trace *t, const hta_counters_opts *o, hta_result *out, hta_error *err) {
+    tables tb = {0};
+    size_t *sel = NULL;
+    double *buf = NULL;
+    hta_view v = {0};
+    hta_queue_series q = {0};
+    hta_membw_series m = {0};
+    hta_status st = HTA_OK;
+    static const char *const bcols[] = {"rank", "stream", "duration_at_max_queue_length",
+                                        "relative_duration_at_max_queue_length"};
+    static const hta_col_type bty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT, HTA_COL_FLOAT};
+    static const char *const qcols[] = {"rank", "index", "ts", "pid", "tid", "stream", "queue_length"};
+    static const hta_col_type qty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT, HTA_COL_INT,
+                                       HTA_COL_INT, HTA_COL_INT, HTA_COL_INT};
+    static const char *const mcols[] = {"rank", "index", "ts", "pid", "name", "memory_bw_gbps"};
+    static const hta_col_type mty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
+                                       HTA_COL_INT, HTA_COL_STR, HTA_COL_FLOAT};
+    tb.qsum = summary_table("queue_length_summary", "stream", HTA_COL_INT);
+    tb.bsum = summary_table("memory_bw_summary", "name", HTA_COL_STR);
+    tb.blocked = cols_table("time_spent_blocked_on_full_queue", bcols, bty, 4);
+    if (o->series) {
+        tb.qser = cols_table("queue_length_series", qcols, qty, 7);
+        tb.bser = cols_table("memory_bw_series", mcols, mty, 6);
+    }
+    if (!tb.qsum || !tb.bsum || !tb.blocked || (o->series && (!tb.qser || !tb.bser))) goto oom;
+    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    if (!sel) goto oom;
+    size_t with_q = 0, with_m = 0;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        if ((st = hta_view_build(t, sel[k], &o->common.view, &v, err))) goto fail;
+        if ((st = hta_queue_series_build(&v, o->ties, &q, err))) goto fail;
+        if ((st = hta_membw_series_build(&v, o->ties, &m, err))) goto fail;
+        size_t need = q.n > m.n ? q.n : m.n;
+        double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);
+        if (!nb) goto oom;
+        buf = nb;
+        if (rank_queue(&v, &q, o, &tb, buf) || rank_membw(&v, &m, &tb, buf)) goto oom;
+        if (q.n) with_q++;
+        else if (hta_result_note(out, "rank %d: no kernel launches with device activity: no queue length", r->rank))
+            goto oom;
+        if (m.n) with_m++;
+        hta_queue_series_free(&q);
+        hta_membw_series_free(&m);
+        hta_view_free(&v);
+    }
+    if (!with_m && ns && hta_result_note(out, "no memory copies or memsets on a GPU stream: no memory bandwidth"))
+        goto oom;
+    free(sel);
+    free(buf);
+    hta_table *all[] = {tb.qsum, tb.bsum, tb.blocked, tb.qser, tb.bser};
+    memset(&tb, 0, sizeof tb);
+    for (size_t k = 0; k < 5; k++)
+        if (all[k] && hta_result_add(out, all[k])) {
+            for (size_t j = k + 1; j < 5; j++) hta_table_free(all[j]);
+            return OOM();
+        }
+    return HTA_OK;
+oom:
+    st = OOM();
+fail:
+    hta_queue_series_free(&q);
+    hta_membw_series_free(&m);
+    hta_view_free(&v);
+    free(sel);
+    free(buf);
+    hta_table_free(tb.qsum);
+    hta_table_free(tb.bsum);
+    hta_table_free(tb.blocked);
+    hta_table_free(tb.qser);
+    hta_table_free(tb.bser);
+    return st;
+}

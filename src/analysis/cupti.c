@@ -1,0 +1,322 @@
+/* CUPTI range-profiler counters attributed to operators (analyses.md §13):
+ * the i-th profiled range (in time order) belongs to the i-th
+ * cudaLaunchKernel; its operator stack is that launch's cpu_op ancestors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/callgraph.h"
+#include "hta/counters.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+/* HTA's default arg columns (TF§5.1) after stream and correlation. */
+static const struct {
+    const char *col;
+    hta_arg_key key;
+    hta_col_type ty;
+    const char *sdflt;
+    int64_t idflt;
+} defcols[] = {
+    {"bytes", HTA_ARG_BYTES, HTA_COL_INT, NULL, -1},
+    {"memory_bw_gbps", HTA_ARG_MEMORY_BW, HTA_COL_FLOAT, NULL, 0},
+    {"wait_on_stream", HTA_ARG_WAIT_ON_STREAM, HTA_COL_INT, NULL, -1},
+    {"wait_on_cuda_event_record_corr_id", HTA_ARG_WAIT_ON_EVENT_CORR, HTA_COL_INT, NULL, -1},
+    {"input_dims", HTA_ARG_INPUT_DIMS, HTA_COL_STR, "-1", 0},
+    {"input_type", HTA_ARG_INPUT_TYPE, HTA_COL_STR, "-1", 0},
+    {"input_strides", HTA_ARG_INPUT_STRIDES, HTA_COL_STR, "-1", 0},
+    {"external_id", HTA_ARG_KNOWN_COUNT, HTA_COL_INT, NULL, -1}, /* r->external_id */
+    {"python_id", HTA_ARG_PYTHON_ID, HTA_COL_INT, NULL, -1},
+    {"python_parent_id", HTA_ARG_PYTHON_PARENT_ID, HTA_COL_INT, NULL, -1},
+    {"collective_name", HTA_ARG_COLLECTIVE_NAME, HTA_COL_STR, "", 0},
+    {"in_msg_nelems", HTA_ARG_IN_MSG_NELEMS, HTA_COL_INT, NULL, 0},
+    {"out_msg_nelems", HTA_ARG_OUT_MSG_NELEMS, HTA_COL_INT, NULL, 0},
+    {"msg_dtype", HTA_ARG_DTYPE, HTA_COL_STR, "", 0},
+    {"group_size", HTA_ARG_GROUP_SIZE, HTA_COL_INT, NULL, 0},
+    {"process_rank", HTA_ARG_PROCESS_RANK, HTA_COL_INT, NULL, -1},
+    {"in_split_size", HTA_ARG_IN_SPLIT_SIZE, HTA_COL_STR, "[]", 0},
+    {"out_split_size", HTA_ARG_OUT_SPLIT_SIZE, HTA_COL_STR, "[]", 0},
+};
+#define NDEF (sizeof defcols / sizeof *defcols)
+
+static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+static int sym_cmp(const void *a, const void *b, void *sym) {
+    return strcmp(hta_sym(sym, *(const uint32_t *)a), hta_sym(sym, *(const uint32_t *)b));
+}
+
+/* Subtree facts of HTA's call graph for every row (TF§14.1 derived columns). */
+typedef struct sub {
+    int32_t *height;
+    int64_t *nk, *kdur, *first, *last; /* ns, view times */
+} sub;
+
+static void sub_free(sub *s) {
+    free(s->height);
+    free(s->nk);
+    free(s->kdur);
+    free(s->first);
+    free(s->last);
+}
+
+static int sub_build(const hta_view *v, const hta_cgraph *g, sub *s) {
+    const hta_rank *r = v->r;
+    size_t n = r->n ? r->n : 1;
+    s->height = malloc(n * sizeof *s->height);
+    s->nk = calloc(n, sizeof *s->nk);
+    s->kdur = calloc(n, sizeof *s->kdur);
+    s->first = malloc(n * sizeof *s->first);
+    s->last = malloc(n * sizeof *s->last);
+    uint32_t *ord = malloc((v->n ? v->n : 1) * sizeof *ord);
+    int64_t *key = malloc(n * sizeof *key);
+    if (!s->height || !s->nk || !s->kdur || !s->first || !s->last || !ord || !key) {
+        free(ord);
+        free(key);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++) s->height[i] = -1, s->first[i] = INT64_MAX, s->last[i] = INT64_MIN;
+    for (size_t k = 0; k < v->n; k++) {
+        ord[k] = v->row[k];
+        key[v->row[k]] = -(int64_t)g->depth[v->row[k]];
+    }
+    if (hta_stable_sort_idx_i64(ord, v->n, key)) { /* deepest first: children before parents */
+        free(ord);
+        free(key);
+        return -1;
+    }
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = ord[k];
+        if (g->depth[i] < 0) continue;
+        int32_t kp = hta_cgraph_kernel_parent(r, g, i);
+        int32_t vp = g->vpos[i];
+        if (kp >= 0) {
+            s->height[i] = 0;
+            s->nk[kp]++;
+            s->kdur[kp] += v->dur[vp];
+            if (v->ts[vp] < s->first[kp]) s->first[kp] = v->ts[vp];
+            if (v->ts[vp] + v->dur[vp] > s->last[kp]) s->last[kp] = v->ts[vp] + v->dur[vp];
+            if (s->height[kp] < 1) s->height[kp] = 1;
+            continue;
+        }
+        if (s->height[i] < 1) s->height[i] = 1;
+        int32_t p = r->parent[i];
+        if (p < 0 || g->depth[p] < 0) continue;
+        s->nk[p] += s->nk[i];
+        s->kdur[p] += s->kdur[i];
+        if (s->first[i] < s->first[p]) s->first[p] = s->first[i];
+        if (s->last[i] > s->last[p]) s->last[p] = s->last[i];
+        if (s->height[p] < s->height[i] + 1) s->height[p] = s->height[i] + 1;
+    }
+    free(ord);
+    free(key);
+    return 0;
+}
+
+typedef struct cols {
+    int index, cat, name, pid, tid, ts, dur, stream, corr, def0, cnt0, icorr, iter, end, depth, height, parent, nk,
+        kdur, kspan, first, last, irt, stack, topop, botop, rank;
+} cols;
+
+static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts *o, const uint32_t *keys,
+                            size_t nkeys, hta_table *tb, const cols *c, hta_result *out, hta_error *err) {
+    const hta_rank *r = t->ranks[ri];
+    hta_view v = {0};
+    hta_cgraph g = {0};
+    sub s = {0};
+    uint32_t *P = NULL, *L = NULL;
+    char *stack = NULL;
+    hta_status st = hta_view_build(t, ri, &o->view, &v, err);
+    if (st) return st;
+    size_t np = 0, nl = 0;
+    P = malloc((v.n ? v.n : 1) * sizeof *P);
+    L = malloc((v.n ? v.n : 1) * sizeof *L);
+    if (!P || !L || hta_cgraph_build(&v, &g) || sub_build(&v, &g, &s)) goto oom;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
+        if (!strcmp(cat, "cuda_profiler_range")) P[np++] = (uint32_t)k;
+        else if (starts(cat, "cuda_runtime") && starts(hta_sym(t->sym, r->name[i]), "cudaLaunchKernel"))
+            L[nl++] = (uint32_t)k;
+    }
+    if (!np) goto done;
+    if (np != nl) {
+        if (hta_result_note(out, "rank %d: %zu profiled ranges but %zu cudaLaunchKernel calls: rank skipped",
+                            r->rank, np, nl))
+            goto oom;
+        goto done;
+    }
+    if (hta_stable_sort_idx_i64(P, np, v.ts) || hta_stable_sort_idx_i64(L, nl, v.ts)) goto oom;
+    int64_t cpu_op = hta_symtab_find(t->sym, "cpu_op", 6);
+    for (size_t k = 0; k < np; k++) {
+        uint32_t i = v.row[P[k]], l = v.row[L[k]];
+        long row = hta_table_add_row(tb);
+        if (row < 0) goto oom;
+        size_t R = (size_t)row;
+        const hta_thread *th = hta_row_thread(r, i);
+        hta_table_set_int(tb, R, c->rank, r->rank);
+        hta_table_set_int(tb, R, c->index, r->index[i]);
+        if (hta_table_set_str(tb, R, c->cat, hta_sym(t->sym, hta_row_cat_sym(t, r, i))) ||
+            hta_table_set_str(tb, R, c->name, hta_sym(t->sym, r->name[i])))
+            goto oom;
+        hta_table_set_int(tb, R, c->pid, th->pid);
+        hta_table_set_int(tb, R, c->tid, th->tid);
+        hta_table_set_float(tb, R, c->ts, (double)v.ts[P[k]] / 1000.0);
+        hta_table_set_float(tb, R, c->dur, (double)v.dur[P[k]] / 1000.0);
+        hta_table_set_int(tb, R, c->stream, hta_row_stream(r, i));
+        hta_table_set_int(tb, R, c->corr, r->correlation[i]);
+        for (size_t d = 0; d < NDEF; d++) {
+            int col = c->def0 + (int)d;
+            if (defcols[d].key == HTA_ARG_KNOWN_COUNT) hta_table_set_int(tb, R, col, r->external_id[i]);
+            else if (defcols[d].ty == HTA_COL_INT)
+                hta_table_set_int(tb, R, col, hta_row_arg_int(t, r, i, defcols[d].key, defcols[d].idflt));
+            else if (defcols[d].ty == HTA_COL_FLOAT)
+                hta_table_set_float(tb, R, col, hta_row_arg_num(t, r, i, defcols[d].key, 0.0));
+            else if (hta_table_set_str(tb, R, col, hta_row_arg_text(t, r, i, defcols[d].key, defcols[d].sdflt)))
+                goto oom;
+        }
+        for (size_t q = 0; q < nkeys; q++) {
+            const hta_arg *a = hta_row_arg(r, i, keys[q]);
+            int64_t val = !a ? -1 : a->type == HTA_V_INT ? a->v.i : a->type == HTA_V_FLOAT ? (int64_t)a->v.f : -1;
+            hta_table_set_int(tb, R, c->cnt0 + (int)q, val);
+        }
+        /* index_correlation: -1 no correlation id, 0 no partner, else the partner's index */
+        hta_table_set_int(tb, R, c->icorr,
+                          r->correlation[i] == -1 ? -1 : r->partner[i] < 0 ? 0 : (int64_t)r->index[r->partner[i]]);
+        if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, c->iter);
+        else hta_table_set_int(tb, R, c->iter, r->iteration[i]);
+        /* end relative to the same origin as ts (HTA leaves it absolute, Q1) */
+        hta_table_set_float(tb, R, c->end, (double)(v.ts[P[k]] + v.dur[P[k]]) / 1000.0);
+        hta_table_set_int(tb, R, c->depth, g.depth[i]);
+        hta_table_set_int(tb, R, c->height, s.height[i]);
+        int64_t par = -1;
+        if (g.depth[i] >= 0) {
+            int32_t kp = hta_cgraph_kernel_parent(r, &g, i);
+            int32_t p = kp >= 0 ? kp : r->parent[i];
+            par = p >= 0 ? (int64_t)r->index[p] : -llabs(th->tid);
+        }
+        hta_table_set_int(tb, R, c->parent, par);
+        int has = s.nk[i] > 0;
+        hta_table_set_int(tb, R, c->nk, s.nk[i]);
+        hta_table_set_float(tb, R, c->kdur, has ? (double)s.kdur[i] / 1000.0 : 0.0);
+        hta_table_set_float(tb, R, c->kspan, has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
+        hta_table_set_float(tb, R, c->first, has ? (double)s.first[i] / 1000.0 : -1.0);
+        hta_table_set_float(tb, R, c->last, has ? (double)s.last[i] / 1000.0 : -1.0);
+        hta_table_set_int(tb, R, c->irt, r->index[l]);
+        /* operator stack: the launch's cpu_op ancestors, outermost first */
+        size_t len = 1, nops = 0;
+        for (int32_t a = r->parent[l]; a >= 0; a = r->parent[a])
+            if ((int64_t)hta_row_cat_sym(t, r, (size_t)a) == cpu_op) len += hta_sym_len(t->sym, r->name[a]) + 1, nops++;
+        if (nops) len--; /* separators between names only */
+        char *sp = realloc(stack, len);
+        if (!sp) goto oom;
+        stack = sp;
+        const char *top = NULL, *bottom = NULL;
+        size_t end = len - 1;
+        stack[end] = 0;
+        for (int32_t a = r->parent[l]; a >= 0; a = r->parent[a]) {
+            if ((int64_t)hta_row_cat_sym(t, r, (size_t)a) != cpu_op) continue;
+            const char *nm = hta_sym(t->sym, r->name[a]);
+            size_t nl2 = strlen(nm);
+            end -= nl2;
+            memcpy(stack + end, nm, nl2);
+            if (--nops) stack[--end] = '|';
+            if (!bottom) bottom = nm;
+            top = nm;
+        }
+        if (hta_table_set_str(tb, R, c->stack, stack + end) || hta_table_set_str(tb, R, c->topop, top) ||
+            hta_table_set_str(tb, R, c->botop, bottom))
+            goto oom;
+        if (!top && hta_result_note(out, "rank %d: launch %u of range %u has no cpu_op above it (HTA crashes)",
+                                     r->rank, r->index[l], r->index[i]))
+            goto oom;
+    }
+    goto done;
+oom:
+    st = OOM();
+done:
+    free(P);
+    free(L);
+    free(stack);
+    sub_free(&s);
+    hta_cgraph_free(&g);
+    hta_view_free(&v);
+    return st;
+}
+
+hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
+    size_t *sel = NULL;
+    size_t ns = hta_select_ranks(t, o, &sel);
+    if (!sel) return OOM();
+    /* counter columns: every args key of every profiled range, by name */
+    uint32_t nsym = hta_symtab_count(t->sym);
+    unsigned char *seen = calloc(nsym ? nsym : 1, 1);
+    uint32_t *keys = malloc((nsym ? nsym : 1) * sizeof *keys);
+    hta_table *tb = hta_table_new("cupti_counter_data_with_operators");
+    size_t nkeys = 0, nranges = 0;
+    hta_status st = HTA_OK;
+    if (!seen || !keys || !tb) goto oom;
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *r = t->ranks[sel[k]];
+        for (size_t i = 0; i < r->n; i++) {
+            if (hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) != HTA_CC_PROFILER_RANGE) continue;
+            nranges++;
+            for (uint32_t a = r->args_off[i]; a < r->args_off[i + 1]; a++)
+                if (!seen[r->args[a].key]) seen[r->args[a].key] = 1, keys[nkeys++] = r->args[a].key;
+        }
+    }
+    qsort_r(keys, nkeys, sizeof *keys, sym_cmp, t->sym);
+    cols c;
+    int bad = 0;
+#define COL(f, nm, ty) bad |= (c.f = hta_table_add_col(tb, nm, ty)) < 0
+    COL(rank, "rank", HTA_COL_INT);
+    COL(index, "index", HTA_COL_INT);
+    COL(cat, "cat", HTA_COL_STR);
+    COL(name, "name", HTA_COL_STR);
+    COL(pid, "pid", HTA_COL_INT);
+    COL(tid, "tid", HTA_COL_INT);
+    COL(ts, "ts", HTA_COL_FLOAT);
+    COL(dur, "dur", HTA_COL_FLOAT);
+    COL(stream, "stream", HTA_COL_INT);
+    COL(corr, "correlation", HTA_COL_INT);
+    c.def0 = (int)tb->ncols;
+    for (size_t d = 0; d < NDEF; d++) bad |= hta_table_add_col(tb, defcols[d].col, defcols[d].ty) < 0;
+    c.cnt0 = (int)tb->ncols;
+    for (size_t q = 0; q < nkeys; q++) bad |= hta_table_add_col(tb, hta_sym(t->sym, keys[q]), HTA_COL_INT) < 0;
+    COL(icorr, "index_correlation", HTA_COL_INT);
+    COL(iter, "iteration", HTA_COL_INT);
+    COL(end, "end", HTA_COL_FLOAT);
+    COL(depth, "depth", HTA_COL_INT);
+    COL(height, "height", HTA_COL_INT);
+    COL(parent, "parent", HTA_COL_INT);
+    COL(nk, "num_kernels", HTA_COL_INT);
+    COL(kdur, "kernel_dur_sum", HTA_COL_FLOAT);
+    COL(kspan, "kernel_span", HTA_COL_FLOAT);
+    COL(first, "first_kernel_start", HTA_COL_FLOAT);
+    COL(last, "last_kernel_end", HTA_COL_FLOAT);
+    COL(irt, "index_runtime", HTA_COL_INT);
+    COL(stack, "op_stack", HTA_COL_STR);
+    COL(topop, "top_level_op", HTA_COL_STR);
+    COL(botop, "bottom_level_op", HTA_COL_STR);
+#undef COL
+    if (bad) goto oom;
+    if (!nranges) {
+        if (hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
+            goto oom;
+    } else {
+        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(t, sel[k], o, keys, nkeys, tb, &c, out, err);
+        if (st) goto fail;
+    }
+    free(sel);
+    free(seen);
+    free(keys);
+    return hta_result_add(out, tb) ? OOM() : HTA_OK;
+oom:
+    st = OOM();
+fail:
+    free(sel);
+    free(seen);
+    free(keys);
+    hta_table_free(tb);
+    return st;
+}

@@ -1,0 +1,142 @@
+/* Memory bandwidth per memory kind (analyses.md §11.1): the sum of the
+ * bandwidths of the copies/memsets in flight. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/counters.h"
+#include "hta/util.h"
+
+/* numpy's quicksort order of the times (HTA's tie order), via the shared argsort on doubles (exact below 2^53 ns). */
+static int numpy_order(const int64_t *ts, size_t n, uint32_t *perm) {
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d) return -1;
+    for (size_t k = 0; k < n; k++) d[k] = (double)ts[k];
+    hta_argsort_numpy(d, n, perm);
+    free(d);
+    return 0;
+}
+
+void hta_membw_series_free(hta_membw_series *s) {
+    free(s->ts);
+    free(s->row);
+    free(s->kind);
+    free(s->bw);
+    memset(s, 0, sizeof *s);
+}
+
+/* Index of kind name in s->names, added if new; names stay unsorted here. */
+static int kind_of(hta_membw_series *s, const char *nm) {
+    for (size_t k = 0; k < s->nnames; k++)
+        if (!strcmp(s->names[k], nm)) return (int)k;
+    if (s->nnames == sizeof s->names / sizeof *s->names) return -1;
+    snprintf(s->names[s->nnames], sizeof s->names[0], "%s", nm);
+    return (int)s->nnames++;
+}
+
+hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_membw_series *out,
+                                  hta_error *err) {
+    const hta_trace *t = v->t;
+    const hta_rank *r = v->r;
+    memset(out, 0, sizeof *out);
+    size_t nv = v->n, m = 0;
+    /* memory rows by symbol: the kernel type is a property of the name */
+    uint32_t nsym = hta_symtab_count(t->sym);
+    int8_t *kind_sym = malloc(nsym ? nsym : 1);
+    uint32_t *pos = malloc((nv ? nv : 1) * sizeof *pos);
+    int64_t *ts = NULL, *kd = NULL;
+    double *val = NULL;
+    uint32_t *perm = NULL;
+    if (!kind_sym || !pos) goto oom;
+    memset(kind_sym, -2, nsym ? nsym : 1);
+    for (size_t k = 0; k < nv; k++) {
+        uint32_t i = v->row[k];
+        if (hta_row_stream(r, i) == -1) continue;
+        uint32_t nm = r->name[i];
+        if (kind_sym[nm] == -2) {
+            const char *s = hta_sym(t->sym, nm);
+            if (hta_kernel_type_of(s) == HTA_KT_MEMORY) {
+                char buf[16];
+                int kk = kind_of(out, hta_memory_kernel_type(s, buf));
+                kind_sym[nm] = (int8_t)(kk < 0 ? -1 : kk);
+            } else {
+                kind_sym[nm] = -1;
+            }
+        }
+        if (kind_sym[nm] >= 0) pos[m++] = (uint32_t)k;
+    }
+    /* names ascending, as HTA's groupby */
+    uint16_t remap[16];
+    for (size_t a = 0; a < out->nnames; a++) {
+        size_t rank = 0;
+        for (size_t b = 0; b < out->nnames; b++) rank += strcmp(out->names[b], out->names[a]) < 0;
+        remap[a] = (uint16_t)rank;
+    }
+    char sorted[16][16] = {{0}};
+    for (size_t a = 0; a < out->nnames; a++) memcpy(sorted[remap[a]], out->names[a], 16);
+    memcpy(out->names, sorted, sizeof sorted);
+
+    size_t n = 2 * m;
+    ts = malloc((n ? n : 1) * sizeof *ts);
+    kd = malloc((n ? n : 1) * sizeof *kd);
+    val = malloc((n ? n : 1) * sizeof *val);
+    perm = malloc((n ? n : 1) * sizeof *perm);
+    out->ts = malloc((n ? n : 1) * sizeof *out->ts);
+    out->row = malloc((n ? n : 1) * sizeof *out->row);
+    out->kind = malloc((n ? n : 1) * sizeof *out->kind);
+    out->bw = malloc((n ? n : 1) * sizeof *out->bw);
+    if (!ts || !kd || !val || !perm || !out->ts || !out->row || !out->kind || !out->bw) goto oom;
+    /* start points, then end points (HTA's concatenation order) */
+    for (size_t j = 0; j < m; j++) {
+        size_t k = pos[j];
+        uint32_t i = v->row[k];
+        int64_t d = v->dur[k] == 0 ? 1000 : v->dur[k]; /* zero length counts as 1 us */
+        double bw = hta_row_arg_num(t, r, i, HTA_ARG_MEMORY_BW, 0.0);
+        kd[j] = kd[m + j] = remap[kind_sym[r->name[i]]];
+        ts[j] = v->ts[k];
+        ts[m + j] = v->ts[k] + d;
+        val[j] = bw;
+        val[m + j] = -bw;
+        out->row[j] = out->row[m + j] = i; /* temporary: row per point */
+    }
+    if (ties == HTA_TIES_NUMPY) {
+        if (numpy_order(ts, n, perm)) goto oom;
+    } else {
+        for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
+        if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom;
+    }
+    if (hta_stable_sort_idx_i64(perm, n, kd)) goto oom;
+    uint32_t *rows = pos; /* reuse: rows of the points, in perm order */
+    if (n > m) {
+        uint32_t *q = realloc(pos, n * sizeof *q);
+        if (!q) goto oom;
+        rows = pos = q;
+    }
+    double run = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t p = perm[k];
+        if (k == 0 || kd[p] != out->kind[k - 1]) run = 0;
+        run += val[p]; /* floating point in time order, as HTA (A14) */
+        rows[k] = out->row[p];
+        out->ts[k] = ts[p];
+        out->kind[k] = (uint16_t)kd[p];
+        out->bw[k] = run;
+    }
+    memcpy(out->row, rows, n * sizeof *rows);
+    out->n = n;
+    free(kind_sym);
+    free(pos);
+    free(ts);
+    free(kd);
+    free(val);
+    free(perm);
+    return HTA_OK;
+oom:
+    free(kind_sym);
+    free(pos);
+    free(ts);
+    free(kd);
+    free(val);
+    free(perm);
+    hta_membw_series_free(out);
+    return hta_fail(err, HTA_ENOMEM, "out of memory");
+}

@@ -1,0 +1,394 @@
+/* Frequent CUDA kernel sequences (analyses.md §12): the kernels launched
+ * under each outermost call of an operator, counted per sequence, and the
+ * trace overlaid with the sequences found. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hta/counters.h"
+#include "hta/rawtrace.h"
+#include "analysis/callgraph.h"
+#include "trace/json_lex.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+typedef struct root {
+    uint32_t row;
+    char *pattern;   /* owned */
+    int64_t kdur;    /* ns: the kernels under it */
+    int64_t dur;     /* ns: the operator itself */
+    int32_t pat;     /* index into the result patterns */
+} root;
+
+typedef struct pat {
+    const char *pattern; /* borrowed from a root */
+    int64_t count, kdur, dur;
+} pat;
+
+/* View positions by time, then event order (qsort_r: no global state). */
+static int by_time(const void *a, const void *b, void *ctx) {
+    const hta_view *v = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (v->ts[x] != v->ts[y]) return v->ts[x] < v->ts[y] ? -1 : 1;
+    uint32_t ix = v->r->index[v->row[x]], iy = v->r->index[v->row[y]];
+    return (ix > iy) - (ix < iy);
+}
+
+static int by_pattern(const void *a, const void *b) {
+    return strcmp(((const root *)a)->pattern, ((const root *)b)->pattern);
+}
+
+static int by_count(const void *a, const void *b) {
+    const pat *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->pattern, y->pattern);
+}
+
+/* ---- overlay ---- */
+
+typedef struct overlay {
+    hta_trace_out *o;
+    const int32_t *evpat; /* pattern of each event index, -1 none */
+    uint64_t nev;
+    const pat *pats;
+    hta_error *err;
+    hta_status st;
+    uint64_t written, marked;
+    int in_events, nkeys;
+} overlay;
+
+static int ow(overlay *w, const char *s, size_t n) {
+    if (w->st) return -1;
+    return (w->st = hta_trace_out_write(w->o, s, n, w->err)) ? -1 : 0;
+}
+static int ows(overlay *w, const char *s) { return ow(w, s, strlen(s)); }
+
+static int ow_jstr(overlay *w, const char *s) {
+    if (ows(w, "\"")) return -1;
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        char e[8];
+        if (c == '"' || c == '\\') {
+            e[0] = '\\', e[1] = (char)c;
+            if (ow(w, e, 2)) return -1;
+        } else if (c < 0x20) {
+            snprintf(e, sizeof e, "\\u%04x", c);
+            if (ow(w, e, 6)) return -1;
+        } else if (ow(w, p, 1)) {
+            return -1;
+        }
+    }
+    return ows(w, "\"");
+}
+
+static int ow_patterns(overlay *w, int32_t p) {
+    char b[32];
+    snprintf(b, sizeof b, ": %lld}", (long long)w->pats[p].count);
+    if (ows(w, "\"Patterns\": {") || ow_jstr(w, w->pats[p].pattern)) return -1;
+    return ows(w, b);
+}
+
+/* The event's text with args["Patterns"] added (args created when absent). */
+static int ow_marked(overlay *w, const char *json, size_t len, int32_t p) {
+    lex L = {json + len, NULL, NULL};
+    const char *q = lex_ws(json + 1), *args = NULL, *args_end = NULL;
+    while (*q == '"') {
+        const char *ke;
+        int esc;
+        if (lex_string(&L, q + 1, &ke, &esc)) break;
+        int is_args = ke - (q + 1) == 4 && !memcmp(q + 1, "args", 4);
+        q = lex_ws(ke + 1);
+        if (*q != ':') break;
+        const char *val = lex_ws(q + 1), *ve;
+        if (lex_skip_value(&L, val, &ve)) break;
+        if (is_args && *val == '{') args = val, args_end = ve;
+        q = lex_ws(ve);
+        if (*q != ',') break;
+        q = lex_ws(q + 1);
+    }
+    if (args) {
+        int empty = *lex_ws(args + 1) == '}';
+        return ow(w, json, (size_t)(args_end - 1 - json)) || ows(w, empty ? "" : ", ") || ow_patterns(w, p) ||
+               ow(w, args_end - 1, (size_t)(json + len - (args_end - 1)));
+    }
+    int empty = *lex_ws(json + 1) == '}';
+    return ow(w, json, len - 1) || ows(w, empty ? "\"args\": {" : ", \"args\": {") || ow_patterns(w, p) ||
+           ows(w, "}}");
+}
+
+static int ov_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
+    overlay *w = ctx;
+    if (w->in_events == 1) {
+        w->in_events = 2;
+        if (ows(w, "\n]")) return -1;
+    }
+    return ows(w, w->nkeys++ ? ",\n\"" : "\"") || ow(w, key, klen) || ows(w, "\": ") || ow(w, json, jlen);
+}
+
+static int ov_event(void *ctx, uint32_t index, const char *json, size_t len) {
+    overlay *w = ctx;
+    if (w->in_events == 0) {
+        w->in_events = 1;
+        if (ows(w, w->nkeys++ ? ",\n\"traceEvents\": [" : "\"traceEvents\": [")) return -1;
+    }
+    if (w->in_events == 2) return -1;
+    if (ows(w, w->written++ ? ",\n" : "\n")) return -1;
+    int32_t p = index < w->nev ? w->evpat[index] : -1;
+    if (p < 0) return ow(w, json, len);
+    w->marked++;
+    return ow_marked(w, json, len, p);
+}
+
+static int is_gzip(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char m[2] = {0};
+    size_t got = fread(m, 1, 2, f);
+    fclose(f);
+    return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_t *evpat, const pat *pats,
+                                hta_result *out, hta_error *err) {
+    const char *base = strrchr(r->path, '/');
+    base = base ? base + 1 : r->path;
+    size_t cap = strlen(dir) + strlen(base) + 16;
+    char *path = malloc(cap);
+    if (!path) return OOM();
+    snprintf(path, cap, "%s/overlaid_%s", dir, base);
+    overlay w = {0};
+    w.evpat = evpat;
+    w.nev = r->n_events;
+    w.pats = pats;
+    w.err = err;
+    hta_status st = hta_trace_out_open(path, is_gzip(r->path), &w.o, err);
+    if (st) {
+        free(path);
+        return st;
+    }
+    hta_raw_callbacks cb = {ov_meta, ov_event, &w};
+    int bad = ows(&w, "{\n");
+    if (!bad) {
+        st = hta_raw_scan(r->path, &cb, err);
+        if (w.st) st = w.st;
+        bad = st != HTA_OK;
+    }
+    if (!bad && w.in_events == 0) bad = ows(&w, w.nkeys ? ",\n\"traceEvents\": [" : "\"traceEvents\": [");
+    if (!bad && w.in_events != 2) bad = ows(&w, "\n]");
+    if (!bad) bad = ows(&w, "\n}\n");
+    if (bad && !st) st = w.st ? w.st : hta_fail(err, HTA_EIO, "%s: write error", path);
+    hta_status cst = hta_trace_out_close(w.o, !bad, bad ? NULL : err);
+    if (!st) st = cst;
+    if (!st && hta_result_note(out, "overlaid trace: %s (%llu events, %llu marked with their pattern)", path,
+                               (unsigned long long)w.written, (unsigned long long)w.marked))
+        st = OOM();
+    free(path);
+    return st;
+}
+
+/* ---- analysis ---- */
+
+hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
+    hta_table *tb = hta_table_new("frequent_cuda_kernel_sequences");
+    if (!tb) return OOM();
+    if (hta_table_add_col(tb, "pattern", HTA_COL_STR) < 0 || hta_table_add_col(tb, "count", HTA_COL_INT) < 0 ||
+        hta_table_add_col(tb, "GPU kernel duration (us)", HTA_COL_FLOAT) < 0 ||
+        hta_table_add_col(tb, "CPU op duration (us)", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "rank", HTA_COL_INT) < 0) {
+        hta_table_free(tb);
+        return OOM();
+    }
+    size_t ri = 0;
+    if (!t->nranks) {
+        hta_table_free(tb);
+        return hta_fail(err, HTA_ENODATA, "no ranks loaded");
+    }
+    if (o->rank >= 0) {
+        while (ri < t->nranks && t->ranks[ri]->rank != o->rank) ri++;
+        if (ri == t->nranks) {
+            hta_table_free(tb);
+            return hta_fail(err, HTA_EINVAL, "no rank %d in the trace", o->rank);
+        }
+    }
+    const hta_rank *r = t->ranks[ri];
+    if (!o->op || !*o->op) {
+        if (hta_result_add(out, tb)) return OOM();
+        return hta_result_note(out, "empty operator name: no patterns") ? OOM() : HTA_OK;
+    }
+    hta_view v = {0};
+    hta_cgraph g = {0};
+    root *roots = NULL;
+    pat *pats = NULL;
+    int32_t *evpat = NULL, *bucket_of = NULL;
+    uint32_t *mem = NULL, *start = NULL;
+    unsigned char *match = NULL;
+    size_t nroots = 0, npats = 0;
+    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    if (st) goto fail;
+    if (hta_cgraph_build(&v, &g)) goto oom;
+    uint32_t nsym = hta_symtab_count(t->sym);
+    match = malloc(nsym ? nsym : 1); /* 0 unknown, 1 no, 2 yes */
+    if (!match) goto oom;
+    memset(match, 0, nsym ? nsym : 1);
+    int32_t min_depth = INT32_MAX;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k], nm = r->name[i];
+        if (!match[nm]) match[nm] = strstr(hta_sym(t->sym, nm), o->op) ? 2 : 1;
+        if (match[nm] == 2 && g.depth[i] < min_depth) min_depth = g.depth[i];
+    }
+    /* kernels per candidate root: each kernel belongs to its launch's ancestor at min_depth */
+    int64_t *kcount = calloc(r->n ? r->n : 1, sizeof *kcount), *kdur = calloc(r->n ? r->n : 1, sizeof *kdur);
+    if (!kcount || !kdur) {
+        free(kcount);
+        free(kdur);
+        goto oom;
+    }
+    if (min_depth != INT32_MAX)
+        for (size_t k = 0; k < v.n; k++) {
+            uint32_t i = v.row[k];
+            int32_t p = hta_cgraph_kernel_parent(r, &g, i);
+            if (p < 0) continue;
+            int32_t a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
+            if (a >= 0) kcount[a]++, kdur[a] += v.dur[k];
+        }
+    bucket_of = malloc((r->n ? r->n : 1) * sizeof *bucket_of);
+    roots = malloc((v.n ? v.n : 1) * sizeof *roots);
+    if (!bucket_of || !roots) {
+        free(kcount);
+        free(kdur);
+        goto oom;
+    }
+    for (size_t i = 0; i < r->n; i++) bucket_of[i] = -1;
+    for (size_t k = 0; k < v.n && min_depth != INT32_MAX; k++) {
+        uint32_t i = v.row[k];
+        if (match[r->name[i]] != 2 || g.depth[i] != min_depth || kcount[i] < o->min_len) continue;
+        bucket_of[i] = (int32_t)nroots;
+        roots[nroots++] = (root){i, NULL, kdur[i], v.dur[k], -1};
+    }
+    free(kcount);
+    free(kdur);
+    /* members of each root's subtree (CPU descendants and kernels), by bucket */
+    start = calloc(nroots + 2, sizeof *start);
+    if (!start) goto oom;
+    int32_t *member_root = malloc((v.n ? v.n : 1) * sizeof *member_root);
+    if (!member_root) goto oom;
+    for (size_t k = 0; k < v.n; k++) {
+        uint32_t i = v.row[k];
+        int32_t a = -1;
+        if (nroots) {
+            int32_t p = hta_cgraph_kernel_parent(r, &g, i);
+            if (p >= 0) a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
+            else if (g.depth[i] >= min_depth && hta_row_stream(r, i) == -1) a = hta_cgraph_top(r, &g, i, min_depth);
+            else if (bucket_of[i] >= 0) a = (int32_t)i; /* a root outside the graph */
+        }
+        member_root[k] = a >= 0 ? bucket_of[a] : -1;
+        if (member_root[k] >= 0) start[member_root[k] + 1]++;
+    }
+    for (size_t b = 0; b < nroots; b++) start[b + 1] += start[b];
+    mem = malloc((start[nroots] ? start[nroots] : 1) * sizeof *mem);
+    if (!mem) {
+        free(member_root);
+        goto oom;
+    }
+    {
+        uint32_t *fill = calloc(nroots + 1, sizeof *fill);
+        if (!fill) {
+            free(member_root);
+            goto oom;
+        }
+        for (size_t k = 0; k < v.n; k++)
+            if (member_root[k] >= 0) mem[start[member_root[k]] + fill[member_root[k]]++] = (uint32_t)k;
+        free(fill);
+    }
+    free(member_root);
+    /* pattern of each root: its name, then its kernels by time */
+    uint32_t *kv = malloc((start[nroots] ? start[nroots] : 1) * sizeof *kv);
+    if (!kv) goto oom;
+    for (size_t b = 0; b < nroots; b++) {
+        size_t nk = 0, len = strlen(hta_sym(t->sym, r->name[roots[b].row])) + 1;
+        for (uint32_t m = start[b]; m < start[b + 1]; m++)
+            if (hta_row_stream(r, v.row[mem[m]]) != -1) {
+                kv[nk++] = mem[m];
+                len += hta_sym_len(t->sym, r->name[v.row[mem[m]]]) + 1;
+            }
+        qsort_r(kv, nk, sizeof *kv, by_time, &v);
+        char *s = malloc(len);
+        if (!s) {
+            free(kv);
+            goto oom;
+        }
+        size_t o2 = (size_t)sprintf(s, "%s", hta_sym(t->sym, r->name[roots[b].row]));
+        for (size_t k = 0; k < nk; k++) o2 += (size_t)sprintf(s + o2, "|%s", hta_sym(t->sym, r->name[v.row[kv[k]]]));
+        roots[b].pattern = s;
+    }
+    free(kv);
+    /* count per pattern, then order by count descending and pattern */
+    root *sorted = malloc((nroots ? nroots : 1) * sizeof *sorted);
+    pats = malloc((nroots ? nroots : 1) * sizeof *pats);
+    if (!sorted || !pats) {
+        free(sorted);
+        goto oom;
+    }
+    memcpy(sorted, roots, nroots * sizeof *roots);
+    qsort(sorted, nroots, sizeof *sorted, by_pattern);
+    for (size_t b = 0; b < nroots; b++) {
+        if (!npats || strcmp(pats[npats - 1].pattern, sorted[b].pattern))
+            pats[npats++] = (pat){sorted[b].pattern, 0, 0, 0};
+        pats[npats - 1].count++;
+        pats[npats - 1].kdur += sorted[b].kdur;
+        pats[npats - 1].dur += sorted[b].dur;
+    }
+    free(sorted);
+    qsort(pats, npats, sizeof *pats, by_count);
+    for (size_t p = 0; p < npats; p++) {
+        long row = hta_table_add_row(tb);
+        if (row < 0 || hta_table_set_str(tb, (size_t)row, 0, pats[p].pattern)) goto oom;
+        hta_table_set_int(tb, (size_t)row, 1, pats[p].count);
+        hta_table_set_float(tb, (size_t)row, 2, (double)pats[p].kdur / 1000.0);
+        hta_table_set_float(tb, (size_t)row, 3, (double)pats[p].dur / 1000.0);
+        hta_table_set_int(tb, (size_t)row, 4, r->rank);
+    }
+    if (!npats && hta_result_note(out, "rank %d: no call of an operator containing '%s' launches %d or more kernels",
+                                  r->rank, o->op, o->min_len))
+        goto oom;
+    if (o->overlay && npats) {
+        struct stat sb;
+        if (stat(o->overlay, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            st = hta_fail(err, HTA_EINVAL, "%s: not a directory", o->overlay);
+            goto fail;
+        }
+        evpat = malloc((r->n_events ? r->n_events : 1) * sizeof *evpat);
+        if (!evpat) goto oom;
+        for (uint64_t e = 0; e < r->n_events; e++) evpat[e] = -1;
+        size_t topk = o->top_k < 0 ? 0 : (size_t)o->top_k;
+        for (size_t b = 0; b < nroots; b++) {
+            size_t p = 0;
+            while (p < npats && p < topk && strcmp(pats[p].pattern, roots[b].pattern)) p++;
+            if (p >= npats || p >= topk) continue;
+            for (uint32_t m = start[b]; m < start[b + 1]; m++) evpat[r->index[v.row[mem[m]]]] = (int32_t)p;
+        }
+        if ((st = write_overlay(r, o->overlay, evpat, pats, out, err))) goto fail;
+    }
+    if (hta_result_add(out, tb)) {
+        tb = NULL;
+        goto oom;
+    }
+    tb = NULL;
+    goto done;
+oom:
+    st = OOM();
+fail:
+done:
+    hta_table_free(tb);
+    for (size_t b = 0; b < nroots; b++) free(roots[b].pattern);
+    free(roots);
+    free(pats);
+    free(evpat);
+    free(bucket_of);
+    free(mem);
+    free(start);
+    free(match);
+    hta_cgraph_free(&g);
+    hta_view_free(&v);
+    return st;
+}

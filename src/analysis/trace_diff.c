@@ -1,0 +1,236 @@
+/* Trace diff (analyses.md §15): operator counts and durations of one
+ * iteration of one rank in two traces, side by side. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/counters.h"
+#include "hta/util.h"
+
+#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
+
+typedef struct op {
+    char *name; /* owned */
+    double counts, dur;
+} op;
+
+typedef struct ops {
+    op *v;
+    size_t n;
+} ops;
+
+static void ops_free(ops *s) {
+    for (size_t i = 0; i < s->n; i++) free(s->v[i].name);
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+static int op_cmp(const void *a, const void *b) { return strcmp(((const op *)a)->name, ((const op *)b)->name); }
+
+static int parse_step(const char *s, int64_t *num) {
+    if (strncmp(s, "ProfilerStep#", 13)) return 0;
+    char *e;
+    long long v = strtoll(s + 13, &e, 10);
+    if (e == s + 13 || *e) return 0;
+    *num = v;
+    return 1;
+}
+
+/* HTA's iterations(): the numbers of the ProfilerStep symbols, the smallest here. */
+static int first_iteration(const hta_trace *t, int64_t *it) {
+    int found = 0;
+    uint32_t n = hta_symtab_count(t->sym);
+    for (uint32_t s = 0; s < n; s++) {
+        int64_t v;
+        if (parse_step(hta_sym(t->sym, s), &v) && (!found || v < *it)) *it = v, found = 1;
+    }
+    return found;
+}
+
+/* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name. */
+static hta_status summarize(const hta_trace *t, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
+                            const char *side, ops *out, hta_error *err) {
+    const hta_rank *r = NULL;
+    for (size_t k = 0; k < t->nranks; k++)
+        if (rank < 0 || t->ranks[k]->rank == rank) {
+            r = t->ranks[k];
+            break;
+        }
+    if (!r) return hta_fail(err, HTA_EINVAL, "%s trace has no rank %d", side, rank);
+    uint32_t nsym = hta_symtab_count(t->sym);
+    double *cnt = calloc(nsym ? nsym : 1, sizeof *cnt), *dur = calloc(nsym ? nsym : 1, sizeof *dur);
+    if (!cnt || !dur) {
+        free(cnt);
+        free(dur);
+        return OOM();
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->iteration[i] != iter) continue;
+        int gpu = hta_row_stream(r, i) != -1;
+        if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu)) continue;
+        int64_t a, e;
+        hta_row_times(r, i, HTA_TIME_HTA, &a, &e);
+        cnt[r->name[i]] += 1;
+        dur[r->name[i]] += (double)(e - a) / 1000.0;
+    }
+    size_t m = 0;
+    for (uint32_t s = 0; s < nsym; s++) m += cnt[s] > 0;
+    out->v = calloc(m ? m : 1, sizeof *out->v);
+    out->n = 0;
+    if (!out->v) goto oom;
+    for (uint32_t s = 0; s < nsym; s++) {
+        if (!(cnt[s] > 0)) continue;
+        char *nm = short_names ? hta_shorten_name(hta_sym(t->sym, s)) : strdup(hta_sym(t->sym, s));
+        if (!nm) goto oom;
+        out->v[out->n++] = (op){nm, cnt[s], dur[s]};
+    }
+    qsort(out->v, out->n, sizeof *out->v, op_cmp);
+    /* short names can coincide: sum them */
+    size_t u = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        if (u && !strcmp(out->v[u - 1].name, out->v[i].name)) {
+            out->v[u - 1].counts += out->v[i].counts;
+            out->v[u - 1].dur += out->v[i].dur;
+            free(out->v[i].name);
+        } else {
+            out->v[u++] = out->v[i];
+        }
+    }
+    out->n = u;
+    free(cnt);
+    free(dur);
+    return HTA_OK;
+oom:
+    free(cnt);
+    free(dur);
+    ops_free(out);
+    return OOM();
+}
+
+static const op *find(const ops *s, const char *name) {
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        int c = strcmp(s->v[m].name, name);
+        if (!c) return &s->v[m];
+        if (c < 0) lo = m + 1;
+        else hi = m;
+    }
+    return NULL;
+}
+
+typedef struct joined {
+    const char *name;
+    double cc, cd, tc, td;
+} joined;
+
+/* HTA's index order: the control names ascending, then the test-only names ascending. */
+static joined *join(const ops *c, const ops *t, size_t *n) {
+    joined *j = malloc((c->n + t->n + 1) * sizeof *j);
+    if (!j) return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const op *x = find(t, c->v[i].name);
+        j[m++] = (joined){c->v[i].name, c->v[i].counts, c->v[i].dur, x ? x->counts : 0, x ? x->dur : 0};
+    }
+    for (size_t i = 0; i < t->n; i++)
+        if (!find(c, t->v[i].name)) j[m++] = (joined){t->v[i].name, 0, 0, t->v[i].counts, t->v[i].dur};
+    *n = m;
+    return j;
+}
+
+hta_status hta_trace_diff(const hta_trace *control, const hta_trace *test, const hta_diff_opts *o,
+                          hta_result *out, hta_error *err) {
+    int64_t ci = o->control_iteration, ti = o->test_iteration;
+    if (ci < 0 && !first_iteration(control, &ci))
+        return hta_fail(err, HTA_ENODATA, "control trace has no ProfilerStep iterations");
+    if (ti < 0 && !first_iteration(test, &ti))
+        return hta_fail(err, HTA_ENODATA, "test trace has no ProfilerStep iterations");
+    const char *cl = o->control_label ? o->control_label : "Control";
+    const char *tl0 = o->test_label ? o->test_label : "Test";
+    char tl[256];
+    /* equal labels: HTA renames the test side (A9) */
+    snprintf(tl, sizeof tl, strcmp(cl, tl0) ? "%s" : "%s_control_test", tl0);
+    ops c = {0}, t = {0};
+    hta_status st;
+    if ((st = summarize(control, o->control_rank, ci, o->device, o->short_names, "control", &c, err))) return st;
+    if ((st = summarize(test, o->test_rank, ti, o->device, o->short_names, "test", &t, err))) {
+        ops_free(&c);
+        return st;
+    }
+    size_t n = 0;
+    joined *j = join(&c, &t, &n);
+    hta_table *ct = hta_table_new("compare_traces"), *od = hta_table_new("ops_diff");
+    if (!j || !ct || !od) goto oom;
+    char cols[6][300];
+    snprintf(cols[0], sizeof cols[0], "%s_counts", cl);
+    snprintf(cols[1], sizeof cols[1], "%s_total_duration", cl);
+    snprintf(cols[2], sizeof cols[2], "%s_counts", tl);
+    snprintf(cols[3], sizeof cols[3], "%s_total_duration", tl);
+    snprintf(cols[4], sizeof cols[4], "diff_counts");
+    snprintf(cols[5], sizeof cols[5], "diff_duration");
+    if (hta_table_add_col(ct, o->short_names ? "short_name" : "name", HTA_COL_STR) < 0) goto oom;
+    for (int k = 0; k < 6; k++)
+        if (hta_table_add_col(ct, cols[k], HTA_COL_FLOAT) < 0) goto oom;
+    if (hta_table_add_col(ct, "counts_change_categories", HTA_COL_STR) < 0) goto oom;
+    if (hta_table_add_col(od, "category", HTA_COL_STR) < 0 || hta_table_add_col(od, "name", HTA_COL_STR) < 0)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        long row = hta_table_add_row(ct);
+        if (row < 0 || hta_table_set_str(ct, (size_t)row, 0, j[i].name)) goto oom;
+        double dc = j[i].tc - j[i].cc, dd = j[i].td - j[i].cd;
+        const double v[6] = {j[i].cc, j[i].cd, j[i].tc, j[i].td, dc, dd};
+        for (int k = 0; k < 6; k++) hta_table_set_float(ct, (size_t)row, 1 + k, v[k]);
+        if (hta_table_set_str(ct, (size_t)row, 7, dc > 0 ? "+" : dc < 0 ? "-" : "=")) goto oom;
+    }
+    /* ops_diff always compares full names */
+    if (o->short_names) {
+        ops_free(&c);
+        ops_free(&t);
+        free(j);
+        j = NULL;
+        if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", &c, err)) ||
+            (st = summarize(test, o->test_rank, ti, o->device, 0, "test", &t, err)))
+            goto fail;
+        if (!(j = join(&c, &t, &n))) goto oom;
+    }
+    static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
+    for (int k = 0; k < 5; k++)
+        for (size_t i = 0; i < n; i++) {
+            double dc = j[i].tc - j[i].cc;
+            int in = k == 0   ? j[i].cc == 0 && j[i].tc > 0
+                     : k == 1 ? j[i].cc > 0 && j[i].tc == 0
+                     : k == 2 ? j[i].cc > 0 && dc > 0
+                     : k == 3 ? j[i].tc > 0 && dc < 0
+                              : j[i].tc > 0 && dc == 0;
+            if (!in) continue;
+            long row = hta_table_add_row(od);
+            if (row < 0 || hta_table_set_str(od, (size_t)row, 0, cats[k]) ||
+                hta_table_set_str(od, (size_t)row, 1, j[i].name))
+                goto oom;
+        }
+    free(j);
+    ops_free(&c);
+    ops_free(&t);
+    if (hta_result_add(out, ct)) {
+        hta_table_free(od);
+        return OOM();
+    }
+    if (hta_result_add(out, od)) return OOM();
+    int32_t cr = o->control_rank < 0 && control->nranks ? control->ranks[0]->rank : o->control_rank;
+    int32_t tr = o->test_rank < 0 && test->nranks ? test->ranks[0]->rank : o->test_rank;
+    return hta_result_note(out, "control: rank %d, iteration %lld; test: rank %d, iteration %lld", cr,
+                           (long long)ci, tr, (long long)ti)
+               ? OOM()
+               : HTA_OK;
+oom:
+    st = OOM();
+fail:
+    free(j);
+    ops_free(&c);
+    ops_free(&t);
+    hta_table_free(ct);
+    hta_table_free(od);
+    return st;
+}

@@ -1,0 +1,47 @@
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "hta/counters.h"
+
+static int cmd_counters(int argc, char **argv) {
+    int series = 0, maxq = 1024, numpy = 0;
+    const char *augment = NULL;
+    const cli_opt opts[] = {
+        {"series", CLI_FLAG, &series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
+        {"max-queue-length", CLI_INT, &maxq, "N", "queue length that counts as full (default 1024)"},
+        {"augment", CLI_STR, &augment, "OUTDIR",
+         "write each rank's trace with counter tracks to OUTDIR/<stem>_with_counters.json[.gz]"},
+        {"hta-tie-order", CLI_FLAG, &numpy, NULL,
+         "order equal timestamps as HTA's numpy quicksort does (only to explain differences)"},
+        {0},
+    };
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "Launch-queue length per stream and memory bandwidth per copy kind, per rank:\n"
+                       "summary statistics (queue_length_summary, memory_bw_summary), the time each\n"
+                       "stream spent with a full launch queue (time_spent_blocked_on_full_queue) and,\n"
+                       "with --series, the time series; --augment writes the traces with counter tracks.",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    if (maxq < 0) {
+        fprintf(stderr, "hta counters: --max-queue-length must be >= 0\n");
+        return EXIT_USAGE;
+    }
+    hta_trace *t;
+    if ((rc = cli_load(&c, c.path, &t))) return rc;
+    hta_counters_opts o = {c.opts, maxq, series, numpy ? HTA_TIES_NUMPY : HTA_TIES_STABLE};
+    hta_result res;
+    hta_result_init(&res);
+    hta_error err = {0};
+    hta_status st = augment ? hta_counters_augment(t, &o, augment, &res, &err) : hta_counters(t, &o, &res, &err);
+    if (st) {
+        hta_result_free(&res);
+        hta_trace_free(t);
+        return cli_fail(argv[0], &err);
+    }
+    rc = cli_emit(&c, &res);
+    hta_trace_free(t);
+    return rc;
+}
+
+HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment", cmd_counters)

@@ -47,8 +47,6 @@ int64_t hta_union_length(const int64_t *ustart, const int64_t *uend, size_t n);
 int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const int64_t *bs,
                           const int64_t *be, size_t nb);
 
-/* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order). */
-void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key);
 
 /* numpy's argsort(kind="quicksort") (an unstable introsort; analyses.md
  * Appendix A) of v[0..n) into perm (ascending; NaN not supported).  Only for
@@ -57,8 +55,8 @@ void hta_argsort_numpy(const double *v, size_t n, uint32_t *perm);
 /* pandas sort_values(ascending=False) on one key: the order HTA gets. */
 void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm);
 
-/* Like hta_sort_idx_by_i64 (stable, ties keep input order) but thread safe
- * (a merge sort, no global state).  Returns 0, or -1 when out of memory. */
+/* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order);
+ * a merge sort, thread safe.  Returns 0, or -1 when out of memory. */
 int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key);
 
 #ifdef __cplusplus

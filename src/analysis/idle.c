@@ -39,7 +39,7 @@ static double r2(double x) { return hta_round(x, 2); }
 /* One stream: rows idx[0..n) (view-ordered GPU rows), ts/end/launch in ns. */
 static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, size_t n, const int64_t *ts,
                       const int64_t *end, const int64_t *launch, int64_t delay, double *scratch) {
-    hta_sort_idx_by_i64(idx, n, ts);
+    if (hta_stable_sort_idx_i64(idx, n, ts)) return -1;
     int64_t sum[NCAT] = {0};
     size_t cnt[NCAT] = {0};
     int present[NCAT] = {0};

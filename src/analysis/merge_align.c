@@ -192,7 +192,10 @@ static uint32_t *rows_by_time(const hta_trace *t, const hta_rank *r, row_pred pr
         }
         v[m++] = (uint32_t)i;
     }
-    hta_sort_idx_by_i64(v, m, r->ts);
+    if (hta_stable_sort_idx_i64(v, m, r->ts)) {
+        free(v);
+        return NULL;
+    }
     *n = m;
     return v;
 }

@@ -171,39 +171,6 @@ int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const
     return tot;
 }
 
-static const int64_t *g_key;
-static int cmp_idx(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (g_key[x] != g_key[y]) return g_key[x] < g_key[y] ? -1 : 1;
-    return (x > y) - (x < y);
-}
-
-void hta_sort_idx_by_i64(uint32_t *idx, size_t n, const int64_t *key) {
-    /* positions are compared as the tie-break, so input order must be idx order */
-    uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) return;
-    /* stable: sort (key, position) pairs via an index array of positions */
-    uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);
-    int64_t *k = malloc((n ? n : 1) * sizeof *k);
-    if (!pos || !k) {
-        free(tmp);
-        free(pos);
-        free(k);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        pos[i] = (uint32_t)i;
-        k[i] = key[idx[i]];
-    }
-    g_key = k;
-    qsort(pos, n, sizeof *pos, cmp_idx);
-    for (size_t i = 0; i < n; i++) tmp[i] = idx[pos[i]];
-    for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)tmp[i];
-    free(tmp);
-    free(pos);
-    free(k);
-}
-
 /* ---- numpy's introsort argsort (analyses.md Appendix A) ---- */
 
 static void np_heap_argsort(const double *v, uint32_t *a0, size_t N) {

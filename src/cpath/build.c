@@ -163,8 +163,12 @@ static hta_status clip(bld *b, hta_error *err) {
         return hta_fail(err, HTA_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
-    hta_sort_idx_by_i64(list, m, key);
+    int sort_failed = hta_stable_sort_idx_i64(list, m, key);
     free(key);
+    if (sort_failed) {
+        free(list);
+        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < m; i++) {
         size_t k = list[i];
         uint32_t row = vrow(b, k);
@@ -652,7 +656,10 @@ static hta_status launch_tables(bld *b, phc *c) {
         if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
         ord[m++] = (uint32_t)k;
     }
-    hta_sort_idx_by_i64(ord, m, b->v.ts);
+    if (hta_stable_sort_idx_i64(ord, m, b->v.ts)) {
+        free(ord);
+        return HTA_ENOMEM;
+    }
     for (size_t i = 0; i < m; i++) {
         uint32_t k = ord[i];
         int32_t dk = vpos(b, b->ic[k]);

@@ -1,20 +1,48 @@
 /* Derived trace files: written to a temporary name and renamed into place
- * only when complete, so a failure never leaves a half-written trace. */
+ * only when complete, so a failure never leaves a half-written trace.
+ * Gzip output goes through ISA-L's igzip (level 1) when it is installed:
+ * several times faster than zlib at a similar ratio on trace JSON. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "hta/rawtrace.h"
+
+#ifdef HTA_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#else
+#include <zlib.h>
+#endif
+
+#define BUF (1u << 18)
 
 struct hta_trace_out {
     char *path, *tmp;
     FILE *f;
-    gzFile gz;
+    int gz;
+    unsigned char *in, *out; /* gzip: pending input, compressed output */
+    size_t nin;
+#ifdef HTA_HAVE_ISAL
+    struct isal_zstream zs;
+    unsigned char *level_buf;
+#else
+    z_stream zs;
+#endif
 };
+
+static void out_free(hta_trace_out *o) {
+    free(o->path);
+    free(o->tmp);
+    free(o->in);
+    free(o->out);
+#ifdef HTA_HAVE_ISAL
+    free(o->level_buf);
+#endif
+    free(o);
+}
 
 hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta_error *err) {
     *out = NULL;
@@ -23,35 +51,89 @@ hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta
     size_t l = strlen(path);
     o->path = strdup(path);
     o->tmp = malloc(l + 16);
-    if (!o->path || !o->tmp) {
-        free(o->path);
-        free(o->tmp);
-        free(o);
+    o->gz = gz;
+    if (gz) {
+        o->in = malloc(BUF);
+        o->out = malloc(BUF);
+    }
+    int ok = o->path && o->tmp && (!gz || (o->in && o->out));
+#ifdef HTA_HAVE_ISAL
+    if (ok && gz) {
+        isal_deflate_init(&o->zs);
+        o->zs.level = 1;
+        o->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+        o->level_buf = malloc(ISAL_DEF_LVL1_DEFAULT);
+        o->zs.level_buf = o->level_buf;
+        o->zs.gzip_flag = IGZIP_GZIP;
+        ok = o->level_buf != NULL;
+    }
+#else
+    if (ok && gz) ok = deflateInit2(&o->zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+#endif
+    if (!ok) {
+        out_free(o);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
     }
     snprintf(o->tmp, l + 16, "%s.tmp%d", path, (int)getpid() % 100000);
-    if (gz) o->gz = gzopen(o->tmp, "wb1");
-    else o->f = fopen(o->tmp, "wb");
-    if (!o->gz && !o->f) {
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) {
         hta_status st = hta_fail(err, HTA_EIO, "%s: cannot create: %s", o->tmp, strerror(errno));
-        free(o->path);
-        free(o->tmp);
-        free(o);
+#ifndef HTA_HAVE_ISAL
+        if (gz) deflateEnd(&o->zs);
+#endif
+        out_free(o);
         return st;
     }
-    if (o->gz) gzbuffer(o->gz, 1 << 18);
     *out = o;
+    return HTA_OK;
+}
+
+/* Compresses the pending input (all of it when last). */
+static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
+#ifdef HTA_HAVE_ISAL
+    o->zs.next_in = o->in;
+    o->zs.avail_in = (uint32_t)o->nin;
+    o->zs.end_of_stream = (uint16_t)last;
+    do {
+        o->zs.next_out = o->out;
+        o->zs.avail_out = BUF;
+        if (isal_deflate(&o->zs) != COMP_OK) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
+        size_t made = BUF - o->zs.avail_out;
+        if (made && fwrite(o->out, 1, made, o->f) != made) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+    } while (o->zs.avail_in || (last && o->zs.internal_state.state != ZSTATE_END));
+#else
+    o->zs.next_in = o->in;
+    o->zs.avail_in = (uInt)o->nin;
+    int rc;
+    do {
+        o->zs.next_out = o->out;
+        o->zs.avail_out = BUF;
+        rc = deflate(&o->zs, last ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_ERROR) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
+        size_t made = BUF - o->zs.avail_out;
+        if (made && fwrite(o->out, 1, made, o->f) != made) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+    } while (o->zs.avail_in || (last && rc != Z_STREAM_END));
+#endif
+    o->nin = 0;
     return HTA_OK;
 }
 
 hta_status hta_trace_out_write(hta_trace_out *o, const void *data, size_t len, hta_error *err) {
     const char *p = data;
+    if (!o->gz) {
+        if (len && fwrite(p, 1, len, o->f) != len) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+        return HTA_OK;
+    }
     while (len) {
-        size_t k = len > (1u << 30) ? (1u << 30) : len;
-        int ok = o->gz ? gzwrite(o->gz, p, (unsigned)k) == (int)k : fwrite(p, 1, k, o->f) == k;
-        if (!ok) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+        size_t k = BUF - o->nin < len ? BUF - o->nin : len;
+        memcpy(o->in + o->nin, p, k);
+        o->nin += k;
         p += k;
         len -= k;
+        if (o->nin == BUF) {
+            hta_status st = deflate_pending(o, 0, err);
+            if (st) return st;
+        }
     }
     return HTA_OK;
 }
@@ -76,14 +158,16 @@ hta_status hta_trace_out_printf(hta_trace_out *o, hta_error *err, const char *fm
 
 hta_status hta_trace_out_close(hta_trace_out *o, int commit, hta_error *err) {
     if (!o) return HTA_OK;
-    int bad = o->gz ? gzclose(o->gz) != Z_OK : fclose(o->f) != 0;
     hta_status st = HTA_OK;
-    if (commit && bad) st = hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
-    if (commit && !bad && rename(o->tmp, o->path) != 0)
+    if (commit && o->gz) st = deflate_pending(o, 1, err);
+#ifndef HTA_HAVE_ISAL
+    if (o->gz) deflateEnd(&o->zs);
+#endif
+    int bad = fclose(o->f) != 0;
+    if (commit && !st && bad) st = hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+    if (commit && !st && rename(o->tmp, o->path) != 0)
         st = hta_fail(err, HTA_EIO, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
     if (!commit || st) unlink(o->tmp);
-    free(o->path);
-    free(o->tmp);
-    free(o);
+    out_free(o);
     return st;
 }

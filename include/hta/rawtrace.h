@@ -27,6 +27,10 @@ typedef struct hta_raw_callbacks {
  * order.  A callback returning non-zero stops the scan (HTA_EINVAL). */
 hta_status hta_raw_scan(const char *path, const hta_raw_callbacks *cb, hta_error *err);
 
+/* Makes sure dir is a folder, creating it and its missing parents (as
+ * mkdir -p). */
+hta_status hta_output_dir(const char *dir, hta_error *err);
+
 /* Output of a derived trace: gzip when gz is set, written to path + ".tmp"
  * and renamed on hta_trace_out_close(…, commit = 1), removed otherwise. */
 typedef struct hta_trace_out hta_trace_out;

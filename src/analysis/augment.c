@@ -292,9 +292,8 @@ static void *worker(void *arg) {
 
 hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, const char *outdir,
                                 hta_result *out, hta_error *err) {
-    struct stat sb;
-    if (stat(outdir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return hta_fail(err, HTA_EINVAL, "%s: not a directory", outdir);
+    hta_status dst = hta_output_dir(outdir, err);
+    if (dst) return dst;
     hta_table *tb = hta_table_new("augmented");
     if (!tb) return OOM();
     static const char *const cols[] = {"rank", "file", "events", "queue_length_events", "memory_bw_events"};

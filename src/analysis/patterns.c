@@ -352,11 +352,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
                                   r->rank, o->op, o->min_len))
         goto oom;
     if (o->overlay && npats) {
-        struct stat sb;
-        if (stat(o->overlay, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            st = hta_fail(err, HTA_EINVAL, "%s: not a directory", o->overlay);
-            goto fail;
-        }
+        if ((st = hta_output_dir(o->overlay, err))) goto fail;
         evpat = malloc((r->n_events ? r->n_events : 1) * sizeof *evpat);
         if (!evpat) goto oom;
         for (uint64_t e = 0; e < r->n_events; e++) evpat[e] = -1;

@@ -115,23 +115,8 @@ hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const ch
     if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
     for (size_t i = 0; i < g->nev; i++)
         if (g->ev[i].row < 0) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
-    struct stat sb;
-    if (stat(outdir, &sb) == 0) {
-        if (!S_ISDIR(sb.st_mode)) return hta_fail(err, HTA_EINVAL, "%s exists and is not a directory", outdir);
-    } else {
-        /* create it and missing parents, as os.makedirs */
-        char *p = strdup(outdir);
-        if (!p) return hta_fail(err, HTA_ENOMEM, "out of memory");
-        for (char *s = p + 1; *s; s++) {
-            if (*s != '/') continue;
-            *s = 0;
-            mkdir(p, 0777);
-            *s = '/';
-        }
-        int bad = mkdir(p, 0777) && errno != EEXIST;
-        free(p);
-        if (bad) return hta_fail(err, HTA_EIO, "%s: %s", outdir, strerror(errno));
-    }
+    hta_status dst = hta_output_dir(outdir, err);
+    if (dst) return dst;
     const char *base = strrchr(r->path, '/');
     base = base ? base + 1 : r->path;
     size_t pl = strlen(outdir) + strlen(base) + 40;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hta/rawtrace.h"
@@ -42,6 +43,23 @@ static void out_free(hta_trace_out *o) {
     free(o->level_buf);
 #endif
     free(o);
+}
+
+hta_status hta_output_dir(const char *dir, hta_error *err) {
+    struct stat sb;
+    if (stat(dir, &sb) == 0)
+        return S_ISDIR(sb.st_mode) ? HTA_OK : hta_fail(err, HTA_EINVAL, "%s exists and is not a folder", dir);
+    char *p = strdup(dir);
+    if (!p) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        mkdir(p, 0777); /* parents: errors show up on the last mkdir */
+        *s = '/';
+    }
+    int bad = mkdir(p, 0777) != 0 && errno != EEXIST;
+    free(p);
+    return bad ? hta_fail(err, HTA_EIO, "%s: cannot create folder: %s", dir, strerror(errno)) : HTA_OK;
 }
 
 hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta_error *err) {

@@ -35,8 +35,12 @@ for d in negative_queue_length_values_check call_stack/backward_thread.json trac
 done
 n=$(zcat "$TMP"/aug/*_with_counters.json.gz | python3 -c "import json,sys; print(sum(e.get('ph')=='C' for e in json.load(sys.stdin)['traceEvents']))")
 [ "$n" = 12 ] || fail "cuda_event_sync: $n counter events, expected 12 (test-expectations O)"
-if "$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/no-such-dir" --quiet 2>/dev/null; then
-  fail "augment into a missing directory must fail"
+# a missing output folder is created; a file in its way is an error
+"$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/new/sub" --quiet >/dev/null
+[ -n "$(ls "$TMP"/new/sub/*_with_counters.json.gz)" ] || fail "augment did not create its output folder"
+touch "$TMP/afile"
+if "$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/afile" --quiet 2>/dev/null; then
+  fail "augment into a file must fail"
 fi
 
 echo "-- diff: TraceDiff goldens"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hta/breakdown.h"
+#include "hta/cpath.h"
 #include "hta/launch.h"
 
 #define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
@@ -70,6 +71,47 @@ static const char *idle_advice(const char *cause) {
         return "short gaps between back-to-back kernels: kernel launch overhead; fuse small kernels or "
                "use CUDA graphs; see `hta idle --stats`";
     return "waits on synchronisation, memory copies or the data loader; see `hta idle`, `hta critical-path`";
+}
+
+/* Findings for all ranks first, then rank by rank; insertion order within. */
+static int sort_findings(findings *f) {
+    hta_table *t = f->t;
+    size_t n = t->nrows;
+    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    int64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!ord || !key) {
+        free(ord);
+        free(key);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ord[i] = (uint32_t)i;
+        key[i] = isnan(cell(t, i, "rank")) ? -1 : (int64_t)cell(t, i, "rank");
+    }
+    int rc = hta_stable_sort_idx_i64(ord, n, key);
+    for (size_t c = 0; !rc && c < t->ncols; c++) {
+        hta_column *col = &t->cols[c];
+        size_t sz = col->type == HTA_COL_STR ? sizeof(char *) : sizeof(int64_t);
+        char *tmp = malloc((n ? n : 1) * sz);
+        unsigned char *nl = col->null ? malloc(n ? n : 1) : NULL;
+        if (!tmp || (col->null && !nl)) {
+            free(tmp);
+            free(nl);
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            memcpy(tmp + i * sz, (char *)col->v.i + ord[i] * sz, sz);
+            if (nl) nl[i] = col->null[ord[i]];
+        }
+        memcpy(col->v.i, tmp, n * sz);
+        if (nl) memcpy(col->null, nl, n);
+        free(tmp);
+        free(nl);
+    }
+    free(ord);
+    free(key);
+    return rc;
 }
 
 /* ---- the analyses ---- */
@@ -315,6 +357,69 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
                     100 * sk / launches);
 }
 
+/* What bounds each rank's critical path: HTA's bound_by summary per rank, and
+ * a finding naming the largest share. */
+static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, const size_t *sel, size_t ns,
+                                 findings *f, hta_result *out, hta_error *err) {
+    static const hta_col_spec cols[] = {
+        {"rank", HTA_COL_INT}, {"bound_by", HTA_COL_STR}, {"duration", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
+    hta_table *tb = hta_table_new_with("critical_path", cols, 4);
+    if (!tb) return OOM();
+    hta_status st = HTA_OK;
+    for (size_t k = 0; k < ns && !st; k++) {
+        int32_t rank = t->ranks[sel[k]]->rank;
+        hta_cpath_opts co = {0};
+        co.rank = rank;
+        co.view = o->common.view;
+        hta_cp_graph *g = NULL;
+        hta_cp_path path = {0};
+        hta_result part;
+        hta_result_init(&part);
+        hta_error e2 = {0};
+        st = hta_cpath_build(t, &co, &g, &e2);
+        if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
+        if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
+        if (st == HTA_ENOMEM) {
+            *err = e2;
+        } else if (st) { /* a rank HTA's graph cannot cover: say so, go on */
+            hta_result_note(out, "rank %d: no critical path: %s", rank, e2.msg);
+            st = HTA_OK;
+        } else {
+            const hta_table *sm = hta_result_find(&part, "summary");
+            long best = -1;
+            for (size_t i = 0; sm && i < sm->nrows; i++) {
+                const char *bb = cell_str(sm, i, "bound_by");
+                if (!bb || !*bb) continue;
+                long row = hta_table_add_row(tb);
+                if (row < 0 || hta_table_set_str(tb, row, 1, bb)) {
+                    st = OOM();
+                    break;
+                }
+                hta_table_set_int(tb, row, 0, rank);
+                hta_table_set_float(tb, row, 2, cell(sm, i, "duration"));
+                hta_table_set_float(tb, row, 3, cell(sm, i, "percentage"));
+                if (best < 0 || cell(sm, i, "duration") > cell(sm, (size_t)best, "duration")) best = (long)i;
+            }
+            char todo[256];
+            snprintf(todo, sizeof todo,
+                     "`hta critical-path --rank %d --what-if RULE` estimates what an optimisation would save "
+                     "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
+            if (best >= 0)
+                add_finding(f, rank, "critical path", todo,
+                            "critical path %.0f us, %.1f%% %s", (double)path.length / 1000.0,
+                            cell(sm, (size_t)best, "percentage"), cell_str(sm, (size_t)best, "bound_by"));
+        }
+        hta_result_free(&part);
+        hta_cpath_path_free(&path);
+        hta_cpath_free(g);
+    }
+    if (st) {
+        hta_table_free(tb);
+        return st;
+    }
+    return hta_result_add(out, tb) ? OOM() : HTA_OK;
+}
+
 hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err) {
     parts p;
     hta_status st = run_parts(t, o, &p, err);
@@ -352,6 +457,7 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
                     kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
+    if (o->critical_path && (st = critical_paths(t, o, sel, ns, &f, out, err))) goto done;
     const hta_table *ps = p.have_stragglers ? hta_result_find(&p.stragglers, "potential_stragglers") : NULL;
     for (size_t i = 0; ps && i < ps->nrows; i++)
         add_finding(&f, (int64_t)cell(ps, i, "rank"), "straggler",
@@ -359,7 +465,7 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
                     "and GPU clocks; see `hta stragglers`",
                     "rank %.0f arrives last at collectives in %.0f of %.0f steps", cell(ps, i, "rank"),
                     cell(ps, i, "flagged_steps"), cell(ps, i, "steps"));
-    if (!f.ok) {
+    if (!f.ok || sort_findings(&f)) {
         st = OOM();
         goto done;
     }

@@ -57,11 +57,28 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(sum(r["pctg"] for r in top), 79.66, places=1)
         self.assertTrue(all(top[i]["sum_us"] >= top[i + 1]["sum_us"] for i in range(len(top) - 1)))
 
+    def test_critical_path_per_rank(self):
+        rep, _ = tables("report", SAMPLE)
+        for rank in (0, 1):
+            cp, _ = tables("critical-path", SAMPLE, "--rank", str(rank), "--top", "1")
+            want = {r["bound_by"]: r["percentage"] for r in rows(cp["summary"]) if r["bound_by"]}
+            got = {r["bound_by"]: r["percentage"] for r in rows(rep["critical_path"]) if r["rank"] == rank}
+            self.assertEqual(got, want)
+        f = [x for x in rows(rep["findings"]) if x["area"] == "critical path" and x["rank"] == 0]
+        self.assertEqual(len(f), 1)
+        self.assertIn("99.7% cpu_bound", f[0]["finding"])
+        self.assertIn("--rank 0 --what-if", f[0]["what_to_do"])
+        # findings: all-rank ones first, then rank by rank
+        ranks = [x["rank"] for x in rows(rep["findings"])]
+        self.assertEqual(ranks, sorted(ranks, key=lambda r: -1 if r is None else r))
+        no, _ = tables("report", SAMPLE, "--no-critical-path")
+        self.assertNotIn("critical_path", no)
+
     @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
     def test_cpu_only_trace(self):
         rep, err = tables("report", os.path.join(SHARED, "traces", "hta", "cpu_only"))
         f = rows(rep["findings"])
-        self.assertEqual([x["area"] for x in f], ["gpu"])
+        self.assertEqual([x["area"] for x in f if x["area"] != "critical path"], ["gpu"])
         self.assertIn("no GPU kernels", f[0]["finding"])
         self.assertEqual(rows(rep["top_kernels"]), [])
 

@@ -6,10 +6,15 @@
 #include "hta/rawtrace.h"
 
 /* Edge set with networkx DiGraph semantics: adding an existing (u, v)
- * overwrites its attributes but keeps its position. */
+ * overwrites its attributes but keeps its position.  Duplicates are found
+ * on the short list of u's out-edges; the few nodes with many out-edges
+ * (sync sources) move to a hash table. */
 typedef struct cp_edges {
     hta_cp_graph *g;
     size_t cap;
+    uint32_t *head;  /* per node: newest out-edge, UINT32_MAX = none */
+    uint8_t *deg;    /* per node: out-degree, saturating */
+    uint32_t *next;  /* per edge: the node's previous out-edge */
     uint64_t *hkey; /* (u << 32 | v) + 1, 0 = empty */
     uint32_t *hval;
     size_t hmask, hused;
@@ -17,7 +22,8 @@ typedef struct cp_edges {
 
 int cp_edges_init(cp_edges *s, hta_cp_graph *g);
 void cp_edges_fini(cp_edges *s);
-int cp_edges_reserve(cp_edges *s, size_t n); /* room for n edges */
+/* Room for n edges; call once g->nnode is known, before cp_edges_put. */
+int cp_edges_reserve(cp_edges *s, size_t n);
 /* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
 int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
 

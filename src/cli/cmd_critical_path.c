@@ -95,31 +95,8 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
         goto done;
     }
     /* the simulated path's summary, with the simulated weights */
-    {
-        hta_cp_graph sg = *g;
-        hta_cp_edge *e2 = malloc((g->nedge ? g->nedge : 1) * sizeof *e2);
-        if (!e2) {
-            st = hta_fail(err, HTA_ENOMEM, "out of memory");
-            goto done;
-        }
-        memcpy(e2, g->edge, g->nedge * sizeof *e2);
-        for (size_t i = 0; i < g->nedge; i++) e2[i].w = w[i];
-        sg.edge = e2;
-        hta_result tmp;
-        hta_result_init(&tmp);
-        st = hta_cpath_report(&sg, &p, a->data_load.v, a->data_load.n, 0, &tmp, err);
-        free(e2);
-        if (!st) {
-            hta_table *s = hta_result_find(&tmp, "summary");
-            for (size_t i = 0; i < tmp.n; i++)
-                if (tmp.tables[i] == s) tmp.tables[i] = NULL;
-            free(s->name);
-            s->name = strdup("what_if_summary");
-            if (!s->name || hta_result_add(out, s)) st = hta_fail(err, HTA_ENOMEM, "out of memory");
-        }
-        hta_result_free(&tmp);
-        if (st) goto done;
-    }
+    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, "what_if_summary", out, err)))
+        goto done;
     if (a->what_if_trace) {
         if (!t) {
             st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");

@@ -83,22 +83,23 @@ static int cmp_brow(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, bb_memo *bm,
-                                hta_result *out) {
+static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                                bb_memo *bm, const char *name, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     int64_t total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
+        int64_t ew = w ? w[p->edge[i]] : e->w;
         const char *b = bb_get(bm, e);
         size_t j = 0;
         while (j < nc && strcmp(c[j].name, b)) j++;
         if (j == nc) c[nc++] = (cls){b, 0};
-        c[j].sum += e->w;
-        total += e->w;
+        c[j].sum += ew;
+        total += ew;
     }
     qsort(c, nc, sizeof *c, cmp_cls);
-    hta_table *t = hta_table_new("summary");
+    hta_table *t = hta_table_new(name);
     if (!t) return HTA_ENOMEM;
     int cb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
     int cd = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
@@ -252,8 +253,18 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             hta_result *out, hta_error *err) {
     bb_memo bm;
     if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
-    int bad = summary_table(g, p, &bm, out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
+    int bad = summary_table(g, p, NULL, &bm, "summary", out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
     free(bm.cls);
     if (bad) return hta_fail(err, HTA_ENOMEM, "out of memory");
     return HTA_OK;
+}
+
+hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                             const char *const *data_load, size_t ndata_load, const char *name,
+                             hta_result *out, hta_error *err) {
+    bb_memo bm;
+    if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    int bad = summary_table(g, p, w, &bm, name, out) != HTA_OK;
+    free(bm.cls);
+    return bad ? hta_fail(err, HTA_ENOMEM, "out of memory") : HTA_OK;
 }

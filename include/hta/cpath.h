@@ -119,6 +119,12 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err);
 
+/* Only the summary table of path p, named `name`, with edge weights w (NULL:
+ * the graph's own), e.g. a what-if path under its simulated weights. */
+hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                             const char *const *data_load, size_t ndata_load, const char *name,
+                             hta_result *out, hta_error *err);
+
 /* Overlay (critical-path.md §10): the rank's trace with "critical": 1 on path
  * events and flow events for edges.  Writes outdir/overlaid_critical_path_<base>;
  * *written gets the path (malloc'ed). */

@@ -42,6 +42,9 @@ static int parse_instance(const char *s, int64_t *a, int64_t *b) {
 }
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
+static double secs(struct timespec a, struct timespec b) {
+    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+}
 
 static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, const cp_args *a,
                                  hta_result *out, hta_error *err) {
@@ -92,31 +95,8 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
         goto done;
     }
     /* the simulated path's summary, with the simulated weights */
-    {
-        hta_cp_graph sg = *g;
-        hta_cp_edge *e2 = malloc((g->nedge ? g->nedge : 1) * sizeof *e2);
-        if (!e2) {
-            st = hta_fail(err, HTA_ENOMEM, "out of memory");
-            goto done;
-        }
-        memcpy(e2, g->edge, g->nedge * sizeof *e2);
-        for (size_t i = 0; i < g->nedge; i++) e2[i].w = w[i];
-        sg.edge = e2;
-        hta_result tmp;
-        hta_result_init(&tmp);
-        st = hta_cpath_report(&sg, &p, a->data_load.v, a->data_load.n, 0, &tmp, err);
-        free(e2);
-        if (!st) {
-            hta_table *s = hta_result_find(&tmp, "summary");
-            for (size_t i = 0; i < tmp.n; i++)
-                if (tmp.tables[i] == s) tmp.tables[i] = NULL;
-            free(s->name);
-            s->name = strdup("what_if_summary");
-            if (!s->name || hta_result_add(out, s)) st = hta_fail(err, HTA_ENOMEM, "out of memory");
-        }
-        hta_result_free(&tmp);
-        if (st) goto done;
-    }
+    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, "what_if_summary", out, err)))
+        goto done;
     if (a->what_if_trace) {
         if (!t) {
             st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
@@ -217,8 +197,9 @@ static int cmd_critical_path(int argc, char **argv) {
      * growing columns want the mmap path. */
     mallopt(M_MMAP_THRESHOLD, 512 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     if (a.graph) {
         st = hta_cpath_load(a.graph, &g, &err);
     } else {
@@ -232,11 +213,16 @@ static int cmd_critical_path(int argc, char **argv) {
     hta_result_init(&res);
     for (size_t i = 0; i < g->nnotes; i++) hta_result_note(&res, "%s", g->notes[i]);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     if (getenv("HTA_TIMING"))
-        fprintf(stderr, "hta critical-path: graph %s in %.3f s (%zu events, %zu nodes, %zu edges)\n",
-                a.graph ? "loaded" : "built", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-                g->nev, g->norder, g->nedge);
+        fprintf(stderr, "hta critical-path: graph %s in %.3f s, cpu %.3f s (%zu events, %zu nodes, %zu edges)\n",
+                a.graph ? "loaded" : "built", secs(t0, t1), secs(c0, c1), g->nev, g->norder, g->nedge);
     st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, a.top > 0 ? (size_t)a.top : 0, &res, &err);
+    if (getenv("HTA_TIMING")) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        fprintf(stderr, "hta critical-path: report in %.3f s, cpu %.3f s\n", secs(t1, t0), secs(c1, c0));
+    }
     if (!st && a.what_if.n) st = what_if_tables(t, g, &a, &res, &err);
     if (!st && a.save) {
         st = hta_cpath_save(g, a.save, &err);

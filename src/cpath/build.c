@@ -152,23 +152,33 @@ static hta_status clip(bld *b, hta_error *err) {
         free(list);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
     }
-    m = 0;
-    for (size_t k = 0; k < n; k++)
-        if (sel[k]) list[m++] = (uint32_t)k;
+    /* ascending event index (view order is GPU block then CPU block): walk
+     * the index -> view position map instead of sorting */
+    size_t m2 = 0;
+    for (size_t x = 0; x < b->nindex; x++) {
+        int32_t k = b->vpos_of_index[x];
+        if (k >= 0 && sel[k]) list[m2++] = (uint32_t)k;
+    }
+    if (m2 != m) { /* several rows with one index: sort them instead */
+        m = 0;
+        for (size_t k = 0; k < n; k++)
+            if (sel[k]) list[m++] = (uint32_t)k;
+        int64_t *key = cp_malloc((n ? n : 1) * sizeof *key);
+        if (!key) {
+            free(sel);
+            free(list);
+            return hta_fail(err, HTA_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
+        int sort_failed = hta_stable_sort_idx_i64(list, m, key);
+        free(key);
+        if (sort_failed) {
+            free(sel);
+            free(list);
+            return hta_fail(err, HTA_ENOMEM, "out of memory");
+        }
+    }
     free(sel);
-    /* ascending event index: view order is GPU block then CPU block */
-    int64_t *key = cp_malloc((n ? n : 1) * sizeof *key);
-    if (!key) {
-        free(list);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
-    int sort_failed = hta_stable_sort_idx_i64(list, m, key);
-    free(key);
-    if (sort_failed) {
-        free(list);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
-    }
     for (size_t i = 0; i < m; i++) {
         size_t k = list[i];
         uint32_t row = vrow(b, k);
@@ -197,58 +207,61 @@ static hta_status clip(bld *b, hta_error *err) {
 
 /* ---- §3 nodes ---- */
 
-typedef struct nkey {
-    int64_t ts;
-    uint32_t index;
-    uint32_t ev;
-    uint8_t is_end;
-} nkey;
-
-static int cmp_nkey(const void *a, const void *b) {
-    const nkey *x = a, *y = b;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    return (int)x->is_end - (int)y->is_end;
-}
-
 static int is_cpu_cat(const char *c) {
     return !strcmp(c, "cpu_op") || !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver");
 }
 
+/* node_list sorted by (ts, event index, start first): the candidates are
+ * listed in event index order, start before end, so a stable sort by ts
+ * alone gives that order. */
 static hta_status make_nodes(bld *b, hta_error *err) {
     hta_cp_graph *g = b->g;
-    nkey *k = cp_malloc((2 * b->nev + 1) * sizeof *k);
-    if (!k) return hta_fail(err, HTA_ENOMEM, "out of memory");
-    size_t n = 0;
+    size_t cap = 2 * b->nev + 1;
+    uint64_t *key = cp_malloc(2 * cap * sizeof *key);
+    uint32_t *val = cp_malloc(2 * cap * sizeof *val);
     unsigned char *cpu_cat = cp_calloc(hta_symtab_count(g->sym) + 1, 1);
-    if (!cpu_cat) {
-        free(k);
+    if (!key || !val || !cpu_cat) {
+        free(key);
+        free(val);
+        free(cpu_cat);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
     }
     for (uint32_t c = 0; c < hta_symtab_count(g->sym); c++) cpu_cat[c] = (unsigned char)is_cpu_cat(hta_sym(g->sym, c));
+    size_t n = 0;
+    int64_t lo = INT64_MAX;
     for (size_t i = 0; i < b->nev; i++) {
         hta_cp_event *e = &b->ev[i];
         int32_t k0 = vpos(b, e->index);
         int sel = cpu_cat[e->cat] || (vflags(b, (size_t)k0) & NF_DATA_LOAD) ||
                   (e->stream != -1 && b->ic[k0] >= 0);
         if (!sel) continue;
-        k[n++] = (nkey){e->ts, e->index, (uint32_t)i, 0};
-        k[n++] = (nkey){e->ts + e->dur, e->index, (uint32_t)i, 1};
+        if (e->ts < lo) lo = e->ts;
+        if (e->ts + e->dur < lo) lo = e->ts + e->dur;
+        val[n++] = (uint32_t)i << 1;
+        val[n++] = (uint32_t)i << 1 | 1;
     }
     free(cpu_cat);
-    qsort(k, n, sizeof *k, cmp_nkey);
+    for (size_t j = 0; j < n; j++) {
+        const hta_cp_event *e = &b->ev[val[j] >> 1];
+        key[j] = (uint64_t)(e->ts + ((val[j] & 1) ? e->dur : 0)) - (uint64_t)lo;
+    }
+    cp_rsort(key, val, n, key + cap, val + cap);
+    free(key);
     g->node = cp_malloc((n ? n : 1) * sizeof *g->node);
     if (!g->node) {
-        free(k);
+        free(val);
         return hta_fail(err, HTA_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        g->node[i] = (hta_cp_node){k[i].ts, k[i].ev, (uint8_t)!k[i].is_end};
-        if (k[i].is_end) b->ev[k[i].ev].end = (int32_t)i;
-        else b->ev[k[i].ev].start = (int32_t)i;
+        uint32_t ce = val[i] >> 1;
+        int is_end = val[i] & 1;
+        hta_cp_event *e = &b->ev[ce];
+        g->node[i] = (hta_cp_node){is_end ? e->ts + e->dur : e->ts, ce, (uint8_t)!is_end};
+        if (is_end) e->end = (int32_t)i;
+        else e->start = (int32_t)i;
     }
     g->nnode = n;
-    free(k);
+    free(val);
     return HTA_OK;
 }
 
@@ -305,18 +318,6 @@ oom:
 
 /* §5: CPU call stacks (old call graph, TF§14.2) */
 
-typedef struct grow_ {
-    int64_t pid, tid;
-    uint32_t ce;
-} grow_;
-
-static int cmp_grow(const void *a, const void *b) {
-    const grow_ *x = a, *y = b;
-    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
-    return x->ce < y->ce ? -1 : x->ce > y->ce;
-}
-
 typedef struct endp {
     int64_t t, dur;
     uint32_t index;
@@ -340,6 +341,36 @@ static int cmp_endp(const void *a, const void *b) {
     if (x->dur > 0 && y->dur > 0) return x->is_start ? 1 : -1; /* END first */
     if (x->dur == 0 && y->dur == 0) return x->index < y->index ? -1 : 1;
     return x->is_start ? -1 : 1; /* START first */
+}
+
+/* cmp_endp on endpoints packed as ce << 1 | is_end, events with dur > 0
+ * (then a total order: time; ends before starts; ends by dur up, index
+ * down; starts by dur down, index up) */
+static int cmp_packed(const hta_cp_event *ev, uint32_t a, uint32_t c) {
+    const hta_cp_event *x = &ev[a >> 1], *y = &ev[c >> 1];
+    int xs = !(a & 1), ys = !(c & 1);
+    int64_t xt = xs ? x->ts : x->ts + x->dur, yt = ys ? y->ts : y->ts + y->dur;
+    if (xt != yt) return xt < yt ? -1 : 1;
+    if (xs != ys) return xs ? 1 : -1;
+    if (x->dur != y->dur) return (x->dur < y->dur) == !xs ? -1 : 1;
+    if (x->index == y->index) return 0;
+    return (x->index < y->index) == xs ? -1 : 1;
+}
+
+typedef struct thr_key {
+    int64_t pid, tid;
+    uint32_t t;
+} thr_key;
+
+static int cmp_thr_key(const void *a, const void *b) {
+    const thr_key *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int cmp_packed_r(const void *a, const void *c, void *ev) {
+    return cmp_packed(ev, *(const uint32_t *)a, *(const uint32_t *)c);
 }
 
 static int str_has(const char *s, const char *sub) { return strstr(s, sub) != NULL; }
@@ -378,42 +409,159 @@ static int shares_lock(bld *b, uint32_t a, uint32_t c) {
 
 static int phase_b(bld *b) {
     size_t m = b->nev;
+    const hta_rank *r = b->r;
     int64_t fwd = single_tid(b, "forward"), bwd = single_tid(b, "autograd");
     int remap = fwd != INT64_MIN && bwd != INT64_MIN && fwd != bwd;
-    grow_ *gr = cp_malloc((m ? m : 1) * sizeof *gr);
-    endp *ep = cp_malloc((2 * m + 1) * sizeof *ep);
+    size_t nt = r->nthreads;
+    thr_key *tk = cp_malloc((nt + 1) * sizeof *tk);
+    uint32_t *gid = cp_malloc((nt + 1) * sizeof *gid);   /* thread -> group */
+    uint32_t *goff = cp_calloc(nt + 2, sizeof *goff);    /* group -> first entry of gr */
+    uint32_t *gr = cp_malloc((m ? m : 1) * sizeof *gr);  /* events by group, then event order */
+    uint64_t *key = cp_malloc((4 * m + 2) * sizeof *key);
+    uint32_t *ep = cp_malloc((4 * m + 2) * sizeof *ep);  /* endpoints: ce << 1 | is_end */
     int32_t *parent = cp_malloc((m ? m : 1) * sizeof *parent);
     int32_t *first = cp_malloc((m + 1) * sizeof *first); /* first child; index m = root */
     int32_t *next = cp_malloc((m ? m : 1) * sizeof *next);
     int32_t *lastc = cp_malloc((m + 1) * sizeof *lastc);
     uint32_t *stack = cp_malloc((2 * m + 2) * sizeof *stack);
+    uint32_t *gcpu = NULL;
+    endp *slow = NULL;
     int rc = -1;
-    if (!gr || !ep || !parent || !first || !next || !lastc || !stack) goto done;
-    for (size_t i = 0; i < m; i++) {
-        int64_t tid = b->ev[i].tid;
+    if (!tk || !gid || !goff || !gr || !key || !ep || !parent || !first || !next || !lastc || !stack) goto done;
+    /* groups: distinct (pid, tid) after the forward/backward remap, in
+     * (pid, tid) order; each group's events in event order (a counting sort) */
+    for (size_t t = 0; t < nt; t++) {
+        int64_t tid = r->threads[t].tid;
         if (remap && tid == bwd) tid = fwd;
-        gr[i] = (grow_){b->ev[i].pid, tid, (uint32_t)i};
+        tk[t] = (thr_key){r->threads[t].pid, tid, (uint32_t)t};
     }
-    qsort(gr, m, sizeof *gr, cmp_grow);
-    for (size_t s = 0, e; s < m; s = e) {
-        int cpu = 1;
-        for (e = s; e < m && gr[e].pid == gr[s].pid && gr[e].tid == gr[s].tid; e++)
-            if (b->ev[gr[e].ce].stream >= 0) cpu = 0;
-        if (!cpu) continue;
-        /* build the tree: parent = top of stack at START, pop without checking */
-        size_t ne = 0;
-        for (size_t i = s; i < e; i++) {
-            hta_cp_event *x = &b->ev[gr[i].ce];
-            int64_t d = x->dur > 0 ? x->dur : 0;
-            ep[ne++] = (endp){x->ts, d, x->index, gr[i].ce, 1};
-            ep[ne++] = (endp){x->ts + d, d, x->index, gr[i].ce, 0};
+    qsort(tk, nt, sizeof *tk, cmp_thr_key);
+    size_t ng = 0;
+    for (size_t t = 0; t < nt; t++) {
+        if (t && (tk[t].pid != tk[t - 1].pid || tk[t].tid != tk[t - 1].tid)) ng++;
+        gid[tk[t].t] = (uint32_t)ng;
+    }
+    if (nt) ng++;
+    for (size_t i = 0; i < m; i++) goff[gid[r->thread[b->ev[i].row]] + 1]++;
+    for (size_t g = 0; g < ng; g++) goff[g + 1] += goff[g];
+    {
+        uint32_t *fill = cp_malloc((ng + 1) * sizeof *fill);
+        if (!fill) goto done;
+        memcpy(fill, goff, (ng + 1) * sizeof *fill);
+        for (size_t i = 0; i < m; i++) gr[fill[gid[r->thread[b->ev[i].row]]]++] = (uint32_t)i;
+        free(fill);
+    }
+    /* CPU groups (no GPU event) and their endpoints, sorted as the old call
+     * stack sorts them (compare_events): by time with a radix sort, then
+     * equal times by the full comparison.  A group with a zero-duration
+     * event (whose comparison is not a total order) keeps qsort. */
+    gcpu = cp_malloc((ng + 1) * sizeof *gcpu); /* entry offset of each CPU group, UINT32_MAX = not CPU */
+    if (!gcpu) goto done;
+    size_t ne = 0, ncpu = 0;
+    int64_t tlo = INT64_MAX, thi = INT64_MIN;
+    int any_slow = 0;
+    for (size_t g = 0; g < ng; g++) {
+        int cpu = 1, zero = 0;
+        for (size_t i = goff[g]; i < goff[g + 1]; i++) {
+            const hta_cp_event *x = &b->ev[gr[i]];
+            if (x->stream >= 0) cpu = 0;
+            if (x->dur <= 0) zero = 1;
         }
-        qsort(ep, ne, sizeof *ep, cmp_endp);
+        gcpu[g] = UINT32_MAX;
+        if (!cpu || goff[g] == goff[g + 1]) continue;
+        ncpu++;
+        gcpu[g] = (uint32_t)ne;
+        for (size_t i = goff[g]; i < goff[g + 1]; i++) {
+            const hta_cp_event *x = &b->ev[gr[i]];
+            int64_t d = x->dur > 0 ? x->dur : 0;
+            if (x->ts < tlo) tlo = x->ts;
+            if (x->ts + d > thi) thi = x->ts + d;
+            ep[ne++] = gr[i] << 1;
+            ep[ne++] = gr[i] << 1 | 1;
+        }
+        any_slow |= zero;
+    }
+    {
+        int tbits = 0, gbits = 0;
+        if (ne) {
+            while (tbits < 64 && ((uint64_t)thi - (uint64_t)tlo) >> tbits) tbits++;
+            while (gbits < 32 && (uint64_t)ncpu >> gbits) gbits++;
+        }
+        int combined = !any_slow && tbits + gbits <= 64;
+        size_t gi = 0;
+        for (size_t g = 0; g < ng; g++) {
+            if (gcpu[g] == UINT32_MAX) continue;
+            size_t a = gcpu[g], z = a + 2 * (goff[g + 1] - goff[g]);
+            for (size_t j = a; j < z; j++) {
+                const hta_cp_event *x = &b->ev[ep[j] >> 1];
+                int64_t t = (ep[j] & 1) ? x->ts + (x->dur > 0 ? x->dur : 0) : x->ts;
+                key[j] = (uint64_t)t - (uint64_t)tlo;
+                if (combined && gbits) key[j] |= (tbits < 64 ? (uint64_t)gi << tbits : 0);
+            }
+            gi++;
+        }
+        if (combined) {
+            cp_rsort(key, ep, ne, key + ne, ep + ne);
+        } else {
+            for (size_t g = 0; g < ng; g++) {
+                if (gcpu[g] == UINT32_MAX) continue;
+                size_t a = gcpu[g], z = a + 2 * (goff[g + 1] - goff[g]);
+                int zero = 0;
+                for (size_t i = goff[g]; i < goff[g + 1]; i++) zero |= b->ev[gr[i]].dur <= 0;
+                if (!zero) {
+                    cp_rsort(key + a, ep + a, z - a, key + ne, ep + ne);
+                    continue;
+                }
+                /* the old call stack's sort, as before */
+                endp *w = realloc(slow, (z - a) * sizeof *w);
+                if (!w) goto done;
+                slow = w;
+                size_t k = 0;
+                for (size_t i = goff[g]; i < goff[g + 1]; i++) {
+                    hta_cp_event *x = &b->ev[gr[i]];
+                    int64_t d = x->dur > 0 ? x->dur : 0;
+                    w[k++] = (endp){x->ts, d, x->index, gr[i], 1};
+                    w[k++] = (endp){x->ts + d, d, x->index, gr[i], 0};
+                }
+                qsort(w, k, sizeof *w, cmp_endp);
+                for (size_t j = 0; j < k; j++) ep[a + j] = w[j].ce << 1 | !w[j].is_start;
+                key[a] = UINT64_MAX; /* sorted: skip the fix-up below */
+            }
+        }
+        /* equal times: the full comparison (insertion sort; runs are short) */
+        for (size_t g = 0; g < ng; g++) {
+            if (gcpu[g] == UINT32_MAX) continue;
+            size_t a = gcpu[g], z = a + 2 * (goff[g + 1] - goff[g]);
+            if (!combined && key[a] == UINT64_MAX) continue;
+            for (size_t s0 = a, s1; s0 < z; s0 = s1) {
+                for (s1 = s0 + 1; s1 < z && key[s1] == key[s0]; s1++) {}
+                if (s1 - s0 < 2) continue;
+                if (s1 - s0 > 64) {
+                    /* long run: any correct sort of a total order gives the same result */
+                    qsort_r(ep + s0, s1 - s0, sizeof *ep, cmp_packed_r, b->ev);
+                    continue;
+                }
+                for (size_t i = s0 + 1; i < s1; i++) {
+                    uint32_t x = ep[i];
+                    size_t j = i;
+                    while (j > s0 && cmp_packed(b->ev, x, ep[j - 1]) < 0) {
+                        ep[j] = ep[j - 1];
+                        j--;
+                    }
+                    ep[j] = x;
+                }
+            }
+        }
+    }
+    for (size_t g = 0; g < ng; g++) {
+        if (gcpu[g] == UINT32_MAX) continue;
+        size_t e0 = gcpu[g], ne_g = 2 * (size_t)(goff[g + 1] - goff[g]);
+        const uint32_t *gep = ep + e0;
         first[m] = lastc[m] = -1;
         size_t sp = 0;
-        for (size_t i = 0; i < ne; i++) {
-            uint32_t c = ep[i].ce;
-            if (ep[i].is_start) {
+        for (size_t i = 0; i < ne_g; i++) {
+            uint32_t c = gep[i] >> 1;
+            if (!(gep[i] & 1)) {
                 uint32_t p = sp ? stack[sp - 1] : (uint32_t)m;
                 parent[c] = sp ? (int32_t)p : -1;
                 first[c] = lastc[c] = -1;
@@ -475,8 +623,14 @@ static int phase_b(bld *b) {
     }
     rc = 0;
 done:
+    free(tk);
+    free(gid);
+    free(goff);
     free(gr);
+    free(key);
     free(ep);
+    free(gcpu);
+    free(slow);
     free(parent);
     free(first);
     free(next);

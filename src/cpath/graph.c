@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 
 #include "cpath/internal.h"
+#include "util/bigbuf.h"
 #include "util/hash.h"
-#include "util/vec.h"
 
 static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
     "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
@@ -55,18 +55,18 @@ void hta_cpath_free(hta_cp_graph *g) {
 }
 
 /* Page faults are the main cost of the build on large traces (every array
- * is written once): big arrays ask for transparent huge pages, 512x fewer
- * faults where the kernel grants them (THP "madvise" mode). */
+ * is written once, and a fault costs ~10 us on virtual machines): big
+ * blocks ask for transparent huge pages (THP "madvise" mode) and are
+ * populated in one call (~5x cheaper than faulting page by page; pages
+ * already in place cost next to nothing). */
 static void advise(void *p, size_t n) {
+    if (!p || n < ((size_t)64 << 10)) return;
 #ifdef MADV_HUGEPAGE
     const uintptr_t H = (uintptr_t)2 << 20;
-    if (!p || n < 2 * H) return;
     uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), e = ((uintptr_t)p + n) & ~(H - 1);
     if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
 #endif
+    hta_prefault(p, n);
 }
 
 void *cp_malloc(size_t n) {
@@ -76,8 +76,11 @@ void *cp_malloc(size_t n) {
 }
 
 void *cp_calloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    advise(p, n * size);
+    if (size && n > SIZE_MAX / size) return NULL;
+    size_t t = n * size;
+    if (t < ((size_t)64 << 10)) return calloc(n ? n : 1, size ? size : 1);
+    void *p = cp_malloc(t);
+    if (p) memset(p, 0, t);
     return p;
 }
 
@@ -109,41 +112,85 @@ static int rehash(cp_edges *s, size_t ns) {
 int cp_edges_init(cp_edges *s, hta_cp_graph *g) {
     memset(s, 0, sizeof *s);
     s->g = g;
-    return rehash(s, 1024);
+    return 0;
 }
 
 int cp_edges_reserve(cp_edges *s, size_t n) {
-    size_t ns = s->hmask + 1;
-    while (ns < 2 * n) ns <<= 1;
-    if (ns > s->hmask + 1 && rehash(s, ns)) return -1;
-    if (HTA_GROW(s->g->edge, s->cap, n)) return -1;
+    size_t nn = s->g->nnode ? s->g->nnode : 1;
+    if (!s->head) {
+        s->head = cp_malloc(nn * sizeof *s->head);
+        s->deg = cp_calloc(nn, sizeof *s->deg);
+        if (!s->head || !s->deg) return -1;
+        memset(s->head, 0xff, nn * sizeof *s->head);
+    }
+    if (n <= s->cap) return 0;
+    uint32_t *nx = realloc(s->next, n * sizeof *nx);
+    if (!nx) return -1;
+    s->next = nx;
+    hta_cp_edge *e = realloc(s->g->edge, n * sizeof *e);
+    if (!e) return -1;
+    s->g->edge = e;
+    s->cap = n;
     advise(s->g->edge, s->cap * sizeof *s->g->edge);
     return 0;
 }
 
 void cp_edges_fini(cp_edges *s) {
+    free(s->head);
+    free(s->deg);
+    free(s->next);
     free(s->hkey);
     free(s->hval);
+    s->head = s->next = s->hval = NULL;
+    s->deg = NULL;
     s->hkey = NULL;
-    s->hval = NULL;
+}
+
+#define CHAIN_MAX 8 /* out-edges looked up on the list; more go to the hash */
+
+static int hash_add(cp_edges *s, uint32_t id) {
+    if (!s->hkey && rehash(s, 1024)) return -1;
+    if (2 * (s->hused + 1) > s->hmask + 1 && rehash(s, 2 * (s->hmask + 1))) return -1;
+    const hta_cp_edge *e = &s->g->edge[id];
+    uint64_t key = ((uint64_t)e->u << 32 | e->v) + 1;
+    size_t j = hta_hash_u64(key) & s->hmask;
+    while (s->hkey[j]) j = (j + 1) & s->hmask;
+    s->hkey[j] = key;
+    s->hval[j] = id;
+    s->hused++;
+    return 0;
 }
 
 int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr) {
     hta_cp_graph *g = s->g;
-    if (2 * (s->hused + 1) > s->hmask + 1 && rehash(s, 2 * (s->hmask + 1))) return -1;
-    uint64_t key = ((uint64_t)u << 32 | v) + 1;
-    size_t j = hta_hash_u64(key) & s->hmask;
-    while (s->hkey[j] && s->hkey[j] != key) j = (j + 1) & s->hmask;
     hta_cp_edge e = {u, v, w, attr, (uint8_t)type};
-    if (s->hkey[j]) {
-        g->edge[s->hval[j]] = e;
-        return 0;
+    if (s->deg[u] <= CHAIN_MAX) {
+        for (uint32_t i = s->head[u]; i != UINT32_MAX; i = s->next[i])
+            if (g->edge[i].v == v) {
+                g->edge[i] = e;
+                return 0;
+            }
+    } else {
+        uint64_t key = ((uint64_t)u << 32 | v) + 1;
+        size_t j = hta_hash_u64(key) & s->hmask;
+        while (s->hkey[j] && s->hkey[j] != key) j = (j + 1) & s->hmask;
+        if (s->hkey[j]) {
+            g->edge[s->hval[j]] = e;
+            return 0;
+        }
     }
-    if (HTA_GROW(g->edge, s->cap, g->nedge + 1)) return -1;
-    s->hkey[j] = key;
-    s->hval[j] = (uint32_t)g->nedge;
-    s->hused++;
-    g->edge[g->nedge++] = e;
+    if (g->nedge == s->cap && cp_edges_reserve(s, s->cap ? 2 * s->cap : 1024)) return -1;
+    uint32_t id = (uint32_t)g->nedge++;
+    g->edge[id] = e;
+    s->next[id] = s->head[u];
+    s->head[u] = id;
+    if (s->deg[u] < UINT8_MAX) s->deg[u]++;
+    if (s->deg[u] == CHAIN_MAX + 1) { /* u moves to the hash table */
+        for (uint32_t i = id; i != UINT32_MAX; i = s->next[i])
+            if (hash_add(s, i)) return -1;
+    } else if (s->deg[u] > CHAIN_MAX + 1 && hash_add(s, id)) {
+        return -1;
+    }
     return 0;
 }
 

@@ -6,10 +6,15 @@
 #include "hta/rawtrace.h"
 
 /* Edge set with networkx DiGraph semantics: adding an existing (u, v)
- * overwrites its attributes but keeps its position. */
+ * overwrites its attributes but keeps its position.  Duplicates are found
+ * on the short list of u's out-edges; the few nodes with many out-edges
+ * (sync sources) move to a hash table. */
 typedef struct cp_edges {
     hta_cp_graph *g;
     size_t cap;
+    uint32_t *head;  /* per node: newest out-edge, UINT32_MAX = none */
+    uint8_t *deg;    /* per node: out-degree, saturating */
+    uint32_t *next;  /* per edge: the node's previous out-edge */
     uint64_t *hkey; /* (u << 32 | v) + 1, 0 = empty */
     uint32_t *hval;
     size_t hmask, hused;
@@ -17,7 +22,8 @@ typedef struct cp_edges {
 
 int cp_edges_init(cp_edges *s, hta_cp_graph *g);
 void cp_edges_fini(cp_edges *s);
-int cp_edges_reserve(cp_edges *s, size_t n); /* room for n edges */
+/* Room for n edges; call once g->nnode is known, before cp_edges_put. */
+int cp_edges_reserve(cp_edges *s, size_t n);
 /* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
 int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
 
@@ -37,6 +43,10 @@ void cp_adj_free(cp_adj *a);
 /* malloc/calloc that ask for huge pages on big blocks (free with free()). */
 void *cp_malloc(size_t n);
 void *cp_calloc(size_t n, size_t size);
+
+/* Stable radix sort of n pairs by k ascending (v moves along); tk, tv:
+ * scratch room for n pairs. */
+void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
 
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);

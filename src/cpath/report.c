@@ -35,6 +35,32 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
     return res;
 }
 
+/* bound_by of operator edges depends only on the attributed event's name
+ * and whether it is a GPU event: classify each (name, side) once instead of
+ * shortening the name of every path edge. */
+typedef struct bb_memo {
+    const hta_cp_graph *g;
+    const char *const *dl;
+    size_t ndl;
+    const char **cls; /* 2 per name symbol, NULL = not yet */
+} bb_memo;
+
+static int bb_init(bb_memo *m, const hta_cp_graph *g, const char *const *dl, size_t ndl) {
+    m->g = g;
+    m->dl = dl;
+    m->ndl = ndl;
+    m->cls = calloc(2 * (size_t)hta_symtab_count(g->sym) + 2, sizeof *m->cls);
+    return m->cls ? 0 : -1;
+}
+
+static const char *bb_get(bb_memo *m, const hta_cp_edge *e) {
+    if (e->type != HTA_CP_OPERATOR || e->attr < 0) return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
+    const hta_cp_event *ev = &m->g->ev[e->attr];
+    const char **c = &m->cls[2 * (size_t)ev->name + (ev->stream < 0)];
+    if (!*c) *c = hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
+    return *c;
+}
+
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
 typedef struct cls {
@@ -57,22 +83,23 @@ static int cmp_brow(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p,
-                                const char *const *dl, size_t ndl, hta_result *out) {
+static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                                bb_memo *bm, const char *name, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     int64_t total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
-        const char *b = hta_cpath_bound_by(g, e, dl, ndl);
+        int64_t ew = w ? w[p->edge[i]] : e->w;
+        const char *b = bb_get(bm, e);
         size_t j = 0;
         while (j < nc && strcmp(c[j].name, b)) j++;
         if (j == nc) c[nc++] = (cls){b, 0};
-        c[j].sum += e->w;
-        total += e->w;
+        c[j].sum += ew;
+        total += ew;
     }
     qsort(c, nc, sizeof *c, cmp_cls);
-    hta_table *t = hta_table_new("summary");
+    hta_table *t = hta_table_new(name);
     if (!t) return HTA_ENOMEM;
     int cb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
     int cd = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
@@ -89,8 +116,33 @@ oom:
     return HTA_ENOMEM;
 }
 
-static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p,
-                                  const char *const *dl, size_t ndl, size_t top, hta_result *out) {
+/* The `top` first rows of cmp_brow's order (a total order), in that order:
+ * a heap of the best so far instead of sorting the whole path. */
+static void heap_down(brow *h, size_t n, size_t i) {
+    for (;;) { /* root = the worst kept row */
+        size_t l = 2 * i + 1, w = i;
+        if (l < n && cmp_brow(&h[l], &h[w]) > 0) w = l;
+        if (l + 1 < n && cmp_brow(&h[l + 1], &h[w]) > 0) w = l + 1;
+        if (w == i) return;
+        brow t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+static void top_rows(brow *rows, size_t n, size_t top) {
+    for (size_t i = top / 2; i-- > 0;) heap_down(rows, top, i);
+    for (size_t i = top; i < n; i++)
+        if (cmp_brow(&rows[i], &rows[0]) < 0) {
+            rows[0] = rows[i];
+            heap_down(rows, top, 0);
+        }
+    qsort(rows, top, sizeof *rows, cmp_brow);
+}
+
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, bb_memo *bm,
+                                  size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
     hta_table *t = hta_table_new("breakdown");
@@ -98,7 +150,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p,
     for (size_t i = 0; i < ne; i++) rows[i] = (brow){g->edge[p->edge[i]].w, (uint32_t)i};
     size_t nrow = ne;
     if (top && top < ne) {
-        qsort(rows, ne, sizeof *rows, cmp_brow);
+        top_rows(rows, ne, top);
         nrow = top;
     }
     int c_ev = hta_table_add_col(t, "event_idx", HTA_COL_INT);
@@ -118,7 +170,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p,
         size_t R = (size_t)r;
         hta_table_set_float(t, R, c_du, us(e->w));
         if (hta_table_set_str(t, R, c_ty, hta_cpath_edge_type_name(e->type)) ||
-            hta_table_set_str(t, R, c_bb, hta_cpath_bound_by(g, e, dl, ndl)))
+            hta_table_set_str(t, R, c_bb, bb_get(bm, e)))
             goto oom;
         if (e->attr < 0) {
             hta_table_set_null(t, R, c_ev);
@@ -199,8 +251,20 @@ oom:
 hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err) {
-    if (summary_table(g, p, data_load, ndata_load, out) ||
-        breakdown_table(g, p, data_load, ndata_load, top, out) || stats_table(g, p, out))
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+    bb_memo bm;
+    if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    int bad = summary_table(g, p, NULL, &bm, "summary", out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
+    free(bm.cls);
+    if (bad) return hta_fail(err, HTA_ENOMEM, "out of memory");
     return HTA_OK;
+}
+
+hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                             const char *const *data_load, size_t ndata_load, const char *name,
+                             hta_result *out, hta_error *err) {
+    bb_memo bm;
+    if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    int bad = summary_table(g, p, w, &bm, name, out) != HTA_OK;
+    free(bm.cls);
+    return bad ? hta_fail(err, HTA_ENOMEM, "out of memory") : HTA_OK;
 }

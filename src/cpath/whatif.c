@@ -102,14 +102,15 @@ static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_
     }
 }
 
-/* Rules see each event once: cache per (rule, event) would cost memory;
- * selection per edge is cheap except for names, so cache name matches per
- * event for the name-based rules. */
+/* Rules on operator edges depend on the attributed event only through its
+ * name and side (CPU/GPU), except stream rules: name matches (globs on the
+ * shortened name, kernel types) are decided once per (name, side). */
 hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule *rules,
                                     size_t nrules, int64_t *w, size_t *nchanged, hta_error *err) {
     for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+    size_t nm = 2 * (size_t)hta_symtab_count(g->sym) + 2;
     unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
-    signed char *memo = malloc(g->nev ? g->nev : 1);
+    signed char *memo = malloc(nm);
     if (!changed || !memo) {
         free(changed);
         free(memo);
@@ -117,13 +118,16 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
     }
     for (size_t k = 0; k < nrules; k++) {
         const hta_cpath_rule *r = &rules[k];
-        memset(memo, -1, g->nev ? g->nev : 1);
+        int by_name = r->what != W_EDGE && r->what != W_STREAM;
+        memset(memo, -1, nm);
         for (size_t i = 0; i < g->nedge; i++) {
             const hta_cp_edge *e = &g->edge[i];
             int s;
-            if (e->type == HTA_CP_OPERATOR && e->attr >= 0 && r->what != W_EDGE) {
-                if (memo[e->attr] < 0) memo[e->attr] = (signed char)selects(g, r, e);
-                s = memo[e->attr];
+            if (by_name && e->type == HTA_CP_OPERATOR && e->attr >= 0) {
+                const hta_cp_event *ev = &g->ev[e->attr];
+                signed char *m = &memo[2 * (size_t)ev->name + (ev->stream != -1)];
+                if (*m < 0) *m = (signed char)selects(g, r, e);
+                s = *m;
             } else {
                 s = selects(g, r, e);
             }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "trace/derive.h"
+#include "util/bigbuf.h"
 #include "util/hash.h"
 
 void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
@@ -65,6 +66,7 @@ static int set_init(corr_set *s, size_t n) {
     while (ns < 2 * n) ns <<= 1;
     s->v = malloc(ns * sizeof *s->v);
     if (!s->v) return -1;
+    hta_prefault(s->v, ns * sizeof *s->v);
     for (size_t i = 0; i < ns; i++) s->v[i] = INT64_MIN;
     s->mask = ns - 1;
     return 0;
@@ -101,6 +103,10 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
     unsigned char *gpu = malloc(n ? n : 1);
     corr_set cs = {0};
     if (!v->row || !v->ts || !v->dur || !gpu) goto oom;
+    hta_prefault(v->row, n * sizeof *v->row);
+    hta_prefault(v->ts, n * sizeof *v->ts);
+    hta_prefault(v->dur, n * sizeof *v->dur);
+    hta_prefault(gpu, n);
     for (size_t i = 0; i < n; i++) hta_row_times(r, i, o->time_mode, &a[i], &e[i]);
 
     int filter = !o->no_filter && count_step_names(t) >= 2 && !is_mtia(r);

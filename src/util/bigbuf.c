@@ -42,3 +42,9 @@ void hta_big_free(void *p) {
     char *base = (char *)p - HDR;
     munmap(base, *(size_t *)base);
 }
+
+void hta_prefault(void *p, size_t bytes) {
+    if (!p || bytes < ((size_t)64 << 10)) return;
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    if (e > a) madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+}

@@ -59,6 +59,15 @@ void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm);
  * a merge sort, thread safe.  Returns 0, or -1 when out of memory. */
 int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key);
 
+/* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53).
+ * Returns 0, or -1 when out of memory. */
+int hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm);
+
+/* Writes s as a JSON string literal (quotes and escapes) through put, which
+ * returns non-zero to stop.  Returns the first non-zero put result, or 0. */
+typedef int (*hta_put_fn)(void *ctx, const char *s, size_t n);
+int hta_json_quote(const char *s, hta_put_fn put, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

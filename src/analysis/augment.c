@@ -13,6 +13,7 @@
 
 #include "hta/counters.h"
 #include "hta/rawtrace.h"
+#include "hta/util.h"
 
 #define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
@@ -44,24 +45,8 @@ static int ob_put(obuf *w, const char *s, size_t len) {
 
 static int ob_str(obuf *w, const char *s) { return ob_put(w, s, strlen(s)); }
 
-/* JSON string literal of s. */
-static int ob_jstr(obuf *w, const char *s) {
-    if (ob_put(w, "\"", 1)) return -1;
-    for (const char *p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        char e[8];
-        if (c == '"' || c == '\\') {
-            e[0] = '\\', e[1] = (char)c;
-            if (ob_put(w, e, 2)) return -1;
-        } else if (c < 0x20) {
-            snprintf(e, sizeof e, "\\u%04x", c);
-            if (ob_put(w, e, 6)) return -1;
-        } else if (ob_put(w, p, 1)) {
-            return -1;
-        }
-    }
-    return ob_put(w, "\"", 1);
-}
+static int ob_put_cb(void *w, const char *s, size_t n) { return ob_put(w, s, n); }
+static int ob_jstr(obuf *w, const char *s) { return hta_json_quote(s, ob_put_cb, w); }
 
 /* Absolute ns as microseconds, exact ("123", "123.5"). */
 static void fmt_us(char *buf, size_t n, int64_t ns) {

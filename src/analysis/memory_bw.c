@@ -6,16 +6,6 @@
 #include "hta/counters.h"
 #include "hta/util.h"
 
-/* numpy's quicksort order of the times (HTA's tie order), via the shared argsort on doubles (exact below 2^53 ns). */
-static int numpy_order(const int64_t *ts, size_t n, uint32_t *perm) {
-    double *d = malloc((n ? n : 1) * sizeof *d);
-    if (!d) return -1;
-    for (size_t k = 0; k < n; k++) d[k] = (double)ts[k];
-    hta_argsort_numpy(d, n, perm);
-    free(d);
-    return 0;
-}
-
 void hta_membw_series_free(hta_membw_series *s) {
     free(s->ts);
     free(s->row);
@@ -99,7 +89,7 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
         out->row[j] = out->row[m + j] = i; /* temporary: row per point */
     }
     if (ties == HTA_TIES_NUMPY) {
-        if (numpy_order(ts, n, perm)) goto oom;
+        if (hta_argsort_numpy_i64(ts, n, perm)) goto oom;
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
         if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom;

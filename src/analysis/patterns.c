@@ -8,6 +8,7 @@
 
 #include "hta/counters.h"
 #include "hta/rawtrace.h"
+#include "hta/util.h"
 #include "analysis/callgraph.h"
 #include "trace/json_lex.h"
 
@@ -64,23 +65,8 @@ static int ow(overlay *w, const char *s, size_t n) {
 }
 static int ows(overlay *w, const char *s) { return ow(w, s, strlen(s)); }
 
-static int ow_jstr(overlay *w, const char *s) {
-    if (ows(w, "\"")) return -1;
-    for (const char *p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        char e[8];
-        if (c == '"' || c == '\\') {
-            e[0] = '\\', e[1] = (char)c;
-            if (ow(w, e, 2)) return -1;
-        } else if (c < 0x20) {
-            snprintf(e, sizeof e, "\\u%04x", c);
-            if (ow(w, e, 6)) return -1;
-        } else if (ow(w, p, 1)) {
-            return -1;
-        }
-    }
-    return ows(w, "\"");
-}
+static int ow_cb(void *w, const char *s, size_t n) { return ow(w, s, n); }
+static int ow_jstr(overlay *w, const char *s) { return hta_json_quote(s, ow_cb, w); }
 
 static int ow_patterns(overlay *w, int32_t p) {
     char b[32];

@@ -42,16 +42,6 @@ static size_t cp_lower(const cp *v, size_t n, int64_t corr) {
     return lo;
 }
 
-/* numpy's quicksort order of the times (HTA's tie order), via the shared argsort on doubles (exact below 2^53 ns). */
-static int numpy_order(const int64_t *ts, size_t n, uint32_t *perm) {
-    double *d = malloc((n ? n : 1) * sizeof *d);
-    if (!d) return -1;
-    for (size_t k = 0; k < n; k++) d[k] = (double)ts[k];
-    hta_argsort_numpy(d, n, perm);
-    free(d);
-    return 0;
-}
-
 void hta_queue_series_free(hta_queue_series *s) {
     free(s->ts);
     free(s->stream);
@@ -131,7 +121,7 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
     perm = malloc((n ? n : 1) * sizeof *perm);
     if (!perm) goto oom2;
     if (ties == HTA_TIES_NUMPY) {
-        if (numpy_order(ts, n, perm)) goto oom2;
+        if (hta_argsort_numpy_i64(ts, n, perm)) goto oom2;
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
         if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom2;

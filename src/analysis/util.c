@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
@@ -327,4 +328,31 @@ int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key) {
     if (a != idx) memcpy(idx, a, n * sizeof *idx);
     free(tmp);
     return 0;
+}
+
+int hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm) {
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d) return -1;
+    for (size_t k = 0; k < n; k++) d[k] = (double)v[k];
+    hta_argsort_numpy(d, n, perm);
+    free(d);
+    return 0;
+}
+
+int hta_json_quote(const char *s, hta_put_fn put, void *ctx) {
+    int rc = put(ctx, "\"", 1);
+    const char *run = s; /* bytes that need no escape go out in one call */
+    for (const char *p = s; !rc && *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c != '"' && c != '\\' && c >= 0x20) continue;
+        char e[8];
+        size_t en = 2;
+        if (c < 0x20) en = (size_t)snprintf(e, sizeof e, "\\u%04x", c);
+        else e[0] = '\\', e[1] = (char)c;
+        if (p > run) rc = put(ctx, run, (size_t)(p - run));
+        if (!rc) rc = put(ctx, e, en);
+        run = p + 1;
+    }
+    if (!rc && *run) rc = put(ctx, run, strlen(run));
+    return rc ? rc : put(ctx, "\"", 1);
 }

@@ -73,5 +73,8 @@ typedef hta_status (*cli_analysis_fn)(const hta_trace *t, const cli_common *c, h
                                       hta_error *err);
 int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
                      cli_analysis_fn fn);
+/* The part after parsing: load c->path, run fn, emit. For commands that check
+ * their own options first. */
+int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn);
 
 #endif

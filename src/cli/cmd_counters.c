@@ -3,9 +3,15 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
+static int series, maxq = 1024, numpy;
+static const char *augment;
+
+static hta_status run_counters(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+    hta_counters_opts o = {c->opts, maxq, series, numpy ? HTA_TIES_NUMPY : HTA_TIES_STABLE};
+    return augment ? hta_counters_augment(t, &o, augment, out, err) : hta_counters(t, &o, out, err);
+}
+
 static int cmd_counters(int argc, char **argv) {
-    int series = 0, maxq = 1024, numpy = 0;
-    const char *augment = NULL;
     const cli_opt opts[] = {
         {"series", CLI_FLAG, &series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
         {"max-queue-length", CLI_INT, &maxq, "N", "queue length that counts as full (default 1024)"},
@@ -27,21 +33,7 @@ static int cmd_counters(int argc, char **argv) {
         fprintf(stderr, "hta counters: --max-queue-length must be >= 0\n");
         return EXIT_USAGE;
     }
-    hta_trace *t;
-    if ((rc = cli_load(&c, c.path, &t))) return rc;
-    hta_counters_opts o = {c.opts, maxq, series, numpy ? HTA_TIES_NUMPY : HTA_TIES_STABLE};
-    hta_result res;
-    hta_result_init(&res);
-    hta_error err = {0};
-    hta_status st = augment ? hta_counters_augment(t, &o, augment, &res, &err) : hta_counters(t, &o, &res, &err);
-    if (st) {
-        hta_result_free(&res);
-        hta_trace_free(t);
-        return cli_fail(argv[0], &err);
-    }
-    rc = cli_emit(&c, &res);
-    hta_trace_free(t);
-    return rc;
+    return cli_analyse(&c, argv[0], run_counters);
 }
 
 HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment", cmd_counters)

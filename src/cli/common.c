@@ -240,18 +240,23 @@ int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc,
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
+    return cli_analyse(&c, argv[0], fn);
+}
+
+int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn) {
     hta_trace *t;
-    if ((rc = cli_load(&c, c.path, &t))) return rc;
+    int rc = cli_load(c, c->path, &t);
+    if (rc) return rc;
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
-    hta_status st = fn(t, &c, &res, &err);
+    hta_status st = fn(t, c, &res, &err);
     if (st) {
         hta_result_free(&res);
         hta_trace_free(t);
-        return cli_fail(argv[0], &err);
+        return cli_fail(cmd, &err);
     }
-    rc = cli_emit(&c, &res);
+    rc = cli_emit(c, &res);
     hta_trace_free(t);
     return rc;
 }

@@ -48,8 +48,10 @@ echo "both ranks (folder, ranks in parallel threads):"
 ./build/load_bench "$DIR/gz" "$RUNS" 0 | sed 's/^/  gz    /'
 
 echo
-echo "peak RSS of 'hta info' on both ranks (fraction of the 2-rank JSON size):"
+echo "peak RSS, both ranks (fraction of the 2-rank JSON size):"
 for d in json gz; do
+  kb=$( { /usr/bin/time -f "%M" ./build/load_bench "$DIR/$d" 1 0 >/dev/null; } 2>&1 | tail -1)
+  echo "  load       $d: $((kb / 1024)) MiB = $(echo "scale=3; $kb * 1024 / $json_bytes" | bc)x"
   kb=$( { /usr/bin/time -f "%M" ./build/hta info "$DIR/$d" --quiet >/dev/null; } 2>&1 | tail -1)
-  echo "  $d: $((kb / 1024)) MiB = $(echo "scale=3; $kb * 1024 / $json_bytes" | bc)x"
+  echo "  hta info   $d: $((kb / 1024)) MiB = $(echo "scale=3; $kb * 1024 / $json_bytes" | bc)x (load + HTA's table per rank)"
 done

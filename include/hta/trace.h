@@ -64,15 +64,17 @@ typedef enum hta_value_type {
     HTA_V_JSON = 4,  /* array, object, true/false/null; sym = compact raw JSON */
 } hta_value_type;
 
-typedef struct hta_arg {
-    uint32_t key;  /* symbol id of the raw key */
-    uint32_t type; /* hta_value_type */
+/* 12 bytes: args are the largest part of the model after the columns. */
+typedef struct __attribute__((packed, aligned(4))) hta_arg {
+    uint32_t key : 28; /* symbol id of the raw key (< HTA_ARG_MAX_KEY) */
+    uint32_t type : 4; /* hta_value_type */
     union {
         int64_t i;
         double f;
         uint32_t sym;
     } v;
 } hta_arg;
+#define HTA_ARG_MAX_KEY (1u << 28)
 
 /* (pid, tid) of a row.  Numeric ids as written; a string pid/tid that is not
  * a number keeps its text in *_sym and gets id -1. */

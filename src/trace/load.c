@@ -185,7 +185,12 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
     for (size_t i = 0; i < r->n; i++) r->name[i] = map[r->name[i]];
     for (size_t i = 0; i < r->nargs; i++) {
         hta_arg *a = &r->args[i];
-        a->key = map[a->key];
+        uint32_t k = map[a->key];
+        if (k >= HTA_ARG_MAX_KEY) {
+            free(map);
+            return -1;
+        }
+        a->key = k & (HTA_ARG_MAX_KEY - 1);
         if (a->type == HTA_V_STR || a->type == HTA_V_JSON) a->v.sym = map[a->v.sym];
     }
     for (size_t i = 0; i < r->nflows; i++) r->flows[i].cat = map[r->flows[i].cat];

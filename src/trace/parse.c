@@ -201,9 +201,10 @@ static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) 
 static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t key_sym) {
     lex *L = &P->L;
     rank_build *b = P->b;
+    if (key_sym >= HTA_ARG_MAX_KEY) return LEX_ERROR(L, p, "too many distinct strings");
     hta_arg *a = rank_build_arg(b);
     if (!a) return LEX_ERROR(L, p, "out of memory");
-    a->key = key_sym;
+    a->key = key_sym & (HTA_ARG_MAX_KEY - 1);
     lex_rc rc;
     if (*p == '"') {
         const char *q;

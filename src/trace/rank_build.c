@@ -35,7 +35,7 @@ void rank_build_free_scratch(rank_build *b) {
 long rank_build_row(rank_build *b) {
     hta_rank *r = b->r;
     if (r->n == b->cap) {
-        size_t c = b->cap + b->cap / 8 + 16384; /* small steps: see hta_big_realloc */
+        size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
 #define G(col)                                                     \
     do {                                                           \
         void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
@@ -131,7 +131,7 @@ hit:
 
 static int big_grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
-    size_t n = *cap + *cap / 8 + 16384;
+    size_t n = *cap + *cap / 16 + 8192;
     if (n < need) n = need;
     void *q = hta_big_realloc(*p, n * elem);
     if (!q) return -1;
@@ -187,6 +187,18 @@ int rank_build_finish(rank_build *b) {
     size_t n = r->n;
     void *q = hta_big_realloc(r->args_off, (n + 1) * sizeof *r->args_off);
     if (!q) return -1;
+    /* give back the spare room growth left before the derived columns come */
+    hta_big_shrink(r->ts, n * sizeof *r->ts);
+    hta_big_shrink(r->dur, n * sizeof *r->dur);
+    hta_big_shrink(r->correlation, n * sizeof *r->correlation);
+    hta_big_shrink(r->external_id, n * sizeof *r->external_id);
+    hta_big_shrink(r->name, n * sizeof *r->name);
+    hta_big_shrink(r->thread, n * sizeof *r->thread);
+    hta_big_shrink(r->index, n * sizeof *r->index);
+    hta_big_shrink(r->cat, n * sizeof *r->cat);
+    hta_big_shrink(r->stream, n * sizeof *r->stream);
+    hta_big_shrink(r->args, r->nargs * sizeof *r->args);
+    hta_big_shrink(r->flows, r->nflows * sizeof *r->flows);
     r->args_off = q;
     r->args_off[n] = (uint32_t)r->nargs;
     size_t m = n ? n : 1;

@@ -37,6 +37,15 @@ void *hta_big_realloc(void *p, size_t bytes) {
     return (char *)m + HDR;
 }
 
+void hta_big_shrink(void *p, size_t bytes) {
+    if (!p) return;
+    char *base = (char *)p - HDR;
+    size_t have = *(size_t *)base;
+    size_t want = (bytes + HDR + 4095) & ~(size_t)4095;
+    if (want >= have) return;
+    if (mremap(base, have, want, 0) != MAP_FAILED) *(size_t *)base = want; /* in place: never moves */
+}
+
 void hta_big_free(void *p) {
     if (!p) return;
     char *base = (char *)p - HDR;

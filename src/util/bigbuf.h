@@ -9,6 +9,9 @@
 /* Like realloc (p may be NULL); returns NULL when out of memory (p stays valid). */
 void *hta_big_realloc(void *p, size_t bytes);
 void hta_big_free(void *p);
+/* Gives back the pages beyond the first `bytes` (growth leaves prefaulted
+ * spare room); p stays valid. */
+void hta_big_shrink(void *p, size_t bytes);
 
 /* Faults in the whole pages of a block about to be written (from malloc or
  * anywhere): one call instead of a page fault per 4 KiB page, which costs

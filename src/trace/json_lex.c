@@ -27,6 +27,24 @@ static int utf8_seq(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
+const char *lex_ws_run(const char *p) {
+#if defined(__SSE2__)
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+        unsigned mask = (unsigned)_mm_movemask_epi8(ws) ^ 0xFFFFu;
+        if (mask) return p + __builtin_ctz(mask); /* the sentinel NUL always stops it */
+        p += 16;
+    }
+#else
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    return p;
+#endif
+}
+
 static int hexval(int c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;

@@ -18,9 +18,14 @@ typedef struct lex {
     const char *err;  /* static message */
 } lex;
 
+const char *lex_ws_run(const char *p);
+
+/* Whitespace: Kineto writes none or one space between most tokens, and a
+ * newline with indentation between events; only that last case loops. */
 static inline const char *lex_ws(const char *p) {
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
-    return p;
+    if ((unsigned char)*p > ' ') return p;
+    if (*p == ' ' && (unsigned char)p[1] > ' ') return p + 1;
+    return lex_ws_run(p);
 }
 
 /* p points after the opening quote.  On LEX_OK *out points at the closing

@@ -83,32 +83,36 @@ typedef struct ck {
     int64_t occ;  /* occurrence of this kernel in this step on this rank, in time order */
 } ck;
 
-static int cmp_ck(const void *a, const void *b) {
-    const ck *x = a, *y = b;
+/* The group a kernel call belongs to: stream, name, step. */
+static int cmp_ck_group(const ck *x, const ck *y) {
     if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
     int c = strcmp(x->name, y->name);
     if (c) return c;
     if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    return 0;
+}
+
+static int cmp_ck(const void *a, const void *b) {
+    const ck *x = a, *y = b;
+    int c = cmp_ck_group(x, y);
+    if (c) return c;
     if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 static int cmp_ck_time(const void *a, const void *b) {
     const ck *x = a, *y = b;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    int c = strcmp(x->name, y->name);
+    int c = cmp_ck_group(x, y);
     if (c) return c;
-    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
     if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
+
 static int cmp_ck_inst(const void *a, const void *b) {
     const ck *x = a, *y = b;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    int c = strcmp(x->name, y->name);
+    int c = cmp_ck_group(x, y);
     if (c) return c;
-    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
     if (x->occ != y->occ) return x->occ < y->occ ? -1 : 1;
     return (x->rank > y->rank) - (x->rank < y->rank);
 }

@@ -766,7 +766,7 @@ static hta_status queue_lengths(bld *b, phc *c) {
     if (b->o->stable_sort) {
         for (size_t i = 0; i < ne; i++) perm[i] = (uint32_t)i; /* e is already in ts order */
         qsort(e, ne, sizeof *e, cmp_qent);
-    } else if (cp_np_argsort(key, perm, ne)) {
+    } else if (hta_argsort_numpy_i64(key, ne, perm)) {
         goto oom;
     }
     for (size_t i = 0; i < ne; i++) {

@@ -52,7 +52,6 @@ void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
 int cp_glob(const char *pat, const char *s);
 
 /* numpy argsort(kind="quicksort") of v[0..n) into t; 0 or -1 (out of memory). */
-int cp_np_argsort(const int64_t *v, uint32_t *t, size_t n);
 
 /* Value span [*vs, *ve) of top-level key `key` in a raw JSON object; 0 if absent. */
 int cp_obj_find(const char *json, size_t len, const char *key, const char **vs, const char **ve);

@@ -174,39 +174,26 @@ int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const
 
 /* ---- numpy's introsort argsort (analyses.md Appendix A) ---- */
 
+/* Sift tmp down from position i of the 1-based heap a[1..N]. */
+static void np_sift(const double *v, uint32_t *a, size_t i, size_t N, uint32_t tmp) {
+    for (size_t j = i << 1; j <= N;) {
+        if (j < N && v[a[j]] < v[a[j + 1]]) j++;
+        if (!(v[tmp] < v[a[j]])) break;
+        a[i] = a[j];
+        i = j;
+        j += j;
+    }
+    a[i] = tmp;
+}
+
 static void np_heap_argsort(const double *v, uint32_t *a0, size_t N) {
     uint32_t *a = a0 - 1; /* 1-based */
-    size_t i, j, l;
-    uint32_t tmp;
-    for (l = N >> 1; l > 0; --l) {
-        tmp = a[l];
-        for (i = l, j = l << 1; j <= N;) {
-            if (j < N && v[a[j]] < v[a[j + 1]]) j++;
-            if (v[tmp] < v[a[j]]) {
-                a[i] = a[j];
-                i = j;
-                j += j;
-            } else {
-                break;
-            }
-        }
-        a[i] = tmp;
-    }
+    for (size_t l = N >> 1; l > 0; --l) np_sift(v, a, l, N, a[l]);
     for (; N > 1;) {
-        tmp = a[N];
+        uint32_t tmp = a[N];
         a[N] = a[1];
         N -= 1;
-        for (i = 1, j = 2; j <= N;) {
-            if (j < N && v[a[j]] < v[a[j + 1]]) j++;
-            if (v[tmp] < v[a[j]]) {
-                a[i] = a[j];
-                i = j;
-                j += j;
-            } else {
-                break;
-            }
-        }
-        a[i] = tmp;
+        np_sift(v, a, 1, N, tmp);
     }
 }
 

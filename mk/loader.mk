@@ -1,0 +1,5 @@
+# Loader unit tests in C (the Python ones are in tests/loader/).
+$(BUILD)/test_raw: tests/loader/test_raw.c $(BUILD)/libhta.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(BUILD)/libhta.a $(LDLIBS)
+
+TEST_TARGETS += $(BUILD)/test_raw

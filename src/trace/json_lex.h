@@ -7,6 +7,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define HTA_LEX_PAD 64
 
@@ -30,7 +35,7 @@ static inline const char *lex_ws(const char *p) {
 
 /* p points after the opening quote.  On LEX_OK *out points at the closing
  * quote; *esc is set when the string has escapes. Validates UTF-8. */
-lex_rc lex_string(lex *L, const char *p, const char **out, int *esc);
+lex_rc lex_string_slow(lex *L, const char *p, const char **out, int *esc);
 /* Unescapes the string body [p, q) into dst (room for q - p bytes);
  * returns the length. Input was validated by lex_string. */
 size_t lex_unescape(const char *p, const char *q, char *dst);
@@ -43,7 +48,7 @@ typedef struct lex_num {
     int exp10;     /* value = mant * 10^exp10 */
     int sticky;    /* non-zero digits were dropped beyond 19 significant */
 } lex_num;
-lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n);
+lex_rc lex_number_slow(lex *L, const char *p, const char **out, lex_num *n);
 /* value * 10^scale as int64, rounding half to even; -1 on overflow. */
 int lex_num_scaled(const lex_num *n, int scale, int64_t *v);
 double lex_num_double(const char *p, const char *q);
@@ -55,6 +60,116 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out);
 #define LEX_ERROR(L, at, msg) ((L)->err_at = (at), (L)->err = (msg), LEX_ERR)
 /* A NUL at the sentinel means "need more bytes"; elsewhere it is an error. */
 #define LEX_END_OR(L, at, msg) ((at) >= (L)->end ? LEX_MORE : LEX_ERROR(L, at, msg))
+
+/* Strings: the common case (ASCII, no escapes) inline; anything else is
+ * scanned again from the start by the careful path. */
+static inline lex_rc lex_string(lex *L, const char *p, const char **out, int *esc) {
+#if defined(__SSE2__)
+    const char *s = p;
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)s);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask) {
+            s += __builtin_ctz(mask);
+            break;
+        }
+        s += 16;
+    }
+    if (*s == '"') {
+        *out = s;
+        *esc = 0;
+        return LEX_OK;
+    }
+#endif
+    return lex_string_slow(L, p, out, esc);
+}
+
+static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+/* Eight ASCII digits at once (SWAR): a test and a conversion in a few
+ * multiplies instead of eight dependent steps. */
+static inline uint64_t load8(const char *s) {
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return v;
+}
+static inline int all_digits8(uint64_t v) {
+    return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+           0x3333333333333333ull;
+}
+static inline uint64_t digits8(uint64_t v) {
+    v -= 0x3030303030303030ull;
+    v = v * 10 + (v >> 8);
+    v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+         (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+    return v;
+}
+
+/* Bytes of v that are not ASCII digits are non-zero in the result.  A carry
+ * out of a non-digit byte can only spoil bytes after it, which are not looked at. */
+static inline uint64_t nondigits8(uint64_t v) {
+    return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ^
+           0x3333333333333333ull;
+}
+
+/* Digits at s into *m; returns the count.  Stops at the sentinel (a NUL
+ * is not a digit) and reads at most 8 bytes past it (the padding). */
+static inline int take_digits(const char **sp, uint64_t *m) {
+    const char *s = *sp;
+    uint64_t acc = *m;
+    for (;;) {
+        uint64_t v = load8(s), x = nondigits8(v);
+        if (!x) {
+            acc = acc * 100000000ull + digits8(v);
+            s += 8;
+            continue;
+        }
+        int k = __builtin_ctzll(x) >> 3; /* digits before the first non-digit */
+        if (k) {
+            /* right-align the k digits, '0'-fill in front */
+            uint64_t w = (v << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
+            static const uint64_t P10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+            acc = acc * P10[k] + digits8(w);
+            s += k;
+        }
+        break;
+    }
+    int n = (int)(s - *sp);
+    *sp = s;
+    *m = acc;
+    return n;
+}
+
+/* Fast path for the usual Kineto numbers (at most 19 significant digits);
+ * anything else goes to the careful path. */
+static inline lex_rc lex_number(lex *L, const char *p, const char **out, lex_num *n) {
+    const char *s = p;
+    int neg = *s == '-';
+    s += neg;
+    if (*s == '0' ? is_digit(s[1]) : !is_digit(*s)) return lex_number_slow(L, p, out, n);
+    uint64_t m = 0;
+    int ni = take_digits(&s, &m), nf = 0, frac = 0;
+    if (ni > 19) return lex_number_slow(L, p, out, n);
+    if (*s == '.') {
+        frac = 1;
+        s++;
+        const char *f0 = s;
+        nf = take_digits(&s, &m);
+        if (nf == 0 || ni + nf > 19) return lex_number_slow(L, p, out, n);
+        (void)f0;
+    }
+    if (*s == 'e' || *s == 'E' || s >= L->end) return lex_number_slow(L, p, out, n);
+    n->neg = neg;
+    n->frac = frac;
+    n->mant = m;
+    n->exp10 = -nf;
+    n->sticky = 0;
+    *out = s;
+    return LEX_OK;
+}
 
 /* An object member's key at p (`"key"`, then ':' with any whitespace).  On
  * LEX_OK the key body is [*k, *k + *kn), *esc tells whether it has escapes,

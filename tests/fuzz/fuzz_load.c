@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "hta/analysis.h"
+#include "hta/report.h"
 #include "hta/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,6 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fclose(devnull);
             }
         }
+        hta_result_free(&res);
+        /* every analysis the report runs, on whatever the loader accepted */
+        hta_result_init(&res);
+        hta_report_opts ro = {co, 5, 1};
+        hta_error e2;
+        if (hta_report(t, &ro, &res, &e2) != HTA_OK && !e2.msg[0]) abort();
         hta_result_free(&res);
         hta_trace_free(t);
     } else if (!err.msg[0]) {

@@ -157,7 +157,7 @@ static hta_status run_parts(const hta_trace *t, const hta_report_opts *o, parts 
         hta_straggler_opts so;
         hta_straggler_opts_default(&so);
         so.common = o->common;
-        so.num_candidates = 1;
+        so.num_candidates = (int)ns; /* every rank's figure, to judge the margin */
         if ((st = hta_potential_stragglers(t, &so, &p->stragglers, err))) return st;
         p->have_stragglers = 1;
     }
@@ -357,6 +357,108 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
                     100 * sk / launches);
 }
 
+/* Above this many ranks the findings speak for all ranks at once (median,
+ * extremes) and name individual ranks only where they stand out. */
+#define RANKS_IN_FULL 8
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of column col over the rows where it is a number; lo and hi get the
+ * rows of the smallest and largest value.  NaN when there is none. */
+static double col_median(const hta_table *rk, const char *col, long *lo, long *hi) {
+    double *v = malloc((rk->nrows ? rk->nrows : 1) * sizeof *v);
+    size_t n = 0;
+    *lo = *hi = -1;
+    for (size_t r = 0; v && r < rk->nrows; r++) {
+        double x = cell(rk, r, col);
+        if (isnan(x)) continue;
+        v[n++] = x;
+        if (*lo < 0 || x < cell(rk, (size_t)*lo, col)) *lo = (long)r;
+        if (*hi < 0 || x > cell(rk, (size_t)*hi, col)) *hi = (long)r;
+    }
+    double med = NAN;
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_dbl);
+        med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    free(v);
+    return med;
+}
+
+/* The rank that starts collectives latest, if it stands out: more than 5
+ * median absolute deviations and 0.001 step above the median rank.  Ranks
+ * that tie (small or very regular traces) name no straggler. */
+static long straggler_row(const hta_table *ps) {
+    if (!ps || ps->nrows < 3) return -1;
+    long lo, hi;
+    double med = col_median(ps, "mean_normalized_start", &lo, &hi);
+    if (isnan(med) || hi < 0) return -1;
+    double *dev = malloc(ps->nrows * sizeof *dev);
+    if (!dev) return -1;
+    size_t n = 0;
+    for (size_t r = 0; r < ps->nrows; r++) {
+        double x = cell(ps, r, "mean_normalized_start");
+        if (!isnan(x)) dev[n++] = fabs(x - med);
+    }
+    qsort(dev, n, sizeof *dev, cmp_dbl);
+    double mad = n % 2 ? dev[n / 2] : (dev[n / 2 - 1] + dev[n / 2]) / 2;
+    free(dev);
+    double margin = cell(ps, (size_t)hi, "mean_normalized_start") - med;
+    return margin > 0.001 && margin > 5 * mad ? hi : -1;
+}
+
+static void summary_findings(findings *f, const hta_table *rk) {
+    long lo, hi;
+    size_t n = rk->nrows;
+    double idle = col_median(rk, "idle_pctg", &lo, &hi);
+    if (isnan(idle)) {
+        add_finding(f, -1, "gpu", "CPU-only traces, or the profiler did not record CUDA activity",
+                    "no GPU kernels on any of the %zu ranks", n);
+        return;
+    }
+    /* the most common main idle cause */
+    static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
+    size_t cnt[3] = {0, 0, 0};
+    for (size_t r = 0; r < n; r++) {
+        const char *c = cell_str(rk, r, "main_idle_cause");
+        for (int j = 0; c && j < 3; j++) cnt[j] += !strcmp(c, causes[j]);
+    }
+    int best = cnt[1] > cnt[0] ? 1 : 0;
+    if (cnt[2] > cnt[best]) best = 2;
+    add_finding(f, -1, "idle", idle_advice(causes[best]),
+                "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
+                "the main cause is %s on %zu of them",
+                idle, n, cell(rk, (size_t)lo, "idle_pctg"), cell(rk, (size_t)lo, "rank"),
+                cell(rk, (size_t)hi, "idle_pctg"), cell(rk, (size_t)hi, "rank"), causes[best], cnt[best]);
+    for (size_t r = 0; r < n; r++) /* ranks well above the others */
+        if (cell(rk, r, "idle_pctg") > idle + 10)
+            add_finding(f, (int64_t)cell(rk, r, "rank"), "idle",
+                        "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
+                        "with a typical rank's",
+                        "GPU idle %.1f%%, median of all ranks %.1f%%", cell(rk, r, "idle_pctg"), idle);
+    double ov = col_median(rk, "comm_comp_overlap_pctg", &lo, &hi);
+    if (!isnan(ov))
+        add_finding(f, -1, "communication",
+                    ov < 50 ? "collectives run mostly exposed: overlap them with compute (DDP bucketing, FSDP "
+                              "prefetch, async collectives); see `hta overlap`"
+                            : "see `hta overlap`",
+                    "communication overlapped with compute: median %.1f%% (least %.1f%% on rank %.0f)", ov,
+                    cell(rk, (size_t)lo, "comm_comp_overlap_pctg"), cell(rk, (size_t)lo, "rank"));
+    double lod = 0, la = 0;
+    for (size_t r = 0; r < n; r++) {
+        double a = cell(rk, r, "launches"), d = cell(rk, r, "launch_delay_outliers");
+        if (!isnan(a)) la += a, lod += isnan(d) ? 0 : d;
+    }
+    if (la > 0 && lod / la >= 0.05)
+        add_finding(f, -1, "launch",
+                    "kernels wait in a long launch queue or behind a sync; see `hta launch`, `hta counters`",
+                    "%.0f of %.0f launches (%.0f%%) over all ranks start more than 100 us after their launch call",
+                    lod, la, 100 * lod / la);
+}
+
 /* What bounds each rank's critical path: HTA's bound_by summary per rank, and
  * a finding naming the largest share. */
 static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, const size_t *sel, size_t ns,
@@ -366,6 +468,8 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
     hta_table *tb = hta_table_new_with("critical_path", cols, 4);
     if (!tb) return OOM();
     hta_status st = HTA_OK;
+    char *bound[16]; /* many ranks: how often each bound_by is the largest */
+    size_t bound_n[16] = {0}, nbound = 0;
     for (size_t k = 0; k < ns && !st; k++) {
         int32_t rank = t->ranks[sel[k]]->rank;
         hta_cpath_opts co = {0};
@@ -404,7 +508,13 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
             snprintf(todo, sizeof todo,
                      "`hta critical-path --rank %d --what-if RULE` estimates what an optimisation would save "
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
-            if (best >= 0)
+            if (best >= 0 && ns > RANKS_IN_FULL) {
+                const char *bb = cell_str(sm, (size_t)best, "bound_by");
+                size_t j = 0;
+                while (j < nbound && strcmp(bound[j], bb)) j++;
+                if (j == nbound && nbound < 16) bound[nbound++] = bb ? strdup(bb) : NULL;
+                if (j < 16) bound_n[j]++;
+            } else if (best >= 0)
                 add_finding(f, rank, "critical path", todo,
                             "critical path %.0f us, %.1f%% %s", (double)path.length / 1000.0,
                             cell(sm, (size_t)best, "percentage"), cell_str(sm, (size_t)best, "bound_by"));
@@ -413,6 +523,18 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
         hta_cpath_path_free(&path);
         hta_cpath_free(g);
     }
+    if (!st && nbound) {
+        char text[512] = "";
+        for (size_t j = 0; j < nbound; j++) {
+            size_t l = strlen(text);
+            snprintf(text + l, sizeof text - l, "%s%s on %zu rank%s", j ? ", " : "", bound[j] ? bound[j] : "?",
+                     bound_n[j], bound_n[j] == 1 ? "" : "s");
+        }
+        add_finding(f, -1, "critical path",
+                    "`hta critical-path --rank R --what-if RULE` estimates what an optimisation would save",
+                    "largest share of the critical path: %s", text);
+    }
+    for (size_t j = 0; j < nbound; j++) free(bound[j]);
     if (st) {
         hta_table_free(tb);
         return st;
@@ -446,7 +568,9 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
     }
     hta_table_col_wrap(f.t, 2);
     hta_table_col_wrap(f.t, 3);
-    for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
+    if (ns > RANKS_IN_FULL) summary_findings(&f, rk);
+    else
+        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
     if ((st = kernel_types_table(&p, out, err))) goto done;
     if ((st = kernel_tables(&p, o->top_kernels > 0 ? o->top_kernels : 10, out, &ktotal, &kv, &nk, err))) goto done;
     if (nk && ktotal > 0) {
@@ -459,12 +583,16 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
     }
     if (o->critical_path && (st = critical_paths(t, o, sel, ns, &f, out, err))) goto done;
     const hta_table *ps = p.have_stragglers ? hta_result_find(&p.stragglers, "potential_stragglers") : NULL;
-    for (size_t i = 0; ps && i < ps->nrows; i++)
-        add_finding(&f, (int64_t)cell(ps, i, "rank"), "straggler",
+    long worst = straggler_row(ps);
+    if (worst >= 0)
+        add_finding(&f, (int64_t)cell(ps, (size_t)worst, "rank"), "straggler",
                     "the other ranks wait for this one in collectives: look at its data loading, CPU load "
                     "and GPU clocks; see `hta stragglers`",
-                    "rank %.0f arrives last at collectives in %.0f of %.0f steps", cell(ps, i, "rank"),
-                    cell(ps, i, "flagged_steps"), cell(ps, i, "steps"));
+                    "rank %.0f starts collectives last (normalized start %.4f, the median rank %.4f) in %.0f of "
+                    "%.0f steps",
+                    cell(ps, (size_t)worst, "rank"), cell(ps, (size_t)worst, "mean_normalized_start"),
+                    col_median(ps, "mean_normalized_start", &(long){0}, &(long){0}),
+                    cell(ps, (size_t)worst, "flagged_steps"), cell(ps, (size_t)worst, "steps"));
     if (!f.ok || sort_findings(&f)) {
         st = OOM();
         goto done;

@@ -93,5 +93,38 @@ class Report(unittest.TestCase):
             self.assertEqual([x["rank"] for x in s], [2])
 
 
+    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
+    def test_many_ranks_are_summarised(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+                            "--ranks", "12", "--layers", "4", "--steps", "4", "--straggler", "9", "--quiet"],
+                           check=True)
+            rep, _ = tables("report", d)
+            self.assertEqual(len(rows(rep["ranks"])), 12)
+            f = rows(rep["findings"])
+            idle = [x for x in f if x["area"] == "idle" and x["rank"] is None]
+            self.assertEqual(len(idle), 1)
+            self.assertIn("over 12 ranks", idle[0]["finding"])
+            med = sorted(r["idle_pctg"] for r in rows(rep["ranks"]))
+            self.assertIn("median %.1f%%" % ((med[5] + med[6]) / 2), idle[0]["finding"])
+            self.assertEqual([x["rank"] for x in f if x["area"] == "straggler"], [9])
+            # per-rank findings only for ranks that stand out
+            self.assertLess(len(f), 12)
+
+    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
+    def test_no_straggler_claimed_on_ties(self):
+        # 3 layers, 3 steps: every rank starts its collectives at the same normalized time,
+        # so the data cannot tell which rank straggles
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+                            "--ranks", "16", "--layers", "3", "--steps", "3", "--straggler", "11", "--quiet"],
+                           check=True)
+            st, _ = tables("stragglers", d, "--candidates", "16")
+            starts = [r["mean_normalized_start"] for r in rows(st["potential_stragglers"])]
+            self.assertLess(max(starts) - min(starts), 0.001)
+            rep, _ = tables("report", d)
+            self.assertEqual([x for x in rows(rep["findings"]) if x["area"] == "straggler"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -112,3 +112,23 @@ void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, cons
     else
         hta_result_note(out, "rank %d has no %s (a CPU-only trace?)", r->rank, what);
 }
+
+hta_status bd_union_pair(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel, int type_a,
+                         int type_b, bd_pair *out, hta_error *err) {
+    bd_rows b;
+    hta_status st = bd_rows_build(t, ri, vo, sel, &b, err);
+    if (st) return st;
+    int64_t *as = NULL, *ae = NULL, *bs = NULL, *be = NULL;
+    long na = bd_union(&b, type_a, &as, &ae);
+    long nb = na < 0 ? -1 : bd_union(&b, type_b, &bs, &be);
+    bd_rows_free(&b);
+    if (na >= 0 && nb >= 0) {
+        out->na = (size_t)na;
+        out->span = na ? ae[na - 1] - as[0] : 0;
+        out->len_a = hta_union_length(as, ae, (size_t)na);
+        out->len_b = hta_union_length(bs, be, (size_t)nb);
+        out->both = hta_union_overlap(as, ae, (size_t)na, bs, be, (size_t)nb);
+    }
+    free(as), free(ae), free(bs), free(be);
+    return na < 0 || nb < 0 ? BD_OOM(err) : HTA_OK;
+}

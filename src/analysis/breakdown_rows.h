@@ -26,6 +26,16 @@ void bd_rows_free(bd_rows *b);
  * out of memory. */
 long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue);
 
+/* Two unions over one rank's GPU rows (types a and b, < 0 = all rows) and
+ * how they relate: what temporal breakdown and overlap are made of. */
+typedef struct bd_pair {
+    size_t na;          /* intervals in union a */
+    int64_t span;       /* first start to last end of union a, ns */
+    int64_t len_a, len_b, both; /* union lengths and their overlap, ns */
+} bd_pair;
+hta_status bd_union_pair(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel, int type_a,
+                         int type_b, bd_pair *out, hta_error *err);
+
 /* Adds a note saying why rank r has no GPU rows of the kind `sel` (`what`
  * names them): none at all, or none inside HTA's profiled steps. */
 void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out);

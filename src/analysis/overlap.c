@@ -17,25 +17,15 @@ hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result
     size_t ns = hta_select_ranks(t, &o->common, &sel);
     if (!sel) goto oom;
     for (size_t k = 0; k < ns; k++) {
-        bd_rows b;
-        hta_status st = bd_rows_build(t, sel[k], &o->common.view, o->gpu_rows, &b, err);
+        bd_pair u;
+        hta_status st = bd_union_pair(t, sel[k], &o->common.view, o->gpu_rows, HTA_KT_COMMUNICATION,
+                                      HTA_KT_COMPUTATION, &u, err);
         if (st) {
             free(sel);
             hta_table_free(tb);
             return st;
         }
-        int64_t *ms = NULL, *me = NULL, *cs = NULL, *ce = NULL;
-        long nm = bd_union(&b, HTA_KT_COMMUNICATION, &ms, &me);
-        long nc = nm < 0 ? -1 : bd_union(&b, HTA_KT_COMPUTATION, &cs, &ce);
-        bd_rows_free(&b);
-        if (nm < 0 || nc < 0) {
-            free(ms), free(me), free(sel);
-            goto oom;
-        }
-        int64_t comm = hta_union_length(ms, me, (size_t)nm);
-        int64_t comp = hta_union_length(cs, ce, (size_t)nc);
-        int64_t both = hta_union_overlap(ms, me, (size_t)nm, cs, ce, (size_t)nc);
-        free(ms), free(me), free(cs), free(ce);
+        int64_t comm = u.len_a, comp = u.len_b, both = u.both;
         int32_t rank = t->ranks[sel[k]]->rank;
         if (!comm)
             hta_result_note(out, "rank %d has no communication kernels: overlap percentage is undefined (null)",

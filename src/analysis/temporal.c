@@ -24,25 +24,15 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
     size_t ns = hta_select_ranks(t, &o->common, &sel);
     if (!sel) goto oom;
     for (size_t k = 0; k < ns; k++) {
-        bd_rows b;
-        hta_status st = bd_rows_build(t, sel[k], &o->common.view, o->gpu_rows, &b, err);
+        bd_pair u;
+        hta_status st = bd_union_pair(t, sel[k], &o->common.view, o->gpu_rows, -1, HTA_KT_COMPUTATION, &u, err);
         if (st) {
             free(sel);
             hta_table_free(tb);
             return st;
         }
-        int64_t *us = NULL, *ue = NULL, *cs = NULL, *ce = NULL;
-        long nu = bd_union(&b, -1, &us, &ue);
-        long nc = nu < 0 ? -1 : bd_union(&b, HTA_KT_COMPUTATION, &cs, &ce);
-        bd_rows_free(&b);
-        if (nu < 0 || nc < 0) {
-            free(us), free(ue), free(sel);
-            goto oom;
-        }
-        int64_t span = nu ? ue[nu - 1] - us[0] : 0;
-        int64_t busy = hta_union_length(us, ue, (size_t)nu);
-        int64_t comp = hta_union_length(cs, ce, (size_t)nc);
-        free(us), free(ue), free(cs), free(ce);
+        size_t nu = u.na;
+        int64_t span = u.span, busy = u.len_a, comp = u.len_b;
         int32_t rank = t->ranks[sel[k]]->rank;
         if (!nu) bd_note_empty(t, t->ranks[sel[k]], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
         long row = hta_table_add_row(tb);

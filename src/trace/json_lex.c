@@ -57,22 +57,7 @@ lex_rc lex_string_slow(lex *L, const char *p, const char **out, int *esc) {
     const unsigned char *end = (const unsigned char *)L->end;
     int e = 0;
     for (;;) {
-#if defined(__SSE2__)
-        for (;;) {
-            __m128i v = _mm_loadu_si128((const __m128i *)s);
-            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            unsigned mask = (unsigned)_mm_movemask_epi8(m);
-            if (mask) {
-                s += __builtin_ctz(mask);
-                break;
-            }
-            s += 16;
-        }
-#else
-        while (*s != '"' && *s != '\\' && *s >= 0x20 && *s < 0x80) s++;
-#endif
+        s = (const unsigned char *)lex_plain_end((const char *)s);
         unsigned c = *s;
         if (c == '"') {
             *out = (const char *)s;

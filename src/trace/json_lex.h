@@ -61,29 +61,36 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out);
 /* A NUL at the sentinel means "need more bytes"; elsewhere it is an error. */
 #define LEX_END_OR(L, at, msg) ((at) >= (L)->end ? LEX_MORE : LEX_ERROR(L, at, msg))
 
-/* Strings: the common case (ASCII, no escapes) inline; anything else is
- * scanned again from the start by the careful path. */
-static inline lex_rc lex_string(lex *L, const char *p, const char **out, int *esc) {
+/* The first byte at or after s that ends plain ASCII string text: a quote,
+ * a backslash, a control character (the sentinel NUL is one) or a non-ASCII
+ * byte. */
+static inline const char *lex_plain_end(const char *s) {
 #if defined(__SSE2__)
-    const char *s = p;
     for (;;) {
         __m128i v = _mm_loadu_si128((const __m128i *)s);
         __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
                                               _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
                                  _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
         unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        if (mask) {
-            s += __builtin_ctz(mask);
-            break;
-        }
+        if (mask) return s + __builtin_ctz(mask);
         s += 16;
     }
+#else
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u != '"' && *u != '\\' && *u >= 0x20 && *u < 0x80) u++;
+    return (const char *)u;
+#endif
+}
+
+/* Strings: the common case (ASCII, no escapes) inline; anything else is
+ * scanned again from the start by the careful path. */
+static inline lex_rc lex_string(lex *L, const char *p, const char **out, int *esc) {
+    const char *s = lex_plain_end(p);
     if (*s == '"') {
         *out = s;
         *esc = 0;
         return LEX_OK;
     }
-#endif
     return lex_string_slow(L, p, out, esc);
 }
 

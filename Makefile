@@ -7,7 +7,9 @@ OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
 WARN     = -std=c17 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wno-unused-parameter
-CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE
+DEFS     = -D_GNU_SOURCE
+# Tests and benches see every header; library folders only their layer's (below).
+CPPFLAGS += -Iinclude -Isrc $(DEFS)
 LDLIBS  += -lm -lpthread
 
 ifeq ($(SAN),1)
@@ -16,23 +18,35 @@ ifeq ($(SAN),1)
 endif
 
 # gzip: ISA-L's igzip when installed (fastest inflate Debian has), zlib otherwise.
-HAVE_ISAL := $(shell printf '\#include <isa-l/igzip_lib.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+HAVE_ISAL := $(shell $(CC) -E -include isa-l/igzip_lib.h -x c /dev/null >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_ISAL),1)
-  CPPFLAGS += -DHTA_HAVE_ISAL=1
+  DEFS += -DHTA_HAVE_ISAL=1
   LDLIBS += -lisal
 endif
 LDLIBS += -lz
 
-LIB_SRC := $(sort $(wildcard src/util/*.c src/trace/*.c src/analysis/*.c src/cpath/*.c src/output/*.c))
+# The library's layers, lowest first (src/layers.txt, docs/architecture.md).
+LIB_LAYERS := core trace table ctx analysis cpath merge report
+LIB_SRC := $(sort $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 
 all: $(BUILD)/hta
 
-$(BUILD)/obj/%.o: %.c
+# A file under src/LAYER/ sees only the folders and public headers its layer
+# may use (an include folder of links made by mk/incfarm.sh); tests and
+# benches see everything.
+layer_of = $(word 2,$(subst /, ,$(1)))
+src_cppflags = $(if $(filter src/%,$(1)),-I$(BUILD)/inc/$(call layer_of,$(1)) $(DEFS),$(CPPFLAGS))
+
+$(BUILD)/inc/%/.stamp: src/layers.txt mk/incfarm.sh
+	@sh mk/incfarm.sh $(BUILD)/inc $*
+
+INC_STAMPS = $(foreach l,$(LIB_LAYERS) cli tracer,$(BUILD)/inc/$(l)/.stamp)
+$(BUILD)/obj/%.o: %.c | $(INC_STAMPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+	$(CC) $(call src_cppflags,$<) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
 $(BUILD)/libhta.a: $(LIB_OBJ)
 	@rm -f $@

@@ -9,9 +9,9 @@ TRACER_LIBS := -ldl -lpthread -lm
 # A real CUDA header, when installed, checks our hand-written prototypes.
 TRACER_CUDA_INC := $(firstword $(wildcard /usr/include/cuda_runtime_api.h /usr/local/cuda/include/cuda_runtime_api.h))
 
-$(BUILD)/obj-pic/%.o: %.c
+$(BUILD)/obj-pic/%.o: %.c | $(INC_STAMPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(CC) $(call src_cppflags,$<) $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(BUILD)/libhtatrace.so: $(TRACER_OBJ)
 	$(CC) -shared -Wl,-soname,libhtatrace.so $(LDFLAGS) -o $@ $(TRACER_OBJ) $(TRACER_LIBS)

@@ -3,24 +3,12 @@
 #ifndef HTA_ANALYSIS_H
 #define HTA_ANALYSIS_H
 
+#include "hta/context.h"
 #include "hta/table.h"
-#include "hta/trace.h"
-#include "hta/view.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Options every analysis shares: which ranks, how HTA's table is formed. */
-typedef struct hta_common_opts {
-    const int32_t *ranks; /* NULL = all loaded ranks */
-    size_t nranks;
-    hta_view_opts view;
-} hta_common_opts;
-
-/* Ranks selected by o, as indexes into t->ranks.  Returns the count; *idx is
- * malloc'ed (free it). */
-size_t hta_select_ranks(const hta_trace *t, const hta_common_opts *o, size_t **idx);
 
 /* `hta info`: tables `ranks`, `categories`, `streams`, `steps`. */
 hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err);

@@ -15,6 +15,7 @@
 
 #include "hta/analysis.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 #ifdef __cplusplus
 extern "C" {

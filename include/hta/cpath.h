@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hta/analysis.h"
+#include "hta/context.h"
+#include "hta/table.h"
 #include "hta/symtab.h"
 
 #ifdef __cplusplus

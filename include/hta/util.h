@@ -1,4 +1,5 @@
-/* Building blocks shared by the analyses (analyses.md §0-§2). */
+/* Building blocks every layer uses: pandas statistics, interval unions,
+ * numpy-compatible sorts, JSON quoting (analyses.md §0-§2, Appendix A). */
 #ifndef HTA_UTIL_H
 #define HTA_UTIL_H
 
@@ -8,23 +9,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* HTA's kernel types (analyses.md §1), from the full kernel name. */
-typedef enum hta_kernel_type {
-    HTA_KT_COMMUNICATION,
-    HTA_KT_MEMORY,
-    HTA_KT_COMPUTATION,
-    HTA_KT_OTHER,
-} hta_kernel_type;
-hta_kernel_type hta_kernel_type_of(const char *name);
-const char *hta_kernel_type_name(hta_kernel_type k); /* "COMMUNICATION", ... */
-/* "Memset", "Memcpy Unknown" or the first 11 characters ("Memcpy DtoH"); buf >= 12 bytes. */
-const char *hta_memory_kernel_type(const char *name, char *buf);
-/* Communication under any NCCL/RCCL naming (ncclKernel_*, ncclDevKernel_*, RCCL's), by name. */
-int hta_is_nccl_kernel_name(const char *name);
-
-/* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory). */
-char *hta_shorten_name(const char *name);
 
 /* pandas round(x, d): half to even on x * 10^d. */
 double hta_round(double x, int decimals);

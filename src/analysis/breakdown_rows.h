@@ -4,6 +4,7 @@
 
 #include "hta/breakdown.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 typedef struct bd_rows {
     hta_view v;       /* HTA's table of the rank */

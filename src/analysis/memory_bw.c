@@ -5,6 +5,7 @@
 
 #include "hta/counters.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 void hta_membw_series_free(hta_membw_series *s) {
     free(s->ts);

@@ -13,6 +13,7 @@
 
 #include "hta/launch.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 #define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 

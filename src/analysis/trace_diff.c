@@ -6,6 +6,7 @@
 
 #include "hta/counters.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 #define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 

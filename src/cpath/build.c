@@ -9,8 +9,8 @@
 
 #include "cpath/internal.h"
 #include "hta/util.h"
-#include "util/hash.h"
-#include "util/vec.h"
+#include "core/hash.h"
+#include "core/vec.h"
 
 #define KK_THRESHOLD_NS 1500000 /* KERNEL_KERNEL_DELAY_THRESHOLD_US */
 

@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 
 #include "cpath/internal.h"
-#include "util/bigbuf.h"
-#include "util/hash.h"
+#include "core/bigbuf.h"
+#include "core/hash.h"
 
 static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
     "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",

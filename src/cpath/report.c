@@ -5,6 +5,7 @@
 
 #include "cpath/internal.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 static int is_comm_name(const char *s) {
     return !strncmp(s, "nccl", 4) || !strncmp(s, "hip", 3) || !strncmp(s, "hccl", 4) ||

@@ -8,6 +8,7 @@
 
 #include "cpath/internal.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE };
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hash.h"
+#include "core/hash.h"
 
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
     int64_t t = r->ts[i], d = r->dur[i];

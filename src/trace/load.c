@@ -15,10 +15,10 @@
 
 #include "hta/trace.h"
 #include "trace/derive.h"
-#include "util/bigbuf.h"
+#include "core/bigbuf.h"
 #include "trace/parse.h"
 #include "trace/rank_build.h"
-#include "util/vec.h"
+#include "core/vec.h"
 
 typedef struct job {
     char *path;

@@ -11,7 +11,7 @@
 
 #include "hta/rawtrace.h"
 #include "trace/input.h"
-#include "util/bigbuf.h"
+#include "core/bigbuf.h"
 #include "trace/json_lex.h"
 
 #define BLOCK (1u << 20)

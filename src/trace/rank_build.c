@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/bigbuf.h"
-#include "util/hash.h"
-#include "util/vec.h"
+#include "core/bigbuf.h"
+#include "core/hash.h"
+#include "core/vec.h"
 
 int rank_build_init(rank_build *b, hta_rank *r) {
     memset(b, 0, sizeof *b);

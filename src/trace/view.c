@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "trace/derive.h"
-#include "util/bigbuf.h"
-#include "util/hash.h"
+#include "core/bigbuf.h"
+#include "core/hash.h"
 
 void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
     if (mode == HTA_TIME_HTA) {

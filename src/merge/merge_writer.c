@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/merge_json.h"
+#include "merge/merge_json.h"
 #include "hta/merge.h"
 #include "hta/rawtrace.h"
 

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "hta/analysis.h"
+#include "hta/context.h"
 
 size_t hta_select_ranks(const hta_trace *t, const hta_common_opts *o, size_t **idx) {
     *idx = malloc((t->nranks ? t->nranks : 1) * sizeof **idx);

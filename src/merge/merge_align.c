@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/merge_json.h"
+#include "merge/merge_json.h"
 #include "hta/merge.h"
 #include "hta/rawtrace.h"
 #include "hta/symtab.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 #define PID_STRIDE 1000
 /* Residuals within this are never called outliers: MAD is 0 on exact data. */

@@ -1,4 +1,4 @@
-#include "util/bigbuf.h"
+#include "core/bigbuf.h"
 
 #include <stdint.h>
 #include <string.h>

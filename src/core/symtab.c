@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hash.h"
-#include "util/vec.h"
+#include "core/hash.h"
+#include "core/vec.h"
 
 #define BLOCK_SIZE (1u << 20)
 

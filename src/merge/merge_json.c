@@ -1,4 +1,4 @@
-#include "analysis/merge_json.h"
+#include "merge/merge_json.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/vec.h"
+#include "core/vec.h"
 
 hta_table *hta_table_new(const char *name) {
     hta_table *t = calloc(1, sizeof *t);

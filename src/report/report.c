@@ -1,5 +1,6 @@
 /* The holistic report: runs the analyses, reads their tables back and says
  * what they mean, with the figures. */
+#include "hta/vocab.h"
 #include "hta/report.h"
 
 #include <math.h>

@@ -1,0 +1,69 @@
+/* Interval unions (analyses.md §2): the basis of idle, overlap and temporal
+ * breakdowns, in exact int64 ns. */
+#include "hta/util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct se {
+    int64_t s, e;
+} se;
+
+
+static int cmp_se(const void *a, const void *b) {
+    const se *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *us, int64_t *ue) {
+    if (!n) return 0;
+    se *v = malloc(n * sizeof *v);
+    if (!v) return 0;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (se){ts[i], ts[i] + dur[i]};
+        if (i && ts[i] < ts[i - 1]) sorted = 0;
+    }
+    if (!sorted) qsort(v, n, sizeof *v, cmp_se);
+    size_t m = 0;
+    int64_t maxend = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m == 0 || v[i].s > maxend) {
+            us[m] = v[i].s;
+            ue[m] = v[i].e;
+            m++;
+            maxend = v[i].e;
+        } else {
+            if (v[i].e > ue[m - 1]) ue[m - 1] = v[i].e;
+            if (v[i].e > maxend) maxend = v[i].e;
+        }
+    }
+    free(v);
+    return m;
+}
+
+int64_t hta_union_length(const int64_t *us, const int64_t *ue, size_t n) {
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++) s += ue[i] - us[i];
+    return s;
+}
+
+int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const int64_t *bs,
+                          const int64_t *be, size_t nb) {
+    size_t i = 0, j = 0;
+    int64_t tot = 0;
+    while (i < na && j < nb) {
+        int64_t lo = as[i] > bs[j] ? as[i] : bs[j];
+        int64_t hi = ae[i] < be[j] ? ae[i] : be[j];
+        if (hi > lo) tot += hi - lo;
+        if (ae[i] < be[j]) i++;
+        else j++;
+    }
+    return tot;
+}
+
+/* ---- numpy's introsort argsort (analyses.md Appendix A) ---- */
+

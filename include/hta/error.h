@@ -33,6 +33,24 @@ hta_status hta_fail(hta_error *err, hta_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 hta_status hta_vfail(hta_error *err, hta_status code, const char *fmt, va_list ap);
 
+/* The one out-of-memory failure: sets err to HTA_ENOMEM, "out of memory". */
+hta_status hta_oom(hta_error *err);
+
+/* Forwarding: evaluates expr (an hta_status) and returns it from the calling
+ * function when it is not HTA_OK; err already holds the message. */
+#define HTA_TRY(expr)                                                          \
+    do {                                                                       \
+        hta_status hta_try_st_ = (expr);                                       \
+        if (hta_try_st_ != HTA_OK) return hta_try_st_;                         \
+    } while (0)
+
+/* The same, for functions with a cleanup block: stores the status in st and
+ * jumps to label. */
+#define HTA_TRY_GOTO(st, expr, label)                                          \
+    do {                                                                       \
+        if (((st) = (expr)) != HTA_OK) goto label;                             \
+    } while (0)
+
 /* Prepends "prefix: " to an error message already set. */
 void hta_error_prefix(hta_error *err, const char *prefix);
 

@@ -9,7 +9,6 @@
 #include "hta/launch.h"
 #include "hta/util.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 void hta_annotation_opts_default(hta_annotation_opts *o) {
     memset(o, 0, sizeof *o);
@@ -141,7 +140,7 @@ oom:
     free(g);
     free(cum);
     hta_view_free(&v);
-    return OOM();
+    return hta_oom(err);
 }
 
 hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opts *o, hta_result *out,
@@ -149,7 +148,7 @@ hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opt
     const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
     hta_table *tb = hta_table_new("gpu_user_annotation_breakdown");
     size_t *sel = NULL;
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     static const struct {
         const char *n;
         hta_col_type ty;
@@ -184,10 +183,10 @@ hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opt
                             folded, o->num_kernels, o->duration_ratio);
         free(sel);
     }
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     free(sel);
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }

@@ -15,7 +15,6 @@
 #include "hta/launch.h"
 #include "hta/util.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -277,7 +276,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
     st = HTA_OK;
     goto out;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 out:
     free(ops);
     free(oend);
@@ -322,7 +321,7 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
     hta_table *tb = hta_table_new("aten_op_kernels_and_delay");
     size_t *sel = NULL;
     unsigned char *kind = NULL;
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     static const struct {
         const char *n;
         hta_col_type ty;
@@ -369,11 +368,11 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
                         nt.many_kernels == 1 ? "" : "es");
     free(sel);
     free(kind);
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     free(sel);
     free(kind);
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }

@@ -15,7 +15,6 @@
 #include "hta/rawtrace.h"
 #include "hta/util.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 /* Output buffered here: one write per 1 MiB, not per event. */
 typedef struct obuf {
@@ -215,7 +214,7 @@ static hta_status augment_rank(job *j, char *buf) {
     int gz = is_gzip(r->path);
     path = out_name(outdir, r->path, gz);
     if (!path) {
-        st = OOM();
+        st = hta_oom(err);
         goto done;
     }
     aug a = {{0}, t, r, &q, &m, v.origin_ns, 0, 0, 0, 0};
@@ -269,7 +268,7 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&p->mu);
         if (k >= p->n) break;
         job *j = &p->jobs[k];
-        j->st = buf ? augment_rank(j, buf) : hta_fail(&j->err, HTA_ENOMEM, "out of memory");
+        j->st = buf ? augment_rank(j, buf) : hta_oom(&j->err);
     }
     free(buf);
     return NULL;
@@ -280,13 +279,13 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
     hta_status dst = hta_output_dir(outdir, err);
     if (dst) return dst;
     hta_table *tb = hta_table_new("augmented");
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     static const char *const cols[] = {"rank", "file", "events", "queue_length_events", "memory_bw_events"};
     static const hta_col_type ty[] = {HTA_COL_INT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_INT};
     for (size_t c = 0; c < 5; c++)
         if (hta_table_add_col(tb, cols[c], ty[c]) < 0) {
             hta_table_free(tb);
-            return OOM();
+            return hta_oom(err);
         }
     size_t *sel = NULL;
     size_t ns = hta_select_ranks(t, &o->common, &sel);
@@ -295,7 +294,7 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
         free(sel);
         free(p.jobs);
         hta_table_free(tb);
-        return OOM();
+        return hta_oom(err);
     }
     for (size_t k = 0; k < ns; k++) p.jobs[k] = (job){.t = t, .o = o, .outdir = outdir, .ri = sel[k]};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -318,7 +317,7 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
         if (!st) {
             long row = hta_table_add_row(tb);
             if (row < 0 || hta_table_set_str(tb, (size_t)row, 1, j->path)) {
-                st = OOM();
+                st = hta_oom(err);
             } else {
                 hta_table_set_int(tb, (size_t)row, 0, t->ranks[j->ri]->rank);
                 hta_table_set_int(tb, (size_t)row, 2, (int64_t)j->nev);
@@ -334,5 +333,5 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
         hta_table_free(tb);
         return st;
     }
-    return hta_result_add(out, tb) ? OOM() : HTA_OK;
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }

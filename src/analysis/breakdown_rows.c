@@ -42,7 +42,7 @@ hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo,
         free(catok);
         free(ktype);
         bd_rows_free(b);
-        return BD_OOM(err);
+        return hta_oom(err);
     }
     for (size_t c = 0; c < t->ncats; c++)
         catok[c] = sel == HTA_GPU_ROWS_ANY_STREAM ||
@@ -130,5 +130,5 @@ hta_status bd_union_pair(const hta_trace *t, size_t ri, const hta_view_opts *vo,
         out->both = hta_union_overlap(as, ae, (size_t)na, bs, be, (size_t)nb);
     }
     free(as), free(ae), free(bs), free(be);
-    return na < 0 || nb < 0 ? BD_OOM(err) : HTA_OK;
+    return na < 0 || nb < 0 ? hta_oom(err) : HTA_OK;
 }

@@ -44,6 +44,5 @@ void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, cons
 /* Is this row GPU activity in the sense of `sel`? */
 int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_rows sel);
 
-#define BD_OOM(err) hta_fail((err), HTA_ENOMEM, "out of memory")
 
 #endif

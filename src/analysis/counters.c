@@ -6,7 +6,6 @@
 #include "hta/counters.h"
 #include "hta/util.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 static const char *const stat_cols[] = {"count", "mean", "std", "min", "25%", "50%", "75%", "max"};
 
@@ -181,11 +180,11 @@ hta_status hta_counters(const hta_trace *t, const hta_counters_opts *o, hta_resu
     for (size_t k = 0; k < 5; k++)
         if (all[k] && hta_result_add(out, all[k])) {
             for (size_t j = k + 1; j < 5; j++) hta_table_free(all[j]);
-            return OOM();
+            return hta_oom(err);
         }
     return HTA_OK;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 fail:
     hta_queue_series_free(&q);
     hta_membw_series_free(&m);

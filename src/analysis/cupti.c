@@ -9,7 +9,6 @@
 #include "hta/counters.h"
 #include "hta/util.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 /* HTA's default arg columns (TF§5.1) after stream and correlation. */
 static const struct {
@@ -233,7 +232,7 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
     }
     goto done;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 done:
     free(P);
     free(L);
@@ -247,7 +246,7 @@ done:
 hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
     size_t *sel = NULL;
     size_t ns = hta_select_ranks(t, o, &sel);
-    if (!sel) return OOM();
+    if (!sel) return hta_oom(err);
     /* counter columns: every args key of every profiled range, by name */
     uint32_t nsym = hta_symtab_count(t->sym);
     unsigned char *seen = calloc(nsym ? nsym : 1, 1);
@@ -310,9 +309,9 @@ hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_
     free(sel);
     free(seen);
     free(keys);
-    return hta_result_add(out, tb) ? OOM() : HTA_OK;
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 fail:
     free(sel);
     free(seen);

@@ -15,7 +15,7 @@ hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_ev
     };
     size_t *sel;
     size_t ns = hta_select_ranks(t, o, &sel);
-    if (!sel) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!sel) return hta_oom(err);
     hta_table *tb = hta_table_new_with("events", cols, sizeof cols / sizeof *cols);
     hta_status st = HTA_OK;
     if (!tb) goto oom;
@@ -59,10 +59,10 @@ hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_ev
         hta_view_free(&v);
     }
     free(sel);
-    if (hta_result_add(out, tb)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
-    st = hta_fail(err, HTA_ENOMEM, "out of memory");
+    st = hta_oom(err);
 fail:
     free(sel);
     hta_table_free(tb);

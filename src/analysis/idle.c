@@ -159,7 +159,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o
 done:
     free(vpos), free(end), free(launch), free(idx), free(sid), free(keys), free(scratch), free(start);
     bd_rows_free(&b);
-    return bad ? BD_OOM(err) : HTA_OK;
+    return bad ? hta_oom(err) : HTA_OK;
 }
 
 hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_result *out, hta_error *err) {
@@ -179,7 +179,7 @@ hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_re
         free(sel);
         hta_table_free(tb.idle);
         hta_table_free(tb.stats);
-        return BD_OOM(err);
+        return hta_oom(err);
     }
     for (size_t k = 0; k < ns; k++) {
         hta_status s = one_rank(t, sel[k], o, &tb, out, err);
@@ -193,8 +193,8 @@ hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_re
     free(sel);
     if (hta_result_add(out, tb.idle)) {
         hta_table_free(tb.stats);
-        return BD_OOM(err);
+        return hta_oom(err);
     }
-    if (tb.stats && hta_result_add(out, tb.stats)) return BD_OOM(err);
+    if (tb.stats && hta_result_add(out, tb.stats)) return hta_oom(err);
     return HTA_OK;
 }

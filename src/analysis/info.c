@@ -4,7 +4,6 @@
 
 #include "hta/analysis.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
                               hta_error *err) {
@@ -18,7 +17,7 @@ static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, 
         {"load_s", HTA_COL_FLOAT},
     };
     hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[sel[k]];
         long row = hta_table_add_row(tb);
@@ -86,11 +85,11 @@ static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, 
         hta_table_set_int(tb, row, c++, (int64_t)r->bytes_json);
         hta_table_set_float(tb, row, c++, r->load_seconds);
     }
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }
 
 /* events per category: in the file, and in HTA's table (after its filter) */
@@ -99,7 +98,7 @@ static hta_status categories_table(const hta_trace *t, const hta_common_opts *o,
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"cat", HTA_COL_STR}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT}};
     hta_table *tb = hta_table_new_with("categories", cols, 4);
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     size_t nc = t->ncats;
     int64_t *ev = malloc((nc ? nc : 1) * sizeof *ev), *rw = malloc((nc ? nc : 1) * sizeof *rw);
     size_t *ord = malloc((nc ? nc : 1) * sizeof *ord);
@@ -132,7 +131,7 @@ static hta_status categories_table(const hta_trace *t, const hta_common_opts *o,
             if (!ev[cc]) continue;
             long row = hta_table_add_row(tb);
             if (row < 0 || hta_table_set_str(tb, row, 1, hta_sym(t->sym, t->cats[cc]))) {
-                st = OOM();
+                st = hta_oom(err);
                 break;
             }
             hta_table_set_int(tb, row, 0, r->rank);
@@ -147,11 +146,11 @@ static hta_status categories_table(const hta_trace *t, const hta_common_opts *o,
         hta_table_free(tb);
         return st;
     }
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }
 
 static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
@@ -159,7 +158,7 @@ static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns
     static const hta_col_spec cols[] = {{"rank", HTA_COL_INT}, {"stream", HTA_COL_INT}, {"rows", HTA_COL_INT},
                                         {"kernels", HTA_COL_INT}, {"busy_us", HTA_COL_FLOAT}};
     hta_table *tb = hta_table_new_with("streams", cols, 5);
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     hta_cat_class *cc = malloc((t->ncats ? t->ncats : 1) * sizeof *cc);
     if (!cc) goto oom;
     for (size_t c = 0; c < t->ncats; c++) cc[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c]));
@@ -193,17 +192,17 @@ static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns
         free(acc);
     }
     free(cc);
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }
 
 hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
     size_t *sel;
     size_t ns = hta_select_ranks(t, o, &sel);
-    if (!sel) return OOM();
+    if (!sel) return hta_oom(err);
     hta_status st = ranks_table(t, sel, ns, out, err);
     if (!st) st = categories_table(t, o, sel, ns, out, err);
     if (!st) st = streams_table(t, sel, ns, out, err);

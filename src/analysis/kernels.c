@@ -98,11 +98,11 @@ static hta_status kernel_type_table(const int64_t sum[8], const int seen[8], int
         hta_table_set_float(tb, row, 1, s / 1000.0);
         hta_table_set_float(tb, row, 2, total ? hta_round(100.0 * ((s / 1000.0) / (total / 1000.0)), 1) : NAN);
     }
-    if (hta_result_add(out, tb)) return BD_OOM(err);
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return BD_OOM(err);
+    return hta_oom(err);
 }
 
 /* ---- per-name statistics ---- */
@@ -242,7 +242,7 @@ static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
     static const hta_col_type ty[] = {HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT,
                                       HTA_COL_FLOAT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT};
     hta_table *tb = hta_table_new("all_kernels");
-    if (!tb) return BD_OOM(err);
+    if (!tb) return hta_oom(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], ty[c]) < 0) goto oom;
     if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
@@ -258,11 +258,11 @@ static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
         hta_table_set_int(tb, row, 7, x->rank);
         hta_table_set_int(tb, row, 8, x->count);
     }
-    if (hta_result_add(out, tb)) return BD_OOM(err);
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return BD_OOM(err);
+    return hta_oom(err);
 }
 
 hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
@@ -302,5 +302,5 @@ hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, ht
     return st;
 oom:
     free(gid), free(sel), free(k.v);
-    return BD_OOM(err);
+    return hta_oom(err);
 }

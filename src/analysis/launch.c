@@ -7,7 +7,6 @@
 
 #include "hta/launch.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 void hta_launch_opts_default(hta_launch_opts *o) {
     memset(o, 0, sizeof *o);
@@ -80,7 +79,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
         free(corrs);
         free(gpu);
         hta_view_free(&v);
-        return OOM();
+        return hta_oom(err);
     }
     size_t nc = 0, ng = 0;
     for (size_t k = 0; k < v.n; k++) {
@@ -121,7 +120,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
                 free(corrs);
                 free(gpu);
                 hta_view_free(&v);
-                return OOM();
+                return hta_oom(err);
             }
             hta_table_set_int(tb, row, c->rank, r->rank);
             hta_table_set_int(tb, row, c->corr, r->correlation[i]);
@@ -145,7 +144,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
     hta_view_free(&v);
 
     long row = hta_table_add_row(sum);
-    if (row < 0) return OOM();
+    if (row < 0) return hta_oom(err);
     int col = 0;
     hta_table_set_int(sum, row, col++, r->rank);
     hta_table_set_int(sum, row, col++, nl);
@@ -212,13 +211,13 @@ hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_re
     free(sel);
     if (hta_result_add(out, tb)) {
         hta_table_free(sum);
-        return OOM();
+        return hta_oom(err);
     }
-    if (hta_result_add(out, sum)) return OOM();
+    if (hta_result_add(out, sum)) return hta_oom(err);
     return HTA_OK;
 oom:
     free(sel);
     hta_table_free(tb);
     hta_table_free(sum);
-    return OOM();
+    return hta_oom(err);
 }

@@ -129,5 +129,5 @@ oom:
     free(val);
     free(perm);
     hta_membw_series_free(out);
-    return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return hta_oom(err);
 }

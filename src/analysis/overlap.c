@@ -10,7 +10,7 @@ hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result
     static const char *const cols[] = {"rank", "comp_comm_overlap_pctg", "comm_time(us)", "comp_time(us)",
                                        "overlap_time(us)"};
     hta_table *tb = hta_table_new("comm_comp_overlap");
-    if (!tb) return BD_OOM(err);
+    if (!tb) return hta_oom(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
     size_t *sel;
@@ -44,9 +44,9 @@ hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result
         hta_table_set_float(tb, row, 4, both_us);
     }
     free(sel);
-    if (hta_result_add(out, tb)) return BD_OOM(err);
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return BD_OOM(err);
+    return hta_oom(err);
 }

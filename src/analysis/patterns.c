@@ -12,7 +12,6 @@
 #include "analysis/callgraph.h"
 #include "trace/json_lex.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 typedef struct root {
     uint32_t row;
@@ -141,7 +140,7 @@ static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_
     base = base ? base + 1 : r->path;
     size_t cap = strlen(dir) + strlen(base) + 16;
     char *path = malloc(cap);
-    if (!path) return OOM();
+    if (!path) return hta_oom(err);
     snprintf(path, cap, "%s/overlaid_%s", dir, base);
     overlay w = {0};
     w.evpat = evpat;
@@ -168,7 +167,7 @@ static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_
     if (!st) st = cst;
     if (!st && hta_result_note(out, "overlaid trace: %s (%llu events, %llu marked with their pattern)", path,
                                (unsigned long long)w.written, (unsigned long long)w.marked))
-        st = OOM();
+        st = hta_oom(err);
     free(path);
     return st;
 }
@@ -177,12 +176,12 @@ static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_
 
 hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
     hta_table *tb = hta_table_new("frequent_cuda_kernel_sequences");
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     if (hta_table_add_col(tb, "pattern", HTA_COL_STR) < 0 || hta_table_add_col(tb, "count", HTA_COL_INT) < 0 ||
         hta_table_add_col(tb, "GPU kernel duration (us)", HTA_COL_FLOAT) < 0 ||
         hta_table_add_col(tb, "CPU op duration (us)", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "rank", HTA_COL_INT) < 0) {
         hta_table_free(tb);
-        return OOM();
+        return hta_oom(err);
     }
     size_t ri = 0;
     if (!t->nranks) {
@@ -198,8 +197,8 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     }
     const hta_rank *r = t->ranks[ri];
     if (!o->op || !*o->op) {
-        if (hta_result_add(out, tb)) return OOM();
-        return hta_result_note(out, "empty operator name: no patterns") ? OOM() : HTA_OK;
+        if (hta_result_add(out, tb)) return hta_oom(err);
+        return hta_result_note(out, "empty operator name: no patterns") ? hta_oom(err) : HTA_OK;
     }
     hta_view v = {0};
     hta_cgraph g = {0};
@@ -358,7 +357,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     tb = NULL;
     goto done;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 fail:
 done:
     hta_table_free(tb);

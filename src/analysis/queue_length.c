@@ -164,5 +164,5 @@ oom:
     free(dev);
     free(used);
     hta_queue_series_free(out);
-    return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return hta_oom(err);
 }

@@ -15,7 +15,6 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 void hta_straggler_opts_default(hta_straggler_opts *o) {
     memset(o, 0, sizeof *o);
@@ -443,14 +442,14 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
 done:
     free(sel);
     work_free(&w);
-    if (hta_result_add(out, res)) res = NULL, st = OOM();
+    if (hta_result_add(out, res)) res = NULL, st = hta_oom(err);
     else res = NULL;
-    if (hta_result_add(out, met)) met = NULL, st = OOM();
+    if (hta_result_add(out, met)) met = NULL, st = hta_oom(err);
     else met = NULL;
-    if (hta_result_add(out, ker)) ker = NULL, st = OOM();
+    if (hta_result_add(out, ker)) ker = NULL, st = hta_oom(err);
     return st;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 fail:
     free(sel);
     work_free(&w);

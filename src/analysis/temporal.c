@@ -17,7 +17,7 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
                                        "kernel_time(us)", "idle_time_pctg", "compute_time_pctg",
                                        "non_compute_time_pctg"};
     hta_table *tb = hta_table_new("temporal_breakdown");
-    if (!tb) return BD_OOM(err);
+    if (!tb) return hta_oom(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
     size_t *sel;
@@ -51,9 +51,9 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
         hta_table_set_float(tb, row, 7, pctg(noncomp, span));
     }
     free(sel);
-    if (hta_result_add(out, tb)) return BD_OOM(err);
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return BD_OOM(err);
+    return hta_oom(err);
 }

@@ -8,7 +8,6 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 typedef struct op {
     char *name; /* owned */
@@ -64,7 +63,7 @@ static hta_status summarize(const hta_trace *t, int32_t rank, int64_t iter, hta_
     if (!cnt || !dur) {
         free(cnt);
         free(dur);
-        return OOM();
+        return hta_oom(err);
     }
     for (size_t i = 0; i < r->n; i++) {
         if (r->iteration[i] != iter) continue;
@@ -106,7 +105,7 @@ oom:
     free(cnt);
     free(dur);
     ops_free(out);
-    return OOM();
+    return hta_oom(err);
 }
 
 static const op *find(const ops *s, const char *name) {
@@ -216,17 +215,17 @@ hta_status hta_trace_diff(const hta_trace *control, const hta_trace *test, const
     ops_free(&t);
     if (hta_result_add(out, ct)) {
         hta_table_free(od);
-        return OOM();
+        return hta_oom(err);
     }
-    if (hta_result_add(out, od)) return OOM();
+    if (hta_result_add(out, od)) return hta_oom(err);
     int32_t cr = o->control_rank < 0 && control->nranks ? control->ranks[0]->rank : o->control_rank;
     int32_t tr = o->test_rank < 0 && test->nranks ? test->ranks[0]->rank : o->test_rank;
     return hta_result_note(out, "control: rank %d, iteration %lld; test: rank %d, iteration %lld", cr,
                            (long long)ci, tr, (long long)ti)
-               ? OOM()
+               ? hta_oom(err)
                : HTA_OK;
 oom:
-    st = OOM();
+    st = hta_oom(err);
 fail:
     free(j);
     ops_free(&c);

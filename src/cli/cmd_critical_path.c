@@ -54,7 +54,7 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
     hta_cp_path p = {0};
     hta_status st = HTA_OK;
     if (!rules || !w) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     for (size_t i = 0; i < nr; i++)
@@ -64,7 +64,7 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
     if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
     hta_table *tb = hta_table_new("what_if");
     if (!tb) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     hta_table_add_col(tb, "name", HTA_COL_STR);
@@ -85,13 +85,13 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
         long r = hta_table_add_row(tb);
         if (r < 0 || hta_table_set_str(tb, (size_t)r, 0, rows[i].n)) {
             hta_table_free(tb);
-            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            st = hta_oom(err);
             goto done;
         }
         hta_table_set_float(tb, (size_t)r, 1, rows[i].v);
     }
     if (hta_result_add(out, tb)) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     /* the simulated path's summary, with the simulated weights */

@@ -19,6 +19,8 @@ hta_status hta_fail(hta_error *err, hta_status code, const char *fmt, ...) {
     return code;
 }
 
+hta_status hta_oom(hta_error *err) { return hta_fail(err, HTA_ENOMEM, "out of memory"); }
+
 void hta_error_prefix(hta_error *err, const char *prefix) {
     if (!err) return;
     char tmp[sizeof err->msg];

@@ -105,7 +105,7 @@ static hta_status clip(bld *b, hta_error *err) {
         for (size_t c = 0; c < b->t->ncats && !any_sym; c++)
             if (strstr(hta_sym(b->t->sym, b->t->cats[c]), o->annotation)) any_sym = 1;
         unsigned char *match = cp_calloc(hta_symtab_count(b->t->sym) + 1, 1);
-        if (!match) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        if (!match) return hta_oom(err);
         int64_t seen = 0;
         lo = INT64_MAX;
         hi = INT64_MIN;
@@ -131,7 +131,7 @@ static hta_status clip(bld *b, hta_error *err) {
                             o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
     }
     unsigned char *sel = cp_calloc(n ? n : 1, 1);
-    if (!sel) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!sel) return hta_oom(err);
     for (size_t k = 0; k < n; k++) {
         if (vflags(b, k) & NF_SWE) sel[k] = 1;
         if (vstream(b, k) != -1) continue;
@@ -150,7 +150,7 @@ static hta_status clip(bld *b, hta_error *err) {
     if (!list || !b->ev) {
         free(sel);
         free(list);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     /* ascending event index (view order is GPU block then CPU block): walk
      * the index -> view position map instead of sorting */
@@ -167,7 +167,7 @@ static hta_status clip(bld *b, hta_error *err) {
         if (!key) {
             free(sel);
             free(list);
-            return hta_fail(err, HTA_ENOMEM, "out of memory");
+            return hta_oom(err);
         }
         for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
         int sort_failed = hta_stable_sort_idx_i64(list, m, key);
@@ -175,7 +175,7 @@ static hta_status clip(bld *b, hta_error *err) {
         if (sort_failed) {
             free(sel);
             free(list);
-            return hta_fail(err, HTA_ENOMEM, "out of memory");
+            return hta_oom(err);
         }
     }
     free(sel);
@@ -196,7 +196,7 @@ static hta_status clip(bld *b, hta_error *err) {
         e->cat = gsym(b, hta_row_cat_sym(b->t, r, row));
         if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
             free(list);
-            return hta_fail(err, HTA_ENOMEM, "out of memory");
+            return hta_oom(err);
         }
         b->ce_of_vpos[k] = (int32_t)i;
     }
@@ -224,7 +224,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
         free(key);
         free(val);
         free(cpu_cat);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     for (uint32_t c = 0; c < hta_symtab_count(g->sym); c++) cpu_cat[c] = (unsigned char)is_cpu_cat(hta_sym(g->sym, c));
     size_t n = 0;
@@ -250,7 +250,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
     g->node = cp_malloc((n ? n : 1) * sizeof *g->node);
     if (!g->node) {
         free(val);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     for (size_t i = 0; i < n; i++) {
         uint32_t ce = val[i] >> 1;
@@ -1072,7 +1072,7 @@ done:
     free(c.by_thr);
     map_free(&c.rec_prev);
     map_free(&c.wait_next);
-    if (st == HTA_ENOMEM) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (st == HTA_ENOMEM) return hta_oom(err);
     return st;
 }
 
@@ -1153,7 +1153,7 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     *out = g;
     return HTA_OK;
 oom:
-    st = hta_fail(err, HTA_ENOMEM, "out of memory");
+    st = hta_oom(err);
 fail:
     cp_edges_fini(&b.es);
     free(b.gsym);

@@ -281,12 +281,12 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
     int32_t *from = cp_malloc(g->nnode * sizeof *from); /* edge into the node, -1 = starts a path */
     hta_status st = HTA_OK;
     if (!ord || !dist || !from || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     size_t n = topo(g, &succ, ord);
     if (n == (size_t)-1) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     if (n != g->norder) {
@@ -319,7 +319,7 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
     p->edge = malloc((len > 1 ? len - 1 : 1) * sizeof *p->edge);
     if (!p->node || !p->edge) {
         hta_cpath_path_free(p);
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     p->n = len;
@@ -349,7 +349,7 @@ hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *
     uint32_t *ord = malloc((g->norder ? g->norder : 1) * sizeof *ord);
     hta_status st = HTA_OK;
     if (!ord || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     size_t n = topo(g, &succ, ord);

@@ -121,7 +121,7 @@ hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const ch
     base = base ? base + 1 : r->path;
     size_t pl = strlen(outdir) + strlen(base) + 40;
     char *path = malloc(pl);
-    if (!path) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!path) return hta_oom(err);
     snprintf(path, pl, "%s/overlaid_critical_path_%s", outdir, base);
     size_t bl = strlen(base);
     int gz = bl > 3 && !strcmp(base + bl - 3, ".gz");
@@ -135,7 +135,7 @@ hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const ch
         free(x.crit);
         free(x.on_path);
         free(path);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     for (size_t i = 0; i < g->path.n; i++) x.crit[g->ev[g->node[g->path.node[i]].ev].index] = 1;
     for (size_t i = 0; i + 1 < g->path.n; i++) x.on_path[g->path.edge[i]] = 1;

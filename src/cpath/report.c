@@ -253,10 +253,10 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err) {
     bb_memo bm;
-    if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
     int bad = summary_table(g, p, NULL, &bm, "summary", out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
     free(bm.cls);
-    if (bad) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (bad) return hta_oom(err);
     return HTA_OK;
 }
 
@@ -264,8 +264,8 @@ hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const 
                              const char *const *data_load, size_t ndata_load, const char *name,
                              hta_result *out, hta_error *err) {
     bb_memo bm;
-    if (bb_init(&bm, g, data_load, ndata_load)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
     int bad = summary_table(g, p, w, &bm, name, out) != HTA_OK;
     free(bm.cls);
-    return bad ? hta_fail(err, HTA_ENOMEM, "out of memory") : HTA_OK;
+    return bad ? hta_oom(err) : HTA_OK;
 }

@@ -61,7 +61,7 @@ hta_status cp_rewrite(cp_rw *rw, const char *in, const char *out, int gz, hta_er
     if (cp_rw_put(rw, "\n}\n", 3)) goto fail;
     return hta_trace_out_close(rw->o, 1, err);
 fail:
-    if (!st) st = rw->st ? rw->st : hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!st) st = rw->st ? rw->st : hta_oom(err);
     hta_error e2;
     hta_trace_out_close(rw->o, 0, &e2);
     return st;

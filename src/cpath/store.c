@@ -45,7 +45,7 @@ static void put_str(wr *w, const char *s, size_t n) {
 hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *err) {
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 5);
-    if (!tmp) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!tmp) return hta_oom(err);
     snprintf(tmp, pl + 5, "%s.tmp", path);
     wr w = {fopen(tmp, "wb"), 0};
     if (!w.f) {
@@ -141,7 +141,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         if (!k) break;
     }
     fclose(f);
-    if (!buf) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!buf) return hta_oom(err);
     rd r = {buf, buf + n, 0};
     hta_cp_graph *g = calloc(1, sizeof *g);
     hta_status st = HTA_OK;
@@ -242,7 +242,7 @@ corrupt:
     st = hta_fail(err, HTA_EFORMAT, "%s: corrupt critical-path graph file", path);
     goto fail;
 oom:
-    st = hta_fail(err, HTA_ENOMEM, "out of memory");
+    st = hta_oom(err);
 fail:
     free(buf);
     hta_cpath_free(g);

@@ -60,7 +60,7 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
                         "cpu, gpu, stream:N, edge:launch|kk)", text);
     }
 #undef IS
-    if (!(r->pattern = strdup(a))) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!(r->pattern = strdup(a))) return hta_oom(err);
     return HTA_OK;
 }
 
@@ -115,7 +115,7 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
     if (!changed || !memo) {
         free(changed);
         free(memo);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     for (size_t k = 0; k < nrules; k++) {
         const hta_cpath_rule *r = &rules[k];
@@ -215,7 +215,7 @@ hta_status hta_cpath_whatif_trace(const hta_trace *t, const hta_cp_graph *g, con
     x.tn = malloc((g->nnode ? g->nnode : 1) * sizeof *x.tn);
     hta_status st = HTA_OK;
     if (!ws || !syncdst || !x.ev_of_index || !x.tn) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     for (size_t i = 0; i < g->nedge; i++)

@@ -646,7 +646,7 @@ hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta
     p->opts = *o;
     if (!t->nranks) return hta_fail(err, HTA_ENODATA, "no ranks to merge");
     p->r = calloc(t->nranks, sizeof *p->r);
-    if (!p->r) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!p->r) return hta_oom(err);
     p->n = t->nranks;
     p->unix_known = 1;
     p->pid_stride = PID_STRIDE;
@@ -716,7 +716,7 @@ hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta
     return HTA_OK;
 oom:
     hta_merge_plan_free(p);
-    return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return hta_oom(err);
 }
 
 /* ---- the table ---- */
@@ -739,7 +739,7 @@ static const char *method_name(hta_align_method m) {
 
 hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error *err) {
     hta_table *t = hta_table_new("merge_alignment");
-    if (!t) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!t) return hta_oom(err);
     int c_rank = hta_table_add_col(t, "rank", HTA_COL_INT);
     int c_file = hta_table_add_col(t, "file", HTA_COL_STR);
     int c_clock = hta_table_add_col(t, "clock", HTA_COL_STR);
@@ -773,11 +773,11 @@ hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error 
         hta_table_set_float(t, rw, c_rms, isnan(m->rms_ns) ? NAN : hta_round(m->rms_ns / 1000.0, 3));
         hta_table_set_float(t, rw, c_max, isnan(m->max_ns) ? NAN : hta_round(m->max_ns / 1000.0, 3));
     }
-    if (hta_result_add(out, t)) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (hta_result_add(out, t)) return hta_oom(err);
     for (size_t i = 0; i < p->nnotes; i++)
-        if (hta_result_note(out, "%s", p->notes[i])) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        if (hta_result_note(out, "%s", p->notes[i])) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(t);
-    return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return hta_oom(err);
 }

@@ -52,7 +52,7 @@ static int room(wctx *w, size_t need) {
     if (need > w->cap) {
         char *b = realloc(w->buf, need);
         if (!b) {
-            w->st = hta_fail(w->err, HTA_ENOMEM, "out of memory");
+            w->st = hta_oom(w->err);
             return -1;
         }
         w->buf = b;
@@ -118,7 +118,7 @@ static int pid_index(wctx *w, const char *v, size_t l, size_t *idx) {
     }
     char *t = malloc(l + 1);
     if (!t) {
-        w->st = hta_fail(w->err, HTA_ENOMEM, "out of memory");
+        w->st = hta_oom(w->err);
         return -1;
     }
     memcpy(t, v, l);
@@ -391,7 +391,7 @@ hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     wctx *w = calloc(1, sizeof *w);
-    if (!w) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!w) return hta_oom(err);
     w->p = p;
     w->err = err;
     w->stats = stats;
@@ -402,7 +402,7 @@ hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz
     w->first = 1;
     hta_status st = HTA_OK;
     if (!w->buf || !w->pids || !w->dinfo) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto out;
     }
     if ((st = hta_trace_out_open(out_path, gz, &w->o, err))) goto out;

@@ -13,7 +13,6 @@
 #include "hta/cpath.h"
 #include "hta/launch.h"
 
-#define OOM() hta_fail(err, HTA_ENOMEM, "out of memory")
 
 /* ---- reading result tables ---- */
 
@@ -246,7 +245,7 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
     const hta_table *ak = hta_result_find(&p->kernels, "all_kernels");
     size_t n = ak ? ak->nrows : 0, m = 0;
     kagg *v = calloc(n ? n : 1, sizeof *v);
-    if (!v) return OOM();
+    if (!v) return hta_oom(err);
     double total = 0;
     for (size_t i = 0; i < n; i++) {
         const char *nm = cell_str(ak, i, "name"), *ty = cell_str(ak, i, "kernel_type");
@@ -280,7 +279,7 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
     }
     if (hta_result_add(out, tb)) {
         free(v);
-        return OOM();
+        return hta_oom(err);
     }
     *total_out = total;
     *top_out = v;
@@ -289,7 +288,7 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
 oom:
     hta_table_free(tb);
     free(v);
-    return OOM();
+    return hta_oom(err);
 }
 
 static hta_status kernel_types_table(const parts *p, hta_result *out, hta_error *err) {
@@ -304,11 +303,11 @@ static hta_status kernel_types_table(const parts *p, hta_result *out, hta_error 
         hta_table_set_float(tb, row, 1, cell(kt, i, "sum"));
         hta_table_set_float(tb, row, 2, cell(kt, i, "percentage"));
     }
-    if (hta_result_add(out, tb)) return OOM();
+    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
     hta_table_free(tb);
-    return OOM();
+    return hta_oom(err);
 }
 
 static void rank_findings(findings *f, const hta_table *rk, size_t r) {
@@ -467,7 +466,7 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"bound_by", HTA_COL_STR}, {"duration", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
     hta_table *tb = hta_table_new_with("critical_path", cols, 4);
-    if (!tb) return OOM();
+    if (!tb) return hta_oom(err);
     hta_status st = HTA_OK;
     char *bound[16]; /* many ranks: how often each bound_by is the largest */
     size_t bound_n[16] = {0}, nbound = 0;
@@ -497,7 +496,7 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
                 if (!bb || !*bb) continue;
                 long row = hta_table_add_row(tb);
                 if (row < 0 || hta_table_set_str(tb, row, 1, bb)) {
-                    st = OOM();
+                    st = hta_oom(err);
                     break;
                 }
                 hta_table_set_int(tb, row, 0, rank);
@@ -540,7 +539,7 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
         hta_table_free(tb);
         return st;
     }
-    return hta_result_add(out, tb) ? OOM() : HTA_OK;
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
 hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err) {
@@ -554,7 +553,7 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
     size_t ns = hta_select_ranks(t, &o->common, &sel);
     if (!sel) {
         parts_free(&p);
-        return OOM();
+        return hta_oom(err);
     }
     static const hta_col_spec fcols[] = {
         {"rank", HTA_COL_INT}, {"area", HTA_COL_STR}, {"finding", HTA_COL_STR}, {"what_to_do", HTA_COL_STR}};
@@ -564,7 +563,7 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
     size_t nk = 0;
     double ktotal = 0;
     if (!f.t || !rk) {
-        st = OOM();
+        st = hta_oom(err);
         goto done;
     }
     hta_table_col_wrap(f.t, 2);
@@ -595,13 +594,13 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
                     col_median(ps, "mean_normalized_start", &(long){0}, &(long){0}),
                     cell(ps, (size_t)worst, "flagged_steps"), cell(ps, (size_t)worst, "steps"));
     if (!f.ok || sort_findings(&f)) {
-        st = OOM();
+        st = hta_oom(err);
         goto done;
     }
     /* findings first, then the figures */
     if (hta_result_add(out, f.t) || hta_result_add(out, rk)) {
         f.t = rk = NULL;
-        st = OOM();
+        st = hta_oom(err);
         goto done;
     }
     /* move findings and ranks to the front */

@@ -109,7 +109,7 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
     *nf = 0;
     if (!S_ISDIR(sb.st_mode)) {
         *files = malloc(sizeof **files);
-        if (!*files || !((*files)[0] = strdup(path))) return hta_fail(err, HTA_ENOMEM, "out of memory");
+        if (!*files || !((*files)[0] = strdup(path))) return hta_oom(err);
         *nf = 1;
         return HTA_OK;
     }
@@ -255,7 +255,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     pool p = {.jobs = calloc(nf, sizeof(job)), .njobs = nf, .opts = o};
     hta_trace *t = calloc(1, sizeof *t);
     if (!p.jobs || !t || !(t->sym = hta_symtab_new())) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     atomic_init(&p.next, 0);
@@ -295,7 +295,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     /* ranks: distributedInfo.rank, else a number in the file name, else file order */
     t->ranks = calloc(nok, sizeof *t->ranks);
     if (!t->ranks) {
-        st = hta_fail(err, HTA_ENOMEM, "out of memory");
+        st = hta_oom(err);
         goto done;
     }
     for (size_t i = 0; i < nf; i++) {
@@ -346,7 +346,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             if (p.jobs[k].st == HTA_OK && p.jobs[k].r == t->ranks[i]) b = &p.jobs[k].b;
         if (merge_symbols(t, b, &cat_map)) {
             free(cat_map);
-            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            st = hta_oom(err);
             goto done;
         }
     }
@@ -371,7 +371,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     t->sym_context_sync = hta_symtab_find(t->sym, "Context Sync", 12);
     for (size_t i = 0; i < t->nranks; i++)
         if (hta_derive_rank(t, t->ranks[i])) {
-            st = hta_fail(err, HTA_ENOMEM, "out of memory");
+            st = hta_oom(err);
             goto done;
         }
     st = HTA_OK;

@@ -50,7 +50,7 @@ hta_status hta_output_dir(const char *dir, hta_error *err) {
     if (stat(dir, &sb) == 0)
         return S_ISDIR(sb.st_mode) ? HTA_OK : hta_fail(err, HTA_EINVAL, "%s exists and is not a folder", dir);
     char *p = strdup(dir);
-    if (!p) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!p) return hta_oom(err);
     for (char *s = p + 1; *s; s++) {
         if (*s != '/') continue;
         *s = 0;
@@ -65,7 +65,7 @@ hta_status hta_output_dir(const char *dir, hta_error *err) {
 hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta_error *err) {
     *out = NULL;
     hta_trace_out *o = calloc(1, sizeof *o);
-    if (!o) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!o) return hta_oom(err);
     size_t l = strlen(path);
     o->path = strdup(path);
     o->tmp = malloc(l + 16);
@@ -90,7 +90,7 @@ hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta
 #endif
     if (!ok) {
         out_free(o);
-        return hta_fail(err, HTA_ENOMEM, "out of memory");
+        return hta_oom(err);
     }
     snprintf(o->tmp, l + 16, "%s.tmp%d", path, (int)getpid() % 100000);
     o->f = fopen(o->tmp, "wb");
@@ -165,7 +165,7 @@ hta_status hta_trace_out_printf(hta_trace_out *o, hta_error *err, const char *fm
     if (n < 0) return hta_fail(err, HTA_EINVAL, "format error");
     if ((size_t)n < sizeof buf) return hta_trace_out_write(o, buf, (size_t)n, err);
     char *big = malloc((size_t)n + 1);
-    if (!big) return hta_fail(err, HTA_ENOMEM, "out of memory");
+    if (!big) return hta_oom(err);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);

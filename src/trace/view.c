@@ -162,7 +162,7 @@ oom:
     free(cs.v);
     free(gpu);
     hta_view_free(v);
-    return hta_fail(err, HTA_ENOMEM, "out of memory");
+    return hta_oom(err);
 }
 
 void hta_view_free(hta_view *v) {

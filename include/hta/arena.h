@@ -7,8 +7,8 @@
  * big (1 MiB at least) and kept after a reset, so the next analysis of the
  * same run reuses pages already faulted in (page faults are costly here).
  * An arena is not thread safe: one per thread. */
-#ifndef HTA_CORE_ARENA_H
-#define HTA_CORE_ARENA_H
+#ifndef HTA_ARENA_H
+#define HTA_ARENA_H
 
 #include <stddef.h>
 

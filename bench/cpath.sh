@@ -20,15 +20,15 @@ run() { # label, command...
     "$(per_m "$wall" "$EV")" "$cpu" "$(per_m "$cpu" "$EV")" $((rss / 1024))
 }
 run "hta info (load only)" "$HTA" info "$DIR" --ranks 0 --quiet
-run "critical-path --top 20" "$HTA" critical-path "$DIR" --rank 0 --top 20 --quiet
-run "critical-path --what-if type:comp=x0.5" "$HTA" critical-path "$DIR" --rank 0 --top 20 --what-if type:comp=x0.5 --quiet
-run "critical-path --save" "$HTA" critical-path "$DIR" --rank 0 --top 20 --save "$DIR/g.cpg" --quiet
+run "critical-path --top 20" "$HTA" critical-path "$DIR" --ranks 0 --top 20 --quiet
+run "critical-path --what-if type:comp=x0.5" "$HTA" critical-path "$DIR" --ranks 0 --top 20 --what-if type:comp=x0.5 --quiet
+run "critical-path --save" "$HTA" critical-path "$DIR" --ranks 0 --top 20 --save "$DIR/g.cpg" --quiet
 run "critical-path --graph (no trace)" "$HTA" critical-path --graph "$DIR/g.cpg" --top 20 --quiet
-run "critical-path --overlay" "$HTA" critical-path "$DIR" --rank 0 --top 20 --overlay "$DIR/ov" --quiet
+run "critical-path --overlay" "$HTA" critical-path "$DIR" --ranks 0 --top 20 --overlay "$DIR/ov" --quiet
 # the analysis after load (view, graph, longest path, report) from HTA_TIMING:
 # CPU time of the analysing thread, so a busy machine does not inflate it
 for i in 1 2 3; do
-  HTA_TIMING=1 "$HTA" critical-path "$DIR" --rank 0 --top 20 --quiet 2>&1 >/dev/null | python3 -c '
+  HTA_TIMING=1 "$HTA" critical-path "$DIR" --ranks 0 --top 20 --quiet 2>&1 >/dev/null | python3 -c '
 import re, sys
 ev = float(sys.argv[1]); t = sys.stdin.read()
 b = re.search(r"built in ([0-9.]+) s, cpu ([0-9.]+) s", t); r = re.search(r"report in ([0-9.]+) s, cpu ([0-9.]+) s", t)

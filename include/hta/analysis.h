@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* `hta info`: tables `ranks`, `categories`, `streams`, `steps`. */
-hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err);
+hta_status hta_info(hta_ctx *ctx, hta_result *out, hta_error *err);
 
 /* `hta events`: the rows themselves, for inspection and scripting. */
 typedef struct hta_events_opts {
@@ -20,7 +20,8 @@ typedef struct hta_events_opts {
     int hta_table;        /* rows of HTA's table (view: filtered, aligned, rounded) instead of the file */
     long limit;           /* at most this many rows per rank; <= 0 = all */
 } hta_events_opts;
-hta_status hta_events(const hta_trace *t, const hta_common_opts *o, const hta_events_opts *eo,
+void hta_events_opts_default(hta_events_opts *o);
+hta_status hta_events(hta_ctx *ctx, const hta_events_opts *eo,
                       hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

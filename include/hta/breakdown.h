@@ -32,15 +32,14 @@ typedef enum hta_gpu_rows {
 } hta_gpu_rows;
 
 typedef struct hta_temporal_opts {
-    hta_common_opts common;
     hta_gpu_rows gpu_rows;
 } hta_temporal_opts;
+void hta_temporal_opts_default(hta_temporal_opts *o);
 
-hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o, hta_result *out,
+hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_result *out,
                                   hta_error *err);
 
 typedef struct hta_idle_opts {
-    hta_common_opts common;
     int64_t consecutive_kernel_delay_ns; /* gaps below this are kernel_wait; HTA's 30 "ns" is 30 us */
     int interval_stats;                  /* also the `interval_stats` table */
     const int64_t *streams;              /* only these stream ids (NULL = all) */
@@ -48,26 +47,27 @@ typedef struct hta_idle_opts {
 } hta_idle_opts;
 
 #define HTA_IDLE_DEFAULT_DELAY_NS 30000
+void hta_idle_opts_default(hta_idle_opts *o);
 
-hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_result *out, hta_error *err);
+hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err);
 
 typedef struct hta_kernel_opts {
-    hta_common_opts common;
     hta_gpu_rows gpu_rows;
     int top;               /* kernels shown per type and rank before the rest become "others" (HTA: 10) */
     double duration_ratio; /* names whose cumulative share is above this quantile become "others" (0.8) */
     int include_memory;    /* analyse MEMORY kernels too (HTA's TraceAnalysis default: yes) */
 } hta_kernel_opts;
+void hta_kernel_opts_default(hta_kernel_opts *o); /* HTA's: top 10, ratio 0.8, memory kernels in */
 
-hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, hta_result *out,
+hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out,
                                 hta_error *err);
 
 typedef struct hta_overlap_opts {
-    hta_common_opts common;
     hta_gpu_rows gpu_rows;
 } hta_overlap_opts;
+void hta_overlap_opts_default(hta_overlap_opts *o);
 
-hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result *out, hta_error *err);
+hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err);
 
 /* Kernel type with HTA's rule (analyses.md §1) corrected: communication is
  * recognised under every NCCL/RCCL/HCCL naming (hta_is_nccl_kernel_name), and

@@ -49,35 +49,34 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
 void hta_membw_series_free(hta_membw_series *s);
 
 typedef struct hta_counters_opts {
-    hta_common_opts common;
     int64_t max_queue_length; /* HTA's default 1024 */
     int series;               /* also return the time series tables */
     hta_tie_order ties;
 } hta_counters_opts;
+void hta_counters_opts_default(hta_counters_opts *o); /* HTA's max queue length 1024, stable ties */
 
 /* Tables `queue_length_summary`, `memory_bw_summary`,
  * `time_spent_blocked_on_full_queue` and with o->series `queue_length_series`,
  * `memory_bw_series`. */
-hta_status hta_counters(const hta_trace *t, const hta_counters_opts *o, hta_result *out, hta_error *err);
+hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err);
 
 /* Writes, for every selected rank, OUTDIR/<stem>_with_counters.json[.gz]:
  * the original file with every event kept and counter events (ph "C")
  * appended: "Queue Length" per stream, bandwidth per memory kind.  Adds a
  * table `augmented` (rank, file, events, counter_events). */
-hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, const char *outdir,
+hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const char *outdir,
                                 hta_result *out, hta_error *err);
 
 /* Frequent CUDA kernel sequences (§12). */
 typedef struct hta_patterns_opts {
-    hta_common_opts common;
     const char *op;       /* substring of the root operator's name */
     int min_len;          /* 3 */
     int top_k;            /* 5 (overlay only) */
-    int32_t rank;         /* -1: the first loaded rank */
     const char *overlay;  /* directory for overlaid_<file>, or NULL */
 } hta_patterns_opts;
+void hta_patterns_opts_default(hta_patterns_opts *o); /* HTA's: min length 3, top 5 */
 
-hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_result *out, hta_error *err);
+hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err);
 
 /* Trace diff (§15): tables `compare_traces` and `ops_diff`. */
 typedef enum hta_diff_device { HTA_DIFF_ALL, HTA_DIFF_CPU, HTA_DIFF_GPU } hta_diff_device;
@@ -88,14 +87,14 @@ typedef struct hta_diff_opts {
     int64_t control_iteration, test_iteration; /* -1: first iteration */
     const char *control_label, *test_label;    /* "Control", "Test" */
 } hta_diff_opts;
+void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration of each side */
 
-hta_status hta_trace_diff(const hta_trace *control, const hta_trace *test, const hta_diff_opts *o,
+hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err);
 
 /* CUPTI range-profiler counters with their operator stacks (§13): table
  * `cupti_counter_data_with_operators`. */
-hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_result *out,
-                              hta_error *err);
+hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus
 }

@@ -85,18 +85,19 @@ typedef struct hta_cp_graph {
 } hta_cp_graph;
 
 typedef struct hta_cpath_opts {
-    int32_t rank;              /* rank to analyse */
     const char *annotation;    /* "" or NULL: whole trace */
     int64_t instance_a, instance_b; /* annotation instances, inclusive */
     const char *const *data_load; /* data_load_events substrings, may be NULL */
     size_t ndata_load;
     int zero_weight_launch;    /* CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1 */
     int stable_sort;           /* queue lengths: stable tie order, not numpy's quicksort */
-    hta_view_opts view;
 } hta_cpath_opts;
+/* HTA's defaults: whole trace, numpy's tie order, no zero-weight launch edges. */
+void hta_cpath_opts_default(hta_cpath_opts *o);
 
-/* Builds the graph of o->rank and computes its critical path. */
-hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_graph **out,
+/* Builds the graph of the context's rank k (its view) and computes its
+ * critical path. */
+hta_status hta_cpath_build(hta_ctx *ctx, size_t k, const hta_cpath_opts *o, hta_cp_graph **out,
                            hta_error *err);
 void hta_cpath_free(hta_cp_graph *g);
 
@@ -134,7 +135,7 @@ typedef struct hta_cpath_overlay_opts {
     int all_edges;  /* show_all_edges = True (ignored unless all_events) */
     int show_zero_weight_launch; /* CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE */
 } hta_cpath_overlay_opts;
-hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const char *outdir,
+hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *outdir,
                              const hta_cpath_overlay_opts *o, char **written, hta_error *err);
 
 /* Save / load (docs/critical-path.md, "Graph file"). */
@@ -160,7 +161,7 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
                                     size_t nrules, int64_t *w, size_t *nchanged, hta_error *err);
 /* Writes the trace with every graph event re-timed to its earliest start
  * under weights w. */
-hta_status hta_cpath_whatif_trace(const hta_trace *t, const hta_cp_graph *g, const int64_t *w,
+hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int64_t *w,
                                   const char *out_path, hta_error *err);
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hta/context.h"
 #include "hta/error.h"
 #include "hta/table.h"
 #include "hta/trace.h"
@@ -74,7 +75,7 @@ typedef struct hta_merge_plan {
     size_t nnotes;
 } hta_merge_plan;
 
-hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta_merge_plan *plan,
+hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *plan,
                                 hta_error *err);
 void hta_merge_plan_free(hta_merge_plan *plan);
 

@@ -10,15 +10,15 @@ extern "C" {
 #endif
 
 typedef struct hta_report_opts {
-    hta_common_opts common;
     int top_kernels;   /* rows of `top_kernels` (default 10) */
     int critical_path; /* also the critical path of each rank (what bounds it) */
 } hta_report_opts;
+void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical paths on */
 
 /* Tables: `findings` (rank, area, finding, what_to_do), `ranks` (one row of
  * key figures per rank), `kernel_types`, `top_kernels`, and with
  * critical_path `critical_path` (rank, bound_by, duration, percentage). */
-hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err);
+hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus
 }

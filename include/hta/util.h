@@ -10,6 +10,15 @@
 extern "C" {
 #endif
 
+/* ns -> us as a double, exact to the double's precision even for absolute
+ * times past 2^53 ns (~104 days since the epoch would already be past it):
+ * the whole microseconds and the fraction are converted apart, instead of
+ * rounding the ns to a multiple of 256 first. */
+static inline double hta_ns_to_us(int64_t ns) {
+    int64_t whole = ns / 1000, frac = ns % 1000;
+    return (double)whole + (double)frac / 1000.0;
+}
+
 /* pandas round(x, d): half to even on x * 10^d. */
 double hta_round(double x, int decimals);
 

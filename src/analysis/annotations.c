@@ -81,19 +81,20 @@ static int allowed(const hta_annotation_opts *o, const char *name) {
     return 0;
 }
 
-static hta_status one_rank(const hta_trace *t, size_t ri, uint16_t cat, const hta_annotation_opts *o,
+static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_annotation_opts *o,
                            hta_table *tb, size_t *nfolded, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
-    hta_view v;
-    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    const hta_view *v;
+    hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    item *it = malloc((v.n ? v.n : 1) * sizeof *it);
-    group *g = malloc((v.n ? v.n : 1) * sizeof *g);
-    double *cum = malloc((v.n ? v.n : 1) * sizeof *cum);
+    item *it = malloc((v->n ? v->n : 1) * sizeof *it);
+    group *g = malloc((v->n ? v->n : 1) * sizeof *g);
+    double *cum = malloc((v->n ? v->n : 1) * sizeof *cum);
     if (!it || !g || !cum) goto oom;
     size_t ni = 0, ng = 0;
-    for (size_t k = 0; k < v.n; k++)
-        if (r->cat[v.row[k]] == cat) it[ni++] = (item){r->name[v.row[k]], v.dur[k]};
+    for (size_t k = 0; k < v->n; k++)
+        if (r->cat[v->row[k]] == cat) it[ni++] = (item){r->name[v->row[k]], v->dur[k]};
     qsort(it, ni, sizeof *it, cmp_item);
     for (size_t i = 0; i < ni;) {
         size_t j = i;
@@ -133,21 +134,21 @@ static hta_status one_rank(const hta_trace *t, size_t ri, uint16_t cat, const ht
     free(it);
     free(g);
     free(cum);
-    hta_view_free(&v);
     return HTA_OK;
 oom:
     free(it);
     free(g);
     free(cum);
-    hta_view_free(&v);
     return hta_oom(err);
 }
 
-hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opts *o, hta_result *out,
+hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
                                     hta_error *err) {
+    hta_annotation_opts dflt_;
+    if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
     hta_table *tb = hta_table_new("gpu_user_annotation_breakdown");
-    size_t *sel = NULL;
     if (!tb) return hta_oom(err);
     static const struct {
         const char *n;
@@ -164,13 +165,11 @@ hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opt
         hta_result_note(out, "no '%s' events in the trace: nothing to break down%s", catname,
                         o->use_cpu_annotation ? "" : " (try --cpu for CPU-side user annotations)");
     } else {
-        size_t ns = hta_select_ranks(t, &o->common, &sel);
-        if (!sel) goto oom;
+        size_t ns = hta_ctx_nranks(ctx);
         size_t folded = 0;
         for (size_t k = 0; k < ns; k++) {
-            hta_status st = one_rank(t, sel[k], (uint16_t)cat, o, tb, &folded, err);
+            hta_status st = one_rank(ctx, k, (uint16_t)cat, o, tb, &folded, err);
             if (st) {
-                free(sel);
                 hta_table_free(tb);
                 return st;
             }
@@ -181,12 +180,10 @@ hta_status hta_annotation_breakdown(const hta_trace *t, const hta_annotation_opt
                             "shows the statistics of its own annotation instances (HTA shows max = min = mean = "
                             "sum for them)",
                             folded, o->num_kernels, o->duration_ratio);
-        free(sel);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
-    free(sel);
     hta_table_free(tb);
     return hta_oom(err);
 }

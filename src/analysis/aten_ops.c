@@ -71,14 +71,14 @@ typedef struct inst {
     double launch_delay, runtime_delay; /* us, first record */
 } inst;
 
-typedef struct ctx {
+typedef struct op_scan {
     const hta_trace *t;
     const hta_rank *r;
     const hta_view *v;
     char *arena;
-} ctx;
+} op_scan;
 
-static const ctx *g_cx; /* qsort has no context argument */
+static const op_scan *g_cx; /* qsort has no context argument */
 
 static int cmp_rec(const void *a, const void *b) {
     const rec *x = a, *y = b;
@@ -131,13 +131,14 @@ typedef struct notes {
     size_t no_kernel, many_kernels, launches_outside;
 } notes;
 
-static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o, const unsigned char *kind,
+static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, const unsigned char *kind,
                            const int *sortk, size_t nsort, hta_table *tb, notes *nt, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
-    hta_view v;
-    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    const hta_view *v;
+    hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    size_t n = v.n ? v.n : 1;
+    size_t n = v->n ? v->n : 1;
     op_ent *ops = malloc(n * sizeof *ops);
     int64_t *oend = malloc(n * sizeof *oend), *ots = malloc(n * sizeof *ots);
     int32_t *kern = malloc(r->n ? r->n * sizeof *kern : sizeof *kern); /* launch row -> kernel view pos */
@@ -148,14 +149,14 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
     uint32_t *perm = malloc(n * sizeof *perm);
     double *key = malloc(n * sizeof *key);
     seg sg = {0};
-    ctx cx = {t, r, &v, NULL};
+    op_scan cx = {t, r, v, NULL};
     size_t acap = 0, alen = 0;
     if (!ops || !oend || !ots || !kern || !nkern || !recs || !ins || !gs || !perm || !key) goto oom;
 
     size_t nops = 0;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
-        if (kind[r->name[i]] & 1) ops[nops++] = (op_ent){v.ts[k], (uint32_t)k};
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
+        if (kind[r->name[i]] & 1) ops[nops++] = (op_ent){v->ts[k], (uint32_t)k};
         if (hta_row_stream(r, i) != -1 && r->partner[i] != HTA_NO_ROW) {
             uint32_t l = (uint32_t)r->partner[i];
             if (!nkern[l]++) kern[l] = (int32_t)k;
@@ -165,15 +166,15 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
     qsort(ops, nops, sizeof *ops, cmp_op);
     for (size_t k = 0; k < nops; k++) {
         ots[k] = ops[k].ts;
-        oend[k] = ops[k].ts + v.dur[ops[k].pos];
+        oend[k] = ops[k].ts + v->dur[ops[k].pos];
     }
     if (nops && seg_init(&sg, oend, nops)) goto oom;
 
     size_t nrec = 0;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         if (!(kind[r->name[i]] & 2)) continue;
-        int64_t a = v.ts[k], e = v.ts[k] + v.dur[k];
+        int64_t a = v->ts[k], e = v->ts[k] + v->dur[k];
         size_t lo = 0, hi = nops; /* last op starting at or before a */
         while (lo < hi) {
             size_t m = lo + (hi - lo) / 2;
@@ -205,12 +206,12 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
     for (size_t a = 0; a < nrec;) {
         size_t b = a + 1;
         uint32_t oa = recs[a].op;
-        int64_t tid = hta_row_thread(r, v.row[oa])->tid;
-        while (b < nrec && hta_row_thread(r, v.row[recs[b].op])->tid == tid &&
-               r->name[v.row[recs[b].op]] == r->name[v.row[oa]] && v.ts[recs[b].op] == v.ts[oa])
+        int64_t tid = hta_row_thread(r, v->row[oa])->tid;
+        while (b < nrec && hta_row_thread(r, v->row[recs[b].op])->tid == tid &&
+               r->name[v->row[recs[b].op]] == r->name[v->row[oa]] && v->ts[recs[b].op] == v->ts[oa])
             b++;
         size_t need = 1;
-        for (size_t j = a; j < b; j++) need += hta_sym_len(t->sym, r->name[v.row[recs[j].kernel]]) + 4;
+        for (size_t j = a; j < b; j++) need += hta_sym_len(t->sym, r->name[v->row[recs[j].kernel]]) + 4;
         if (alen + need > acap) {
             size_t nc = acap ? acap * 2 : 1 << 16;
             while (nc < alen + need) nc *= 2;
@@ -221,21 +222,21 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_aten_opts *o
         }
         inst *in = &ins[nin++];
         in->tid = tid;
-        in->ts = v.ts[oa];
-        in->name = r->name[v.row[oa]];
+        in->ts = v->ts[oa];
+        in->name = r->name[v->row[oa]];
         in->first = (uint32_t)a;
         in->n = (uint32_t)(b - a);
         in->seq_off = alen;
         for (size_t j = a; j < b; j++) {
             if (j > a) memcpy(cx.arena + alen, " -> ", 4), alen += 4;
-            uint32_t kn = r->name[v.row[recs[j].kernel]];
+            uint32_t kn = r->name[v->row[recs[j].kernel]];
             size_t l = hta_sym_len(t->sym, kn);
             memcpy(cx.arena + alen, hta_sym(t->sym, kn), l);
             alen += l;
         }
         cx.arena[alen++] = 0;
-        in->launch_delay = (double)(v.ts[recs[a].launch] - v.ts[oa]) / 1000.0;
-        in->runtime_delay = (double)(v.ts[recs[a].kernel] - v.ts[recs[a].launch]) / 1000.0;
+        in->launch_delay = (double)(v->ts[recs[a].launch] - v->ts[oa]) / 1000.0;
+        in->runtime_delay = (double)(v->ts[recs[a].kernel] - v->ts[recs[a].launch]) / 1000.0;
         a = b;
     }
 
@@ -290,7 +291,6 @@ out:
     free(key);
     free(sg.mx);
     free(cx.arena);
-    hta_view_free(&v);
     return st;
 }
 
@@ -300,7 +300,10 @@ static int is_launch_name(const char *s) {
            !strncmp(s, "runFunction", 11);
 }
 
-hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
+    hta_aten_opts dflt_;
+    if (!o) hta_aten_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     int sortk[3];
     size_t nsort = 0;
     if (!o->sort_by || !o->nsort) {
@@ -319,7 +322,6 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
         }
     }
     hta_table *tb = hta_table_new("aten_op_kernels_and_delay");
-    size_t *sel = NULL;
     unsigned char *kind = NULL;
     if (!tb) return hta_oom(err);
     static const struct {
@@ -341,13 +343,11 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
         const char *nm = hta_sym(t->sym, s);
         kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (is_launch_name(nm) ? 2 : 0));
     }
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     notes nt = {0};
     for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(t, sel[k], o, kind, sortk, nsort, tb, &nt, err);
+        hta_status st = one_rank(ctx, k, o, kind, sortk, nsort, tb, &nt, err);
         if (st) {
-            free(sel);
             free(kind);
             hta_table_free(tb);
             return st;
@@ -366,12 +366,10 @@ hta_status hta_aten_op_kernels(const hta_trace *t, const hta_aten_opts *o, hta_r
     if (nt.many_kernels)
         hta_result_note(out, "%zu launch%s with several GPU activities: the first one is used", nt.many_kernels,
                         nt.many_kernels == 1 ? "" : "es");
-    free(sel);
     free(kind);
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
-    free(sel);
     free(kind);
     hta_table_free(tb);
     return hta_oom(err);

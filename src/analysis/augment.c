@@ -187,6 +187,7 @@ static char *out_name(const char *outdir, const char *path, int gz) {
 
 typedef struct job {
     const hta_trace *t;
+    const hta_view *v; /* built by the caller: views are not built in threads */
     const hta_counters_opts *o;
     const char *outdir;
     size_t ri;
@@ -203,21 +204,20 @@ static hta_status augment_rank(job *j, char *buf) {
     size_t ri = j->ri;
     hta_error *err = &j->err;
     const hta_rank *r = t->ranks[ri];
-    hta_view v = {0};
+    const hta_view *v = j->v;
     hta_queue_series q = {0};
     hta_membw_series m = {0};
     char *path = NULL;
     hta_status st;
-    if ((st = hta_view_build(t, ri, &o->common.view, &v, err))) return st;
-    if ((st = hta_queue_series_build(&v, o->ties, &q, err))) goto done;
-    if ((st = hta_membw_series_build(&v, o->ties, &m, err))) goto done;
+    if ((st = hta_queue_series_build(v, o->ties, &q, err))) goto done;
+    if ((st = hta_membw_series_build(v, o->ties, &m, err))) goto done;
     int gz = is_gzip(r->path);
     path = out_name(outdir, r->path, gz);
     if (!path) {
         st = hta_oom(err);
         goto done;
     }
-    aug a = {{0}, t, r, &q, &m, v.origin_ns, 0, 0, 0, 0};
+    aug a = {{0}, t, r, &q, &m, v->origin_ns, 0, 0, 0, 0};
     a.w.b = buf;
     a.w.cap = 1 << 20;
     a.w.err = err;
@@ -248,7 +248,6 @@ done:
     free(path);
     hta_queue_series_free(&q);
     hta_membw_series_free(&m);
-    hta_view_free(&v);
     return st;
 }
 
@@ -274,8 +273,11 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, const char *outdir,
+hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const char *outdir,
                                 hta_result *out, hta_error *err) {
+    hta_counters_opts dflt_;
+    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     hta_status dst = hta_output_dir(outdir, err);
     if (dst) return dst;
     hta_table *tb = hta_table_new("augmented");
@@ -287,16 +289,24 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
             hta_table_free(tb);
             return hta_oom(err);
         }
-    size_t *sel = NULL;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
+    size_t ns = hta_ctx_nranks(ctx);
     pool p = {calloc(ns ? ns : 1, sizeof(job)), ns, 0, PTHREAD_MUTEX_INITIALIZER};
-    if (!sel || !p.jobs) {
-        free(sel);
+    if (!p.jobs) {
         free(p.jobs);
         hta_table_free(tb);
         return hta_oom(err);
     }
-    for (size_t k = 0; k < ns; k++) p.jobs[k] = (job){.t = t, .o = o, .outdir = outdir, .ri = sel[k]};
+    /* views first: the context is not shared between threads */
+    for (size_t k = 0; k < ns; k++) {
+        const hta_view *v;
+        hta_status vst = hta_ctx_view(ctx, k, &v, err);
+        if (vst) {
+            free(p.jobs);
+            hta_table_free(tb);
+            return vst;
+        }
+        p.jobs[k] = (job){.t = t, .v = v, .o = o, .outdir = outdir, .ri = k};
+    }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nth = ncpu > 1 ? (size_t)ncpu : 1;
     if (nth > ns) nth = ns;
@@ -327,7 +337,6 @@ hta_status hta_counters_augment(const hta_trace *t, const hta_counters_opts *o, 
         }
         free(j->path);
     }
-    free(sel);
     free(p.jobs);
     if (st) {
         hta_table_free(tb);

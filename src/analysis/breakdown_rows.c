@@ -24,16 +24,17 @@ int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_row
     return activity_class(hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, row))));
 }
 
-hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel,
+hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
                          bd_rows *b, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     memset(b, 0, sizeof *b);
-    hta_status st = hta_view_build(t, ri, vo, &b->v, err);
+    hta_status st = hta_ctx_view(ctx, ri, &b->v, err);
     if (st) return st;
-    const hta_rank *r = b->v.r;
+    const hta_rank *r = b->v->r;
     size_t nsym = hta_symtab_count(t->sym);
     uint8_t *catok = malloc(t->ncats ? t->ncats : 1);
     uint8_t *ktype = malloc(nsym ? nsym : 1); /* 0xff = not yet classified */
-    size_t cap = b->v.n ? b->v.n : 1;
+    size_t cap = b->v->n ? b->v->n : 1;
     b->pos = malloc(cap * sizeof *b->pos);
     b->ts = malloc(cap * sizeof *b->ts);
     b->dur = malloc(cap * sizeof *b->dur);
@@ -49,14 +50,14 @@ hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo,
                    activity_class(hta_cat_classify(hta_sym(t->sym, t->cats[c])));
     memset(ktype, 0xff, nsym ? nsym : 1);
     size_t m = 0;
-    for (size_t k = 0; k < b->v.n; k++) {
-        uint32_t i = b->v.row[k];
+    for (size_t k = 0; k < b->v->n; k++) {
+        uint32_t i = b->v->row[k];
         if (hta_row_stream(r, i) == -1 || !catok[r->cat[i]]) continue;
         uint32_t nm = r->name[i];
         if (ktype[nm] == 0xff) ktype[nm] = (uint8_t)hta_breakdown_kernel_type(hta_sym(t->sym, nm));
         b->pos[m] = (uint32_t)k;
-        b->ts[m] = b->v.ts[k];
-        b->dur[m] = b->v.dur[k];
+        b->ts[m] = b->v->ts[k];
+        b->dur[m] = b->v->dur[k];
         b->type[m] = ktype[nm];
         m++;
     }
@@ -67,7 +68,6 @@ hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo,
 }
 
 void bd_rows_free(bd_rows *b) {
-    hta_view_free(&b->v);
     free(b->pos);
     free(b->ts);
     free(b->dur);
@@ -113,10 +113,10 @@ void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, cons
         hta_result_note(out, "rank %d has no %s (a CPU-only trace?)", r->rank, what);
 }
 
-hta_status bd_union_pair(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel, int type_a,
+hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
                          int type_b, bd_pair *out, hta_error *err) {
     bd_rows b;
-    hta_status st = bd_rows_build(t, ri, vo, sel, &b, err);
+    hta_status st = bd_rows_build(ctx, ri, sel, &b, err);
     if (st) return st;
     int64_t *as = NULL, *ae = NULL, *bs = NULL, *be = NULL;
     long na = bd_union(&b, type_a, &as, &ae);

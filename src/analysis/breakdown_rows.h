@@ -7,7 +7,7 @@
 #include "hta/vocab.h"
 
 typedef struct bd_rows {
-    hta_view v;       /* HTA's table of the rank */
+    const hta_view *v; /* HTA's table of the rank (the context's) */
     size_t n;         /* selected rows */
     uint32_t *pos;    /* view position of each selected row, in view order */
     int64_t *ts;      /* ns relative to the trace origin */
@@ -18,7 +18,7 @@ typedef struct bd_rows {
 /* GPU rows of rank t->ranks[ri] chosen by `sel` (HTA_GPU_ROWS_ACTIVITY or
  * _ANY_STREAM).
  * regardless of sel. */
-hta_status bd_rows_build(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel,
+hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
                          bd_rows *out, hta_error *err);
 void bd_rows_free(bd_rows *b);
 
@@ -34,7 +34,7 @@ typedef struct bd_pair {
     int64_t span;       /* first start to last end of union a, ns */
     int64_t len_a, len_b, both; /* union lengths and their overlap, ns */
 } bd_pair;
-hta_status bd_union_pair(const hta_trace *t, size_t ri, const hta_view_opts *vo, hta_gpu_rows sel, int type_a,
+hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
                          int type_b, bd_pair *out, hta_error *err);
 
 /* Adds a note saying why rank r has no GPU rows of the kind `sel` (`what`

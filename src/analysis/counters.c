@@ -6,6 +6,12 @@
 #include "hta/counters.h"
 #include "hta/util.h"
 
+void hta_counters_opts_default(hta_counters_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->max_queue_length = 1024;
+    o->ties = HTA_TIES_STABLE;
+}
+
 
 static const char *const stat_cols[] = {"count", "mean", "std", "min", "25%", "50%", "75%", "max"};
 
@@ -81,7 +87,7 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
         int c = 0;
         hta_table_set_int(tb->qser, (size_t)row, c++, r->rank);
         hta_table_set_int(tb->qser, (size_t)row, c++, r->index[q->row[k]]);
-        hta_table_set_float(tb->qser, (size_t)row, c++, (double)q->ts[k] / 1000.0);
+        hta_table_set_float(tb->qser, (size_t)row, c++, hta_ns_to_us(q->ts[k]));
         hta_table_set_int(tb->qser, (size_t)row, c++, th->pid);
         hta_table_set_int(tb->qser, (size_t)row, c++, th->tid);
         hta_table_set_int(tb->qser, (size_t)row, c++, q->stream[k]);
@@ -106,7 +112,7 @@ static int rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, 
         int c = 0;
         hta_table_set_int(tb->bser, (size_t)row, c++, r->rank);
         hta_table_set_int(tb->bser, (size_t)row, c++, r->index[m->row[k]]);
-        hta_table_set_float(tb->bser, (size_t)row, c++, (double)m->ts[k] / 1000.0);
+        hta_table_set_float(tb->bser, (size_t)row, c++, hta_ns_to_us(m->ts[k]));
         hta_table_set_int(tb->bser, (size_t)row, c++, hta_row_thread(r, m->row[k])->pid);
         if (hta_table_set_str(tb->bser, (size_t)row, c++, m->names[m->kind[k]])) return -1;
         hta_table_set_float(tb->bser, (size_t)row, c++, m->bw[k]);
@@ -125,11 +131,13 @@ static hta_table *cols_table(const char *name, const char *const *cols, const ht
     return tb;
 }
 
-hta_status hta_counters(const hta_trace *t, const hta_counters_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
+    hta_counters_opts dflt_;
+    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     tables tb = {0};
-    size_t *sel = NULL;
     double *buf = NULL;
-    hta_view v = {0};
+    const hta_view *v = NULL;
     hta_queue_series q = {0};
     hta_membw_series m = {0};
     hta_status st = HTA_OK;
@@ -150,30 +158,27 @@ hta_status hta_counters(const hta_trace *t, const hta_counters_opts *o, hta_resu
         tb.bser = cols_table("memory_bw_series", mcols, mty, 6);
     }
     if (!tb.qsum || !tb.bsum || !tb.blocked || (o->series && (!tb.qser || !tb.bser))) goto oom;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     size_t with_q = 0, with_m = 0;
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
-        if ((st = hta_view_build(t, sel[k], &o->common.view, &v, err))) goto fail;
-        if ((st = hta_queue_series_build(&v, o->ties, &q, err))) goto fail;
-        if ((st = hta_membw_series_build(&v, o->ties, &m, err))) goto fail;
+        const hta_rank *r = t->ranks[k];
+        if ((st = hta_ctx_view(ctx, k, &v, err))) goto fail;
+        if ((st = hta_queue_series_build(v, o->ties, &q, err))) goto fail;
+        if ((st = hta_membw_series_build(v, o->ties, &m, err))) goto fail;
         size_t need = q.n > m.n ? q.n : m.n;
         double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);
         if (!nb) goto oom;
         buf = nb;
-        if (rank_queue(&v, &q, o, &tb, buf) || rank_membw(&v, &m, &tb, buf)) goto oom;
+        if (rank_queue(v, &q, o, &tb, buf) || rank_membw(v, &m, &tb, buf)) goto oom;
         if (q.n) with_q++;
         else if (hta_result_note(out, "rank %d: no kernel launches with device activity: no queue length", r->rank))
             goto oom;
         if (m.n) with_m++;
         hta_queue_series_free(&q);
         hta_membw_series_free(&m);
-        hta_view_free(&v);
     }
     if (!with_m && ns && hta_result_note(out, "no memory copies or memsets on a GPU stream: no memory bandwidth"))
         goto oom;
-    free(sel);
     free(buf);
     hta_table *all[] = {tb.qsum, tb.bsum, tb.blocked, tb.qser, tb.bser};
     memset(&tb, 0, sizeof tb);
@@ -188,8 +193,6 @@ oom:
 fail:
     hta_queue_series_free(&q);
     hta_membw_series_free(&m);
-    hta_view_free(&v);
-    free(sel);
     free(buf);
     hta_table_free(tb.qsum);
     hta_table_free(tb.bsum);

@@ -117,22 +117,23 @@ typedef struct cols {
         kdur, kspan, first, last, irt, stack, topop, botop, rank;
 } cols;
 
-static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts *o, const uint32_t *keys,
+static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
                             size_t nkeys, hta_table *tb, const cols *c, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
-    hta_view v = {0};
+    const hta_view *v = NULL;
     hta_cgraph g = {0};
     sub s = {0};
     uint32_t *P = NULL, *L = NULL;
     char *stack = NULL;
-    hta_status st = hta_view_build(t, ri, &o->view, &v, err);
+    hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
     size_t np = 0, nl = 0;
-    P = malloc((v.n ? v.n : 1) * sizeof *P);
-    L = malloc((v.n ? v.n : 1) * sizeof *L);
-    if (!P || !L || hta_cgraph_build(&v, &g) || sub_build(&v, &g, &s)) goto oom;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    P = malloc((v->n ? v->n : 1) * sizeof *P);
+    L = malloc((v->n ? v->n : 1) * sizeof *L);
+    if (!P || !L || hta_cgraph_build(v, &g) || sub_build(v, &g, &s)) goto oom;
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
         if (!strcmp(cat, "cuda_profiler_range")) P[np++] = (uint32_t)k;
         else if (starts(cat, "cuda_runtime") && starts(hta_sym(t->sym, r->name[i]), "cudaLaunchKernel"))
@@ -145,10 +146,10 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
             goto oom;
         goto done;
     }
-    if (hta_stable_sort_idx_i64(P, np, v.ts) || hta_stable_sort_idx_i64(L, nl, v.ts)) goto oom;
+    if (hta_stable_sort_idx_i64(P, np, v->ts) || hta_stable_sort_idx_i64(L, nl, v->ts)) goto oom;
     int64_t cpu_op = hta_symtab_find(t->sym, "cpu_op", 6);
     for (size_t k = 0; k < np; k++) {
-        uint32_t i = v.row[P[k]], l = v.row[L[k]];
+        uint32_t i = v->row[P[k]], l = v->row[L[k]];
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
         size_t R = (size_t)row;
@@ -160,8 +161,8 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
             goto oom;
         hta_table_set_int(tb, R, c->pid, th->pid);
         hta_table_set_int(tb, R, c->tid, th->tid);
-        hta_table_set_float(tb, R, c->ts, (double)v.ts[P[k]] / 1000.0);
-        hta_table_set_float(tb, R, c->dur, (double)v.dur[P[k]] / 1000.0);
+        hta_table_set_float(tb, R, c->ts, hta_ns_to_us(v->ts[P[k]]));
+        hta_table_set_float(tb, R, c->dur, (double)v->dur[P[k]] / 1000.0);
         hta_table_set_int(tb, R, c->stream, hta_row_stream(r, i));
         hta_table_set_int(tb, R, c->corr, r->correlation[i]);
         for (size_t d = 0; d < NDEF; d++) {
@@ -185,7 +186,7 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
         if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, c->iter);
         else hta_table_set_int(tb, R, c->iter, r->iteration[i]);
         /* end relative to the same origin as ts (HTA leaves it absolute, Q1) */
-        hta_table_set_float(tb, R, c->end, (double)(v.ts[P[k]] + v.dur[P[k]]) / 1000.0);
+        hta_table_set_float(tb, R, c->end, hta_ns_to_us(v->ts[P[k]] + v->dur[P[k]]));
         hta_table_set_int(tb, R, c->depth, g.depth[i]);
         hta_table_set_int(tb, R, c->height, s.height[i]);
         int64_t par = -1;
@@ -199,8 +200,8 @@ static hta_status rank_rows(const hta_trace *t, size_t ri, const hta_common_opts
         hta_table_set_int(tb, R, c->nk, s.nk[i]);
         hta_table_set_float(tb, R, c->kdur, has ? (double)s.kdur[i] / 1000.0 : 0.0);
         hta_table_set_float(tb, R, c->kspan, has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
-        hta_table_set_float(tb, R, c->first, has ? (double)s.first[i] / 1000.0 : -1.0);
-        hta_table_set_float(tb, R, c->last, has ? (double)s.last[i] / 1000.0 : -1.0);
+        hta_table_set_float(tb, R, c->first, has ? hta_ns_to_us(s.first[i]) : -1.0);
+        hta_table_set_float(tb, R, c->last, has ? hta_ns_to_us(s.last[i]) : -1.0);
         hta_table_set_int(tb, R, c->irt, r->index[l]);
         /* operator stack: the launch's cpu_op ancestors, outermost first */
         size_t len = 1, nops = 0;
@@ -239,14 +240,12 @@ done:
     free(stack);
     sub_free(&s);
     hta_cgraph_free(&g);
-    hta_view_free(&v);
     return st;
 }
 
-hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
-    size_t *sel = NULL;
-    size_t ns = hta_select_ranks(t, o, &sel);
-    if (!sel) return hta_oom(err);
+hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
+    size_t ns = hta_ctx_nranks(ctx);
     /* counter columns: every args key of every profiled range, by name */
     uint32_t nsym = hta_symtab_count(t->sym);
     unsigned char *seen = calloc(nsym ? nsym : 1, 1);
@@ -256,7 +255,7 @@ hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_
     hta_status st = HTA_OK;
     if (!seen || !keys || !tb) goto oom;
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
+        const hta_rank *r = t->ranks[k];
         for (size_t i = 0; i < r->n; i++) {
             if (hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) != HTA_CC_PROFILER_RANGE) continue;
             nranges++;
@@ -303,17 +302,15 @@ hta_status hta_cupti_counters(const hta_trace *t, const hta_common_opts *o, hta_
         if (hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
             goto oom;
     } else {
-        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(t, sel[k], o, keys, nkeys, tb, &c, out, err);
+        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(ctx, k, keys, nkeys, tb, &c, out, err);
         if (st) goto fail;
     }
-    free(sel);
     free(seen);
     free(keys);
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 oom:
     st = hta_oom(err);
 fail:
-    free(sel);
     free(seen);
     free(keys);
     hta_table_free(tb);

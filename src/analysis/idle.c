@@ -12,6 +12,11 @@
 
 #include "analysis/breakdown_rows.h"
 
+void hta_idle_opts_default(hta_idle_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->consecutive_kernel_delay_ns = HTA_IDLE_DEFAULT_DELAY_NS;
+}
+
 enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
 static const char *const g_cat[NCAT] = {"host_wait", "kernel_wait", "other"};
 
@@ -92,13 +97,14 @@ static int wanted_stream(const hta_idle_opts *o, int64_t s) {
     return 0;
 }
 
-static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o, tables *tb, hta_result *out,
+static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_idle_opts *o, tables *tb, hta_result *out,
                            hta_error *err) {
+    const hta_trace *t = ctx->trace;
     bd_rows b;
-    hta_status st = bd_rows_build(t, ri, &o->common.view, HTA_GPU_ROWS_ACTIVITY, &b, err);
+    hta_status st = bd_rows_build(ctx, ri, HTA_GPU_ROWS_ACTIVITY, &b, err);
     if (st) return st;
-    const hta_rank *r = b.v.r;
-    size_t n = b.n, vn = b.v.n;
+    const hta_rank *r = b.v->r;
+    size_t n = b.n, vn = b.v->n;
     int32_t *vpos = malloc((r->n ? r->n : 1) * sizeof *vpos); /* rank row -> view position */
     int64_t *end = malloc((n ? n : 1) * sizeof *end), *launch = malloc((n ? n : 1) * sizeof *launch);
     uint32_t *idx = malloc((n ? n : 1) * sizeof *idx), *sid = malloc((n ? n : 1) * sizeof *sid);
@@ -109,7 +115,7 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o
     int bad = 1;
     if (!vpos || !end || !launch || !idx || !sid || !keys || !scratch) goto done;
     for (size_t i = 0; i < r->n; i++) vpos[i] = -1;
-    for (size_t k = 0; k < vn; k++) vpos[b.v.row[k]] = (int32_t)k;
+    for (size_t k = 0; k < vn; k++) vpos[b.v->row[k]] = (int32_t)k;
     /* streams in order of first appearance; a small open-addressing map keyed by (pid, stream) */
     size_t hcap = 64;
     while (hcap < 2 * n) hcap <<= 1;
@@ -117,10 +123,10 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_idle_opts *o
     if (!h) goto done;
     memset(h, 0xff, hcap * sizeof *h);
     for (size_t i = 0; i < n; i++) {
-        size_t row = b.v.row[b.pos[i]];
+        size_t row = b.v->row[b.pos[i]];
         end[i] = b.ts[i] + b.dur[i];
         int32_t p = r->partner[row];
-        launch[i] = p != HTA_NO_ROW && vpos[p] >= 0 ? b.v.ts[vpos[p]] : INT64_MIN;
+        launch[i] = p != HTA_NO_ROW && vpos[p] >= 0 ? b.v->ts[vpos[p]] : INT64_MIN;
         stream_key sk = {hta_row_thread(r, row)->pid, hta_row_stream(r, row)};
         uint64_t hv = (uint64_t)sk.pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)sk.stream * 0xC2B2AE3D27D4EB4Full;
         size_t j = (size_t)(hv >> 17) & (hcap - 1);
@@ -162,7 +168,9 @@ done:
     return bad ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err) {
+    hta_idle_opts dflt_;
+    if (!o) hta_idle_opts_default(&dflt_), o = &dflt_;
     static const char *const ic[] = {"rank", "stream", "idle_category", "idle_time", "idle_time_ratio", "pid"};
     static const hta_col_type it[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT,
                                       HTA_COL_INT};
@@ -173,24 +181,20 @@ hta_status hta_idle_breakdown(const hta_trace *t, const hta_idle_opts *o, hta_re
                                        HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_INT};
     tables tb = {new_table("idle_time", ic, it, 6), NULL};
     if (o->interval_stats) tb.stats = new_table("interval_stats", sc, st_, 12);
-    size_t *sel = NULL;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!tb.idle || (o->interval_stats && !tb.stats) || !sel) {
-        free(sel);
+    size_t ns = hta_ctx_nranks(ctx);
+    if (!tb.idle || (o->interval_stats && !tb.stats)) {
         hta_table_free(tb.idle);
         hta_table_free(tb.stats);
         return hta_oom(err);
     }
     for (size_t k = 0; k < ns; k++) {
-        hta_status s = one_rank(t, sel[k], o, &tb, out, err);
+        hta_status s = one_rank(ctx, k, o, &tb, out, err);
         if (s) {
-            free(sel);
             hta_table_free(tb.idle);
             hta_table_free(tb.stats);
             return s;
         }
     }
-    free(sel);
     if (hta_result_add(out, tb.idle)) {
         hta_table_free(tb.stats);
         return hta_oom(err);

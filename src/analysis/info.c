@@ -5,7 +5,7 @@
 #include "hta/analysis.h"
 
 
-static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
+static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
                               hta_error *err) {
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"file", HTA_COL_STR}, {"rank_source", HTA_COL_STR},
@@ -19,7 +19,7 @@ static hta_status ranks_table(const hta_trace *t, const size_t *sel, size_t ns, 
     hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
     if (!tb) return hta_oom(err);
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
+        const hta_rank *r = t->ranks[k];
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -93,8 +93,8 @@ oom:
 }
 
 /* events per category: in the file, and in HTA's table (after its filter) */
-static hta_status categories_table(const hta_trace *t, const hta_common_opts *o, const size_t *sel,
-                                   size_t ns, hta_result *out, hta_error *err) {
+static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"cat", HTA_COL_STR}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT}};
     hta_table *tb = hta_table_new_with("categories", cols, 4);
@@ -118,14 +118,13 @@ static hta_status categories_table(const hta_trace *t, const hta_common_opts *o,
         }
     hta_status st = HTA_OK;
     for (size_t k = 0; k < ns && !st; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
+        const hta_rank *r = t->ranks[k];
         memset(ev, 0, nc * sizeof *ev);
         memset(rw, 0, nc * sizeof *rw);
         for (size_t i = 0; i < r->n; i++) ev[r->cat[i]]++;
-        hta_view v;
-        if ((st = hta_view_build(t, sel[k], &o->view, &v, err))) break;
-        for (size_t i = 0; i < v.n; i++) rw[r->cat[v.row[i]]]++;
-        hta_view_free(&v);
+        const hta_view *v;
+        if ((st = hta_ctx_view(ctx, k, &v, err))) break;
+        for (size_t i = 0; i < v->n; i++) rw[r->cat[v->row[i]]]++;
         for (size_t c = 0; c < nc; c++) {
             size_t cc = ord[c];
             if (!ev[cc]) continue;
@@ -153,7 +152,7 @@ oom:
     return hta_oom(err);
 }
 
-static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns, hta_result *out,
+static hta_status streams_table(const hta_trace *t, size_t ns, hta_result *out,
                                 hta_error *err) {
     static const hta_col_spec cols[] = {{"rank", HTA_COL_INT}, {"stream", HTA_COL_INT}, {"rows", HTA_COL_INT},
                                         {"kernels", HTA_COL_INT}, {"busy_us", HTA_COL_FLOAT}};
@@ -163,7 +162,7 @@ static hta_status streams_table(const hta_trace *t, const size_t *sel, size_t ns
     if (!cc) goto oom;
     for (size_t c = 0; c < t->ncats; c++) cc[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c]));
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
+        const hta_rank *r = t->ranks[k];
         int64_t *acc = calloc(3 * r->nstreams, sizeof *acc); /* rows, kernels, busy ns per stream */
         if (!acc) {
             free(cc);
@@ -199,13 +198,11 @@ oom:
     return hta_oom(err);
 }
 
-hta_status hta_info(const hta_trace *t, const hta_common_opts *o, hta_result *out, hta_error *err) {
-    size_t *sel;
-    size_t ns = hta_select_ranks(t, o, &sel);
-    if (!sel) return hta_oom(err);
-    hta_status st = ranks_table(t, sel, ns, out, err);
-    if (!st) st = categories_table(t, o, sel, ns, out, err);
-    if (!st) st = streams_table(t, sel, ns, out, err);
-    free(sel);
+hta_status hta_info(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
+    size_t ns = hta_ctx_nranks(ctx);
+    hta_status st = ranks_table(t, ns, out, err);
+    if (!st) st = categories_table(ctx, ns, out, err);
+    if (!st) st = streams_table(t, ns, out, err);
     return st;
 }

@@ -9,6 +9,14 @@
 
 #include "analysis/breakdown_rows.h"
 
+void hta_kernel_opts_default(hta_kernel_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->gpu_rows = HTA_GPU_ROWS_ACTIVITY;
+    o->top = 10;
+    o->duration_ratio = 0.8;
+    o->include_memory = 1;
+}
+
 #define NT 3 /* analysed types: COMPUTATION, COMMUNICATION, MEMORY (bits 1, 2, 4) */
 static const hta_kernel_type g_types[NT] = {HTA_KT_COMPUTATION, HTA_KT_COMMUNICATION, HTA_KT_MEMORY};
 
@@ -175,13 +183,13 @@ static void fold(krow *o, const group *g) {
 
 static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int type, const hta_kernel_opts *o,
                       int32_t *gid, krows *outk) {
-    const hta_rank *r = b->v.r;
+    const hta_rank *r = b->v->r;
     size_t ng = 0;
     group *g = NULL;
     size_t cap = 0;
     for (size_t i = 0; i < b->n; i++) {
         if (b->type[i] != type) continue;
-        uint32_t nm = r->name[b->v.row[b->pos[i]]];
+        uint32_t nm = r->name[b->v->row[b->pos[i]]];
         if (gid[nm] < 0) {
             if (ng == cap) {
                 cap = cap ? 2 * cap : 64;
@@ -201,7 +209,7 @@ static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int ty
     }
     for (size_t i = 0; i < b->n; i++) {
         if (b->type[i] != type) continue;
-        group *x = &g[gid[r->name[b->v.row[b->pos[i]]]]];
+        group *x = &g[gid[r->name[b->v->row[b->pos[i]]]]];
         double dv = b->dur[i] / 1000.0 - (x->sum / 1000.0) / (double)x->count;
         x->m2 += dv * dv;
     }
@@ -265,7 +273,10 @@ oom:
     return hta_oom(err);
 }
 
-hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
+    hta_kernel_opts dflt_;
+    if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     if (o->duration_ratio < 0 || o->duration_ratio > 1)
         return hta_fail(err, HTA_EINVAL, "duration ratio %g is not between 0 and 1", o->duration_ratio);
     int ntypes = o->include_memory ? 3 : 2;
@@ -274,33 +285,31 @@ hta_status hta_kernel_breakdown(const hta_trace *t, const hta_kernel_opts *o, ht
     krows k = {0};
     size_t nsym = hta_symtab_count(t->sym);
     int32_t *gid = malloc((nsym ? nsym : 1) * sizeof *gid);
-    size_t *sel = NULL;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!gid || !sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
+    if (!gid) goto oom;
     memset(gid, 0xff, (nsym ? nsym : 1) * sizeof *gid);
     for (size_t i = 0; i < ns; i++) {
         bd_rows b;
-        hta_status st = bd_rows_build(t, sel[i], &o->common.view, o->gpu_rows, &b, err);
+        hta_status st = bd_rows_build(ctx, i, o->gpu_rows, &b, err);
         if (st) {
-            free(gid), free(sel), free(k.v);
+            free(gid), free(k.v);
             return st;
         }
-        int32_t rank = t->ranks[sel[i]]->rank;
+        int32_t rank = t->ranks[i]->rank;
         size_t nk = 0;
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
-        if (!nk) bd_note_empty(t, t->ranks[sel[i]], o->gpu_rows, "GPU kernels to break down", out);
+        if (!nk) bd_note_empty(t, t->ranks[i], o->gpu_rows, "GPU kernels to break down", out);
         int bad = type_sweep(&b, ntypes, sum, seen);
         for (int j = 0; !bad && j < ntypes; j++) bad = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k);
         bd_rows_free(&b);
         if (bad) goto oom;
     }
     free(gid);
-    free(sel);
     hta_status st = kernel_type_table(sum, seen, ntypes, out, err);
     if (!st) st = all_kernels_table(&k, out, err);
     free(k.v);
     return st;
 oom:
-    free(gid), free(sel), free(k.v);
+    free(gid), free(k.v);
     return hta_oom(err);
 }

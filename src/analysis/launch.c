@@ -67,23 +67,23 @@ typedef struct stats_cols {
     int rank, corr, cpu, gpu, delay, shortk, rt_out, ld_out;
 } stats_cols;
 
-static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts *o, const int64_t *ids,
+static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, const int64_t *ids,
                            size_t nids, hta_table *tb, const stats_cols *c, hta_table *sum, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
-    hta_view v;
-    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    const hta_view *v;
+    hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    int64_t *corrs = malloc((v.n ? v.n : 1) * sizeof *corrs);
-    corr_pos *gpu = malloc((v.n ? v.n : 1) * sizeof *gpu);
+    int64_t *corrs = malloc((v->n ? v->n : 1) * sizeof *corrs);
+    corr_pos *gpu = malloc((v->n ? v->n : 1) * sizeof *gpu);
     if (!corrs || !gpu) {
         free(corrs);
         free(gpu);
-        hta_view_free(&v);
         return hta_oom(err);
     }
     size_t nc = 0, ng = 0;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         /* A launch without a correlation id (-1) would join every uncorrelated
          * CPU row with every uncorrelated GPU row: it links nothing. */
         if (r->correlation[i] < 0) continue;
@@ -94,8 +94,8 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
             }
     }
     qsort(corrs, nc, sizeof *corrs, cmp_i64);
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 && has_i64(corrs, nc, r->correlation[i]))
             gpu[ng++] = (corr_pos){r->correlation[i], (uint32_t)k};
     }
@@ -103,14 +103,14 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
 
     int64_t nl = 0, nshort = 0, nrt = 0, nld = 0;
     double scpu = 0, sgpu = 0, sdelay = 0;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 || !has_i64(corrs, nc, r->correlation[i])) continue;
         for (size_t g = lower_cp(gpu, ng, r->correlation[i]); g < ng && gpu[g].corr == r->correlation[i]; g++) {
             size_t gk = gpu[g].pos;
-            int64_t delay = v.ts[gk] - v.ts[k] - v.dur[k];
+            int64_t delay = v->ts[gk] - v->ts[k] - v->dur[k];
             if (delay < 0) delay = 0;
-            double cpu_us = (double)v.dur[k] / 1000.0, gpu_us = (double)v.dur[gk] / 1000.0;
+            double cpu_us = (double)v->dur[k] / 1000.0, gpu_us = (double)v->dur[gk] / 1000.0;
             double delay_us = (double)delay / 1000.0;
             int sk = cpu_us <= o->runtime_cutoff_us && gpu_us < cpu_us;
             int ro = cpu_us > o->runtime_cutoff_us;
@@ -119,7 +119,6 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
             if (row < 0) {
                 free(corrs);
                 free(gpu);
-                hta_view_free(&v);
                 return hta_oom(err);
             }
             hta_table_set_int(tb, row, c->rank, r->rank);
@@ -141,7 +140,6 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
     }
     free(corrs);
     free(gpu);
-    hta_view_free(&v);
 
     long row = hta_table_add_row(sum);
     if (row < 0) return hta_oom(err);
@@ -159,10 +157,12 @@ static hta_status one_rank(const hta_trace *t, size_t ri, const hta_launch_opts 
     return HTA_OK;
 }
 
-hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
+    hta_launch_opts dflt_;
+    if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_new("cuda_kernel_launch_stats");
     hta_table *sum = hta_table_new("launch_summary");
-    size_t *sel = NULL;
     if (!tb || !sum) goto oom;
     stats_cols c;
     if ((c.rank = hta_table_add_col(tb, "rank", HTA_COL_INT)) < 0 ||
@@ -192,12 +192,10 @@ hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_re
 
     int64_t ids[5];
     size_t nids = launch_syms(t, o->include_memory_events, ids);
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(t, sel[k], o, ids, nids, tb, &c, sum, err);
+        hta_status st = one_rank(ctx, k, o, ids, nids, tb, &c, sum, err);
         if (st) {
-            free(sel);
             hta_table_free(tb);
             hta_table_free(sum);
             return st;
@@ -208,7 +206,6 @@ hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_re
                         "no cudaLaunchKernel/cudaLaunchKernelExC/runFunction%s calls in the trace: HTA's launch "
                         "statistics know no other launch API (HIP, cuLaunchKernel), so the table is empty",
                         o->include_memory_events ? "/cudaMemcpyAsync/cudaMemsetAsync" : "");
-    free(sel);
     if (hta_result_add(out, tb)) {
         hta_table_free(sum);
         return hta_oom(err);
@@ -216,7 +213,6 @@ hta_status hta_launch_stats(const hta_trace *t, const hta_launch_opts *o, hta_re
     if (hta_result_add(out, sum)) return hta_oom(err);
     return HTA_OK;
 oom:
-    free(sel);
     hta_table_free(tb);
     hta_table_free(sum);
     return hta_oom(err);

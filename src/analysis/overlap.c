@@ -6,33 +6,34 @@
 
 #include "analysis/breakdown_rows.h"
 
-hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result *out, hta_error *err) {
+void hta_overlap_opts_default(hta_overlap_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
+
+hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err) {
+    hta_overlap_opts dflt_;
+    if (!o) hta_overlap_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     static const char *const cols[] = {"rank", "comp_comm_overlap_pctg", "comm_time(us)", "comp_time(us)",
                                        "overlap_time(us)"};
     hta_table *tb = hta_table_new("comm_comp_overlap");
     if (!tb) return hta_oom(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
-    size_t *sel;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         bd_pair u;
-        hta_status st = bd_union_pair(t, sel[k], &o->common.view, o->gpu_rows, HTA_KT_COMMUNICATION,
+        hta_status st = bd_union_pair(ctx, k, o->gpu_rows, HTA_KT_COMMUNICATION,
                                       HTA_KT_COMPUTATION, &u, err);
         if (st) {
-            free(sel);
             hta_table_free(tb);
             return st;
         }
         int64_t comm = u.len_a, comp = u.len_b, both = u.both;
-        int32_t rank = t->ranks[sel[k]]->rank;
+        int32_t rank = t->ranks[k]->rank;
         if (!comm)
             hta_result_note(out, "rank %d has no communication kernels: overlap percentage is undefined (null)",
                             rank);
         long row = hta_table_add_row(tb);
         if (row < 0) {
-            free(sel);
             goto oom;
         }
         /* divide microseconds, as HTA does, so the rounding sees the same quotient */
@@ -43,7 +44,6 @@ hta_status hta_overlap(const hta_trace *t, const hta_overlap_opts *o, hta_result
         hta_table_set_float(tb, row, 3, comp / 1000.0);
         hta_table_set_float(tb, row, 4, both_us);
     }
-    free(sel);
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:

@@ -12,6 +12,12 @@
 #include "analysis/callgraph.h"
 #include "trace/json_lex.h"
 
+void hta_patterns_opts_default(hta_patterns_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->min_len = 3;
+    o->top_k = 5;
+}
+
 
 typedef struct root {
     uint32_t row;
@@ -174,33 +180,12 @@ static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_
 
 /* ---- analysis ---- */
 
-hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
-    hta_table *tb = hta_table_new("frequent_cuda_kernel_sequences");
-    if (!tb) return hta_oom(err);
-    if (hta_table_add_col(tb, "pattern", HTA_COL_STR) < 0 || hta_table_add_col(tb, "count", HTA_COL_INT) < 0 ||
-        hta_table_add_col(tb, "GPU kernel duration (us)", HTA_COL_FLOAT) < 0 ||
-        hta_table_add_col(tb, "CPU op duration (us)", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "rank", HTA_COL_INT) < 0) {
-        hta_table_free(tb);
-        return hta_oom(err);
-    }
-    size_t ri = 0;
-    if (!t->nranks) {
-        hta_table_free(tb);
-        return hta_fail(err, HTA_ENODATA, "no ranks loaded");
-    }
-    if (o->rank >= 0) {
-        while (ri < t->nranks && t->ranks[ri]->rank != o->rank) ri++;
-        if (ri == t->nranks) {
-            hta_table_free(tb);
-            return hta_fail(err, HTA_EINVAL, "no rank %d in the trace", o->rank);
-        }
-    }
+/* Patterns of one rank: rows appended to tb, the overlay written. */
+static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts *o, hta_table *tb,
+                                hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
-    if (!o->op || !*o->op) {
-        if (hta_result_add(out, tb)) return hta_oom(err);
-        return hta_result_note(out, "empty operator name: no patterns") ? hta_oom(err) : HTA_OK;
-    }
-    hta_view v = {0};
+    const hta_view *v = NULL;
     hta_cgraph g = {0};
     root *roots = NULL;
     pat *pats = NULL;
@@ -208,16 +193,16 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     uint32_t *mem = NULL, *start = NULL;
     unsigned char *match = NULL;
     size_t nroots = 0, npats = 0;
-    hta_status st = hta_view_build(t, ri, &o->common.view, &v, err);
+    hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) goto fail;
-    if (hta_cgraph_build(&v, &g)) goto oom;
+    if (hta_cgraph_build(v, &g)) goto oom;
     uint32_t nsym = hta_symtab_count(t->sym);
     match = malloc(nsym ? nsym : 1); /* 0 unknown, 1 no, 2 yes */
     if (!match) goto oom;
     memset(match, 0, nsym ? nsym : 1);
     int32_t min_depth = INT32_MAX;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k], nm = r->name[i];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k], nm = r->name[i];
         if (!match[nm]) match[nm] = strstr(hta_sym(t->sym, nm), o->op) ? 2 : 1;
         if (match[nm] == 2 && g.depth[i] < min_depth) min_depth = g.depth[i];
     }
@@ -229,36 +214,36 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
         goto oom;
     }
     if (min_depth != INT32_MAX)
-        for (size_t k = 0; k < v.n; k++) {
-            uint32_t i = v.row[k];
+        for (size_t k = 0; k < v->n; k++) {
+            uint32_t i = v->row[k];
             int32_t p = hta_cgraph_kernel_parent(r, &g, i);
             if (p < 0) continue;
             int32_t a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
-            if (a >= 0) kcount[a]++, kdur[a] += v.dur[k];
+            if (a >= 0) kcount[a]++, kdur[a] += v->dur[k];
         }
     bucket_of = malloc((r->n ? r->n : 1) * sizeof *bucket_of);
-    roots = malloc((v.n ? v.n : 1) * sizeof *roots);
+    roots = malloc((v->n ? v->n : 1) * sizeof *roots);
     if (!bucket_of || !roots) {
         free(kcount);
         free(kdur);
         goto oom;
     }
     for (size_t i = 0; i < r->n; i++) bucket_of[i] = -1;
-    for (size_t k = 0; k < v.n && min_depth != INT32_MAX; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n && min_depth != INT32_MAX; k++) {
+        uint32_t i = v->row[k];
         if (match[r->name[i]] != 2 || g.depth[i] != min_depth || kcount[i] < o->min_len) continue;
         bucket_of[i] = (int32_t)nroots;
-        roots[nroots++] = (root){i, NULL, kdur[i], v.dur[k], -1};
+        roots[nroots++] = (root){i, NULL, kdur[i], v->dur[k], -1};
     }
     free(kcount);
     free(kdur);
     /* members of each root's subtree (CPU descendants and kernels), by bucket */
     start = calloc(nroots + 2, sizeof *start);
     if (!start) goto oom;
-    int32_t *member_root = malloc((v.n ? v.n : 1) * sizeof *member_root);
+    int32_t *member_root = malloc((v->n ? v->n : 1) * sizeof *member_root);
     if (!member_root) goto oom;
-    for (size_t k = 0; k < v.n; k++) {
-        uint32_t i = v.row[k];
+    for (size_t k = 0; k < v->n; k++) {
+        uint32_t i = v->row[k];
         int32_t a = -1;
         if (nroots) {
             int32_t p = hta_cgraph_kernel_parent(r, &g, i);
@@ -281,7 +266,7 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
             free(member_root);
             goto oom;
         }
-        for (size_t k = 0; k < v.n; k++)
+        for (size_t k = 0; k < v->n; k++)
             if (member_root[k] >= 0) mem[start[member_root[k]] + fill[member_root[k]]++] = (uint32_t)k;
         free(fill);
     }
@@ -292,18 +277,18 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
     for (size_t b = 0; b < nroots; b++) {
         size_t nk = 0, len = strlen(hta_sym(t->sym, r->name[roots[b].row])) + 1;
         for (uint32_t m = start[b]; m < start[b + 1]; m++)
-            if (hta_row_stream(r, v.row[mem[m]]) != -1) {
+            if (hta_row_stream(r, v->row[mem[m]]) != -1) {
                 kv[nk++] = mem[m];
-                len += hta_sym_len(t->sym, r->name[v.row[mem[m]]]) + 1;
+                len += hta_sym_len(t->sym, r->name[v->row[mem[m]]]) + 1;
             }
-        qsort_r(kv, nk, sizeof *kv, by_time, &v);
+        qsort_r(kv, nk, sizeof *kv, by_time, (void *)v);
         char *s = malloc(len);
         if (!s) {
             free(kv);
             goto oom;
         }
         size_t o2 = (size_t)sprintf(s, "%s", hta_sym(t->sym, r->name[roots[b].row]));
-        for (size_t k = 0; k < nk; k++) o2 += (size_t)sprintf(s + o2, "|%s", hta_sym(t->sym, r->name[v.row[kv[k]]]));
+        for (size_t k = 0; k < nk; k++) o2 += (size_t)sprintf(s + o2, "|%s", hta_sym(t->sym, r->name[v->row[kv[k]]]));
         roots[b].pattern = s;
     }
     free(kv);
@@ -346,21 +331,15 @@ hta_status hta_patterns(const hta_trace *t, const hta_patterns_opts *o, hta_resu
             size_t p = 0;
             while (p < npats && p < topk && strcmp(pats[p].pattern, roots[b].pattern)) p++;
             if (p >= npats || p >= topk) continue;
-            for (uint32_t m = start[b]; m < start[b + 1]; m++) evpat[r->index[v.row[mem[m]]]] = (int32_t)p;
+            for (uint32_t m = start[b]; m < start[b + 1]; m++) evpat[r->index[v->row[mem[m]]]] = (int32_t)p;
         }
         if ((st = write_overlay(r, o->overlay, evpat, pats, out, err))) goto fail;
     }
-    if (hta_result_add(out, tb)) {
-        tb = NULL;
-        goto oom;
-    }
-    tb = NULL;
     goto done;
 oom:
     st = hta_oom(err);
 fail:
 done:
-    hta_table_free(tb);
     for (size_t b = 0; b < nroots; b++) free(roots[b].pattern);
     free(roots);
     free(pats);
@@ -370,6 +349,29 @@ done:
     free(start);
     free(match);
     hta_cgraph_free(&g);
-    hta_view_free(&v);
     return st;
+}
+
+hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
+    hta_patterns_opts dflt;
+    if (!o) hta_patterns_opts_default(&dflt), o = &dflt;
+    static const hta_col_spec cols[] = {{"pattern", HTA_COL_STR},
+                                        {"count", HTA_COL_INT},
+                                        {"GPU kernel duration (us)", HTA_COL_FLOAT},
+                                        {"CPU op duration (us)", HTA_COL_FLOAT},
+                                        {"rank", HTA_COL_INT}};
+    hta_table *tb = hta_table_new_with("frequent_cuda_kernel_sequences", cols, 5);
+    if (!tb) return hta_oom(err);
+    if (!o->op || !*o->op) {
+        if (hta_result_add(out, tb)) return hta_oom(err);
+        return hta_result_note(out, "empty operator name: no patterns") ? hta_oom(err) : HTA_OK;
+    }
+    for (size_t k = 0; k < hta_ctx_nranks(ctx); k++) {
+        hta_status st = rank_patterns(ctx, k, o, tb, out, err);
+        if (st) {
+            hta_table_free(tb);
+            return st;
+        }
+    }
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }

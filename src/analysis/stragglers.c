@@ -188,7 +188,7 @@ static int cmp_desc_d(const void *a, const void *b) {
 }
 
 typedef struct work {
-    hta_view *v;
+    const hta_view **v; /* the context's views */
     size_t nv;
     int64_t *steps;
     ck *k;
@@ -197,7 +197,6 @@ typedef struct work {
 } work;
 
 static void work_free(work *w) {
-    for (size_t i = 0; i < w->nv; i++) hta_view_free(&w->v[i]);
     free(w->v);
     free(w->steps);
     free(w->k);
@@ -216,8 +215,11 @@ static hta_table *new_table(const char *name, const char *const *cols, const hta
     return t;
 }
 
-hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts *o, hta_result *out,
+hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err) {
+    hta_straggler_opts dflt_;
+    if (!o) hta_straggler_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     static const char *const c_res[] = {"rank", "flagged_steps", "steps", "mean_normalized_start"};
     static const hta_col_type t_res[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT};
     static const char *const c_met[] = {"rank",     "step",     "stream",          "kernel",
@@ -232,11 +234,9 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
     hta_table *met = new_table("straggler_metric", c_met, t_met, 9);
     hta_table *ker = new_table("straggler_kernels", c_ker, t_ker, 6);
     work w = {0};
-    size_t *sel = NULL;
     hta_status st = HTA_OK;
     if (!res || !met || !ker) goto oom;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     int k_cand = o->num_candidates < 1 ? 1 : o->num_candidates;
 
     /* views and profiler steps of every selected rank */
@@ -246,11 +246,11 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
     w.steps = malloc(cap * sizeof *w.steps);
     if (!w.steps) goto oom;
     for (size_t k = 0; k < ns; k++) {
-        if ((st = hta_view_build(t, sel[k], &o->common.view, &w.v[k], err))) goto fail;
+        if ((st = hta_ctx_view(ctx, k, &w.v[k], err))) goto fail;
         w.nv = k + 1;
-        const hta_rank *r = t->ranks[sel[k]];
-        for (size_t p = 0; p < w.v[k].n; p++) {
-            int64_t s = step_number(hta_sym(t->sym, r->name[w.v[k].row[p]]));
+        const hta_rank *r = t->ranks[k];
+        for (size_t p = 0; p < w.v[k]->n; p++) {
+            int64_t s = step_number(hta_sym(t->sym, r->name[w.v[k]->row[p]]));
             if (s < 0) continue;
             if (nsteps == cap) {
                 int64_t *q = realloc(w.steps, 2 * cap * sizeof *q);
@@ -290,14 +290,14 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
     unsigned char *present = calloc(nsteps, 1);
     if (!present) goto oom;
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
-        for (size_t p = 0; p < w.v[k].n; p++) {
-            uint32_t i = w.v[k].row[p];
+        const hta_rank *r = t->ranks[k];
+        for (size_t p = 0; p < w.v[k]->n; p++) {
+            uint32_t i = w.v[k]->row[p];
             long si = find_i64(w.steps, nsteps, r->iteration[i]);
             if (si < 0) continue;
             present[si] = 1;
-            if (w.v[k].ts[p] < tmin) tmin = w.v[k].ts[p];
-            if (w.v[k].ts[p] + w.v[k].dur[p] > tmax) tmax = w.v[k].ts[p] + w.v[k].dur[p];
+            if (w.v[k]->ts[p] < tmin) tmin = w.v[k]->ts[p];
+            if (w.v[k]->ts[p] + w.v[k]->dur[p] > tmax) tmax = w.v[k]->ts[p] + w.v[k]->dur[p];
             if (hta_row_stream(r, i) > 0) nk++;
         }
     }
@@ -316,23 +316,23 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
     if (!w.k) goto oom;
     nk = 0;
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[sel[k]];
-        for (size_t p = 0; p < w.v[k].n; p++) {
-            uint32_t i = w.v[k].row[p];
+        const hta_rank *r = t->ranks[k];
+        for (size_t p = 0; p < w.v[k]->n; p++) {
+            uint32_t i = w.v[k]->row[p];
             int64_t it = r->iteration[i];
             if (!has_i64(w.steps, nsteps, it) || hta_row_stream(r, i) <= 0) continue;
-            if (o->hta_compat && it <= 0) continue; /* HTA: iteration > 0 (Quirk A10) */
+            if (ctx->hta_compat && it <= 0) continue; /* HTA: iteration > 0 (Quirk A10) */
             const char *nm = hta_sym(t->sym, r->name[i]);
-            if (o->hta_compat ? strncmp(nm, "ncclKernel", 10) != 0 : !hta_is_nccl_kernel_name(nm)) continue;
-            w.k[nk++] = (ck){hta_row_stream(r, i), it, w.v[k].ts[p], w.v[k].dur[p], nm, r->rank, (uint32_t)p, 0};
+            if (ctx->hta_compat ? strncmp(nm, "ncclKernel", 10) != 0 : !hta_is_nccl_kernel_name(nm)) continue;
+            w.k[nk++] = (ck){hta_row_stream(r, i), it, w.v[k]->ts[p], w.v[k]->dur[p], nm, r->rank, (uint32_t)p, 0};
         }
     }
-    nk = o->hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);
+    nk = ctx->hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);
     if (!nk) {
         hta_result_note(out,
                         "no communication kernel of at least 1%% of the mean step time (%.3f us) in the selected "
                         "steps%s",
-                        min_dur_ns / 1000.0, o->hta_compat ? " (--hta-compat: only ncclKernel* names count)" : "");
+                        min_dur_ns / 1000.0, ctx->hta_compat ? " (--hta-compat: only ncclKernel* names count)" : "");
         goto done;
     }
 
@@ -340,7 +340,7 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
     w.tmp = malloc(nk * sizeof *w.tmp);
     w.rc = calloc(ns, sizeof *w.rc);
     if (!w.tmp || !w.rc) goto oom;
-    for (size_t k = 0; k < ns; k++) w.rc[k].rank = t->ranks[sel[k]]->rank;
+    for (size_t k = 0; k < ns; k++) w.rc[k].rank = t->ranks[k]->rank;
     size_t best_first = 0, best_n = 0;
     double best = NAN;
     size_t best_rows_first = 0, best_rows = 0; /* fallback when no spread is defined anywhere */
@@ -412,7 +412,7 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
             hta_table_set_int(met, row, c++, mk[q].iter);
             hta_table_set_int(met, row, c++, mk[q].stream);
             if (hta_table_set_str(met, row, c++, mk[q].name)) goto oom;
-            hta_table_set_float(met, row, c++, (double)mk[q].ts / 1000.0);
+            hta_table_set_float(met, row, c++, hta_ns_to_us(mk[q].ts));
             hta_table_set_float(met, row, c++, ms);
             hta_table_set_float(met, row, c++, (double)mk[q].dur / 1000.0);
             hta_table_set_float(met, row, c++, (double)mk[q].dur / iter_ns);
@@ -440,7 +440,6 @@ hta_status hta_potential_stragglers(const hta_trace *t, const hta_straggler_opts
                     (long long)mk->stream, k_cand);
 
 done:
-    free(sel);
     work_free(&w);
     if (hta_result_add(out, res)) res = NULL, st = hta_oom(err);
     else res = NULL;
@@ -451,7 +450,6 @@ done:
 oom:
     st = hta_oom(err);
 fail:
-    free(sel);
     work_free(&w);
     hta_table_free(res);
     hta_table_free(met);

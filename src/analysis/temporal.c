@@ -6,13 +6,18 @@
 
 #include "analysis/breakdown_rows.h"
 
+void hta_temporal_opts_default(hta_temporal_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
+
 /* ratio of microsecond values, as HTA divides them */
 static double pctg(int64_t x, int64_t total) {
     return total ? hta_round(100.0 * ((x / 1000.0) / (total / 1000.0)), 2) : NAN;
 }
 
-hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o, hta_result *out,
+hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_result *out,
                                   hta_error *err) {
+    hta_temporal_opts dflt_;
+    if (!o) hta_temporal_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     static const char *const cols[] = {"rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)",
                                        "kernel_time(us)", "idle_time_pctg", "compute_time_pctg",
                                        "non_compute_time_pctg"};
@@ -20,24 +25,20 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
     if (!tb) return hta_oom(err);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
-    size_t *sel;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) goto oom;
+    size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         bd_pair u;
-        hta_status st = bd_union_pair(t, sel[k], &o->common.view, o->gpu_rows, -1, HTA_KT_COMPUTATION, &u, err);
+        hta_status st = bd_union_pair(ctx, k, o->gpu_rows, -1, HTA_KT_COMPUTATION, &u, err);
         if (st) {
-            free(sel);
             hta_table_free(tb);
             return st;
         }
         size_t nu = u.na;
         int64_t span = u.span, busy = u.len_a, comp = u.len_b;
-        int32_t rank = t->ranks[sel[k]]->rank;
-        if (!nu) bd_note_empty(t, t->ranks[sel[k]], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
+        int32_t rank = t->ranks[k]->rank;
+        if (!nu) bd_note_empty(t, t->ranks[k], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
         long row = hta_table_add_row(tb);
         if (row < 0) {
-            free(sel);
             goto oom;
         }
         int64_t idle = span - busy, noncomp = busy - comp;
@@ -50,7 +51,6 @@ hta_status hta_temporal_breakdown(const hta_trace *t, const hta_temporal_opts *o
         hta_table_set_float(tb, row, 6, pctg(comp, span));
         hta_table_set_float(tb, row, 7, pctg(noncomp, span));
     }
-    free(sel);
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:

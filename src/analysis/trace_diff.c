@@ -8,6 +8,13 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+void hta_diff_opts_default(hta_diff_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->device = HTA_DIFF_ALL;
+    o->control_rank = o->test_rank = -1;
+    o->control_iteration = o->test_iteration = -1;
+}
+
 
 typedef struct op {
     char *name; /* owned */
@@ -49,8 +56,9 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
 }
 
 /* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name. */
-static hta_status summarize(const hta_trace *t, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
+static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
                             const char *side, ops *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = NULL;
     for (size_t k = 0; k < t->nranks; k++)
         if (rank < 0 || t->ranks[k]->rank == rank) {
@@ -70,7 +78,7 @@ static hta_status summarize(const hta_trace *t, int32_t rank, int64_t iter, hta_
         int gpu = hta_row_stream(r, i) != -1;
         if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu)) continue;
         int64_t a, e;
-        hta_row_times(r, i, HTA_TIME_HTA, &a, &e);
+        hta_row_times(r, i, ctx->view.time_mode, &a, &e);
         cnt[r->name[i]] += 1;
         dur[r->name[i]] += (double)(e - a) / 1000.0;
     }
@@ -140,12 +148,14 @@ static joined *join(const ops *c, const ops *t, size_t *n) {
     return j;
 }
 
-hta_status hta_trace_diff(const hta_trace *control, const hta_trace *test, const hta_diff_opts *o,
+hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err) {
+    hta_diff_opts dflt_;
+    if (!o) hta_diff_opts_default(&dflt_), o = &dflt_;
     int64_t ci = o->control_iteration, ti = o->test_iteration;
-    if (ci < 0 && !first_iteration(control, &ci))
+    if (ci < 0 && !first_iteration(control->trace, &ci))
         return hta_fail(err, HTA_ENODATA, "control trace has no ProfilerStep iterations");
-    if (ti < 0 && !first_iteration(test, &ti))
+    if (ti < 0 && !first_iteration(test->trace, &ti))
         return hta_fail(err, HTA_ENODATA, "test trace has no ProfilerStep iterations");
     const char *cl = o->control_label ? o->control_label : "Control";
     const char *tl0 = o->test_label ? o->test_label : "Test";
@@ -218,8 +228,8 @@ hta_status hta_trace_diff(const hta_trace *control, const hta_trace *test, const
         return hta_oom(err);
     }
     if (hta_result_add(out, od)) return hta_oom(err);
-    int32_t cr = o->control_rank < 0 && control->nranks ? control->ranks[0]->rank : o->control_rank;
-    int32_t tr = o->test_rank < 0 && test->nranks ? test->ranks[0]->rank : o->test_rank;
+    int32_t cr = o->control_rank < 0 && control->trace->nranks ? control->trace->ranks[0]->rank : o->control_rank;
+    int32_t tr = o->test_rank < 0 && test->trace->nranks ? test->trace->ranks[0]->rank : o->test_rank;
     return hta_result_note(out, "control: rank %d, iteration %lld; test: rank %d, iteration %lld", cr,
                            (long long)ci, tr, (long long)ti)
                ? hta_oom(err)

@@ -5,6 +5,7 @@
 #define HTA_CLI_H
 
 #include "hta/analysis.h"
+#include "hta/context.h"
 #include "hta/table.h"
 #include "hta/trace.h"
 
@@ -47,9 +48,8 @@ typedef struct cli_common {
     const char *pos[4];     /* all positionals */
     size_t npos;
     hta_format fmt;
-    hta_common_opts opts;
-    int32_t rank_list[4096];
-    int threads;
+    hta_ctx_opts ctx;        /* --ranks, --exact-time, --include-last-step, --hta-compat, --threads */
+    int32_t rank_list[4096]; /* storage of ctx.ranks */
     int quiet;
 } cli_common;
 
@@ -58,9 +58,9 @@ typedef struct cli_common {
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
               size_t min_pos, size_t max_pos, cli_common *c);
 
-/* Loads c->path (ranks in c->opts), printing warnings and progress on stderr.
- * Returns 0 or an exit status. */
-int cli_load(cli_common *c, const char *path, hta_trace **t);
+/* Opens the run context of path with c->ctx (only the selected ranks are
+ * read), printing warnings and progress on stderr.  Returns 0 or an exit status. */
+int cli_open(cli_common *c, const char *path, hta_ctx **ctx);
 
 /* Prints notes on stderr and the tables on stdout; frees res. Returns the exit status. */
 int cli_emit(const cli_common *c, hta_result *res);
@@ -69,7 +69,7 @@ int cli_emit(const cli_common *c, hta_result *res);
 int cli_fail(const char *cmd, const hta_error *err);
 
 /* Runs a typical analysis command: parse, load, run fn, emit. */
-typedef hta_status (*cli_analysis_fn)(const hta_trace *t, const cli_common *c, hta_result *out,
+typedef hta_status (*cli_analysis_fn)(hta_ctx *ctx, const cli_common *c, hta_result *out,
                                       hta_error *err);
 int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
                      cli_analysis_fn fn);

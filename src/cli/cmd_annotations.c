@@ -1,27 +1,21 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static int g_cpu, g_top = 1000;
-static double g_ratio = 0.8;
+static hta_annotation_opts g_o;
 static cli_list g_allow;
 
-static hta_status run_annotations(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_annotation_opts o;
-    hta_annotation_opts_default(&o);
-    o.common = c->opts;
-    o.use_cpu_annotation = g_cpu;
-    o.num_kernels = g_top;
-    o.duration_ratio = g_ratio;
-    o.allowlist = g_allow.v;
-    o.nallow = g_allow.n;
-    return hta_annotation_breakdown(t, &o, out, err);
+static hta_status run_annotations(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    g_o.allowlist = g_allow.v;
+    g_o.nallow = g_allow.n;
+    return hta_annotation_breakdown(ctx, &g_o, out, err);
 }
 
 static int cmd_annotations(int argc, char **argv) {
+    hta_annotation_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"cpu", CLI_FLAG, &g_cpu, NULL, "CPU-side user_annotation ranges instead of gpu_user_annotation"},
-        {"top", CLI_INT, &g_top, "N", "keep at most N names per rank, fold the rest into \"others\" (default 1000)"},
-        {"duration-ratio", CLI_DOUBLE, &g_ratio, "R",
+        {"cpu", CLI_FLAG, &g_o.use_cpu_annotation, NULL, "CPU-side user_annotation ranges instead of gpu_user_annotation"},
+        {"top", CLI_INT, &g_o.num_kernels, "N", "keep at most N names per rank, fold the rest into \"others\" (default 1000)"},
+        {"duration-ratio", CLI_DOUBLE, &g_o.duration_ratio, "R",
          "with more than --top names, also fold names past this quantile of the running sum (default 0.8)"},
         {"allow", CLI_LIST, &g_allow, "TEXT", "never fold names containing TEXT (repeatable)"},
         {0},

@@ -3,17 +3,21 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
-static int series, maxq = 1024, numpy;
+static hta_counters_opts g_o;
+static int maxq, numpy;
 static const char *augment;
 
-static hta_status run_counters(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_counters_opts o = {c->opts, maxq, series, numpy ? HTA_TIES_NUMPY : HTA_TIES_STABLE};
-    return augment ? hta_counters_augment(t, &o, augment, out, err) : hta_counters(t, &o, out, err);
+static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    g_o.max_queue_length = maxq;
+    if (numpy || c->ctx.hta_compat) g_o.ties = HTA_TIES_NUMPY;
+    return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters(ctx, &g_o, out, err);
 }
 
 static int cmd_counters(int argc, char **argv) {
+    hta_counters_opts_default(&g_o);
+    maxq = (int)g_o.max_queue_length;
     const cli_opt opts[] = {
-        {"series", CLI_FLAG, &series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
+        {"series", CLI_FLAG, &g_o.series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
         {"max-queue-length", CLI_INT, &maxq, "N", "queue length that counts as full (default 1024)"},
         {"augment", CLI_STR, &augment, "OUTDIR",
          "write each rank's trace with counter tracks to OUTDIR/<stem>_with_counters.json[.gz]"},

@@ -11,8 +11,6 @@
 #include "hta/cpath.h"
 
 typedef struct cp_args {
-    int rank;
-    int rank_set;
     const char *annotation;
     const char *instance;
     cli_list data_load;
@@ -46,7 +44,7 @@ static double secs(struct timespec a, struct timespec b) {
     return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 }
 
-static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, const cp_args *a,
+static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_args *a,
                                  hta_result *out, hta_error *err) {
     size_t nr = a->what_if.n;
     hta_cpath_rule *rules = calloc(nr ? nr : 1, sizeof *rules);
@@ -98,11 +96,11 @@ static hta_status what_if_tables(const hta_trace *t, const hta_cp_graph *g, cons
     if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, "what_if_summary", out, err)))
         goto done;
     if (a->what_if_trace) {
-        if (!t) {
+        if (!ctx) {
             st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
             goto done;
         }
-        if ((st = hta_cpath_whatif_trace(t, g, w, a->what_if_trace, err))) goto done;
+        if ((st = hta_cpath_whatif_trace(ctx, g, w, a->what_if_trace, err))) goto done;
         hta_result_note(out, "simulated trace written to %s", a->what_if_trace);
     }
 done:
@@ -117,7 +115,6 @@ static int cmd_critical_path(int argc, char **argv) {
     cp_args a = {0};
     a.top = 0;
     const cli_opt opts[] = {
-        {"rank", CLI_INT, &a.rank, "R", "rank to analyse (default: the lowest loaded rank)"},
         {"annotation", CLI_STR, &a.annotation, "NAME",
          "clip to the instances of events whose name contains NAME (default: whole trace)"},
         {"instance", CLI_STR, &a.instance, "N|A:B", "annotation instance, or range A..B inclusive (default 0)"},
@@ -136,7 +133,6 @@ static int cmd_critical_path(int argc, char **argv) {
         {0},
     };
     cli_common c;
-    a.rank = -1;
     int rc = cli_parse(argc, argv, "PATH [options] | --graph FILE [options]",
                        "HTA's lightweight critical path of one rank: the longest chain of CPU operator\n"
                        "time, kernel launch delays, kernel-to-kernel gaps, GPU kernels and\n"
@@ -151,8 +147,8 @@ static int cmd_critical_path(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto out;
     }
-    hta_cpath_opts o = {0};
-    o.rank = a.rank;
+    hta_cpath_opts o;
+    hta_cpath_opts_default(&o);
     o.annotation = a.annotation ? a.annotation : "";
     if (a.instance && parse_instance(a.instance, &o.instance_a, &o.instance_b)) {
         fprintf(stderr, "hta critical-path: bad --instance '%s' (N or A:B)\n", a.instance);
@@ -162,7 +158,6 @@ static int cmd_critical_path(int argc, char **argv) {
     o.data_load = a.data_load.v;
     o.ndata_load = a.data_load.n;
     o.zero_weight_launch = a.zero_weight;
-    o.view = c.opts.view;
     for (size_t i = 0; i < a.what_if.n; i++) {
         hta_cpath_rule r;
         hta_error e = {0};
@@ -173,23 +168,21 @@ static int cmd_critical_path(int argc, char **argv) {
         }
         hta_cpath_rule_free(&r);
     }
-    hta_trace *t = NULL;
+    hta_ctx *ctx = NULL;
     hta_cp_graph *g = NULL;
     hta_error err = {0};
     hta_status st;
     if (c.path) {
-        if (a.rank >= 0 && !c.opts.ranks) {
-            c.rank_list[0] = a.rank;
-            c.opts.ranks = c.rank_list;
-            c.opts.nranks = 1;
+        /* the critical path is one rank's: --ranks names it (only its file is read) */
+        if (c.ctx.nranks > 1) {
+            fprintf(stderr, "hta critical-path: one rank at a time: --ranks R\nTry 'hta critical-path --help'.\n");
+            rc = EXIT_USAGE;
+            goto out;
         }
-        if ((rc = cli_load(&c, c.path, &t))) goto out;
-        if (!t->nranks) {
-            fprintf(stderr, "hta critical-path: no rank loaded\n");
-            rc = 1;
-            goto fin;
-        }
-        if (a.rank < 0) o.rank = t->ranks[0]->rank;
+        if ((rc = cli_open(&c, c.path, &ctx))) goto out;
+        if (hta_ctx_nranks(ctx) > 1 && !c.quiet)
+            fprintf(stderr, "hta: note: analysing rank %d, the lowest loaded; choose one with --ranks R\n",
+                    hta_ctx_rank(ctx, 0)->rank);
     }
     /* The build allocates and frees many large arrays; keeping freed blocks in
      * the heap lets later phases reuse pages already faulted in (page faults
@@ -203,7 +196,7 @@ static int cmd_critical_path(int argc, char **argv) {
     if (a.graph) {
         st = hta_cpath_load(a.graph, &g, &err);
     } else {
-        st = hta_cpath_build(t, &o, &g, &err);
+        st = hta_cpath_build(ctx, 0, &o, &g, &err);
     }
     if (st) {
         rc = cli_fail(argv[0], &err);
@@ -223,18 +216,18 @@ static int cmd_critical_path(int argc, char **argv) {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         fprintf(stderr, "hta critical-path: report in %.3f s, cpu %.3f s\n", secs(t1, t0), secs(c1, c0));
     }
-    if (!st && a.what_if.n) st = what_if_tables(t, g, &a, &res, &err);
+    if (!st && a.what_if.n) st = what_if_tables(ctx, g, &a, &res, &err);
     if (!st && a.save) {
         st = hta_cpath_save(g, a.save, &err);
         if (!st) hta_result_note(&res, "graph saved to %s", a.save);
     }
     if (!st && a.overlay) {
-        if (!t) {
+        if (!ctx) {
             st = hta_fail(&err, HTA_EINVAL, "--overlay needs the trace (PATH), not only --graph");
         } else {
             hta_cpath_overlay_opts oo = {a.all_events, a.all_events && a.all_edges, 0};
             char *written = NULL;
-            st = hta_cpath_overlay(t, g, a.overlay, &oo, &written, &err);
+            st = hta_cpath_overlay(ctx, g, a.overlay, &oo, &written, &err);
             if (!st) hta_result_note(&res, "overlay written to %s", written);
             free(written);
         }
@@ -247,7 +240,7 @@ static int cmd_critical_path(int argc, char **argv) {
     rc = cli_emit(&c, &res);
 fin:
     hta_cpath_free(g);
-    if (t) hta_trace_free(t);
+    hta_ctx_free(ctx);
 out:
     free(a.data_load.v);
     free(a.what_if.v);

@@ -1,8 +1,8 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
-static hta_status run_cupti(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_cupti_counters(t, &c->opts, out, err);
+static hta_status run_cupti(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    return hta_cupti_counters(ctx, out, err);
 }
 
 static int cmd_cupti(int argc, char **argv) {

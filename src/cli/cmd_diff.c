@@ -5,10 +5,12 @@
 #include "hta/counters.h"
 
 static int cmd_diff(int argc, char **argv) {
-    int short_names = 0, cr = -1, tr = -1, cit = -1, tit = -1;
+    hta_diff_opts o;
+    hta_diff_opts_default(&o);
+    int cr = -1, tr = -1, cit = -1, tit = -1;
     const char *device = "all", *cl = "Control", *tl = "Test";
     const cli_opt opts[] = {
-        {"short-names", CLI_FLAG, &short_names, NULL, "compare shortened names (templates and arguments removed)"},
+        {"short-names", CLI_FLAG, &o.short_names, NULL, "compare shortened names (templates and arguments removed)"},
         {"device", CLI_STR, &device, "KIND", "gpu, cpu or all (default all): which rows to compare"},
         {"control-rank", CLI_INT, &cr, "R", "rank of the control trace (default: its first rank)"},
         {"test-rank", CLI_INT, &tr, "R", "rank of the test trace (default: its first rank)"},
@@ -26,25 +28,31 @@ static int cmd_diff(int argc, char **argv) {
                        "(ops_diff).  Traces are compared unfiltered, the last profiler step included.",
                        opts, 2, 2, &c);
     if (rc >= 0) return rc;
-    hta_diff_opts o = {short_names, HTA_DIFF_ALL, cr, tr, cit, tit, cl, tl};
+    o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;
+    o.control_label = cl, o.test_label = tl;
     if (!strcmp(device, "gpu")) o.device = HTA_DIFF_GPU;
     else if (!strcmp(device, "cpu")) o.device = HTA_DIFF_CPU;
     else if (strcmp(device, "all")) {
         fprintf(stderr, "hta diff: --device must be gpu, cpu or all\n");
         return EXIT_USAGE;
     }
-    hta_trace *a, *b;
-    if ((rc = cli_load(&c, c.pos[0], &a))) return rc;
-    if ((rc = cli_load(&c, c.pos[1], &b))) {
-        hta_trace_free(a);
+    /* each side reads only the rank it compares (when it is given) */
+    hta_ctx *a, *b;
+    cli_common side = c;
+    if (cr >= 0) side.rank_list[0] = cr, side.ctx.ranks = side.rank_list, side.ctx.nranks = 1;
+    if ((rc = cli_open(&side, c.pos[0], &a))) return rc;
+    side = c;
+    if (tr >= 0) side.rank_list[0] = tr, side.ctx.ranks = side.rank_list, side.ctx.nranks = 1;
+    if ((rc = cli_open(&side, c.pos[1], &b))) {
+        hta_ctx_free(a);
         return rc;
     }
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
     hta_status st = hta_trace_diff(a, b, &o, &res, &err);
-    hta_trace_free(a);
-    hta_trace_free(b);
+    hta_ctx_free(a);
+    hta_ctx_free(b);
     if (st) {
         hta_result_free(&res);
         return cli_fail(argv[0], &err);

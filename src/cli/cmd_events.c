@@ -1,20 +1,19 @@
 #include "cli/cli.h"
 
 static hta_events_opts eo;
-static int view_flag;
-static int limit = 0;
+static int limit;
 
-static hta_status run_events(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    eo.hta_table = view_flag;
+static hta_status run_events(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     eo.limit = limit;
-    return hta_events(t, &c->opts, &eo, out, err);
+    return hta_events(ctx, &eo, out, err);
 }
 
 static int cmd_events(int argc, char **argv) {
+    hta_events_opts_default(&eo);
     static const cli_opt opts[] = {
         {"cat", CLI_STR, &eo.cat, "CAT", "only events of this category (kernel, cpu_op, ...)"},
         {"name", CLI_STR, &eo.name, "TEXT", "only events whose name contains TEXT"},
-        {"hta-table", CLI_FLAG, &view_flag, NULL,
+        {"hta-table", CLI_FLAG, &eo.hta_table, NULL,
          "rows as HTA's analyses see them: profiler-step filter, times relative and rounded"},
         {"limit", CLI_INT, &limit, "N", "at most N rows per rank"},
         {0},

@@ -4,10 +4,11 @@
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
-static int delay = HTA_IDLE_DEFAULT_DELAY_NS, stats;
+static hta_idle_opts g_o;
+static int delay;
 static const char *streams;
 
-static hta_status run(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     int64_t sv[256];
     size_t n = 0;
     if (streams) {
@@ -22,15 +23,19 @@ static hta_status run(const hta_trace *t, const cli_common *c, hta_result *out, 
             if (*e && *e != ',') return hta_fail(err, HTA_EINVAL, "bad stream list '%s' (e.g. 7,20)", streams);
         }
     }
-    hta_idle_opts o = {c->opts, delay, stats, streams ? sv : NULL, n};
-    return hta_idle_breakdown(t, &o, out, err);
+    g_o.consecutive_kernel_delay_ns = delay;
+    g_o.streams = streams ? sv : NULL;
+    g_o.nstreams = n;
+    return hta_idle_breakdown(ctx, &g_o, out, err);
 }
 
 static int cmd_idle(int argc, char **argv) {
+    hta_idle_opts_default(&g_o);
+    delay = (int)g_o.consecutive_kernel_delay_ns;
     static const cli_opt opts[] = {
         {"consecutive-kernel-delay", CLI_INT, &delay, "NS",
          "gaps shorter than this are kernel_wait (default 30000 ns = HTA's 30, which it compares in us)"},
-        {"stats", CLI_FLAG, &stats, NULL, "also print interval_stats: statistics of the gaps per category"},
+        {"stats", CLI_FLAG, &g_o.interval_stats, NULL, "also print interval_stats: statistics of the gaps per category"},
         {"streams", CLI_STR, &streams, "LIST", "only these stream ids, e.g. 7,20 (default: all)"},
         {0},
     };

@@ -1,7 +1,7 @@
 #include "cli/cli.h"
 
-static hta_status run_info(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_info(t, &c->opts, out, err);
+static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    return hta_info(ctx, out, err);
 }
 
 static int cmd_info(int argc, char **argv) {

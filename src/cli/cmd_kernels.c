@@ -1,19 +1,22 @@
+#include <stdio.h>
+
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
-static int all_stream_rows, top = 10, no_memory, include_memory;
-static double ratio = 0.8;
+static hta_kernel_opts g_o;
+static int all_stream_rows, no_memory, include_memory;
 
-static hta_status run(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_kernel_opts o = {c->opts, all_stream_rows ? HTA_GPU_ROWS_ANY_STREAM : HTA_GPU_ROWS_ACTIVITY, top, ratio,
-                         include_memory || !no_memory};
-    return hta_kernel_breakdown(t, &o, out, err);
+static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    if (all_stream_rows || c->ctx.hta_compat) g_o.gpu_rows = HTA_GPU_ROWS_ANY_STREAM;
+    g_o.include_memory = include_memory || !no_memory;
+    return hta_kernel_breakdown(ctx, &g_o, out, err);
 }
 
 static int cmd_kernels(int argc, char **argv) {
+    hta_kernel_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"top", CLI_INT, &top, "N", "kernels shown per type and rank; the rest become \"others\" (default 10)"},
-        {"duration-ratio", CLI_DOUBLE, &ratio, "R",
+        {"top", CLI_INT, &g_o.top, "N", "kernels shown per type and rank; the rest become \"others\" (default 10)"},
+        {"duration-ratio", CLI_DOUBLE, &g_o.duration_ratio, "R",
          "also fold kernels past this quantile of cumulative time into \"others\" (default 0.8)"},
         {"include-memory", CLI_FLAG, &include_memory, NULL, "analyse memory kernels too (the default, as HTA)"},
         {"no-memory", CLI_FLAG, &no_memory, NULL, "leave memory kernels (Memcpy, Memset) out"},
@@ -21,13 +24,20 @@ static int cmd_kernels(int argc, char **argv) {
          "count every row on a GPU stream as a kernel, as HTA does (sync records, Triton cpu_ops)"},
         {0},
     };
-    if (top < 0) top = 0;
-    return cli_run_analysis(argc, argv, "PATH [options]",
-                            "GPU kernel breakdown.  Table kernel_type: time per kernel type (COMPUTATION,\n"
-                            "COMMUNICATION, MEMORY) over all ranks, overlaps between types as their own rows.\n"
-                            "Table all_kernels: per rank, type and kernel name the sum, max, min, stddev, mean\n"
-                            "and count of durations (us); the smallest kernels are folded into \"others\".",
-                            opts, run);
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "GPU kernel breakdown.  Table kernel_type: time per kernel type (COMPUTATION,\n"
+                       "COMMUNICATION, MEMORY) over all ranks, overlaps between types as their own rows.\n"
+                       "Table all_kernels: per rank, type and kernel name the sum, max, min, stddev, mean\n"
+                       "and count of durations (us); the smallest kernels are folded into \"others\".",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    /* checked after parsing: a negative --top is an error, not "no folding" */
+    if (g_o.top < 0) {
+        fprintf(stderr, "hta kernels: --top must be >= 0\nTry 'hta kernels --help'.\n");
+        return EXIT_USAGE;
+    }
+    return cli_analyse(&c, argv[0], run);
 }
 
 HTA_CLI_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels)

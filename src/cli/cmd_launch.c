@@ -1,24 +1,20 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static double g_runtime_cutoff = 50, g_delay_cutoff = 100;
+static hta_launch_opts g_o;
 static int g_no_memory;
 
-static hta_status run_launch(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_launch_opts o;
-    hta_launch_opts_default(&o);
-    o.common = c->opts;
-    o.runtime_cutoff_us = g_runtime_cutoff;
-    o.launch_delay_cutoff_us = g_delay_cutoff;
-    o.include_memory_events = !g_no_memory;
-    return hta_launch_stats(t, &o, out, err);
+static hta_status run_launch(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    if (g_no_memory) g_o.include_memory_events = 0;
+    return hta_launch_stats(ctx, &g_o, out, err);
 }
 
 static int cmd_launch(int argc, char **argv) {
+    hta_launch_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"runtime-cutoff", CLI_DOUBLE, &g_runtime_cutoff, "US",
+        {"runtime-cutoff", CLI_DOUBLE, &g_o.runtime_cutoff_us, "US",
          "launch calls longer than this are runtime outliers (default 50)"},
-        {"launch-delay-cutoff", CLI_DOUBLE, &g_delay_cutoff, "US",
+        {"launch-delay-cutoff", CLI_DOUBLE, &g_o.launch_delay_cutoff_us, "US",
          "launch delays longer than this are outliers (default 100)"},
         {"no-memory", CLI_FLAG, &g_no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
         {0},

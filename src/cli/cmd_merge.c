@@ -67,13 +67,13 @@ static int cmd_merge(int argc, char **argv) {
     mo.barrier = barrier;
 
     double t0 = now_s();
-    hta_trace *t;
-    if ((rc = cli_load(&c, c.path, &t))) return rc;
+    hta_ctx *ctx;
+    if ((rc = cli_open(&c, c.path, &ctx))) return rc;
     hta_merge_plan plan;
     hta_error err = {0};
-    hta_status st = hta_merge_plan_build(t, &mo, &plan, &err);
+    hta_status st = hta_merge_plan_build(ctx, &mo, &plan, &err);
     /* the loaded rows are no longer needed: the writer streams the files */
-    hta_trace_free(t);
+    hta_ctx_free(ctx);
     if (st) return cli_fail("merge", &err);
     double t1 = now_s();
     hta_merge_stats ms;

@@ -5,10 +5,9 @@
 
 static const char *g_sort_by;
 
-static hta_status run_ops(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
+static hta_status run_ops(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     hta_aten_opts o;
     hta_aten_opts_default(&o);
-    o.common = c->opts;
     static char buf[256];
     static const char *keys[4];
     if (g_sort_by) {
@@ -22,7 +21,7 @@ static hta_status run_ops(const hta_trace *t, const cli_common *c, hta_result *o
         o.sort_by = keys;
         o.nsort = n;
     }
-    return hta_aten_op_kernels(t, &o, out, err);
+    return hta_aten_op_kernels(ctx, &o, out, err);
 }
 
 static int cmd_ops(int argc, char **argv) {

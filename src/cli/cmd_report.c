@@ -1,16 +1,18 @@
 #include "cli/cli.h"
 #include "hta/report.h"
 
-static int g_top = 10, g_no_cp;
+static hta_report_opts g_o;
+static int g_no_cp;
 
-static hta_status run_report(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_report_opts o = {c->opts, g_top, !g_no_cp};
-    return hta_report(t, &o, out, err);
+static hta_status run_report(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    if (g_no_cp) g_o.critical_path = 0;
+    return hta_report(ctx, &g_o, out, err);
 }
 
 static int cmd_report(int argc, char **argv) {
+    hta_report_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"top", CLI_INT, &g_top, "N", "kernels in the top_kernels table (default 10)"},
+        {"top", CLI_INT, &g_o.top_kernels, "N", "kernels in the top_kernels table (default 10)"},
         {"no-critical-path", CLI_FLAG, &g_no_cp, NULL, "skip the critical path of each rank (faster)"},
         {0},
     };

@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static int g_candidates = 2, g_compat;
+static hta_straggler_opts g_o;
 static const char *g_steps;
 static int64_t g_step_list[4096];
 
@@ -31,27 +31,22 @@ static long parse_steps(const char *s) {
     return (long)n;
 }
 
-static hta_status run_stragglers(const hta_trace *t, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_straggler_opts o;
-    hta_straggler_opts_default(&o);
-    o.common = c->opts;
-    o.num_candidates = g_candidates;
-    o.hta_compat = g_compat;
+static hta_status run_stragglers(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    hta_straggler_opts o = g_o;
     if (g_steps) {
         long n = parse_steps(g_steps);
         if (n < 0) return hta_fail(err, HTA_EINVAL, "bad step list '%s' (e.g. 551,553-555)", g_steps);
         o.steps = g_step_list;
         o.nsteps = (size_t)n;
     }
-    return hta_potential_stragglers(t, &o, out, err);
+    return hta_potential_stragglers(ctx, &o, out, err);
 }
 
 static int cmd_stragglers(int argc, char **argv) {
+    hta_straggler_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"candidates", CLI_INT, &g_candidates, "N", "how many ranks to report (default 2)"},
+        {"candidates", CLI_INT, &g_o.num_candidates, "N", "how many ranks to report (default 2)"},
         {"steps", CLI_STR, &g_steps, "LIST", "profiler steps to use, e.g. 551,553-555 (default: all)"},
-        {"hta-compat", CLI_FLAG, &g_compat, NULL,
-         "HTA's rules: only ncclKernel* names count, step 0 is ignored"},
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
@@ -61,7 +56,8 @@ static int cmd_stragglers(int argc, char **argv) {
                             "the ranks flagged most often; straggler_metric shows, per rank and step, the\n"
                             "kernel's start (us and in mean step times) and whether it was flagged;\n"
                             "straggler_kernels lists the candidate kernels and their spread.  Every NCCL/RCCL\n"
-                            "kernel naming counts as communication (HTA only knows ncclKernel*).",
+                            "kernel naming counts as communication (HTA only knows ncclKernel*; --hta-compat\n"
+                            "applies HTA's rules: only ncclKernel* names count, step 0 is ignored).",
                             opts, run_stragglers);
 }
 

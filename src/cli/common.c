@@ -23,6 +23,9 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
         {"format", CLI_STR, NULL, "FMT", "table (default), csv or json"},
         {"exact-time", CLI_FLAG, NULL, NULL, "use the nanoseconds as written, not HTA's whole-us rounding"},
         {"include-last-step", CLI_FLAG, NULL, NULL, "keep the last ProfilerStep (HTA drops it)"},
+        {"hta-compat", CLI_FLAG, NULL, NULL,
+         "Python HTA's numbers exactly: its time origin (the earliest event of the loaded ranks),\n"
+         "                               its iteration filter and its rules where hta differs"},
         {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
         {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
         {"help", CLI_FLAG, NULL, NULL, "show this help"},
@@ -52,8 +55,8 @@ static int parse_ranks(const char *s, cli_common *c) {
         if (*p == ',') p++;
         else if (*p) return -1;
     }
-    c->opts.ranks = c->rank_list;
-    c->opts.nranks = n;
+    c->ctx.ranks = c->rank_list;
+    c->ctx.nranks = n;
     return 0;
 }
 
@@ -124,15 +127,19 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             char *e;
             long v = strtol(val, &e, 10);
             if (*e || v < 1 || v > 64) return bad(cmd, "bad thread count '%s' (1-64)", val);
-            c->threads = (int)v;
+            c->ctx.threads = (int)v;
             continue;
         }
         if (!strcmp(name, "exact-time") && !val) {
-            c->opts.view.time_mode = HTA_TIME_EXACT;
+            c->ctx.view.time_mode = HTA_TIME_EXACT;
             continue;
         }
         if (!strcmp(name, "include-last-step") && !val) {
-            c->opts.view.include_last_profiler_step = 1;
+            c->ctx.view.include_last_profiler_step = 1;
+            continue;
+        }
+        if (!strcmp(name, "hta-compat") && !val) {
+            c->ctx.hta_compat = 1;
             continue;
         }
         if (!strcmp(name, "quiet") && !val) {
@@ -199,17 +206,14 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total) {
     if (total) fprintf(stderr, "\rhta: loading... %3d%%", (int)(done * 100 / total));
 }
 
-int cli_load(cli_common *c, const char *path, hta_trace **t) {
-    hta_load_opts lo = {0};
-    lo.threads = c->threads;
-    lo.warn = on_warn;
-    lo.warn_ctx = c;
-    lo.only_ranks = c->opts.ranks;
-    lo.n_only_ranks = c->opts.nranks;
+int cli_open(cli_common *c, const char *path, hta_ctx **ctx) {
+    hta_ctx_opts o = c->ctx;
+    o.warn = on_warn;
+    o.warn_ctx = c;
     int tty = !c->quiet && isatty(2);
-    if (tty) lo.progress = on_progress;
+    if (tty) o.progress = on_progress;
     hta_error err = {0};
-    hta_status st = hta_trace_load(path, &lo, t, &err);
+    hta_status st = hta_ctx_open(path, &o, ctx, &err);
     if (tty) fprintf(stderr, "\r\033[K");
     if (st) {
         fprintf(stderr, "hta: error: %s\n", err.msg);
@@ -244,19 +248,17 @@ int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc,
 }
 
 int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn) {
-    hta_trace *t;
-    int rc = cli_load(c, c->path, &t);
+    hta_ctx *ctx;
+    int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
-    hta_status st = fn(t, c, &res, &err);
+    hta_status st = fn(ctx, c, &res, &err);
+    hta_ctx_free(ctx);
     if (st) {
         hta_result_free(&res);
-        hta_trace_free(t);
         return cli_fail(cmd, &err);
     }
-    rc = cli_emit(c, &res);
-    hta_trace_free(t);
-    return rc;
+    return cli_emit(c, &res);
 }

@@ -12,6 +12,8 @@
 #include "core/hash.h"
 #include "core/vec.h"
 
+void hta_cpath_opts_default(hta_cpath_opts *o) { memset(o, 0, sizeof *o); }
+
 #define KK_THRESHOLD_NS 1500000 /* KERNEL_KERNEL_DELAY_THRESHOLD_US */
 
 enum {
@@ -32,7 +34,7 @@ typedef struct bld {
     const hta_trace *t;
     const hta_rank *r;
     const hta_cpath_opts *o;
-    hta_view v;
+    const hta_view *v;  /* the run context's view of the rank */
     hta_cp_graph *g;
     cp_edges es;
     uint16_t *nflags;   /* per name symbol */
@@ -76,7 +78,7 @@ static uint16_t name_flags(bld *b, uint32_t sym) {
     return f;
 }
 
-static inline uint32_t vrow(const bld *b, size_t k) { return b->v.row[k]; }
+static inline uint32_t vrow(const bld *b, size_t k) { return b->v->row[k]; }
 static inline int64_t vstream(const bld *b, size_t k) { return hta_row_stream(b->r, vrow(b, k)); }
 static inline uint16_t vflags(bld *b, size_t k) { return name_flags(b, b->r->name[vrow(b, k)]); }
 static int32_t vpos(const bld *b, int64_t index) {
@@ -94,11 +96,11 @@ static uint32_t gsym(bld *b, uint32_t ts) {
 static hta_status clip(bld *b, hta_error *err) {
     const hta_rank *r = b->r;
     const hta_cpath_opts *o = b->o;
-    size_t n = b->v.n;
+    size_t n = b->v->n;
     int64_t lo = INT64_MAX, hi = INT64_MAX;
     if (!o->annotation || !o->annotation[0]) {
         for (size_t k = 0; k < n; k++)
-            if (b->v.ts[k] < lo) lo = b->v.ts[k];
+            if (b->v->ts[k] < lo) lo = b->v->ts[k];
     } else {
         /* annotation ids: every name or category containing the text */
         int any_sym = 0;
@@ -115,19 +117,19 @@ static hta_status clip(bld *b, hta_error *err) {
             if (!(match[nm] & 1)) continue;
             any_sym = 1;
             if (seen >= o->instance_a && seen <= o->instance_b) {
-                if (b->v.ts[k] < lo) lo = b->v.ts[k];
-                if (b->v.ts[k] + b->v.dur[k] > hi) hi = b->v.ts[k] + b->v.dur[k];
+                if (b->v->ts[k] < lo) lo = b->v->ts[k];
+                if (b->v->ts[k] + b->v->dur[k] > hi) hi = b->v->ts[k] + b->v->dur[k];
             }
             seen++;
         }
         free(match);
         if (!any_sym)
             return hta_fail(err, HTA_ENODATA, "rank %d: no event name contains the annotation '%s'",
-                            (int)o->rank, o->annotation);
+                            (int)b->r->rank, o->annotation);
         if (lo > hi)
             return hta_fail(err, HTA_ENODATA,
                             "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%lld is out of range",
-                            (int)o->rank, o->annotation, (long long)seen, (long long)o->instance_a,
+                            (int)b->r->rank, o->annotation, (long long)seen, (long long)o->instance_a,
                             o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
     }
     unsigned char *sel = cp_calloc(n ? n : 1, 1);
@@ -135,7 +137,7 @@ static hta_status clip(bld *b, hta_error *err) {
     for (size_t k = 0; k < n; k++) {
         if (vflags(b, k) & NF_SWE) sel[k] = 1;
         if (vstream(b, k) != -1) continue;
-        if (b->v.ts[k] < lo || b->v.ts[k] > hi || b->v.dur[k] <= 0) continue;
+        if (b->v->ts[k] < lo || b->v->ts[k] > hi || b->v->dur[k] <= 0) continue;
         sel[k] = 1;
         /* GPU rows launched from this CPU row (a join on index_correlation;
          * unlike HTA, "no partner" never selects event 0) */
@@ -184,8 +186,8 @@ static hta_status clip(bld *b, hta_error *err) {
         uint32_t row = vrow(b, k);
         const hta_thread *th = hta_row_thread(r, row);
         hta_cp_event *e = &b->ev[i];
-        e->ts = b->v.ts[k];
-        e->dur = b->v.dur[k];
+        e->ts = b->v->ts[k];
+        e->dur = b->v->dur[k];
         e->pid = th->pid;
         e->tid = th->tid;
         e->stream = vstream(b, k);
@@ -730,7 +732,7 @@ typedef struct phc {
 } phc;
 
 static hta_status queue_lengths(bld *b, phc *c) {
-    size_t n = b->v.n;
+    size_t n = b->v->n;
     const hta_rank *r = b->r;
     qent *e = cp_malloc((2 * n + 1) * sizeof *e);
     int64_t *key = NULL;
@@ -749,12 +751,12 @@ static hta_status queue_lengths(bld *b, phc *c) {
         int32_t dk = vpos(b, b->ic[k]);
         if (dk < 0 || vstream(b, (size_t)dk) == -1) continue;
         dev[dk] = 1;
-        e[ne] = (qent){b->v.ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, (size_t)dk)], 1};
+        e[ne] = (qent){b->v->ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, (size_t)dk)], 1};
         ne++;
     }
     for (size_t k = 0; k < n; k++) {
         if (!dev[k]) continue;
-        e[ne] = (qent){b->v.ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, k)], -1};
+        e[ne] = (qent){b->v->ts[k], (uint32_t)k, (uint32_t)ne, r->stream[vrow(b, k)], -1};
         ne++;
     }
     /* HTA sorts with numpy's unstable quicksort; its tie order is what the
@@ -790,7 +792,7 @@ oom:
 }
 
 static hta_status launch_tables(bld *b, phc *c) {
-    size_t n = b->v.n;
+    size_t n = b->v->n;
     const hta_rank *r = b->r;
     c->l = cp_malloc((n ? n : 1) * sizeof *c->l);
     uint32_t *ord = cp_malloc((n ? n : 1) * sizeof *ord);
@@ -810,7 +812,7 @@ static hta_status launch_tables(bld *b, phc *c) {
         if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
         ord[m++] = (uint32_t)k;
     }
-    if (hta_stable_sort_idx_i64(ord, m, b->v.ts)) {
+    if (hta_stable_sort_idx_i64(ord, m, b->v->ts)) {
         free(ord);
         return HTA_ENOMEM;
     }
@@ -818,7 +820,7 @@ static hta_status launch_tables(bld *b, phc *c) {
         uint32_t k = ord[i];
         int32_t dk = vpos(b, b->ic[k]);
         const hta_thread *th = hta_row_thread(r, vrow(b, k)), *kt = hta_row_thread(r, vrow(b, (size_t)dk));
-        c->l[i] = (launch){b->v.ts[k], th->pid, th->tid, kt->pid, vstream(b, (size_t)dk), k, (uint32_t)dk};
+        c->l[i] = (launch){b->v->ts[k], th->pid, th->tid, kt->pid, vstream(b, (size_t)dk), k, (uint32_t)dk};
     }
     c->nl = m;
     c->by_dev = ord; /* reuse */
@@ -876,7 +878,7 @@ static hta_status launch_tables(bld *b, phc *c) {
             size_t a0 = lo, a1 = hi2; /* first launch with ts > record ts */
             while (a0 < a1) {
                 size_t mid = (a0 + a1) / 2;
-                if (c->l[c->by_dev[mid]].ts <= b->v.ts[k]) a0 = mid + 1;
+                if (c->l[c->by_dev[mid]].ts <= b->v->ts[k]) a0 = mid + 1;
                 else a1 = mid;
             }
             int64_t prev = a0 > lo ? (int64_t)r->index[vrow(b, c->l[c->by_dev[a0 - 1]].k)] : -1;
@@ -914,7 +916,7 @@ static hta_status launch_tables(bld *b, phc *c) {
                 size_t mid = (a0 + a1) / 2;
                 const launch *x = &c->l[c->by_thr[mid]];
                 int same = x->pid == th->pid && x->tid == th->tid && x->kstream == ws;
-                if (same && x->ts < b->v.ts[k]) a0 = mid + 1;
+                if (same && x->ts < b->v->ts[k]) a0 = mid + 1;
                 else a1 = mid;
             }
             int64_t next = -1;
@@ -956,7 +958,7 @@ static void set_last(bld *b, phc *c, uint16_t s, int64_t node) {
 static hta_status phase_c(bld *b, hta_error *err) {
     hta_cp_graph *g = b->g;
     const hta_rank *r = b->r;
-    size_t n = b->v.n;
+    size_t n = b->v->n;
     phc c = {0};
     hta_status st = HTA_ENOMEM;
     kent *K = cp_malloc((b->nev + 1) * sizeof *K);
@@ -1034,7 +1036,7 @@ static hta_status phase_c(bld *b, hta_error *err) {
         }
         int32_t lc = vpos(b, b->ic[k]);
         int32_t lstart = ce_start(b, lc);
-        int64_t rt = lc >= 0 ? b->v.ts[lc] : INT64_MIN;
+        int64_t rt = lc >= 0 ? b->v->ts[lc] : INT64_MIN;
         int32_t qr = lc >= 0 ? c.q[lc] : -1, ql = c.q[k];
         int64_t last = c.last[sidx];
         int launch_added = 0;
@@ -1091,26 +1093,25 @@ static hta_status validate(const hta_cp_graph *g, hta_error *err) {
     return HTA_OK;
 }
 
-hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_graph **out,
+hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta_cp_graph **out,
                            hta_error *err) {
+    hta_cpath_opts dflt_;
+    if (!o) hta_cpath_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     *out = NULL;
-    size_t ri = t->nranks;
-    for (size_t i = 0; i < t->nranks; i++)
-        if (t->ranks[i]->rank == o->rank) ri = i;
-    if (ri == t->nranks) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)o->rank);
     bld b = {0};
     b.t = t;
     b.r = t->ranks[ri];
     b.o = o;
-    hta_status st = hta_view_build(t, ri, &o->view, &b.v, err);
+    hta_status st = hta_ctx_view(ctx, ri, &b.v, err);
     if (st) return st;
     hta_cp_graph *g = cp_calloc(1, sizeof *g);
     b.g = g;
-    size_t n = b.v.n;
+    size_t n = b.v->n;
     st = HTA_ENOMEM;
     if (!g || !(g->sym = hta_symtab_new())) goto oom;
-    g->rank = o->rank;
-    g->origin_ns = b.v.origin_ns;
+    g->rank = b.r->rank;
+    g->origin_ns = b.v->origin_ns;
     g->zero_weight_launch = o->zero_weight_launch;
     b.nindex = 0;
     for (size_t i = 0; i < b.r->n; i++)
@@ -1124,7 +1125,7 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     if (!b.nflags || !b.gsym || !b.ic || !b.vpos_of_index || !b.ce_of_vpos || cp_edges_init(&b.es, g)) goto oom;
     for (size_t i = 0; i < b.nindex; i++) b.vpos_of_index[i] = -1;
     for (size_t k = 0; k < n; k++) {
-        uint32_t row = b.v.row[k];
+        uint32_t row = b.v->row[k];
         b.vpos_of_index[b.r->index[row]] = (int32_t)k;
         b.ce_of_vpos[k] = -1;
         int32_t p = b.r->partner[row];
@@ -1149,7 +1150,6 @@ hta_status hta_cpath_build(const hta_trace *t, const hta_cpath_opts *o, hta_cp_g
     free(b.ic);
     free(b.vpos_of_index);
     free(b.ce_of_vpos);
-    hta_view_free(&b.v);
     *out = g;
     return HTA_OK;
 oom:
@@ -1162,7 +1162,6 @@ fail:
     free(b.vpos_of_index);
     free(b.ce_of_vpos);
     if (g && b.ev != g->ev) free(b.ev);
-    hta_view_free(&b.v);
     hta_cpath_free(g);
     return st;
 }

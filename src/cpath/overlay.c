@@ -106,8 +106,9 @@ static int ov_tail(cp_rw *rw) {
     return 0;
 }
 
-hta_status hta_cpath_overlay(const hta_trace *t, const hta_cp_graph *g, const char *outdir,
+hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *outdir,
                              const hta_cpath_overlay_opts *o, char **written, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     *written = NULL;
     const hta_rank *r = NULL;
     for (size_t i = 0; i < t->nranks; i++)

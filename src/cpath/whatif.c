@@ -195,8 +195,9 @@ static int sim_event(cp_rw *rw, uint32_t index, const char *json, size_t len) {
            cp_rw_put(rw, b1, len - (size_t)(b1 - json));
 }
 
-hta_status hta_cpath_whatif_trace(const hta_trace *t, const hta_cp_graph *g, const int64_t *w,
+hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int64_t *w,
                                   const char *out_path, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     const hta_rank *r = NULL;
     for (size_t i = 0; i < t->nranks; i++)
         if (t->ranks[i]->rank == g->rank) r = t->ranks[i];

@@ -640,8 +640,9 @@ out:
 
 /* ---- the plan ---- */
 
-hta_status hta_merge_plan_build(const hta_trace *t, const hta_merge_opts *o, hta_merge_plan *p,
+hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *p,
                                 hta_error *err) {
+    const hta_trace *t = ctx->trace;
     memset(p, 0, sizeof *p);
     p->opts = *o;
     if (!t->nranks) return hta_fail(err, HTA_ENODATA, "no ranks to merge");

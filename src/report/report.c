@@ -130,35 +130,29 @@ static void parts_free(parts *p) {
     hta_result_free(&p->stragglers);
 }
 
-static hta_status run_parts(const hta_trace *t, const hta_report_opts *o, parts *p, hta_error *err) {
+static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
     memset(p, 0, sizeof *p);
     hta_status st;
-    hta_temporal_opts to = {o->common, HTA_GPU_ROWS_ACTIVITY};
-    if ((st = hta_temporal_breakdown(t, &to, &p->temporal, err))) return st;
+    if ((st = hta_temporal_breakdown(ctx, NULL, &p->temporal, err))) return st;
     p->have_temporal = 1;
-    hta_idle_opts io = {o->common, HTA_IDLE_DEFAULT_DELAY_NS, 0, NULL, 0};
-    if ((st = hta_idle_breakdown(t, &io, &p->idle, err))) return st;
+    if ((st = hta_idle_breakdown(ctx, NULL, &p->idle, err))) return st;
     p->have_idle = 1;
-    hta_kernel_opts ko = {o->common, HTA_GPU_ROWS_ACTIVITY, 1 << 20, 1.0, 1};
-    if ((st = hta_kernel_breakdown(t, &ko, &p->kernels, err))) return st;
+    hta_kernel_opts ko;
+    hta_kernel_opts_default(&ko);
+    ko.top = 1 << 20; /* every kernel with its own statistics: the report ranks them itself */
+    ko.duration_ratio = 1.0;
+    if ((st = hta_kernel_breakdown(ctx, &ko, &p->kernels, err))) return st;
     p->have_kernels = 1;
-    hta_overlap_opts oo = {o->common, HTA_GPU_ROWS_ACTIVITY};
-    if ((st = hta_overlap(t, &oo, &p->overlap, err))) return st;
+    if ((st = hta_overlap(ctx, NULL, &p->overlap, err))) return st;
     p->have_overlap = 1;
-    hta_launch_opts lo;
-    hta_launch_opts_default(&lo);
-    lo.common = o->common;
-    if ((st = hta_launch_stats(t, &lo, &p->launch, err))) return st;
+    if ((st = hta_launch_stats(ctx, NULL, &p->launch, err))) return st;
     p->have_launch = 1;
-    size_t *sel;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    free(sel);
+    size_t ns = hta_ctx_nranks(ctx);
     if (ns > 2) { /* with two ranks both are "candidates": nothing to say */
         hta_straggler_opts so;
         hta_straggler_opts_default(&so);
-        so.common = o->common;
         so.num_candidates = (int)ns; /* every rank's figure, to judge the margin */
-        if ((st = hta_potential_stragglers(t, &so, &p->stragglers, err))) return st;
+        if ((st = hta_potential_stragglers(ctx, &so, &p->stragglers, err))) return st;
         p->have_stragglers = 1;
     }
     return HTA_OK;
@@ -166,7 +160,7 @@ static hta_status run_parts(const hta_trace *t, const hta_report_opts *o, parts 
 
 /* ---- report tables ---- */
 
-static hta_table *ranks_table(const hta_trace *t, const size_t *sel, size_t ns, const parts *p) {
+static hta_table *ranks_table(const hta_trace *t, size_t ns, const parts *p) {
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"span_us", HTA_COL_FLOAT}, {"kernel_time_us", HTA_COL_FLOAT},
         {"idle_pctg", HTA_COL_FLOAT}, {"compute_pctg", HTA_COL_FLOAT}, {"non_compute_pctg", HTA_COL_FLOAT},
@@ -180,7 +174,7 @@ static hta_table *ranks_table(const hta_trace *t, const size_t *sel, size_t ns, 
     const hta_table *ot = hta_result_find(&p->overlap, "comm_comp_overlap");
     const hta_table *ls = hta_result_find(&p->launch, "launch_summary");
     for (size_t k = 0; k < ns; k++) {
-        int32_t rank = t->ranks[sel[k]]->rank;
+        int32_t rank = t->ranks[k]->rank;
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
         hta_table_set_int(tb, row, 0, rank);
@@ -461,8 +455,9 @@ static void summary_findings(findings *f, const hta_table *rk) {
 
 /* What bounds each rank's critical path: HTA's bound_by summary per rank, and
  * a finding naming the largest share. */
-static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, const size_t *sel, size_t ns,
+static hta_status critical_paths(hta_ctx *ctx, size_t ns,
                                  findings *f, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
     static const hta_col_spec cols[] = {
         {"rank", HTA_COL_INT}, {"bound_by", HTA_COL_STR}, {"duration", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
     hta_table *tb = hta_table_new_with("critical_path", cols, 4);
@@ -471,16 +466,15 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
     char *bound[16]; /* many ranks: how often each bound_by is the largest */
     size_t bound_n[16] = {0}, nbound = 0;
     for (size_t k = 0; k < ns && !st; k++) {
-        int32_t rank = t->ranks[sel[k]]->rank;
-        hta_cpath_opts co = {0};
-        co.rank = rank;
-        co.view = o->common.view;
+        int32_t rank = t->ranks[k]->rank;
+        hta_cpath_opts co;
+        hta_cpath_opts_default(&co);
         hta_cp_graph *g = NULL;
         hta_cp_path path = {0};
         hta_result part;
         hta_result_init(&part);
         hta_error e2 = {0};
-        st = hta_cpath_build(t, &co, &g, &e2);
+        st = hta_cpath_build(ctx, k, &co, &g, &e2);
         if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
         if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
         if (st == HTA_ENOMEM) {
@@ -506,7 +500,7 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
             }
             char todo[256];
             snprintf(todo, sizeof todo,
-                     "`hta critical-path --rank %d --what-if RULE` estimates what an optimisation would save "
+                     "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
             if (best >= 0 && ns > RANKS_IN_FULL) {
                 const char *bb = cell_str(sm, (size_t)best, "bound_by");
@@ -531,7 +525,7 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
                      bound_n[j], bound_n[j] == 1 ? "" : "s");
         }
         add_finding(f, -1, "critical path",
-                    "`hta critical-path --rank R --what-if RULE` estimates what an optimisation would save",
+                    "`hta critical-path --ranks R --what-if RULE` estimates what an optimisation would save",
                     "largest share of the critical path: %s", text);
     }
     for (size_t j = 0; j < nbound; j++) free(bound[j]);
@@ -542,23 +536,26 @@ static hta_status critical_paths(const hta_trace *t, const hta_report_opts *o, c
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *out, hta_error *err) {
+void hta_report_opts_default(hta_report_opts *o) {
+    o->top_kernels = 10;
+    o->critical_path = 1;
+}
+
+hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    hta_report_opts dflt_;
+    if (!o) hta_report_opts_default(&dflt_), o = &dflt_;
+    const hta_trace *t = ctx->trace;
     parts p;
-    hta_status st = run_parts(t, o, &p, err);
+    hta_status st = run_parts(ctx, &p, err);
     if (st) {
         parts_free(&p);
         return st;
     }
-    size_t *sel;
-    size_t ns = hta_select_ranks(t, &o->common, &sel);
-    if (!sel) {
-        parts_free(&p);
-        return hta_oom(err);
-    }
+    size_t ns = hta_ctx_nranks(ctx);
     static const hta_col_spec fcols[] = {
         {"rank", HTA_COL_INT}, {"area", HTA_COL_STR}, {"finding", HTA_COL_STR}, {"what_to_do", HTA_COL_STR}};
     findings f = {hta_table_new_with("findings", fcols, 4), 1};
-    hta_table *rk = ranks_table(t, sel, ns, &p);
+    hta_table *rk = ranks_table(t, ns, &p);
     kagg *kv = NULL;
     size_t nk = 0;
     double ktotal = 0;
@@ -581,7 +578,7 @@ hta_status hta_report(const hta_trace *t, const hta_report_opts *o, hta_result *
                     kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
-    if (o->critical_path && (st = critical_paths(t, o, sel, ns, &f, out, err))) goto done;
+    if (o->critical_path && (st = critical_paths(ctx, ns, &f, out, err))) goto done;
     const hta_table *ps = p.have_stragglers ? hta_result_find(&p.stragglers, "potential_stragglers") : NULL;
     long worst = straggler_row(ps);
     if (worst >= 0)
@@ -615,7 +612,6 @@ done:
     hta_table_free(f.t);
     hta_table_free(rk);
     free(kv);
-    free(sel);
     parts_free(&p);
     return st;
 }

@@ -19,6 +19,7 @@
 #include "trace/parse.h"
 #include "trace/rank_build.h"
 #include "core/vec.h"
+#include "hta/rawtrace.h"
 
 typedef struct job {
     char *path;
@@ -232,6 +233,35 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
     return 0;
 }
 
+/* Probing a file's head for its rank: Kineto writes distributedInfo before
+ * traceEvents, so the first block tells, and a file of an unselected rank is
+ * never parsed.  The scan stops at distributedInfo or at the first event. */
+typedef struct probe {
+    int64_t rank; /* -1: the head does not say */
+} probe;
+
+static int probe_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
+    if (klen != 15 || memcmp(key, "distributedInfo", 15) || !jlen || json[0] != '{') return 0;
+    char *txt = strndup(json, jlen);
+    if (!txt) return 1;
+    ((probe *)ctx)->rank = hta_json_int_field(txt, "rank");
+    free(txt);
+    return 1;
+}
+
+static int probe_event(void *ctx, uint32_t index, const char *json, size_t len) {
+    (void)ctx, (void)index, (void)json, (void)len;
+    return 1; /* events began without distributedInfo: only a full parse can tell */
+}
+
+static int64_t probe_rank(const char *path) {
+    probe p = {-1};
+    hta_raw_callbacks cb = {probe_meta, probe_event, &p};
+    hta_error e;
+    (void)hta_raw_scan(path, &cb, &e); /* stopped early on purpose; errors surface when parsed */
+    return p.rank >= 0 && p.rank <= INT32_MAX ? p.rank : -1;
+}
+
 static int wanted(const hta_load_opts *o, int32_t rank) {
     if (!o->only_ranks) return 1;
     for (size_t i = 0; i < o->n_only_ranks; i++)
@@ -252,7 +282,30 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         free(files);
         return st;
     }
-    pool p = {.jobs = calloc(nf, sizeof(job)), .njobs = nf, .opts = o};
+    /* with a rank selection, files whose head names another rank are not read
+     * further; their ranks still count as taken for the file-order fallback */
+    int32_t *other = NULL;
+    size_t nother = 0, nf_all = nf;
+    if (o->only_ranks && nf > 1) {
+        other = malloc(nf * sizeof *other);
+        if (!other) {
+            for (size_t i = 0; i < nf; i++) free(files[i]);
+            free(files);
+            return hta_oom(err);
+        }
+        size_t keep = 0;
+        for (size_t i = 0; i < nf; i++) {
+            int64_t pr = probe_rank(files[i]);
+            if (pr >= 0 && !wanted(o, (int32_t)pr)) {
+                other[nother++] = (int32_t)pr;
+                free(files[i]);
+            } else {
+                files[keep++] = files[i];
+            }
+        }
+        nf = keep;
+    }
+    pool p = {.jobs = calloc(nf ? nf : 1, sizeof(job)), .njobs = nf, .opts = o};
     hta_trace *t = calloc(1, sizeof *t);
     if (!p.jobs || !t || !(t->sym = hta_symtab_new())) {
         st = hta_oom(err);
@@ -279,7 +332,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             nok++;
             continue;
         }
-        if (nf > 1 && j->st == HTA_EFORMAT && strstr(j->err.msg, "no \"traceEvents\"")) {
+        if (nf_all > 1 && j->st == HTA_EFORMAT && strstr(j->err.msg, "no \"traceEvents\"")) {
             warnf(o, "%s: skipped (JSON without traceEvents)", j->path);
             continue;
         }
@@ -288,7 +341,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         goto done;
     }
     if (nok == 0) {
-        st = hta_fail(err, HTA_ENODATA, "%s: no trace files", path);
+        st = nother ? hta_fail(err, HTA_ENODATA, "%s: none of the requested ranks is in the trace", path)
+                    : hta_fail(err, HTA_ENODATA, "%s: no trace files", path);
         goto done;
     }
 
@@ -325,6 +379,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             again = 0;
             for (size_t k = 0; k < t->nranks; k++)
                 if (t->ranks[k]->rank == cand) cand++, again = 1;
+            for (size_t k = 0; k < nother; k++)
+                if (other[k] == cand) cand++, again = 1;
         }
         r->rank = cand;
         warnf(o, "%s: no distributedInfo.rank and no rank in the file name; using rank %d (file order)",
@@ -390,6 +446,7 @@ done:
     }
     free(p.jobs);
     free(files);
+    free(other);
     if (st) {
         hta_trace_free(t);
         return st;

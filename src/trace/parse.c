@@ -572,7 +572,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
 /* ---------- top level ---------- */
 
-static int64_t json_int_field(const char *json, const char *key) {
+int64_t hta_json_int_field(const char *json, const char *key) {
     /* small objects only (distributedInfo): find "key" then a number */
     size_t kl = strlen(key);
     for (const char *s = json; (s = strchr(s, '"')); s++) {
@@ -605,8 +605,8 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
     hta_meta *m = &P->b->r->meta[P->b->r->nmeta - 1];
     hta_rank *r = P->b->r;
     if (KEY_IS(k, kn, "distributedInfo") && *p == '{') {
-        P->b->dist_rank = json_int_field(m->json, "rank");
-        r->world_size = json_int_field(m->json, "world_size");
+        P->b->dist_rank = hta_json_int_field(m->json, "rank");
+        r->world_size = hta_json_int_field(m->json, "world_size");
     } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
         r->base_time_ns = strtoll(p, NULL, 10);
     }

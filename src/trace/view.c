@@ -35,11 +35,12 @@ static int is_step_name(const char *s) {
     return s[13] >= '0' && s[13] <= '9';
 }
 
-/* Distinct ProfilerStep#N names over all ranks (HTA's |P|). */
-static size_t count_step_names(const hta_trace *t) {
+/* Distinct ProfilerStep#N names (HTA's |P|), counted up to 2. */
+int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     uint32_t seen[2];
     size_t ns = 0;
-    for (size_t k = 0; k < t->nranks && ns < 2; k++) {
+    size_t k0 = ri == SIZE_MAX ? 0 : ri, k1 = ri == SIZE_MAX ? t->nranks : ri + 1;
+    for (size_t k = k0; k < k1 && ns < 2; k++) {
         const hta_rank *r = t->ranks[k];
         for (size_t i = 0; i < r->n && ns < 2; i++) {
             if (!is_step_name(hta_sym(t->sym, r->name[i]))) continue;
@@ -47,7 +48,7 @@ static size_t count_step_names(const hta_trace *t) {
             seen[ns++] = r->name[i];
         }
     }
-    return ns;
+    return ns >= 2;
 }
 
 static int is_mtia(const hta_rank *r) {
@@ -85,15 +86,15 @@ static int set_has(const corr_set *s, int64_t x) {
     return 0;
 }
 
-hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o, hta_view *v,
-                          hta_error *err) {
+hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
+                          const hta_view_frame *f, hta_view *v, hta_error *err) {
     static const hta_view_opts dflt;
     if (!o) o = &dflt;
     const hta_rank *r = t->ranks[ri];
     memset(v, 0, sizeof *v);
     v->t = t;
     v->r = r;
-    v->origin_ns = hta_trace_origin(t, o->time_mode);
+    v->origin_ns = f->origin_ns;
     size_t n = r->n;
     v->row = malloc((n ? n : 1) * sizeof *v->row);
     v->ts = malloc((n ? n : 1) * sizeof *v->ts);
@@ -109,7 +110,8 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
     hta_prefault(gpu, n);
     for (size_t i = 0; i < n; i++) hta_row_times(r, i, o->time_mode, &a[i], &e[i]);
 
-    int filter = !o->no_filter && count_step_names(t) >= 2 && !is_mtia(r);
+    int multi = f->multi_step >= 0 ? f->multi_step : hta_trace_multi_step(t, ri);
+    int filter = !o->no_filter && multi && !is_mtia(r);
     size_t m = 0;
     if (!filter) {
         for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;

@@ -23,10 +23,15 @@ def close(a, b, tol=1e-6):
 
 
 # O: cuda_event_sync queue-length series and DtoH bandwidth
-o = run("counters", f"{T}/critical_path/cuda_event_sync", "--series")
+# HTA's times (--hta-compat): relative to the earliest event of the loaded ranks
+o = run("counters", f"{T}/critical_path/cuda_event_sync", "--series", "--hta-compat")
 q = [(r["ts"], r["queue_length"]) for r in rows(o, "queue_length_series")]
 assert q == [(2775, 1), (2810, 0), (2847, 1), (2859, 0), (2886, 1), (2900, 0), (2917, 1), (2935, 0),
              (3027, 1), (3037, 0)], q
+# by default times stay on the trace's own clock: the same series shifted by HTA's origin
+d = run("counters", f"{T}/critical_path/cuda_event_sync", "--series")
+qd = [(r["ts"], r["queue_length"]) for r in rows(d, "queue_length_series")]
+assert [(a - 1707417525509335, n) for a, n in qd] == q, qd
 assert all(r["stream"] == 7 for r in rows(o, "queue_length_series"))
 m = [(r["name"], r["memory_bw_gbps"]) for r in rows(o, "memory_bw_series")]
 assert m == [("Memcpy DtoH", 0.00048828125), ("Memcpy DtoH", 0.0)], m

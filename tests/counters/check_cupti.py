@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""`hta cupti` against the cupti_profiler golden, column by column: `end` is relative like `ts` (HTA leaves it
-absolute, TF Q1) and `op_stack` is '|'-joined text (HTA: a list); every other value must be equal.
+"""`hta cupti` against the cupti_profiler golden, column by column, with --hta-compat (HTA's time origin):
+`end` is relative like `ts` (HTA leaves it absolute, TF Q1) and `op_stack` is '|'-joined text (HTA: a
+list); every other value must be equal.  Without --hta-compat both times stay on the trace's clock.
 Also test-expectations L (sums, top-level op counts)."""
 import json
 import math
@@ -10,10 +11,16 @@ import sys
 from collections import Counter
 
 hta, traces, golden = sys.argv[1:4]
-p = subprocess.run([hta, "cupti", os.path.join(traces, "cupti_profiler"), "--format", "json", "--quiet"],
-                   capture_output=True, text=True)
-assert p.returncode == 0, p.stderr
-t = json.loads(p.stdout)["cupti_counter_data_with_operators"]
+
+
+def cupti(*extra):
+    p = subprocess.run([hta, "cupti", os.path.join(traces, "cupti_profiler"), "--format", "json", "--quiet", *extra],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["cupti_counter_data_with_operators"]
+
+
+t = cupti("--hta-compat")
 g = json.load(open(os.path.join(golden, "cupti_profiler", "cupti_counter_data_with_operators.json")))
 part = g["parts"]["item_0"]
 assert len(t["data"]) == len(part["data"]) == 77
@@ -34,6 +41,11 @@ for i, (a, b) in enumerate(zip(ours, gold)):
         else:
             assert x == y, (i, c, x, y)
 assert len(offsets) == 1, offsets  # golden end = ours + min_ts
+# default: the trace's own clock, i.e. HTA's relative times + min_ts, end included
+own = [dict(zip(t["columns"], r)) for r in cupti()["data"]]
+(min_ts,) = offsets
+
+assert [(a["ts"] - min_ts, a["end"] - min_ts) for a in own] == [(a["ts"], a["end"]) for a in ours]
 r5 = ours[5]
 assert "fft2d_r2c_32x32" in r5["name"] and r5["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"] == 86114304
 assert (r5["top_level_op"], r5["bottom_level_op"]) == ("aten::conv2d", "aten::cudnn_convolution")

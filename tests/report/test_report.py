@@ -60,14 +60,14 @@ class Report(unittest.TestCase):
     def test_critical_path_per_rank(self):
         rep, _ = tables("report", SAMPLE)
         for rank in (0, 1):
-            cp, _ = tables("critical-path", SAMPLE, "--rank", str(rank), "--top", "1")
+            cp, _ = tables("critical-path", SAMPLE, "--ranks", str(rank), "--top", "1")
             want = {r["bound_by"]: r["percentage"] for r in rows(cp["summary"]) if r["bound_by"]}
             got = {r["bound_by"]: r["percentage"] for r in rows(rep["critical_path"]) if r["rank"] == rank}
             self.assertEqual(got, want)
         f = [x for x in rows(rep["findings"]) if x["area"] == "critical path" and x["rank"] == 0]
         self.assertEqual(len(f), 1)
         self.assertIn("99.7% cpu_bound", f[0]["finding"])
-        self.assertIn("--rank 0 --what-if", f[0]["what_to_do"])
+        self.assertIn("--ranks 0 --what-if", f[0]["what_to_do"])
         # findings: all-rank ones first, then rank by rank
         ranks = [x["rank"] for x in rows(rep["findings"])]
         self.assertEqual(ranks, sorted(ranks, key=lambda r: -1 if r is None else r))

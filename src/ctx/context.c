@@ -1,0 +1,96 @@
+/* The run context (hta/context.h): opens the selected ranks, decides the time
+ * origin and the iteration-filter rule once, and keeps each rank's view. */
+#include "hta/context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
+    static const hta_ctx_opts none;
+    if (!o) o = &none;
+    c->view = o->view;
+    c->hta_compat = o->hta_compat;
+    size_t n = c->trace->nranks;
+    c->views = calloc(n ? n : 1, sizeof *c->views);
+    c->built = calloc(n ? n : 1, 1);
+    if (!c->views || !c->built) return hta_oom(err);
+    /* HTA aligns the loaded ranks to their earliest event and filters
+     * iterations when the loaded ranks together name two steps; by default
+     * each rank is judged alone and keeps its own clock, so that loading
+     * fewer ranks changes nothing about the ones loaded. */
+    if (c->hta_compat) {
+        c->origin_ns = hta_trace_origin(c->trace, c->view.time_mode);
+        c->multi_step_all = hta_trace_multi_step(c->trace, SIZE_MAX);
+    } else {
+        c->origin_ns = 0;
+        c->multi_step_all = -1;
+    }
+    return HTA_OK;
+}
+
+hta_status hta_ctx_adopt(hta_trace *t, const hta_ctx_opts *o, hta_ctx **out, hta_error *err) {
+    *out = NULL;
+    hta_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        hta_trace_free(t);
+        return hta_oom(err);
+    }
+    c->trace = t;
+    hta_status st = finish(c, o, err);
+    if (st) {
+        hta_ctx_free(c);
+        return st;
+    }
+    *out = c;
+    return HTA_OK;
+}
+
+hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, hta_error *err) {
+    static const hta_ctx_opts none;
+    if (!o) o = &none;
+    hta_load_opts lo = {0};
+    lo.threads = o->threads;
+    lo.warn = o->warn;
+    lo.warn_ctx = o->warn_ctx;
+    lo.progress = o->progress;
+    lo.progress_ctx = o->progress_ctx;
+    lo.only_ranks = o->ranks;
+    lo.n_only_ranks = o->nranks;
+    hta_trace *t;
+    *out = NULL;
+    HTA_TRY(hta_trace_load(path, &lo, &t, err));
+    return hta_ctx_adopt(t, o, out, err);
+}
+
+void hta_ctx_free(hta_ctx *c) {
+    if (!c) return;
+    if (c->views)
+        for (size_t k = 0; k < c->trace->nranks; k++)
+            if (c->built[k]) hta_view_free(&c->views[k]);
+    free(c->views);
+    free(c->built);
+    hta_arena_free(&c->scratch);
+    hta_trace_free(c->trace);
+    free(c);
+}
+
+hta_status hta_ctx_view_with(const hta_ctx *c, size_t k, const hta_view_opts *vo, hta_view *v,
+                             hta_error *err) {
+    hta_view_frame f = {c->origin_ns, c->multi_step_all};
+    return hta_view_build(c->trace, k, vo, &f, v, err);
+}
+
+hta_status hta_ctx_view(hta_ctx *c, size_t k, const hta_view **v, hta_error *err) {
+    if (!c->built[k]) {
+        HTA_TRY(hta_ctx_view_with(c, k, &c->view, &c->views[k], err));
+        c->built[k] = 1;
+    }
+    *v = &c->views[k];
+    return HTA_OK;
+}
+
+long hta_ctx_find_rank(const hta_ctx *c, int32_t rank) {
+    for (size_t k = 0; k < c->trace->nranks; k++)
+        if (c->trace->ranks[k]->rank == rank) return (long)k;
+    return -1;
+}

@@ -6,7 +6,7 @@ object of src/<folder>/ defines and what it needs, and fails on any symbol
 that one folder takes from another folder it may not call.  Also fails when a
 folder of src/ is missing from src/layers.txt (a new folder must take a place).
 
-    tests/layers/check.py BUILD_DIR
+    tests/layers/check.py BUILD_DIR [SOURCE_ROOT]
 """
 import collections
 import os
@@ -14,6 +14,8 @@ import subprocess
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+if len(sys.argv) > 2:
+    ROOT = os.path.abspath(sys.argv[2])  # another tree (the check's own test)
 
 
 def layers():

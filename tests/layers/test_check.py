@@ -1,0 +1,60 @@
+"""The layering check fails on a call that goes up or sideways, and passes
+when every call goes down: built from tiny C files in a scratch tree."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(HERE, "check.py")
+LAYERS = "core:\ntrace: core\nanalysis: core trace\ncpath: core trace\n"
+
+
+def tree(d, files):
+    os.makedirs(os.path.join(d, "src"), exist_ok=True)
+    with open(os.path.join(d, "src", "layers.txt"), "w") as f:
+        f.write(LAYERS)
+    for path, code in files.items():
+        src = os.path.join(d, "src", path)
+        os.makedirs(os.path.dirname(src), exist_ok=True)
+        with open(src, "w") as f:
+            f.write(code)
+        obj = os.path.join(d, "build", "obj", "src", path[:-2] + ".o")
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        subprocess.run(["cc", "-c", src, "-o", obj], check=True)
+    return subprocess.run([sys.executable, CHECK, os.path.join(d, "build"), d], capture_output=True, text=True)
+
+
+class LayerCheck(unittest.TestCase):
+    def test_downward_calls_pass(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n",
+                         "analysis/b.c": "int core_f(void); int an_f(void) { return core_f(); }\n"})
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("all downward", p.stdout)
+
+    def test_upward_call_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"core/a.c": "int an_f(void); int core_f(void) { return an_f(); }\n",
+                         "analysis/b.c": "int an_f(void) { return 2; }\n"})
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("src/core/a.c calls an_f of src/analysis/", p.stdout)
+
+    def test_sideways_call_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"cpath/a.c": "int an_f(void); int cp_f(void) { return an_f(); }\n",
+                         "analysis/b.c": "int an_f(void) { return 2; }\n"})
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("src/cpath/a.c calls an_f of src/analysis/", p.stdout)
+
+    def test_folder_without_a_layer_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n",
+                         "newthing/c.c": "int nt_f(void) { return 3; }\n"})
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("src/newthing/ has no line", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

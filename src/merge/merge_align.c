@@ -215,7 +215,7 @@ static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const 
         size_t bl = strlen(o->barrier);
         return hta_sym_len(t->sym, r->name[i]) == bl && !memcmp(name, o->barrier, bl);
     }
-    return !strncmp(name, "ProfilerStep#", 13) &&
+    return hta_step_number(name) >= 0 &&
            hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
 }
 

@@ -56,11 +56,9 @@ static const char *value_end(const char *p, const char *end) {
     return p > s ? p : NULL;
 }
 
-int hta_raw_obj_parse(hta_raw_obj *o, const char *json, size_t len) {
+static int split(hta_raw_obj *o, const char *json, size_t len) {
     const char *end = json + len, *p = skip_ws(json, end);
     size_t nkeys = 0; /* bytes of o->keys in use */
-    o->n = 0;
-    o->close = NULL;
     if (p >= end || *p != '{') return -1;
     p = skip_ws(p + 1, end);
     while (p >= end || *p != '}') {
@@ -105,6 +103,17 @@ int hta_raw_obj_parse(hta_raw_obj *o, const char *json, size_t len) {
             nkeys += o->m[i].klen;
         }
     return 0;
+}
+
+int hta_raw_obj_parse(hta_raw_obj *o, const char *json, size_t len) {
+    o->n = 0;
+    o->close = NULL;
+    int rc = split(o, json, len);
+    if (rc) { /* nothing half-split is left to read */
+        o->n = 0;
+        o->close = NULL;
+    }
+    return rc;
 }
 
 void hta_raw_obj_free(hta_raw_obj *o) {

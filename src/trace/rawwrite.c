@@ -219,7 +219,8 @@ static int derive_event(void *ctx, uint32_t index, const char *json, size_t len)
 static hta_status scan(hta_rawout *w, const char *in, const hta_rawout_hooks *hooks, int derive) {
     static const hta_rawout_hooks none = {0};
     w->h = hooks ? hooks : &none;
-    hta_raw_callbacks cb = {derive ? derive_meta : on_meta, derive ? derive_event : on_event, w};
+    hta_raw_callbacks cb = {.meta = derive ? derive_meta : on_meta, .event = derive ? derive_event : on_event,
+                            .ctx = w};
     hta_error e;
     hta_status st = hta_raw_scan(in, &cb, &e);
     if (w->st) return w->st; /* ours, not the scan's "stopped by caller" */

@@ -115,7 +115,9 @@ typedef struct hta_rawout_hooks {
     void *ctx;
 } hta_rawout_hooks;
 
-/* Writes out: the trace at in with hooks applied; gzip when gz. */
+/* Writes out: the trace at in with hooks applied; gzip when gz.  (The scan
+ * reports no empty traceEvents array, so an empty one is written after the
+ * members that followed it.) */
 hta_status hta_rawout_derive(const char *in, const char *out, int gz, const hta_rawout_hooks *hooks,
                              hta_error *err);
 

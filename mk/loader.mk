@@ -3,3 +3,8 @@ $(BUILD)/test_raw: tests/loader/test_raw.c $(BUILD)/libhta.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(BUILD)/libhta.a $(LDLIBS)
 
 TEST_TARGETS += $(BUILD)/test_raw
+
+$(BUILD)/test_rawobj: tests/loader/test_rawobj.c $(BUILD)/libhta.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(BUILD)/libhta.a $(LDLIBS)
+
+TEST_TARGETS += $(BUILD)/test_rawobj

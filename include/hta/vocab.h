@@ -1,6 +1,8 @@
 /* The Kineto vocabulary: how names tell kernel types, communication and
  * memory operations apart, and HTA's name shortening (analyses.md §0.4, §1).
- * Every name rule of the project lives here (src/core/vocab.c). */
+ * Every name rule of the project lives here (src/core/vocab.c); where HTA's
+ * rule is narrower than what traces really hold, both are here, HTA's with
+ * the suffix _hta, so each caller says which it means. */
 #ifndef HTA_VOCAB_H
 #define HTA_VOCAB_H
 
@@ -22,8 +24,92 @@ hta_kernel_type hta_kernel_type_of(const char *name);
 const char *hta_kernel_type_name(hta_kernel_type k); /* "COMMUNICATION", ... */
 /* "Memset", "Memcpy Unknown" or the first 11 characters ("Memcpy DtoH"); buf >= 12 bytes. */
 const char *hta_memory_kernel_type(const char *name, char *buf);
-/* Communication under any NCCL/RCCL naming (ncclKernel_*, ncclDevKernel_*, RCCL's), by name. */
+/* Communication under any NCCL/RCCL/HCCL naming (ncclKernel_*, ncclDevKernel_*
+ * of NCCL >= 2.19, RCCL's), by name: the corrected rule, used unless a caller
+ * reproduces HTA. */
 int hta_is_nccl_kernel_name(const char *name);
+/* HTA's communication rule of get_kernel_type (analyses.md §1): starts with
+ * nccl, hip or hccl, or contains ncclKernel.  (It calls every hip* name
+ * communication and misses RCCL's.) */
+int hta_is_comm_name_hta(const char *name);
+/* HTA's straggler rule (analyses.md §14): starts with ncclKernel, so NCCL >=
+ * 2.19's ncclDevKernel_* is missed. */
+int hta_is_nccl_kernel_name_hta(const char *name);
+
+/* GPU copies and sets by activity name: CUDA's "Memcpy HtoD (...)" and
+ * "Memset (Device)", and the hipMemcpy* / hipMemset* names HIP gives them
+ * (both forms are in HTA's memory rule, analyses.md §1). */
+int hta_is_memcpy_name(const char *name);
+int hta_is_memset_name(const char *name);
+
+/* ---- launch and sync calls ---- */
+
+/* Kernel launch calls of both vendors: CUDA runtime (cudaLaunchKernel,
+ * cudaLaunchKernelExC, cudaLaunchCooperativeKernel*), CUDA driver
+ * (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel*), HIP
+ * (hipLaunchKernel, hipExtLaunchKernel, hipModuleLaunchKernel,
+ * hipExtModuleLaunchKernel, hipLaunchCooperativeKernel*) and graph launches
+ * (cudaGraphLaunch, hipGraphLaunch): the names real traces link kernels to
+ * (/work/shared/traces/real/README.md).  HTA's analyses use narrower lists
+ * (the *_hta rules below). */
+int hta_is_launch_name(const char *name);
+/* Host calls that wait for the device: cuda/hip Device/Stream/Event
+ * Synchronize and the driver's cuCtx/cuStream/cuEventSynchronize. */
+int hta_is_sync_name(const char *name);
+
+/* HTA's "runtime launch" names (trace-format.md §4.4,
+ * trace_symbol_table.py get_runtime_launch_events_mask): queue length and
+ * critical-path launch edges.  NULL-terminated, for symbol look-ups. */
+extern const char *const hta_runtime_launch_names_hta[];
+int hta_is_runtime_launch_name_hta(const char *name);
+/* HTA's kernel launch statistics (trace-format.md §4.4,
+ * cuda_kernel_analysis.py): the launches, and the memory calls added with
+ * include_memory_events.  NULL-terminated. */
+extern const char *const hta_launch_stats_names_hta[];
+extern const char *const hta_launch_stats_memory_names_hta[];
+/* HTA's KERNEL_LAUNCH_CATEGORY_PATTERN (trace-format.md §4.4, ATen op
+ * analysis): re.match of (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction). */
+int hta_is_launch_pattern_hta(const char *name);
+/* HTA's CUPTI counter analysis (analyses.md §13): names starting with
+ * cudaLaunchKernel. */
+int hta_is_cupti_launch_name_hta(const char *name);
+/* HTA's critical-path runtime lock (critical-path.md, trace-format.md §4.4):
+ * cudaHostAlloc, cudaLaunchKernel, cudaMemcpyAsync. */
+int hta_is_runtime_lock_name_hta(const char *name);
+/* HTA's critical-path blocking calls (trace-format.md §4.4): CUDA's device,
+ * stream and event syncs, cudaEventQuery, cudaMemcpy, cudaMemcpyAsync. */
+int hta_is_blocking_call_hta(const char *name);
+
+/* The CUDA calls and cuda_sync activities the critical path links events by
+ * (trace-format.md §4.4 "CP event-sync machinery"). */
+typedef enum hta_sync_kind {
+    HTA_SYNC_NONE,
+    HTA_SYNC_EVENT_RECORD,      /* cudaEventRecord */
+    HTA_SYNC_STREAM_WAIT_CALL,  /* cudaStreamWaitEvent */
+    HTA_SYNC_STREAM_WAIT_EVENT, /* "Stream Wait Event" (cuda_sync) */
+    HTA_SYNC_EVENT_SYNC,        /* "Event Sync" */
+    HTA_SYNC_CONTEXT_SYNC,      /* "Context Sync" */
+    HTA_SYNC_STREAM_SYNC,       /* "Stream Sync" */
+} hta_sync_kind;
+hta_sync_kind hta_sync_kind_of(const char *name);
+const char *hta_sync_kind_name(hta_sync_kind k); /* the name itself; "" for none */
+
+/* ---- profiler steps ---- */
+
+/* HTA's ProfilerStepGroupingPattern `^ProfilerStep#(\d+)` (trace-format.md
+ * §9, §10.2: trace filtering; also our step counts and merge barriers): N
+ * (saturating), or -1. */
+int64_t hta_step_number(const char *name);
+/* HTA's iteration of a row (trace-format.md §8) and straggler steps
+ * (analyses.md §14.1): names starting with
+ * ProfilerStep, numbered by `ProfilerStep\s*#\s*(\d+)` (\s: ASCII white
+ * space): N, or -1 (HTA asserts on a ProfilerStep name that does not match;
+ * it is no step here). */
+int64_t hta_step_iteration(const char *name);
+/* TraceDiff's iterations() (analyses.md §15): Python's int() of the name
+ * after "ProfilerStep#" (sign and leading white space allowed, nothing
+ * after): 1 with *n, or 0. */
+int hta_step_int(const char *name, int64_t *n);
 
 /* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory). */
 char *hta_shorten_name(const char *name);

@@ -14,6 +14,7 @@
 
 #include "hta/launch.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
 
 void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
@@ -294,12 +295,6 @@ out:
     return st;
 }
 
-static int is_launch_name(const char *s) {
-    /* re.match of (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) */
-    return (!strncmp(s, "cuda", 4) && strstr(s + 4, "LaunchKernel")) || !strncmp(s, "cuLaunchKernel", 14) ||
-           !strncmp(s, "runFunction", 11);
-}
-
 hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
     hta_aten_opts dflt_;
     if (!o) hta_aten_opts_default(&dflt_), o = &dflt_;
@@ -341,7 +336,7 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     if (!kind) goto oom;
     for (uint32_t s = 0; s < nsym; s++) {
         const char *nm = hta_sym(t->sym, s);
-        kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (is_launch_name(nm) ? 2 : 0));
+        kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (hta_is_launch_pattern_hta(nm) ? 2 : 0));
     }
     size_t ns = hta_ctx_nranks(ctx);
     notes nt = {0};

@@ -4,12 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
-
 hta_kernel_type hta_breakdown_kernel_type(const char *n) {
     /* HTA also calls every hip* name communication; HIP copies are memory. */
     if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
-    if (starts(n, "hipMemcpy") || starts(n, "hipMemset")) return HTA_KT_MEMORY;
+    if (hta_is_memcpy_name(n) || hta_is_memset_name(n)) return HTA_KT_MEMORY;
     hta_kernel_type k = hta_kernel_type_of(n);
     return k == HTA_KT_COMMUNICATION ? HTA_KT_OTHER : k;
 }

@@ -7,6 +7,7 @@
 
 #include "analysis/callgraph.h"
 #include "hta/counters.h"
+#include "hta/vocab.h"
 #include "hta/util.h"
 
 
@@ -136,7 +137,7 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         uint32_t i = v->row[k];
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
         if (!strcmp(cat, "cuda_profiler_range")) P[np++] = (uint32_t)k;
-        else if (starts(cat, "cuda_runtime") && starts(hta_sym(t->sym, r->name[i]), "cudaLaunchKernel"))
+        else if (starts(cat, "cuda_runtime") && hta_is_cupti_launch_name_hta(hta_sym(t->sym, r->name[i])))
             L[nl++] = (uint32_t)k;
     }
     if (!np) goto done;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "hta/analysis.h"
+#include "hta/vocab.h"
 
 
 static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
@@ -31,10 +32,9 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
             if (r->ts[i] < lo) lo = r->ts[i];
             int64_t e = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
             if (e > hi) hi = e;
-            const char *nm = hta_sym(t->sym, r->name[i]);
-            if (!strncmp(nm, "ProfilerStep#", 13) && r->stream[i] == 0 &&
+            int64_t s = hta_step_number(hta_sym(t->sym, r->name[i]));
+            if (s >= 0 && r->stream[i] == 0 &&
                 hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) != HTA_CC_GPU_USER_ANNOTATION) {
-                int64_t s = strtoll(nm + 13, NULL, 10);
                 nsteps++;
                 if (first < 0 || s < first) first = s;
                 if (s > last) last = s;

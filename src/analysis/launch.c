@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hta/launch.h"
+#include "hta/vocab.h"
 
 
 void hta_launch_opts_default(hta_launch_opts *o) {
@@ -50,16 +51,15 @@ static int has_i64(const int64_t *v, size_t n, int64_t c) {
     return lo < n && v[lo] == c;
 }
 
-/* Symbol ids of the launch names HTA counts (TF§4.4); -1 where absent. */
-static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids) {
-    static const char *const names[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
-                                        "runFunction - job_prep_and_submit_for_execution", "cudaMemsetAsync",
-                                        "cudaMemcpyAsync"};
-    size_t k = mem ? 5 : 3, n = 0;
-    for (size_t i = 0; i < k; i++) {
-        int64_t id = hta_symtab_find(t->sym, names[i], strlen(names[i]));
-        if (id >= 0) ids[n++] = id;
-    }
+/* Symbol ids of the launch names HTA counts (TF§4.4), those in the trace
+ * (at most cap). */
+static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids, size_t cap) {
+    size_t n = 0;
+    for (int l = 0; l < 1 + !!mem; l++)
+        for (const char *const *nm = l ? hta_launch_stats_memory_names_hta : hta_launch_stats_names_hta; *nm; nm++) {
+            int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
+            if (id >= 0 && n < cap) ids[n++] = id;
+        }
     return n;
 }
 
@@ -190,8 +190,8 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
     for (size_t k = 0; k < sizeof sc / sizeof *sc; k++)
         if (hta_table_add_col(sum, sc[k].n, sc[k].ty) < 0) goto oom;
 
-    int64_t ids[5];
-    size_t nids = launch_syms(t, o->include_memory_events, ids);
+    int64_t ids[16];
+    size_t nids = launch_syms(t, o->include_memory_events, ids, 16);
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         hta_status st = one_rank(ctx, k, o, ids, nids, tb, &c, sum, err);

@@ -4,13 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "hta/counters.h"
 #include "hta/rawtrace.h"
 #include "hta/util.h"
 #include "analysis/callgraph.h"
-#include "trace/json_lex.h"
 
 void hta_patterns_opts_default(hta_patterns_opts *o) {
     memset(o, 0, sizeof *o);
@@ -54,126 +52,52 @@ static int by_count(const void *a, const void *b) {
 /* ---- overlay ---- */
 
 typedef struct overlay {
-    hta_trace_out *o;
     const int32_t *evpat; /* pattern of each event index, -1 none */
     uint64_t nev;
-    const pat *pats;
-    hta_error *err;
-    hta_status st;
-    uint64_t written, marked;
-    int in_events, nkeys;
+    char **mark; /* per pattern: its args member, "Patterns": {"<pattern>": count} */
+    hta_raw_obj obj;
+    uint64_t marked;
 } overlay;
 
-static int ow(overlay *w, const char *s, size_t n) {
-    if (w->st) return -1;
-    return (w->st = hta_trace_out_write(w->o, s, n, w->err)) ? -1 : 0;
-}
-static int ows(overlay *w, const char *s) { return ow(w, s, strlen(s)); }
-
-static int ow_cb(void *w, const char *s, size_t n) { return ow(w, s, n); }
-static int ow_jstr(overlay *w, const char *s) { return hta_json_quote(s, ow_cb, w); }
-
-static int ow_patterns(overlay *w, int32_t p) {
-    char b[32];
-    snprintf(b, sizeof b, ": %lld}", (long long)w->pats[p].count);
-    if (ows(w, "\"Patterns\": {") || ow_jstr(w, w->pats[p].pattern)) return -1;
-    return ows(w, b);
+static int ov_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
+    overlay *x = ctx;
+    int32_t p = index < x->nev ? x->evpat[index] : -1;
+    if (p < 0) return hta_rawout_event(w, json, len);
+    int rc = hta_raw_obj_parse(&x->obj, json, len);
+    if (rc) return rc == -2 ? hta_rawout_fail(w, HTA_ENOMEM, "out of memory") : hta_rawout_event(w, json, len);
+    x->marked++;
+    return hta_rawout_add_arg(w, &x->obj, json, len, x->mark[p], strlen(x->mark[p]));
 }
 
-/* The event's text with args["Patterns"] added (args created when absent). */
-static int ow_marked(overlay *w, const char *json, size_t len, int32_t p) {
-    lex L = {json + len, NULL, NULL};
-    const char *q = lex_ws(json + 1), *args = NULL, *args_end = NULL;
-    while (*q == '"') {
-        const char *ke;
-        int esc;
-        if (lex_string(&L, q + 1, &ke, &esc)) break;
-        int is_args = ke - (q + 1) == 4 && !memcmp(q + 1, "args", 4);
-        q = lex_ws(ke + 1);
-        if (*q != ':') break;
-        const char *val = lex_ws(q + 1), *ve;
-        if (lex_skip_value(&L, val, &ve)) break;
-        if (is_args && *val == '{') args = val, args_end = ve;
-        q = lex_ws(ve);
-        if (*q != ',') break;
-        q = lex_ws(q + 1);
-    }
-    if (args) {
-        int empty = *lex_ws(args + 1) == '}';
-        return ow(w, json, (size_t)(args_end - 1 - json)) || ows(w, empty ? "" : ", ") || ow_patterns(w, p) ||
-               ow(w, args_end - 1, (size_t)(json + len - (args_end - 1)));
-    }
-    int empty = *lex_ws(json + 1) == '}';
-    return ow(w, json, len - 1) || ows(w, empty ? "\"args\": {" : ", \"args\": {") || ow_patterns(w, p) ||
-           ows(w, "}}");
-}
-
-static int ov_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
-    overlay *w = ctx;
-    if (w->in_events == 1) {
-        w->in_events = 2;
-        if (ows(w, "\n]")) return -1;
-    }
-    return ows(w, w->nkeys++ ? ",\n\"" : "\"") || ow(w, key, klen) || ows(w, "\": ") || ow(w, json, jlen);
-}
-
-static int ov_event(void *ctx, uint32_t index, const char *json, size_t len) {
-    overlay *w = ctx;
-    if (w->in_events == 0) {
-        w->in_events = 1;
-        if (ows(w, w->nkeys++ ? ",\n\"traceEvents\": [" : "\"traceEvents\": [")) return -1;
-    }
-    if (w->in_events == 2) return -1;
-    if (ows(w, w->written++ ? ",\n" : "\n")) return -1;
-    int32_t p = index < w->nev ? w->evpat[index] : -1;
-    if (p < 0) return ow(w, json, len);
-    w->marked++;
-    return ow_marked(w, json, len, p);
-}
-
-static int is_gzip(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    unsigned char m[2] = {0};
-    size_t got = fread(m, 1, 2, f);
-    fclose(f);
-    return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
-}
+static int put_file(void *f, const char *s, size_t n) { return fwrite(s, 1, n, f) != n; }
 
 static hta_status write_overlay(const hta_rank *r, const char *dir, const int32_t *evpat, const pat *pats,
-                                hta_result *out, hta_error *err) {
+                                size_t npats, hta_result *out, hta_error *err) {
     const char *base = strrchr(r->path, '/');
     base = base ? base + 1 : r->path;
     size_t cap = strlen(dir) + strlen(base) + 16;
     char *path = malloc(cap);
-    if (!path) return hta_oom(err);
-    snprintf(path, cap, "%s/overlaid_%s", dir, base);
-    overlay w = {0};
-    w.evpat = evpat;
-    w.nev = r->n_events;
-    w.pats = pats;
-    w.err = err;
-    hta_status st = hta_trace_out_open(path, is_gzip(r->path), &w.o, err);
-    if (st) {
-        free(path);
-        return st;
+    overlay x = {evpat, r->n_events, calloc(npats ? npats : 1, sizeof(char *)), {0}, 0};
+    hta_status st = HTA_OK;
+    for (size_t p = 0; path && x.mark && p < npats && !st; p++) {
+        size_t ml;
+        FILE *f = open_memstream(&x.mark[p], &ml);
+        int bad = !f || fputs("\"Patterns\": {", f) < 0 || hta_json_quote(pats[p].pattern, put_file, f) ||
+                  fprintf(f, ": %lld}", (long long)pats[p].count) < 0;
+        if ((f && fclose(f)) || bad) st = hta_oom(err);
     }
-    hta_raw_callbacks cb = {ov_meta, ov_event, &w};
-    int bad = ows(&w, "{\n");
-    if (!bad) {
-        st = hta_raw_scan(r->path, &cb, err);
-        if (w.st) st = w.st;
-        bad = st != HTA_OK;
+    if (!path || !x.mark) st = hta_oom(err);
+    if (!st) {
+        snprintf(path, cap, "%s/overlaid_%s", dir, base);
+        hta_rawout_hooks h = {.event = ov_event, .ctx = &x};
+        st = hta_rawout_derive(r->path, path, hta_raw_is_gzip(r->path), &h, err);
     }
-    if (!bad && w.in_events == 0) bad = ows(&w, w.nkeys ? ",\n\"traceEvents\": [" : "\"traceEvents\": [");
-    if (!bad && w.in_events != 2) bad = ows(&w, "\n]");
-    if (!bad) bad = ows(&w, "\n}\n");
-    if (bad && !st) st = w.st ? w.st : hta_fail(err, HTA_EIO, "%s: write error", path);
-    hta_status cst = hta_trace_out_close(w.o, !bad, bad ? NULL : err);
-    if (!st) st = cst;
     if (!st && hta_result_note(out, "overlaid trace: %s (%llu events, %llu marked with their pattern)", path,
-                               (unsigned long long)w.written, (unsigned long long)w.marked))
+                               (unsigned long long)r->n_events, (unsigned long long)x.marked))
         st = hta_oom(err);
+    for (size_t p = 0; x.mark && p < npats; p++) free(x.mark[p]);
+    free(x.mark);
+    hta_raw_obj_free(&x.obj);
     free(path);
     return st;
 }
@@ -333,7 +257,7 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
             if (p >= npats || p >= topk) continue;
             for (uint32_t m = start[b]; m < start[b + 1]; m++) evpat[r->index[v->row[mem[m]]]] = (int32_t)p;
         }
-        if ((st = write_overlay(r, o->overlay, evpat, pats, out, err))) goto fail;
+        if ((st = write_overlay(r, o->overlay, evpat, pats, npats, out, err))) goto fail;
     }
     goto done;
 oom:

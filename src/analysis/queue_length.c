@@ -5,15 +5,16 @@
 
 #include "hta/counters.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 
-/* TF§4.4 "runtime launch" names. */
-static const char *const launch_names[] = {
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-    "cudaMemcpyAsync", "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution",
-    "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
-    "hipMemcpyWithStream",
-};
-#define NLAUNCH (sizeof launch_names / sizeof *launch_names)
+/* Symbol ids of TF§4.4's "runtime launch" names, -1 where absent. */
+#define NLAUNCH 16
+static void launch_ids(const hta_trace *t, int64_t *ids) {
+    size_t k = 0;
+    for (const char *const *nm = hta_runtime_launch_names_hta; *nm && k < NLAUNCH; nm++)
+        ids[k++] = hta_symtab_find(t->sym, *nm, strlen(*nm));
+    while (k < NLAUNCH) ids[k++] = -1;
+}
 
 static int is_launch_name(const int64_t *ids, uint32_t name) {
     for (size_t k = 0; k < NLAUNCH; k++)
@@ -57,8 +58,7 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
     const hta_rank *r = v->r;
     memset(out, 0, sizeof *out);
     int64_t ids[NLAUNCH];
-    for (size_t k = 0; k < NLAUNCH; k++)
-        ids[k] = hta_symtab_find(t->sym, launch_names[k], strlen(launch_names[k]));
+    launch_ids(t, ids);
 
     size_t nv = v->n, ndev = 0;
     cp *dev = malloc((nv ? nv : 1) * sizeof *dev);

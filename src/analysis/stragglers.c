@@ -27,19 +27,6 @@ typedef struct rank_count {
     double metric_sum;
 } rank_count;
 
-/* `ProfilerStep\s*#\s*(\d+)` at the start of s; -1 when it does not match. */
-static int64_t step_number(const char *s) {
-    if (strncmp(s, "ProfilerStep", 12)) return -1;
-    s += 12;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') s++;
-    if (*s++ != '#') return -1;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') s++;
-    if (*s < '0' || *s > '9') return -1;
-    int64_t v = 0;
-    while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10) v = v * 10 + (*s++ - '0');
-    return v;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -250,7 +237,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         w.nv = k + 1;
         const hta_rank *r = t->ranks[k];
         for (size_t p = 0; p < w.v[k]->n; p++) {
-            int64_t s = step_number(hta_sym(t->sym, r->name[w.v[k]->row[p]]));
+            int64_t s = hta_step_iteration(hta_sym(t->sym, r->name[w.v[k]->row[p]]));
             if (s < 0) continue;
             if (nsteps == cap) {
                 int64_t *q = realloc(w.steps, 2 * cap * sizeof *q);
@@ -323,7 +310,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
             if (!has_i64(w.steps, nsteps, it) || hta_row_stream(r, i) <= 0) continue;
             if (ctx->hta_compat && it <= 0) continue; /* HTA: iteration > 0 (Quirk A10) */
             const char *nm = hta_sym(t->sym, r->name[i]);
-            if (ctx->hta_compat ? strncmp(nm, "ncclKernel", 10) != 0 : !hta_is_nccl_kernel_name(nm)) continue;
+            if (ctx->hta_compat ? !hta_is_nccl_kernel_name_hta(nm) : !hta_is_nccl_kernel_name(nm)) continue;
             w.k[nk++] = (ck){hta_row_stream(r, i), it, w.v[k]->ts[p], w.v[k]->dur[p], nm, r->rank, (uint32_t)p, 0};
         }
     }

@@ -35,22 +35,13 @@ static void ops_free(ops *s) {
 
 static int op_cmp(const void *a, const void *b) { return strcmp(((const op *)a)->name, ((const op *)b)->name); }
 
-static int parse_step(const char *s, int64_t *num) {
-    if (strncmp(s, "ProfilerStep#", 13)) return 0;
-    char *e;
-    long long v = strtoll(s + 13, &e, 10);
-    if (e == s + 13 || *e) return 0;
-    *num = v;
-    return 1;
-}
-
 /* HTA's iterations(): the numbers of the ProfilerStep symbols, the smallest here. */
 static int first_iteration(const hta_trace *t, int64_t *it) {
     int found = 0;
     uint32_t n = hta_symtab_count(t->sym);
     for (uint32_t s = 0; s < n; s++) {
         int64_t v;
-        if (parse_step(hta_sym(t->sym, s), &v) && (!found || v < *it)) *it = v, found = 1;
+        if (hta_step_int(hta_sym(t->sym, s), &v) && (!found || v < *it)) *it = v, found = 1;
     }
     return found;
 }

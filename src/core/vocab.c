@@ -1,5 +1,7 @@
 /* The Kineto vocabulary: which names are kernels of which type, communication,
- * memory operations; HTA's name shortening.  One place for every name rule. */
+ * memory operations, launch and sync calls, profiler steps; HTA's name
+ * shortening.  One place for every name rule (hta/vocab.h says where each
+ * comes from). */
 #include "hta/vocab.h"
 
 #include <math.h>
@@ -10,10 +12,17 @@
 
 static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
+/* Whether s is one of the NULL-terminated names. */
+static int in_list(const char *const *names, const char *s) {
+    for (; *names; names++)
+        if (!strcmp(s, *names)) return 1;
+    return 0;
+}
+
 hta_kernel_type hta_kernel_type_of(const char *n) {
-    if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
-        return HTA_KT_COMMUNICATION;
-    if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "dma")) return HTA_KT_MEMORY;
+    if (hta_is_comm_name_hta(n)) return HTA_KT_COMMUNICATION;
+    /* (the hip forms of copies never get here: rule 1 took every hip* name) */
+    if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma")) return HTA_KT_MEMORY;
     static const char *const pre[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe", "packet",
                                       "pe_exe", "cpum_exe_subgraph", "hccl", "collective_subgraph_execution"};
     static const char *const sub[] = {"Memcpy", "Memset", "dma", "Sync"};
@@ -48,9 +57,127 @@ int hta_is_nccl_kernel_name(const char *n) {
            strstr(n, "rcclKernel") || starts(n, "hccl");
 }
 
+int hta_is_comm_name_hta(const char *n) {
+    return starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel");
+}
+
+int hta_is_nccl_kernel_name_hta(const char *n) { return starts(n, "ncclKernel"); }
+
+int hta_is_memcpy_name(const char *n) { return starts(n, "Memcpy") || starts(n, "hipMemcpy"); }
+int hta_is_memset_name(const char *n) { return starts(n, "Memset") || starts(n, "hipMemset"); }
+
+/* ---- launch and sync calls ---- */
+
+int hta_is_launch_name(const char *n) {
+    static const char *const names[] = {
+        "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+        "cudaLaunchCooperativeKernelMultiDevice", "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+        "cuLaunchCooperativeKernelMultiDevice", "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
+        "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel", "hipLaunchCooperativeKernelMultiDevice",
+        "hipModuleLaunchCooperativeKernel", "cudaGraphLaunch", "hipGraphLaunch", NULL};
+    return in_list(names, n);
+}
+
+int hta_is_sync_name(const char *n) {
+    static const char *const names[] = {
+        "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize",
+        "hipStreamSynchronize", "hipEventSynchronize", "cuCtxSynchronize", "cuStreamSynchronize",
+        "cuEventSynchronize", NULL};
+    return in_list(names, n);
+}
+
+const char *const hta_runtime_launch_names_hta[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+    "cudaMemcpyAsync", "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution",
+    "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync",
+    "hipMemcpyWithStream", NULL};
+
+int hta_is_runtime_launch_name_hta(const char *n) { return in_list(hta_runtime_launch_names_hta, n); }
+
+const char *const hta_launch_stats_names_hta[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
+                                                  "runFunction - job_prep_and_submit_for_execution", NULL};
+const char *const hta_launch_stats_memory_names_hta[] = {"cudaMemsetAsync", "cudaMemcpyAsync", NULL};
+
+int hta_is_launch_pattern_hta(const char *n) {
+    return (starts(n, "cuda") && strstr(n + 4, "LaunchKernel")) || starts(n, "cuLaunchKernel") ||
+           starts(n, "runFunction");
+}
+
+int hta_is_cupti_launch_name_hta(const char *n) { return starts(n, "cudaLaunchKernel"); }
+
+int hta_is_runtime_lock_name_hta(const char *n) {
+    static const char *const names[] = {"cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync", NULL};
+    return in_list(names, n);
+}
+
+int hta_is_blocking_call_hta(const char *n) {
+    static const char *const names[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
+                                        "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync", NULL};
+    return in_list(names, n);
+}
+
+static const char *const sync_names[] = {
+    [HTA_SYNC_NONE] = "",
+    [HTA_SYNC_EVENT_RECORD] = "cudaEventRecord",
+    [HTA_SYNC_STREAM_WAIT_CALL] = "cudaStreamWaitEvent",
+    [HTA_SYNC_STREAM_WAIT_EVENT] = "Stream Wait Event",
+    [HTA_SYNC_EVENT_SYNC] = "Event Sync",
+    [HTA_SYNC_CONTEXT_SYNC] = "Context Sync",
+    [HTA_SYNC_STREAM_SYNC] = "Stream Sync",
+};
+
+hta_sync_kind hta_sync_kind_of(const char *n) {
+    for (size_t k = HTA_SYNC_NONE + 1; k < sizeof sync_names / sizeof *sync_names; k++)
+        if (!strcmp(n, sync_names[k])) return (hta_sync_kind)k;
+    return HTA_SYNC_NONE;
+}
+
+const char *hta_sync_kind_name(hta_sync_kind k) {
+    return (size_t)k < sizeof sync_names / sizeof *sync_names ? sync_names[k] : "";
+}
+
+/* ---- profiler steps ---- */
+
+static const char STEP[] = "ProfilerStep";
+
+/* Digits at s into an int64 (stops growing near the top, as the callers
+ * always did: a step number never gets there). */
+static int64_t digits(const char *s) {
+    int64_t v = 0;
+    while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10) v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+int64_t hta_step_number(const char *n) {
+    if (!starts(n, STEP) || n[sizeof STEP - 1] != '#') return -1;
+    n += sizeof STEP;
+    return *n >= '0' && *n <= '9' ? digits(n) : -1;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+int64_t hta_step_iteration(const char *n) {
+    if (!starts(n, STEP)) return -1;
+    n += sizeof STEP - 1;
+    while (is_space(*n)) n++;
+    if (*n++ != '#') return -1;
+    while (is_space(*n)) n++;
+    return *n >= '0' && *n <= '9' ? digits(n) : -1;
+}
+
+int hta_step_int(const char *n, int64_t *num) {
+    if (!starts(n, STEP) || n[sizeof STEP - 1] != '#') return 0;
+    n += sizeof STEP;
+    char *e;
+    long long v = strtoll(n, &e, 10);
+    if (e == n || *e) return 0;
+    *num = v;
+    return 1;
+}
+
 char *hta_shorten_name(const char *name) {
-    if (starts(name, "Memcpy") || starts(name, "Memset") || starts(name, "hipMemcpy") ||
-        starts(name, "hipMemset") || starts(name, "dma") || (!strchr(name, '<') && !strchr(name, '(')))
+    if (hta_is_memcpy_name(name) || hta_is_memset_name(name) || starts(name, "dma") ||
+        (!strchr(name, '<') && !strchr(name, '(')))
         return strdup(name);
     size_t n = strlen(name);
     char *st = malloc(n + 1);

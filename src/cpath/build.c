@@ -9,6 +9,7 @@
 
 #include "cpath/internal.h"
 #include "hta/util.h"
+#include "hta/vocab.h"
 #include "core/hash.h"
 #include "core/vec.h"
 
@@ -17,12 +18,12 @@ void hta_cpath_opts_default(hta_cpath_opts *o) { memset(o, 0, sizeof *o); }
 #define KK_THRESHOLD_NS 1500000 /* KERNEL_KERNEL_DELAY_THRESHOLD_US */
 
 enum {
-    NF_LOCK = 1,        /* cudaHostAlloc, cudaLaunchKernel, cudaMemcpyAsync */
+    NF_LOCK = 1,        /* the runtime lock's calls (hta_is_runtime_lock_name_hta) */
     NF_BLOCKING = 2,    /* blocking CUDA calls */
     NF_LAUNCH = 4,      /* runtime launch names (TF§4.4) */
     NF_EVENT_RECORD = 8,
-    NF_STREAM_WAIT_CALL = 16, /* cudaStreamWaitEvent */
-    NF_SWE = 32,        /* "Stream Wait Event" */
+    NF_STREAM_WAIT_CALL = 16, /* the stream-wait call (HTA_SYNC_STREAM_WAIT_CALL) */
+    NF_SWE = 32,        /* its GPU side (HTA_SYNC_STREAM_WAIT_EVENT) */
     NF_EVENT_SYNC = 64,
     NF_CONTEXT_SYNC = 128,
     NF_STREAM_SYNC = 256,
@@ -52,26 +53,15 @@ static uint16_t name_flags(bld *b, uint32_t sym) {
     if (f & NF_DONE) return f;
     const char *s = hta_sym(b->t->sym, sym);
     f = NF_DONE;
-    if (!strcmp(s, "cudaHostAlloc") || !strcmp(s, "cudaLaunchKernel") || !strcmp(s, "cudaMemcpyAsync"))
-        f |= NF_LOCK;
-    static const char *const blocking[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
-                                           "cudaEventQuery", "cudaEventSynchronize",
-                                           "cudaMemcpy", "cudaMemcpyAsync"};
-    for (size_t i = 0; i < sizeof blocking / sizeof *blocking; i++)
-        if (!strcmp(s, blocking[i])) f |= NF_BLOCKING;
-    static const char *const launch[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
-                                         "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
-                                         "runFunction - job_prep_and_submit_for_execution",
-                                         "hipLaunchKernel", "hipExtModuleLaunchKernel",
-                                         "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream"};
-    for (size_t i = 0; i < sizeof launch / sizeof *launch; i++)
-        if (!strcmp(s, launch[i])) f |= NF_LAUNCH;
-    if (!strcmp(s, "cudaEventRecord")) f |= NF_EVENT_RECORD;
-    if (!strcmp(s, "cudaStreamWaitEvent")) f |= NF_STREAM_WAIT_CALL;
-    if (!strcmp(s, "Stream Wait Event")) f |= NF_SWE;
-    if (!strcmp(s, "Event Sync")) f |= NF_EVENT_SYNC;
-    if (!strcmp(s, "Context Sync")) f |= NF_CONTEXT_SYNC;
-    if (!strcmp(s, "Stream Sync")) f |= NF_STREAM_SYNC;
+    if (hta_is_runtime_lock_name_hta(s)) f |= NF_LOCK;
+    if (hta_is_blocking_call_hta(s)) f |= NF_BLOCKING;
+    if (hta_is_runtime_launch_name_hta(s)) f |= NF_LAUNCH;
+    static const uint16_t sync_flag[] = {
+        [HTA_SYNC_EVENT_RECORD] = NF_EVENT_RECORD,  [HTA_SYNC_STREAM_WAIT_CALL] = NF_STREAM_WAIT_CALL,
+        [HTA_SYNC_STREAM_WAIT_EVENT] = NF_SWE,      [HTA_SYNC_EVENT_SYNC] = NF_EVENT_SYNC,
+        [HTA_SYNC_CONTEXT_SYNC] = NF_CONTEXT_SYNC,  [HTA_SYNC_STREAM_SYNC] = NF_STREAM_SYNC,
+    };
+    f |= sync_flag[hta_sync_kind_of(s)];
     for (size_t i = 0; i < b->o->ndata_load; i++)
         if (b->o->data_load[i][0] && strstr(s, b->o->data_load[i])) f |= NF_DATA_LOAD;
     b->nflags[sym] = f;

@@ -53,25 +53,4 @@ int cp_glob(const char *pat, const char *s);
 
 /* numpy argsort(kind="quicksort") of v[0..n) into t; 0 or -1 (out of memory). */
 
-/* Value span [*vs, *ve) of top-level key `key` in a raw JSON object; 0 if absent. */
-int cp_obj_find(const char *json, size_t len, const char *key, const char **vs, const char **ve);
-
-/* Rewriting a trace file (rewrite.c). */
-typedef struct cp_rw cp_rw;
-struct cp_rw {
-    /* set by the caller */
-    int (*event)(cp_rw *rw, uint32_t index, const char *json, size_t len); /* write it (or not) */
-    int (*tail)(cp_rw *rw); /* append events at the end of traceEvents; may be NULL */
-    void *ctx;
-    /* state */
-    hta_trace_out *o;
-    int state, nkeys;
-    size_t nevents;
-    hta_error *err;
-    hta_status st;
-};
-int cp_rw_put(cp_rw *rw, const char *s, size_t n);
-int cp_rw_sep(cp_rw *rw); /* call before writing each event */
-hta_status cp_rewrite(cp_rw *rw, const char *in, const char *out, int gz, hta_error *err);
-
 #endif

@@ -15,44 +15,24 @@ typedef struct ov {
     unsigned char *crit; /* per event index */
     size_t ncrit;
     unsigned char *on_path; /* per edge */
+    hta_raw_obj obj;
 } ov;
 
-static int str_is(const char *vs, const char *ve, const char *lit) {
-    size_t n = strlen(lit);
-    return (size_t)(ve - vs) == n + 2 && vs[0] == '"' && !memcmp(vs + 1, lit, n);
-}
-
-static int ov_event(cp_rw *rw, uint32_t index, const char *json, size_t len) {
-    ov *x = rw->ctx;
+static int ov_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
+    ov *x = ctx;
     int crit = index < x->ncrit && x->crit[index];
-    const char *vs, *ve;
-    if (!x->o->all_events && !crit) {
-        int is_x = cp_obj_find(json, len, "ph", &vs, &ve) && str_is(vs, ve, "X");
-        int keep_cat = cp_obj_find(json, len, "cat", &vs, &ve) &&
-                       (str_is(vs, ve, "user_annotation") || str_is(vs, ve, "python_function"));
-        if (is_x && !keep_cat) return 0;
+    if (!crit && x->o->all_events) return hta_rawout_event(w, json, len);
+    int rc = hta_raw_obj_parse(&x->obj, json, len);
+    if (rc) return rc == -2 ? hta_rawout_fail(w, HTA_ENOMEM, "out of memory") : hta_rawout_event(w, json, len);
+    if (!crit) { /* only critical events, and those that are no X (or annotations) */
+        const hta_raw_member *ph = hta_raw_obj_get(&x->obj, "ph"), *cat = hta_raw_obj_get(&x->obj, "cat");
+        int keep_cat = cat && (hta_raw_str_is(cat, "user_annotation") || hta_raw_str_is(cat, "python_function"));
+        if (ph && hta_raw_str_is(ph, "X") && !keep_cat) return 0;
+        return hta_rawout_event(w, json, len);
     }
-    if (cp_rw_sep(rw)) return 1;
-    if (!crit) return cp_rw_put(rw, json, len);
-    if (cp_obj_find(json, len, "args", &vs, &ve) && *vs == '{') {
-        /* append "critical": 1 to the args object */
-        const char *close = ve - 1, *q = vs + 1;
-        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
-        int empty = q == close;
-        return cp_rw_put(rw, json, (size_t)(close - json)) ||
-               cp_rw_put(rw, empty ? "\"critical\": 1" : ", \"critical\": 1", empty ? 13 : 15) ||
-               cp_rw_put(rw, close, len - (size_t)(close - json));
-    }
-    /* no args: add them (HTA would fail here) */
-    const char *end = json + len;
-    while (end > json && end[-1] != '}') end--;
-    if (end == json) return cp_rw_put(rw, json, len);
-    const char *q = end - 1;
-    while (q > json && (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t')) q--;
-    int empty = q > json && q[-1] == '{';
-    return cp_rw_put(rw, json, (size_t)(end - 1 - json)) ||
-           cp_rw_put(rw, empty ? "\"args\": {\"critical\": 1}" : ", \"args\": {\"critical\": 1}", empty ? 23 : 25) ||
-           cp_rw_put(rw, end - 1, len - (size_t)(end - 1 - json));
+    /* (HTA fails on a critical event without args; it gets them here) */
+    static const char mark[] = "\"critical\": 1";
+    return hta_rawout_add_arg(w, &x->obj, json, len, mark, sizeof mark - 1);
 }
 
 static void id_text(char *buf, size_t n, const hta_trace *t, int64_t v, int64_t sym) {
@@ -60,7 +40,7 @@ static void id_text(char *buf, size_t n, const hta_trace *t, int64_t v, int64_t 
     else snprintf(buf, n, "%lld", (long long)v);
 }
 
-static int flow_end(cp_rw *rw, ov *x, uint32_t node, size_t id, const hta_cp_edge *e, int crit) {
+static int flow_end(hta_rawout *w, ov *x, uint32_t node, size_t id, const hta_cp_edge *e, int crit) {
     const hta_cp_graph *g = x->g;
     const hta_cp_node *nd = &g->node[node];
     const hta_cp_event *ev = &g->ev[nd->ev];
@@ -80,11 +60,11 @@ static int flow_end(cp_rw *rw, ov *x, uint32_t node, size_t id, const hta_cp_edg
                      "\"critical\": %s, \"type\": \"%s\"}%s}",
                      is_s ? "s" : "f", id, pid, tid, (long long)(t / 1000), (long long)(e->w / 1000),
                      crit ? "true" : "false", hta_cpath_edge_type_name(e->type), is_s ? "" : ", \"bp\": \"e\"");
-    return cp_rw_sep(rw) || cp_rw_put(rw, buf, (size_t)n);
+    return hta_rawout_event(w, buf, (size_t)n);
 }
 
-static int ov_tail(cp_rw *rw) {
-    ov *x = rw->ctx;
+static int ov_tail(void *ctx, hta_rawout *w) {
+    ov *x = ctx;
     const hta_cp_graph *g = x->g;
     size_t id = 0;
     if (x->o->all_edges) {
@@ -92,7 +72,7 @@ static int ov_tail(cp_rw *rw) {
             const hta_cp_edge *e = &g->edge[i];
             if (e->type == HTA_CP_LAUNCH && e->w == 0 && g->zero_weight_launch && !x->o->show_zero_weight_launch)
                 continue;
-            if (flow_end(rw, x, e->u, id, e, x->on_path[i]) || flow_end(rw, x, e->v, id, e, x->on_path[i])) return 1;
+            if (flow_end(w, x, e->u, id, e, x->on_path[i]) || flow_end(w, x, e->v, id, e, x->on_path[i])) return 1;
             id++;
         }
         return 0;
@@ -100,7 +80,7 @@ static int ov_tail(cp_rw *rw) {
     for (size_t i = 0; i + 1 < g->path.n; i++) {
         const hta_cp_edge *e = &g->edge[g->path.edge[i]];
         if (e->type != HTA_CP_DEPENDENCY && e->type != HTA_CP_LAUNCH && e->type != HTA_CP_SYNC) continue;
-        if (flow_end(rw, x, e->u, id, e, 1) || flow_end(rw, x, e->v, id, e, 1)) return 1;
+        if (flow_end(w, x, e->u, id, e, 1) || flow_end(w, x, e->v, id, e, 1)) return 1;
         id++;
     }
     return 0;
@@ -124,10 +104,8 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     char *path = malloc(pl);
     if (!path) return hta_oom(err);
     snprintf(path, pl, "%s/overlaid_critical_path_%s", outdir, base);
-    size_t bl = strlen(base);
-    int gz = bl > 3 && !strcmp(base + bl - 3, ".gz");
 
-    ov x = {t, r, g, o, NULL, 0, NULL};
+    ov x = {t, r, g, o, NULL, 0, NULL, {0}};
     for (size_t i = 0; i < g->nev; i++)
         if (g->ev[i].index + 1 > x.ncrit) x.ncrit = g->ev[i].index + 1;
     x.crit = calloc(x.ncrit ? x.ncrit : 1, 1);
@@ -140,11 +118,9 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     }
     for (size_t i = 0; i < g->path.n; i++) x.crit[g->ev[g->node[g->path.node[i]].ev].index] = 1;
     for (size_t i = 0; i + 1 < g->path.n; i++) x.on_path[g->path.edge[i]] = 1;
-    cp_rw rw = {0};
-    rw.event = ov_event;
-    rw.tail = ov_tail;
-    rw.ctx = &x;
-    hta_status st = cp_rewrite(&rw, r->path, path, gz, err);
+    hta_rawout_hooks h = {.event = ov_event, .tail = ov_tail, .ctx = &x};
+    hta_status st = hta_rawout_derive(r->path, path, hta_raw_is_gzip(r->path), &h, err);
+    hta_raw_obj_free(&x.obj);
     free(x.crit);
     free(x.on_path);
     if (st) {

@@ -7,11 +7,6 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-static int is_comm_name(const char *s) {
-    return !strncmp(s, "nccl", 4) || !strncmp(s, "hip", 3) || !strncmp(s, "hccl", 4) ||
-           strstr(s, "ncclKernel") != NULL;
-}
-
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load) {
     switch (e->type) {
@@ -30,7 +25,7 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
         for (size_t i = 0; i < ndata_load; i++)
             if (strstr(s ? s : name, data_load[i])) res = "data_loading";
     } else {
-        res = is_comm_name(s ? s : name) ? "gpu_communication_bound" : "gpu_compute_bound";
+        res = hta_is_comm_name_hta(s ? s : name) ? "gpu_communication_bound" : "gpu_compute_bound";
     }
     free(s);
     return res;

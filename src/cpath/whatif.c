@@ -153,46 +153,27 @@ typedef struct sim {
     int32_t *ev_of_index; /* event index -> graph event, -1 */
     size_t nindex;
     int64_t *tn;          /* simulated node times */
+    hta_raw_obj obj;
 } sim;
 
-static int put_us(cp_rw *rw, int64_t ns) {
-    char b[48];
-    int neg = ns < 0;
-    uint64_t a = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    int n;
-    if (a % 1000 == 0) n = snprintf(b, sizeof b, "%s%llu", neg ? "-" : "", (unsigned long long)(a / 1000));
-    else {
-        n = snprintf(b, sizeof b, "%s%llu.%03llu", neg ? "-" : "", (unsigned long long)(a / 1000),
-                     (unsigned long long)(a % 1000));
-        while (b[n - 1] == '0') n--;
-    }
-    return cp_rw_put(rw, b, (size_t)n);
-}
-
-static int sim_event(cp_rw *rw, uint32_t index, const char *json, size_t len) {
-    sim *x = rw->ctx;
-    if (cp_rw_sep(rw)) return 1;
+static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
+    sim *x = ctx;
     int32_t ce = index < x->nindex ? x->ev_of_index[index] : -1;
     const hta_cp_event *ev = ce >= 0 ? &x->g->ev[ce] : NULL;
-    const char *ts0, *ts1, *d0, *d1;
-    if (!ev || ev->start < 0 || ev->row < 0 || !cp_obj_find(json, len, "ts", &ts0, &ts1))
-        return cp_rw_put(rw, json, len);
+    if (!ev || ev->start < 0 || ev->row < 0) return hta_rawout_event(w, json, len);
+    int rc = hta_raw_obj_parse(&x->obj, json, len);
+    if (rc == -2) return hta_rawout_fail(w, HTA_ENOMEM, "out of memory");
+    const hta_raw_member *ts = rc ? NULL : hta_raw_obj_get(&x->obj, "ts");
+    if (!ts) return hta_rawout_event(w, json, len);
     const hta_cp_node *ns = &x->g->node[ev->start], *ne = &x->g->node[ev->end];
     int64_t shift = x->tn[ev->start] - ns->ts;
     int64_t ndur = x->r->dur[ev->row] + (x->tn[ev->end] - x->tn[ev->start]) - (ne->ts - ns->ts);
     if (ndur < 0) ndur = 0;
-    int has_dur = cp_obj_find(json, len, "dur", &d0, &d1);
-    /* write the two values in file order */
-    const char *a0 = ts0, *a1 = ts1, *b0 = d0, *b1 = d1;
-    int64_t av = x->r->ts[ev->row] + shift, bv = ndur;
-    if (has_dur && d0 < ts0) {
-        a0 = d0, a1 = d1, b0 = ts0, b1 = ts1;
-        av = ndur, bv = x->r->ts[ev->row] + shift;
-    }
-    if (cp_rw_put(rw, json, (size_t)(a0 - json)) || put_us(rw, av)) return 1;
-    if (!has_dur) return cp_rw_put(rw, a1, len - (size_t)(a1 - json));
-    return cp_rw_put(rw, a1, (size_t)(b0 - a1)) || put_us(rw, bv) ||
-           cp_rw_put(rw, b1, len - (size_t)(b1 - json));
+    const hta_raw_member *dur = hta_raw_obj_get(&x->obj, "dur");
+    char tb[32], db[32];
+    hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(x->r->ts[ev->row] + shift, 0, tb)}};
+    if (dur) e[1] = (hta_raw_edit){dur->val, dur->val + dur->vlen, db, hta_raw_format_us(ndur, 0, db)};
+    return hta_rawout_edited(w, json, len, e, dur ? 2 : 1);
 }
 
 hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int64_t *w,
@@ -202,7 +183,7 @@ hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int
     for (size_t i = 0; i < t->nranks; i++)
         if (t->ranks[i]->rank == g->rank) r = t->ranks[i];
     if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
-    sim x = {g, r, NULL, 0, NULL};
+    sim x = {g, r, NULL, 0, NULL, {0}};
     for (size_t i = 0; i < g->nev; i++) {
         if (g->ev[i].row < 0) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
         if (g->ev[i].index + 1 > x.nindex) x.nindex = g->ev[i].index + 1;
@@ -232,14 +213,13 @@ hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int
     for (size_t i = 0; i < x.nindex; i++) x.ev_of_index[i] = -1;
     for (size_t i = 0; i < g->nev; i++) x.ev_of_index[g->ev[i].index] = (int32_t)i;
     size_t pl = strlen(out_path);
-    cp_rw rw = {0};
-    rw.event = sim_event;
-    rw.ctx = &x;
-    st = cp_rewrite(&rw, r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), err);
+    hta_rawout_hooks h = {.event = sim_event, .ctx = &x};
+    st = hta_rawout_derive(r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), &h, err);
 done:
     free(ws);
     free(syncdst);
     free(x.ev_of_index);
     free(x.tn);
+    hta_raw_obj_free(&x.obj);
     return st;
 }

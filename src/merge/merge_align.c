@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/merge_json.h"
 #include "hta/merge.h"
 #include "hta/rawtrace.h"
 #include "hta/symtab.h"
@@ -73,16 +72,19 @@ static const char *meta_json(const hta_rank *r, const char *key) {
 static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
     const char *anc = meta_json(r, "htaClockAnchor");
     if (anc) {
-        mj_member mm[16];
-        size_t n;
+        hta_raw_obj o = {0};
         int64_t unix_ns, mono_ns;
-        if (!mj_members(anc, anc + strlen(anc), mm, 16, &n)) {
-            const mj_member *a = mj_find(mm, n, "unix_ns"), *b = mj_find(mm, n, "monotonic_ns");
-            if (a && b && !mj_int(a->v, a->vl, &unix_ns) && !mj_int(b->v, b->vl, &mono_ns)) {
-                m->clock = HTA_CLOCK_TRACER_ANCHOR;
-                m->base_ns = unix_ns - mono_ns;
-                return;
-            }
+        const hta_raw_member *a = NULL, *b = NULL;
+        if (!hta_raw_obj_parse(&o, anc, strlen(anc))) {
+            a = hta_raw_obj_get(&o, "unix_ns");
+            b = hta_raw_obj_get(&o, "monotonic_ns");
+        }
+        int ok = a && b && !hta_raw_int(a, &unix_ns) && !hta_raw_int(b, &mono_ns);
+        hta_raw_obj_free(&o);
+        if (ok) {
+            m->clock = HTA_CLOCK_TRACER_ANCHOR;
+            m->base_ns = unix_ns - mono_ns;
+            return;
         }
     }
     if (r->base_time_ns != INT64_MIN) {
@@ -213,7 +215,7 @@ static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const 
         size_t bl = strlen(o->barrier);
         return hta_sym_len(t->sym, r->name[i]) == bl && !memcmp(name, o->barrier, bl);
     }
-    return !strncmp(name, "ProfilerStep#", 13) &&
+    return hta_step_number(name) >= 0 &&
            hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
 }
 
@@ -261,38 +263,44 @@ typedef struct tscan {
     int64_t base;
     int failed;
     sbuf b;
-    mj_member m[64], am[64];
+    hta_raw_obj ev, args;
 } tscan;
 
-static int truthy(const mj_member *v) {
-    if (!v->vl) return 0;
-    if (v->v[0] == '-' || (v->v[0] >= '0' && v->v[0] <= '9')) {
-        for (size_t i = 0; i < v->vl; i++)
-            if (v->v[i] >= '1' && v->v[i] <= '9') return 1;
+static int truthy(const hta_raw_member *v) {
+    if (!v->vlen) return 0;
+    if (v->val[0] == '-' || (v->val[0] >= '0' && v->val[0] <= '9')) {
+        for (size_t i = 0; i < v->vlen; i++)
+            if (v->val[i] >= '1' && v->val[i] <= '9') return 1;
         return 0;
     }
-    return v->vl == 4 && !memcmp(v->v, "true", 4);
+    return v->vlen == 4 && !memcmp(v->val, "true", 4);
 }
 
 static int tracer_event(void *ctx, uint32_t index, const char *json, size_t len) {
     (void)index;
     tscan *s = ctx;
-    size_t n, na;
-    if (mj_members(json, json + len, s->m, 64, &n)) return 0;
-    const mj_member *args = mj_find(s->m, n, "args"), *ph = mj_find(s->m, n, "ph");
-    if (!args || !ph || ph->vl != 3 || ph->v[1] != 'X') return 0;
-    if (mj_members(args->v, args->v + args->vl, s->am, 64, &na)) return 0;
-    const mj_member *c = mj_find(s->am, na, "collective");
+    int rc = hta_raw_obj_parse(&s->ev, json, len);
+    if (rc) {
+        s->failed = rc == -2;
+        return rc == -2;
+    }
+    const hta_raw_member *args = hta_raw_obj_get(&s->ev, "args"), *ph = hta_raw_obj_get(&s->ev, "ph");
+    if (!args || !ph || !hta_raw_str_is(ph, "X")) return 0;
+    if ((rc = hta_raw_obj_parse(&s->args, args->val, args->vlen))) {
+        s->failed = rc == -2;
+        return rc == -2;
+    }
+    const hta_raw_member *c = hta_raw_obj_get(&s->args, "collective");
     if (!c || !truthy(c)) return 0;
-    const mj_member *ts = mj_find(s->m, n, "ts"), *dur = mj_find(s->m, n, "dur");
-    const mj_member *name = mj_find(s->m, n, "name"), *cat = mj_find(s->m, n, "cat");
+    const hta_raw_member *ts = hta_raw_obj_get(&s->ev, "ts"), *dur = hta_raw_obj_get(&s->ev, "dur");
+    const hta_raw_member *name = hta_raw_obj_get(&s->ev, "name"), *cat = hta_raw_obj_get(&s->ev, "cat");
     int64_t t, d;
-    if (!ts || !dur || mj_us_to_ns(ts->v, ts->vl, &t) || mj_us_to_ns(dur->v, dur->vl, &d)) return 0;
+    if (!ts || !dur || hta_raw_time_ns(ts, &t) || hta_raw_time_ns(dur, &d)) return 0;
     s->b.n = 0;
     /* raw JSON of cat and name: the same text on every rank */
-    int rc = sb_add(&s->b, "u|");
-    if (cat) rc |= sb_addn(&s->b, cat->v, cat->vl);
-    if (name) rc |= sb_addn(&s->b, name->v, name->vl);
+    rc = sb_add(&s->b, "u|");
+    if (cat) rc |= sb_addn(&s->b, cat->val, cat->vlen);
+    if (name) rc |= sb_addn(&s->b, name->val, name->vlen);
     uint32_t cid;
     if (rc || key_id(s->k, s->b.s, s->b.n, &cid) || push(s->ra, cid, t + d + s->base)) {
         s->failed = 1;
@@ -313,6 +321,8 @@ static int tracer_anchors(const hta_rank *r, int64_t base, keyer *k, rank_anchor
     int rc = s->failed ? -1 : 0;
     (void)st; /* the file loaded once already; a read error now only loses anchors */
     free(s->b.s);
+    hta_raw_obj_free(&s->ev);
+    hta_raw_obj_free(&s->args);
     free(s);
     return rc;
 }

@@ -1,16 +1,15 @@
-/* `hta merge` output: every rank's file streamed again and every event
- * written back with its pid, ts (dur under drift) and ids rewritten; all
- * other bytes of the event are copied as they are.  Memory: one output
- * buffer and a small per-rank pid table. */
+/* `hta merge` output: every rank's file streamed again through the
+ * derived-trace writer (hta_rawout_events) and every event written back with
+ * its pid, ts (dur under drift) and ids rewritten; all other members are
+ * copied as they are.  Memory: the writer's buffer and a small per-rank pid
+ * table. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge/merge_json.h"
 #include "hta/merge.h"
 #include "hta/rawtrace.h"
-
-#define OUT_BUF (1u << 20)
-#define MAX_MEMBERS 256
+#include "hta/util.h"
 
 typedef struct pid_entry {
     char *text; /* the pid's raw JSON */
@@ -22,43 +21,34 @@ typedef struct wctx {
     const hta_merge_plan *p;
     size_t ri; /* rank index in the plan */
     const hta_merge_rank *r;
-    hta_trace_out *o;
-    hta_error *err;
-    hta_status st;
-    char *buf;
-    size_t n, cap;
-    int first;
+    hta_rawout *o;
+    char *buf; /* room reserved in the output (hta_rawout_room), n bytes used */
+    size_t n;
     pid_entry *pids;
     size_t npids;
     size_t last_pid;
     char **dinfo; /* per rank: distributedInfo raw JSON */
     hta_merge_stats *stats;
-    mj_member m[MAX_MEMBERS];
-    mj_member am[MAX_MEMBERS];
+    hta_raw_obj ev, args;
 } wctx;
 
-static int flush(wctx *w) {
-    if (!w->n) return 0;
-    w->st = hta_trace_out_write(w->o, w->buf, w->n, w->err);
-    w->stats->bytes_out += w->n;
+/* Text is formatted in place: room() reserves enough for what follows (the
+ * put helpers below do not check), done() hands it to the writer. */
+static void done(wctx *w) {
+    hta_rawout_wrote(w->o, w->n);
     w->n = 0;
-    return w->st ? -1 : 0;
 }
 
-/* Room for need more bytes. */
 static int room(wctx *w, size_t need) {
-    if (w->n + need <= w->cap) return 0;
-    if (flush(w)) return -1;
-    if (need > w->cap) {
-        char *b = realloc(w->buf, need);
-        if (!b) {
-            w->st = hta_oom(w->err);
-            return -1;
-        }
-        w->buf = b;
-        w->cap = need;
-    }
-    return 0;
+    done(w);
+    w->buf = hta_rawout_room(w->o, need);
+    return w->buf ? 0 : -1;
+}
+
+/* Starts an event of at most need bytes. */
+static int event_room(wctx *w, size_t need) {
+    done(w);
+    return hta_rawout_sep(w->o) || room(w, need);
 }
 
 static void put(wctx *w, const void *s, size_t l) {
@@ -80,25 +70,12 @@ static void put_i64(wctx *w, int64_t v) {
 }
 
 static void put_us(wctx *w, int64_t ns) {
-    w->n += mj_format_us(ns, w->buf + w->n);
+    w->n += hta_raw_format_us(ns, 1, w->buf + w->n);
 }
 
-/* JSON string body of s (quotes not included), escaped. Room: 6 * len. */
-static void put_escaped(wctx *w, const char *s) {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            w->buf[w->n++] = '\\';
-            w->buf[w->n++] = (char)c;
-        } else if (c < 0x20) {
-            static const char hex[] = "0123456789abcdef";
-            PUTS(w, "\\u00");
-            w->buf[w->n++] = hex[c >> 4];
-            w->buf[w->n++] = hex[c & 15];
-        } else {
-            w->buf[w->n++] = (char)c;
-        }
-    }
+static int put_cb(void *w, const char *s, size_t n) {
+    put(w, s, n);
+    return 0;
 }
 
 static int pid_index(wctx *w, const char *v, size_t l, size_t *idx) {
@@ -111,16 +88,11 @@ static int pid_index(wctx *w, const char *v, size_t l, size_t *idx) {
             *idx = w->last_pid = i;
             return 0;
         }
-    if (w->npids >= (size_t)w->p->pid_stride) {
-        w->st = hta_fail(w->err, HTA_EFORMAT, "%s: more than %lld distinct pids", w->r->path,
-                         (long long)w->p->pid_stride);
-        return -1;
-    }
+    if (w->npids >= (size_t)w->p->pid_stride)
+        return hta_rawout_fail(w->o, HTA_EFORMAT, "%s: more than %lld distinct pids", w->r->path,
+                               (long long)w->p->pid_stride);
     char *t = malloc(l + 1);
-    if (!t) {
-        w->st = hta_oom(w->err);
-        return -1;
-    }
+    if (!t) return hta_rawout_fail(w->o, HTA_ENOMEM, "out of memory");
     memcpy(t, v, l);
     t[l] = 0;
     w->pids[w->npids] = (pid_entry){t, l, 0, 0};
@@ -128,39 +100,28 @@ static int pid_index(wctx *w, const char *v, size_t l, size_t *idx) {
     return 0;
 }
 
-static int is_num(const mj_member *m) {
-    return m->vl && (m->v[0] == '-' || (m->v[0] >= '0' && m->v[0] <= '9'));
-}
-
-static int is_str(const mj_member *m, const char *s) {
-    size_t l = strlen(s);
-    return m->vl == l + 2 && m->v[0] == '"' && !memcmp(m->v + 1, s, l);
-}
-
 /* id -> id * stride + rank, so equal ids of two ranks stay apart and a
  * rank's pairs stay pairs.  Hex string ids (Chrome's "0x...") become numbers. */
-static int put_id(wctx *w, const mj_member *m) {
+static int put_id(wctx *w, const hta_raw_member *m) {
     int64_t id;
-    int ok = 0;
-    if (is_num(m)) {
-        ok = !mj_int(m->v, m->vl, &id);
-    } else if (m->vl > 4 && m->v[0] == '"' && m->v[1] == '0' && (m->v[2] == 'x' || m->v[2] == 'X')) {
+    int ok = !hta_raw_int(m, &id);
+    if (!ok && m->vlen > 4 && m->val[0] == '"' && m->val[1] == '0' && (m->val[2] == 'x' || m->val[2] == 'X')) {
         uint64_t x = 0;
         ok = 1;
-        for (size_t i = 3; i + 1 < m->vl && ok; i++) {
-            char c = m->v[i];
+        for (size_t i = 3; i + 1 < m->vlen && ok; i++) {
+            char c = m->val[i];
             int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
             if (d < 0 || x >> 59) ok = 0;
             else x = x * 16 + (uint64_t)d;
         }
-        if (m->vl == 4 || x > (uint64_t)INT64_MAX) ok = 0;
+        if (m->vlen == 4 || x > (uint64_t)INT64_MAX) ok = 0;
         id = (int64_t)x;
     }
     int64_t s = w->p->id_stride, rk = w->r->rank;
     if (ok && (id > (INT64_MAX - rk) / s || id < (INT64_MIN + rk) / s)) ok = 0;
     if (!ok) {
         w->stats->ids_kept++;
-        put(w, m->v, m->vl);
+        put(w, m->val, m->vlen);
         return 0;
     }
     put_i64(w, id * s + (id < 0 ? -rk : rk));
@@ -168,27 +129,26 @@ static int put_id(wctx *w, const mj_member *m) {
 }
 
 /* args of a process_name / process_sort_index event, rewritten. */
-static int put_meta_args(wctx *w, const mj_member *args, int is_name, int64_t newpid) {
-    size_t n;
-    if (mj_members(args->v, args->v + args->vl, w->am, MAX_MEMBERS, &n)) {
-        put(w, args->v, args->vl);
+static int put_meta_args(wctx *w, const hta_raw_member *args, int is_name, int64_t newpid) {
+    if (hta_raw_obj_parse(&w->args, args->val, args->vlen)) {
+        put(w, args->val, args->vlen);
         return 0;
     }
     char rk[32];
     int rl = snprintf(rk, sizeof rk, "rank %d", (int)w->r->rank);
     w->buf[w->n++] = '{';
-    for (size_t i = 0; i < n; i++) {
-        const mj_member *a = &w->am[i];
+    for (size_t i = 0; i < w->args.n; i++) {
+        const hta_raw_member *a = &w->args.m[i];
         if (i) w->buf[w->n++] = ',';
         w->buf[w->n++] = '"';
-        put(w, a->k, a->kl);
+        put(w, a->rkey, a->rklen);
         PUTS(w, "\":");
-        if (is_name && a->kl == 4 && !memcmp(a->k, "name", 4)) {
+        if (is_name && hta_raw_key_is(a, "name")) {
             w->buf[w->n++] = '"';
             put(w, rk, (size_t)rl);
-            if (a->vl >= 2 && a->v[0] == '"') {
-                const char *b = a->v + 1;
-                size_t bl = a->vl - 2;
+            if (a->vlen >= 2 && a->val[0] == '"') {
+                const char *b = a->val + 1;
+                size_t bl = a->vlen - 2;
                 /* the tracer already names its process "rank R" */
                 int named = bl >= (size_t)rl && !memcmp(b, rk, (size_t)rl) && (bl == (size_t)rl || b[rl] == ' ');
                 if (named) {
@@ -200,58 +160,57 @@ static int put_meta_args(wctx *w, const mj_member *args, int is_name, int64_t ne
                 put(w, b, bl);
             }
             w->buf[w->n++] = '"';
-        } else if (!is_name && a->kl == 10 && !memcmp(a->k, "sort_index", 10)) {
+        } else if (!is_name && hta_raw_key_is(a, "sort_index")) {
             put_i64(w, newpid);
         } else {
-            put(w, a->v, a->vl);
+            put(w, a->val, a->vlen);
         }
     }
     w->buf[w->n++] = '}';
     return 0;
 }
 
-static int on_event(void *ctx, uint32_t index, const char *json, size_t len) {
+static int on_event(void *ctx, hta_rawout *o, uint32_t index, const char *json, size_t len) {
     wctx *w = ctx;
-    size_t n;
     w->stats->events_in++;
     w->stats->bytes_in += len;
-    int rc = mj_members(json, json + len, w->m, MAX_MEMBERS, &n);
-    if (rc) {
-        w->st = hta_fail(w->err, HTA_EFORMAT, "%s: event %u: %s", w->r->path, index,
-                         rc == -2 ? "too many keys" : "malformed object");
-        return 1;
-    }
-    /* the event grows by at most the new numbers and a rank prefix */
-    if (room(w, len + 64 * 4 + 64)) return 1;
-    const mj_member *ph = mj_find(w->m, n, "ph"), *pid = mj_find(w->m, n, "pid"), *ts = mj_find(w->m, n, "ts");
-    const mj_member *name = mj_find(w->m, n, "name"), *dur = mj_find(w->m, n, "dur");
-    char phc = ph && ph->vl >= 3 && ph->v[0] == '"' ? ph->v[1] : 0;
+    int rc = hta_raw_obj_parse(&w->ev, json, len);
+    if (rc == -2) return hta_rawout_fail(o, HTA_ENOMEM, "out of memory");
+    if (rc) return hta_rawout_fail(o, HTA_EFORMAT, "%s: event %u: malformed object", w->r->path, index);
+    const hta_raw_obj *ev = &w->ev;
+    const hta_raw_member *ph = hta_raw_obj_get(ev, "ph"), *pid = hta_raw_obj_get(ev, "pid");
+    const hta_raw_member *ts = hta_raw_obj_get(ev, "ts"), *name = hta_raw_obj_get(ev, "name");
+    const hta_raw_member *dur = hta_raw_obj_get(ev, "dur");
+    /* ph's first letter, as the loader reads it */
+    char phc = ph && ph->vlen >= 3 && ph->val[0] == '"' ? ph->val[1] : 0;
     int is_pname = 0, is_psort = 0;
     if (phc == 'M' && name) {
-        is_pname = is_str(name, "process_name");
-        is_psort = is_str(name, "process_sort_index");
+        is_pname = hta_raw_str_is(name, "process_name");
+        is_psort = hta_raw_str_is(name, "process_sort_index");
     }
     int64_t newpid = 0;
     if (pid) {
-        size_t pi;
-        if (pid_index(w, pid->v, pid->vl, &pi)) return 1;
+        size_t pi = 0;
+        if (pid_index(w, pid->val, pid->vlen, &pi)) return 1;
         newpid = w->r->pid_base + (int64_t)pi;
         if (is_pname) w->pids[pi].has_name = 1;
         if (is_psort) w->pids[pi].has_sort = 1;
     }
     int64_t ts_ns = 0, dur_ns = 0;
-    int have_ts = ts && is_num(ts) && !mj_us_to_ns(ts->v, ts->vl, &ts_ns);
-    int new_dur = have_ts && dur && w->r->drift != 0.0 && is_num(dur) && !mj_us_to_ns(dur->v, dur->vl, &dur_ns);
+    int have_ts = ts && !hta_raw_time_ns(ts, &ts_ns);
+    int new_dur = have_ts && dur && w->r->drift != 0.0 && !hta_raw_time_ns(dur, &dur_ns);
     int64_t mts = have_ts ? hta_merge_map(w->p, w->ri, ts_ns + w->r->base_ns) : 0;
 
-    if (!w->first) PUTS(w, ",\n");
-    w->first = 0;
+    /* members are written again without spaces; each grows by at most a new
+     * number (< 32 bytes), a process name by its rank prefix, and the args of
+     * a process_sort_index by a new number per arg (each at least 5 bytes) */
+    if (event_room(w, len + 32 * ev->n + 64 + (is_pname || is_psort ? 4 * len : 0))) return 1;
     w->buf[w->n++] = '{';
-    for (size_t i = 0; i < n; i++) {
-        const mj_member *m = &w->m[i];
+    for (size_t i = 0; i < ev->n; i++) {
+        const hta_raw_member *m = &ev->m[i];
         if (i) w->buf[w->n++] = ',';
         w->buf[w->n++] = '"';
-        put(w, m->k, m->kl);
+        put(w, m->rkey, m->rklen);
         PUTS(w, "\":");
         if (m == pid) {
             put_i64(w, newpid);
@@ -259,23 +218,24 @@ static int on_event(void *ctx, uint32_t index, const char *json, size_t len) {
             put_us(w, mts);
         } else if (m == dur && new_dur) {
             put_us(w, hta_merge_map(w->p, w->ri, ts_ns + dur_ns + w->r->base_ns) - mts);
-        } else if ((m->kl == 2 && !memcmp(m->k, "id", 2)) || (m->kl == 7 && !memcmp(m->k, "bind_id", 7))) {
+        } else if (hta_raw_key_is(m, "id") || hta_raw_key_is(m, "bind_id")) {
             put_id(w, m);
-        } else if ((is_pname || is_psort) && m->kl == 4 && !memcmp(m->k, "args", 4) && m->vl && m->v[0] == '{') {
+        } else if ((is_pname || is_psort) && hta_raw_key_is(m, "args") && m->val[0] == '{') {
             put_meta_args(w, m, is_pname, newpid);
         } else {
-            put(w, m->v, m->vl);
+            put(w, m->val, m->vlen);
         }
     }
     w->buf[w->n++] = '}';
+    done(w);
     return 0;
 }
 
-static int on_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
+static int on_meta(void *ctx, hta_rawout *o, const char *key, size_t klen, const char *json, size_t jlen) {
     wctx *w = ctx;
     if (klen == 15 && !memcmp(key, "distributedInfo", 15) && !w->dinfo[w->ri]) {
         char *d = malloc(jlen + 1);
-        if (!d) return 1;
+        if (!d) return hta_rawout_fail(o, HTA_ENOMEM, "out of memory");
         memcpy(d, json, jlen);
         d[jlen] = 0;
         w->dinfo[w->ri] = d;
@@ -288,9 +248,9 @@ static int add_missing_meta(wctx *w) {
     for (size_t i = 0; i < w->npids; i++) {
         pid_entry *e = &w->pids[i];
         int64_t np = w->r->pid_base + (int64_t)i;
-        if (room(w, e->len + 256)) return -1;
         if (!e->has_name) {
-            PUTS(w, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+            if (event_room(w, e->len + 128)) return -1;
+            PUTS(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
             put_i64(w, np);
             PUTS(w, ",\"tid\":0,\"args\":{\"name\":\"rank ");
             put_i64(w, w->r->rank);
@@ -305,7 +265,8 @@ static int add_missing_meta(wctx *w) {
             w->stats->events_added++;
         }
         if (!e->has_sort) {
-            PUTS(w, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+            if (event_room(w, 128)) return -1;
+            PUTS(w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
             put_i64(w, np);
             PUTS(w, ",\"tid\":0,\"args\":{\"sort_index\":");
             put_i64(w, np);
@@ -313,6 +274,7 @@ static int add_missing_meta(wctx *w) {
             w->stats->events_added++;
         }
     }
+    done(w);
     return 0;
 }
 
@@ -356,9 +318,9 @@ static int put_summary(wctx *w) {
         if (i) w->buf[w->n++] = ',';
         PUTS(w, "\n {\"rank\":");
         put_i64(w, r->rank);
-        PUTS(w, ",\"file\":\"");
-        put_escaped(w, r->path);
-        PUTS(w, "\",\"clock\":\"");
+        PUTS(w, ",\"file\":");
+        hta_json_quote(r->path, put_cb, w);
+        PUTS(w, ",\"clock\":\"");
         put(w, clock_str(r->clock), strlen(clock_str(r->clock)));
         PUTS(w, "\",\"base_ns\":");
         put_i64(w, r->base_ns);
@@ -382,6 +344,7 @@ static int put_summary(wctx *w) {
         w->buf[w->n++] = '}';
     }
     PUTS(w, "]}\n}\n");
+    done(w);
     return 0;
 }
 
@@ -393,46 +356,45 @@ hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz
     wctx *w = calloc(1, sizeof *w);
     if (!w) return hta_oom(err);
     w->p = p;
-    w->err = err;
     w->stats = stats;
-    w->cap = OUT_BUF;
-    w->buf = malloc(w->cap);
     w->pids = calloc((size_t)p->pid_stride, sizeof *w->pids);
     w->dinfo = calloc(p->n + 1, sizeof *w->dinfo);
-    w->first = 1;
     hta_status st = HTA_OK;
-    if (!w->buf || !w->pids || !w->dinfo) {
+    if (!w->pids || !w->dinfo) {
         st = hta_oom(err);
         goto out;
     }
-    if ((st = hta_trace_out_open(out_path, gz, &w->o, err))) goto out;
+    if ((st = hta_rawout_open(out_path, gz, &w->o, err))) goto out;
+    if (room(w, 128)) goto write_failed;
     PUTS(w, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",");
     if (p->unix_known) {
         PUTS(w, "\"baseTimeNanoseconds\":");
         put_i64(w, p->origin_ns);
         PUTS(w, ",");
     }
-    PUTS(w, "\n\"traceEvents\":[\n");
-    hta_raw_callbacks cb = {on_meta, on_event, w};
-    for (size_t i = 0; i < p->n && !st; i++) {
+    PUTS(w, "\n\"traceEvents\":[");
+    done(w);
+    hta_rawout_hooks h = {.event = on_event, .meta = on_meta, .ctx = w};
+    for (size_t i = 0; i < p->n; i++) {
         w->ri = i;
         w->r = &p->r[i];
         w->npids = 0;
         w->last_pid = 0;
-        st = hta_raw_scan(w->r->path, &cb, err);
-        if (w->st) st = w->st; /* our own error, not the scan's "stopped" */
-        if (!st && add_missing_meta(w)) st = w->st;
+        int bad = hta_rawout_events(w->o, w->r->path, &h) || add_missing_meta(w);
         for (size_t j = 0; j < w->npids; j++) free(w->pids[j].text);
+        if (bad) goto write_failed;
     }
-    if (!st && (put_summary(w) || flush(w))) st = w->st;
-    hta_status cst = hta_trace_out_close(w->o, !st, st ? NULL : err);
-    if (!st) st = cst;
+    put_summary(w);
+write_failed: /* the writer keeps the failure: close answers with it */
+    stats->bytes_out = hta_rawout_bytes(w->o);
+    st = hta_rawout_close(w->o, 1);
 out:
     if (w->dinfo)
         for (size_t i = 0; i < p->n; i++) free(w->dinfo[i]);
     free(w->dinfo);
     free(w->pids);
-    free(w->buf);
+    hta_raw_obj_free(&w->ev);
+    hta_raw_obj_free(&w->args);
     free(w);
     return st;
 }

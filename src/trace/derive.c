@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/hash.h"
+#include "hta/vocab.h"
 
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
     int64_t t = r->ts[i], d = r->dur[i];
@@ -204,20 +205,6 @@ typedef struct step {
     uint32_t order; /* table order: the last containing step wins */
 } step;
 
-static int parse_step(const char *s, int32_t *num) {
-    if (strncmp(s, "ProfilerStep", 12)) return 0;
-    s += 12;
-    while (*s == ' ' || *s == '\t') s++;
-    if (*s != '#') return -1;
-    s++;
-    while (*s == ' ' || *s == '\t') s++;
-    if (*s < '0' || *s > '9') return -1;
-    long long v = 0;
-    while (*s >= '0' && *s <= '9' && v < INT32_MAX) v = v * 10 + (*s++ - '0');
-    *num = (int32_t)(v < INT32_MAX ? v : INT32_MAX);
-    return 1;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
@@ -235,8 +222,8 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     int32_t *stepnum = malloc((nsym ? nsym : 1) * sizeof *stepnum);
     if (!stepnum) return -1;
     for (uint32_t k = 0; k < nsym; k++) {
-        int32_t num;
-        stepnum[k] = parse_step(hta_sym(t->sym, k), &num) == 1 ? num : -1;
+        int64_t num = hta_step_iteration(hta_sym(t->sym, k));
+        stepnum[k] = (int32_t)(num < INT32_MAX ? num : INT32_MAX);
     }
     for (size_t i = 0; i < n; i++) {
         int32_t num = stepnum[r->name[i]];

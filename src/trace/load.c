@@ -20,6 +20,7 @@
 #include "trace/rank_build.h"
 #include "core/vec.h"
 #include "hta/rawtrace.h"
+#include "hta/vocab.h"
 
 typedef struct job {
     char *path;
@@ -423,8 +424,9 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         const char *nm = hta_arg_key_name((hta_arg_key)k);
         t->arg_sym[k] = (int32_t)hta_symtab_find(t->sym, nm, strlen(nm));
     }
-    t->sym_event_sync = hta_symtab_find(t->sym, "Event Sync", 10);
-    t->sym_context_sync = hta_symtab_find(t->sym, "Context Sync", 12);
+    const char *es = hta_sync_kind_name(HTA_SYNC_EVENT_SYNC), *cs = hta_sync_kind_name(HTA_SYNC_CONTEXT_SYNC);
+    t->sym_event_sync = hta_symtab_find(t->sym, es, strlen(es));
+    t->sym_context_sync = hta_symtab_find(t->sym, cs, strlen(cs));
     for (size_t i = 0; i < t->nranks; i++)
         if (hta_derive_rank(t, t->ranks[i])) {
             st = hta_oom(err);

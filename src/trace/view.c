@@ -7,6 +7,7 @@
 #include "trace/derive.h"
 #include "core/bigbuf.h"
 #include "core/hash.h"
+#include "hta/vocab.h"
 
 void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
     if (mode == HTA_TIME_HTA) {
@@ -30,11 +31,6 @@ int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode) {
     return m == INT64_MAX ? 0 : m;
 }
 
-static int is_step_name(const char *s) {
-    if (strncmp(s, "ProfilerStep#", 13)) return 0;
-    return s[13] >= '0' && s[13] <= '9';
-}
-
 /* Distinct ProfilerStep#N names (HTA's |P|), counted up to 2. */
 int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     uint32_t seen[2];
@@ -43,7 +39,7 @@ int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     for (size_t k = k0; k < k1 && ns < 2; k++) {
         const hta_rank *r = t->ranks[k];
         for (size_t i = 0; i < r->n && ns < 2; i++) {
-            if (!is_step_name(hta_sym(t->sym, r->name[i]))) continue;
+            if (hta_step_number(hta_sym(t->sym, r->name[i])) < 0) continue;
             if (ns == 1 && seen[0] == r->name[i]) continue;
             seen[ns++] = r->name[i];
         }
@@ -124,7 +120,7 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
             any_cpu = 1;
             if (a[i] < min_cpu) min_cpu = a[i];
             if (e[i] > max_cpu) max_cpu = e[i];
-            if (is_step_name(hta_sym(t->sym, r->name[i]))) {
+            if (hta_step_number(hta_sym(t->sym, r->name[i])) >= 0) {
                 any_step = 1;
                 if (a[i] > last_start) last_start = a[i];
                 if (e[i] > last_end) last_end = e[i];

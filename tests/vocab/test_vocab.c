@@ -1,0 +1,72 @@
+/* The name rules of hta/vocab.h: each HTA rule beside its corrected form,
+ * and the profiler-step variants, on the names that tell them apart. */
+#include <stdio.h>
+#include <string.h>
+
+#include "hta/vocab.h"
+
+static int fails;
+#define CHECK(c)                                                                 \
+    do {                                                                         \
+        if (!(c)) {                                                              \
+            fprintf(stderr, "test_vocab: %s:%d: %s\n", __FILE__, __LINE__, #c); \
+            fails++;                                                             \
+        }                                                                        \
+    } while (0)
+
+static int listed(const char *const *l, const char *s) {
+    for (; *l; l++)
+        if (!strcmp(*l, s)) return 1;
+    return 0;
+}
+
+int main(void) {
+    /* steps: ^ProfilerStep#(\d+) */
+    CHECK(hta_step_number("ProfilerStep#12") == 12);
+    CHECK(hta_step_number("ProfilerStep#12x") == 12);
+    CHECK(hta_step_number("ProfilerStep# 12") == -1);
+    CHECK(hta_step_number("ProfilerStep#") == -1);
+    CHECK(hta_step_number("ProfilerStep") == -1);
+    CHECK(hta_step_number("xProfilerStep#1") == -1);
+    /* iterations: ProfilerStep\s*#\s*(\d+) */
+    CHECK(hta_step_iteration("ProfilerStep#7") == 7);
+    CHECK(hta_step_iteration("ProfilerStep \t#\n 7 tail") == 7);
+    CHECK(hta_step_iteration("ProfilerStep") == -1);
+    CHECK(hta_step_iteration("ProfilerStep#x") == -1);
+    CHECK(hta_step_iteration("aten::mm") == -1);
+    /* TraceDiff: int() of the rest */
+    int64_t n = 0;
+    CHECK(hta_step_int("ProfilerStep#-3", &n) == 1 && n == -3);
+    CHECK(hta_step_int("ProfilerStep# 4", &n) == 1 && n == 4);
+    CHECK(hta_step_int("ProfilerStep#4x", &n) == 0);
+    CHECK(hta_step_int("ProfilerStep #4", &n) == 0);
+
+    /* launches: HTA's lists are narrower than the calls real traces hold */
+    CHECK(hta_is_launch_name("hipModuleLaunchKernel") && hta_is_launch_name("cuLaunchKernelEx"));
+    CHECK(hta_is_launch_name("hipGraphLaunch") && !hta_is_launch_name("cudaMemcpyAsync"));
+    CHECK(!hta_is_runtime_launch_name_hta("hipModuleLaunchKernel") && hta_is_runtime_launch_name_hta("cudaMemcpyAsync"));
+    CHECK(listed(hta_runtime_launch_names_hta, "hipMemcpyWithStream"));
+    CHECK(listed(hta_launch_stats_names_hta, "cudaLaunchKernelExC") && !listed(hta_launch_stats_names_hta, "cuLaunchKernel"));
+    CHECK(listed(hta_launch_stats_memory_names_hta, "cudaMemsetAsync"));
+    CHECK(hta_is_launch_pattern_hta("cudaLaunchKernelExC") && !hta_is_launch_pattern_hta("cudaLaunchCooperativeKernel") && hta_is_launch_pattern_hta("runFunction - x"));
+    CHECK(!hta_is_launch_pattern_hta("hipLaunchKernel"));
+    CHECK(hta_is_cupti_launch_name_hta("cudaLaunchKernelExC") && !hta_is_cupti_launch_name_hta("cuLaunchKernel"));
+    CHECK(hta_is_runtime_lock_name_hta("cudaHostAlloc") && !hta_is_runtime_lock_name_hta("cudaLaunchKernelExC"));
+    CHECK(hta_is_blocking_call_hta("cudaEventQuery") && !hta_is_blocking_call_hta("hipDeviceSynchronize"));
+    CHECK(hta_is_sync_name("hipDeviceSynchronize") && !hta_is_sync_name("cudaEventQuery"));
+    CHECK(hta_sync_kind_of("Stream Wait Event") == HTA_SYNC_STREAM_WAIT_EVENT);
+    CHECK(hta_sync_kind_of("cudaEventRecordWithFlags") == HTA_SYNC_NONE);
+    CHECK(!strcmp(hta_sync_kind_name(HTA_SYNC_CONTEXT_SYNC), "Context Sync"));
+
+    /* communication */
+    CHECK(hta_is_comm_name_hta("hipMemcpyDtoD") && !hta_is_nccl_kernel_name("hipMemcpyDtoD"));
+    CHECK(!hta_is_comm_name_hta("rcclKernel_x") && hta_is_nccl_kernel_name("rcclKernel_x"));
+    CHECK(!hta_is_nccl_kernel_name_hta("ncclDevKernel_AllReduce") && hta_is_nccl_kernel_name("ncclDevKernel_AllReduce"));
+    CHECK(hta_kernel_type_of("hipMemcpyDtoD") == HTA_KT_COMMUNICATION);
+    CHECK(hta_is_memcpy_name("hipMemcpyDtoD") && hta_is_memset_name("Memset (Device)"));
+    CHECK(hta_kernel_type_of("Memcpy DtoD (Device -> Device)") == HTA_KT_MEMORY);
+    CHECK(hta_kernel_type_of("xMemcpy") == HTA_KT_OTHER);
+    if (fails) return 1;
+    puts("test_vocab: ok");
+    return 0;
+}

@@ -1,3 +1,7 @@
+/* Big growable blocks straight from mmap (bigbuf.h): the per-rank columns.
+ * Growth uses mremap, so a doubling moves page tables, not bytes, and a
+ * column's unused tail costs nothing until touched.  Fresh pages are faulted
+ * in with one madvise call instead of one fault per 4 KiB page. */
 #include "core/bigbuf.h"
 
 #include <stdint.h>

@@ -1,3 +1,5 @@
+/* Hashing for the interning tables and the open-addressing maps of the
+ * library: fast, non-cryptographic, good enough spread for names and ids. */
 #ifndef HTA_UTIL_HASH_H
 #define HTA_UTIL_HASH_H
 

@@ -1,3 +1,7 @@
+/* What is derived once per rank after loading (derive.h): HTA's rounding of
+ * a row's times, the CPU launch <-> GPU activity partner (by correlation),
+ * the call-stack parent and depth of each row, and the ProfilerStep iteration
+ * every row belongs to (TF§7-§9). */
 #include "trace/derive.h"
 
 #include <math.h>

@@ -1,3 +1,5 @@
+/* Per-rank derivations done at load (partner, call stack, iteration) and
+ * HTA's rounding of row times; internal to the trace layer and its views. */
 #ifndef HTA_TRACE_DERIVE_H
 #define HTA_TRACE_DERIVE_H
 

@@ -1,3 +1,7 @@
+/* One trace file as a stream of JSON bytes: plain reads, or gzip (any number
+ * of members) inflated block by block with ISA-L's igzip (zlib where ISA-L is
+ * absent), so memory stays bounded whatever the file's size.  Errors name
+ * the file and the compressed byte offset. */
 #include "trace/input.h"
 
 #include <errno.h>

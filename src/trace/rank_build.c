@@ -1,3 +1,7 @@
+/* Building one rank's columnar tables while the parser streams events
+ * (rank_build.h): rows appended to mmap'd columns, args into typed slots,
+ * names interned into the rank's own symbol table (merged into the trace's
+ * table after the parallel load), thread and process names, flows, metadata. */
 #include "trace/rank_build.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 
 usage: check.py HTA_BIN ANALYSIS [ANALYSIS ...]
 
-Runs ../shared/tools/golden_check.py for the analyses and fails on any
+Runs tests/golden/golden_check.py (on tests/data/hta against tests/golden/hta) for the analyses and fails on any
 mismatch that is not listed in tests/golden/expected/*.txt.  Each line there
 is `<folder> <analysis>[/<table>]: <regex on the mismatch text>  # why (doc section)`.
 Every listed difference must still occur, so the list cannot go stale.
@@ -16,7 +16,8 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-shared = os.environ.get("HTA_SHARED", os.path.join(root, "..", "shared"))
+TRACES = os.path.join(root, "tests", "data", "hta")
+GOLDEN = os.path.join(here, "hta")
 
 
 def load_expected(analyses):
@@ -37,11 +38,7 @@ def load_expected(analyses):
 
 def main():
     hta, analyses = sys.argv[1], sys.argv[2:]
-    if not os.path.isdir(shared):
-        print(f"skip: {shared} not found")
-        return 0
-    cmd = [sys.executable, os.path.join(shared, "tools", "golden_check.py"), hta,
-           os.path.join(shared, "traces", "hta"), os.path.join(shared, "golden", "hta")] + analyses + ["--verbose"]
+    cmd = [sys.executable, os.path.join(here, "golden_check.py"), hta, TRACES, GOLDEN] + analyses + ["--verbose"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     lines = p.stdout.strip().splitlines()
     summary = lines[-1] if lines else p.stderr

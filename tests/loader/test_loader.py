@@ -14,9 +14,8 @@ from decimal import Decimal
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
-SHARED = os.environ.get("HTA_SHARED", os.path.join(ROOT, "..", "shared"))
-TRACES = os.path.join(SHARED, "traces", "hta")
-GOLDEN = os.path.join(SHARED, "golden", "hta")
+TRACES = os.path.join(ROOT, "tests", "data", "hta")
+GOLDEN = os.path.join(ROOT, "tests", "golden", "hta")
 DATA = os.path.join(ROOT, "tests", "data")
 
 
@@ -55,7 +54,6 @@ def kept(e):
     return e.get("dur") is not None and e.get("cat") is not None and e.get("cat") != "Trace"
 
 
-@unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared")
 class AgainstGolden(unittest.TestCase):
     def test_ranks_and_rows_per_category(self):
         """Rows per category in HTA's table (after its profiler-step filter) equal the golden trace_summary."""
@@ -88,7 +86,6 @@ class AgainstGolden(unittest.TestCase):
                     self.assertEqual(cnt, v["rows_per_iteration"])
 
 
-@unittest.skipUnless(os.path.isdir(TRACES), "needs ../shared")
 class AgainstIndependentCount(unittest.TestCase):
     def test_events_per_category(self):
         """Every trace file: events and kept rows per category equal a count made with Python's json."""

@@ -5,9 +5,8 @@ HTA=${HTA:-build/hta}
 BUILD=${BUILD:-build}
 HTA=$(cd "$(dirname "$HTA")" && pwd)/$(basename "$HTA")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SHARED=${HTA_SHARED:-$ROOT/../shared}
-T=$SHARED/traces/hta
-if [ ! -d "$T" ]; then echo "skip: $T not found"; exit 0; fi
+T=$ROOT/tests/data/hta
+G=$ROOT/tests/golden/hta
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -17,8 +16,8 @@ echo "-- golden: counters"
 python3 tests/golden/check.py "$HTA" queue_length_summary memory_bw_summary time_spent_blocked_on_full_queue
 
 echo "-- the queue/bandwidth differences are tie order alone: with numpy's order all goldens match but TF Q7"
-out=$(HTA_REAL="$HTA" python3 "$SHARED/tools/golden_check.py" "$ROOT/tests/counters/tie_order.sh" "$T" \
-      "$SHARED/golden/hta" queue_length_summary memory_bw_summary time_spent_blocked_on_full_queue --verbose || true)
+out=$(HTA_REAL="$HTA" python3 "$ROOT/tests/golden/golden_check.py" "$ROOT/tests/counters/tie_order.sh" "$T" \
+      "$G" queue_length_summary memory_bw_summary time_spent_blocked_on_full_queue --verbose || true)
 echo "$out" | tail -1
 [ "$(echo "$out" | grep -c .)" = 2 ] || fail "numpy tie order: $out"
 echo "$out" | grep -q "^trace_file_list queue_length_summary/queue_length_summary: row 0 column 'count': 8.0 != golden 6.0" \
@@ -44,7 +43,7 @@ if "$HTA" counters "$T/critical_path/cuda_event_sync" --augment "$TMP/afile" --q
 fi
 
 echo "-- diff: TraceDiff goldens"
-python3 tests/counters/check_diff.py "$HTA" "$T" "$SHARED/golden/hta"
+python3 tests/counters/check_diff.py "$HTA" "$T" "$G"
 if "$HTA" diff "$T/trace_diff/control" --quiet 2>/dev/null; then fail "diff with one trace must fail"; fi
 
 echo "-- patterns"
@@ -70,7 +69,7 @@ set +e; "$HTA" patterns "$T/df_index_resolver" --quiet 2>/dev/null; rc=$?; set -
 
 echo "-- cupti"
 python3 tests/golden/check.py "$HTA" cupti_counter_data_with_operators
-python3 tests/counters/check_cupti.py "$HTA" "$T" "$SHARED/golden/hta"
+python3 tests/counters/check_cupti.py "$HTA" "$T" "$G"
 n=$("$HTA" cupti "$T/critical_path/simple_add" --format json --quiet | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["cupti_counter_data_with_operators"]["data"]))')
 [ "$n" = 0 ] || fail "cupti without ranges: $n rows"
 echo "counters suite: ok"

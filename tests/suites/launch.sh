@@ -3,9 +3,8 @@
 set -euo pipefail
 HTA=${HTA:-build/hta}
 HTA=$(cd "$(dirname "$HTA")" && pwd)/$(basename "$HTA")
-SHARED=${HTA_SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/../shared}
-T=$SHARED/traces/hta
-if [ ! -d "$T" ]; then echo "skip: $T not found"; exit 0; fi
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+T=$ROOT/tests/data/hta
 TMP=$(mktemp -d /tmp/hta-launch-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -56,7 +55,7 @@ check "annotations without gpu_user_annotation: empty" "$TMP/a3.json" gpu_user_a
 # --- stragglers
 "$HTA" stragglers "$T/trace_filter" --candidates 1 --format json --quiet > "$TMP/s1.json"
 check "stragglers trace_filter 1 candidate (test-expectations M)" "$TMP/s1.json" potential_stragglers '[r["rank"] for r in rows] == [1]'
-python3 "$SHARED/tools/gen_kineto_trace.py" --out "$TMP/gen" --ranks 4 --layers 2 --steps 3 --straggler 2 > /dev/null
+python3 "$ROOT/tools/gen_kineto_trace.py" --out "$TMP/gen" --ranks 4 --layers 2 --steps 3 --straggler 2 > /dev/null
 "$HTA" stragglers "$TMP/gen" --format json --quiet > "$TMP/s2.json"
 check "stragglers generated: rank 2 flagged in every step" "$TMP/s2.json" potential_stragglers \
   'rows[0]["rank"] == 2 and rows[0]["flagged_steps"] == rows[0]["steps"] == 2 and len(rows) == 2 and rows[1]["flagged_steps"] < 2'
@@ -74,7 +73,7 @@ check "stragglers --steps" "$TMP/s5.json" straggler_metric 'len(rows) == 4 and {
 check "ops mtia (test-expectations)" "$TMP/o1.json" aten_op_kernels_and_delay \
   'rows[0]["aten_op_name"] == "aten::mul" and rows[0]["kernel_sequence"] == "customized_fba_mul_const-dtype_Float" and rows[0]["occurrence_count"] == 822 and abs(rows[0]["avg_aten_op_launch_delay"] - 1092.545) <= 2 and abs(rows[0]["avg_runtime_delay"] - 293.113) <= 2'
 "$HTA" ops "$T/trace_filter" --format json --quiet > "$TMP/o2.json"
-python3 - "$TMP/o2.json" "$SHARED/golden/hta/trace_filter/aten_op_kernels_and_delay.json" <<'PY'
+python3 - "$TMP/o2.json" "$ROOT/tests/golden/hta/trace_filter/aten_op_kernels_and_delay.json" <<'PY'
 # Quirk A5: HTA's rank-1 table = rank 0's and rank 1's op instances merged.
 import json, sys, collections
 o = json.load(open(sys.argv[1]))["aten_op_kernels_and_delay"]

@@ -3,4 +3,4 @@
 set -eu
 cd "$(dirname "$0")/../.."
 HTA=${HTA:-build/hta} python3 -m unittest -q tests/loader/test_loader.py
-"${BUILD:-build}/test_raw" tests/data/hta/simple_add
+"${BUILD:-build}/test_raw" tests/data/hta/critical_path/simple_add

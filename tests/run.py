@@ -108,6 +108,13 @@ def asan_preload(build):
 # ---- running a job: [(name, status, detail)] ----
 
 def run_job(job):
+    t0 = time.monotonic()
+    results = _run_job(job)
+    job.seconds = time.monotonic() - t0
+    return results
+
+
+def _run_job(job):
     with tempfile.NamedTemporaryFile("r", prefix="hta-test-", suffix=".jsonl") as res:
         args = {"py": [res.name] + job.names, "unit": [n[len(job.prefix):] for n in job.names], "prog": []}
         try:
@@ -249,12 +256,26 @@ def main():
                         print("\n".join("    " + ln for ln in detail.splitlines()))
             sys.stdout.flush()
 
+    # the longest jobs first (their times of the last run), so that the two cores finish together
+    times_file = os.path.join(build, "test-times.json")
+    try:
+        with open(times_file) as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        times = {}
+    jobs.sort(key=lambda j: -times.get(j.label, 0))
     t0 = time.monotonic()
     report([(n, "FAIL", d) for n, d in broken.items()])
     with concurrent.futures.ThreadPoolExecutor(max(1, a.j)) as ex:
         for f in concurrent.futures.as_completed([ex.submit(run_job, j) for j in jobs]):
             report(f.result())
     print(f"({time.monotonic() - t0:.0f} s, {a.j} jobs at once)")
+    times.update({j.label: round(j.seconds, 2) for j in jobs})
+    try:
+        with open(times_file, "w") as f:
+            json.dump(times, f, indent=0, sort_keys=True)
+    except OSError:
+        pass
     skipped = f", {count['skip']} skipped" if count["skip"] else ""
     print(f"{count['ok']} passed, {count['FAIL']} failed{skipped}")
     return 1 if count["FAIL"] else 0

@@ -236,7 +236,7 @@ static lex_rc skip(buf *B, const char *text, const char **out) {
     return lex_skip_value(&B->L, p, out);
 }
 
-static void skip_values(void) {
+static void values_whole(void) {
     buf B;
     const char *q;
     static const char *ok[] = {
@@ -259,7 +259,7 @@ static void skip_values(void) {
     }
 }
 
-static void skip_errors(void) {
+static void values_bad(void) {
     static const struct { const char *in, *err; } c[] = {
         {"[1 2],", "expected ',' or ']'"},
         {"{\"a\": 1 \"b\": 2},", "expected ',' or '}'"},
@@ -283,7 +283,7 @@ static void skip_errors(void) {
 }
 
 /* 256 levels of nesting are fine, 257 are not. */
-static void skip_depth(void) {
+static void values_depth(void) {
     char text[1100];
     buf B;
     const char *q;
@@ -302,7 +302,7 @@ static void skip_depth(void) {
     }
 }
 
-static void skip_truncated(void) {
+static void values_truncated(void) {
     static const char *cut[] = {"{\"a\": [1, 2", "{\"a\": tr", "[", "{", "{\"a\"", "{\"a\":", "[\"ab", "[1,", "-", "nul"};
     for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
         buf B;
@@ -324,4 +324,4 @@ static void whitespace(void) {
 
 UNIT_MAIN(T(number_us_to_ns), T(number_rounding), T(number_integers), T(number_grammar), T(number_truncated),
           T(string_plain_and_utf8), T(string_escapes), T(string_surrogates), T(string_errors),
-          T(string_truncated), T(skip_values), T(skip_errors), T(skip_depth), T(skip_truncated), T(whitespace))
+          T(string_truncated), T(values_whole), T(values_bad), T(values_depth), T(values_truncated), T(whitespace))

@@ -7,7 +7,7 @@
 set -euo pipefail
 HTA=${HTA:-build/hta}
 DIR=${1:-/tmp/hta-bench-breakdown}
-GEN=${HTA_SHARED:-../shared}/tools/gen_kineto_trace.py
+GEN=$(cd "$(dirname "$0")/.." && pwd)/tools/gen_kineto_trace.py
 if [ ! -d "$DIR" ]; then
   python3 "$GEN" --out "$DIR" --ranks 2 --target-mb 100 >/dev/null
 fi

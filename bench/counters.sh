@@ -4,10 +4,10 @@
 # usage: bench/counters.sh [TRACE_DIR]   (default: generates /tmp/hta-bench-counters)
 set -euo pipefail
 HTA=${HTA:-build/hta}
-SHARED=${HTA_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-/tmp/hta-bench-counters}
 if [ ! -d "$DIR" ]; then
-  python3 "$SHARED/tools/gen_kineto_trace.py" --out "$DIR" --ranks 2 --target-mb 100 --quiet
+  python3 "$ROOT/tools/gen_kineto_trace.py" --out "$DIR" --ranks 2 --target-mb 100 --quiet
 fi
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT

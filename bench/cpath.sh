@@ -5,9 +5,8 @@
 set -euo pipefail
 HTA=${HTA:-build/hta}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${HTA_SHARED:-$ROOT/../shared}
 DIR=${BENCH_DIR:-/tmp/hta-bench-cpath}
-[ -f "$DIR/rank-0.json" ] || python3 "$SHARED/tools/gen_kineto_trace.py" --out "$DIR" --ranks 2 --target-mb 100 >/dev/null
+[ -f "$DIR/rank-0.json" ] || python3 "$ROOT/tools/gen_kineto_trace.py" --out "$DIR" --ranks 2 --target-mb 100 >/dev/null
 EV=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['traceEvents']))" "$DIR/rank-0.json")
 echo "rank 0: $EV events"
 per_m() { python3 -c "import sys; print('%.3f' % (float(sys.argv[1]) * 1e6 / float(sys.argv[2])))" "$1" "$2"; }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 HTA=${HTA:-build/hta}
 BUILD=${BUILD:-build}
 DIR=${1:-/tmp/hta-bench-launch}
-GEN=${HTA_SHARED:-../shared}/tools/gen_kineto_trace.py
+GEN=tools/gen_kineto_trace.py
 if [ ! -d "$DIR" ]; then
   python3 "$GEN" --out "$DIR" --ranks 2 --target-mb 100 >/dev/null
 fi

@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 DIR=${1:-bench/out/2x250}
 RUNS=${2:-5}
-GEN=${GEN:-../shared/tools/gen_kineto_trace.py}
+GEN=${GEN:-tools/gen_kineto_trace.py}
 make -s build/load_bench build/hta >/dev/null
 
 if [ ! -f "$DIR/json/rank-1.json" ]; then

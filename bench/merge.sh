@@ -9,7 +9,7 @@ DIR=${1:-/tmp/hta-merge-bench}
 OUT=${OUT:-/tmp/hta-merge-bench-out}
 mkdir -p "$OUT"
 if [ ! -e "$DIR/rank-1.json" ]; then
-  python3 /work/shared/tools/gen_kineto_trace.py --out "$DIR" --ranks 2 --target-mb 100 --quiet
+  python3 tools/gen_kineto_trace.py --out "$DIR" --ranks 2 --target-mb 100 --quiet
 fi
 bytes=$(cat "$DIR"/rank-*.json | wc -c)
 events=$("$HTA" info "$DIR" --format json --quiet |

@@ -1,10 +1,3 @@
 #!/usr/bin/env bash
-# Runs every test suite; each suite is a script in tests/suites/.
-set -u
-rc=0
-for s in tests/suites/*.sh; do
-  [ -e "$s" ] || continue
-  echo "== $s"
-  bash "$s" || { echo "FAILED: $s"; rc=1; }
-done
-exit $rc
+# `make test` runs this: the one test runner, tests/run.py (see tests/README.md).
+exec python3 "$(dirname "$0")/run.py" "$@"

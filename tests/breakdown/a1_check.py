@@ -17,9 +17,9 @@ import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-shared = os.environ.get("HTA_SHARED", os.path.join(here, "..", "..", "..", "shared"))
-G = os.path.join(shared, "golden", "hta")
-T = os.path.join(shared, "traces", "hta")
+root = os.path.dirname(os.path.dirname(here))
+G = os.path.join(root, "tests", "golden", "hta")
+T = os.path.join(root, "tests", "data", "hta")
 
 
 def close(a, b):

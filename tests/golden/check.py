@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Golden comparison with explained differences.
 
-usage: check.py HTA_BIN ANALYSIS [ANALYSIS ...]
+usage: check.py HTA_BIN ANALYSIS [ANALYSIS ...]   (tests/golden/test_golden.py: a test per analysis)
 
-Runs ../shared/tools/golden_check.py for the analyses and fails on any
+Runs tests/golden/golden_check.py (on tests/data/hta against tests/golden/hta) for the analyses and fails on any
 mismatch that is not listed in tests/golden/expected/*.txt.  Each line there
 is `<folder> <analysis>[/<table>]: <regex on the mismatch text>  # why (doc section)`.
 Every listed difference must still occur, so the list cannot go stale.
@@ -16,7 +16,8 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
-shared = os.environ.get("HTA_SHARED", os.path.join(root, "..", "shared"))
+TRACES = os.path.join(root, "tests", "data", "hta")
+GOLDEN = os.path.join(here, "hta")
 
 
 def load_expected(analyses):
@@ -35,13 +36,9 @@ def load_expected(analyses):
     return exp
 
 
-def main():
-    hta, analyses = sys.argv[1], sys.argv[2:]
-    if not os.path.isdir(shared):
-        print(f"skip: {shared} not found")
-        return 0
-    cmd = [sys.executable, os.path.join(shared, "tools", "golden_check.py"), hta,
-           os.path.join(shared, "traces", "hta"), os.path.join(shared, "golden", "hta")] + analyses + ["--verbose"]
+def check(hta, analyses):
+    """-> (summary lines, problems): problems are the unexplained and the stale differences."""
+    cmd = [sys.executable, os.path.join(here, "golden_check.py"), hta, TRACES, GOLDEN] + analyses + ["--verbose"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     lines = p.stdout.strip().splitlines()
     summary = lines[-1] if lines else p.stderr
@@ -60,14 +57,17 @@ def main():
             used.update(h[3] for h in hit)
         else:
             bad.append(line)
-    stale = [e[3] for e in exp if e[3] not in used]
-    print(summary)
-    print(f"explained differences: {len(used)}")
-    for b in bad:
-        print("UNEXPLAINED:", b)
-    for s in stale:
-        print("STALE expected difference (no longer occurs):", s)
-    return 1 if bad or stale or p.returncode not in (0, 1) else 0
+    problems = ["UNEXPLAINED: " + b for b in bad]
+    problems += ["STALE expected difference (no longer occurs): " + e[3] for e in exp if e[3] not in used]
+    if p.returncode not in (0, 1):
+        problems.append(f"golden_check.py exit {p.returncode}: {p.stderr[-2000:]}")
+    return [summary, f"explained differences: {len(used)}"], problems
+
+
+def main():
+    summary, problems = check(sys.argv[1], sys.argv[2:])
+    print("\n".join(summary + problems))
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

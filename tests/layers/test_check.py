@@ -26,6 +26,14 @@ def tree(d, files):
     return subprocess.run([sys.executable, CHECK, os.path.join(d, "build"), d], capture_output=True, text=True)
 
 
+class ThisBuild(unittest.TestCase):
+    def test_every_call_between_folders_goes_down(self):
+        build = os.environ.get("BUILD", "build")
+        p = subprocess.run([sys.executable, CHECK, build], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("all downward", p.stdout)
+
+
 class LayerCheck(unittest.TestCase):
     def test_downward_calls_pass(self):
         with tempfile.TemporaryDirectory() as d:

@@ -30,7 +30,7 @@ static int on_event(void *ctx, size_t row, const char *json, size_t len) {
     } while (0)
 
 int main(int argc, char **argv) {
-    const char *path = argc > 1 ? argv[1] : "tests/data/hta/simple_add";
+    const char *path = argc > 1 ? argv[1] : "tests/data/hta/critical_path/simple_add";
     hta_trace *t;
     hta_error err;
     if (hta_trace_load(path, NULL, &t, &err)) {

@@ -20,7 +20,7 @@ from statistics import median
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 BUILD = os.environ.get('BUILD', 'build')
-GEN = '/work/shared/tools/gen_kineto_trace.py'
+GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 SKEW_US = 5000
 # Collective ends in the generator coincide within ~1 us (max arrival plus a
 # transfer time the same on every rank); with 27 collectives per rank the

@@ -8,7 +8,7 @@ import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
-SHARED = os.environ.get("HTA_SHARED", os.path.join(ROOT, "..", "shared"))
+GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
 SAMPLE = os.path.join(ROOT, "tests", "data", "hta", "trace_filter")
 
 
@@ -74,18 +74,16 @@ class Report(unittest.TestCase):
         no, _ = tables("report", SAMPLE, "--no-critical-path")
         self.assertNotIn("critical_path", no)
 
-    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
     def test_cpu_only_trace(self):
-        rep, err = tables("report", os.path.join(SHARED, "traces", "hta", "cpu_only"))
+        rep, err = tables("report", os.path.join(ROOT, "tests", "data", "hta", "cpu_only"))
         f = rows(rep["findings"])
         self.assertEqual([x["area"] for x in f if x["area"] != "critical path"], ["gpu"])
         self.assertIn("no GPU kernels", f[0]["finding"])
         self.assertEqual(rows(rep["top_kernels"]), [])
 
-    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
     def test_straggler_is_named(self):
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+            subprocess.run(["python3", GEN, "--out", d,
                             "--ranks", "4", "--layers", "2", "--steps", "3", "--straggler", "2", "--quiet"],
                            check=True)
             rep, _ = tables("report", d)
@@ -93,10 +91,9 @@ class Report(unittest.TestCase):
             self.assertEqual([x["rank"] for x in s], [2])
 
 
-    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
     def test_many_ranks_are_summarised(self):
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+            subprocess.run(["python3", GEN, "--out", d,
                             "--ranks", "12", "--layers", "4", "--steps", "4", "--straggler", "9", "--quiet"],
                            check=True)
             rep, _ = tables("report", d)
@@ -111,12 +108,11 @@ class Report(unittest.TestCase):
             # per-rank findings only for ranks that stand out
             self.assertLess(len(f), 12)
 
-    @unittest.skipUnless(os.path.isdir(SHARED), "needs ../shared")
     def test_no_straggler_claimed_on_ties(self):
         # 3 layers, 3 steps: every rank starts its collectives at the same normalized time,
         # so the data cannot tell which rank straggles
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", os.path.join(SHARED, "tools", "gen_kineto_trace.py"), "--out", d,
+            subprocess.run(["python3", GEN, "--out", d,
                             "--ranks", "16", "--layers", "3", "--steps", "3", "--straggler", "11", "--quiet"],
                            check=True)
             st, _ = tables("stragglers", d, "--candidates", "16")

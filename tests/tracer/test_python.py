@@ -145,7 +145,6 @@ class PythonFront(unittest.TestCase):
                                                 "dp_rank": 1, "pp_rank": 2, "tp_rank": 1})
         self.assertEqual([e["name"] for e in tc_.events(d, ph="X")], ["only"])
 
-    @unittest.skipUnless(os.path.exists(FAKE_CUDA), "fake CUDA runtime not built")
     def test_gpu_fake(self):
         run_py("""
             import time, htatrace as tracers

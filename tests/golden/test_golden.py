@@ -1,0 +1,33 @@
+"""HTA's golden results (tests/golden/hta), a test per analysis: hta's tables on every golden
+trace folder equal HTA's, or differ only as tests/golden/expected/*.txt lists and explains."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
+ANALYSES = ["temporal_breakdown", "idle_time_breakdown", "gpu_kernel_breakdown", "comm_comp_overlap",
+            "cuda_kernel_launch_stats", "gpu_user_annotation_breakdown", "potential_stragglers",
+            "aten_op_kernels_and_delay", "queue_length_summary", "memory_bw_summary",
+            "time_spent_blocked_on_full_queue", "frequent_cuda_kernel_sequences",
+            "cupti_counter_data_with_operators", "critical_path"]
+
+
+class Golden(unittest.TestCase):
+    def golden(self, analysis):
+        summary, problems = check.check(HTA, [analysis])
+        self.assertEqual(problems, [], "\n".join(summary))
+
+
+def _test(analysis):
+    return lambda self: self.golden(analysis)
+
+
+for _a in ANALYSES:
+    setattr(Golden, "test_" + _a, _test(_a))
+
+if __name__ == "__main__":
+    unittest.main()

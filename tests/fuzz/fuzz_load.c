@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "hta/analysis.h"
+#include "hta/context.h"
 #include "hta/report.h"
-#include "hta/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,16 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!f) return 0;
     fwrite(data, 1, size, f);
     fclose(f);
-    hta_load_opts o = {0};
+    hta_ctx_opts o = {0};
     o.threads = 1;
-    hta_trace *t = NULL;
+    o.hta_compat = size & 1; /* both time origins and filter rules */
+    hta_ctx *ctx = NULL;
     hta_error err;
-    if (hta_trace_load(path, &o, &t, &err) == HTA_OK) {
+    if (hta_ctx_open(path, &o, &ctx, &err) == HTA_OK) {
         /* exercise the derived view and a table over everything loaded */
         hta_result res;
         hta_result_init(&res);
-        hta_common_opts co = {0};
-        if (hta_info(t, &co, &res, &err) == HTA_OK) {
+        if (hta_info(ctx, &res, &err) == HTA_OK) {
             FILE *devnull = fopen("/dev/null", "w");
             if (devnull) {
                 hta_result_write(devnull, &res, HTA_FMT_JSON);
@@ -38,11 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hta_result_free(&res);
         /* every analysis the report runs, on whatever the loader accepted */
         hta_result_init(&res);
-        hta_report_opts ro = {co, 5, 1};
+        hta_report_opts ro;
+        hta_report_opts_default(&ro);
+        ro.top_kernels = 5;
         hta_error e2;
-        if (hta_report(t, &ro, &res, &e2) != HTA_OK && !e2.msg[0]) abort();
+        if (hta_report(ctx, &ro, &res, &e2) != HTA_OK && !e2.msg[0]) abort();
         hta_result_free(&res);
-        hta_trace_free(t);
+        hta_ctx_free(ctx);
     } else if (!err.msg[0]) {
         abort(); /* every failure must explain itself */
     }

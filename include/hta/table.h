@@ -91,6 +91,13 @@ typedef struct hta_table_def {
     const hta_table_def L##_TABLE = {L(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_DYN_).cols = L##_cols_, \
                                      .ncols = L##_NCOLS}
 
+/* A second table with the columns of table L (its enum too): list A has only
+ * its T(name, meaning). */
+#define HTA_TABLE_DECLARE_LIKE(A, L) extern const hta_table_def A##_TABLE;
+#define HTA_TABLE_DEFINE_LIKE(A, L)                                                                  \
+    const hta_table_def A##_TABLE = {A(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_NONE_).cols = L##_cols_, \
+                                     .ncols = L##_NCOLS}
+
 /* The eight columns of pandas' describe() that HTA's summaries print, for a
  * column list: ids P_COUNT, P_MEAN, P_STD, P_MIN, P_P25, P_P50, P_P75, P_MAX
  * of FLOAT cells in unit U, over WHAT (plural noun). */

@@ -135,16 +135,6 @@ int hta_table_set_str(hta_table *t, size_t row, int col, const char *s);
 /* Marks a text column as prose: the table format wraps it instead of cutting it. */
 void hta_table_col_wrap(hta_table *t, int col);
 
-/* Being replaced by declarations (removed once every table is declared). */
-hta_table *hta_table_new(const char *name);
-typedef struct hta_col_spec {
-    const char *name;
-    hta_col_type type;
-} hta_col_spec;
-hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols);
-int hta_table_add_col(hta_table *t, const char *name, hta_col_type type);
-int hta_table_col(const hta_table *t, const char *name); /* -1 if absent */
-
 /* A cell as a number: ints converted, null and text cells NaN. */
 double hta_table_get_float(const hta_table *t, size_t row, int col);
 /* A text cell; NULL when null or not text. */

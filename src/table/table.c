@@ -9,47 +9,6 @@
 
 #include "core/vec.h"
 
-hta_table *hta_table_new(const char *name) {
-    hta_table *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    if (!(t->name = strdup(name))) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols) {
-    hta_table *t = hta_table_new(name);
-    for (size_t c = 0; t && c < ncols; c++)
-        if (hta_table_add_col(t, cols[c].name, cols[c].type) < 0) {
-            hta_table_free(t);
-            t = NULL;
-        }
-    return t;
-}
-
-hta_table *hta_table_from_def(const hta_table_def *d) {
-    hta_table *t = hta_table_new(d->name);
-    for (size_t c = 0; t && c < d->ncols; c++)
-        if (hta_table_add_col(t, d->cols[c].name, d->cols[c].type) < 0) {
-            hta_table_free(t);
-            t = NULL;
-        }
-    if (t) t->def = d;
-    return t;
-}
-
-/* Where declared column number c is printed: dynamic columns sit before
- * declared column dyn_at and are numbered after the declared ones, so that
- * the declared enum stays valid whatever the data adds. */
-static size_t col_at(const hta_table *t, int c) {
-    size_t k = (size_t)c;
-    if (!t->def || !t->def->dyn || k < t->def->dyn_at) return k;
-    if (k < t->def->ncols) return k + t->ndyn;
-    return t->def->dyn_at + (k - t->def->ncols);
-}
-
 static void free_col(hta_column *c, size_t nrows) {
     if (c->type == HTA_COL_STR && c->v.s)
         for (size_t r = 0; r < nrows; r++) free(c->v.s[r]);
@@ -79,7 +38,8 @@ static void init_cells(hta_column *c, size_t from, size_t to) {
     if (c->null) memset(c->null + from, 0, to - from);
 }
 
-int hta_table_add_col(hta_table *t, const char *name, hta_col_type type) {
+/* Appends a column; returns its position, or -1 when out of memory. */
+static int add_col(hta_table *t, const char *name, hta_col_type type) {
     hta_column *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
     if (!nc) return -1;
     t->cols = nc;
@@ -97,8 +57,36 @@ int hta_table_add_col(hta_table *t, const char *name, hta_col_type type) {
     return (int)t->ncols++;
 }
 
+/* Tables are built only from declarations, so that every table's columns are
+ * known (and documented) before any data arrives. */
+hta_table *hta_table_from_def(const hta_table_def *d) {
+    hta_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->def = d;
+    if (!(t->name = strdup(d->name))) {
+        free(t);
+        return NULL;
+    }
+    for (size_t c = 0; c < d->ncols; c++)
+        if (add_col(t, d->cols[c].name, d->cols[c].type) < 0) {
+            hta_table_free(t);
+            return NULL;
+        }
+    return t;
+}
+
+/* Where declared column number c is printed: dynamic columns sit before
+ * declared column dyn_at and are numbered after the declared ones, so that
+ * the declared enum stays valid whatever the data adds. */
+static size_t col_at(const hta_table *t, int c) {
+    size_t k = (size_t)c;
+    if (!t->def->dyn || k < t->def->dyn_at) return k;
+    if (k < t->def->ncols) return k + t->ndyn;
+    return t->def->dyn_at + (k - t->def->ncols);
+}
+
 int hta_table_add_dyn_col(hta_table *t, const char *name, hta_col_type type) {
-    if (!t->def || !t->def->dyn || hta_table_add_col(t, name, type) < 0) return -1;
+    if (!t->def->dyn || add_col(t, name, type) < 0) return -1;
     /* move it from the end to its place: after the dynamic columns added before */
     size_t at = t->def->dyn_at + t->ndyn;
     hta_column c = t->cols[t->ncols - 1];
@@ -191,12 +179,6 @@ const char *hta_table_get_str(const hta_table *t, size_t row, int col) {
     size_t k = col_at(t, col);
     if (col < 0 || k >= t->ncols || row >= t->nrows || t->cols[k].type != HTA_COL_STR) return NULL;
     return t->cols[k].v.s[row];
-}
-
-int hta_table_col(const hta_table *t, const char *name) {
-    for (size_t c = 0; c < t->ncols; c++)
-        if (!strcmp(t->cols[c].name, name)) return (int)c;
-    return -1;
 }
 
 void hta_result_init(hta_result *r) { memset(r, 0, sizeof *r); }

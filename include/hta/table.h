@@ -111,6 +111,11 @@ typedef struct hta_table_def {
     C(P##_P75, "75%", FLOAT, U, "third quartile of the " WHAT " (linear)")  \
     C(P##_MAX, "max", FLOAT, U, "largest of the " WHAT)
 
+/* The columns of d as printed, the dynamic ones as one placeholder in their
+ * place: hta_table_def_col(d, i) for i < hta_table_def_ncols(d). */
+size_t hta_table_def_ncols(const hta_table_def *d);
+const hta_col_def *hta_table_def_col(const hta_table_def *d, size_t i);
+
 /* An empty table with the declared columns (and none of the dynamic ones
  * yet), named d->name.  NULL when out of memory. */
 hta_table *hta_table_from_def(const hta_table_def *d);

@@ -132,11 +132,10 @@ static int cmd_critical_path(int argc, char **argv) {
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "PATH [options] | --graph FILE [options]",
-                       "HTA's lightweight critical path of one rank: the longest chain of CPU operator\n"
-                       "time, kernel launch delays, kernel-to-kernel gaps, GPU kernels and\n"
-                       "synchronisation.  Tables: summary (time by bound_by), breakdown (the path's\n"
-                       "edges), stats (graph and path sizes).  --what-if RULE rescales parts of the\n"
-                       "graph and reports the new path; see docs/critical-path.md for the rule syntax.",
+                       "HTA's lightweight critical path of one rank: the longest chain of CPU operator time,\n"
+                       "kernel launch delays, kernel-to-kernel gaps, GPU kernels and synchronisation.\n"
+                       "--what-if RULE rescales parts of the graph and reports the new path; see\n"
+                       "docs/critical-path.md for the rule syntax.",
                        opts, 0, 1, &c);
     if (rc >= 0) goto out;
     rc = 1;
@@ -245,4 +244,6 @@ out:
     return rc;
 }
 
-HTA_CLI_COMMAND(50, "critical-path", "HTA's critical path: summary, breakdown, overlay, what-if", cmd_critical_path)
+HTA_CLI_COMMAND(50, "critical-path", "HTA's critical path: summary, breakdown, overlay, what-if",
+                cmd_critical_path, &HTA_CP_SUMMARY_TABLE, &HTA_CP_BREAKDOWN_TABLE, &HTA_CP_STATS_TABLE,
+                &HTA_CP_WHATIF_TABLE, &HTA_CP_WHATIF_SUMMARY_TABLE)

@@ -75,6 +75,13 @@ hta_table *hta_table_from_def(const hta_table_def *d) {
     return t;
 }
 
+size_t hta_table_def_ncols(const hta_table_def *d) { return d->ncols + (d->dyn != NULL); }
+
+const hta_col_def *hta_table_def_col(const hta_table_def *d, size_t i) {
+    if (!d->dyn || i < d->dyn_at) return &d->cols[i];
+    return i == d->dyn_at ? d->dyn : &d->cols[i - 1];
+}
+
 /* Where declared column number c is printed: dynamic columns sit before
  * declared column dyn_at and are numbered after the declared ones, so that
  * the declared enum stays valid whatever the data adds. */

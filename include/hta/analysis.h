@@ -10,6 +10,16 @@
 extern "C" {
 #endif
 
+/* For a column list: the statistics of durations that HTA's per-name
+ * breakdowns print, under HTA's names; ids P_SUM, P_MAX, P_MIN, P_STDDEV,
+ * P_MEAN; ONE names what a single duration belongs to. */
+#define HTA_DURATION_STATS_COLS(C, P, ONE)                                                                   \
+    C(P##_SUM, "sum (us)", FLOAT, "us", "summed duration")                                                   \
+    C(P##_MAX, "max (us)", FLOAT, "us", "longest duration")                                                  \
+    C(P##_MIN, "min (us)", FLOAT, "us", "shortest duration")                                                 \
+    C(P##_STDDEV, "stddev", FLOAT, "us", "sample standard deviation of the durations; 0 for a single " ONE)  \
+    C(P##_MEAN, "mean (us)", FLOAT, "us", "mean duration")
+
 /* `hta info`: tables `ranks`, `categories`, `streams`. */
 #define HTA_INFO_RANKS(T, C, D)                                                                              \
     T("ranks", "what was loaded, one row per rank")                                                          \
@@ -64,6 +74,7 @@ typedef struct hta_events_opts {
     long limit;           /* at most this many rows per rank; <= 0 = all */
 } hta_events_opts;
 void hta_events_opts_default(hta_events_opts *o);
+
 #define HTA_EVENTS(T, C, D)                                                                                  \
     T("events", "the rows (or with --hta-table HTA's view of them) with the links derived at load")          \
     C(HTA_EVENTS_RANK, "rank", INT, "", "rank of the trace")                                                 \

@@ -109,12 +109,7 @@ HTA_TABLE_DECLARE(HTA_KERNEL_TYPE)
     T("all_kernels", "per rank, kernel type and kernel name: duration statistics (--top folds the rest "     \
                      "into others)")                                                                         \
     C(HTA_ALL_KERNELS_NAME, "name", STR, "", "full kernel name, or others")                                  \
-    C(HTA_ALL_KERNELS_SUM, "sum (us)", FLOAT, "us", "summed duration")                                       \
-    C(HTA_ALL_KERNELS_MAX, "max (us)", FLOAT, "us", "longest duration")                                      \
-    C(HTA_ALL_KERNELS_MIN, "min (us)", FLOAT, "us", "shortest duration")                                     \
-    C(HTA_ALL_KERNELS_STDDEV, "stddev", FLOAT, "us",                                                         \
-      "sample standard deviation of the durations; 0 for a single kernel")                                   \
-    C(HTA_ALL_KERNELS_MEAN, "mean (us)", FLOAT, "us", "mean duration")                                       \
+    HTA_DURATION_STATS_COLS(C, HTA_ALL_KERNELS, "kernel")                                                    \
     C(HTA_ALL_KERNELS_TYPE, "kernel_type", STR, "", "COMPUTATION, COMMUNICATION or MEMORY")                  \
     C(HTA_ALL_KERNELS_RANK, "rank", INT, "", "rank of the trace")                                            \
     C(HTA_ALL_KERNELS_COUNT, "count", INT, "", "number of kernels")

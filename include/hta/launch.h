@@ -18,6 +18,7 @@ typedef struct hta_launch_opts {
     int include_memory_events;     /* cudaMemcpyAsync/cudaMemsetAsync too (HTA default 1) */
 } hta_launch_opts;
 void hta_launch_opts_default(hta_launch_opts *o);
+
 #define HTA_LAUNCH_STATS(T, C, D)                                                                            \
     T("cuda_kernel_launch_stats", "one row per launch call and the GPU activity of its correlation id")      \
     C(HTA_LAUNCH_STATS_RANK, "rank", INT, "", "rank of the trace")                                           \
@@ -61,18 +62,14 @@ typedef struct hta_annotation_opts {
     size_t nallow;
 } hta_annotation_opts;
 void hta_annotation_opts_default(hta_annotation_opts *o);
+
 #define HTA_ANNOTATIONS(T, C, D)                                                                             \
     T("gpu_user_annotation_breakdown", "per rank and annotation name: duration statistics (--top folds "     \
                                        "the rest into others)")                                              \
     C(HTA_ANNOTATIONS_RANK, "rank", INT, "", "rank of the trace")                                            \
     C(HTA_ANNOTATIONS_NAME, "name", STR, "", "annotation name (record_function), or others")                 \
     C(HTA_ANNOTATIONS_COUNT, "count", INT, "", "number of instances")                                        \
-    C(HTA_ANNOTATIONS_SUM, "sum (us)", FLOAT, "us", "summed duration")                                       \
-    C(HTA_ANNOTATIONS_MAX, "max (us)", FLOAT, "us", "longest duration")                                      \
-    C(HTA_ANNOTATIONS_MIN, "min (us)", FLOAT, "us", "shortest duration")                                     \
-    C(HTA_ANNOTATIONS_STDDEV, "stddev", FLOAT, "us",                                                         \
-      "sample standard deviation of the durations; 0 for a single instance")                                 \
-    C(HTA_ANNOTATIONS_MEAN, "mean (us)", FLOAT, "us", "mean duration")
+    HTA_DURATION_STATS_COLS(C, HTA_ANNOTATIONS, "instance")
 HTA_TABLE_DECLARE(HTA_ANNOTATIONS)
 
 hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
@@ -85,6 +82,7 @@ typedef struct hta_straggler_opts {
     int num_candidates;   /* HTA default 2 */
 } hta_straggler_opts;
 void hta_straggler_opts_default(hta_straggler_opts *o);
+
 #define HTA_STRAGGLERS(T, C, D)                                                                              \
     T("potential_stragglers", "the ranks flagged in the most steps (at most --candidates)")                  \
     C(HTA_STRAGGLERS_RANK, "rank", INT, "", "rank of the trace")                                             \
@@ -131,6 +129,7 @@ typedef struct hta_aten_opts {
     size_t nsort;
 } hta_aten_opts;
 void hta_aten_opts_default(hta_aten_opts *o);
+
 #define HTA_ATEN_OPS(T, C, D)                                                                                \
     T("aten_op_kernels_and_delay", "per rank, ATen op and the kernel sequence its instances launched: "      \
                                    "count and mean delays")                                                  \

@@ -196,7 +196,8 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         int has = s.nk[i] > 0;
         hta_table_set_int(tb, R, HTA_CUPTI_NUM_KERNELS, s.nk[i]);
         hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_DUR, has ? (double)s.kdur[i] / 1000.0 : 0.0);
-        hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_SPAN, has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
+        hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_SPAN,
+                            has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
         hta_table_set_float(tb, R, HTA_CUPTI_FIRST_KERNEL, has ? hta_ns_to_us(s.first[i]) : -1.0);
         hta_table_set_float(tb, R, HTA_CUPTI_LAST_KERNEL, has ? hta_ns_to_us(s.last[i]) : -1.0);
         hta_table_set_int(tb, R, HTA_CUPTI_INDEX_RUNTIME, r->index[l]);
@@ -221,8 +222,8 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
             if (!bottom) bottom = nm;
             top = nm;
         }
-        if (hta_table_set_str(tb, R, HTA_CUPTI_OP_STACK, stack + end) || hta_table_set_str(tb, R, HTA_CUPTI_TOP_OP, top) ||
-            hta_table_set_str(tb, R, HTA_CUPTI_BOTTOM_OP, bottom))
+        if (hta_table_set_str(tb, R, HTA_CUPTI_OP_STACK, stack + end) ||
+            hta_table_set_str(tb, R, HTA_CUPTI_TOP_OP, top) || hta_table_set_str(tb, R, HTA_CUPTI_BOTTOM_OP, bottom))
             goto oom;
         if (!top && hta_result_note(out, "rank %d: launch %u of range %u has no cpu_op above it (HTA crashes)",
                                      r->rank, r->index[l], r->index[i]))

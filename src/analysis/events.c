@@ -29,7 +29,8 @@ hta_status hta_events(hta_ctx *ctx, const hta_events_opts *eo,
             if (eo->cat && strcmp(cat, eo->cat)) continue;
             if (eo->name && !strstr(nm, eo->name)) continue;
             long row = hta_table_add_row(tb);
-            if (row < 0 || hta_table_set_str(tb, row, HTA_EVENTS_CAT, cat) || hta_table_set_str(tb, row, HTA_EVENTS_NAME, nm)) {
+            if (row < 0 || hta_table_set_str(tb, row, HTA_EVENTS_CAT, cat) ||
+                hta_table_set_str(tb, row, HTA_EVENTS_NAME, nm)) {
                 goto oom;
             }
             const hta_thread *th = hta_row_thread(r, i);

@@ -63,7 +63,8 @@ static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, si
         hta_table_set_int(tb->idle, row, HTA_IDLE_STREAM, sk.stream);
         if (hta_table_set_str(tb->idle, row, HTA_IDLE_CATEGORY, g_cat[c])) return -1;
         hta_table_set_float(tb->idle, row, HTA_IDLE_TIME, r2(sum[c] / 1000.0));
-        hta_table_set_float(tb->idle, row, HTA_IDLE_RATIO, total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
+        hta_table_set_float(tb->idle, row, HTA_IDLE_RATIO,
+                            total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
         hta_table_set_int(tb->idle, row, HTA_IDLE_PID, sk.pid);
         if (!tb->stats) continue;
         size_t m = 0;

@@ -259,7 +259,8 @@ static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
         hta_table_set_float(tb, row, HTA_ALL_KERNELS_SUM, x->sum / 1000.0);
         hta_table_set_float(tb, row, HTA_ALL_KERNELS_MAX, x->max / 1000.0);
         hta_table_set_float(tb, row, HTA_ALL_KERNELS_MIN, x->min / 1000.0);
-        hta_table_set_float(tb, row, HTA_ALL_KERNELS_STDDEV, x->count > 1 ? sqrt(x->m2 / (double)(x->count - 1)) : 0.0);
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_STDDEV,
+                            x->count > 1 ? sqrt(x->m2 / (double)(x->count - 1)) : 0.0);
         hta_table_set_float(tb, row, HTA_ALL_KERNELS_MEAN, (x->sum / 1000.0) / (double)x->count);
         hta_table_set_int(tb, row, HTA_ALL_KERNELS_RANK, x->rank);
         hta_table_set_int(tb, row, HTA_ALL_KERNELS_COUNT, x->count);

@@ -367,9 +367,9 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     }
     for (size_t r = 0; r < ker->nrows; r++) {
         const char *kn = hta_table_get_str(ker, r, HTA_STRAGGLER_KERNELS_KERNEL);
+        double stream = hta_table_get_float(ker, r, HTA_STRAGGLER_KERNELS_STREAM);
         hta_table_set_int(ker, r, HTA_STRAGGLER_KERNELS_CHOSEN,
-                          hta_table_get_float(ker, r, HTA_STRAGGLER_KERNELS_STREAM) == (double)w.k[best_first].stream &&
-                              !strcmp(kn, w.k[best_first].name));
+                          stream == (double)w.k[best_first].stream && !strcmp(kn, w.k[best_first].name));
     }
 
     /* flag, per step, the ranks at or above the k-th latest normalised start */

@@ -21,8 +21,8 @@ static int cmd_annotations(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "GPU user-annotation breakdown (HTA's get_gpu_user_annotation_breakdown): the durations\n"
-                            "of each annotation name, per rank. Rows are sorted by rank, then name.",
+                            "GPU user-annotation breakdown (HTA's get_gpu_user_annotation_breakdown): the\n"
+                            "durations of each annotation name, per rank. Rows are sorted by rank, then name.",
                             opts, run_annotations);
 }
 

@@ -91,7 +91,8 @@ static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_a
         goto done;
     }
     /* the simulated path's summary, with the simulated weights */
-    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out, err)))
+    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
+                                err)))
         goto done;
     if (a->what_if_trace) {
         if (!ctx) {

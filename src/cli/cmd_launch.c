@@ -20,11 +20,11 @@ static int cmd_launch(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch call\n"
-                            "(cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
-                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity by\n"
-                            "correlation id, flagged as a short kernel, a runtime outlier or a launch-delay outlier\n"
-                            "by HTA's rules, and counted per rank.",
+                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch\n"
+                            "call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
+                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity\n"
+                            "by correlation id, flagged as a short kernel, a runtime outlier or a launch-delay\n"
+                            "outlier by HTA's rules, and counted per rank.",
                             opts, run_launch);
 }
 

@@ -32,10 +32,11 @@ static int cmd_ops(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "ATen op -> kernel sequences (HTA's get_aten_op_kernels_and_delay): every kernel launch\n"
-                            "is attributed to the innermost aten:: op enclosing it in time; each op instance's\n"
-                            "launched kernels form a sequence, counted per rank and (op, sequence) with the mean\n"
-                            "delays from the op to its first launch and from that launch to its kernel.",
+                            "ATen op -> kernel sequences (HTA's get_aten_op_kernels_and_delay): every kernel\n"
+                            "launch is attributed to the innermost aten:: op enclosing it in time; each op\n"
+                            "instance's launched kernels form a sequence, counted per rank and (op, sequence)\n"
+                            "with the mean delays from the op to its first launch and from that launch to its\n"
+                            "kernel.",
                             opts, run_ops);
 }
 

@@ -51,10 +51,10 @@ static int cmd_stragglers(int argc, char **argv) {
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
                             "Potential stragglers (HTA's get_potential_stragglers): picks the collective kernel\n"
-                            "whose duration varies most between ranks, and in every profiler step flags the ranks\n"
-                            "that start it last (the others wait for them). Every NCCL/RCCL kernel naming counts as\n"
-                            "communication (HTA only knows ncclKernel*; --hta-compat applies HTA's rules: only\n"
-                            "ncclKernel* names count, step 0 is ignored).",
+                            "whose duration varies most between ranks, and in every profiler step flags the\n"
+                            "ranks that start it last (the others wait for them). Every NCCL/RCCL kernel naming\n"
+                            "counts as communication (HTA only knows ncclKernel*; --hta-compat applies HTA's\n"
+                            "rules: only ncclKernel* names count, step 0 is ignored).",
                             opts, run_stragglers);
 }
 

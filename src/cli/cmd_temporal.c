@@ -17,9 +17,9 @@ static int cmd_temporal(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "Temporal breakdown per rank: from the first GPU activity to the last, the time the GPU\n"
-                            "is idle, runs a computation kernel, or runs only other work (communication, memory\n"
-                            "copies).",
+                            "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
+                            "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
+                            "memory copies).",
                             opts, run);
 }
 

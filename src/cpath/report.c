@@ -112,7 +112,8 @@ static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, con
         long r = hta_table_add_row(t);
         if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_SUMMARY_BOUND_BY, c[j].name)) goto oom;
         hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, us(c[j].sum));
-        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG, total ? (double)c[j].sum / (double)total * 100.0 : NAN);
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG,
+                            total ? (double)c[j].sum / (double)total * 100.0 : NAN);
     }
     return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
 oom:
@@ -176,7 +177,8 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, b
         }
         const hta_cp_event *ev = &g->ev[e->attr];
         char *s = hta_shorten_name(hta_sym(g->sym, ev->name));
-        int bad = !s || hta_table_set_str(t, R, HTA_CP_BREAKDOWN_NAME, s) || hta_table_set_str(t, R, HTA_CP_BREAKDOWN_CAT, hta_sym(g->sym, ev->cat));
+        int bad = !s || hta_table_set_str(t, R, HTA_CP_BREAKDOWN_NAME, s) ||
+                  hta_table_set_str(t, R, HTA_CP_BREAKDOWN_CAT, hta_sym(g->sym, ev->cat));
         free(s);
         if (bad) goto oom;
         hta_table_set_int(t, R, HTA_CP_BREAKDOWN_EVENT, ev->index);
@@ -245,7 +247,8 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             hta_result *out, hta_error *err) {
     bb_memo bm;
     if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, NULL, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
+    int bad = summary_table(g, p, NULL, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, &bm, top, out) ||
+              stats_table(g, p, out);
     free(bm.cls);
     if (bad) return hta_oom(err);
     return HTA_OK;

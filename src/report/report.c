@@ -53,7 +53,8 @@ static void add_finding(findings *f, int64_t rank, const char *area, const char 
     va_end(ap);
     long row = hta_table_add_row(f->t);
     if (row < 0 || hta_table_set_str(f->t, row, HTA_FINDINGS_AREA, area) ||
-        hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf) || hta_table_set_str(f->t, row, HTA_FINDINGS_TODO, detail)) {
+        hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf) ||
+        hta_table_set_str(f->t, row, HTA_FINDINGS_TODO, detail)) {
         f->ok = 0;
         return;
     }
@@ -258,7 +259,8 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
         hta_table_set_int(tb, row, HTA_TOP_KERNELS_COUNT, (int64_t)v[j].count);
         hta_table_set_float(tb, row, HTA_TOP_KERNELS_SUM, v[j].sum);
         hta_table_set_float(tb, row, HTA_TOP_KERNELS_MEAN, v[j].count > 0 ? v[j].sum / v[j].count : NAN);
-        hta_table_set_float(tb, row, HTA_TOP_KERNELS_PCTG, total > 0 ? hta_round(100.0 * v[j].sum / total, 2) : NAN);
+        hta_table_set_float(tb, row, HTA_TOP_KERNELS_PCTG,
+                            total > 0 ? hta_round(100.0 * v[j].sum / total, 2) : NAN);
     }
     if (hta_result_add(out, tb)) {
         free(v);
@@ -414,7 +416,8 @@ static void summary_findings(findings *f, const hta_table *rk) {
                 "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
                 "the main cause is %s on %zu of them",
                 idle, n, num(rk, (size_t)lo, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK),
-                num(rk, (size_t)hi, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)hi, HTA_REPORT_RANKS_RANK), causes[best], cnt[best]);
+                num(rk, (size_t)hi, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)hi, HTA_REPORT_RANKS_RANK), causes[best],
+                cnt[best]);
     for (size_t r = 0; r < n; r++) /* ranks well above the others */
         if (num(rk, r, HTA_REPORT_RANKS_IDLE) > idle + 10)
             add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",

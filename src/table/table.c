@@ -236,7 +236,8 @@ hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const h
     if (!t) return hta_fail(err, HTA_EINVAL, "no table `%s` in the result", d->name);
     /* same name, other columns: reading it with d's enum would read the wrong cells */
     if (t->def != d)
-        return hta_fail(err, HTA_EINVAL, "table `%s` is not built from the declaration it is read with", d->name);
+        return hta_fail(err, HTA_EINVAL, "table `%s` is not built from the declaration it is read with",
+                        d->name);
     *out = t;
     return HTA_OK;
 }

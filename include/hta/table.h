@@ -78,37 +78,40 @@ typedef struct hta_table_def {
     size_t dyn_at;          /* declared column they are printed before */
 } hta_table_def;
 
+/* What a list's entries expand to: nothing, an enum constant, a column
+ * definition, the table's name and meaning, its dynamic columns.  One list
+ * gives both the enum and the definition, so the two cannot disagree. */
 #define HTA_TDEF_NONE_(...)
 #define HTA_TDEF_ENUM_(id, n, ty, u, m) id,
 #define HTA_TDEF_COL_(id, n, ty, u, m) {n, HTA_COL_##ty, u, m},
 #define HTA_TDEF_HEAD_(n, m) .name = n, .meaning = m,
 #define HTA_TDEF_DYN_(at, n, ty, u, m) .dyn = &(const hta_col_def){n, HTA_COL_##ty, u, m}, .dyn_at = at,
-#define HTA_TABLE_DECLARE(L)                                                   \
-    enum { L(HTA_TDEF_NONE_, HTA_TDEF_ENUM_, HTA_TDEF_NONE_) L##_NCOLS };     \
+#define HTA_TABLE_DECLARE(L)                                                                    \
+    enum { L(HTA_TDEF_NONE_, HTA_TDEF_ENUM_, HTA_TDEF_NONE_) L##_NCOLS };                      \
     extern const hta_table_def L##_TABLE;
-#define HTA_TABLE_DEFINE(L)                                                                      \
+#define HTA_TABLE_DEFINE(L)                                                                     \
     static const hta_col_def L##_cols_[] = {L(HTA_TDEF_NONE_, HTA_TDEF_COL_, HTA_TDEF_NONE_)}; \
     const hta_table_def L##_TABLE = {L(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_DYN_).cols = L##_cols_, \
                                      .ncols = L##_NCOLS}
 
-/* A second table with the columns of table L (its enum too): list A has only
- * its T(name, meaning). */
+/* A second table with the columns of table L (its enum too), declared and
+ * defined beside L: list A has only its T(name, meaning). */
 #define HTA_TABLE_DECLARE_LIKE(A, L) extern const hta_table_def A##_TABLE;
-#define HTA_TABLE_DEFINE_LIKE(A, L)                                                                  \
+#define HTA_TABLE_DEFINE_LIKE(A, L)                                                             \
     const hta_table_def A##_TABLE = {A(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_NONE_).cols = L##_cols_, \
                                      .ncols = L##_NCOLS}
 
 /* The eight columns of pandas' describe() that HTA's summaries print, for a
  * column list: ids P_COUNT, P_MEAN, P_STD, P_MIN, P_P25, P_P50, P_P75, P_MAX
  * of FLOAT cells in unit U, over WHAT (plural noun). */
-#define HTA_DESCRIBE_COLS(C, P, U, WHAT)                                    \
-    C(P##_COUNT, "count", FLOAT, "", "number of " WHAT)                     \
-    C(P##_MEAN, "mean", FLOAT, U, "mean of the " WHAT)                      \
-    C(P##_STD, "std", FLOAT, U, "sample standard deviation of the " WHAT)   \
-    C(P##_MIN, "min", FLOAT, U, "smallest of the " WHAT)                    \
-    C(P##_P25, "25%", FLOAT, U, "first quartile of the " WHAT " (linear)")  \
-    C(P##_P50, "50%", FLOAT, U, "median of the " WHAT)                      \
-    C(P##_P75, "75%", FLOAT, U, "third quartile of the " WHAT " (linear)")  \
+#define HTA_DESCRIBE_COLS(C, P, U, WHAT)                                                        \
+    C(P##_COUNT, "count", FLOAT, "", "number of " WHAT)                                         \
+    C(P##_MEAN, "mean", FLOAT, U, "mean of the " WHAT)                                          \
+    C(P##_STD, "std", FLOAT, U, "sample standard deviation of the " WHAT)                       \
+    C(P##_MIN, "min", FLOAT, U, "smallest of the " WHAT)                                        \
+    C(P##_P25, "25%", FLOAT, U, "first quartile of the " WHAT " (linear interpolation)")        \
+    C(P##_P50, "50%", FLOAT, U, "median of the " WHAT)                                          \
+    C(P##_P75, "75%", FLOAT, U, "third quartile of the " WHAT " (linear interpolation)")        \
     C(P##_MAX, "max", FLOAT, U, "largest of the " WHAT)
 
 /* The columns of d as printed, the dynamic ones as one placeholder in their

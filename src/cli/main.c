@@ -40,7 +40,7 @@ static void usage(FILE *f) {
             "PATH is a trace file (.json, .json.gz) or a folder with one file per rank.\n\n"
             "commands:\n");
     for (size_t i = 0; i < ncommands; i++) fprintf(f, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
-    fprintf(f, "\nRun 'hta COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'hta COMMAND --help' for a command's options and output tables.\n"
                "Every command prints tables: --format table (default), csv or json.\n");
 }
 

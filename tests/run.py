@@ -32,7 +32,8 @@ TESTS = os.path.join(ROOT, "tests")
 # C test programs that are one test each: name -> command, the program in $BUILD
 C_PROGRAMS = {"loader.test_raw": ["test_raw", "tests/data/hta/critical_path/simple_add"],
               "loader.test_rawobj": ["test_rawobj"],
-              "vocab.test_vocab": ["test_vocab"]}
+              "vocab.test_vocab": ["test_vocab"],
+              "table.test_table": ["test_table"]}
 # Python tests whose processes load libhtatrace.so: under SAN=1 python3 needs libasan preloaded
 LOADS_TRACER = ("merge.", "tracer.")
 TIMEOUT_S = 600  # one job (a test class, a C program)

@@ -36,6 +36,23 @@ typedef struct hta_temporal_opts {
 } hta_temporal_opts;
 void hta_temporal_opts_default(hta_temporal_opts *o);
 
+#define HTA_TEMPORAL(T, C, D)                                                                                \
+    T("temporal_breakdown", "per rank, the span from the first GPU activity to the last: idle, compute, "    \
+                            "non-compute")                                                                   \
+    C(HTA_TEMPORAL_RANK, "rank", INT, "", "rank of the trace")                                               \
+    C(HTA_TEMPORAL_IDLE_US, "idle_time(us)", FLOAT, "us", "time in the span with no GPU activity")           \
+    C(HTA_TEMPORAL_COMPUTE_US, "compute_time(us)", FLOAT, "us", "time a COMPUTATION kernel runs")            \
+    C(HTA_TEMPORAL_NON_COMPUTE_US, "non_compute_time(us)", FLOAT, "us",                                      \
+      "time only other GPU activity runs (communication, memory)")                                           \
+    C(HTA_TEMPORAL_KERNEL_US, "kernel_time(us)", FLOAT, "us",                                                \
+      "the span: first GPU activity start to last end")                                                      \
+    C(HTA_TEMPORAL_IDLE_PCTG, "idle_time_pctg", FLOAT, "%",                                                  \
+      "idle_time of kernel_time, 2 decimals; null when that is 0")                                           \
+    C(HTA_TEMPORAL_COMPUTE_PCTG, "compute_time_pctg", FLOAT, "%", "compute_time of kernel_time, 2 decimals") \
+    C(HTA_TEMPORAL_NON_COMPUTE_PCTG, "non_compute_time_pctg", FLOAT, "%",                                    \
+      "non_compute_time of kernel_time, 2 decimals")
+HTA_TABLE_DECLARE(HTA_TEMPORAL)
+
 hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_result *out,
                                   hta_error *err);
 
@@ -49,6 +66,27 @@ typedef struct hta_idle_opts {
 #define HTA_IDLE_DEFAULT_DELAY_NS 30000
 void hta_idle_opts_default(hta_idle_opts *o);
 
+#define HTA_IDLE(T, C, D)                                                                                    \
+    T("idle_time", "per rank, GPU stream and cause: the idle gaps before kernels, memcpys and memsets")      \
+    C(HTA_IDLE_RANK, "rank", INT, "", "rank of the trace")                                                   \
+    C(HTA_IDLE_STREAM, "stream", INT, "", "GPU stream id")                                                   \
+    C(HTA_IDLE_CATEGORY, "idle_category", STR, "",                                                           \
+      "host_wait (launched after the stream went idle), kernel_wait (short gap) or other")                   \
+    C(HTA_IDLE_TIME, "idle_time", FLOAT, "us", "the gaps of this category, summed; 2 decimals")              \
+    C(HTA_IDLE_RATIO, "idle_time_ratio", FLOAT, "",                                                          \
+      "share of the stream's idle time, 2 decimals; null when that is 0")                                    \
+    C(HTA_IDLE_PID, "pid", INT, "", "device (process id) of the stream")
+HTA_TABLE_DECLARE(HTA_IDLE)
+
+#define HTA_IDLE_STATS(T, C, D)                                                                              \
+    T("interval_stats", "with --stats: statistics of the idle gaps per rank, stream and cause, 2 decimals")  \
+    C(HTA_IDLE_STATS_CATEGORY, "idle_category", STR, "", "host_wait, kernel_wait or other")                  \
+    C(HTA_IDLE_STATS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_IDLE_STATS_STREAM, "stream", INT, "", "GPU stream id")                                             \
+    HTA_DESCRIBE_COLS(C, HTA_IDLE_STATS, "us", "gaps")                                                       \
+    C(HTA_IDLE_STATS_PID, "pid", INT, "", "device (process id) of the stream")
+HTA_TABLE_DECLARE(HTA_IDLE_STATS)
+
 hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err);
 
 typedef struct hta_kernel_opts {
@@ -59,6 +97,24 @@ typedef struct hta_kernel_opts {
 } hta_kernel_opts;
 void hta_kernel_opts_default(hta_kernel_opts *o); /* HTA's: top 10, ratio 0.8, memory kernels in */
 
+#define HTA_KERNEL_TYPE(T, C, D)                                                                             \
+    T("kernel_type", "all ranks together: the time each kernel type runs alone, and each overlap of types")  \
+    C(HTA_KERNEL_TYPE_TYPE, "kernel_type", STR, "",                                                          \
+      "COMPUTATION, COMMUNICATION, MEMORY, or 'A overlapping B' for the time they run at once")              \
+    C(HTA_KERNEL_TYPE_SUM, "sum", FLOAT, "us", "time, summed over ranks")                                    \
+    C(HTA_KERNEL_TYPE_PCTG, "percentage", FLOAT, "%", "of the summed time of all rows, 1 decimal")
+HTA_TABLE_DECLARE(HTA_KERNEL_TYPE)
+
+#define HTA_ALL_KERNELS(T, C, D)                                                                             \
+    T("all_kernels", "per rank, kernel type and kernel name: duration statistics (--top folds the rest "     \
+                     "into others)")                                                                         \
+    C(HTA_ALL_KERNELS_NAME, "name", STR, "", "full kernel name, or others")                                  \
+    HTA_DURATION_STATS_COLS(C, HTA_ALL_KERNELS, "kernel")                                                    \
+    C(HTA_ALL_KERNELS_TYPE, "kernel_type", STR, "", "COMPUTATION, COMMUNICATION or MEMORY")                  \
+    C(HTA_ALL_KERNELS_RANK, "rank", INT, "", "rank of the trace")                                            \
+    C(HTA_ALL_KERNELS_COUNT, "count", INT, "", "number of kernels")
+HTA_TABLE_DECLARE(HTA_ALL_KERNELS)
+
 hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out,
                                 hta_error *err);
 
@@ -66,6 +122,16 @@ typedef struct hta_overlap_opts {
     hta_gpu_rows gpu_rows;
 } hta_overlap_opts;
 void hta_overlap_opts_default(hta_overlap_opts *o);
+
+#define HTA_OVERLAP(T, C, D)                                                                                 \
+    T("comm_comp_overlap", "per rank: how much of the communication time computation runs too")              \
+    C(HTA_OVERLAP_RANK, "rank", INT, "", "rank of the trace")                                                \
+    C(HTA_OVERLAP_PCTG, "comp_comm_overlap_pctg", FLOAT, "%",                                                \
+      "overlap_time of comm_time, 2 decimals; null without communication")                                   \
+    C(HTA_OVERLAP_COMM_US, "comm_time(us)", FLOAT, "us", "time some communication kernel runs")              \
+    C(HTA_OVERLAP_COMP_US, "comp_time(us)", FLOAT, "us", "time some computation kernel runs")                \
+    C(HTA_OVERLAP_BOTH_US, "overlap_time(us)", FLOAT, "us", "time both run")
+HTA_TABLE_DECLARE(HTA_OVERLAP)
 
 hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err);
 

@@ -55,15 +55,74 @@ typedef struct hta_counters_opts {
 } hta_counters_opts;
 void hta_counters_opts_default(hta_counters_opts *o); /* HTA's max queue length 1024, stable ties */
 
-/* Tables `queue_length_summary`, `memory_bw_summary`,
- * `time_spent_blocked_on_full_queue` and with o->series `queue_length_series`,
- * `memory_bw_series`. */
+#define HTA_QUEUE_SUMMARY(T, C, D)                                                                           \
+    T("queue_length_summary", "per rank and stream: statistics of the launch-queue length samples (not "     \
+                              "time-weighted)")                                                              \
+    C(HTA_QUEUE_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                          \
+    C(HTA_QUEUE_SUMMARY_STREAM, "stream", INT, "", "GPU stream")                                             \
+    HTA_DESCRIBE_COLS(C, HTA_QUEUE_SUMMARY, "", "queue length samples")
+HTA_TABLE_DECLARE(HTA_QUEUE_SUMMARY)
+
+#define HTA_MEMBW_SUMMARY(T, C, D)                                                                           \
+    T("memory_bw_summary", "per rank and memory kind: statistics of the bandwidth samples above 0")          \
+    C(HTA_MEMBW_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                          \
+    C(HTA_MEMBW_SUMMARY_NAME, "name", STR, "",                                                               \
+      "memory kind: Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memset ...")                                      \
+    HTA_DESCRIBE_COLS(C, HTA_MEMBW_SUMMARY, "GB/s", "bandwidth samples")
+HTA_TABLE_DECLARE(HTA_MEMBW_SUMMARY)
+
+#define HTA_QUEUE_BLOCKED(T, C, D)                                                                           \
+    T("time_spent_blocked_on_full_queue", "per rank, every stream whose launch queue reached "               \
+                                          "--max-queue-length")                                              \
+    C(HTA_QUEUE_BLOCKED_RANK, "rank", INT, "", "rank of the trace")                                          \
+    C(HTA_QUEUE_BLOCKED_STREAM, "stream", INT, "", "GPU stream")                                             \
+    C(HTA_QUEUE_BLOCKED_DURATION, "duration_at_max_queue_length", FLOAT, "us",                               \
+      "time the queue stayed at or above the maximum")                                                       \
+    C(HTA_QUEUE_BLOCKED_RELATIVE, "relative_duration_at_max_queue_length", FLOAT, "",                        \
+      "that time as a fraction of the rank's trace span")
+HTA_TABLE_DECLARE(HTA_QUEUE_BLOCKED)
+
+#define HTA_QUEUE_SERIES(T, C, D)                                                                            \
+    T("queue_length_series", "with --series: the queue length after each launch (+1) and each activity "     \
+                             "start (-1), stream by stream in time order")                                   \
+    C(HTA_QUEUE_SERIES_RANK, "rank", INT, "", "rank of the trace")                                           \
+    C(HTA_QUEUE_SERIES_INDEX, "index", INT, "",                                                              \
+      "event index (position in traceEvents) of the launch or activity")                                     \
+    C(HTA_QUEUE_SERIES_TS, "ts", FLOAT, "us", "time of the sample")                                          \
+    C(HTA_QUEUE_SERIES_PID, "pid", INT, "", "device (process id) of the activity")                           \
+    C(HTA_QUEUE_SERIES_TID, "tid", INT, "", "thread id of the activity")                                     \
+    C(HTA_QUEUE_SERIES_STREAM, "stream", INT, "", "GPU stream")                                              \
+    C(HTA_QUEUE_SERIES_LENGTH, "queue_length", INT, "", "queue length after the sample")
+HTA_TABLE_DECLARE(HTA_QUEUE_SERIES)
+
+#define HTA_MEMBW_SERIES(T, C, D)                                                                            \
+    T("memory_bw_series", "with --series: the bandwidth in flight after each copy or memset starts or "      \
+                          "ends, kind by kind in time order")                                                \
+    C(HTA_MEMBW_SERIES_RANK, "rank", INT, "", "rank of the trace")                                           \
+    C(HTA_MEMBW_SERIES_INDEX, "index", INT, "",                                                              \
+      "event index (position in traceEvents) of the copy or memset")                                         \
+    C(HTA_MEMBW_SERIES_TS, "ts", FLOAT, "us", "time of the sample")                                          \
+    C(HTA_MEMBW_SERIES_PID, "pid", INT, "", "device (process id) of the copy")                               \
+    C(HTA_MEMBW_SERIES_NAME, "name", STR, "", "memory kind")                                                 \
+    C(HTA_MEMBW_SERIES_BW, "memory_bw_gbps", FLOAT, "GB/s",                                                  \
+      "bandwidth of the copies of this kind in flight")
+HTA_TABLE_DECLARE(HTA_MEMBW_SERIES)
+
 hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err);
+
+#define HTA_AUGMENTED(T, C, D)                                                                               \
+    T("augmented", "with --augment: the traces written with counter tracks, one per rank")                   \
+    C(HTA_AUGMENTED_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_AUGMENTED_FILE, "file", STR, "", "path of the trace written")                                      \
+    C(HTA_AUGMENTED_EVENTS, "events", INT, "", "events of the original trace, all kept")                     \
+    C(HTA_AUGMENTED_QUEUE_EVENTS, "queue_length_events", INT, "", "Queue Length counter events added")       \
+    C(HTA_AUGMENTED_MEMBW_EVENTS, "memory_bw_events", INT, "", "memory bandwidth counter events added")
+HTA_TABLE_DECLARE(HTA_AUGMENTED)
 
 /* Writes, for every selected rank, OUTDIR/<stem>_with_counters.json[.gz]:
  * the original file with every event kept and counter events (ph "C")
- * appended: "Queue Length" per stream, bandwidth per memory kind.  Adds a
- * table `augmented` (rank, file, events, counter_events). */
+ * appended: "Queue Length" per stream, bandwidth per memory kind.  Adds the
+ * table `augmented`. */
 hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const char *outdir,
                                 hta_result *out, hta_error *err);
 
@@ -76,9 +135,43 @@ typedef struct hta_patterns_opts {
 } hta_patterns_opts;
 void hta_patterns_opts_default(hta_patterns_opts *o); /* HTA's: min length 3, top 5 */
 
+#define HTA_PATTERNS(T, C, D)                                                                                \
+    T("frequent_cuda_kernel_sequences", "per rank: the kernel sequences launched under the --op operator, "  \
+                                        "most frequent first")                                               \
+    C(HTA_PATTERNS_PATTERN, "pattern", STR, "",                                                              \
+      "the operator's name and its kernels' names in time order, joined by '|'")                             \
+    C(HTA_PATTERNS_COUNT, "count", INT, "", "calls with this pattern")                                       \
+    C(HTA_PATTERNS_KERNEL_US, "GPU kernel duration (us)", FLOAT, "us", "the kernels' summed duration")       \
+    C(HTA_PATTERNS_OP_US, "CPU op duration (us)", FLOAT, "us", "the calls' summed duration")                 \
+    C(HTA_PATTERNS_RANK, "rank", INT, "", "rank of the trace")
+HTA_TABLE_DECLARE(HTA_PATTERNS)
+
 hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err);
 
-/* Trace diff (§15): tables `compare_traces` and `ops_diff`. */
+/* Trace diff (§15). */
+#define HTA_DIFF(T, C, D)                                                                                    \
+    T("compare_traces", "per operator or kernel name: counts and total durations in the compared "           \
+                        "iteration of each trace")                                                           \
+    C(HTA_DIFF_NAME, "name", STR, "", "operator or kernel name (header short_name with --short-names)")      \
+    C(HTA_DIFF_CONTROL_COUNTS, "Control_counts", FLOAT, "",                                                  \
+      "occurrences in the control trace (header: the control label, then _counts)")                          \
+    C(HTA_DIFF_CONTROL_DURATION, "Control_total_duration", FLOAT, "us",                                      \
+      "their summed duration (header: the control label, then _total_duration)")                             \
+    C(HTA_DIFF_TEST_COUNTS, "Test_counts", FLOAT, "",                                                        \
+      "occurrences in the test trace (header: the test label, then _counts)")                                \
+    C(HTA_DIFF_TEST_DURATION, "Test_total_duration", FLOAT, "us",                                            \
+      "their summed duration (header: the test label, then _total_duration)")                                \
+    C(HTA_DIFF_DIFF_COUNTS, "diff_counts", FLOAT, "", "test minus control counts")                           \
+    C(HTA_DIFF_DIFF_DURATION, "diff_duration", FLOAT, "us", "test minus control duration")                   \
+    C(HTA_DIFF_CHANGE, "counts_change_categories", STR, "", "+, - or =: the sign of diff_counts")
+HTA_TABLE_DECLARE(HTA_DIFF)
+
+#define HTA_OPS_DIFF(T, C, D)                                                                                \
+    T("ops_diff", "the names added, deleted, increased, decreased or unchanged from control to test")        \
+    C(HTA_OPS_DIFF_CATEGORY, "category", STR, "", "added, deleted, increased, decreased or unchanged")       \
+    C(HTA_OPS_DIFF_NAME, "name", STR, "", "operator or kernel name (full)")
+HTA_TABLE_DECLARE(HTA_OPS_DIFF)
+
 typedef enum hta_diff_device { HTA_DIFF_ALL, HTA_DIFF_CPU, HTA_DIFF_GPU } hta_diff_device;
 typedef struct hta_diff_opts {
     int short_names;
@@ -92,8 +185,63 @@ void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration 
 hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err);
 
-/* CUPTI range-profiler counters with their operator stacks (§13): table
- * `cupti_counter_data_with_operators`. */
+/* CUPTI range-profiler counters with their operator stacks (§13).  The
+ * columns from bytes to out_split_size are HTA's default arg columns (TF§5.1),
+ * with HTA's value when the arg is absent. */
+#define HTA_CUPTI(T, C, D)                                                                                   \
+    T("cupti_counter_data_with_operators", "one row per CUPTI profiled range: its counters and the "         \
+                                           "operator stack of the kernel's launch")                          \
+    C(HTA_CUPTI_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    C(HTA_CUPTI_INDEX, "index", INT, "", "event index (position in traceEvents)")                            \
+    C(HTA_CUPTI_CAT, "cat", STR, "", "category (cuda_profiler_range)")                                       \
+    C(HTA_CUPTI_NAME, "name", STR, "", "event name")                                                         \
+    C(HTA_CUPTI_PID, "pid", INT, "", "process id")                                                           \
+    C(HTA_CUPTI_TID, "tid", INT, "", "thread id")                                                            \
+    C(HTA_CUPTI_TS, "ts", FLOAT, "us", "range start")                                                        \
+    C(HTA_CUPTI_DUR, "dur", FLOAT, "us", "range duration")                                                   \
+    C(HTA_CUPTI_STREAM, "stream", INT, "", "GPU stream, -1 for none")                                        \
+    C(HTA_CUPTI_CORRELATION, "correlation", INT, "", "correlation id, -1 for none")                          \
+    C(HTA_CUPTI_BYTES, "bytes", INT, "", "args bytes; -1 when absent")                                       \
+    C(HTA_CUPTI_MEMORY_BW, "memory_bw_gbps", FLOAT, "GB/s", "args 'memory bandwidth (GB/s)'; 0 when absent") \
+    C(HTA_CUPTI_WAIT_STREAM, "wait_on_stream", INT, "", "args wait_on_stream; -1 when absent")               \
+    C(HTA_CUPTI_WAIT_EVENT, "wait_on_cuda_event_record_corr_id", INT, "",                                    \
+      "args wait_on_cuda_event_record_corr_id; -1 when absent")                                              \
+    C(HTA_CUPTI_INPUT_DIMS, "input_dims", STR, "", "args 'Input Dims'; '-1' when absent")                    \
+    C(HTA_CUPTI_INPUT_TYPE, "input_type", STR, "", "args 'Input type'; '-1' when absent")                    \
+    C(HTA_CUPTI_INPUT_STRIDES, "input_strides", STR, "", "args 'Input Strides'; '-1' when absent")           \
+    C(HTA_CUPTI_EXTERNAL_ID, "external_id", INT, "", "args 'External id'; -1 when absent")                   \
+    C(HTA_CUPTI_PYTHON_ID, "python_id", INT, "", "args 'Python id'; -1 when absent")                         \
+    C(HTA_CUPTI_PYTHON_PARENT, "python_parent_id", INT, "", "args 'Python parent id'; -1 when absent")       \
+    C(HTA_CUPTI_COLLECTIVE, "collective_name", STR, "", "args 'Collective name'; '' when absent")            \
+    C(HTA_CUPTI_IN_NELEMS, "in_msg_nelems", INT, "", "args 'In msg nelems'; 0 when absent")                  \
+    C(HTA_CUPTI_OUT_NELEMS, "out_msg_nelems", INT, "", "args 'Out msg nelems'; 0 when absent")               \
+    C(HTA_CUPTI_DTYPE, "msg_dtype", STR, "", "args dtype; '' when absent")                                   \
+    C(HTA_CUPTI_GROUP_SIZE, "group_size", INT, "", "args 'Group size'; 0 when absent")                       \
+    C(HTA_CUPTI_PROCESS_RANK, "process_rank", INT, "", "args Rank; -1 when absent")                          \
+    C(HTA_CUPTI_IN_SPLIT, "in_split_size", STR, "", "args 'In split size'; '[]' when absent")                \
+    C(HTA_CUPTI_OUT_SPLIT, "out_split_size", STR, "", "args 'Out split size'; '[]' when absent")             \
+    D(HTA_CUPTI_INDEX_CORRELATION, "<counter>", INT, "",                                                     \
+      "one column per counter: every args key of the ranges, by name; -1 when absent")                       \
+    C(HTA_CUPTI_INDEX_CORRELATION, "index_correlation", INT, "",                                             \
+      "event index of the correlated launch or activity (0: none; -1: no correlation id)")                   \
+    C(HTA_CUPTI_ITERATION, "iteration", INT, "", "profiler step; null outside the steps")                    \
+    C(HTA_CUPTI_END, "end", FLOAT, "us", "ts + dur")                                                         \
+    C(HTA_CUPTI_DEPTH, "depth", INT, "", "depth in HTA's call graph (-1: not in it)")                        \
+    C(HTA_CUPTI_HEIGHT, "height", INT, "", "height in HTA's call graph (-1: not in it)")                     \
+    C(HTA_CUPTI_PARENT, "parent", INT, "", "event index of the call-graph parent (a root: minus the tid)")   \
+    C(HTA_CUPTI_NUM_KERNELS, "num_kernels", INT, "", "kernels in its call-graph subtree")                    \
+    C(HTA_CUPTI_KERNEL_DUR, "kernel_dur_sum", FLOAT, "us", "their summed duration")                          \
+    C(HTA_CUPTI_KERNEL_SPAN, "kernel_span", FLOAT, "us",                                                     \
+      "last kernel end minus first kernel start; 0 without kernels")                                         \
+    C(HTA_CUPTI_FIRST_KERNEL, "first_kernel_start", FLOAT, "us", "first kernel start; -1 without kernels")   \
+    C(HTA_CUPTI_LAST_KERNEL, "last_kernel_end", FLOAT, "us", "last kernel end; -1 without kernels")          \
+    C(HTA_CUPTI_INDEX_RUNTIME, "index_runtime", INT, "", "event index of the paired cudaLaunchKernel")       \
+    C(HTA_CUPTI_OP_STACK, "op_stack", STR, "",                                                               \
+      "the launch's cpu_op ancestors, outermost first, joined by '|'")                                       \
+    C(HTA_CUPTI_TOP_OP, "top_level_op", STR, "", "outermost of them; null when none")                        \
+    C(HTA_CUPTI_BOTTOM_OP, "bottom_level_op", STR, "", "innermost of them; null when none")
+HTA_TABLE_DECLARE(HTA_CUPTI)
+
 hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

@@ -116,16 +116,61 @@ hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load);
 
+#define HTA_CP_SUMMARY(T, C, D)                                                                              \
+    T("summary", "time of the critical path's edges per bound_by class (HTA's summary())")                   \
+    C(HTA_CP_SUMMARY_BOUND_BY, "bound_by", STR, "",                                                          \
+      "cpu_bound, data_loading, gpu_compute_bound, gpu_communication_bound, gpu_kernel_kernel_overhead, "    \
+      "gpu_kernel_launch_overhead, or empty for dependency and sync edges")                                  \
+    C(HTA_CP_SUMMARY_DURATION, "duration", FLOAT, "us", "summed weight of its edges")                        \
+    C(HTA_CP_SUMMARY_PCTG, "percentage", FLOAT, "%", "of the path's length")
+HTA_TABLE_DECLARE(HTA_CP_SUMMARY)
+
+#define HTA_CP_BREAKDOWN(T, C, D)                                                                            \
+    T("breakdown", "the path's edges in path order (--top N: the N longest, longest first)")                 \
+    C(HTA_CP_BREAKDOWN_EVENT, "event_idx", INT, "", "event index of the attributed event; null for none")    \
+    C(HTA_CP_BREAKDOWN_DURATION, "duration", FLOAT, "us", "edge weight (HTA's, unclamped)")                  \
+    C(HTA_CP_BREAKDOWN_TYPE, "type", STR, "",                                                                \
+      "critical_path_ + operator, dependency, kernel_launch_delay, kernel_kernel_delay or sync_dependency")  \
+    C(HTA_CP_BREAKDOWN_NAME, "s_name", STR, "", "shortened name of the attributed event")                    \
+    C(HTA_CP_BREAKDOWN_CAT, "cat", STR, "", "its category")                                                  \
+    C(HTA_CP_BREAKDOWN_PID, "pid", INT, "", "its process id")                                                \
+    C(HTA_CP_BREAKDOWN_TID, "tid", INT, "", "its thread id")                                                 \
+    C(HTA_CP_BREAKDOWN_STREAM, "stream", INT, "", "its GPU stream, -1 for none")                             \
+    C(HTA_CP_BREAKDOWN_INDEX, "index", INT, "", "its event index")                                           \
+    C(HTA_CP_BREAKDOWN_BOUND_BY, "bound_by", STR, "", "bound_by class of the edge (as in summary)")
+HTA_TABLE_DECLARE(HTA_CP_BREAKDOWN)
+
+#define HTA_CP_STATS(T, C, D)                                                                                \
+    T("stats", "sizes of the graph and of the path, one row per figure")                                     \
+    C(HTA_CP_STATS_NAME, "name", STR, "",                                                                    \
+      "graph_nodes, graph_edges, graph_edge_types.<type>, critical_path_nodes, critical_path_edges, "        \
+      "critical_path_total_weight (us), critical_path_events, clipped_events, node_list (nodes created), "   \
+      "critical_path_edge_types.<type>")                                                                     \
+    C(HTA_CP_STATS_VALUE, "value", FLOAT, "", "the figure")
+HTA_TABLE_DECLARE(HTA_CP_STATS)
+
 /* Tables `summary`, `breakdown` (top: rows kept, 0 = all), `stats` for path p. */
 hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err);
 
-/* Only the summary table of path p, named `name`, with edge weights w (NULL:
- * the graph's own), e.g. a what-if path under its simulated weights. */
+#define HTA_CP_WHATIF_SUMMARY(T, C, D)                                                                       \
+    T("what_if_summary", "with --what-if: the summary of the simulated path, under its simulated weights")
+HTA_TABLE_DECLARE_LIKE(HTA_CP_WHATIF_SUMMARY, HTA_CP_SUMMARY)
+
+/* Only the summary table of path p, with edge weights w (NULL: the graph's
+ * own), as declaration d (HTA_CP_SUMMARY_TABLE or HTA_CP_WHATIF_SUMMARY_TABLE). */
 hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
-                             const char *const *data_load, size_t ndata_load, const char *name,
+                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                              hta_result *out, hta_error *err);
+
+/* The what-if table: the path before and after the rules (built by `hta critical-path`). */
+#define HTA_CP_WHATIF(T, C, D)                                                                               \
+    T("what_if", "with --what-if: the path before and after the rules, one row per figure")                  \
+    C(HTA_CP_WHATIF_NAME, "name", STR, "",                                                                   \
+      "baseline_path_us, simulated_path_us, saving_us, saving_percent, edges_changed, simulated_path_nodes") \
+    C(HTA_CP_WHATIF_VALUE, "value", FLOAT, "", "the figure")
+HTA_TABLE_DECLARE(HTA_CP_WHATIF)
 
 /* Overlay (critical-path.md §10): the rank's trace with "critical": 1 on path
  * events and flow events for edges.  Writes outdir/overlaid_critical_path_<base>;

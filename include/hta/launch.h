@@ -18,9 +18,39 @@ typedef struct hta_launch_opts {
     int include_memory_events;     /* cudaMemcpyAsync/cudaMemsetAsync too (HTA default 1) */
 } hta_launch_opts;
 void hta_launch_opts_default(hta_launch_opts *o);
-/* Tables: `cuda_kernel_launch_stats` (rank, correlation, cpu_duration,
- * gpu_duration, launch_delay, short_kernel, runtime_outlier,
- * launch_delay_outlier) and `launch_summary` (one row per rank: counts). */
+
+#define HTA_LAUNCH_STATS(T, C, D)                                                                            \
+    T("cuda_kernel_launch_stats", "one row per launch call and the GPU activity of its correlation id")      \
+    C(HTA_LAUNCH_STATS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    C(HTA_LAUNCH_STATS_CORRELATION, "correlation", INT, "", "correlation id of the launch and its activity") \
+    C(HTA_LAUNCH_STATS_CPU, "cpu_duration", FLOAT, "us", "duration of the launch call")                      \
+    C(HTA_LAUNCH_STATS_GPU, "gpu_duration", FLOAT, "us", "duration of the GPU activity")                     \
+    C(HTA_LAUNCH_STATS_DELAY, "launch_delay", FLOAT, "us",                                                   \
+      "GPU start minus the end of the launch call, >= 0")                                                    \
+    C(HTA_LAUNCH_STATS_SHORT, "short_kernel", INT, "",                                                       \
+      "1 if cpu_duration <= the runtime cutoff and gpu_duration < cpu_duration")                             \
+    C(HTA_LAUNCH_STATS_RUNTIME_OUTLIER, "runtime_outlier", INT, "",                                          \
+      "1 if cpu_duration > the runtime cutoff")                                                              \
+    C(HTA_LAUNCH_STATS_DELAY_OUTLIER, "launch_delay_outlier", INT, "",                                       \
+      "1 if launch_delay > the launch-delay cutoff")
+HTA_TABLE_DECLARE(HTA_LAUNCH_STATS)
+
+#define HTA_LAUNCH_SUMMARY(T, C, D)                                                                          \
+    T("launch_summary", "per rank: launches, outliers and mean durations")                                   \
+    C(HTA_LAUNCH_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                         \
+    C(HTA_LAUNCH_SUMMARY_LAUNCHES, "launches", INT, "", "rows of cuda_kernel_launch_stats")                  \
+    C(HTA_LAUNCH_SUMMARY_SHORT, "short_kernels", INT, "", "launches with short_kernel")                      \
+    C(HTA_LAUNCH_SUMMARY_RUNTIME_OUTLIERS, "runtime_outliers", INT, "", "launches with runtime_outlier")     \
+    C(HTA_LAUNCH_SUMMARY_DELAY_OUTLIERS, "launch_delay_outliers", INT, "",                                   \
+      "launches with launch_delay_outlier")                                                                  \
+    C(HTA_LAUNCH_SUMMARY_RUNTIME_CUTOFF, "runtime_cutoff", FLOAT, "us", "--runtime-cutoff")                  \
+    C(HTA_LAUNCH_SUMMARY_DELAY_CUTOFF, "launch_delay_cutoff", FLOAT, "us", "--launch-delay-cutoff")          \
+    C(HTA_LAUNCH_SUMMARY_MEAN_CPU, "mean_cpu_duration", FLOAT, "us",                                         \
+      "mean cpu_duration; null without launches")                                                            \
+    C(HTA_LAUNCH_SUMMARY_MEAN_GPU, "mean_gpu_duration", FLOAT, "us", "mean gpu_duration")                    \
+    C(HTA_LAUNCH_SUMMARY_MEAN_DELAY, "mean_launch_delay", FLOAT, "us", "mean launch_delay")
+HTA_TABLE_DECLARE(HTA_LAUNCH_SUMMARY)
+
 hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err);
 
 /* ---- `hta annotations` (§5.1) ---- */
@@ -32,8 +62,16 @@ typedef struct hta_annotation_opts {
     size_t nallow;
 } hta_annotation_opts;
 void hta_annotation_opts_default(hta_annotation_opts *o);
-/* Table `gpu_user_annotation_breakdown`: rank, name, count, sum (us), max (us),
- * min (us), stddev, mean (us). */
+
+#define HTA_ANNOTATIONS(T, C, D)                                                                             \
+    T("gpu_user_annotation_breakdown", "per rank and annotation name: duration statistics (--top folds "     \
+                                       "the rest into others)")                                              \
+    C(HTA_ANNOTATIONS_RANK, "rank", INT, "", "rank of the trace")                                            \
+    C(HTA_ANNOTATIONS_NAME, "name", STR, "", "annotation name (record_function), or others")                 \
+    C(HTA_ANNOTATIONS_COUNT, "count", INT, "", "number of instances")                                        \
+    HTA_DURATION_STATS_COLS(C, HTA_ANNOTATIONS, "instance")
+HTA_TABLE_DECLARE(HTA_ANNOTATIONS)
+
 hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
                                     hta_error *err);
 
@@ -44,9 +82,44 @@ typedef struct hta_straggler_opts {
     int num_candidates;   /* HTA default 2 */
 } hta_straggler_opts;
 void hta_straggler_opts_default(hta_straggler_opts *o);
-/* Tables: `potential_stragglers` (rank, flagged_steps), `straggler_metric`
- * (per rank and step: the chosen kernel's start, normalised start, flagged),
- * `straggler_kernels` (candidate (stream, kernel) pairs and their spread). */
+
+#define HTA_STRAGGLERS(T, C, D)                                                                              \
+    T("potential_stragglers", "the ranks flagged in the most steps (at most --candidates)")                  \
+    C(HTA_STRAGGLERS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_STRAGGLERS_FLAGGED, "flagged_steps", INT, "",                                                      \
+      "steps in which the rank was among the latest starters")                                               \
+    C(HTA_STRAGGLERS_STEPS, "steps", INT, "", "steps in which the rank ran the chosen kernel")               \
+    C(HTA_STRAGGLERS_MEAN_START, "mean_normalized_start", FLOAT, "",                                         \
+      "mean of its normalized_start_time over those steps")
+HTA_TABLE_DECLARE(HTA_STRAGGLERS)
+
+#define HTA_STRAGGLER_METRIC(T, C, D)                                                                        \
+    T("straggler_metric", "per rank and step: when the chosen collective kernel starts, and whether the "    \
+                          "rank is flagged")                                                                 \
+    C(HTA_STRAGGLER_METRIC_RANK, "rank", INT, "", "rank of the trace")                                       \
+    C(HTA_STRAGGLER_METRIC_STEP, "step", INT, "", "profiler step (ProfilerStep#N)")                          \
+    C(HTA_STRAGGLER_METRIC_STREAM, "stream", INT, "", "GPU stream of the kernel")                            \
+    C(HTA_STRAGGLER_METRIC_KERNEL, "kernel", STR, "", "name of the chosen collective kernel")                \
+    C(HTA_STRAGGLER_METRIC_START, "start_us", FLOAT, "us", "kernel start")                                   \
+    C(HTA_STRAGGLER_METRIC_NORM_START, "normalized_start_time", FLOAT, "",                                   \
+      "start minus the first event, in mean step times (HTA's metric)")                                      \
+    C(HTA_STRAGGLER_METRIC_DURATION, "duration_us", FLOAT, "us", "kernel duration")                          \
+    C(HTA_STRAGGLER_METRIC_NORM_DURATION, "normalized_duration", FLOAT, "", "duration in mean step times")   \
+    C(HTA_STRAGGLER_METRIC_FLAGGED, "flagged", INT, "",                                                      \
+      "1 if among the --candidates latest starters of the step")
+HTA_TABLE_DECLARE(HTA_STRAGGLER_METRIC)
+
+#define HTA_STRAGGLER_KERNELS(T, C, D)                                                                       \
+    T("straggler_kernels", "candidate collective kernels and how much their duration varies between ranks")  \
+    C(HTA_STRAGGLER_KERNELS_STREAM, "stream", INT, "", "GPU stream")                                         \
+    C(HTA_STRAGGLER_KERNELS_KERNEL, "kernel", STR, "", "kernel name")                                        \
+    C(HTA_STRAGGLER_KERNELS_RANKS, "ranks", INT, "", "ranks that ran it")                                    \
+    C(HTA_STRAGGLER_KERNELS_STEPS, "steps", INT, "", "steps it ran in")                                      \
+    C(HTA_STRAGGLER_KERNELS_SPREAD, "mean_duration_std", FLOAT, "",                                          \
+      "mean over steps of the standard deviation across ranks of its duration in mean step times")           \
+    C(HTA_STRAGGLER_KERNELS_CHOSEN, "chosen", INT, "", "1 for the kernel straggler_metric follows")
+HTA_TABLE_DECLARE(HTA_STRAGGLER_KERNELS)
+
 hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err);
 
@@ -56,8 +129,20 @@ typedef struct hta_aten_opts {
     size_t nsort;
 } hta_aten_opts;
 void hta_aten_opts_default(hta_aten_opts *o);
-/* Table `aten_op_kernels_and_delay`: rank, aten_op_name, kernel_sequence,
- * occurrence_count, avg_aten_op_launch_delay, avg_runtime_delay. */
+
+#define HTA_ATEN_OPS(T, C, D)                                                                                \
+    T("aten_op_kernels_and_delay", "per rank, ATen op and the kernel sequence its instances launched: "      \
+                                   "count and mean delays")                                                  \
+    C(HTA_ATEN_OPS_RANK, "rank", INT, "", "rank of the trace")                                               \
+    C(HTA_ATEN_OPS_OP, "aten_op_name", STR, "", "innermost aten:: op enclosing the launches")                \
+    C(HTA_ATEN_OPS_SEQUENCE, "kernel_sequence", STR, "", "full kernel names joined by ' -> '")               \
+    C(HTA_ATEN_OPS_COUNT, "occurrence_count", INT, "", "op instances that launched this sequence")           \
+    C(HTA_ATEN_OPS_LAUNCH_DELAY, "avg_aten_op_launch_delay", FLOAT, "us",                                    \
+      "mean of first launch start minus op start, 3 decimals")                                               \
+    C(HTA_ATEN_OPS_RUNTIME_DELAY, "avg_runtime_delay", FLOAT, "us",                                          \
+      "mean of first kernel start minus its launch start, 3 decimals")
+HTA_TABLE_DECLARE(HTA_ATEN_OPS)
+
 hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

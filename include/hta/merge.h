@@ -96,8 +96,24 @@ typedef struct hta_merge_stats {
 hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int gz,
                            hta_merge_stats *st, hta_error *err);
 
-/* The per-rank alignment table `merge_alignment` (rank, file, clock, method,
- * anchors, outliers, offset_us, drift_ppm, rms_us, max_us) and the plan's notes. */
+#define HTA_MERGE_ALIGNMENT(T, C, D)                                                                         \
+    T("merge_alignment", "per rank: how its clock was mapped onto the merged timeline, and how well")        \
+    C(HTA_MERGE_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    C(HTA_MERGE_FILE, "file", STR, "", "trace file")                                                         \
+    C(HTA_MERGE_CLOCK, "clock", STR, "",                                                                     \
+      "where its unix time comes from: baseTimeNanoseconds, htaClockAnchor or as written")                   \
+    C(HTA_MERGE_METHOD, "method", STR, "", "reference, the method used, none, or none (no anchors)")         \
+    C(HTA_MERGE_PID_BASE, "pid_base", INT, "", "its pids are pid_base + n in the merged trace")              \
+    C(HTA_MERGE_ANCHORS, "anchors", INT, "", "anchors used in the fit (markers or collective instances)")    \
+    C(HTA_MERGE_OUTLIERS, "outliers", INT, "", "anchors dropped as outliers")                                \
+    C(HTA_MERGE_OFFSET, "offset_us", FLOAT, "us", "correction added to its clock at t0, 3 decimals")         \
+    C(HTA_MERGE_DRIFT, "drift_ppm", FLOAT, "ppm", "fitted clock drift, 3 decimals; 0 when not fitted")       \
+    C(HTA_MERGE_RMS, "rms_us", FLOAT, "us",                                                                  \
+      "rms residual of the used anchors after alignment; null without anchors")                              \
+    C(HTA_MERGE_MAX, "max_us", FLOAT, "us", "largest residual of the used anchors; null without anchors")
+HTA_TABLE_DECLARE(HTA_MERGE_ALIGNMENT)
+
+/* The table `merge_alignment` and the plan's notes. */
 hta_status hta_merge_result(const hta_merge_plan *plan, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

@@ -15,9 +15,62 @@ typedef struct hta_report_opts {
 } hta_report_opts;
 void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical paths on */
 
-/* Tables: `findings` (rank, area, finding, what_to_do), `ranks` (one row of
- * key figures per rank), `kernel_types`, `top_kernels`, and with
- * critical_path `critical_path` (rank, bound_by, duration, percentage). */
+#define HTA_FINDINGS(T, C, D)                                                                                \
+    T("findings", "what the figures say and what to do: for all ranks first, then rank by rank")             \
+    C(HTA_FINDINGS_RANK, "rank", INT, "", "the rank it is about; null for all ranks")                        \
+    C(HTA_FINDINGS_AREA, "area", STR, "",                                                                    \
+      "idle, communication, launch, kernels, critical path, straggler or gpu")                               \
+    C(HTA_FINDINGS_FINDING, "finding", STR, "", "what the figures say, with the figures")                    \
+    C(HTA_FINDINGS_TODO, "what_to_do", STR, "", "the usual remedies and the command to look further")
+HTA_TABLE_DECLARE(HTA_FINDINGS)
+
+#define HTA_REPORT_RANKS(T, C, D)                                                                            \
+    T("ranks", "key figures per rank, from the analyses the report runs")                                    \
+    C(HTA_REPORT_RANKS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    C(HTA_REPORT_RANKS_SPAN, "span_us", FLOAT, "us",                                                         \
+      "GPU span: temporal's idle + compute + non-compute time")                                              \
+    C(HTA_REPORT_RANKS_KERNEL, "kernel_time_us", FLOAT, "us", "temporal's kernel_time")                      \
+    C(HTA_REPORT_RANKS_IDLE, "idle_pctg", FLOAT, "%", "temporal's idle_time_pctg")                           \
+    C(HTA_REPORT_RANKS_COMPUTE, "compute_pctg", FLOAT, "%", "temporal's compute_time_pctg")                  \
+    C(HTA_REPORT_RANKS_NON_COMPUTE, "non_compute_pctg", FLOAT, "%", "temporal's non_compute_time_pctg")      \
+    C(HTA_REPORT_RANKS_CAUSE, "main_idle_cause", STR, "",                                                    \
+      "the idle category with the most time, all streams")                                                   \
+    C(HTA_REPORT_RANKS_CAUSE_PCTG, "main_idle_cause_pctg", FLOAT, "%",                                       \
+      "its share of the idle time, 2 decimals")                                                              \
+    C(HTA_REPORT_RANKS_COMM, "comm_time_us", FLOAT, "us", "overlap's comm_time")                             \
+    C(HTA_REPORT_RANKS_OVERLAP, "comm_comp_overlap_pctg", FLOAT, "%", "overlap's comp_comm_overlap_pctg")    \
+    C(HTA_REPORT_RANKS_LAUNCHES, "launches", INT, "", "launch's launches")                                   \
+    C(HTA_REPORT_RANKS_DELAY_OUTLIERS, "launch_delay_outliers", INT, "", "launch's launch_delay_outliers")   \
+    C(HTA_REPORT_RANKS_MEAN_DELAY, "mean_launch_delay_us", FLOAT, "us", "launch's mean_launch_delay")        \
+    C(HTA_REPORT_RANKS_SHORT, "short_kernels", INT, "", "launch's short_kernels")
+HTA_TABLE_DECLARE(HTA_REPORT_RANKS)
+
+#define HTA_REPORT_KERNEL_TYPES(T, C, D)                                                                     \
+    T("kernel_types", "the kernels command's kernel_type table over the selected ranks")                     \
+    C(HTA_REPORT_KERNEL_TYPES_TYPE, "kernel_type", STR, "", "kernel type, or 'A overlapping B'")             \
+    C(HTA_REPORT_KERNEL_TYPES_SUM, "sum_us", FLOAT, "us", "time")                                            \
+    C(HTA_REPORT_KERNEL_TYPES_PCTG, "percentage", FLOAT, "%", "of the summed time of all rows, 1 decimal")
+HTA_TABLE_DECLARE(HTA_REPORT_KERNEL_TYPES)
+
+#define HTA_TOP_KERNELS(T, C, D)                                                                             \
+    T("top_kernels", "the kernels with the most GPU time over all selected ranks (--top N)")                 \
+    C(HTA_TOP_KERNELS_NAME, "name", STR, "", "shortened kernel name")                                        \
+    C(HTA_TOP_KERNELS_TYPE, "kernel_type", STR, "", "COMPUTATION, COMMUNICATION or MEMORY")                  \
+    C(HTA_TOP_KERNELS_COUNT, "count", INT, "", "number of kernels")                                          \
+    C(HTA_TOP_KERNELS_SUM, "sum_us", FLOAT, "us", "summed duration")                                         \
+    C(HTA_TOP_KERNELS_MEAN, "mean_us", FLOAT, "us", "mean duration")                                         \
+    C(HTA_TOP_KERNELS_PCTG, "pctg", FLOAT, "%", "of all kernel time, 2 decimals")
+HTA_TABLE_DECLARE(HTA_TOP_KERNELS)
+
+#define HTA_REPORT_CPATH(T, C, D)                                                                            \
+    T("critical_path", "per rank: what bounds its critical path, critical-path's summary (not with "         \
+                       "--no-critical-path)")                                                                \
+    C(HTA_REPORT_CPATH_RANK, "rank", INT, "", "rank of the trace")                                           \
+    C(HTA_REPORT_CPATH_BOUND_BY, "bound_by", STR, "", "bound_by class (see hta critical-path --help)")       \
+    C(HTA_REPORT_CPATH_DURATION, "duration", FLOAT, "us", "summed weight of its path edges")                 \
+    C(HTA_REPORT_CPATH_PCTG, "percentage", FLOAT, "%", "of the path's length")
+HTA_TABLE_DECLARE(HTA_REPORT_CPATH)
+
 hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

@@ -27,22 +27,112 @@ typedef struct hta_column {
     int wrap;            /* table format: wrap long text over lines instead of cutting it */
 } hta_column;
 
+struct hta_table_def;
+
 typedef struct hta_table {
     char *name;
     size_t ncols, nrows, cap;
-    hta_column *cols;
+    hta_column *cols;                /* as printed: dynamic columns in their place */
+    const struct hta_table_def *def; /* the declaration the table was built from */
+    size_t ndyn;                     /* dynamic columns added (hta_table_add_dyn_col) */
 } hta_table;
 
-hta_table *hta_table_new(const char *name);
-/* A table with its columns: cols[i].name of type cols[i].type. NULL when out of memory. */
-typedef struct hta_col_spec {
-    const char *name;
+/* ---- Declared tables ----
+ *
+ * Every output table is declared once, in the public header of its analysis,
+ * as a list of its columns; the list gives the column enum the code writes
+ * and reads with, the column names, types, units and meanings that --help,
+ * `hta tables` and docs/tables.md print, and the table's name:
+ *
+ *     #define HTA_TEMPORAL(T, C, D)                                          \
+ *         T("temporal_breakdown", "per rank: GPU time idle, computing, ...") \
+ *         C(HTA_TEMPORAL_RANK, "rank", INT, "", "rank of the trace")         \
+ *         C(HTA_TEMPORAL_IDLE_US, "idle_time(us)", FLOAT, "us", "...")       \
+ *         ...
+ *     HTA_TABLE_DECLARE(HTA_TEMPORAL)
+ *
+ * declares `enum { HTA_TEMPORAL_RANK, HTA_TEMPORAL_IDLE_US, ...,
+ * HTA_TEMPORAL_NCOLS }` and `extern const hta_table_def HTA_TEMPORAL_TABLE`;
+ * one .c file of the layer says HTA_TABLE_DEFINE(HTA_TEMPORAL).
+ *   T(name, meaning)                        the table
+ *   C(id, name, TYPE, unit, meaning)        a column; TYPE is INT, FLOAT or STR;
+ *                                           unit "us", "ns", "%", "GB/s", "" ...
+ *   D(before_id, name, TYPE, unit, meaning) at most one: columns that only the
+ *                                           data decides (hta_table_add_dyn_col),
+ *                                           printed before column before_id
+ * A header that depends on the options (a label) is declared with its default
+ * and renamed with hta_table_rename_col; its meaning says so. */
+typedef struct hta_col_def {
+    const char *name; /* the header, HTA's name where HTA has the column */
     hta_col_type type;
-} hta_col_spec;
-hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols);
+    const char *unit;    /* "" when the value has none (a count, an id, text) */
+    const char *meaning; /* one line */
+} hta_col_def;
+
+typedef struct hta_table_def {
+    const char *name;
+    const char *meaning;
+    const hta_col_def *cols;
+    size_t ncols;
+    const hta_col_def *dyn; /* what the dynamic columns are (name: a placeholder); NULL: none */
+    size_t dyn_at;          /* declared column they are printed before */
+} hta_table_def;
+
+/* What a list's entries expand to: nothing, an enum constant, a column
+ * definition, the table's name and meaning, its dynamic columns.  One list
+ * gives both the enum and the definition, so the two cannot disagree. */
+#define HTA_TDEF_NONE_(...)
+#define HTA_TDEF_ENUM_(id, n, ty, u, m) id,
+#define HTA_TDEF_COL_(id, n, ty, u, m) {n, HTA_COL_##ty, u, m},
+#define HTA_TDEF_HEAD_(n, m) .name = n, .meaning = m,
+#define HTA_TDEF_DYN_(at, n, ty, u, m) .dyn = &(const hta_col_def){n, HTA_COL_##ty, u, m}, .dyn_at = at,
+#define HTA_TABLE_DECLARE(L)                                                                    \
+    enum { L(HTA_TDEF_NONE_, HTA_TDEF_ENUM_, HTA_TDEF_NONE_) L##_NCOLS };                      \
+    extern const hta_table_def L##_TABLE;
+#define HTA_TABLE_DEFINE(L)                                                                     \
+    static const hta_col_def L##_cols_[] = {L(HTA_TDEF_NONE_, HTA_TDEF_COL_, HTA_TDEF_NONE_)}; \
+    const hta_table_def L##_TABLE = {L(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_DYN_).cols = L##_cols_, \
+                                     .ncols = L##_NCOLS}
+
+/* A second table with the columns of table L (its enum too), declared and
+ * defined beside L: list A has only its T(name, meaning). */
+#define HTA_TABLE_DECLARE_LIKE(A, L) extern const hta_table_def A##_TABLE;
+#define HTA_TABLE_DEFINE_LIKE(A, L)                                                             \
+    const hta_table_def A##_TABLE = {A(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_NONE_).cols = L##_cols_, \
+                                     .ncols = L##_NCOLS}
+
+/* The eight columns of pandas' describe() that HTA's summaries print, for a
+ * column list: ids P_COUNT, P_MEAN, P_STD, P_MIN, P_P25, P_P50, P_P75, P_MAX
+ * of FLOAT cells in unit U, over WHAT (plural noun). */
+#define HTA_DESCRIBE_COLS(C, P, U, WHAT)                                                        \
+    C(P##_COUNT, "count", FLOAT, "", "number of " WHAT)                                         \
+    C(P##_MEAN, "mean", FLOAT, U, "mean of the " WHAT)                                          \
+    C(P##_STD, "std", FLOAT, U, "sample standard deviation of the " WHAT)                       \
+    C(P##_MIN, "min", FLOAT, U, "smallest of the " WHAT)                                        \
+    C(P##_P25, "25%", FLOAT, U, "first quartile of the " WHAT " (linear interpolation)")        \
+    C(P##_P50, "50%", FLOAT, U, "median of the " WHAT)                                          \
+    C(P##_P75, "75%", FLOAT, U, "third quartile of the " WHAT " (linear interpolation)")        \
+    C(P##_MAX, "max", FLOAT, U, "largest of the " WHAT)
+
+/* The columns of d as printed, the dynamic ones as one placeholder in their
+ * place: hta_table_def_col(d, i) for i < hta_table_def_ncols(d). */
+size_t hta_table_def_ncols(const hta_table_def *d);
+const hta_col_def *hta_table_def_col(const hta_table_def *d, size_t i);
+
+/* An empty table with the declared columns (and none of the dynamic ones
+ * yet), named d->name.  NULL when out of memory. */
+hta_table *hta_table_from_def(const hta_table_def *d);
 void hta_table_free(hta_table *t);
-/* Returns the column number, or -1 when out of memory. */
-int hta_table_add_col(hta_table *t, const char *name, hta_col_type type);
+/* Adds a dynamic column (the declaration's D), after those added before;
+ * the setters address the k-th one added as d->ncols + k, which this returns.
+ * -1 when out of memory or when the declaration has no dynamic columns. */
+int hta_table_add_dyn_col(hta_table *t, const char *name, hta_col_type type);
+/* Renames a declared column whose header depends on the options. 0, or -1 when out of memory. */
+int hta_table_rename_col(hta_table *t, int col, const char *name);
+
+/* Column numbers below are the declaration's: its enum, or what
+ * hta_table_add_dyn_col returned. */
+
 /* Appends an empty row (ints 0, floats NaN, strings NULL); returns its number or -1. */
 long hta_table_add_row(hta_table *t);
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v);
@@ -50,9 +140,13 @@ void hta_table_set_null(hta_table *t, size_t row, int col);
 void hta_table_set_float(hta_table *t, size_t row, int col, double v);
 /* Copies s (NULL allowed). Returns 0, or -1 when out of memory. */
 int hta_table_set_str(hta_table *t, size_t row, int col, const char *s);
-int hta_table_col(const hta_table *t, const char *name); /* -1 if absent */
 /* Marks a text column as prose: the table format wraps it instead of cutting it. */
 void hta_table_col_wrap(hta_table *t, int col);
+
+/* A cell as a number: ints converted, null and text cells NaN. */
+double hta_table_get_float(const hta_table *t, size_t row, int col);
+/* A text cell; NULL when null or not text. */
+const char *hta_table_get_str(const hta_table *t, size_t row, int col);
 
 /* An ordered set of named tables: one command's result. */
 typedef struct hta_result {
@@ -68,6 +162,11 @@ void hta_result_free(hta_result *r);
 int hta_result_add(hta_result *r, hta_table *t);
 int hta_result_note(hta_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 hta_table *hta_result_find(const hta_result *r, const char *name);
+/* The table of r named d->name, checked to be built from declaration d, so
+ * that its cells can be read with d's enum: HTA_EINVAL when r has no such
+ * table or it was built from another declaration. */
+hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const hta_table **out,
+                            hta_error *err);
 
 typedef enum hta_format { HTA_FMT_TABLE, HTA_FMT_CSV, HTA_FMT_JSON } hta_format;
 int hta_format_parse(const char *s, hta_format *out);

@@ -10,6 +10,8 @@
 #include "hta/util.h"
 
 
+HTA_TABLE_DEFINE(HTA_ANNOTATIONS);
+
 void hta_annotation_opts_default(hta_annotation_opts *o) {
     memset(o, 0, sizeof *o);
     o->num_kernels = 1000;
@@ -62,16 +64,15 @@ static void acc_add(acc *a, double x) {
 static int emit(hta_table *tb, int32_t rank, const char *name, const acc *a) {
     long row = hta_table_add_row(tb);
     if (row < 0) return -1;
-    int c = 0;
-    hta_table_set_int(tb, row, c++, rank);
-    if (hta_table_set_str(tb, row, c++, name)) return -1;
-    hta_table_set_int(tb, row, c++, (int64_t)a->n);
-    hta_table_set_float(tb, row, c++, a->sum);
-    hta_table_set_float(tb, row, c++, a->max);
-    hta_table_set_float(tb, row, c++, a->min);
+    hta_table_set_int(tb, row, HTA_ANNOTATIONS_RANK, rank);
+    if (hta_table_set_str(tb, row, HTA_ANNOTATIONS_NAME, name)) return -1;
+    hta_table_set_int(tb, row, HTA_ANNOTATIONS_COUNT, (int64_t)a->n);
+    hta_table_set_float(tb, row, HTA_ANNOTATIONS_SUM, a->sum);
+    hta_table_set_float(tb, row, HTA_ANNOTATIONS_MAX, a->max);
+    hta_table_set_float(tb, row, HTA_ANNOTATIONS_MIN, a->min);
     /* HTA fills the NaN of a single value with 0 */
-    hta_table_set_float(tb, row, c++, a->n > 1 ? sqrt(a->m2 / (double)(a->n - 1)) : 0.0);
-    hta_table_set_float(tb, row, c++, a->sum / (double)a->n);
+    hta_table_set_float(tb, row, HTA_ANNOTATIONS_STDDEV, a->n > 1 ? sqrt(a->m2 / (double)(a->n - 1)) : 0.0);
+    hta_table_set_float(tb, row, HTA_ANNOTATIONS_MEAN, a->sum / (double)a->n);
     return 0;
 }
 
@@ -148,16 +149,8 @@ hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, 
     if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
     const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
-    hta_table *tb = hta_table_new("gpu_user_annotation_breakdown");
+    hta_table *tb = hta_table_from_def(&HTA_ANNOTATIONS_TABLE);
     if (!tb) return hta_oom(err);
-    static const struct {
-        const char *n;
-        hta_col_type ty;
-    } cols[] = {{"rank", HTA_COL_INT},        {"name", HTA_COL_STR},     {"count", HTA_COL_INT},
-                {"sum (us)", HTA_COL_FLOAT},  {"max (us)", HTA_COL_FLOAT}, {"min (us)", HTA_COL_FLOAT},
-                {"stddev", HTA_COL_FLOAT},    {"mean (us)", HTA_COL_FLOAT}};
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        if (hta_table_add_col(tb, cols[k].n, cols[k].ty) < 0) goto oom;
     int64_t cat = -1;
     for (size_t k = 0; k < t->ncats; k++)
         if (!strcmp(hta_sym(t->sym, t->cats[k]), catname)) cat = (int64_t)k;
@@ -183,7 +176,4 @@ hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, 
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
-oom:
-    hta_table_free(tb);
-    return hta_oom(err);
 }

@@ -16,6 +16,7 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+HTA_TABLE_DEFINE(HTA_ATEN_OPS);
 
 void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -109,8 +110,9 @@ typedef struct grp {
     double launch_delay, runtime_delay; /* means, us */
 } grp;
 
+/* the sort keys: --sort-by names them by their output column */
 enum { K_COUNT, K_LAUNCH, K_RUNTIME };
-static const char *const g_keys[] = {"occurrence_count", "avg_aten_op_launch_delay", "avg_runtime_delay"};
+static const int g_key_col[] = {HTA_ATEN_OPS_COUNT, HTA_ATEN_OPS_LAUNCH_DELAY, HTA_ATEN_OPS_RUNTIME_DELAY};
 
 static double grp_key(const grp *g, int k) {
     return k == K_COUNT ? (double)g->count : k == K_LAUNCH ? g->launch_delay : g->runtime_delay;
@@ -267,13 +269,12 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         const grp *g = &gs[perm[k]];
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
-        int c = 0;
-        hta_table_set_int(tb, row, c++, r->rank);
-        if (hta_table_set_str(tb, row, c++, g->op)) goto oom;
-        if (hta_table_set_str(tb, row, c++, g->seq)) goto oom;
-        hta_table_set_int(tb, row, c++, g->count);
-        hta_table_set_float(tb, row, c++, hta_round(g->launch_delay, 3));
-        hta_table_set_float(tb, row, c++, hta_round(g->runtime_delay, 3));
+        hta_table_set_int(tb, row, HTA_ATEN_OPS_RANK, r->rank);
+        if (hta_table_set_str(tb, row, HTA_ATEN_OPS_OP, g->op)) goto oom;
+        if (hta_table_set_str(tb, row, HTA_ATEN_OPS_SEQUENCE, g->seq)) goto oom;
+        hta_table_set_int(tb, row, HTA_ATEN_OPS_COUNT, g->count);
+        hta_table_set_float(tb, row, HTA_ATEN_OPS_LAUNCH_DELAY, hta_round(g->launch_delay, 3));
+        hta_table_set_float(tb, row, HTA_ATEN_OPS_RUNTIME_DELAY, hta_round(g->runtime_delay, 3));
     }
     st = HTA_OK;
     goto out;
@@ -308,7 +309,7 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
         for (size_t k = 0; k < o->nsort; k++) {
             int f = -1;
             for (int j = 0; j < 3; j++)
-                if (!strcmp(o->sort_by[k], g_keys[j])) f = j;
+                if (!strcmp(o->sort_by[k], HTA_ATEN_OPS_TABLE.cols[g_key_col[j]].name)) f = j;
             if (f < 0)
                 return hta_fail(err, HTA_EINVAL,
                                 "cannot sort by '%s' (occurrence_count, avg_aten_op_launch_delay, avg_runtime_delay)",
@@ -316,20 +317,9 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
             sortk[nsort++] = f;
         }
     }
-    hta_table *tb = hta_table_new("aten_op_kernels_and_delay");
+    hta_table *tb = hta_table_from_def(&HTA_ATEN_OPS_TABLE);
     unsigned char *kind = NULL;
     if (!tb) return hta_oom(err);
-    static const struct {
-        const char *n;
-        hta_col_type ty;
-    } cols[] = {{"rank", HTA_COL_INT},
-                {"aten_op_name", HTA_COL_STR},
-                {"kernel_sequence", HTA_COL_STR},
-                {"occurrence_count", HTA_COL_INT},
-                {"avg_aten_op_launch_delay", HTA_COL_FLOAT},
-                {"avg_runtime_delay", HTA_COL_FLOAT}};
-    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
-        if (hta_table_add_col(tb, cols[k].n, cols[k].ty) < 0) goto oom;
     /* per symbol: 1 = aten op, 2 = kernel launch */
     uint32_t nsym = hta_symtab_count(t->sym);
     kind = calloc(nsym ? nsym : 1, 1);

@@ -13,6 +13,7 @@
 #include "hta/rawtrace.h"
 #include "hta/util.h"
 
+HTA_TABLE_DEFINE(HTA_AUGMENTED);
 
 /* Shortest text that reads back as the same double. */
 static void fmt_double(char *buf, size_t n, double v) {
@@ -175,15 +176,8 @@ hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const 
     const hta_trace *t = ctx->trace;
     hta_status dst = hta_output_dir(outdir, err);
     if (dst) return dst;
-    hta_table *tb = hta_table_new("augmented");
+    hta_table *tb = hta_table_from_def(&HTA_AUGMENTED_TABLE);
     if (!tb) return hta_oom(err);
-    static const char *const cols[] = {"rank", "file", "events", "queue_length_events", "memory_bw_events"};
-    static const hta_col_type ty[] = {HTA_COL_INT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_INT};
-    for (size_t c = 0; c < 5; c++)
-        if (hta_table_add_col(tb, cols[c], ty[c]) < 0) {
-            hta_table_free(tb);
-            return hta_oom(err);
-        }
     size_t ns = hta_ctx_nranks(ctx);
     pool p = {calloc(ns ? ns : 1, sizeof(job)), ns, 0, PTHREAD_MUTEX_INITIALIZER};
     if (!p.jobs) {
@@ -221,13 +215,13 @@ hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const 
         }
         if (!st) {
             long row = hta_table_add_row(tb);
-            if (row < 0 || hta_table_set_str(tb, (size_t)row, 1, j->path)) {
+            if (row < 0 || hta_table_set_str(tb, (size_t)row, HTA_AUGMENTED_FILE, j->path)) {
                 st = hta_oom(err);
             } else {
-                hta_table_set_int(tb, (size_t)row, 0, t->ranks[j->ri]->rank);
-                hta_table_set_int(tb, (size_t)row, 2, (int64_t)j->nev);
-                hta_table_set_int(tb, (size_t)row, 3, (int64_t)j->nq);
-                hta_table_set_int(tb, (size_t)row, 4, (int64_t)j->nm);
+                hta_table_set_int(tb, (size_t)row, HTA_AUGMENTED_RANK, t->ranks[j->ri]->rank);
+                hta_table_set_int(tb, (size_t)row, HTA_AUGMENTED_EVENTS, (int64_t)j->nev);
+                hta_table_set_int(tb, (size_t)row, HTA_AUGMENTED_QUEUE_EVENTS, (int64_t)j->nq);
+                hta_table_set_int(tb, (size_t)row, HTA_AUGMENTED_MEMBW_EVENTS, (int64_t)j->nm);
             }
         }
         free(j->path);

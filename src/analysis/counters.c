@@ -6,40 +6,37 @@
 #include "hta/counters.h"
 #include "hta/util.h"
 
+HTA_TABLE_DEFINE(HTA_QUEUE_SUMMARY);
+HTA_TABLE_DEFINE(HTA_MEMBW_SUMMARY);
+HTA_TABLE_DEFINE(HTA_QUEUE_BLOCKED);
+HTA_TABLE_DEFINE(HTA_QUEUE_SERIES);
+HTA_TABLE_DEFINE(HTA_MEMBW_SERIES);
+
 void hta_counters_opts_default(hta_counters_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_queue_length = 1024;
     o->ties = HTA_TIES_STABLE;
 }
 
-
-static const char *const stat_cols[] = {"count", "mean", "std", "min", "25%", "50%", "75%", "max"};
-
-static hta_table *summary_table(const char *name, const char *key, hta_col_type kt) {
-    hta_table *tb = hta_table_new(name);
-    if (!tb) return NULL;
-    if (hta_table_add_col(tb, "rank", HTA_COL_INT) < 0 || hta_table_add_col(tb, key, kt) < 0) goto bad;
-    for (size_t c = 0; c < 8; c++)
-        if (hta_table_add_col(tb, stat_cols[c], HTA_COL_FLOAT) < 0) goto bad;
-    return tb;
-bad:
-    hta_table_free(tb);
-    return NULL;
-}
+/* add_stats fills both summaries: rank, key, then the describe() columns */
+_Static_assert((int)HTA_MEMBW_SUMMARY_RANK == HTA_QUEUE_SUMMARY_RANK &&
+                   (int)HTA_MEMBW_SUMMARY_NAME == HTA_QUEUE_SUMMARY_STREAM &&
+                   (int)HTA_MEMBW_SUMMARY_COUNT == HTA_QUEUE_SUMMARY_COUNT,
+               "queue_length_summary and memory_bw_summary share their layout");
 
 static int add_stats(hta_table *tb, int32_t rank, int64_t ikey, const char *skey, double *v, size_t n) {
     hta_describe d;
     hta_describe_values(v, n, &d);
     long row = hta_table_add_row(tb);
     if (row < 0) return -1;
-    hta_table_set_int(tb, (size_t)row, 0, rank);
+    hta_table_set_int(tb, (size_t)row, HTA_QUEUE_SUMMARY_RANK, rank);
     if (skey) {
-        if (hta_table_set_str(tb, (size_t)row, 1, skey)) return -1;
+        if (hta_table_set_str(tb, (size_t)row, HTA_MEMBW_SUMMARY_NAME, skey)) return -1;
     } else {
-        hta_table_set_int(tb, (size_t)row, 1, ikey);
+        hta_table_set_int(tb, (size_t)row, HTA_QUEUE_SUMMARY_STREAM, ikey);
     }
     const double s[8] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
-    for (int c = 0; c < 8; c++) hta_table_set_float(tb, (size_t)row, 2 + c, s[c]);
+    for (int c = 0; c < 8; c++) hta_table_set_float(tb, (size_t)row, HTA_QUEUE_SUMMARY_COUNT + c, s[c]);
     return 0;
 }
 
@@ -72,10 +69,11 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
         if (reached) { /* every stream, not only the last one (HTA's A6) */
             long row = hta_table_add_row(tb->blocked);
             if (row < 0) return -1;
-            hta_table_set_int(tb->blocked, (size_t)row, 0, r->rank);
-            hta_table_set_int(tb->blocked, (size_t)row, 1, q->stream[a]);
-            hta_table_set_float(tb->blocked, (size_t)row, 2, (double)blocked / 1000.0);
-            hta_table_set_float(tb->blocked, (size_t)row, 3, span > 0 ? (double)blocked / span : 0.0);
+            hta_table_set_int(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_RANK, r->rank);
+            hta_table_set_int(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_STREAM, q->stream[a]);
+            hta_table_set_float(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_DURATION, (double)blocked / 1000.0);
+            hta_table_set_float(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_RELATIVE,
+                                span > 0 ? (double)blocked / span : 0.0);
         }
         a = b;
     }
@@ -84,14 +82,13 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
         long row = hta_table_add_row(tb->qser);
         if (row < 0) return -1;
         const hta_thread *th = hta_row_thread(r, q->dev_row[k]);
-        int c = 0;
-        hta_table_set_int(tb->qser, (size_t)row, c++, r->rank);
-        hta_table_set_int(tb->qser, (size_t)row, c++, r->index[q->row[k]]);
-        hta_table_set_float(tb->qser, (size_t)row, c++, hta_ns_to_us(q->ts[k]));
-        hta_table_set_int(tb->qser, (size_t)row, c++, th->pid);
-        hta_table_set_int(tb->qser, (size_t)row, c++, th->tid);
-        hta_table_set_int(tb->qser, (size_t)row, c++, q->stream[k]);
-        hta_table_set_int(tb->qser, (size_t)row, c++, q->queue[k]);
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_RANK, r->rank);
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_INDEX, r->index[q->row[k]]);
+        hta_table_set_float(tb->qser, (size_t)row, HTA_QUEUE_SERIES_TS, hta_ns_to_us(q->ts[k]));
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_PID, th->pid);
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_TID, th->tid);
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_STREAM, q->stream[k]);
+        hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_LENGTH, q->queue[k]);
     }
     return 0;
 }
@@ -109,26 +106,14 @@ static int rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, 
     for (size_t k = 0; k < m->n; k++) {
         long row = hta_table_add_row(tb->bser);
         if (row < 0) return -1;
-        int c = 0;
-        hta_table_set_int(tb->bser, (size_t)row, c++, r->rank);
-        hta_table_set_int(tb->bser, (size_t)row, c++, r->index[m->row[k]]);
-        hta_table_set_float(tb->bser, (size_t)row, c++, hta_ns_to_us(m->ts[k]));
-        hta_table_set_int(tb->bser, (size_t)row, c++, hta_row_thread(r, m->row[k])->pid);
-        if (hta_table_set_str(tb->bser, (size_t)row, c++, m->names[m->kind[k]])) return -1;
-        hta_table_set_float(tb->bser, (size_t)row, c++, m->bw[k]);
+        hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_RANK, r->rank);
+        hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_INDEX, r->index[m->row[k]]);
+        hta_table_set_float(tb->bser, (size_t)row, HTA_MEMBW_SERIES_TS, hta_ns_to_us(m->ts[k]));
+        hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_PID, hta_row_thread(r, m->row[k])->pid);
+        if (hta_table_set_str(tb->bser, (size_t)row, HTA_MEMBW_SERIES_NAME, m->names[m->kind[k]])) return -1;
+        hta_table_set_float(tb->bser, (size_t)row, HTA_MEMBW_SERIES_BW, m->bw[k]);
     }
     return 0;
-}
-
-static hta_table *cols_table(const char *name, const char *const *cols, const hta_col_type *ty, size_t n) {
-    hta_table *tb = hta_table_new(name);
-    if (!tb) return NULL;
-    for (size_t c = 0; c < n; c++)
-        if (hta_table_add_col(tb, cols[c], ty[c]) < 0) {
-            hta_table_free(tb);
-            return NULL;
-        }
-    return tb;
 }
 
 hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
@@ -141,21 +126,12 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
     hta_queue_series q = {0};
     hta_membw_series m = {0};
     hta_status st = HTA_OK;
-    static const char *const bcols[] = {"rank", "stream", "duration_at_max_queue_length",
-                                        "relative_duration_at_max_queue_length"};
-    static const hta_col_type bty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT, HTA_COL_FLOAT};
-    static const char *const qcols[] = {"rank", "index", "ts", "pid", "tid", "stream", "queue_length"};
-    static const hta_col_type qty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT, HTA_COL_INT,
-                                       HTA_COL_INT, HTA_COL_INT, HTA_COL_INT};
-    static const char *const mcols[] = {"rank", "index", "ts", "pid", "name", "memory_bw_gbps"};
-    static const hta_col_type mty[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
-                                       HTA_COL_INT, HTA_COL_STR, HTA_COL_FLOAT};
-    tb.qsum = summary_table("queue_length_summary", "stream", HTA_COL_INT);
-    tb.bsum = summary_table("memory_bw_summary", "name", HTA_COL_STR);
-    tb.blocked = cols_table("time_spent_blocked_on_full_queue", bcols, bty, 4);
+    tb.qsum = hta_table_from_def(&HTA_QUEUE_SUMMARY_TABLE);
+    tb.bsum = hta_table_from_def(&HTA_MEMBW_SUMMARY_TABLE);
+    tb.blocked = hta_table_from_def(&HTA_QUEUE_BLOCKED_TABLE);
     if (o->series) {
-        tb.qser = cols_table("queue_length_series", qcols, qty, 7);
-        tb.bser = cols_table("memory_bw_series", mcols, mty, 6);
+        tb.qser = hta_table_from_def(&HTA_QUEUE_SERIES_TABLE);
+        tb.bser = hta_table_from_def(&HTA_MEMBW_SERIES_TABLE);
     }
     if (!tb.qsum || !tb.bsum || !tb.blocked || (o->series && (!tb.qser || !tb.bser))) goto oom;
     size_t ns = hta_ctx_nranks(ctx);

@@ -11,32 +11,33 @@
 #include "hta/util.h"
 
 
-/* HTA's default arg columns (TF§5.1) after stream and correlation. */
+HTA_TABLE_DEFINE(HTA_CUPTI);
+
+/* HTA's default arg columns (TF§5.1): the arg each shows and its value when absent. */
 static const struct {
-    const char *col;
+    int col;
     hta_arg_key key;
-    hta_col_type ty;
     const char *sdflt;
     int64_t idflt;
 } defcols[] = {
-    {"bytes", HTA_ARG_BYTES, HTA_COL_INT, NULL, -1},
-    {"memory_bw_gbps", HTA_ARG_MEMORY_BW, HTA_COL_FLOAT, NULL, 0},
-    {"wait_on_stream", HTA_ARG_WAIT_ON_STREAM, HTA_COL_INT, NULL, -1},
-    {"wait_on_cuda_event_record_corr_id", HTA_ARG_WAIT_ON_EVENT_CORR, HTA_COL_INT, NULL, -1},
-    {"input_dims", HTA_ARG_INPUT_DIMS, HTA_COL_STR, "-1", 0},
-    {"input_type", HTA_ARG_INPUT_TYPE, HTA_COL_STR, "-1", 0},
-    {"input_strides", HTA_ARG_INPUT_STRIDES, HTA_COL_STR, "-1", 0},
-    {"external_id", HTA_ARG_KNOWN_COUNT, HTA_COL_INT, NULL, -1}, /* r->external_id */
-    {"python_id", HTA_ARG_PYTHON_ID, HTA_COL_INT, NULL, -1},
-    {"python_parent_id", HTA_ARG_PYTHON_PARENT_ID, HTA_COL_INT, NULL, -1},
-    {"collective_name", HTA_ARG_COLLECTIVE_NAME, HTA_COL_STR, "", 0},
-    {"in_msg_nelems", HTA_ARG_IN_MSG_NELEMS, HTA_COL_INT, NULL, 0},
-    {"out_msg_nelems", HTA_ARG_OUT_MSG_NELEMS, HTA_COL_INT, NULL, 0},
-    {"msg_dtype", HTA_ARG_DTYPE, HTA_COL_STR, "", 0},
-    {"group_size", HTA_ARG_GROUP_SIZE, HTA_COL_INT, NULL, 0},
-    {"process_rank", HTA_ARG_PROCESS_RANK, HTA_COL_INT, NULL, -1},
-    {"in_split_size", HTA_ARG_IN_SPLIT_SIZE, HTA_COL_STR, "[]", 0},
-    {"out_split_size", HTA_ARG_OUT_SPLIT_SIZE, HTA_COL_STR, "[]", 0},
+    {HTA_CUPTI_BYTES, HTA_ARG_BYTES, NULL, -1},
+    {HTA_CUPTI_MEMORY_BW, HTA_ARG_MEMORY_BW, NULL, 0},
+    {HTA_CUPTI_WAIT_STREAM, HTA_ARG_WAIT_ON_STREAM, NULL, -1},
+    {HTA_CUPTI_WAIT_EVENT, HTA_ARG_WAIT_ON_EVENT_CORR, NULL, -1},
+    {HTA_CUPTI_INPUT_DIMS, HTA_ARG_INPUT_DIMS, "-1", 0},
+    {HTA_CUPTI_INPUT_TYPE, HTA_ARG_INPUT_TYPE, "-1", 0},
+    {HTA_CUPTI_INPUT_STRIDES, HTA_ARG_INPUT_STRIDES, "-1", 0},
+    {HTA_CUPTI_EXTERNAL_ID, HTA_ARG_KNOWN_COUNT, NULL, -1}, /* r->external_id */
+    {HTA_CUPTI_PYTHON_ID, HTA_ARG_PYTHON_ID, NULL, -1},
+    {HTA_CUPTI_PYTHON_PARENT, HTA_ARG_PYTHON_PARENT_ID, NULL, -1},
+    {HTA_CUPTI_COLLECTIVE, HTA_ARG_COLLECTIVE_NAME, "", 0},
+    {HTA_CUPTI_IN_NELEMS, HTA_ARG_IN_MSG_NELEMS, NULL, 0},
+    {HTA_CUPTI_OUT_NELEMS, HTA_ARG_OUT_MSG_NELEMS, NULL, 0},
+    {HTA_CUPTI_DTYPE, HTA_ARG_DTYPE, "", 0},
+    {HTA_CUPTI_GROUP_SIZE, HTA_ARG_GROUP_SIZE, NULL, 0},
+    {HTA_CUPTI_PROCESS_RANK, HTA_ARG_PROCESS_RANK, NULL, -1},
+    {HTA_CUPTI_IN_SPLIT, HTA_ARG_IN_SPLIT_SIZE, "[]", 0},
+    {HTA_CUPTI_OUT_SPLIT, HTA_ARG_OUT_SPLIT_SIZE, "[]", 0},
 };
 #define NDEF (sizeof defcols / sizeof *defcols)
 
@@ -113,13 +114,8 @@ static int sub_build(const hta_view *v, const hta_cgraph *g, sub *s) {
     return 0;
 }
 
-typedef struct cols {
-    int index, cat, name, pid, tid, ts, dur, stream, corr, def0, cnt0, icorr, iter, end, depth, height, parent, nk,
-        kdur, kspan, first, last, irt, stack, topop, botop, rank;
-} cols;
-
 static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
-                            size_t nkeys, hta_table *tb, const cols *c, hta_result *out, hta_error *err) {
+                            size_t nkeys, hta_table *tb, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
     const hta_view *v = NULL;
@@ -155,23 +151,24 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         if (row < 0) goto oom;
         size_t R = (size_t)row;
         const hta_thread *th = hta_row_thread(r, i);
-        hta_table_set_int(tb, R, c->rank, r->rank);
-        hta_table_set_int(tb, R, c->index, r->index[i]);
-        if (hta_table_set_str(tb, R, c->cat, hta_sym(t->sym, hta_row_cat_sym(t, r, i))) ||
-            hta_table_set_str(tb, R, c->name, hta_sym(t->sym, r->name[i])))
+        hta_table_set_int(tb, R, HTA_CUPTI_RANK, r->rank);
+        hta_table_set_int(tb, R, HTA_CUPTI_INDEX, r->index[i]);
+        if (hta_table_set_str(tb, R, HTA_CUPTI_CAT, hta_sym(t->sym, hta_row_cat_sym(t, r, i))) ||
+            hta_table_set_str(tb, R, HTA_CUPTI_NAME, hta_sym(t->sym, r->name[i])))
             goto oom;
-        hta_table_set_int(tb, R, c->pid, th->pid);
-        hta_table_set_int(tb, R, c->tid, th->tid);
-        hta_table_set_float(tb, R, c->ts, hta_ns_to_us(v->ts[P[k]]));
-        hta_table_set_float(tb, R, c->dur, (double)v->dur[P[k]] / 1000.0);
-        hta_table_set_int(tb, R, c->stream, hta_row_stream(r, i));
-        hta_table_set_int(tb, R, c->corr, r->correlation[i]);
+        hta_table_set_int(tb, R, HTA_CUPTI_PID, th->pid);
+        hta_table_set_int(tb, R, HTA_CUPTI_TID, th->tid);
+        hta_table_set_float(tb, R, HTA_CUPTI_TS, hta_ns_to_us(v->ts[P[k]]));
+        hta_table_set_float(tb, R, HTA_CUPTI_DUR, (double)v->dur[P[k]] / 1000.0);
+        hta_table_set_int(tb, R, HTA_CUPTI_STREAM, hta_row_stream(r, i));
+        hta_table_set_int(tb, R, HTA_CUPTI_CORRELATION, r->correlation[i]);
         for (size_t d = 0; d < NDEF; d++) {
-            int col = c->def0 + (int)d;
+            int col = defcols[d].col;
+            hta_col_type ty = HTA_CUPTI_TABLE.cols[col].type;
             if (defcols[d].key == HTA_ARG_KNOWN_COUNT) hta_table_set_int(tb, R, col, r->external_id[i]);
-            else if (defcols[d].ty == HTA_COL_INT)
+            else if (ty == HTA_COL_INT)
                 hta_table_set_int(tb, R, col, hta_row_arg_int(t, r, i, defcols[d].key, defcols[d].idflt));
-            else if (defcols[d].ty == HTA_COL_FLOAT)
+            else if (ty == HTA_COL_FLOAT)
                 hta_table_set_float(tb, R, col, hta_row_arg_num(t, r, i, defcols[d].key, 0.0));
             else if (hta_table_set_str(tb, R, col, hta_row_arg_text(t, r, i, defcols[d].key, defcols[d].sdflt)))
                 goto oom;
@@ -179,31 +176,32 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         for (size_t q = 0; q < nkeys; q++) {
             const hta_arg *a = hta_row_arg(r, i, keys[q]);
             int64_t val = !a ? -1 : a->type == HTA_V_INT ? a->v.i : a->type == HTA_V_FLOAT ? (int64_t)a->v.f : -1;
-            hta_table_set_int(tb, R, c->cnt0 + (int)q, val);
+            hta_table_set_int(tb, R, HTA_CUPTI_NCOLS + (int)q, val);
         }
         /* index_correlation: -1 no correlation id, 0 no partner, else the partner's index */
-        hta_table_set_int(tb, R, c->icorr,
+        hta_table_set_int(tb, R, HTA_CUPTI_INDEX_CORRELATION,
                           r->correlation[i] == -1 ? -1 : r->partner[i] < 0 ? 0 : (int64_t)r->index[r->partner[i]]);
-        if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, c->iter);
-        else hta_table_set_int(tb, R, c->iter, r->iteration[i]);
+        if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, HTA_CUPTI_ITERATION);
+        else hta_table_set_int(tb, R, HTA_CUPTI_ITERATION, r->iteration[i]);
         /* end relative to the same origin as ts (HTA leaves it absolute, Q1) */
-        hta_table_set_float(tb, R, c->end, hta_ns_to_us(v->ts[P[k]] + v->dur[P[k]]));
-        hta_table_set_int(tb, R, c->depth, g.depth[i]);
-        hta_table_set_int(tb, R, c->height, s.height[i]);
+        hta_table_set_float(tb, R, HTA_CUPTI_END, hta_ns_to_us(v->ts[P[k]] + v->dur[P[k]]));
+        hta_table_set_int(tb, R, HTA_CUPTI_DEPTH, g.depth[i]);
+        hta_table_set_int(tb, R, HTA_CUPTI_HEIGHT, s.height[i]);
         int64_t par = -1;
         if (g.depth[i] >= 0) {
             int32_t kp = hta_cgraph_kernel_parent(r, &g, i);
             int32_t p = kp >= 0 ? kp : r->parent[i];
             par = p >= 0 ? (int64_t)r->index[p] : -llabs(th->tid);
         }
-        hta_table_set_int(tb, R, c->parent, par);
+        hta_table_set_int(tb, R, HTA_CUPTI_PARENT, par);
         int has = s.nk[i] > 0;
-        hta_table_set_int(tb, R, c->nk, s.nk[i]);
-        hta_table_set_float(tb, R, c->kdur, has ? (double)s.kdur[i] / 1000.0 : 0.0);
-        hta_table_set_float(tb, R, c->kspan, has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
-        hta_table_set_float(tb, R, c->first, has ? hta_ns_to_us(s.first[i]) : -1.0);
-        hta_table_set_float(tb, R, c->last, has ? hta_ns_to_us(s.last[i]) : -1.0);
-        hta_table_set_int(tb, R, c->irt, r->index[l]);
+        hta_table_set_int(tb, R, HTA_CUPTI_NUM_KERNELS, s.nk[i]);
+        hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_DUR, has ? (double)s.kdur[i] / 1000.0 : 0.0);
+        hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_SPAN,
+                            has ? (double)(s.last[i] - s.first[i]) / 1000.0 : 0.0);
+        hta_table_set_float(tb, R, HTA_CUPTI_FIRST_KERNEL, has ? hta_ns_to_us(s.first[i]) : -1.0);
+        hta_table_set_float(tb, R, HTA_CUPTI_LAST_KERNEL, has ? hta_ns_to_us(s.last[i]) : -1.0);
+        hta_table_set_int(tb, R, HTA_CUPTI_INDEX_RUNTIME, r->index[l]);
         /* operator stack: the launch's cpu_op ancestors, outermost first */
         size_t len = 1, nops = 0;
         for (int32_t a = r->parent[l]; a >= 0; a = r->parent[a])
@@ -225,8 +223,8 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
             if (!bottom) bottom = nm;
             top = nm;
         }
-        if (hta_table_set_str(tb, R, c->stack, stack + end) || hta_table_set_str(tb, R, c->topop, top) ||
-            hta_table_set_str(tb, R, c->botop, bottom))
+        if (hta_table_set_str(tb, R, HTA_CUPTI_OP_STACK, stack + end) ||
+            hta_table_set_str(tb, R, HTA_CUPTI_TOP_OP, top) || hta_table_set_str(tb, R, HTA_CUPTI_BOTTOM_OP, bottom))
             goto oom;
         if (!top && hta_result_note(out, "rank %d: launch %u of range %u has no cpu_op above it (HTA crashes)",
                                      r->rank, r->index[l], r->index[i]))
@@ -251,7 +249,7 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
     uint32_t nsym = hta_symtab_count(t->sym);
     unsigned char *seen = calloc(nsym ? nsym : 1, 1);
     uint32_t *keys = malloc((nsym ? nsym : 1) * sizeof *keys);
-    hta_table *tb = hta_table_new("cupti_counter_data_with_operators");
+    hta_table *tb = hta_table_from_def(&HTA_CUPTI_TABLE);
     size_t nkeys = 0, nranges = 0;
     hta_status st = HTA_OK;
     if (!seen || !keys || !tb) goto oom;
@@ -265,45 +263,14 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
         }
     }
     qsort_r(keys, nkeys, sizeof *keys, sym_cmp, t->sym);
-    cols c;
-    int bad = 0;
-#define COL(f, nm, ty) bad |= (c.f = hta_table_add_col(tb, nm, ty)) < 0
-    COL(rank, "rank", HTA_COL_INT);
-    COL(index, "index", HTA_COL_INT);
-    COL(cat, "cat", HTA_COL_STR);
-    COL(name, "name", HTA_COL_STR);
-    COL(pid, "pid", HTA_COL_INT);
-    COL(tid, "tid", HTA_COL_INT);
-    COL(ts, "ts", HTA_COL_FLOAT);
-    COL(dur, "dur", HTA_COL_FLOAT);
-    COL(stream, "stream", HTA_COL_INT);
-    COL(corr, "correlation", HTA_COL_INT);
-    c.def0 = (int)tb->ncols;
-    for (size_t d = 0; d < NDEF; d++) bad |= hta_table_add_col(tb, defcols[d].col, defcols[d].ty) < 0;
-    c.cnt0 = (int)tb->ncols;
-    for (size_t q = 0; q < nkeys; q++) bad |= hta_table_add_col(tb, hta_sym(t->sym, keys[q]), HTA_COL_INT) < 0;
-    COL(icorr, "index_correlation", HTA_COL_INT);
-    COL(iter, "iteration", HTA_COL_INT);
-    COL(end, "end", HTA_COL_FLOAT);
-    COL(depth, "depth", HTA_COL_INT);
-    COL(height, "height", HTA_COL_INT);
-    COL(parent, "parent", HTA_COL_INT);
-    COL(nk, "num_kernels", HTA_COL_INT);
-    COL(kdur, "kernel_dur_sum", HTA_COL_FLOAT);
-    COL(kspan, "kernel_span", HTA_COL_FLOAT);
-    COL(first, "first_kernel_start", HTA_COL_FLOAT);
-    COL(last, "last_kernel_end", HTA_COL_FLOAT);
-    COL(irt, "index_runtime", HTA_COL_INT);
-    COL(stack, "op_stack", HTA_COL_STR);
-    COL(topop, "top_level_op", HTA_COL_STR);
-    COL(botop, "bottom_level_op", HTA_COL_STR);
-#undef COL
-    if (bad) goto oom;
+    /* the counter columns: numbered HTA_CUPTI_NCOLS + q, printed before index_correlation */
+    for (size_t q = 0; q < nkeys; q++)
+        if (hta_table_add_dyn_col(tb, hta_sym(t->sym, keys[q]), HTA_COL_INT) < 0) goto oom;
     if (!nranges) {
         if (hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
             goto oom;
     } else {
-        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(ctx, k, keys, nkeys, tb, &c, out, err);
+        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(ctx, k, keys, nkeys, tb, out, err);
         if (st) goto fail;
     }
     free(seen);

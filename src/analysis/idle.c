@@ -12,6 +12,9 @@
 
 #include "analysis/breakdown_rows.h"
 
+HTA_TABLE_DEFINE(HTA_IDLE);
+HTA_TABLE_DEFINE(HTA_IDLE_STATS);
+
 void hta_idle_opts_default(hta_idle_opts *o) {
     memset(o, 0, sizeof *o);
     o->consecutive_kernel_delay_ns = HTA_IDLE_DEFAULT_DELAY_NS;
@@ -27,17 +30,6 @@ typedef struct stream_key {
 typedef struct tables {
     hta_table *idle, *stats;
 } tables;
-
-static hta_table *new_table(const char *name, const char *const *cols, const hta_col_type *ty, size_t n) {
-    hta_table *t = hta_table_new(name);
-    if (!t) return NULL;
-    for (size_t c = 0; c < n; c++)
-        if (hta_table_add_col(t, cols[c], ty[c]) < 0) {
-            hta_table_free(t);
-            return NULL;
-        }
-    return t;
-}
 
 static double r2(double x) { return hta_round(x, 2); }
 
@@ -67,12 +59,13 @@ static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, si
         if (!present[c]) continue;
         long row = hta_table_add_row(tb->idle);
         if (row < 0) return -1;
-        hta_table_set_int(tb->idle, row, 0, rank);
-        hta_table_set_int(tb->idle, row, 1, sk.stream);
-        if (hta_table_set_str(tb->idle, row, 2, g_cat[c])) return -1;
-        hta_table_set_float(tb->idle, row, 3, r2(sum[c] / 1000.0));
-        hta_table_set_float(tb->idle, row, 4, total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
-        hta_table_set_int(tb->idle, row, 5, sk.pid);
+        hta_table_set_int(tb->idle, row, HTA_IDLE_RANK, rank);
+        hta_table_set_int(tb->idle, row, HTA_IDLE_STREAM, sk.stream);
+        if (hta_table_set_str(tb->idle, row, HTA_IDLE_CATEGORY, g_cat[c])) return -1;
+        hta_table_set_float(tb->idle, row, HTA_IDLE_TIME, r2(sum[c] / 1000.0));
+        hta_table_set_float(tb->idle, row, HTA_IDLE_RATIO,
+                            total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
+        hta_table_set_int(tb->idle, row, HTA_IDLE_PID, sk.pid);
         if (!tb->stats) continue;
         size_t m = 0;
         for (size_t k = 1; k < n; k++)
@@ -80,12 +73,12 @@ static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, si
         hta_describe d;
         hta_describe_values(scratch, m, &d);
         row = hta_table_add_row(tb->stats);
-        if (row < 0 || hta_table_set_str(tb->stats, row, 0, g_cat[c])) return -1;
-        hta_table_set_int(tb->stats, row, 1, rank);
-        hta_table_set_int(tb->stats, row, 2, sk.stream);
+        if (row < 0 || hta_table_set_str(tb->stats, row, HTA_IDLE_STATS_CATEGORY, g_cat[c])) return -1;
+        hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_RANK, rank);
+        hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_STREAM, sk.stream);
         const double v[] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
-        for (int j = 0; j < 8; j++) hta_table_set_float(tb->stats, row, 3 + j, r2(v[j]));
-        hta_table_set_int(tb->stats, row, 11, sk.pid);
+        for (int j = 0; j < 8; j++) hta_table_set_float(tb->stats, row, HTA_IDLE_STATS_COUNT + j, r2(v[j]));
+        hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_PID, sk.pid);
     }
     return 0;
 }
@@ -171,16 +164,8 @@ done:
 hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err) {
     hta_idle_opts dflt_;
     if (!o) hta_idle_opts_default(&dflt_), o = &dflt_;
-    static const char *const ic[] = {"rank", "stream", "idle_category", "idle_time", "idle_time_ratio", "pid"};
-    static const hta_col_type it[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT,
-                                      HTA_COL_INT};
-    static const char *const sc[] = {"idle_category", "rank", "stream", "count", "mean", "std",
-                                     "min", "25%", "50%", "75%", "max", "pid"};
-    static const hta_col_type st_[] = {HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
-                                       HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT,
-                                       HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_INT};
-    tables tb = {new_table("idle_time", ic, it, 6), NULL};
-    if (o->interval_stats) tb.stats = new_table("interval_stats", sc, st_, 12);
+    tables tb = {hta_table_from_def(&HTA_IDLE_TABLE), NULL};
+    if (o->interval_stats) tb.stats = hta_table_from_def(&HTA_IDLE_STATS_TABLE);
     size_t ns = hta_ctx_nranks(ctx);
     if (!tb.idle || (o->interval_stats && !tb.stats)) {
         hta_table_free(tb.idle);

@@ -5,19 +5,13 @@
 #include "hta/analysis.h"
 #include "hta/vocab.h"
 
+HTA_TABLE_DEFINE(HTA_INFO_RANKS);
+HTA_TABLE_DEFINE(HTA_INFO_CATEGORIES);
+HTA_TABLE_DEFINE(HTA_INFO_STREAMS);
 
 static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
                               hta_error *err) {
-    static const hta_col_spec cols[] = {
-        {"rank", HTA_COL_INT}, {"file", HTA_COL_STR}, {"rank_source", HTA_COL_STR},
-        {"world_size", HTA_COL_INT}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT},
-        {"flows", HTA_COL_INT}, {"threads", HTA_COL_INT}, {"gpu_streams", HTA_COL_INT},
-        {"devices", HTA_COL_STR}, {"start_ns", HTA_COL_INT}, {"span_us", HTA_COL_FLOAT},
-        {"profiler_steps", HTA_COL_INT}, {"first_step", HTA_COL_INT}, {"last_step", HTA_COL_INT},
-        {"ns_resolution", HTA_COL_INT}, {"bytes_read", HTA_COL_INT}, {"bytes_json", HTA_COL_INT},
-        {"load_s", HTA_COL_FLOAT},
-    };
-    hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
+    hta_table *tb = hta_table_from_def(&HTA_INFO_RANKS_TABLE);
     if (!tb) return hta_oom(err);
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
@@ -53,37 +47,35 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
         }
         size_t gs = 0;
         for (size_t s = 1; s < r->nstreams; s++) gs += r->streams[s] >= 0;
-        int c = 0;
-        hta_table_set_int(tb, row, c++, r->rank);
-        if (hta_table_set_str(tb, row, c++, r->path)) goto oom;
-        if (hta_table_set_str(tb, row, c++, r->rank_source)) goto oom;
-        if (r->world_size >= 0) hta_table_set_int(tb, row, c, r->world_size);
-        else hta_table_set_null(tb, row, c);
-        c++;
-        hta_table_set_int(tb, row, c++, (int64_t)r->n_events);
-        hta_table_set_int(tb, row, c++, (int64_t)r->n);
-        hta_table_set_int(tb, row, c++, (int64_t)r->nflows);
-        hta_table_set_int(tb, row, c++, (int64_t)r->nthreads);
-        hta_table_set_int(tb, row, c++, (int64_t)gs);
-        if (hta_table_set_str(tb, row, c++, devs)) goto oom;
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_RANK, r->rank);
+        if (hta_table_set_str(tb, row, HTA_INFO_RANKS_FILE, r->path)) goto oom;
+        if (hta_table_set_str(tb, row, HTA_INFO_RANKS_SOURCE, r->rank_source)) goto oom;
+        if (r->world_size >= 0) hta_table_set_int(tb, row, HTA_INFO_RANKS_WORLD_SIZE, r->world_size);
+        else hta_table_set_null(tb, row, HTA_INFO_RANKS_WORLD_SIZE);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_EVENTS, (int64_t)r->n_events);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_ROWS, (int64_t)r->n);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_FLOWS, (int64_t)r->nflows);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_THREADS, (int64_t)r->nthreads);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_STREAMS, (int64_t)gs);
+        if (hta_table_set_str(tb, row, HTA_INFO_RANKS_DEVICES, devs)) goto oom;
         if (r->n) {
-            hta_table_set_int(tb, row, c++, lo);
-            hta_table_set_float(tb, row, c++, (double)(hi - lo) / 1000.0);
+            hta_table_set_int(tb, row, HTA_INFO_RANKS_START, lo);
+            hta_table_set_float(tb, row, HTA_INFO_RANKS_SPAN, (double)(hi - lo) / 1000.0);
         } else {
-            hta_table_set_null(tb, row, c++);
-            c++;
+            hta_table_set_null(tb, row, HTA_INFO_RANKS_START);
         }
-        hta_table_set_int(tb, row, c++, nsteps);
-        if (nsteps) hta_table_set_int(tb, row, c, first);
-        else hta_table_set_null(tb, row, c);
-        c++;
-        if (nsteps) hta_table_set_int(tb, row, c, last);
-        else hta_table_set_null(tb, row, c);
-        c++;
-        hta_table_set_int(tb, row, c++, r->ts_fractional);
-        hta_table_set_int(tb, row, c++, (int64_t)r->bytes_in);
-        hta_table_set_int(tb, row, c++, (int64_t)r->bytes_json);
-        hta_table_set_float(tb, row, c++, r->load_seconds);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_STEPS, nsteps);
+        if (nsteps) {
+            hta_table_set_int(tb, row, HTA_INFO_RANKS_FIRST_STEP, first);
+            hta_table_set_int(tb, row, HTA_INFO_RANKS_LAST_STEP, last);
+        } else {
+            hta_table_set_null(tb, row, HTA_INFO_RANKS_FIRST_STEP);
+            hta_table_set_null(tb, row, HTA_INFO_RANKS_LAST_STEP);
+        }
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_NS, r->ts_fractional);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_READ, (int64_t)r->bytes_in);
+        hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_JSON, (int64_t)r->bytes_json);
+        hta_table_set_float(tb, row, HTA_INFO_RANKS_LOAD_S, r->load_seconds);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
@@ -95,9 +87,7 @@ oom:
 /* events per category: in the file, and in HTA's table (after its filter) */
 static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
-    static const hta_col_spec cols[] = {
-        {"rank", HTA_COL_INT}, {"cat", HTA_COL_STR}, {"events", HTA_COL_INT}, {"rows", HTA_COL_INT}};
-    hta_table *tb = hta_table_new_with("categories", cols, 4);
+    hta_table *tb = hta_table_from_def(&HTA_INFO_CATEGORIES_TABLE);
     if (!tb) return hta_oom(err);
     size_t nc = t->ncats;
     int64_t *ev = malloc((nc ? nc : 1) * sizeof *ev), *rw = malloc((nc ? nc : 1) * sizeof *rw);
@@ -129,13 +119,13 @@ static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta
             size_t cc = ord[c];
             if (!ev[cc]) continue;
             long row = hta_table_add_row(tb);
-            if (row < 0 || hta_table_set_str(tb, row, 1, hta_sym(t->sym, t->cats[cc]))) {
+            if (row < 0 || hta_table_set_str(tb, row, HTA_INFO_CATEGORIES_CAT, hta_sym(t->sym, t->cats[cc]))) {
                 st = hta_oom(err);
                 break;
             }
-            hta_table_set_int(tb, row, 0, r->rank);
-            hta_table_set_int(tb, row, 2, ev[cc]);
-            hta_table_set_int(tb, row, 3, rw[cc]);
+            hta_table_set_int(tb, row, HTA_INFO_CATEGORIES_RANK, r->rank);
+            hta_table_set_int(tb, row, HTA_INFO_CATEGORIES_EVENTS, ev[cc]);
+            hta_table_set_int(tb, row, HTA_INFO_CATEGORIES_ROWS, rw[cc]);
         }
     }
     free(ev);
@@ -154,9 +144,7 @@ oom:
 
 static hta_status streams_table(const hta_trace *t, size_t ns, hta_result *out,
                                 hta_error *err) {
-    static const hta_col_spec cols[] = {{"rank", HTA_COL_INT}, {"stream", HTA_COL_INT}, {"rows", HTA_COL_INT},
-                                        {"kernels", HTA_COL_INT}, {"busy_us", HTA_COL_FLOAT}};
-    hta_table *tb = hta_table_new_with("streams", cols, 5);
+    hta_table *tb = hta_table_from_def(&HTA_INFO_STREAMS_TABLE);
     if (!tb) return hta_oom(err);
     hta_cat_class *cc = malloc((t->ncats ? t->ncats : 1) * sizeof *cc);
     if (!cc) goto oom;
@@ -182,11 +170,11 @@ static hta_status streams_table(const hta_trace *t, size_t ns, hta_result *out,
                 free(cc);
                 goto oom;
             }
-            hta_table_set_int(tb, row, 0, r->rank);
-            hta_table_set_int(tb, row, 1, r->streams[s]);
-            hta_table_set_int(tb, row, 2, acc[3 * s]);
-            hta_table_set_int(tb, row, 3, acc[3 * s + 1]);
-            hta_table_set_float(tb, row, 4, (double)acc[3 * s + 2] / 1000.0);
+            hta_table_set_int(tb, row, HTA_INFO_STREAMS_RANK, r->rank);
+            hta_table_set_int(tb, row, HTA_INFO_STREAMS_STREAM, r->streams[s]);
+            hta_table_set_int(tb, row, HTA_INFO_STREAMS_ROWS, acc[3 * s]);
+            hta_table_set_int(tb, row, HTA_INFO_STREAMS_KERNELS, acc[3 * s + 1]);
+            hta_table_set_float(tb, row, HTA_INFO_STREAMS_BUSY, (double)acc[3 * s + 2] / 1000.0);
         }
         free(acc);
     }

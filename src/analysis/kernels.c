@@ -9,6 +9,9 @@
 
 #include "analysis/breakdown_rows.h"
 
+HTA_TABLE_DEFINE(HTA_KERNEL_TYPE);
+HTA_TABLE_DEFINE(HTA_ALL_KERNELS);
+
 void hta_kernel_opts_default(hta_kernel_opts *o) {
     memset(o, 0, sizeof *o);
     o->gpu_rows = HTA_GPU_ROWS_ACTIVITY;
@@ -77,10 +80,8 @@ static void label_of(int bits, int ntypes, char *buf, size_t cap) {
 
 static hta_status kernel_type_table(const int64_t sum[8], const int seen[8], int ntypes, hta_result *out,
                                     hta_error *err) {
-    hta_table *tb = hta_table_new("kernel_type");
-    if (!tb || hta_table_add_col(tb, "kernel_type", HTA_COL_STR) < 0 ||
-        hta_table_add_col(tb, "sum", HTA_COL_FLOAT) < 0 || hta_table_add_col(tb, "percentage", HTA_COL_FLOAT) < 0)
-        goto oom;
+    hta_table *tb = hta_table_from_def(&HTA_KERNEL_TYPE_TABLE);
+    if (!tb) goto oom;
     char lab[8][96];
     int ord[8], n = 0;
     int64_t total = 0;
@@ -101,10 +102,11 @@ static hta_status kernel_type_table(const int64_t sum[8], const int seen[8], int
         }
     for (int i = 0; i < n; i++) {
         long row = hta_table_add_row(tb);
-        if (row < 0 || hta_table_set_str(tb, row, 0, lab[ord[i]])) goto oom;
+        if (row < 0 || hta_table_set_str(tb, row, HTA_KERNEL_TYPE_TYPE, lab[ord[i]])) goto oom;
         int64_t s = sum[ord[i]];
-        hta_table_set_float(tb, row, 1, s / 1000.0);
-        hta_table_set_float(tb, row, 2, total ? hta_round(100.0 * ((s / 1000.0) / (total / 1000.0)), 1) : NAN);
+        hta_table_set_float(tb, row, HTA_KERNEL_TYPE_SUM, s / 1000.0);
+        hta_table_set_float(tb, row, HTA_KERNEL_TYPE_PCTG,
+                            total ? hta_round(100.0 * ((s / 1000.0) / (total / 1000.0)), 1) : NAN);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
@@ -245,26 +247,23 @@ oom:
 }
 
 static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
-    static const char *const cols[] = {"name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)",
-                                       "kernel_type", "rank", "count"};
-    static const hta_col_type ty[] = {HTA_COL_STR, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT,
-                                      HTA_COL_FLOAT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT};
-    hta_table *tb = hta_table_new("all_kernels");
+    hta_table *tb = hta_table_from_def(&HTA_ALL_KERNELS_TABLE);
     if (!tb) return hta_oom(err);
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
-        if (hta_table_add_col(tb, cols[c], ty[c]) < 0) goto oom;
     if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
     for (size_t i = 0; i < k->n; i++) {
         const krow *x = &k->v[i];
         long row = hta_table_add_row(tb);
-        if (row < 0 || hta_table_set_str(tb, row, 0, x->name) || hta_table_set_str(tb, row, 6, x->type)) goto oom;
-        hta_table_set_float(tb, row, 1, x->sum / 1000.0);
-        hta_table_set_float(tb, row, 2, x->max / 1000.0);
-        hta_table_set_float(tb, row, 3, x->min / 1000.0);
-        hta_table_set_float(tb, row, 4, x->count > 1 ? sqrt(x->m2 / (double)(x->count - 1)) : 0.0);
-        hta_table_set_float(tb, row, 5, (x->sum / 1000.0) / (double)x->count);
-        hta_table_set_int(tb, row, 7, x->rank);
-        hta_table_set_int(tb, row, 8, x->count);
+        if (row < 0 || hta_table_set_str(tb, row, HTA_ALL_KERNELS_NAME, x->name) ||
+            hta_table_set_str(tb, row, HTA_ALL_KERNELS_TYPE, x->type))
+            goto oom;
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_SUM, x->sum / 1000.0);
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_MAX, x->max / 1000.0);
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_MIN, x->min / 1000.0);
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_STDDEV,
+                            x->count > 1 ? sqrt(x->m2 / (double)(x->count - 1)) : 0.0);
+        hta_table_set_float(tb, row, HTA_ALL_KERNELS_MEAN, (x->sum / 1000.0) / (double)x->count);
+        hta_table_set_int(tb, row, HTA_ALL_KERNELS_RANK, x->rank);
+        hta_table_set_int(tb, row, HTA_ALL_KERNELS_COUNT, x->count);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;

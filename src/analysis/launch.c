@@ -9,6 +9,9 @@
 #include "hta/vocab.h"
 
 
+HTA_TABLE_DEFINE(HTA_LAUNCH_STATS);
+HTA_TABLE_DEFINE(HTA_LAUNCH_SUMMARY);
+
 void hta_launch_opts_default(hta_launch_opts *o) {
     memset(o, 0, sizeof *o);
     o->runtime_cutoff_us = 50;
@@ -63,12 +66,8 @@ static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids, size_t cap)
     return n;
 }
 
-typedef struct stats_cols {
-    int rank, corr, cpu, gpu, delay, shortk, rt_out, ld_out;
-} stats_cols;
-
 static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, const int64_t *ids,
-                           size_t nids, hta_table *tb, const stats_cols *c, hta_table *sum, hta_error *err) {
+                           size_t nids, hta_table *tb, hta_table *sum, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
     const hta_view *v;
@@ -121,14 +120,14 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
                 free(gpu);
                 return hta_oom(err);
             }
-            hta_table_set_int(tb, row, c->rank, r->rank);
-            hta_table_set_int(tb, row, c->corr, r->correlation[i]);
-            hta_table_set_float(tb, row, c->cpu, cpu_us);
-            hta_table_set_float(tb, row, c->gpu, gpu_us);
-            hta_table_set_float(tb, row, c->delay, delay_us);
-            hta_table_set_int(tb, row, c->shortk, sk);
-            hta_table_set_int(tb, row, c->rt_out, ro);
-            hta_table_set_int(tb, row, c->ld_out, lo);
+            hta_table_set_int(tb, row, HTA_LAUNCH_STATS_RANK, r->rank);
+            hta_table_set_int(tb, row, HTA_LAUNCH_STATS_CORRELATION, r->correlation[i]);
+            hta_table_set_float(tb, row, HTA_LAUNCH_STATS_CPU, cpu_us);
+            hta_table_set_float(tb, row, HTA_LAUNCH_STATS_GPU, gpu_us);
+            hta_table_set_float(tb, row, HTA_LAUNCH_STATS_DELAY, delay_us);
+            hta_table_set_int(tb, row, HTA_LAUNCH_STATS_SHORT, sk);
+            hta_table_set_int(tb, row, HTA_LAUNCH_STATS_RUNTIME_OUTLIER, ro);
+            hta_table_set_int(tb, row, HTA_LAUNCH_STATS_DELAY_OUTLIER, lo);
             nl++;
             nshort += sk;
             nrt += ro;
@@ -143,17 +142,16 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
 
     long row = hta_table_add_row(sum);
     if (row < 0) return hta_oom(err);
-    int col = 0;
-    hta_table_set_int(sum, row, col++, r->rank);
-    hta_table_set_int(sum, row, col++, nl);
-    hta_table_set_int(sum, row, col++, nshort);
-    hta_table_set_int(sum, row, col++, nrt);
-    hta_table_set_int(sum, row, col++, nld);
-    hta_table_set_float(sum, row, col++, o->runtime_cutoff_us);
-    hta_table_set_float(sum, row, col++, o->launch_delay_cutoff_us);
-    hta_table_set_float(sum, row, col++, nl ? scpu / (double)nl : NAN);
-    hta_table_set_float(sum, row, col++, nl ? sgpu / (double)nl : NAN);
-    hta_table_set_float(sum, row, col++, nl ? sdelay / (double)nl : NAN);
+    hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_RANK, r->rank);
+    hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_LAUNCHES, nl);
+    hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_SHORT, nshort);
+    hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_RUNTIME_OUTLIERS, nrt);
+    hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_DELAY_OUTLIERS, nld);
+    hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_RUNTIME_CUTOFF, o->runtime_cutoff_us);
+    hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_DELAY_CUTOFF, o->launch_delay_cutoff_us);
+    hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_CPU, nl ? scpu / (double)nl : NAN);
+    hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_GPU, nl ? sgpu / (double)nl : NAN);
+    hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_DELAY, nl ? sdelay / (double)nl : NAN);
     return HTA_OK;
 }
 
@@ -161,40 +159,15 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
     hta_launch_opts dflt_;
     if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
-    hta_table *tb = hta_table_new("cuda_kernel_launch_stats");
-    hta_table *sum = hta_table_new("launch_summary");
+    hta_table *tb = hta_table_from_def(&HTA_LAUNCH_STATS_TABLE);
+    hta_table *sum = hta_table_from_def(&HTA_LAUNCH_SUMMARY_TABLE);
     if (!tb || !sum) goto oom;
-    stats_cols c;
-    if ((c.rank = hta_table_add_col(tb, "rank", HTA_COL_INT)) < 0 ||
-        (c.corr = hta_table_add_col(tb, "correlation", HTA_COL_INT)) < 0 ||
-        (c.cpu = hta_table_add_col(tb, "cpu_duration", HTA_COL_FLOAT)) < 0 ||
-        (c.gpu = hta_table_add_col(tb, "gpu_duration", HTA_COL_FLOAT)) < 0 ||
-        (c.delay = hta_table_add_col(tb, "launch_delay", HTA_COL_FLOAT)) < 0 ||
-        (c.shortk = hta_table_add_col(tb, "short_kernel", HTA_COL_INT)) < 0 ||
-        (c.rt_out = hta_table_add_col(tb, "runtime_outlier", HTA_COL_INT)) < 0 ||
-        (c.ld_out = hta_table_add_col(tb, "launch_delay_outlier", HTA_COL_INT)) < 0)
-        goto oom;
-    static const struct {
-        const char *n;
-        hta_col_type ty;
-    } sc[] = {{"rank", HTA_COL_INT},
-              {"launches", HTA_COL_INT},
-              {"short_kernels", HTA_COL_INT},
-              {"runtime_outliers", HTA_COL_INT},
-              {"launch_delay_outliers", HTA_COL_INT},
-              {"runtime_cutoff", HTA_COL_FLOAT},
-              {"launch_delay_cutoff", HTA_COL_FLOAT},
-              {"mean_cpu_duration", HTA_COL_FLOAT},
-              {"mean_gpu_duration", HTA_COL_FLOAT},
-              {"mean_launch_delay", HTA_COL_FLOAT}};
-    for (size_t k = 0; k < sizeof sc / sizeof *sc; k++)
-        if (hta_table_add_col(sum, sc[k].n, sc[k].ty) < 0) goto oom;
 
     int64_t ids[16];
     size_t nids = launch_syms(t, o->include_memory_events, ids, 16);
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(ctx, k, o, ids, nids, tb, &c, sum, err);
+        hta_status st = one_rank(ctx, k, o, ids, nids, tb, sum, err);
         if (st) {
             hta_table_free(tb);
             hta_table_free(sum);

@@ -6,18 +6,16 @@
 
 #include "analysis/breakdown_rows.h"
 
+HTA_TABLE_DEFINE(HTA_OVERLAP);
+
 void hta_overlap_opts_default(hta_overlap_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
 
 hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err) {
     hta_overlap_opts dflt_;
     if (!o) hta_overlap_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
-    static const char *const cols[] = {"rank", "comp_comm_overlap_pctg", "comm_time(us)", "comp_time(us)",
-                                       "overlap_time(us)"};
-    hta_table *tb = hta_table_new("comm_comp_overlap");
+    hta_table *tb = hta_table_from_def(&HTA_OVERLAP_TABLE);
     if (!tb) return hta_oom(err);
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
-        if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         bd_pair u;
@@ -38,11 +36,11 @@ hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out,
         }
         /* divide microseconds, as HTA does, so the rounding sees the same quotient */
         double comm_us = comm / 1000.0, both_us = both / 1000.0;
-        hta_table_set_int(tb, row, 0, rank);
-        hta_table_set_float(tb, row, 1, comm ? hta_round(100.0 * (both_us / comm_us), 2) : NAN);
-        hta_table_set_float(tb, row, 2, comm_us);
-        hta_table_set_float(tb, row, 3, comp / 1000.0);
-        hta_table_set_float(tb, row, 4, both_us);
+        hta_table_set_int(tb, row, HTA_OVERLAP_RANK, rank);
+        hta_table_set_float(tb, row, HTA_OVERLAP_PCTG, comm ? hta_round(100.0 * (both_us / comm_us), 2) : NAN);
+        hta_table_set_float(tb, row, HTA_OVERLAP_COMM_US, comm_us);
+        hta_table_set_float(tb, row, HTA_OVERLAP_COMP_US, comp / 1000.0);
+        hta_table_set_float(tb, row, HTA_OVERLAP_BOTH_US, both_us);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;

@@ -10,6 +10,8 @@
 #include "hta/util.h"
 #include "analysis/callgraph.h"
 
+HTA_TABLE_DEFINE(HTA_PATTERNS);
+
 void hta_patterns_opts_default(hta_patterns_opts *o) {
     memset(o, 0, sizeof *o);
     o->min_len = 3;
@@ -236,11 +238,11 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
     qsort(pats, npats, sizeof *pats, by_count);
     for (size_t p = 0; p < npats; p++) {
         long row = hta_table_add_row(tb);
-        if (row < 0 || hta_table_set_str(tb, (size_t)row, 0, pats[p].pattern)) goto oom;
-        hta_table_set_int(tb, (size_t)row, 1, pats[p].count);
-        hta_table_set_float(tb, (size_t)row, 2, (double)pats[p].kdur / 1000.0);
-        hta_table_set_float(tb, (size_t)row, 3, (double)pats[p].dur / 1000.0);
-        hta_table_set_int(tb, (size_t)row, 4, r->rank);
+        if (row < 0 || hta_table_set_str(tb, (size_t)row, HTA_PATTERNS_PATTERN, pats[p].pattern)) goto oom;
+        hta_table_set_int(tb, (size_t)row, HTA_PATTERNS_COUNT, pats[p].count);
+        hta_table_set_float(tb, (size_t)row, HTA_PATTERNS_KERNEL_US, (double)pats[p].kdur / 1000.0);
+        hta_table_set_float(tb, (size_t)row, HTA_PATTERNS_OP_US, (double)pats[p].dur / 1000.0);
+        hta_table_set_int(tb, (size_t)row, HTA_PATTERNS_RANK, r->rank);
     }
     if (!npats && hta_result_note(out, "rank %d: no call of an operator containing '%s' launches %d or more kernels",
                                   r->rank, o->op, o->min_len))
@@ -279,12 +281,7 @@ done:
 hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
     hta_patterns_opts dflt;
     if (!o) hta_patterns_opts_default(&dflt), o = &dflt;
-    static const hta_col_spec cols[] = {{"pattern", HTA_COL_STR},
-                                        {"count", HTA_COL_INT},
-                                        {"GPU kernel duration (us)", HTA_COL_FLOAT},
-                                        {"CPU op duration (us)", HTA_COL_FLOAT},
-                                        {"rank", HTA_COL_INT}};
-    hta_table *tb = hta_table_new_with("frequent_cuda_kernel_sequences", cols, 5);
+    hta_table *tb = hta_table_from_def(&HTA_PATTERNS_TABLE);
     if (!tb) return hta_oom(err);
     if (!o->op || !*o->op) {
         if (hta_result_add(out, tb)) return hta_oom(err);

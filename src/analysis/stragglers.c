@@ -16,6 +16,10 @@
 #include "hta/vocab.h"
 
 
+HTA_TABLE_DEFINE(HTA_STRAGGLERS);
+HTA_TABLE_DEFINE(HTA_STRAGGLER_METRIC);
+HTA_TABLE_DEFINE(HTA_STRAGGLER_KERNELS);
+
 void hta_straggler_opts_default(hta_straggler_opts *o) {
     memset(o, 0, sizeof *o);
     o->num_candidates = 2;
@@ -191,35 +195,14 @@ static void work_free(work *w) {
     free(w->rc);
 }
 
-static hta_table *new_table(const char *name, const char *const *cols, const hta_col_type *types, size_t n) {
-    hta_table *t = hta_table_new(name);
-    if (!t) return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (hta_table_add_col(t, cols[i], types[i]) < 0) {
-            hta_table_free(t);
-            return NULL;
-        }
-    return t;
-}
-
 hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err) {
     hta_straggler_opts dflt_;
     if (!o) hta_straggler_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
-    static const char *const c_res[] = {"rank", "flagged_steps", "steps", "mean_normalized_start"};
-    static const hta_col_type t_res[] = {HTA_COL_INT, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT};
-    static const char *const c_met[] = {"rank",     "step",     "stream",          "kernel",
-                                        "start_us", "normalized_start_time", "duration_us", "normalized_duration",
-                                        "flagged"};
-    static const hta_col_type t_met[] = {HTA_COL_INT,   HTA_COL_INT,   HTA_COL_INT,   HTA_COL_STR, HTA_COL_FLOAT,
-                                         HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_FLOAT, HTA_COL_INT};
-    static const char *const c_ker[] = {"stream", "kernel", "ranks", "steps", "mean_duration_std", "chosen"};
-    static const hta_col_type t_ker[] = {HTA_COL_INT, HTA_COL_STR, HTA_COL_INT, HTA_COL_INT, HTA_COL_FLOAT,
-                                         HTA_COL_INT};
-    hta_table *res = new_table("potential_stragglers", c_res, t_res, 4);
-    hta_table *met = new_table("straggler_metric", c_met, t_met, 9);
-    hta_table *ker = new_table("straggler_kernels", c_ker, t_ker, 6);
+    hta_table *res = hta_table_from_def(&HTA_STRAGGLERS_TABLE);
+    hta_table *met = hta_table_from_def(&HTA_STRAGGLER_METRIC_TABLE);
+    hta_table *ker = hta_table_from_def(&HTA_STRAGGLER_KERNELS_TABLE);
     work w = {0};
     hta_status st = HTA_OK;
     if (!res || !met || !ker) goto oom;
@@ -357,11 +340,11 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         }
         long row = hta_table_add_row(ker);
         if (row < 0) goto oom;
-        hta_table_set_int(ker, row, 0, w.k[a].stream);
-        if (hta_table_set_str(ker, row, 1, w.k[a].name)) goto oom;
-        hta_table_set_int(ker, row, 2, (int64_t)nr);
-        hta_table_set_int(ker, row, 3, (int64_t)nsteps_k);
-        hta_table_set_float(ker, row, 4, mean_sd);
+        hta_table_set_int(ker, row, HTA_STRAGGLER_KERNELS_STREAM, w.k[a].stream);
+        if (hta_table_set_str(ker, row, HTA_STRAGGLER_KERNELS_KERNEL, w.k[a].name)) goto oom;
+        hta_table_set_int(ker, row, HTA_STRAGGLER_KERNELS_RANKS, (int64_t)nr);
+        hta_table_set_int(ker, row, HTA_STRAGGLER_KERNELS_STEPS, (int64_t)nsteps_k);
+        hta_table_set_float(ker, row, HTA_STRAGGLER_KERNELS_SPREAD, mean_sd);
         a = b;
     }
     if (isnan(best)) {
@@ -370,9 +353,10 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         hta_result_note(out, "no step has this kernel on two ranks: the kernel chosen is the most frequent one");
     }
     for (size_t r = 0; r < ker->nrows; r++) {
-        const char *kn = ker->cols[1].v.s[r];
-        hta_table_set_int(ker, r, 5,
-                          ker->cols[0].v.i[r] == w.k[best_first].stream && !strcmp(kn, w.k[best_first].name));
+        const char *kn = hta_table_get_str(ker, r, HTA_STRAGGLER_KERNELS_KERNEL);
+        double stream = hta_table_get_float(ker, r, HTA_STRAGGLER_KERNELS_STREAM);
+        hta_table_set_int(ker, r, HTA_STRAGGLER_KERNELS_CHOSEN,
+                          stream == (double)w.k[best_first].stream && !strcmp(kn, w.k[best_first].name));
     }
 
     /* flag, per step, the ranks at or above the k-th latest normalised start */
@@ -394,16 +378,15 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
             }
             long row = hta_table_add_row(met);
             if (row < 0) goto oom;
-            int c = 0;
-            hta_table_set_int(met, row, c++, mk[q].rank);
-            hta_table_set_int(met, row, c++, mk[q].iter);
-            hta_table_set_int(met, row, c++, mk[q].stream);
-            if (hta_table_set_str(met, row, c++, mk[q].name)) goto oom;
-            hta_table_set_float(met, row, c++, hta_ns_to_us(mk[q].ts));
-            hta_table_set_float(met, row, c++, ms);
-            hta_table_set_float(met, row, c++, (double)mk[q].dur / 1000.0);
-            hta_table_set_float(met, row, c++, (double)mk[q].dur / iter_ns);
-            hta_table_set_int(met, row, c++, flag);
+            hta_table_set_int(met, row, HTA_STRAGGLER_METRIC_RANK, mk[q].rank);
+            hta_table_set_int(met, row, HTA_STRAGGLER_METRIC_STEP, mk[q].iter);
+            hta_table_set_int(met, row, HTA_STRAGGLER_METRIC_STREAM, mk[q].stream);
+            if (hta_table_set_str(met, row, HTA_STRAGGLER_METRIC_KERNEL, mk[q].name)) goto oom;
+            hta_table_set_float(met, row, HTA_STRAGGLER_METRIC_START, hta_ns_to_us(mk[q].ts));
+            hta_table_set_float(met, row, HTA_STRAGGLER_METRIC_NORM_START, ms);
+            hta_table_set_float(met, row, HTA_STRAGGLER_METRIC_DURATION, (double)mk[q].dur / 1000.0);
+            hta_table_set_float(met, row, HTA_STRAGGLER_METRIC_NORM_DURATION, (double)mk[q].dur / iter_ns);
+            hta_table_set_int(met, row, HTA_STRAGGLER_METRIC_FLAGGED, flag);
         }
         i = j;
     }
@@ -415,10 +398,10 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     for (size_t k = 0; k < nrc && k < (size_t)k_cand; k++) {
         long row = hta_table_add_row(res);
         if (row < 0) goto oom;
-        hta_table_set_int(res, row, 0, w.rc[k].rank);
-        hta_table_set_int(res, row, 1, w.rc[k].flagged);
-        hta_table_set_int(res, row, 2, w.rc[k].steps);
-        hta_table_set_float(res, row, 3, w.rc[k].metric_sum / (double)w.rc[k].steps);
+        hta_table_set_int(res, row, HTA_STRAGGLERS_RANK, w.rc[k].rank);
+        hta_table_set_int(res, row, HTA_STRAGGLERS_FLAGGED, w.rc[k].flagged);
+        hta_table_set_int(res, row, HTA_STRAGGLERS_STEPS, w.rc[k].steps);
+        hta_table_set_float(res, row, HTA_STRAGGLERS_MEAN_START, w.rc[k].metric_sum / (double)w.rc[k].steps);
     }
     hta_result_note(out,
                     "steps %lld..%lld (%zu), mean step time %.3f us; metric: start of '%s' on stream %lld relative "

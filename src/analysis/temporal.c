@@ -6,6 +6,8 @@
 
 #include "analysis/breakdown_rows.h"
 
+HTA_TABLE_DEFINE(HTA_TEMPORAL);
+
 void hta_temporal_opts_default(hta_temporal_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
 
 /* ratio of microsecond values, as HTA divides them */
@@ -18,13 +20,8 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
     hta_temporal_opts dflt_;
     if (!o) hta_temporal_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
-    static const char *const cols[] = {"rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)",
-                                       "kernel_time(us)", "idle_time_pctg", "compute_time_pctg",
-                                       "non_compute_time_pctg"};
-    hta_table *tb = hta_table_new("temporal_breakdown");
+    hta_table *tb = hta_table_from_def(&HTA_TEMPORAL_TABLE);
     if (!tb) return hta_oom(err);
-    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
-        if (hta_table_add_col(tb, cols[c], c ? HTA_COL_FLOAT : HTA_COL_INT) < 0) goto oom;
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         bd_pair u;
@@ -42,14 +39,14 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
             goto oom;
         }
         int64_t idle = span - busy, noncomp = busy - comp;
-        hta_table_set_int(tb, row, 0, rank);
-        hta_table_set_float(tb, row, 1, idle / 1000.0);
-        hta_table_set_float(tb, row, 2, comp / 1000.0);
-        hta_table_set_float(tb, row, 3, noncomp / 1000.0);
-        hta_table_set_float(tb, row, 4, span / 1000.0);
-        hta_table_set_float(tb, row, 5, pctg(idle, span));
-        hta_table_set_float(tb, row, 6, pctg(comp, span));
-        hta_table_set_float(tb, row, 7, pctg(noncomp, span));
+        hta_table_set_int(tb, row, HTA_TEMPORAL_RANK, rank);
+        hta_table_set_float(tb, row, HTA_TEMPORAL_IDLE_US, idle / 1000.0);
+        hta_table_set_float(tb, row, HTA_TEMPORAL_COMPUTE_US, comp / 1000.0);
+        hta_table_set_float(tb, row, HTA_TEMPORAL_NON_COMPUTE_US, noncomp / 1000.0);
+        hta_table_set_float(tb, row, HTA_TEMPORAL_KERNEL_US, span / 1000.0);
+        hta_table_set_float(tb, row, HTA_TEMPORAL_IDLE_PCTG, pctg(idle, span));
+        hta_table_set_float(tb, row, HTA_TEMPORAL_COMPUTE_PCTG, pctg(comp, span));
+        hta_table_set_float(tb, row, HTA_TEMPORAL_NON_COMPUTE_PCTG, pctg(noncomp, span));
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;

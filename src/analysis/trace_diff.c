@@ -8,6 +8,9 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+HTA_TABLE_DEFINE(HTA_DIFF);
+HTA_TABLE_DEFINE(HTA_OPS_DIFF);
+
 void hta_diff_opts_default(hta_diff_opts *o) {
     memset(o, 0, sizeof *o);
     o->device = HTA_DIFF_ALL;
@@ -162,28 +165,33 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     }
     size_t n = 0;
     joined *j = join(&c, &t, &n);
-    hta_table *ct = hta_table_new("compare_traces"), *od = hta_table_new("ops_diff");
+    hta_table *ct = hta_table_from_def(&HTA_DIFF_TABLE), *od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
     if (!j || !ct || !od) goto oom;
-    char cols[6][300];
-    snprintf(cols[0], sizeof cols[0], "%s_counts", cl);
-    snprintf(cols[1], sizeof cols[1], "%s_total_duration", cl);
-    snprintf(cols[2], sizeof cols[2], "%s_counts", tl);
-    snprintf(cols[3], sizeof cols[3], "%s_total_duration", tl);
-    snprintf(cols[4], sizeof cols[4], "diff_counts");
-    snprintf(cols[5], sizeof cols[5], "diff_duration");
-    if (hta_table_add_col(ct, o->short_names ? "short_name" : "name", HTA_COL_STR) < 0) goto oom;
-    for (int k = 0; k < 6; k++)
-        if (hta_table_add_col(ct, cols[k], HTA_COL_FLOAT) < 0) goto oom;
-    if (hta_table_add_col(ct, "counts_change_categories", HTA_COL_STR) < 0) goto oom;
-    if (hta_table_add_col(od, "category", HTA_COL_STR) < 0 || hta_table_add_col(od, "name", HTA_COL_STR) < 0)
-        goto oom;
+    /* the headers the declaration says depend on the options */
+    static const struct {
+        int col, test;
+        const char *suffix;
+    } label_cols[] = {{HTA_DIFF_CONTROL_COUNTS, 0, "_counts"},
+                      {HTA_DIFF_CONTROL_DURATION, 0, "_total_duration"},
+                      {HTA_DIFF_TEST_COUNTS, 1, "_counts"},
+                      {HTA_DIFF_TEST_DURATION, 1, "_total_duration"}};
+    for (size_t k = 0; k < sizeof label_cols / sizeof *label_cols; k++) {
+        char h[300];
+        snprintf(h, sizeof h, "%s%s", label_cols[k].test ? tl : cl, label_cols[k].suffix);
+        if (hta_table_rename_col(ct, label_cols[k].col, h)) goto oom;
+    }
+    if (o->short_names && hta_table_rename_col(ct, HTA_DIFF_NAME, "short_name")) goto oom;
     for (size_t i = 0; i < n; i++) {
         long row = hta_table_add_row(ct);
-        if (row < 0 || hta_table_set_str(ct, (size_t)row, 0, j[i].name)) goto oom;
+        if (row < 0 || hta_table_set_str(ct, (size_t)row, HTA_DIFF_NAME, j[i].name)) goto oom;
         double dc = j[i].tc - j[i].cc, dd = j[i].td - j[i].cd;
-        const double v[6] = {j[i].cc, j[i].cd, j[i].tc, j[i].td, dc, dd};
-        for (int k = 0; k < 6; k++) hta_table_set_float(ct, (size_t)row, 1 + k, v[k]);
-        if (hta_table_set_str(ct, (size_t)row, 7, dc > 0 ? "+" : dc < 0 ? "-" : "=")) goto oom;
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_CONTROL_COUNTS, j[i].cc);
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_CONTROL_DURATION, j[i].cd);
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_TEST_COUNTS, j[i].tc);
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_TEST_DURATION, j[i].td);
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_DIFF_COUNTS, dc);
+        hta_table_set_float(ct, (size_t)row, HTA_DIFF_DIFF_DURATION, dd);
+        if (hta_table_set_str(ct, (size_t)row, HTA_DIFF_CHANGE, dc > 0 ? "+" : dc < 0 ? "-" : "=")) goto oom;
     }
     /* ops_diff always compares full names */
     if (o->short_names) {
@@ -207,8 +215,8 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
                               : j[i].tc > 0 && dc == 0;
             if (!in) continue;
             long row = hta_table_add_row(od);
-            if (row < 0 || hta_table_set_str(od, (size_t)row, 0, cats[k]) ||
-                hta_table_set_str(od, (size_t)row, 1, j[i].name))
+            if (row < 0 || hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_CATEGORY, cats[k]) ||
+                hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_NAME, j[i].name))
                 goto oom;
         }
     free(j);

@@ -18,13 +18,25 @@ typedef struct cli_command {
     const char *name;
     const char *summary;
     cli_run_fn run;
+    const hta_table_def *const *tables; /* the tables it prints, NULL-terminated */
 } cli_command;
 
 void cli_register(const cli_command *c);
+/* The registered commands in `hta --help` order (n of them), and one by name (NULL if none). */
+const cli_command *const *cli_commands(size_t *n);
+const cli_command *cli_command_named(const char *name);
 
-#define HTA_CLI_COMMAND(ord, nm, summ, fn)                                     \
-    static const cli_command cli_cmd_##fn = {ord, nm, summ, fn};               \
+/* Registers command fn as `hta nm`; the arguments after fn are the
+ * declarations of the tables it prints (NULL for none), which its --help,
+ * `hta tables` and docs/tables.md list. */
+#define HTA_CLI_COMMAND(ord, nm, summ, fn, ...)                                \
+    static const hta_table_def *const cli_tables_##fn[] = {__VA_ARGS__, NULL}; \
+    static const cli_command cli_cmd_##fn = {ord, nm, summ, fn, cli_tables_##fn}; \
     __attribute__((constructor)) static void cli_reg_##fn(void) { cli_register(&cli_cmd_##fn); }
+
+/* Prints the declarations of tables (NULL-terminated) for --help: per table its
+ * name and meaning, per column its name, unit and meaning, within 100 columns. */
+void cli_print_tables(FILE *f, const hta_table_def *const *tables);
 
 typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_DOUBLE, CLI_LIST } cli_kind;
 

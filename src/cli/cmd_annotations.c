@@ -21,11 +21,10 @@ static int cmd_annotations(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "GPU user-annotation breakdown (HTA's get_gpu_user_annotation_breakdown): per rank\n"
-                            "and annotation name, the count, sum, max, min, sample standard deviation and mean\n"
-                            "of the annotation durations (us).  Rows are sorted by rank, then name.",
+                            "GPU user-annotation breakdown (HTA's get_gpu_user_annotation_breakdown): the\n"
+                            "durations of each annotation name, per rank. Rows are sorted by rank, then name.",
                             opts, run_annotations);
 }
 
 HTA_CLI_COMMAND(31, "annotations", "time per GPU user annotation (record_function ranges on the GPU)",
-                cmd_annotations)
+                cmd_annotations, &HTA_ANNOTATIONS_TABLE)

@@ -27,10 +27,9 @@ static int cmd_counters(int argc, char **argv) {
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "PATH [options]",
-                       "Launch-queue length per stream and memory bandwidth per copy kind, per rank:\n"
-                       "summary statistics (queue_length_summary, memory_bw_summary), the time each\n"
-                       "stream spent with a full launch queue (time_spent_blocked_on_full_queue) and,\n"
-                       "with --series, the time series; --augment writes the traces with counter tracks.",
+                       "Launch-queue length per stream and memory bandwidth per copy kind, per rank: summary\n"
+                       "statistics, the time each stream spent with a full launch queue and, with --series,\n"
+                       "the time series; --augment writes the traces with counter tracks.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     if (maxq < 0) {
@@ -40,4 +39,6 @@ static int cmd_counters(int argc, char **argv) {
     return cli_analyse(&c, argv[0], run_counters);
 }
 
-HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment", cmd_counters)
+HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment",
+                cmd_counters, &HTA_QUEUE_SUMMARY_TABLE, &HTA_MEMBW_SUMMARY_TABLE, &HTA_QUEUE_BLOCKED_TABLE,
+                &HTA_QUEUE_SERIES_TABLE, &HTA_MEMBW_SERIES_TABLE, &HTA_AUGMENTED_TABLE)

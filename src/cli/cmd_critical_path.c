@@ -60,13 +60,11 @@ static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_a
     size_t changed = 0;
     if ((st = hta_cpath_whatif_weights(g, rules, nr, w, &changed, err))) goto done;
     if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
-    hta_table *tb = hta_table_new("what_if");
+    hta_table *tb = hta_table_from_def(&HTA_CP_WHATIF_TABLE);
     if (!tb) {
         st = hta_oom(err);
         goto done;
     }
-    hta_table_add_col(tb, "name", HTA_COL_STR);
-    hta_table_add_col(tb, "value", HTA_COL_FLOAT);
     int64_t base = g->path.length, sim = p.length;
     struct {
         const char *n;
@@ -81,19 +79,20 @@ static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_a
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         long r = hta_table_add_row(tb);
-        if (r < 0 || hta_table_set_str(tb, (size_t)r, 0, rows[i].n)) {
+        if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_CP_WHATIF_NAME, rows[i].n)) {
             hta_table_free(tb);
             st = hta_oom(err);
             goto done;
         }
-        hta_table_set_float(tb, (size_t)r, 1, rows[i].v);
+        hta_table_set_float(tb, (size_t)r, HTA_CP_WHATIF_VALUE, rows[i].v);
     }
     if (hta_result_add(out, tb)) {
         st = hta_oom(err);
         goto done;
     }
     /* the simulated path's summary, with the simulated weights */
-    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, "what_if_summary", out, err)))
+    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
+                                err)))
         goto done;
     if (a->what_if_trace) {
         if (!ctx) {
@@ -134,11 +133,10 @@ static int cmd_critical_path(int argc, char **argv) {
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "PATH [options] | --graph FILE [options]",
-                       "HTA's lightweight critical path of one rank: the longest chain of CPU operator\n"
-                       "time, kernel launch delays, kernel-to-kernel gaps, GPU kernels and\n"
-                       "synchronisation.  Tables: summary (time by bound_by), breakdown (the path's\n"
-                       "edges), stats (graph and path sizes).  --what-if RULE rescales parts of the\n"
-                       "graph and reports the new path; see docs/critical-path.md for the rule syntax.",
+                       "HTA's lightweight critical path of one rank: the longest chain of CPU operator time,\n"
+                       "kernel launch delays, kernel-to-kernel gaps, GPU kernels and synchronisation.\n"
+                       "--what-if RULE rescales parts of the graph and reports the new path; see\n"
+                       "docs/critical-path.md for the rule syntax.",
                        opts, 0, 1, &c);
     if (rc >= 0) goto out;
     rc = 1;
@@ -247,4 +245,6 @@ out:
     return rc;
 }
 
-HTA_CLI_COMMAND(50, "critical-path", "HTA's critical path: summary, breakdown, overlay, what-if", cmd_critical_path)
+HTA_CLI_COMMAND(50, "critical-path", "HTA's critical path: summary, breakdown, overlay, what-if",
+                cmd_critical_path, &HTA_CP_SUMMARY_TABLE, &HTA_CP_BREAKDOWN_TABLE, &HTA_CP_STATS_TABLE,
+                &HTA_CP_WHATIF_TABLE, &HTA_CP_WHATIF_SUMMARY_TABLE)

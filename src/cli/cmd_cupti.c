@@ -8,11 +8,11 @@ static hta_status run_cupti(hta_ctx *ctx, const cli_common *c, hta_result *out, 
 static int cmd_cupti(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled kernel)\n"
-                            "with the operator stack of the kernel's launch: op_stack (outermost first, '|'\n"
-                            "separated), top_level_op and bottom_level_op.  The i-th range in time order is\n"
-                            "paired with the i-th cudaLaunchKernel, as HTA does.",
+                            "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
+                            "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"
+                            "order is paired with the i-th cudaLaunchKernel, as HTA does.",
                             opts, run_cupti);
 }
 
-HTA_CLI_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti)
+HTA_CLI_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti,
+                &HTA_CUPTI_TABLE)

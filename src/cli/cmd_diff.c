@@ -22,10 +22,10 @@ static int cmd_diff(int argc, char **argv) {
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "CONTROL TEST [options]",
-                       "Differences between two traces (HTA's TraceDiff): per operator/kernel name, the\n"
-                       "counts and total duration in one iteration of one rank of each trace\n"
-                       "(compare_traces), and the names added, deleted, increased, decreased or unchanged\n"
-                       "(ops_diff).  Traces are compared unfiltered, the last profiler step included.",
+                       "Differences between two traces (HTA's TraceDiff): per operator/kernel name, the counts\n"
+                       "and total duration in one iteration of one rank of each trace, and the names added,\n"
+                       "deleted, increased, decreased or unchanged. Traces are compared unfiltered, the last\n"
+                       "profiler step included.",
                        opts, 2, 2, &c);
     if (rc >= 0) return rc;
     o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;
@@ -60,4 +60,5 @@ static int cmd_diff(int argc, char **argv) {
     return cli_emit(&c, &res);
 }
 
-HTA_CLI_COMMAND(42, "diff", "compare two traces: operator counts and durations, ops added/removed", cmd_diff)
+HTA_CLI_COMMAND(42, "diff", "compare two traces: operator counts and durations, ops added/removed", cmd_diff,
+                &HTA_DIFF_TABLE, &HTA_OPS_DIFF_TABLE)

@@ -19,10 +19,11 @@ static int cmd_events(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "The kept events (rows) with exact nanosecond times and the links derived at load:\n"
-                            "partner (CPU launch <-> GPU activity), parent and depth on the call stack,\n"
-                            "iteration.  Links are given as event indexes (position in traceEvents).",
+                            "The kept events (rows) with exact nanosecond times and the links derived at load\n"
+                            "(launch partner, call stack, iteration), given as event indexes (position in\n"
+                            "traceEvents).",
                             opts, run_events);
 }
 
-HTA_CLI_COMMAND(11, "events", "the events themselves: exact ns times, launch links, call stack", cmd_events)
+HTA_CLI_COMMAND(11, "events", "the events themselves: exact ns times, launch links, call stack", cmd_events,
+                &HTA_EVENTS_TABLE)

@@ -40,11 +40,11 @@ static int cmd_idle(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "Idle time breakdown per rank and GPU stream.  Each gap before a kernel, memcpy\n"
-                            "or memset is host_wait (the CPU launched it only after the stream had gone idle),\n"
-                            "kernel_wait (shorter than --consecutive-kernel-delay) or other.  Table idle_time:\n"
-                            "rank, stream, idle_category, idle_time (us), idle_time_ratio, pid (device).",
+                            "Idle time breakdown per rank and GPU stream. Each gap before a kernel, memcpy or\n"
+                            "memset is host_wait (the CPU launched it only after the stream had gone idle),\n"
+                            "kernel_wait (shorter than --consecutive-kernel-delay) or other.",
                             opts, run);
 }
 
-HTA_CLI_COMMAND(21, "idle", "GPU idle time per stream: host wait, kernel wait, other", cmd_idle)
+HTA_CLI_COMMAND(21, "idle", "GPU idle time per stream: host wait, kernel wait, other", cmd_idle,
+                &HTA_IDLE_TABLE, &HTA_IDLE_STATS_TABLE)

@@ -7,10 +7,11 @@ static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, h
 static int cmd_info(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "What was loaded, per rank: file, rank, world size, events, rows by category\n"
-                            "(in the file, and in HTA's table after its profiler-step filter), GPU streams,\n"
-                            "devices, time span, profiler steps, bytes read and load time.",
+                            "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
+                            "profiler steps; rows per category, in the file and in HTA's table (after its\n"
+                            "profiler-step filter); rows and busy time per GPU stream.",
                             opts, run_info);
 }
 
-HTA_CLI_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info)
+HTA_CLI_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info,
+                &HTA_INFO_RANKS_TABLE, &HTA_INFO_CATEGORIES_TABLE, &HTA_INFO_STREAMS_TABLE)

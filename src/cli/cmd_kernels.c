@@ -26,10 +26,10 @@ static int cmd_kernels(int argc, char **argv) {
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "PATH [options]",
-                       "GPU kernel breakdown.  Table kernel_type: time per kernel type (COMPUTATION,\n"
-                       "COMMUNICATION, MEMORY) over all ranks, overlaps between types as their own rows.\n"
-                       "Table all_kernels: per rank, type and kernel name the sum, max, min, stddev, mean\n"
-                       "and count of durations (us); the smallest kernels are folded into \"others\".",
+                       "GPU kernel breakdown: the time of each kernel type (COMPUTATION, COMMUNICATION,\n"
+                       "MEMORY) over all ranks, overlaps between types as their own rows, and per rank, type\n"
+                       "and kernel name the statistics of the kernel durations; the smallest kernels are\n"
+                       "folded into \"others\".",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     /* checked after parsing: a negative --top is an error, not "no folding" */
@@ -40,4 +40,5 @@ static int cmd_kernels(int argc, char **argv) {
     return cli_analyse(&c, argv[0], run);
 }
 
-HTA_CLI_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels)
+HTA_CLI_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels, &HTA_KERNEL_TYPE_TABLE,
+                &HTA_ALL_KERNELS_TABLE)

@@ -20,15 +20,13 @@ static int cmd_launch(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): for every\n"
-                            "launch call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
-                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity by\n"
-                            "correlation id: cpu_duration, gpu_duration and launch_delay (GPU start minus end\n"
-                            "of the launch call, at least 0), in us.  Flags per launch and counts per rank:\n"
-                            "short kernels (cpu <= runtime cutoff and gpu < cpu), runtime outliers\n"
-                            "(cpu > runtime cutoff), launch-delay outliers (delay > launch-delay cutoff).",
+                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch\n"
+                            "call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
+                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity\n"
+                            "by correlation id, flagged as a short kernel, a runtime outlier or a launch-delay\n"
+                            "outlier by HTA's rules, and counted per rank.",
                             opts, run_launch);
 }
 
 HTA_CLI_COMMAND(30, "launch", "CUDA kernel launch statistics: cpu/gpu duration, launch delay, outliers",
-                cmd_launch)
+                cmd_launch, &HTA_LAUNCH_STATS_TABLE, &HTA_LAUNCH_SUMMARY_TABLE)

@@ -105,4 +105,4 @@ static int cmd_merge(int argc, char **argv) {
 }
 
 HTA_CLI_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",
-                cmd_merge)
+                cmd_merge, &HTA_MERGE_ALIGNMENT_TABLE)

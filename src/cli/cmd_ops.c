@@ -34,11 +34,11 @@ static int cmd_ops(int argc, char **argv) {
     return cli_run_analysis(argc, argv, "PATH [options]",
                             "ATen op -> kernel sequences (HTA's get_aten_op_kernels_and_delay): every kernel\n"
                             "launch is attributed to the innermost aten:: op enclosing it in time; each op\n"
-                            "instance's launched kernels form a sequence (joined by \" -> \").  Per rank and\n"
-                            "(op, sequence): occurrence_count, avg_aten_op_launch_delay (first launch start\n"
-                            "minus op start, us) and avg_runtime_delay (first kernel start minus its launch\n"
-                            "start, us), rounded to 3 decimals.",
+                            "instance's launched kernels form a sequence, counted per rank and (op, sequence)\n"
+                            "with the mean delays from the op to its first launch and from that launch to its\n"
+                            "kernel.",
                             opts, run_ops);
 }
 
-HTA_CLI_COMMAND(33, "ops", "ATen op -> kernel sequences with launch and runtime delays", cmd_ops)
+HTA_CLI_COMMAND(33, "ops", "ATen op -> kernel sequences with launch and runtime delays", cmd_ops,
+                &HTA_ATEN_OPS_TABLE)

@@ -24,4 +24,4 @@ static int cmd_overlap(int argc, char **argv) {
                             opts, run);
 }
 
-HTA_CLI_COMMAND(23, "overlap", "communication/computation overlap per rank", cmd_overlap)
+HTA_CLI_COMMAND(23, "overlap", "communication/computation overlap per rank", cmd_overlap, &HTA_OVERLAP_TABLE)

@@ -38,4 +38,5 @@ static int cmd_patterns(int argc, char **argv) {
     return cli_analyse(&c, argv[0], run_patterns);
 }
 
-HTA_CLI_COMMAND(41, "patterns", "most frequent CUDA kernel sequences under an operator; --overlay", cmd_patterns)
+HTA_CLI_COMMAND(41, "patterns", "most frequent CUDA kernel sequences under an operator; --overlay",
+                cmd_patterns, &HTA_PATTERNS_TABLE)

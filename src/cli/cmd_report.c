@@ -17,13 +17,13 @@ static int cmd_report(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "The holistic summary: runs every analysis that applies to the traces and says,\n"
-                            "per rank, where GPU time went, the largest idle cause, how much communication\n"
-                            "overlaps compute, launch-delay outliers, the kernels that dominate and the\n"
-                            "straggler ranks, what bounds each rank's critical path, with the figures and\n"
-                            "what to look at next.\n"
-                            "Tables: findings, ranks, kernel_types, top_kernels, critical_path.",
+                            "The holistic summary: runs every analysis that applies to the traces and says, per\n"
+                            "rank, where GPU time went, the largest idle cause, how much communication overlaps\n"
+                            "compute, launch-delay outliers, the kernels that dominate and the straggler ranks,\n"
+                            "what bounds each rank's critical path, with the figures and what to look at next.",
                             opts, run_report);
 }
 
-HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report)
+HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
+                &HTA_FINDINGS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
+                &HTA_TOP_KERNELS_TABLE, &HTA_REPORT_CPATH_TABLE)

@@ -52,13 +52,11 @@ static int cmd_stragglers(int argc, char **argv) {
     return cli_run_analysis(argc, argv, "PATH [options]",
                             "Potential stragglers (HTA's get_potential_stragglers): picks the collective kernel\n"
                             "whose duration varies most between ranks, and in every profiler step flags the\n"
-                            "ranks that start it last (the others wait for them).  potential_stragglers lists\n"
-                            "the ranks flagged most often; straggler_metric shows, per rank and step, the\n"
-                            "kernel's start (us and in mean step times) and whether it was flagged;\n"
-                            "straggler_kernels lists the candidate kernels and their spread.  Every NCCL/RCCL\n"
-                            "kernel naming counts as communication (HTA only knows ncclKernel*; --hta-compat\n"
-                            "applies HTA's rules: only ncclKernel* names count, step 0 is ignored).",
+                            "ranks that start it last (the others wait for them). Every NCCL/RCCL kernel naming\n"
+                            "counts as communication (HTA only knows ncclKernel*; --hta-compat applies HTA's\n"
+                            "rules: only ncclKernel* names count, step 0 is ignored).",
                             opts, run_stragglers);
 }
 
-HTA_CLI_COMMAND(32, "stragglers", "ranks whose collectives start last, step after step", cmd_stragglers)
+HTA_CLI_COMMAND(32, "stragglers", "ranks whose collectives start last, step after step", cmd_stragglers,
+                &HTA_STRAGGLERS_TABLE, &HTA_STRAGGLER_METRIC_TABLE, &HTA_STRAGGLER_KERNELS_TABLE)

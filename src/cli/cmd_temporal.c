@@ -17,11 +17,11 @@ static int cmd_temporal(int argc, char **argv) {
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
-                            "Temporal breakdown per rank: from the first GPU activity to the last, the time\n"
-                            "the GPU is idle, runs a computation kernel, or runs only other work\n"
-                            "(communication, memory copies).  Columns: rank, idle_time(us), compute_time(us),\n"
-                            "non_compute_time(us), kernel_time(us) and the three percentages of kernel_time.",
+                            "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
+                            "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
+                            "memory copies).",
                             opts, run);
 }
 
-HTA_CLI_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal)
+HTA_CLI_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal,
+                &HTA_TEMPORAL_TABLE)

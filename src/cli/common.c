@@ -7,16 +7,74 @@
 
 #include "cli/cli.h"
 
+/* Help fits this many columns: a terminal's width, and what tests check. */
+#define HELP_WIDTH 100
+
+/* Prints text starting at column col, its words wrapped at HELP_WIDTH onto
+ * lines starting at column indent, and ends the line. */
+static void wrapped(FILE *f, const char *text, size_t col, size_t indent) {
+    int first = 1; /* the line's first word takes no space before it */
+    for (const char *p = text; *p;) {
+        if (*p == ' ' || *p == '\n') {
+            p++;
+            continue;
+        }
+        size_t w = strcspn(p, " \n");
+        if (!first && col + 1 + w > HELP_WIDTH) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+            first = 1;
+        }
+        fprintf(f, "%s%.*s", first ? "" : " ", (int)w, p);
+        col += w + !first;
+        first = 0;
+        p += w;
+    }
+    fputc('\n', f);
+}
+
 static void usage_opts(FILE *f, const cli_opt *opts) {
     for (const cli_opt *o = opts; o && o->name; o++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", o->name, o->meta ? " " : "", o->meta ? o->meta : "");
-        fprintf(f, "  %-28s %s\n", left, o->help);
+        int n = fprintf(f, "  %-28s ", left);
+        wrapped(f, o->help, n > 0 ? (size_t)n : 0, 31);
+    }
+}
+
+/* One column of a table in --help: name, unit and meaning in aligned columns
+ * (names up to nw, units up to uw wide); a longer name gets a line of its own. */
+static void help_col(FILE *f, const hta_col_def *cd, size_t nw, size_t uw) {
+    if (strlen(cd->name) > nw) fprintf(f, "    %s\n    %*s  ", cd->name, (int)nw, "");
+    else fprintf(f, "    %-*s  ", (int)nw, cd->name);
+    if (uw) fprintf(f, "%-*s  ", (int)uw, cd->unit);
+    size_t mcol = 4 + nw + 2 + (uw ? uw + 2 : 0);
+    wrapped(f, cd->meaning, mcol, mcol);
+}
+
+void cli_print_tables(FILE *f, const hta_table_def *const *tables) {
+    for (size_t i = 0; tables[i]; i++) {
+        const hta_table_def *d = tables[i];
+        int n = fprintf(f, "  %s: ", d->name);
+        wrapped(f, d->meaning, n > 0 ? (size_t)n : 0, 6);
+        size_t nc = hta_table_def_ncols(d), nw = 0, uw = 0;
+        for (size_t c = 0; c < nc; c++) {
+            size_t l = strlen(hta_table_def_col(d, c)->name), u = strlen(hta_table_def_col(d, c)->unit);
+            if (l <= 24 && l > nw) nw = l; /* a longer name would squeeze every meaning */
+            if (u > uw) uw = u;
+        }
+        for (size_t c = 0; c < nc; c++) help_col(f, hta_table_def_col(d, c), nw, uw);
     }
 }
 
 static void print_help(const char *cmd, const char *usage, const char *desc, const cli_opt *opts) {
-    printf("usage: hta %s %s\n\n%s\n\noptions:\n", cmd, usage, desc);
+    printf("usage: hta %s %s\n\n%s\n", cmd, usage, desc);
+    const cli_command *c = cli_command_named(cmd);
+    if (c && c->tables[0]) {
+        printf("\ntables:\n");
+        cli_print_tables(stdout, c->tables);
+    }
+    printf("\noptions:\n");
     usage_opts(stdout, opts);
     static const cli_opt common[] = {
         {"ranks", CLI_STR, NULL, "LIST", "ranks to analyse: 0,2,5-7 (default: all)"},

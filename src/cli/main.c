@@ -17,6 +17,17 @@ void cli_register(const cli_command *c) {
     if (ncommands < MAX_COMMANDS) commands[ncommands++] = c;
 }
 
+const cli_command *const *cli_commands(size_t *n) {
+    *n = ncommands;
+    return commands;
+}
+
+const cli_command *cli_command_named(const char *name) {
+    for (size_t i = 0; i < ncommands; i++)
+        if (!strcmp(commands[i]->name, name)) return commands[i];
+    return NULL;
+}
+
 static int by_order(const void *a, const void *b) {
     const cli_command *x = *(const cli_command *const *)a, *y = *(const cli_command *const *)b;
     return x->order - y->order;
@@ -29,7 +40,7 @@ static void usage(FILE *f) {
             "PATH is a trace file (.json, .json.gz) or a folder with one file per rank.\n\n"
             "commands:\n");
     for (size_t i = 0; i < ncommands; i++) fprintf(f, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
-    fprintf(f, "\nRun 'hta COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'hta COMMAND --help' for a command's options and output tables.\n"
                "Every command prints tables: --format table (default), csv or json.\n");
 }
 
@@ -48,8 +59,8 @@ int main(int argc, char **argv) {
         printf("hta %s\n", HTA_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < ncommands; i++)
-        if (!strcmp(commands[i]->name, cmd)) return commands[i]->run(argc - 1, argv + 1);
+    const cli_command *c = cli_command_named(cmd);
+    if (c) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "hta: unknown command '%s'\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -7,6 +7,12 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+HTA_TABLE_DEFINE(HTA_CP_SUMMARY);
+HTA_TABLE_DEFINE_LIKE(HTA_CP_WHATIF_SUMMARY, HTA_CP_SUMMARY);
+HTA_TABLE_DEFINE(HTA_CP_BREAKDOWN);
+HTA_TABLE_DEFINE(HTA_CP_STATS);
+HTA_TABLE_DEFINE(HTA_CP_WHATIF);
+
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load) {
     switch (e->type) {
@@ -80,7 +86,7 @@ static int cmp_brow(const void *a, const void *b) {
 }
 
 static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
-                                bb_memo *bm, const char *name, hta_result *out) {
+                                bb_memo *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     int64_t total = 0;
@@ -95,16 +101,14 @@ static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, con
         total += ew;
     }
     qsort(c, nc, sizeof *c, cmp_cls);
-    hta_table *t = hta_table_new(name);
+    hta_table *t = hta_table_from_def(d);
     if (!t) return HTA_ENOMEM;
-    int cb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
-    int cd = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
-    int cp = hta_table_add_col(t, "percentage", HTA_COL_FLOAT);
     for (size_t j = 0; j < nc; j++) {
         long r = hta_table_add_row(t);
-        if (r < 0 || hta_table_set_str(t, (size_t)r, cb, c[j].name)) goto oom;
-        hta_table_set_float(t, (size_t)r, cd, us(c[j].sum));
-        hta_table_set_float(t, (size_t)r, cp, total ? (double)c[j].sum / (double)total * 100.0 : NAN);
+        if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_SUMMARY_BOUND_BY, c[j].name)) goto oom;
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, us(c[j].sum));
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG,
+                            total ? (double)c[j].sum / (double)total * 100.0 : NAN);
     }
     return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
 oom:
@@ -141,7 +145,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, b
                                   size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
-    hta_table *t = hta_table_new("breakdown");
+    hta_table *t = hta_table_from_def(&HTA_CP_BREAKDOWN_TABLE);
     if (!rows || !t) goto oom;
     for (size_t i = 0; i < ne; i++) rows[i] = (brow){g->edge[p->edge[i]].w, (uint32_t)i};
     size_t nrow = ne;
@@ -149,43 +153,34 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, b
         top_rows(rows, ne, top);
         nrow = top;
     }
-    int c_ev = hta_table_add_col(t, "event_idx", HTA_COL_INT);
-    int c_du = hta_table_add_col(t, "duration", HTA_COL_FLOAT);
-    int c_ty = hta_table_add_col(t, "type", HTA_COL_STR);
-    int c_nm = hta_table_add_col(t, "s_name", HTA_COL_STR);
-    int c_ca = hta_table_add_col(t, "cat", HTA_COL_STR);
-    int c_pi = hta_table_add_col(t, "pid", HTA_COL_INT);
-    int c_ti = hta_table_add_col(t, "tid", HTA_COL_INT);
-    int c_st = hta_table_add_col(t, "stream", HTA_COL_INT);
-    int c_ix = hta_table_add_col(t, "index", HTA_COL_INT);
-    int c_bb = hta_table_add_col(t, "bound_by", HTA_COL_STR);
     for (size_t i = 0; i < nrow; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[rows[i].pos]];
         long r = hta_table_add_row(t);
         if (r < 0) goto oom;
         size_t R = (size_t)r;
-        hta_table_set_float(t, R, c_du, us(e->w));
-        if (hta_table_set_str(t, R, c_ty, hta_cpath_edge_type_name(e->type)) ||
-            hta_table_set_str(t, R, c_bb, bb_get(bm, e)))
+        hta_table_set_float(t, R, HTA_CP_BREAKDOWN_DURATION, us(e->w));
+        if (hta_table_set_str(t, R, HTA_CP_BREAKDOWN_TYPE, hta_cpath_edge_type_name(e->type)) ||
+            hta_table_set_str(t, R, HTA_CP_BREAKDOWN_BOUND_BY, bb_get(bm, e)))
             goto oom;
         if (e->attr < 0) {
-            hta_table_set_null(t, R, c_ev);
-            hta_table_set_null(t, R, c_pi);
-            hta_table_set_null(t, R, c_ti);
-            hta_table_set_null(t, R, c_st);
-            hta_table_set_null(t, R, c_ix);
+            hta_table_set_null(t, R, HTA_CP_BREAKDOWN_EVENT);
+            hta_table_set_null(t, R, HTA_CP_BREAKDOWN_PID);
+            hta_table_set_null(t, R, HTA_CP_BREAKDOWN_TID);
+            hta_table_set_null(t, R, HTA_CP_BREAKDOWN_STREAM);
+            hta_table_set_null(t, R, HTA_CP_BREAKDOWN_INDEX);
             continue;
         }
         const hta_cp_event *ev = &g->ev[e->attr];
         char *s = hta_shorten_name(hta_sym(g->sym, ev->name));
-        int bad = !s || hta_table_set_str(t, R, c_nm, s) || hta_table_set_str(t, R, c_ca, hta_sym(g->sym, ev->cat));
+        int bad = !s || hta_table_set_str(t, R, HTA_CP_BREAKDOWN_NAME, s) ||
+                  hta_table_set_str(t, R, HTA_CP_BREAKDOWN_CAT, hta_sym(g->sym, ev->cat));
         free(s);
         if (bad) goto oom;
-        hta_table_set_int(t, R, c_ev, ev->index);
-        hta_table_set_int(t, R, c_pi, ev->pid);
-        hta_table_set_int(t, R, c_ti, ev->tid);
-        hta_table_set_int(t, R, c_st, ev->stream);
-        hta_table_set_int(t, R, c_ix, ev->index);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_EVENT, ev->index);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_PID, ev->pid);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_TID, ev->tid);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_STREAM, ev->stream);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_INDEX, ev->index);
     }
     free(rows);
     return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
@@ -197,16 +192,14 @@ oom:
 
 static int stat_row(hta_table *t, const char *name, double v) {
     long r = hta_table_add_row(t);
-    if (r < 0 || hta_table_set_str(t, (size_t)r, 0, name)) return -1;
-    hta_table_set_float(t, (size_t)r, 1, v);
+    if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_STATS_NAME, name)) return -1;
+    hta_table_set_float(t, (size_t)r, HTA_CP_STATS_VALUE, v);
     return 0;
 }
 
 static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, hta_result *out) {
-    hta_table *t = hta_table_new("stats");
+    hta_table *t = hta_table_from_def(&HTA_CP_STATS_TABLE);
     if (!t) return HTA_ENOMEM;
-    hta_table_add_col(t, "name", HTA_COL_STR);
-    hta_table_add_col(t, "value", HTA_COL_FLOAT);
     size_t bytype[HTA_CP_NTYPES] = {0}, pbytype[HTA_CP_NTYPES] = {0};
     for (size_t i = 0; i < g->nedge; i++) bytype[g->edge[i].type]++;
     for (size_t i = 0; i + 1 < p->n; i++) pbytype[g->edge[p->edge[i]].type]++;
@@ -249,18 +242,19 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
                             hta_result *out, hta_error *err) {
     bb_memo bm;
     if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, NULL, &bm, "summary", out) || breakdown_table(g, p, &bm, top, out) || stats_table(g, p, out);
+    int bad = summary_table(g, p, NULL, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, &bm, top, out) ||
+              stats_table(g, p, out);
     free(bm.cls);
     if (bad) return hta_oom(err);
     return HTA_OK;
 }
 
 hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
-                             const char *const *data_load, size_t ndata_load, const char *name,
+                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                              hta_result *out, hta_error *err) {
     bb_memo bm;
     if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, w, &bm, name, out) != HTA_OK;
+    int bad = summary_table(g, p, w, &bm, d, out) != HTA_OK;
     free(bm.cls);
     return bad ? hta_oom(err) : HTA_OK;
 }

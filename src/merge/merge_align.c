@@ -748,21 +748,11 @@ static const char *method_name(hta_align_method m) {
     }
 }
 
+HTA_TABLE_DEFINE(HTA_MERGE_ALIGNMENT);
+
 hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error *err) {
-    hta_table *t = hta_table_new("merge_alignment");
+    hta_table *t = hta_table_from_def(&HTA_MERGE_ALIGNMENT_TABLE);
     if (!t) return hta_oom(err);
-    int c_rank = hta_table_add_col(t, "rank", HTA_COL_INT);
-    int c_file = hta_table_add_col(t, "file", HTA_COL_STR);
-    int c_clock = hta_table_add_col(t, "clock", HTA_COL_STR);
-    int c_method = hta_table_add_col(t, "method", HTA_COL_STR);
-    int c_pid = hta_table_add_col(t, "pid_base", HTA_COL_INT);
-    int c_anch = hta_table_add_col(t, "anchors", HTA_COL_INT);
-    int c_outl = hta_table_add_col(t, "outliers", HTA_COL_INT);
-    int c_off = hta_table_add_col(t, "offset_us", HTA_COL_FLOAT);
-    int c_drift = hta_table_add_col(t, "drift_ppm", HTA_COL_FLOAT);
-    int c_rms = hta_table_add_col(t, "rms_us", HTA_COL_FLOAT);
-    int c_max = hta_table_add_col(t, "max_us", HTA_COL_FLOAT);
-    if (c_max < 0) goto oom;
     for (size_t i = 0; i < p->n; i++) {
         const hta_merge_rank *m = &p->r[i];
         long row = hta_table_add_row(t);
@@ -772,17 +762,18 @@ hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error 
                              : m->reference                  ? "reference"
                              : m->fitted                     ? method_name(p->opts.method)
                                                              : "none (no anchors)";
-        hta_table_set_int(t, rw, c_rank, m->rank);
-        if (hta_table_set_str(t, rw, c_file, m->path) || hta_table_set_str(t, rw, c_clock, clock_name(m->clock)) ||
-            hta_table_set_str(t, rw, c_method, method))
+        hta_table_set_int(t, rw, HTA_MERGE_RANK, m->rank);
+        if (hta_table_set_str(t, rw, HTA_MERGE_FILE, m->path) ||
+            hta_table_set_str(t, rw, HTA_MERGE_CLOCK, clock_name(m->clock)) ||
+            hta_table_set_str(t, rw, HTA_MERGE_METHOD, method))
             goto oom;
-        hta_table_set_int(t, rw, c_pid, m->pid_base);
-        hta_table_set_int(t, rw, c_anch, (int64_t)m->anchors);
-        hta_table_set_int(t, rw, c_outl, (int64_t)m->outliers);
-        hta_table_set_float(t, rw, c_off, hta_round(m->offset_ns / 1000.0, 3));
-        hta_table_set_float(t, rw, c_drift, hta_round(m->drift * 1e6, 3));
-        hta_table_set_float(t, rw, c_rms, isnan(m->rms_ns) ? NAN : hta_round(m->rms_ns / 1000.0, 3));
-        hta_table_set_float(t, rw, c_max, isnan(m->max_ns) ? NAN : hta_round(m->max_ns / 1000.0, 3));
+        hta_table_set_int(t, rw, HTA_MERGE_PID_BASE, m->pid_base);
+        hta_table_set_int(t, rw, HTA_MERGE_ANCHORS, (int64_t)m->anchors);
+        hta_table_set_int(t, rw, HTA_MERGE_OUTLIERS, (int64_t)m->outliers);
+        hta_table_set_float(t, rw, HTA_MERGE_OFFSET, hta_round(m->offset_ns / 1000.0, 3));
+        hta_table_set_float(t, rw, HTA_MERGE_DRIFT, hta_round(m->drift * 1e6, 3));
+        hta_table_set_float(t, rw, HTA_MERGE_RMS, isnan(m->rms_ns) ? NAN : hta_round(m->rms_ns / 1000.0, 3));
+        hta_table_set_float(t, rw, HTA_MERGE_MAX, isnan(m->max_ns) ? NAN : hta_round(m->max_ns / 1000.0, 3));
     }
     if (hta_result_add(out, t)) return hta_oom(err);
     for (size_t i = 0; i < p->nnotes; i++)

@@ -14,27 +14,25 @@
 #include "hta/launch.h"
 
 
-/* ---- reading result tables ---- */
+HTA_TABLE_DEFINE(HTA_FINDINGS);
+HTA_TABLE_DEFINE(HTA_REPORT_RANKS);
+HTA_TABLE_DEFINE(HTA_REPORT_KERNEL_TYPES);
+HTA_TABLE_DEFINE(HTA_TOP_KERNELS);
+HTA_TABLE_DEFINE(HTA_REPORT_CPATH);
 
-static double cell(const hta_table *t, size_t row, const char *col) {
-    int c = t ? hta_table_col(t, col) : -1;
-    if (c < 0 || row >= t->nrows) return NAN;
-    const hta_column *k = &t->cols[c];
-    if (k->type == HTA_COL_FLOAT) return k->v.f[row];
-    if (k->type == HTA_COL_INT) return k->null && k->null[row] ? NAN : (double)k->v.i[row];
-    return NAN;
-}
+/* ---- reading result tables ----
+ * Every cell is read by its declared column (the enum of the analysis'
+ * declaration) from a table hta_result_table checked to be built from that
+ * declaration: a renamed or moved column is still found, and a table of
+ * another shape is an error instead of NaN figures. */
 
-static const char *cell_str(const hta_table *t, size_t row, const char *col) {
-    int c = t ? hta_table_col(t, col) : -1;
-    if (c < 0 || row >= t->nrows || t->cols[c].type != HTA_COL_STR) return NULL;
-    return t->cols[c].v.s[row];
-}
+static double num(const hta_table *t, size_t row, int col) { return hta_table_get_float(t, row, col); }
+static const char *txt(const hta_table *t, size_t row, int col) { return hta_table_get_str(t, row, col); }
 
-/* Row of table t whose `rank` column is rank (first one), or -1. */
-static long rank_row(const hta_table *t, int32_t rank) {
-    for (size_t r = 0; t && r < t->nrows; r++)
-        if (cell(t, r, "rank") == rank) return (long)r;
+/* Row of table t whose rank column rank_col is rank (first one), or -1. */
+static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
+    for (size_t r = 0; r < t->nrows; r++)
+        if (num(t, r, rank_col) == rank) return (long)r;
     return -1;
 }
 
@@ -54,13 +52,14 @@ static void add_finding(findings *f, int64_t rank, const char *area, const char 
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     long row = hta_table_add_row(f->t);
-    if (row < 0 || hta_table_set_str(f->t, row, 1, area) || hta_table_set_str(f->t, row, 2, buf) ||
-        hta_table_set_str(f->t, row, 3, detail)) {
+    if (row < 0 || hta_table_set_str(f->t, row, HTA_FINDINGS_AREA, area) ||
+        hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf) ||
+        hta_table_set_str(f->t, row, HTA_FINDINGS_TODO, detail)) {
         f->ok = 0;
         return;
     }
-    if (rank >= 0) hta_table_set_int(f->t, row, 0, rank);
-    else hta_table_set_null(f->t, row, 0);
+    if (rank >= 0) hta_table_set_int(f->t, row, HTA_FINDINGS_RANK, rank);
+    else hta_table_set_null(f->t, row, HTA_FINDINGS_RANK);
 }
 
 static const char *idle_advice(const char *cause) {
@@ -86,7 +85,7 @@ static int sort_findings(findings *f) {
     }
     for (size_t i = 0; i < n; i++) {
         ord[i] = (uint32_t)i;
-        key[i] = isnan(cell(t, i, "rank")) ? -1 : (int64_t)cell(t, i, "rank");
+        key[i] = isnan(num(t, i, HTA_FINDINGS_RANK)) ? -1 : (int64_t)num(t, i, HTA_FINDINGS_RANK);
     }
     int rc = hta_stable_sort_idx_i64(ord, n, key);
     for (size_t c = 0; !rc && c < t->ncols; c++) {
@@ -118,7 +117,8 @@ static int sort_findings(findings *f) {
 
 typedef struct parts {
     hta_result temporal, idle, kernels, overlap, launch, stragglers;
-    int have_temporal, have_idle, have_kernels, have_overlap, have_launch, have_stragglers;
+    /* the tables read, checked to be their declarations' (stragglers: NULL when not run) */
+    const hta_table *temporal_t, *idle_t, *kernel_type_t, *all_kernels_t, *overlap_t, *launch_t, *stragglers_t;
 } parts;
 
 static void parts_free(parts *p) {
@@ -132,28 +132,28 @@ static void parts_free(parts *p) {
 
 static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
     memset(p, 0, sizeof *p);
-    hta_status st;
-    if ((st = hta_temporal_breakdown(ctx, NULL, &p->temporal, err))) return st;
-    p->have_temporal = 1;
-    if ((st = hta_idle_breakdown(ctx, NULL, &p->idle, err))) return st;
-    p->have_idle = 1;
+    HTA_TRY(hta_temporal_breakdown(ctx, NULL, &p->temporal, err));
+    HTA_TRY(hta_result_table(&p->temporal, &HTA_TEMPORAL_TABLE, &p->temporal_t, err));
+    HTA_TRY(hta_idle_breakdown(ctx, NULL, &p->idle, err));
+    HTA_TRY(hta_result_table(&p->idle, &HTA_IDLE_TABLE, &p->idle_t, err));
     hta_kernel_opts ko;
     hta_kernel_opts_default(&ko);
     ko.top = 1 << 20; /* every kernel with its own statistics: the report ranks them itself */
     ko.duration_ratio = 1.0;
-    if ((st = hta_kernel_breakdown(ctx, &ko, &p->kernels, err))) return st;
-    p->have_kernels = 1;
-    if ((st = hta_overlap(ctx, NULL, &p->overlap, err))) return st;
-    p->have_overlap = 1;
-    if ((st = hta_launch_stats(ctx, NULL, &p->launch, err))) return st;
-    p->have_launch = 1;
+    HTA_TRY(hta_kernel_breakdown(ctx, &ko, &p->kernels, err));
+    HTA_TRY(hta_result_table(&p->kernels, &HTA_KERNEL_TYPE_TABLE, &p->kernel_type_t, err));
+    HTA_TRY(hta_result_table(&p->kernels, &HTA_ALL_KERNELS_TABLE, &p->all_kernels_t, err));
+    HTA_TRY(hta_overlap(ctx, NULL, &p->overlap, err));
+    HTA_TRY(hta_result_table(&p->overlap, &HTA_OVERLAP_TABLE, &p->overlap_t, err));
+    HTA_TRY(hta_launch_stats(ctx, NULL, &p->launch, err));
+    HTA_TRY(hta_result_table(&p->launch, &HTA_LAUNCH_SUMMARY_TABLE, &p->launch_t, err));
     size_t ns = hta_ctx_nranks(ctx);
     if (ns > 2) { /* with two ranks both are "candidates": nothing to say */
         hta_straggler_opts so;
         hta_straggler_opts_default(&so);
         so.num_candidates = (int)ns; /* every rank's figure, to judge the margin */
-        if ((st = hta_potential_stragglers(ctx, &so, &p->stragglers, err))) return st;
-        p->have_stragglers = 1;
+        HTA_TRY(hta_potential_stragglers(ctx, &so, &p->stragglers, err));
+        HTA_TRY(hta_result_table(&p->stragglers, &HTA_STRAGGLERS_TABLE, &p->stragglers_t, err));
     }
     return HTA_OK;
 }
@@ -161,59 +161,51 @@ static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
 /* ---- report tables ---- */
 
 static hta_table *ranks_table(const hta_trace *t, size_t ns, const parts *p) {
-    static const hta_col_spec cols[] = {
-        {"rank", HTA_COL_INT}, {"span_us", HTA_COL_FLOAT}, {"kernel_time_us", HTA_COL_FLOAT},
-        {"idle_pctg", HTA_COL_FLOAT}, {"compute_pctg", HTA_COL_FLOAT}, {"non_compute_pctg", HTA_COL_FLOAT},
-        {"main_idle_cause", HTA_COL_STR}, {"main_idle_cause_pctg", HTA_COL_FLOAT}, {"comm_time_us", HTA_COL_FLOAT},
-        {"comm_comp_overlap_pctg", HTA_COL_FLOAT}, {"launches", HTA_COL_INT}, {"launch_delay_outliers", HTA_COL_INT},
-        {"mean_launch_delay_us", HTA_COL_FLOAT}, {"short_kernels", HTA_COL_INT}};
-    hta_table *tb = hta_table_new_with("ranks", cols, sizeof cols / sizeof *cols);
+    hta_table *tb = hta_table_from_def(&HTA_REPORT_RANKS_TABLE);
     if (!tb) return NULL;
-    const hta_table *tt = hta_result_find(&p->temporal, "temporal_breakdown");
-    const hta_table *it = hta_result_find(&p->idle, "idle_time");
-    const hta_table *ot = hta_result_find(&p->overlap, "comm_comp_overlap");
-    const hta_table *ls = hta_result_find(&p->launch, "launch_summary");
+    const hta_table *tt = p->temporal_t, *it = p->idle_t, *ot = p->overlap_t, *ls = p->launch_t;
     for (size_t k = 0; k < ns; k++) {
         int32_t rank = t->ranks[k]->rank;
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
-        hta_table_set_int(tb, row, 0, rank);
-        long r = rank_row(tt, rank);
+        hta_table_set_int(tb, row, HTA_REPORT_RANKS_RANK, rank);
+        long r = rank_row(tt, HTA_TEMPORAL_RANK, rank);
         if (r >= 0) {
-            double idle = cell(tt, r, "idle_time(us)"), comp = cell(tt, r, "compute_time(us)"),
-                   nonc = cell(tt, r, "non_compute_time(us)");
-            hta_table_set_float(tb, row, 1, idle + comp + nonc);
-            hta_table_set_float(tb, row, 2, cell(tt, r, "kernel_time(us)"));
-            hta_table_set_float(tb, row, 3, cell(tt, r, "idle_time_pctg"));
-            hta_table_set_float(tb, row, 4, cell(tt, r, "compute_time_pctg"));
-            hta_table_set_float(tb, row, 5, cell(tt, r, "non_compute_time_pctg"));
+            double idle = num(tt, r, HTA_TEMPORAL_IDLE_US), comp = num(tt, r, HTA_TEMPORAL_COMPUTE_US),
+                   nonc = num(tt, r, HTA_TEMPORAL_NON_COMPUTE_US);
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_SPAN, idle + comp + nonc);
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_KERNEL, num(tt, r, HTA_TEMPORAL_KERNEL_US));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_IDLE, num(tt, r, HTA_TEMPORAL_IDLE_PCTG));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_COMPUTE, num(tt, r, HTA_TEMPORAL_COMPUTE_PCTG));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_NON_COMPUTE, num(tt, r, HTA_TEMPORAL_NON_COMPUTE_PCTG));
         }
         /* idle by cause, summed over the rank's streams */
         static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
         double by[3] = {0, 0, 0}, tot = 0;
-        for (size_t i = 0; it && i < it->nrows; i++) {
-            if (cell(it, i, "rank") != rank) continue;
-            const char *c = cell_str(it, i, "idle_category");
+        for (size_t i = 0; i < it->nrows; i++) {
+            if (num(it, i, HTA_IDLE_RANK) != rank) continue;
+            const char *c = txt(it, i, HTA_IDLE_CATEGORY);
             for (int j = 0; c && j < 3; j++)
-                if (!strcmp(c, causes[j])) by[j] += cell(it, i, "idle_time"), tot += cell(it, i, "idle_time");
+                if (!strcmp(c, causes[j])) by[j] += num(it, i, HTA_IDLE_TIME), tot += num(it, i, HTA_IDLE_TIME);
         }
         int best = by[1] > by[0] ? 1 : 0;
         if (by[2] > by[best]) best = 2;
         if (tot > 0) {
-            if (hta_table_set_str(tb, row, 6, causes[best])) goto oom;
-            hta_table_set_float(tb, row, 7, hta_round(100.0 * by[best] / tot, 2));
+            if (hta_table_set_str(tb, row, HTA_REPORT_RANKS_CAUSE, causes[best])) goto oom;
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_CAUSE_PCTG, hta_round(100.0 * by[best] / tot, 2));
         }
-        r = rank_row(ot, rank);
+        r = rank_row(ot, HTA_OVERLAP_RANK, rank);
         if (r >= 0) {
-            hta_table_set_float(tb, row, 8, cell(ot, r, "comm_time(us)"));
-            hta_table_set_float(tb, row, 9, cell(ot, r, "comp_comm_overlap_pctg"));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_COMM, num(ot, r, HTA_OVERLAP_COMM_US));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_OVERLAP, num(ot, r, HTA_OVERLAP_PCTG));
         }
-        r = rank_row(ls, rank);
+        r = rank_row(ls, HTA_LAUNCH_SUMMARY_RANK, rank);
         if (r >= 0) {
-            hta_table_set_int(tb, row, 10, (int64_t)cell(ls, r, "launches"));
-            hta_table_set_int(tb, row, 11, (int64_t)cell(ls, r, "launch_delay_outliers"));
-            hta_table_set_float(tb, row, 12, cell(ls, r, "mean_launch_delay"));
-            hta_table_set_int(tb, row, 13, (int64_t)cell(ls, r, "short_kernels"));
+            hta_table_set_int(tb, row, HTA_REPORT_RANKS_LAUNCHES, (int64_t)num(ls, r, HTA_LAUNCH_SUMMARY_LAUNCHES));
+            hta_table_set_int(tb, row, HTA_REPORT_RANKS_DELAY_OUTLIERS,
+                              (int64_t)num(ls, r, HTA_LAUNCH_SUMMARY_DELAY_OUTLIERS));
+            hta_table_set_float(tb, row, HTA_REPORT_RANKS_MEAN_DELAY, num(ls, r, HTA_LAUNCH_SUMMARY_MEAN_DELAY));
+            hta_table_set_int(tb, row, HTA_REPORT_RANKS_SHORT, (int64_t)num(ls, r, HTA_LAUNCH_SUMMARY_SHORT));
         }
     }
     return tb;
@@ -236,15 +228,15 @@ static int by_sum_desc(const void *a, const void *b) {
 /* Kernels over all selected ranks, by total time. */
 static hta_status kernel_tables(const parts *p, int top, hta_result *out, double *total_out, kagg **top_out,
                                 size_t *ntop_out, hta_error *err) {
-    const hta_table *ak = hta_result_find(&p->kernels, "all_kernels");
-    size_t n = ak ? ak->nrows : 0, m = 0;
+    const hta_table *ak = p->all_kernels_t;
+    size_t n = ak->nrows, m = 0;
     kagg *v = calloc(n ? n : 1, sizeof *v);
     if (!v) return hta_oom(err);
     double total = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *nm = cell_str(ak, i, "name"), *ty = cell_str(ak, i, "kernel_type");
+        const char *nm = txt(ak, i, HTA_ALL_KERNELS_NAME), *ty = txt(ak, i, HTA_ALL_KERNELS_TYPE);
         if (!nm || !ty) continue;
-        double s = cell(ak, i, "sum (us)"), c = cell(ak, i, "count");
+        double s = num(ak, i, HTA_ALL_KERNELS_SUM), c = num(ak, i, HTA_ALL_KERNELS_COUNT);
         size_t j = 0;
         while (j < m && (strcmp(v[j].name, nm) || strcmp(v[j].type, ty))) j++; /* few distinct names */
         if (j == m) v[m++] = (kagg){nm, ty, 0, 0};
@@ -253,23 +245,22 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
         total += s;
     }
     qsort(v, m, sizeof *v, by_sum_desc);
-    static const hta_col_spec cols[] = {{"name", HTA_COL_STR},    {"kernel_type", HTA_COL_STR},
-                                        {"count", HTA_COL_INT},    {"sum_us", HTA_COL_FLOAT},
-                                        {"mean_us", HTA_COL_FLOAT}, {"pctg", HTA_COL_FLOAT}};
-    hta_table *tb = hta_table_new_with("top_kernels", cols, 6);
+    hta_table *tb = hta_table_from_def(&HTA_TOP_KERNELS_TABLE);
     if (!tb) goto oom;
     for (size_t j = 0; j < m && (int)j < top; j++) {
         long row = hta_table_add_row(tb);
         char *shortn = hta_shorten_name(v[j].name);
-        if (row < 0 || !shortn || hta_table_set_str(tb, row, 0, shortn) || hta_table_set_str(tb, row, 1, v[j].type)) {
+        if (row < 0 || !shortn || hta_table_set_str(tb, row, HTA_TOP_KERNELS_NAME, shortn) ||
+            hta_table_set_str(tb, row, HTA_TOP_KERNELS_TYPE, v[j].type)) {
             free(shortn);
             goto oom;
         }
         free(shortn);
-        hta_table_set_int(tb, row, 2, (int64_t)v[j].count);
-        hta_table_set_float(tb, row, 3, v[j].sum);
-        hta_table_set_float(tb, row, 4, v[j].count > 0 ? v[j].sum / v[j].count : NAN);
-        hta_table_set_float(tb, row, 5, total > 0 ? hta_round(100.0 * v[j].sum / total, 2) : NAN);
+        hta_table_set_int(tb, row, HTA_TOP_KERNELS_COUNT, (int64_t)v[j].count);
+        hta_table_set_float(tb, row, HTA_TOP_KERNELS_SUM, v[j].sum);
+        hta_table_set_float(tb, row, HTA_TOP_KERNELS_MEAN, v[j].count > 0 ? v[j].sum / v[j].count : NAN);
+        hta_table_set_float(tb, row, HTA_TOP_KERNELS_PCTG,
+                            total > 0 ? hta_round(100.0 * v[j].sum / total, 2) : NAN);
     }
     if (hta_result_add(out, tb)) {
         free(v);
@@ -286,16 +277,15 @@ oom:
 }
 
 static hta_status kernel_types_table(const parts *p, hta_result *out, hta_error *err) {
-    const hta_table *kt = hta_result_find(&p->kernels, "kernel_type");
-    static const hta_col_spec cols[] = {
-        {"kernel_type", HTA_COL_STR}, {"sum_us", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
-    hta_table *tb = hta_table_new_with("kernel_types", cols, 3);
+    const hta_table *kt = p->kernel_type_t;
+    hta_table *tb = hta_table_from_def(&HTA_REPORT_KERNEL_TYPES_TABLE);
     if (!tb) goto oom;
-    for (size_t i = 0; kt && i < kt->nrows; i++) {
+    for (size_t i = 0; i < kt->nrows; i++) {
         long row = hta_table_add_row(tb);
-        if (row < 0 || hta_table_set_str(tb, row, 0, cell_str(kt, i, "kernel_type"))) goto oom;
-        hta_table_set_float(tb, row, 1, cell(kt, i, "sum"));
-        hta_table_set_float(tb, row, 2, cell(kt, i, "percentage"));
+        if (row < 0 || hta_table_set_str(tb, row, HTA_REPORT_KERNEL_TYPES_TYPE, txt(kt, i, HTA_KERNEL_TYPE_TYPE)))
+            goto oom;
+        hta_table_set_float(tb, row, HTA_REPORT_KERNEL_TYPES_SUM, num(kt, i, HTA_KERNEL_TYPE_SUM));
+        hta_table_set_float(tb, row, HTA_REPORT_KERNEL_TYPES_PCTG, num(kt, i, HTA_KERNEL_TYPE_PCTG));
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
@@ -305,9 +295,9 @@ oom:
 }
 
 static void rank_findings(findings *f, const hta_table *rk, size_t r) {
-    int64_t rank = (int64_t)cell(rk, r, "rank");
-    double idle = cell(rk, r, "idle_pctg"), span = cell(rk, r, "span_us");
-    const char *cause = cell_str(rk, r, "main_idle_cause");
+    int64_t rank = (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK);
+    double idle = num(rk, r, HTA_REPORT_RANKS_IDLE), span = num(rk, r, HTA_REPORT_RANKS_SPAN);
+    const char *cause = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
     if (isnan(span) || span <= 0) {
         add_finding(f, rank, "gpu", "nothing ran on a GPU stream in the analysed window: a CPU-only trace, "
                                     "or the profiler did not record CUDA activity", "no GPU kernels");
@@ -315,12 +305,12 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
     }
     if (idle >= 10 && cause)
         add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
-                    idle, span, cell(rk, r, "main_idle_cause_pctg"), cause);
+                    idle, span, num(rk, r, HTA_REPORT_RANKS_CAUSE_PCTG), cause);
     else if (!isnan(idle))
         add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
                     "GPU idle only %.1f%% of %.0f us", idle, span);
-    double comm = cell(rk, r, "comm_time_us"), ov = cell(rk, r, "comm_comp_overlap_pctg"),
-           kt = cell(rk, r, "kernel_time_us");
+    double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
+           kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);
     if (comm > 0 && !isnan(ov)) {
         double exposed = comm * (1 - ov / 100.0);
         if (ov < 50 && kt > 0 && comm > 0.1 * kt)
@@ -334,8 +324,8 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
             add_finding(f, rank, "communication", "see `hta overlap`",
                         "communication %.0f us, %.1f%% overlapped with compute", comm, ov);
     }
-    double launches = cell(rk, r, "launches"), lo = cell(rk, r, "launch_delay_outliers"),
-           sk = cell(rk, r, "short_kernels"), md = cell(rk, r, "mean_launch_delay_us");
+    double launches = num(rk, r, HTA_REPORT_RANKS_LAUNCHES), lo = num(rk, r, HTA_REPORT_RANKS_DELAY_OUTLIERS),
+           sk = num(rk, r, HTA_REPORT_RANKS_SHORT), md = num(rk, r, HTA_REPORT_RANKS_MEAN_DELAY);
     if (launches > 0 && lo / launches >= 0.05)
         add_finding(f, rank, "launch",
                     "kernels wait in a long launch queue or behind a sync: the CPU runs far ahead "
@@ -362,16 +352,16 @@ static int cmp_dbl(const void *a, const void *b) {
 
 /* Median of column col over the rows where it is a number; lo and hi get the
  * rows of the smallest and largest value.  NaN when there is none. */
-static double col_median(const hta_table *rk, const char *col, long *lo, long *hi) {
+static double col_median(const hta_table *rk, int col, long *lo, long *hi) {
     double *v = malloc((rk->nrows ? rk->nrows : 1) * sizeof *v);
     size_t n = 0;
     *lo = *hi = -1;
     for (size_t r = 0; v && r < rk->nrows; r++) {
-        double x = cell(rk, r, col);
+        double x = num(rk, r, col);
         if (isnan(x)) continue;
         v[n++] = x;
-        if (*lo < 0 || x < cell(rk, (size_t)*lo, col)) *lo = (long)r;
-        if (*hi < 0 || x > cell(rk, (size_t)*hi, col)) *hi = (long)r;
+        if (*lo < 0 || x < num(rk, (size_t)*lo, col)) *lo = (long)r;
+        if (*hi < 0 || x > num(rk, (size_t)*hi, col)) *hi = (long)r;
     }
     double med = NAN;
     if (n) {
@@ -388,26 +378,26 @@ static double col_median(const hta_table *rk, const char *col, long *lo, long *h
 static long straggler_row(const hta_table *ps) {
     if (!ps || ps->nrows < 3) return -1;
     long lo, hi;
-    double med = col_median(ps, "mean_normalized_start", &lo, &hi);
+    double med = col_median(ps, HTA_STRAGGLERS_MEAN_START, &lo, &hi);
     if (isnan(med) || hi < 0) return -1;
     double *dev = malloc(ps->nrows * sizeof *dev);
     if (!dev) return -1;
     size_t n = 0;
     for (size_t r = 0; r < ps->nrows; r++) {
-        double x = cell(ps, r, "mean_normalized_start");
+        double x = num(ps, r, HTA_STRAGGLERS_MEAN_START);
         if (!isnan(x)) dev[n++] = fabs(x - med);
     }
     qsort(dev, n, sizeof *dev, cmp_dbl);
     double mad = n % 2 ? dev[n / 2] : (dev[n / 2 - 1] + dev[n / 2]) / 2;
     free(dev);
-    double margin = cell(ps, (size_t)hi, "mean_normalized_start") - med;
+    double margin = num(ps, (size_t)hi, HTA_STRAGGLERS_MEAN_START) - med;
     return margin > 0.001 && margin > 5 * mad ? hi : -1;
 }
 
 static void summary_findings(findings *f, const hta_table *rk) {
     long lo, hi;
     size_t n = rk->nrows;
-    double idle = col_median(rk, "idle_pctg", &lo, &hi);
+    double idle = col_median(rk, HTA_REPORT_RANKS_IDLE, &lo, &hi);
     if (isnan(idle)) {
         add_finding(f, -1, "gpu", "CPU-only traces, or the profiler did not record CUDA activity",
                     "no GPU kernels on any of the %zu ranks", n);
@@ -417,7 +407,7 @@ static void summary_findings(findings *f, const hta_table *rk) {
     static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
     size_t cnt[3] = {0, 0, 0};
     for (size_t r = 0; r < n; r++) {
-        const char *c = cell_str(rk, r, "main_idle_cause");
+        const char *c = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
         for (int j = 0; c && j < 3; j++) cnt[j] += !strcmp(c, causes[j]);
     }
     int best = cnt[1] > cnt[0] ? 1 : 0;
@@ -425,25 +415,26 @@ static void summary_findings(findings *f, const hta_table *rk) {
     add_finding(f, -1, "idle", idle_advice(causes[best]),
                 "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
                 "the main cause is %s on %zu of them",
-                idle, n, cell(rk, (size_t)lo, "idle_pctg"), cell(rk, (size_t)lo, "rank"),
-                cell(rk, (size_t)hi, "idle_pctg"), cell(rk, (size_t)hi, "rank"), causes[best], cnt[best]);
+                idle, n, num(rk, (size_t)lo, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK),
+                num(rk, (size_t)hi, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)hi, HTA_REPORT_RANKS_RANK), causes[best],
+                cnt[best]);
     for (size_t r = 0; r < n; r++) /* ranks well above the others */
-        if (cell(rk, r, "idle_pctg") > idle + 10)
-            add_finding(f, (int64_t)cell(rk, r, "rank"), "idle",
+        if (num(rk, r, HTA_REPORT_RANKS_IDLE) > idle + 10)
+            add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",
                         "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
                         "with a typical rank's",
-                        "GPU idle %.1f%%, median of all ranks %.1f%%", cell(rk, r, "idle_pctg"), idle);
-    double ov = col_median(rk, "comm_comp_overlap_pctg", &lo, &hi);
+                        "GPU idle %.1f%%, median of all ranks %.1f%%", num(rk, r, HTA_REPORT_RANKS_IDLE), idle);
+    double ov = col_median(rk, HTA_REPORT_RANKS_OVERLAP, &lo, &hi);
     if (!isnan(ov))
         add_finding(f, -1, "communication",
                     ov < 50 ? "collectives run mostly exposed: overlap them with compute (DDP bucketing, FSDP "
                               "prefetch, async collectives); see `hta overlap`"
                             : "see `hta overlap`",
                     "communication overlapped with compute: median %.1f%% (least %.1f%% on rank %.0f)", ov,
-                    cell(rk, (size_t)lo, "comm_comp_overlap_pctg"), cell(rk, (size_t)lo, "rank"));
+                    num(rk, (size_t)lo, HTA_REPORT_RANKS_OVERLAP), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK));
     double lod = 0, la = 0;
     for (size_t r = 0; r < n; r++) {
-        double a = cell(rk, r, "launches"), d = cell(rk, r, "launch_delay_outliers");
+        double a = num(rk, r, HTA_REPORT_RANKS_LAUNCHES), d = num(rk, r, HTA_REPORT_RANKS_DELAY_OUTLIERS);
         if (!isnan(a)) la += a, lod += isnan(d) ? 0 : d;
     }
     if (la > 0 && lod / la >= 0.05)
@@ -458,9 +449,7 @@ static void summary_findings(findings *f, const hta_table *rk) {
 static hta_status critical_paths(hta_ctx *ctx, size_t ns,
                                  findings *f, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
-    static const hta_col_spec cols[] = {
-        {"rank", HTA_COL_INT}, {"bound_by", HTA_COL_STR}, {"duration", HTA_COL_FLOAT}, {"percentage", HTA_COL_FLOAT}};
-    hta_table *tb = hta_table_new_with("critical_path", cols, 4);
+    hta_table *tb = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
     if (!tb) return hta_oom(err);
     hta_status st = HTA_OK;
     char *bound[16]; /* many ranks: how often each bound_by is the largest */
@@ -474,6 +463,7 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
         hta_result part;
         hta_result_init(&part);
         hta_error e2 = {0};
+        const hta_table *sm;
         st = hta_cpath_build(ctx, k, &co, &g, &e2);
         if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
         if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
@@ -482,28 +472,28 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
         } else if (st) { /* a rank HTA's graph cannot cover: say so, go on */
             hta_result_note(out, "rank %d: no critical path: %s", rank, e2.msg);
             st = HTA_OK;
-        } else {
-            const hta_table *sm = hta_result_find(&part, "summary");
+        } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err))) {
             long best = -1;
-            for (size_t i = 0; sm && i < sm->nrows; i++) {
-                const char *bb = cell_str(sm, i, "bound_by");
+            for (size_t i = 0; i < sm->nrows; i++) {
+                const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
                 if (!bb || !*bb) continue;
                 long row = hta_table_add_row(tb);
-                if (row < 0 || hta_table_set_str(tb, row, 1, bb)) {
+                if (row < 0 || hta_table_set_str(tb, row, HTA_REPORT_CPATH_BOUND_BY, bb)) {
                     st = hta_oom(err);
                     break;
                 }
-                hta_table_set_int(tb, row, 0, rank);
-                hta_table_set_float(tb, row, 2, cell(sm, i, "duration"));
-                hta_table_set_float(tb, row, 3, cell(sm, i, "percentage"));
-                if (best < 0 || cell(sm, i, "duration") > cell(sm, (size_t)best, "duration")) best = (long)i;
+                hta_table_set_int(tb, row, HTA_REPORT_CPATH_RANK, rank);
+                hta_table_set_float(tb, row, HTA_REPORT_CPATH_DURATION, num(sm, i, HTA_CP_SUMMARY_DURATION));
+                hta_table_set_float(tb, row, HTA_REPORT_CPATH_PCTG, num(sm, i, HTA_CP_SUMMARY_PCTG));
+                if (best < 0 || num(sm, i, HTA_CP_SUMMARY_DURATION) > num(sm, (size_t)best, HTA_CP_SUMMARY_DURATION))
+                    best = (long)i;
             }
             char todo[256];
             snprintf(todo, sizeof todo,
                      "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
             if (best >= 0 && ns > RANKS_IN_FULL) {
-                const char *bb = cell_str(sm, (size_t)best, "bound_by");
+                const char *bb = txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY);
                 size_t j = 0;
                 while (j < nbound && strcmp(bound[j], bb)) j++;
                 if (j == nbound && nbound < 16) bound[nbound++] = bb ? strdup(bb) : NULL;
@@ -511,7 +501,8 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
             } else if (best >= 0)
                 add_finding(f, rank, "critical path", todo,
                             "critical path %.0f us, %.1f%% %s", (double)path.length / 1000.0,
-                            cell(sm, (size_t)best, "percentage"), cell_str(sm, (size_t)best, "bound_by"));
+                            num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
+                            txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
         }
         hta_result_free(&part);
         hta_cpath_path_free(&path);
@@ -552,9 +543,7 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
         return st;
     }
     size_t ns = hta_ctx_nranks(ctx);
-    static const hta_col_spec fcols[] = {
-        {"rank", HTA_COL_INT}, {"area", HTA_COL_STR}, {"finding", HTA_COL_STR}, {"what_to_do", HTA_COL_STR}};
-    findings f = {hta_table_new_with("findings", fcols, 4), 1};
+    findings f = {hta_table_from_def(&HTA_FINDINGS_TABLE), 1};
     hta_table *rk = ranks_table(t, ns, &p);
     kagg *kv = NULL;
     size_t nk = 0;
@@ -563,8 +552,8 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
         st = hta_oom(err);
         goto done;
     }
-    hta_table_col_wrap(f.t, 2);
-    hta_table_col_wrap(f.t, 3);
+    hta_table_col_wrap(f.t, HTA_FINDINGS_FINDING);
+    hta_table_col_wrap(f.t, HTA_FINDINGS_TODO);
     if (ns > RANKS_IN_FULL) summary_findings(&f, rk);
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
@@ -579,17 +568,17 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
         free(sn);
     }
     if (o->critical_path && (st = critical_paths(ctx, ns, &f, out, err))) goto done;
-    const hta_table *ps = p.have_stragglers ? hta_result_find(&p.stragglers, "potential_stragglers") : NULL;
+    const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
     if (worst >= 0)
-        add_finding(&f, (int64_t)cell(ps, (size_t)worst, "rank"), "straggler",
+        add_finding(&f, (int64_t)num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), "straggler",
                     "the other ranks wait for this one in collectives: look at its data loading, CPU load "
                     "and GPU clocks; see `hta stragglers`",
                     "rank %.0f starts collectives last (normalized start %.4f, the median rank %.4f) in %.0f of "
                     "%.0f steps",
-                    cell(ps, (size_t)worst, "rank"), cell(ps, (size_t)worst, "mean_normalized_start"),
-                    col_median(ps, "mean_normalized_start", &(long){0}, &(long){0}),
-                    cell(ps, (size_t)worst, "flagged_steps"), cell(ps, (size_t)worst, "steps"));
+                    num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), num(ps, (size_t)worst, HTA_STRAGGLERS_MEAN_START),
+                    col_median(ps, HTA_STRAGGLERS_MEAN_START, &(long){0}, &(long){0}),
+                    num(ps, (size_t)worst, HTA_STRAGGLERS_FLAGGED), num(ps, (size_t)worst, HTA_STRAGGLERS_STEPS));
     if (!f.ok || sort_findings(&f)) {
         st = hta_oom(err);
         goto done;

@@ -1,3 +1,5 @@
+/* Typed result tables: building them from their declarations, setting and
+ * reading cells by declared column number, and results (sets of tables). */
 #include "hta/table.h"
 
 #include <math.h>
@@ -6,26 +8,6 @@
 #include <string.h>
 
 #include "core/vec.h"
-
-hta_table *hta_table_new(const char *name) {
-    hta_table *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    if (!(t->name = strdup(name))) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-hta_table *hta_table_new_with(const char *name, const hta_col_spec *cols, size_t ncols) {
-    hta_table *t = hta_table_new(name);
-    for (size_t c = 0; t && c < ncols; c++)
-        if (hta_table_add_col(t, cols[c].name, cols[c].type) < 0) {
-            hta_table_free(t);
-            t = NULL;
-        }
-    return t;
-}
 
 static void free_col(hta_column *c, size_t nrows) {
     if (c->type == HTA_COL_STR && c->v.s)
@@ -56,7 +38,8 @@ static void init_cells(hta_column *c, size_t from, size_t to) {
     if (c->null) memset(c->null + from, 0, to - from);
 }
 
-int hta_table_add_col(hta_table *t, const char *name, hta_col_type type) {
+/* Appends a column; returns its position, or -1 when out of memory. */
+static int add_col(hta_table *t, const char *name, hta_col_type type) {
     hta_column *nc = realloc(t->cols, (t->ncols + 1) * sizeof *nc);
     if (!nc) return -1;
     t->cols = nc;
@@ -72,6 +55,60 @@ int hta_table_add_col(hta_table *t, const char *name, hta_col_type type) {
     }
     init_cells(c, 0, t->nrows);
     return (int)t->ncols++;
+}
+
+/* Tables are built only from declarations, so that every table's columns are
+ * known (and documented) before any data arrives. */
+hta_table *hta_table_from_def(const hta_table_def *d) {
+    hta_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->def = d;
+    if (!(t->name = strdup(d->name))) {
+        free(t);
+        return NULL;
+    }
+    for (size_t c = 0; c < d->ncols; c++)
+        if (add_col(t, d->cols[c].name, d->cols[c].type) < 0) {
+            hta_table_free(t);
+            return NULL;
+        }
+    return t;
+}
+
+size_t hta_table_def_ncols(const hta_table_def *d) { return d->ncols + (d->dyn != NULL); }
+
+const hta_col_def *hta_table_def_col(const hta_table_def *d, size_t i) {
+    if (!d->dyn || i < d->dyn_at) return &d->cols[i];
+    return i == d->dyn_at ? d->dyn : &d->cols[i - 1];
+}
+
+/* Where declared column number c is printed: dynamic columns sit before
+ * declared column dyn_at and are numbered after the declared ones, so that
+ * the declared enum stays valid whatever the data adds. */
+static size_t col_at(const hta_table *t, int c) {
+    size_t k = (size_t)c;
+    if (!t->def->dyn || k < t->def->dyn_at) return k;
+    if (k < t->def->ncols) return k + t->ndyn;
+    return t->def->dyn_at + (k - t->def->ncols);
+}
+
+int hta_table_add_dyn_col(hta_table *t, const char *name, hta_col_type type) {
+    if (!t->def->dyn || add_col(t, name, type) < 0) return -1;
+    /* move it from the end to its place: after the dynamic columns added before */
+    size_t at = t->def->dyn_at + t->ndyn;
+    hta_column c = t->cols[t->ncols - 1];
+    memmove(t->cols + at + 1, t->cols + at, (t->ncols - 1 - at) * sizeof *t->cols);
+    t->cols[at] = c;
+    return (int)(t->def->ncols + t->ndyn++);
+}
+
+int hta_table_rename_col(hta_table *t, int col, const char *name) {
+    char *s = strdup(name);
+    if (!s) return -1;
+    hta_column *c = &t->cols[col_at(t, col)];
+    free(c->name);
+    c->name = s;
+    return 0;
 }
 
 long hta_table_add_row(hta_table *t) {
@@ -95,14 +132,14 @@ long hta_table_add_row(hta_table *t) {
 }
 
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v) {
-    hta_column *c = &t->cols[col];
+    hta_column *c = &t->cols[col_at(t, col)];
     if (c->type == HTA_COL_FLOAT) c->v.f[row] = (double)v;
     else c->v.i[row] = v;
     if (c->null) c->null[row] = 0;
 }
 
 void hta_table_set_null(hta_table *t, size_t row, int col) {
-    hta_column *c = &t->cols[col];
+    hta_column *c = &t->cols[col_at(t, col)];
     if (c->type == HTA_COL_FLOAT) {
         c->v.f[row] = NAN;
     } else if (c->type == HTA_COL_STR) {
@@ -118,13 +155,13 @@ void hta_table_set_null(hta_table *t, size_t row, int col) {
 }
 
 void hta_table_set_float(hta_table *t, size_t row, int col, double v) {
-    hta_column *c = &t->cols[col];
+    hta_column *c = &t->cols[col_at(t, col)];
     if (c->type == HTA_COL_INT) c->v.i[row] = (int64_t)v;
     else c->v.f[row] = v;
 }
 
 int hta_table_set_str(hta_table *t, size_t row, int col, const char *s) {
-    hta_column *c = &t->cols[col];
+    hta_column *c = &t->cols[col_at(t, col)];
     free(c->v.s[row]);
     c->v.s[row] = NULL;
     if (!s) return 0;
@@ -133,13 +170,22 @@ int hta_table_set_str(hta_table *t, size_t row, int col, const char *s) {
 }
 
 void hta_table_col_wrap(hta_table *t, int col) {
-    if (col >= 0 && (size_t)col < t->ncols) t->cols[col].wrap = 1;
+    if (col >= 0 && col_at(t, col) < t->ncols) t->cols[col_at(t, col)].wrap = 1;
 }
 
-int hta_table_col(const hta_table *t, const char *name) {
-    for (size_t c = 0; c < t->ncols; c++)
-        if (!strcmp(t->cols[c].name, name)) return (int)c;
-    return -1;
+double hta_table_get_float(const hta_table *t, size_t row, int col) {
+    size_t k = col_at(t, col);
+    if (col < 0 || k >= t->ncols || row >= t->nrows) return NAN;
+    const hta_column *c = &t->cols[k];
+    if (c->type == HTA_COL_FLOAT) return c->v.f[row];
+    if (c->type == HTA_COL_INT) return c->null && c->null[row] ? NAN : (double)c->v.i[row];
+    return NAN;
+}
+
+const char *hta_table_get_str(const hta_table *t, size_t row, int col) {
+    size_t k = col_at(t, col);
+    if (col < 0 || k >= t->ncols || row >= t->nrows || t->cols[k].type != HTA_COL_STR) return NULL;
+    return t->cols[k].v.s[row];
 }
 
 void hta_result_init(hta_result *r) { memset(r, 0, sizeof *r); }
@@ -181,6 +227,19 @@ hta_table *hta_result_find(const hta_result *r, const char *name) {
     for (size_t i = 0; i < r->n; i++)
         if (!strcmp(r->tables[i]->name, name)) return r->tables[i];
     return NULL;
+}
+
+hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const hta_table **out,
+                            hta_error *err) {
+    const hta_table *t = hta_result_find(r, d->name);
+    *out = NULL;
+    if (!t) return hta_fail(err, HTA_EINVAL, "no table `%s` in the result", d->name);
+    /* same name, other columns: reading it with d's enum would read the wrong cells */
+    if (t->def != d)
+        return hta_fail(err, HTA_EINVAL, "table `%s` is not built from the declaration it is read with",
+                        d->name);
+    *out = t;
+    return HTA_OK;
 }
 
 int hta_format_parse(const char *s, hta_format *out) {

@@ -1,0 +1,105 @@
+/* Declared tables: columns come from the declaration, cells are addressed by
+ * the declaration's enum (dynamic columns after it), and a reader gets a
+ * table only when it was built from the declaration it reads it with -- the
+ * check that keeps `hta report` from reading another table's cells. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/breakdown.h"
+#include "hta/table.h"
+
+/* a table with dynamic columns between b and c */
+#define TEST_DYN(T, C, D)                                    \
+    T("test_dyn", "a table with dynamic columns")            \
+    C(TEST_DYN_A, "a", INT, "", "first")                     \
+    D(TEST_DYN_C, "<x>", INT, "", "one per x")               \
+    C(TEST_DYN_C, "c", FLOAT, "us", "after the dynamic ones") \
+    C(TEST_DYN_D, "d", STR, "", "last")
+HTA_TABLE_DECLARE(TEST_DYN)
+HTA_TABLE_DEFINE(TEST_DYN);
+
+/* the name of temporal_breakdown with other columns: what a reader must refuse */
+#define TEST_IMPOSTOR(T, C, D)                          \
+    T("temporal_breakdown", "same name, other columns") \
+    C(TEST_IMPOSTOR_NAME, "name", STR, "", "a name")    \
+    C(TEST_IMPOSTOR_VALUE, "value", FLOAT, "", "a value")
+HTA_TABLE_DECLARE(TEST_IMPOSTOR)
+HTA_TABLE_DEFINE(TEST_IMPOSTOR);
+
+#define CHECK(c)                                                                      \
+    do {                                                                              \
+        if (!(c)) {                                                                   \
+            fprintf(stderr, "test_table: %s:%d: %s\n", __FILE__, __LINE__, #c);     \
+            return 1;                                                                 \
+        }                                                                             \
+    } while (0)
+
+static int dynamic_columns(void) {
+    hta_table *t = hta_table_from_def(&TEST_DYN_TABLE);
+    CHECK(t && t->def == &TEST_DYN_TABLE && t->ncols == 3 && !strcmp(t->name, "test_dyn"));
+    CHECK(hta_table_add_dyn_col(t, "x1", HTA_COL_INT) == TEST_DYN_NCOLS);
+    CHECK(hta_table_add_dyn_col(t, "x2", HTA_COL_INT) == TEST_DYN_NCOLS + 1);
+    static const char *const printed[] = {"a", "x1", "x2", "c", "d"};
+    CHECK(t->ncols == 5);
+    for (size_t c = 0; c < 5; c++) CHECK(!strcmp(t->cols[c].name, printed[c]));
+    long r = hta_table_add_row(t);
+    CHECK(r == 0);
+    hta_table_set_int(t, 0, TEST_DYN_A, 7);
+    hta_table_set_int(t, 0, TEST_DYN_NCOLS + 1, 9); /* x2 */
+    hta_table_set_float(t, 0, TEST_DYN_C, 1.5);
+    CHECK(!hta_table_set_str(t, 0, TEST_DYN_D, "z"));
+    CHECK(t->cols[0].v.i[0] == 7 && t->cols[2].v.i[0] == 9 && t->cols[3].v.f[0] == 1.5);
+    CHECK(!strcmp(t->cols[4].v.s[0], "z"));
+    CHECK(hta_table_get_float(t, 0, TEST_DYN_NCOLS + 1) == 9 && hta_table_get_float(t, 0, TEST_DYN_C) == 1.5);
+    CHECK(!strcmp(hta_table_get_str(t, 0, TEST_DYN_D), "z") && !hta_table_get_str(t, 0, TEST_DYN_C));
+    CHECK(isnan(hta_table_get_float(t, 1, TEST_DYN_C))); /* no such row */
+    /* the declaration in printed order: the placeholder where the dynamic columns go */
+    CHECK(hta_table_def_ncols(&TEST_DYN_TABLE) == 4);
+    CHECK(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 1)->name, "<x>"));
+    CHECK(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 2)->name, "c"));
+    hta_table_free(t);
+    /* a declaration without dynamic columns takes none */
+    t = hta_table_from_def(&TEST_IMPOSTOR_TABLE);
+    CHECK(t && hta_table_add_dyn_col(t, "x", HTA_COL_INT) == -1 && t->ncols == 2);
+    hta_table_free(t);
+    return 0;
+}
+
+/* The report's way of reading: hta_result_table, then cells by the enum. */
+static int reader_checks_declaration(void) {
+    hta_result res;
+    hta_result_init(&res);
+    hta_table *t = hta_table_from_def(&HTA_TEMPORAL_TABLE);
+    CHECK(t && hta_table_add_row(t) == 0);
+    hta_table_set_int(t, 0, HTA_TEMPORAL_RANK, 3);
+    hta_table_set_float(t, 0, HTA_TEMPORAL_IDLE_US, 12.5);
+    /* a renamed header (as a label option does) changes the output, not what the enum reads */
+    CHECK(!hta_table_rename_col(t, HTA_TEMPORAL_IDLE_US, "idle (renamed)"));
+    CHECK(!hta_result_add(&res, t));
+    const hta_table *got = NULL;
+    hta_error err = {0};
+    CHECK(hta_result_table(&res, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_OK && got == t);
+    CHECK(hta_table_get_float(got, 0, HTA_TEMPORAL_IDLE_US) == 12.5);
+    CHECK(hta_table_get_float(got, 0, HTA_TEMPORAL_RANK) == 3);
+    FILE *f = tmpfile();
+    char line[512] = "";
+    CHECK(f && !hta_result_write(f, &res, HTA_FMT_CSV));
+    rewind(f);
+    CHECK(fgets(line, sizeof line, f) && !strncmp(line, "rank,idle (renamed),compute_time(us)", 36));
+    fclose(f);
+    /* same name, another declaration: refused, not read as NaN */
+    CHECK(hta_result_table(&res, &TEST_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got);
+    CHECK(strstr(err.msg, "temporal_breakdown") && strstr(err.msg, "declaration"));
+    /* a table the result does not have */
+    CHECK(hta_result_table(&res, &HTA_IDLE_TABLE, &got, &err) == HTA_EINVAL && !got);
+    hta_result_free(&res);
+    return 0;
+}
+
+int main(void) {
+    if (dynamic_columns() || reader_checks_declaration()) return 1;
+    printf("test_table: ok\n");
+    return 0;
+}

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "hta/breakdown.h"
+#include "hta/context.h"
 
 static double now(void) {
     struct timespec ts;
@@ -12,23 +13,23 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-typedef hta_status (*run_fn)(const hta_trace *t, hta_result *out, hta_error *err);
+typedef hta_status (*run_fn)(hta_ctx *c, hta_result *out, hta_error *err);
 
-static hta_status r_temporal(const hta_trace *t, hta_result *o, hta_error *e) {
+static hta_status r_temporal(hta_ctx *c, hta_result *o, hta_error *e) {
     hta_temporal_opts x = {0};
-    return hta_temporal_breakdown(t, &x, o, e);
+    return hta_temporal_breakdown(c, &x, o, e);
 }
-static hta_status r_idle(const hta_trace *t, hta_result *o, hta_error *e) {
+static hta_status r_idle(hta_ctx *c, hta_result *o, hta_error *e) {
     hta_idle_opts x = {.consecutive_kernel_delay_ns = HTA_IDLE_DEFAULT_DELAY_NS, .interval_stats = 1};
-    return hta_idle_breakdown(t, &x, o, e);
+    return hta_idle_breakdown(c, &x, o, e);
 }
-static hta_status r_kernels(const hta_trace *t, hta_result *o, hta_error *e) {
+static hta_status r_kernels(hta_ctx *c, hta_result *o, hta_error *e) {
     hta_kernel_opts x = {.top = 10, .duration_ratio = 0.8, .include_memory = 1};
-    return hta_kernel_breakdown(t, &x, o, e);
+    return hta_kernel_breakdown(c, &x, o, e);
 }
-static hta_status r_overlap(const hta_trace *t, hta_result *o, hta_error *e) {
+static hta_status r_overlap(hta_ctx *c, hta_result *o, hta_error *e) {
     hta_overlap_opts x = {0};
-    return hta_overlap(t, &x, o, e);
+    return hta_overlap(c, &x, o, e);
 }
 
 int main(int argc, char **argv) {
@@ -36,14 +37,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s TRACE\n", argv[0]);
         return 2;
     }
-    hta_trace *t;
+    hta_ctx *ctx;
     hta_error err = {0};
     double t0 = now();
-    if (hta_trace_load(argv[1], NULL, &t, &err)) {
+    if (hta_ctx_open(argv[1], NULL, &ctx, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
     double load = now() - t0;
+    const hta_trace *t = ctx->trace;
     uint64_t ev = 0;
     for (size_t i = 0; i < t->nranks; i++) ev += t->ranks[i]->n_events;
     double m = ev / 1e6;
@@ -55,8 +57,9 @@ int main(int argc, char **argv) {
         for (int rep = 0; rep < 5; rep++) {
             hta_result res;
             hta_result_init(&res);
+            hta_ctx_release_views(ctx); /* each run builds the views it needs, as a one-command run does */
             double s = now();
-            if (runs[k].fn(t, &res, &err)) {
+            if (runs[k].fn(ctx, &res, &err)) {
                 fprintf(stderr, "%s: %s\n", runs[k].name, err.msg);
                 return 1;
             }
@@ -66,6 +69,6 @@ int main(int argc, char **argv) {
         }
         printf("%-14s %.3f s  %.3f s/M events\n", runs[k].name, best, best / m);
     }
-    hta_trace_free(t);
+    hta_ctx_free(ctx);
     return 0;
 }

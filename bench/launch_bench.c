@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "hta/launch.h"
+#include "hta/context.h"
 
 static double now(void) {
     struct timespec ts;
@@ -12,27 +13,27 @@ static double now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-typedef hta_status (*run_fn)(const hta_trace *t, hta_result *out, hta_error *err);
+typedef hta_status (*run_fn)(hta_ctx *c, hta_result *out, hta_error *err);
 
-static hta_status r_launch(const hta_trace *t, hta_result *out, hta_error *err) {
+static hta_status r_launch(hta_ctx *c, hta_result *out, hta_error *err) {
     hta_launch_opts o;
     hta_launch_opts_default(&o);
-    return hta_launch_stats(t, &o, out, err);
+    return hta_launch_stats(c, &o, out, err);
 }
-static hta_status r_annotations(const hta_trace *t, hta_result *out, hta_error *err) {
+static hta_status r_annotations(hta_ctx *c, hta_result *out, hta_error *err) {
     hta_annotation_opts o;
     hta_annotation_opts_default(&o);
-    return hta_annotation_breakdown(t, &o, out, err);
+    return hta_annotation_breakdown(c, &o, out, err);
 }
-static hta_status r_stragglers(const hta_trace *t, hta_result *out, hta_error *err) {
+static hta_status r_stragglers(hta_ctx *c, hta_result *out, hta_error *err) {
     hta_straggler_opts o;
     hta_straggler_opts_default(&o);
-    return hta_potential_stragglers(t, &o, out, err);
+    return hta_potential_stragglers(c, &o, out, err);
 }
-static hta_status r_ops(const hta_trace *t, hta_result *out, hta_error *err) {
+static hta_status r_ops(hta_ctx *c, hta_result *out, hta_error *err) {
     hta_aten_opts o;
     hta_aten_opts_default(&o);
-    return hta_aten_op_kernels(t, &o, out, err);
+    return hta_aten_op_kernels(c, &o, out, err);
 }
 
 int main(int argc, char **argv) {
@@ -42,15 +43,15 @@ int main(int argc, char **argv) {
     }
     int runs = argc > 2 ? atoi(argv[2]) : 3;
     if (runs < 1) runs = 1;
-    hta_load_opts lo = {0};
-    hta_trace *t;
+    hta_ctx *ctx;
     hta_error err = {0};
     double t0 = now();
-    if (hta_trace_load(argv[1], &lo, &t, &err)) {
+    if (hta_ctx_open(argv[1], NULL, &ctx, &err)) {
         fprintf(stderr, "launch_bench: %s\n", err.msg);
         return 1;
     }
     double load = now() - t0;
+    const hta_trace *t = ctx->trace;
     double events = 0, rows = 0;
     for (size_t r = 0; r < t->nranks; r++) events += (double)t->ranks[r]->n_events, rows += (double)t->ranks[r]->n;
     printf("%.0f events (%.0f rows) in %zu ranks, loaded in %.3f s\n", events, rows, t->nranks, load);
@@ -64,8 +65,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < runs; i++) {
             hta_result res;
             hta_result_init(&res);
+            hta_ctx_release_views(ctx); /* each run builds the views it needs, as a one-command run does */
             double a = now();
-            if (cmds[c].fn(t, &res, &err)) {
+            if (cmds[c].fn(ctx, &res, &err)) {
                 fprintf(stderr, "launch_bench: %s: %s\n", cmds[c].name, err.msg);
                 return 1;
             }
@@ -75,6 +77,6 @@ int main(int argc, char **argv) {
         }
         printf("%-12s %10.3f %12.3f\n", cmds[c].name, best, best / (events / 1e6));
     }
-    hta_trace_free(t);
+    hta_ctx_free(ctx);
     return 0;
 }

@@ -4,3 +4,5 @@ $(BUILD)/load_bench: bench/load_bench.c $(BUILD)/libhta.a
 
 bench: $(BUILD)/load_bench
 .PHONY: bench
+# built by `make test` too, so a library change cannot leave a benchmark uncompilable
+TEST_TARGETS += $(BUILD)/load_bench $(BUILD)/breakdown_bench $(BUILD)/launch_bench

@@ -64,6 +64,9 @@ hta_status hta_ctx_view(hta_ctx *c, size_t k, const hta_view **v, hta_error *err
  * the caller: free with hta_view_free. */
 hta_status hta_ctx_view_with(const hta_ctx *c, size_t k, const hta_view_opts *vo, hta_view *v,
                              hta_error *err);
+/* Frees every cached view (the next hta_ctx_view builds it again): for a
+ * caller that is done with the views, or a benchmark that times the build. */
+void hta_ctx_release_views(hta_ctx *c);
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 

@@ -89,6 +89,11 @@ hta_status hta_ctx_view(hta_ctx *c, size_t k, const hta_view **v, hta_error *err
     return HTA_OK;
 }
 
+void hta_ctx_release_views(hta_ctx *c) {
+    for (size_t k = 0; k < c->trace->nranks; k++)
+        if (c->built[k]) hta_view_free(&c->views[k]), c->built[k] = 0;
+}
+
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank) {
     for (size_t k = 0; k < c->trace->nranks; k++)
         if (c->trace->ranks[k]->rank == rank) return (long)k;

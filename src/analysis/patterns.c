@@ -82,7 +82,7 @@ static int ow_patterns(overlay *w, int32_t p) {
 
 /* The event's text with args["Patterns"] added (args created when absent). */
 static int ow_marked(overlay *w, const char *json, size_t len, int32_t p) {
-    lex L = {json + len, NULL, NULL};
+    lex L = {.end = json + len};
     const char *q = lex_ws(json + 1), *args = NULL, *args_end = NULL;
     while (*q == '"') {
         const char *ke;

@@ -163,8 +163,8 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
         if ((st = hta_ctx_view(ctx, k, &v, err))) goto fail;
-        if ((st = hta_queue_series_build(v, o->ties, &q, err))) goto fail;
-        if ((st = hta_membw_series_build(v, o->ties, &m, err))) goto fail;
+        if ((st = hta_queue_series_build(v, o->ties, &ctx->scratch, &q, err))) goto fail;
+        if ((st = hta_membw_series_build(v, o->ties, &ctx->scratch, &m, err))) goto fail;
         size_t need = q.n > m.n ? q.n : m.n;
         double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);
         if (!nb) goto oom;

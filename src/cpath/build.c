@@ -172,7 +172,7 @@ static hta_status clip(bld *b, hta_error *err) {
             return hta_oom(err);
         }
         for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
-        int sort_failed = hta_stable_sort_idx_i64(list, m, key);
+        int sort_failed = hta_stable_sort_idx_i64(list, m, key, NULL);
         free(key);
         if (sort_failed) {
             free(sel);
@@ -703,15 +703,17 @@ static int cmp_qent(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static const launch *g_l; /* qsort context for the launch orders below */
-static int cmp_by_dev_stream(const void *a, const void *b) {
-    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+/* Launch orders: indices into the launch table, given as qsort_r's context. */
+static int cmp_by_dev_stream(const void *a, const void *b, void *ctx) {
+    const launch *l = ctx;
+    const launch *x = &l[*(const uint32_t *)a], *y = &l[*(const uint32_t *)b];
     if (x->kpid != y->kpid) return x->kpid < y->kpid ? -1 : 1;
     if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
-static int cmp_by_thread_stream(const void *a, const void *b) {
-    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+static int cmp_by_thread_stream(const void *a, const void *b, void *ctx) {
+    const launch *l = ctx;
+    const launch *x = &l[*(const uint32_t *)a], *y = &l[*(const uint32_t *)b];
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
     if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
@@ -768,7 +770,7 @@ static hta_status queue_lengths(bld *b, phc *c) {
     if (b->o->stable_sort) {
         for (size_t i = 0; i < ne; i++) perm[i] = (uint32_t)i; /* e is already in ts order */
         qsort(e, ne, sizeof *e, cmp_qent);
-    } else if (hta_argsort_numpy_i64(key, ne, perm)) {
+    } else if (hta_argsort_numpy_i64(key, ne, perm, NULL)) {
         goto oom;
     }
     for (size_t i = 0; i < ne; i++) {
@@ -812,7 +814,7 @@ static hta_status launch_tables(bld *b, phc *c) {
         if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
         ord[m++] = (uint32_t)k;
     }
-    if (hta_stable_sort_idx_i64(ord, m, b->v->ts)) {
+    if (hta_stable_sort_idx_i64(ord, m, b->v->ts, NULL)) {
         free(ord);
         return HTA_ENOMEM;
     }
@@ -828,9 +830,8 @@ static hta_status launch_tables(bld *b, phc *c) {
     c->by_thr = cp_malloc((m ? m : 1) * sizeof *c->by_thr);
     if (!c->by_thr) return HTA_ENOMEM;
     for (size_t i = 0; i < m; i++) c->by_thr[i] = (uint32_t)i;
-    g_l = c->l;
-    qsort(c->by_dev, m, sizeof *c->by_dev, cmp_by_dev_stream);
-    qsort(c->by_thr, m, sizeof *c->by_thr, cmp_by_thread_stream);
+    qsort_r(c->by_dev, m, sizeof *c->by_dev, cmp_by_dev_stream, c->l);
+    qsort_r(c->by_thr, m, sizeof *c->by_thr, cmp_by_thread_stream, c->l);
 
     /* R: each cudaEventRecord's previous launch to the (device, stream) its
      * waiters name */

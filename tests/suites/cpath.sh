@@ -107,7 +107,7 @@ if [ -d "$T/critical_path" ]; then
   "$HTA" critical-path "$T/critical_path/alexnet" --annotation "$P" --instance 1 --save "$TMP/ax.cpg" --format json --quiet > "$TMP/a.json"
   "$HTA" critical-path --graph "$TMP/ax.cpg" --format json --quiet > "$TMP/b.json"
   cmp "$TMP/a.json" "$TMP/b.json"
-  "$HTA" critical-path --graph "$TMP/ax.cpg" --what-if type:comp=x1 --format json --quiet | grep -q '"saving_us", 0'
+  "$HTA" critical-path --graph "$TMP/ax.cpg" --what-if type:comp=x1 --format json --quiet | grep '"saving_us", 0' > /dev/null
 fi
 head -c 100 "$TMP/g.cpg" > "$TMP/bad.cpg"
 if "$HTA" critical-path --graph "$TMP/bad.cpg" 2> "$TMP/err"; then exit 1; fi

@@ -33,22 +33,19 @@ void rank_build_free_scratch(rank_build *b) {
     b->thread_slot = NULL;
 }
 
-hta_status rank_build_row(rank_build *b, size_t *row) {
+hta_status rank_build_grow_rows(rank_build *b) {
     hta_rank *r = b->r;
-    if (r->n == b->cap) {
-        size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
+    size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
 #define G(col)                                                     \
     do {                                                           \
         void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
         if (!q) return HTA_ENOMEM;                                 \
         r->col = q;                                                \
     } while (0)
-        G(ts); G(dur); G(correlation); G(external_id); G(name); G(thread);
-        G(index); G(args_off); G(cat); G(stream);
+    G(ts); G(dur); G(correlation); G(external_id); G(name); G(thread);
+    G(index); G(args_off); G(cat); G(stream);
 #undef G
-        b->cap = c;
-    }
-    *row = r->n++;
+    b->cap = c;
     return HTA_OK;
 }
 

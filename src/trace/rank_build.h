@@ -35,8 +35,13 @@ typedef struct rank_build {
 hta_status rank_build_init(rank_build *b, hta_rank *r);
 void rank_build_free_scratch(rank_build *b); /* keeps r, frees builder state */
 
-/* Appends an empty row; *row is its number. */
-hta_status rank_build_row(rank_build *b, size_t *row);
+/* Appends an empty row; *row is its number.  Inline: once per event. */
+hta_status rank_build_grow_rows(rank_build *b);
+static inline hta_status rank_build_row(rank_build *b, size_t *row) {
+    if (b->r->n == b->cap) HTA_TRY(rank_build_grow_rows(b));
+    *row = b->r->n++;
+    return HTA_OK;
+}
 hta_status rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out);
 hta_status rank_build_stream(rank_build *b, int64_t v, uint16_t *out);
 hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,

@@ -33,7 +33,8 @@ TESTS = os.path.join(ROOT, "tests")
 C_PROGRAMS = {"loader.test_raw": ["test_raw", "tests/data/hta/critical_path/simple_add"],
               "loader.test_rawobj": ["test_rawobj"],
               "vocab.test_vocab": ["test_vocab"],
-              "table.test_table": ["test_table"]}
+              "table.test_table": ["test_table"],
+              "errors.test_errors": ["test_errors"]}
 # Python tests whose processes load libhtatrace.so: under SAN=1 python3 needs libasan preloaded
 LOADS_TRACER = ("merge.", "tracer.")
 TIMEOUT_S = 600  # one job (a test class, a C program)

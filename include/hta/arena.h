@@ -35,6 +35,13 @@ void *hta_arena_calloc(hta_arena *a, size_t count, size_t size);
 /* count elements of size bytes (overflow checked), uninitialised. */
 void *hta_arena_array(hta_arena *a, size_t count, size_t size);
 char *hta_arena_strdup(hta_arena *a, const char *s);
+/* Growing an array p of arena a that has room for *cap elements of size
+ * bytes, to hold at least need: when it has not, a larger one (twice the
+ * room, or need) is taken and the first *cap elements copied (the last
+ * allocation of the arena grows in place when its block has the room).  The
+ * old space stays used until the next reset.  Returns the array (p when it
+ * had the room) and updates *cap; NULL when out of memory (p stays valid). */
+void *hta_arena_grow(hta_arena *a, void *p, size_t *cap, size_t need, size_t size);
 
 hta_arena_mark hta_arena_save(const hta_arena *a);
 /* Releases everything allocated since m (the blocks are kept for reuse). */
@@ -42,7 +49,8 @@ void hta_arena_reset(hta_arena *a, hta_arena_mark m);
 /* Gives every block back to the system. */
 void hta_arena_free(hta_arena *a);
 
-/* Typed helpers: HTA_ANEW(a, T, n) is a T[n] from arena a. */
-#define HTA_ANEW(a, T, n) ((T *)hta_arena_array((a), (n), sizeof(T)))
+/* Typed helper: HTA_ANEW(a, T, n) is a T[n] from arena a (at least one
+ * element, so that n = 0 still gives a valid pointer). */
+#define HTA_ANEW(a, T, n) ((T *)hta_arena_array((a), (n) != 0 ? (size_t)(n) : 1u, sizeof(T)))
 
 #endif

@@ -28,8 +28,10 @@ typedef struct hta_queue_series {
     int64_t *queue;
 } hta_queue_series;
 
-hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_queue_series *out,
-                                  hta_error *err);
+/* Scratch comes from arena `scratch` (reset before returning; NULL: a
+ * private arena); the series is malloc'ed, freed by hta_queue_series_free. */
+hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch,
+                                  hta_queue_series *out, hta_error *err);
 void hta_queue_series_free(hta_queue_series *s);
 
 /* Memory bandwidth of one rank (§11.1): per memory kind (names[], ascending),
@@ -44,8 +46,9 @@ typedef struct hta_membw_series {
     size_t nnames;
 } hta_membw_series;
 
-hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_membw_series *out,
-                                  hta_error *err);
+/* Scratch as hta_queue_series_build's. */
+hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch,
+                                  hta_membw_series *out, hta_error *err);
 void hta_membw_series_free(hta_membw_series *s);
 
 typedef struct hta_counters_opts {

@@ -3,6 +3,10 @@
  * Library functions never print or exit: they return an hta_status and, when
  * it is not HTA_OK, fill an hta_error with a one-line message that already
  * names the file and, where there is one, the byte offset.  The CLI prints it.
+ *
+ * The convention: a function that can fail returns hta_status and takes an
+ * hta_error * (may be NULL) last; callers tell failures apart by the code,
+ * never by the message text, and forward them with HTA_TRY / HTA_TRY_GOTO.
  */
 #ifndef HTA_ERROR_H
 #define HTA_ERROR_H
@@ -20,6 +24,8 @@ typedef enum hta_status {
     HTA_ENOMEM,   /* allocation failed */
     HTA_EINVAL,   /* a caller passed an invalid argument or option */
     HTA_ENODATA,  /* the input holds nothing to analyse (e.g. folder without traces) */
+    HTA_ENOTTRACE,/* valid JSON, but not a trace: no "traceEvents" array (a folder skips such files) */
+    HTA_ESTOPPED, /* a caller's callback asked to stop (hta_raw_scan): not an error of the input */
 } hta_status;
 
 typedef struct hta_error {

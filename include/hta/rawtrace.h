@@ -24,7 +24,11 @@ typedef struct hta_raw_callbacks {
 } hta_raw_callbacks;
 
 /* Calls cb for every top-level value and event of the file at path, in file
- * order.  A callback returning non-zero stops the scan (HTA_EINVAL). */
+ * order.  A callback returning non-zero stops the scan: the result is
+ * HTA_ESTOPPED ("stopped by caller"), unless the callback stopped because it
+ * failed and filled this same err (e.g. a write to a full disk, through the
+ * writer's hta_error): then that failure, code and message, is returned as
+ * is.  Either way the caller tells a stop from a bad file by the status. */
 hta_status hta_raw_scan(const char *path, const hta_raw_callbacks *cb, hta_error *err);
 
 /* Makes sure dir is a folder, creating it and its missing parents (as

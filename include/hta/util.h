@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hta/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,8 +34,9 @@ double hta_quantile_sorted(const double *v, size_t n, double q);
 
 /* Union of intervals [ts, ts + dur) (analyses.md §2): sorts by start, merges
  * overlapping and touching ones.  Writes merged starts/ends (capacity n) and
- * returns their count.  Inputs are int64 ns. */
-size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *ustart, int64_t *uend);
+ * their count *nu.  Inputs are int64 ns. */
+hta_status hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *ustart, int64_t *uend,
+                              size_t *nu, hta_error *err);
 /* Total length of the union of intervals already merged and sorted. */
 int64_t hta_union_length(const int64_t *ustart, const int64_t *uend, size_t n);
 /* Length of the intersection of two merged, sorted interval lists. */
@@ -46,15 +49,14 @@ int64_t hta_union_overlap(const int64_t *as, const int64_t *ae, size_t na, const
  * reproducing the tie order of HTA's single-key pandas sorts. */
 void hta_argsort_numpy(const double *v, size_t n, uint32_t *perm);
 /* pandas sort_values(ascending=False) on one key: the order HTA gets. */
-void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm);
+hta_status hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm, hta_error *err);
 
 /* Stable sort of idx[0..n) by key[idx[i]] ascending (ties keep input order);
- * a merge sort, thread safe.  Returns 0, or -1 when out of memory. */
-int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key);
+ * a merge sort, thread safe. */
+hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, hta_error *err);
 
-/* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53).
- * Returns 0, or -1 when out of memory. */
-int hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm);
+/* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
+hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);
 
 /* Writes s as a JSON string literal (quotes and escapes) through put, which
  * returns non-zero to stop.  Returns the first non-zero put result, or 0. */

@@ -61,11 +61,11 @@ static void acc_add(acc *a, double x) {
     a->m2 += d * (x - a->mean);
 }
 
-static int emit(hta_table *tb, int32_t rank, const char *name, const acc *a) {
+static hta_status emit(hta_table *tb, int32_t rank, const char *name, const acc *a, hta_error *err) {
     long row = hta_table_add_row(tb);
-    if (row < 0) return -1;
+    if (row < 0) return hta_oom(err);
     hta_table_set_int(tb, row, HTA_ANNOTATIONS_RANK, rank);
-    if (hta_table_set_str(tb, row, HTA_ANNOTATIONS_NAME, name)) return -1;
+    if (hta_table_set_str(tb, row, HTA_ANNOTATIONS_NAME, name)) return hta_oom(err);
     hta_table_set_int(tb, row, HTA_ANNOTATIONS_COUNT, (int64_t)a->n);
     hta_table_set_float(tb, row, HTA_ANNOTATIONS_SUM, a->sum);
     hta_table_set_float(tb, row, HTA_ANNOTATIONS_MAX, a->max);
@@ -73,7 +73,7 @@ static int emit(hta_table *tb, int32_t rank, const char *name, const acc *a) {
     /* HTA fills the NaN of a single value with 0 */
     hta_table_set_float(tb, row, HTA_ANNOTATIONS_STDDEV, a->n > 1 ? sqrt(a->m2 / (double)(a->n - 1)) : 0.0);
     hta_table_set_float(tb, row, HTA_ANNOTATIONS_MEAN, a->sum / (double)a->n);
-    return 0;
+    return HTA_OK;
 }
 
 static int allowed(const hta_annotation_opts *o, const char *name) {
@@ -89,10 +89,16 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_anno
     const hta_view *v;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    item *it = malloc((v->n ? v->n : 1) * sizeof *it);
-    group *g = malloc((v->n ? v->n : 1) * sizeof *g);
-    double *cum = malloc((v->n ? v->n : 1) * sizeof *cum);
-    if (!it || !g || !cum) goto oom;
+    /* scratch of this rank: released at `done`, whatever happened */
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
+    item *it = HTA_ANEW(A, item, v->n);
+    group *g = HTA_ANEW(A, group, v->n);
+    double *cum = HTA_ANEW(A, double, v->n);
+    if (!it || !g || !cum) {
+        st = hta_oom(err);
+        goto done;
+    }
     size_t ni = 0, ng = 0;
     for (size_t k = 0; k < v->n; k++)
         if (r->cat[v->row[k]] == cat) it[ni++] = (item){r->name[v->row[k]], v->dur[k]};
@@ -124,23 +130,17 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_anno
     for (size_t k = 0; k <= ng; k++) {
         /* "others" takes its place in name order */
         if (!others_done && others.n && (k == ng || strcmp(g[k].name, "others") > 0)) {
-            if (emit(tb, r->rank, "others", &others)) goto oom;
+            HTA_TRY_GOTO(st, emit(tb, r->rank, "others", &others, err), done);
             others_done = 1;
         }
         if (k == ng) break;
         acc a = {0};
         for (size_t i = g[k].first; i < g[k].first + g[k].n; i++) acc_add(g[k].others ? &others : &a, (double)it[i].dur / 1000.0);
-        if (!g[k].others && emit(tb, r->rank, g[k].name, &a)) goto oom;
+        if (!g[k].others) HTA_TRY_GOTO(st, emit(tb, r->rank, g[k].name, &a, err), done);
     }
-    free(it);
-    free(g);
-    free(cum);
-    return HTA_OK;
-oom:
-    free(it);
-    free(g);
-    free(cum);
-    return hta_oom(err);
+done:
+    hta_arena_reset(A, mark);
+    return st;
 }
 
 hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,

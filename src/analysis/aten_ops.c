@@ -27,14 +27,14 @@ typedef struct seg {
     size_t size;
 } seg;
 
-static int seg_init(seg *s, const int64_t *end, size_t n) {
+static hta_status seg_init(seg *s, const int64_t *end, size_t n, hta_arena *a, hta_error *err) {
     s->size = 1;
     while (s->size < n) s->size <<= 1;
-    s->mx = malloc(2 * s->size * sizeof *s->mx);
-    if (!s->mx) return -1;
+    s->mx = HTA_ANEW(a, int64_t, 2 * s->size);
+    if (!s->mx) return hta_oom(err);
     for (size_t i = 0; i < s->size; i++) s->mx[s->size + i] = i < n ? end[i] : INT64_MIN;
     for (size_t i = s->size - 1; i >= 1; i--) s->mx[i] = s->mx[2 * i] > s->mx[2 * i + 1] ? s->mx[2 * i] : s->mx[2 * i + 1];
-    return 0;
+    return HTA_OK;
 }
 
 /* Largest i <= p with end[i] >= e, or -1. */
@@ -69,39 +69,40 @@ typedef struct inst {
     int64_t tid, ts;
     uint32_t name; /* symbol */
     uint32_t first, n; /* records recs[first .. first+n) */
-    size_t seq_off;    /* kernel sequence text in the arena */
+    size_t seq_off;    /* kernel sequence text in op_scan.text */
     double launch_delay, runtime_delay; /* us, first record */
 } inst;
 
+/* The sorts' context (qsort_r): no global state. */
 typedef struct op_scan {
     const hta_trace *t;
     const hta_rank *r;
     const hta_view *v;
-    char *arena;
+    char *text; /* the kernel sequences, NUL-terminated one after the other */
 } op_scan;
 
-static const op_scan *g_cx; /* qsort has no context argument */
-
-static int cmp_rec(const void *a, const void *b) {
+static int cmp_rec(const void *a, const void *b, void *ctx) {
     const rec *x = a, *y = b;
-    const hta_rank *r = g_cx->r;
-    const hta_view *v = g_cx->v;
+    const op_scan *cx = ctx;
+    const hta_rank *r = cx->r;
+    const hta_view *v = cx->v;
     int64_t tx = hta_row_thread(r, v->row[x->op])->tid, ty = hta_row_thread(r, v->row[y->op])->tid;
     if (tx != ty) return tx < ty ? -1 : 1;
     uint32_t nx = r->name[v->row[x->op]], ny = r->name[v->row[y->op]];
     if (nx != ny) {
-        int c = strcmp(hta_sym(g_cx->t->sym, nx), hta_sym(g_cx->t->sym, ny));
+        int c = strcmp(hta_sym(cx->t->sym, nx), hta_sym(cx->t->sym, ny));
         if (c) return c;
     }
     if (v->ts[x->op] != v->ts[y->op]) return v->ts[x->op] < v->ts[y->op] ? -1 : 1;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int cmp_inst(const void *a, const void *b) {
+static int cmp_inst(const void *a, const void *b, void *ctx) {
     const inst *x = a, *y = b;
-    int c = strcmp(hta_sym(g_cx->t->sym, x->name), hta_sym(g_cx->t->sym, y->name));
+    const op_scan *cx = ctx;
+    int c = strcmp(hta_sym(cx->t->sym, x->name), hta_sym(cx->t->sym, y->name));
     if (c) return c;
-    return strcmp(g_cx->arena + x->seq_off, g_cx->arena + y->seq_off);
+    return strcmp(cx->text + x->seq_off, cx->text + y->seq_off);
 }
 
 typedef struct grp {
@@ -118,13 +119,17 @@ static double grp_key(const grp *g, int k) {
     return k == K_COUNT ? (double)g->count : k == K_LAUNCH ? g->launch_delay : g->runtime_delay;
 }
 
-static const grp *g_groups;
-static const int *g_sort;
-static size_t g_nsort;
-static int cmp_grp_multi(const void *a, const void *b) {
+typedef struct grp_order { /* qsort_r context */
+    const grp *groups;
+    const int *sort;
+    size_t nsort;
+} grp_order;
+
+static int cmp_grp_multi(const void *a, const void *b, void *ctx) {
+    const grp_order *o = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    for (size_t k = 0; k < g_nsort; k++) {
-        double u = grp_key(&g_groups[x], g_sort[k]), w = grp_key(&g_groups[y], g_sort[k]);
+    for (size_t k = 0; k < o->nsort; k++) {
+        double u = grp_key(&o->groups[x], o->sort[k]), w = grp_key(&o->groups[y], o->sort[k]);
         if (u != w) return u > w ? -1 : 1;
     }
     return (x > y) - (x < y);
@@ -141,19 +146,22 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     const hta_view *v;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    size_t n = v->n ? v->n : 1;
-    op_ent *ops = malloc(n * sizeof *ops);
-    int64_t *oend = malloc(n * sizeof *oend), *ots = malloc(n * sizeof *ots);
-    int32_t *kern = malloc(r->n ? r->n * sizeof *kern : sizeof *kern); /* launch row -> kernel view pos */
-    unsigned char *nkern = calloc(r->n ? r->n : 1, 1);
-    rec *recs = malloc(n * sizeof *recs);
-    inst *ins = malloc(n * sizeof *ins);
-    grp *gs = malloc(n * sizeof *gs);
-    uint32_t *perm = malloc(n * sizeof *perm);
-    double *key = malloc(n * sizeof *key);
+    /* scratch of this rank: released at `out`, whatever happened */
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
+    size_t n = v->n;
+    op_ent *ops = HTA_ANEW(A, op_ent, n);
+    int64_t *oend = HTA_ANEW(A, int64_t, n), *ots = HTA_ANEW(A, int64_t, n);
+    int32_t *kern = HTA_ANEW(A, int32_t, r->n); /* launch row -> kernel view pos */
+    unsigned char *nkern = hta_arena_calloc(A, r->n ? r->n : 1, 1);
+    rec *recs = HTA_ANEW(A, rec, n);
+    inst *ins = HTA_ANEW(A, inst, n);
+    grp *gs = HTA_ANEW(A, grp, n);
+    uint32_t *perm = HTA_ANEW(A, uint32_t, n);
+    double *key = HTA_ANEW(A, double, n);
     seg sg = {0};
     op_scan cx = {t, r, v, NULL};
-    size_t acap = 0, alen = 0;
+    size_t alen = 0;
     if (!ops || !oend || !ots || !kern || !nkern || !recs || !ins || !gs || !perm || !key) goto oom;
 
     size_t nops = 0;
@@ -171,7 +179,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         ots[k] = ops[k].ts;
         oend[k] = ops[k].ts + v->dur[ops[k].pos];
     }
-    if (nops && seg_init(&sg, oend, nops)) goto oom;
+    if (nops && (st = seg_init(&sg, oend, nops, A, err))) goto out;
 
     size_t nrec = 0;
     for (size_t k = 0; k < v->n; k++) {
@@ -203,8 +211,11 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     }
 
     /* op instances: records grouped by (tid, op name, op start), record order kept */
-    g_cx = &cx;
-    qsort(recs, nrec, sizeof *recs, cmp_rec);
+    qsort_r(recs, nrec, sizeof *recs, cmp_rec, &cx);
+    /* their kernel sequences: at most every kernel name, " -> " and a NUL each */
+    size_t tlen = 1;
+    for (size_t j = 0; j < nrec; j++) tlen += hta_sym_len(t->sym, r->name[v->row[recs[j].kernel]]) + 5;
+    if (!(cx.text = hta_arena_alloc(A, tlen))) goto oom;
     size_t nin = 0;
     for (size_t a = 0; a < nrec;) {
         size_t b = a + 1;
@@ -213,16 +224,6 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         while (b < nrec && hta_row_thread(r, v->row[recs[b].op])->tid == tid &&
                r->name[v->row[recs[b].op]] == r->name[v->row[oa]] && v->ts[recs[b].op] == v->ts[oa])
             b++;
-        size_t need = 1;
-        for (size_t j = a; j < b; j++) need += hta_sym_len(t->sym, r->name[v->row[recs[j].kernel]]) + 4;
-        if (alen + need > acap) {
-            size_t nc = acap ? acap * 2 : 1 << 16;
-            while (nc < alen + need) nc *= 2;
-            char *na = realloc(cx.arena, nc);
-            if (!na) goto oom;
-            cx.arena = na;
-            acap = nc;
-        }
         inst *in = &ins[nin++];
         in->tid = tid;
         in->ts = v->ts[oa];
@@ -231,39 +232,37 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         in->n = (uint32_t)(b - a);
         in->seq_off = alen;
         for (size_t j = a; j < b; j++) {
-            if (j > a) memcpy(cx.arena + alen, " -> ", 4), alen += 4;
+            if (j > a) memcpy(cx.text + alen, " -> ", 4), alen += 4;
             uint32_t kn = r->name[v->row[recs[j].kernel]];
             size_t l = hta_sym_len(t->sym, kn);
-            memcpy(cx.arena + alen, hta_sym(t->sym, kn), l);
+            memcpy(cx.text + alen, hta_sym(t->sym, kn), l);
             alen += l;
         }
-        cx.arena[alen++] = 0;
+        cx.text[alen++] = 0;
         in->launch_delay = (double)(v->ts[recs[a].launch] - v->ts[oa]) / 1000.0;
         in->runtime_delay = (double)(v->ts[recs[a].kernel] - v->ts[recs[a].launch]) / 1000.0;
         a = b;
     }
 
     /* (op name, sequence) groups in key order, as pandas groupby gives them */
-    qsort(ins, nin, sizeof *ins, cmp_inst);
+    qsort_r(ins, nin, sizeof *ins, cmp_inst, &cx);
     size_t ng = 0;
     for (size_t a = 0; a < nin;) {
         size_t b = a;
         double sl = 0, sr = 0;
-        while (b < nin && !cmp_inst(&ins[a], &ins[b])) sl += ins[b].launch_delay, sr += ins[b].runtime_delay, b++;
-        gs[ng++] = (grp){hta_sym(t->sym, ins[a].name), cx.arena + ins[a].seq_off, (int64_t)(b - a),
+        while (b < nin && !cmp_inst(&ins[a], &ins[b], &cx)) sl += ins[b].launch_delay, sr += ins[b].runtime_delay, b++;
+        gs[ng++] = (grp){hta_sym(t->sym, ins[a].name), cx.text + ins[a].seq_off, (int64_t)(b - a),
                          sl / (double)(b - a), sr / (double)(b - a)};
         a = b;
     }
     if (nsort == 1) {
         /* pandas sorts one key with numpy's unstable quicksort: reproduce its tie order */
         for (size_t g = 0; g < ng; g++) key[g] = grp_key(&gs[g], sortk[0]);
-        hta_argsort_numpy_desc(key, ng, perm);
+        if ((st = hta_argsort_numpy_desc(key, ng, perm, err))) goto out;
     } else {
         for (size_t g = 0; g < ng; g++) perm[g] = (uint32_t)g;
-        g_groups = gs;
-        g_sort = sortk;
-        g_nsort = nsort;
-        qsort(perm, ng, sizeof *perm, cmp_grp_multi);
+        grp_order go = {gs, sortk, nsort};
+        qsort_r(perm, ng, sizeof *perm, cmp_grp_multi, &go);
     }
     for (size_t k = 0; k < ng; k++) {
         const grp *g = &gs[perm[k]];
@@ -281,18 +280,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
 oom:
     st = hta_oom(err);
 out:
-    free(ops);
-    free(oend);
-    free(ots);
-    free(kern);
-    free(nkern);
-    free(recs);
-    free(ins);
-    free(gs);
-    free(perm);
-    free(key);
-    free(sg.mx);
-    free(cx.arena);
+    hta_arena_reset(A, mark);
     return st;
 }
 
@@ -320,9 +308,10 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     hta_table *tb = hta_table_from_def(&HTA_ATEN_OPS_TABLE);
     unsigned char *kind = NULL;
     if (!tb) return hta_oom(err);
+    hta_arena_mark mark = hta_arena_save(&ctx->scratch);
     /* per symbol: 1 = aten op, 2 = kernel launch */
     uint32_t nsym = hta_symtab_count(t->sym);
-    kind = calloc(nsym ? nsym : 1, 1);
+    kind = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);
     if (!kind) goto oom;
     for (uint32_t s = 0; s < nsym; s++) {
         const char *nm = hta_sym(t->sym, s);
@@ -333,7 +322,7 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     for (size_t k = 0; k < ns; k++) {
         hta_status st = one_rank(ctx, k, o, kind, sortk, nsort, tb, &nt, err);
         if (st) {
-            free(kind);
+            hta_arena_reset(&ctx->scratch, mark);
             hta_table_free(tb);
             return st;
         }
@@ -351,11 +340,11 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     if (nt.many_kernels)
         hta_result_note(out, "%zu launch%s with several GPU activities: the first one is used", nt.many_kernels,
                         nt.many_kernels == 1 ? "" : "es");
-    free(kind);
+    hta_arena_reset(&ctx->scratch, mark);
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
-    free(kind);
+    hta_arena_reset(&ctx->scratch, mark);
     hta_table_free(tb);
     return hta_oom(err);
 }

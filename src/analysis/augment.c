@@ -123,8 +123,8 @@ static hta_status augment_rank(job *j) {
     hta_membw_series m = {0};
     char *path = NULL;
     hta_status st;
-    if ((st = hta_queue_series_build(v, o->ties, &q, err))) goto done;
-    if ((st = hta_membw_series_build(v, o->ties, &m, err))) goto done;
+    if ((st = hta_queue_series_build(v, o->ties, NULL, &q, err))) goto done;
+    if ((st = hta_membw_series_build(v, o->ties, NULL, &m, err))) goto done;
     int gz = hta_raw_is_gzip(r->path);
     path = out_name(outdir, r->path, gz);
     if (!path) {

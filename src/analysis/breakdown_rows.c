@@ -73,13 +73,18 @@ void bd_rows_free(bd_rows *b) {
     memset(b, 0, sizeof *b);
 }
 
-long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue) {
+hta_status bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue, size_t *nu, hta_error *err) {
     size_t n = 0;
+    *nu = 0;
     for (size_t i = 0; i < b->n; i++) n += type < 0 || b->type[i] == type;
     int64_t *ts = malloc((n ? n : 1) * sizeof *ts), *du = malloc((n ? n : 1) * sizeof *du);
     *us = malloc((n ? n : 1) * sizeof **us);
     *ue = malloc((n ? n : 1) * sizeof **ue);
-    if (!ts || !du || !*us || !*ue) goto oom;
+    hta_status st = HTA_OK;
+    if (!ts || !du || !*us || !*ue) {
+        st = hta_oom(err);
+        goto out;
+    }
     size_t m = 0;
     for (size_t i = 0; i < b->n; i++)
         if (type < 0 || b->type[i] == type) {
@@ -87,18 +92,16 @@ long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue) {
             du[m] = b->dur[i];
             m++;
         }
-    size_t k = hta_interval_union(ts, du, n, *us, *ue);
-    if (n && !k) goto oom;
+    st = hta_interval_union(ts, du, n, *us, *ue, nu, err);
+out:
     free(ts);
     free(du);
-    return (long)k;
-oom:
-    free(ts);
-    free(du);
-    free(*us);
-    free(*ue);
-    *us = *ue = NULL;
-    return -1;
+    if (st) {
+        free(*us);
+        free(*ue);
+        *us = *ue = NULL;
+    }
+    return st;
 }
 
 void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out) {
@@ -117,16 +120,17 @@ hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
     hta_status st = bd_rows_build(ctx, ri, sel, &b, err);
     if (st) return st;
     int64_t *as = NULL, *ae = NULL, *bs = NULL, *be = NULL;
-    long na = bd_union(&b, type_a, &as, &ae);
-    long nb = na < 0 ? -1 : bd_union(&b, type_b, &bs, &be);
+    size_t na = 0, nb = 0;
+    st = bd_union(&b, type_a, &as, &ae, &na, err);
+    if (!st) st = bd_union(&b, type_b, &bs, &be, &nb, err);
     bd_rows_free(&b);
-    if (na >= 0 && nb >= 0) {
-        out->na = (size_t)na;
+    if (!st) {
+        out->na = na;
         out->span = na ? ae[na - 1] - as[0] : 0;
-        out->len_a = hta_union_length(as, ae, (size_t)na);
-        out->len_b = hta_union_length(bs, be, (size_t)nb);
-        out->both = hta_union_overlap(as, ae, (size_t)na, bs, be, (size_t)nb);
+        out->len_a = hta_union_length(as, ae, na);
+        out->len_b = hta_union_length(bs, be, nb);
+        out->both = hta_union_overlap(as, ae, na, bs, be, nb);
     }
     free(as), free(ae), free(bs), free(be);
-    return na < 0 || nb < 0 ? hta_oom(err) : HTA_OK;
+    return st;
 }

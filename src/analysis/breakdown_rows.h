@@ -23,9 +23,9 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
 void bd_rows_free(bd_rows *b);
 
 /* Union (analyses.md §2) of the selected rows whose type is `type` (or all
- * rows when type < 0).  us and ue are malloc'ed; returns the count or -1 when
- * out of memory. */
-long bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue);
+ * rows when type < 0): *nu intervals in us and ue, malloc'ed (NULL after a
+ * failure). */
+hta_status bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue, size_t *nu, hta_error *err);
 
 /* Two unions over one rank's GPU rows (types a and b, < 0 = all rows) and
  * how they relate: what temporal breakdown and overlap are made of. */

@@ -1,13 +1,8 @@
 /* HTA's call graph over a view (TF§14.1). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/callgraph.h"
-
-void hta_cgraph_free(hta_cgraph *g) {
-    free(g->vpos);
-    free(g->depth);
-    free(g->top);
-}
 
 /* Kernels hang under their launch when the kernel is on a stream > 0 and the
  * launch is a CPU row of the graph (HTA's get_cpu_gpu_correlation). */
@@ -18,16 +13,19 @@ int32_t hta_cgraph_kernel_parent(const hta_rank *r, const hta_cgraph *g, uint32_
     return p;
 }
 
-int hta_cgraph_build(const hta_view *v, hta_cgraph *g) {
+hta_status hta_cgraph_build(const hta_view *v, hta_arena *a, hta_cgraph *g, hta_error *err) {
     const hta_rank *r = v->r;
     size_t n = r->n, nt = r->nthreads;
-    g->vpos = malloc((n ? n : 1) * sizeof *g->vpos);
-    g->depth = malloc((n ? n : 1) * sizeof *g->depth);
-    g->top = malloc((n ? n : 1) * sizeof *g->top);
-    unsigned char *flags = calloc(nt ? nt : 1, 1); /* 1: a stream <= 0, 2: a pid != 0, 4: a tid != 0 */
+    memset(g, 0, sizeof *g);
+    hta_arena_mark m = hta_arena_save(a);
+    g->vpos = HTA_ANEW(a, int32_t, n);
+    g->depth = HTA_ANEW(a, int32_t, n);
+    g->top = HTA_ANEW(a, int32_t, n);
+    unsigned char *flags = hta_arena_calloc(a, nt ? nt : 1, 1); /* 1: a stream <= 0, 2: a pid != 0, 4: a tid != 0 */
     if (!g->vpos || !g->depth || !g->top || !flags) {
-        free(flags);
-        return -1;
+        hta_arena_reset(a, m);
+        memset(g, 0, sizeof *g);
+        return hta_oom(err);
     }
     for (size_t i = 0; i < n; i++) g->vpos[i] = -1, g->depth[i] = -1, g->top[i] = -2;
     for (size_t k = 0; k < v->n; k++) {
@@ -47,8 +45,7 @@ int hta_cgraph_build(const hta_view *v, hta_cgraph *g) {
         int32_t p = hta_cgraph_kernel_parent(r, g, i);
         if (p >= 0) g->depth[i] = g->depth[p] + 1;
     }
-    free(flags);
-    return 0;
+    return HTA_OK;
 }
 
 /* Ancestor of CPU row i at depth d (or i itself), memoised in g->top. */

@@ -4,6 +4,7 @@
 #ifndef HTA_ANALYSIS_CALLGRAPH_H
 #define HTA_ANALYSIS_CALLGRAPH_H
 
+#include "hta/arena.h"
 #include "hta/view.h"
 
 typedef struct hta_cgraph {
@@ -12,9 +13,9 @@ typedef struct hta_cgraph {
     int32_t *top;   /* memo of hta_cgraph_top */
 } hta_cgraph;
 
-/* Returns 0, or -1 when out of memory. */
-int hta_cgraph_build(const hta_view *v, hta_cgraph *g);
-void hta_cgraph_free(hta_cgraph *g);
+/* Builds g with its arrays from arena a (the caller's per-call scratch: they
+ * go with the caller's reset, there is nothing to free). */
+hta_status hta_cgraph_build(const hta_view *v, hta_arena *a, hta_cgraph *g, hta_error *err);
 /* The CPU row a device row hangs under, or -1 (not a kernel node). */
 int32_t hta_cgraph_kernel_parent(const hta_rank *r, const hta_cgraph *g, uint32_t row);
 /* The ancestor-or-self of CPU row `row` at depth d, or -1.  One d per graph. */

@@ -24,28 +24,29 @@ _Static_assert((int)HTA_MEMBW_SUMMARY_RANK == HTA_QUEUE_SUMMARY_RANK &&
                    (int)HTA_MEMBW_SUMMARY_COUNT == HTA_QUEUE_SUMMARY_COUNT,
                "queue_length_summary and memory_bw_summary share their layout");
 
-static int add_stats(hta_table *tb, int32_t rank, int64_t ikey, const char *skey, double *v, size_t n) {
+static hta_status add_stats(hta_table *tb, int32_t rank, int64_t ikey, const char *skey, double *v, size_t n,
+                            hta_error *err) {
     hta_describe d;
     hta_describe_values(v, n, &d);
     long row = hta_table_add_row(tb);
-    if (row < 0) return -1;
+    if (row < 0) return hta_oom(err);
     hta_table_set_int(tb, (size_t)row, HTA_QUEUE_SUMMARY_RANK, rank);
     if (skey) {
-        if (hta_table_set_str(tb, (size_t)row, HTA_MEMBW_SUMMARY_NAME, skey)) return -1;
+        if (hta_table_set_str(tb, (size_t)row, HTA_MEMBW_SUMMARY_NAME, skey)) return hta_oom(err);
     } else {
         hta_table_set_int(tb, (size_t)row, HTA_QUEUE_SUMMARY_STREAM, ikey);
     }
     const double s[8] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
     for (int c = 0; c < 8; c++) hta_table_set_float(tb, (size_t)row, HTA_QUEUE_SUMMARY_COUNT + c, s[c]);
-    return 0;
+    return HTA_OK;
 }
 
 typedef struct tables {
     hta_table *qsum, *bsum, *blocked, *qser, *bser;
 } tables;
 
-static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_counters_opts *o, tables *tb,
-                      double *buf) {
+static hta_status rank_queue(const hta_view *v, const hta_queue_series *q, const hta_counters_opts *o, tables *tb,
+                             double *buf, hta_error *err) {
     const hta_rank *r = v->r;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t k = 0; k < v->n; k++) {
@@ -65,10 +66,10 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
             }
             b++;
         }
-        if (add_stats(tb->qsum, r->rank, q->stream[a], NULL, buf, b - a)) return -1;
+        HTA_TRY(add_stats(tb->qsum, r->rank, q->stream[a], NULL, buf, b - a, err));
         if (reached) { /* every stream, not only the last one (HTA's A6) */
             long row = hta_table_add_row(tb->blocked);
-            if (row < 0) return -1;
+            if (row < 0) return hta_oom(err);
             hta_table_set_int(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_RANK, r->rank);
             hta_table_set_int(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_STREAM, q->stream[a]);
             hta_table_set_float(tb->blocked, (size_t)row, HTA_QUEUE_BLOCKED_DURATION, (double)blocked / 1000.0);
@@ -77,10 +78,10 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
         }
         a = b;
     }
-    if (!tb->qser) return 0;
+    if (!tb->qser) return HTA_OK;
     for (size_t k = 0; k < q->n; k++) {
         long row = hta_table_add_row(tb->qser);
-        if (row < 0) return -1;
+        if (row < 0) return hta_oom(err);
         const hta_thread *th = hta_row_thread(r, q->dev_row[k]);
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_RANK, r->rank);
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_INDEX, r->index[q->row[k]]);
@@ -90,30 +91,31 @@ static int rank_queue(const hta_view *v, const hta_queue_series *q, const hta_co
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_STREAM, q->stream[k]);
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_LENGTH, q->queue[k]);
     }
-    return 0;
+    return HTA_OK;
 }
 
-static int rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, double *buf) {
+static hta_status rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, double *buf,
+                             hta_error *err) {
     const hta_rank *r = v->r;
     for (size_t a = 0; a < m->n;) {
         size_t b = a, nb = 0;
         for (; b < m->n && m->kind[b] == m->kind[a]; b++)
             if (m->bw[b] > 0) buf[nb++] = m->bw[b]; /* float residues count (A14) */
-        if (nb && add_stats(tb->bsum, r->rank, 0, m->names[m->kind[a]], buf, nb)) return -1;
+        if (nb) HTA_TRY(add_stats(tb->bsum, r->rank, 0, m->names[m->kind[a]], buf, nb, err));
         a = b;
     }
-    if (!tb->bser) return 0;
+    if (!tb->bser) return HTA_OK;
     for (size_t k = 0; k < m->n; k++) {
         long row = hta_table_add_row(tb->bser);
-        if (row < 0) return -1;
+        if (row < 0) return hta_oom(err);
         hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_RANK, r->rank);
         hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_INDEX, r->index[m->row[k]]);
         hta_table_set_float(tb->bser, (size_t)row, HTA_MEMBW_SERIES_TS, hta_ns_to_us(m->ts[k]));
         hta_table_set_int(tb->bser, (size_t)row, HTA_MEMBW_SERIES_PID, hta_row_thread(r, m->row[k])->pid);
-        if (hta_table_set_str(tb->bser, (size_t)row, HTA_MEMBW_SERIES_NAME, m->names[m->kind[k]])) return -1;
+        if (hta_table_set_str(tb->bser, (size_t)row, HTA_MEMBW_SERIES_NAME, m->names[m->kind[k]])) return hta_oom(err);
         hta_table_set_float(tb->bser, (size_t)row, HTA_MEMBW_SERIES_BW, m->bw[k]);
     }
-    return 0;
+    return HTA_OK;
 }
 
 hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
@@ -139,13 +141,13 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
         if ((st = hta_ctx_view(ctx, k, &v, err))) goto fail;
-        if ((st = hta_queue_series_build(v, o->ties, &q, err))) goto fail;
-        if ((st = hta_membw_series_build(v, o->ties, &m, err))) goto fail;
+        if ((st = hta_queue_series_build(v, o->ties, &ctx->scratch, &q, err))) goto fail;
+        if ((st = hta_membw_series_build(v, o->ties, &ctx->scratch, &m, err))) goto fail;
         size_t need = q.n > m.n ? q.n : m.n;
         double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);
         if (!nb) goto oom;
         buf = nb;
-        if (rank_queue(v, &q, o, &tb, buf) || rank_membw(v, &m, &tb, buf)) goto oom;
+        if ((st = rank_queue(v, &q, o, &tb, buf, err)) || (st = rank_membw(v, &m, &tb, buf, err))) goto fail;
         if (q.n) with_q++;
         else if (hta_result_note(out, "rank %d: no kernel launches with device activity: no queue length", r->rank))
             goto oom;

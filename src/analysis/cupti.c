@@ -53,39 +53,24 @@ typedef struct sub {
     int64_t *nk, *kdur, *first, *last; /* ns, view times */
 } sub;
 
-static void sub_free(sub *s) {
-    free(s->height);
-    free(s->nk);
-    free(s->kdur);
-    free(s->first);
-    free(s->last);
-}
-
-static int sub_build(const hta_view *v, const hta_cgraph *g, sub *s) {
+/* s's arrays and the sort's come from arena a (the caller's scratch). */
+static hta_status sub_build(const hta_view *v, const hta_cgraph *g, hta_arena *a, sub *s, hta_error *err) {
     const hta_rank *r = v->r;
     size_t n = r->n ? r->n : 1;
-    s->height = malloc(n * sizeof *s->height);
-    s->nk = calloc(n, sizeof *s->nk);
-    s->kdur = calloc(n, sizeof *s->kdur);
-    s->first = malloc(n * sizeof *s->first);
-    s->last = malloc(n * sizeof *s->last);
-    uint32_t *ord = malloc((v->n ? v->n : 1) * sizeof *ord);
-    int64_t *key = malloc(n * sizeof *key);
-    if (!s->height || !s->nk || !s->kdur || !s->first || !s->last || !ord || !key) {
-        free(ord);
-        free(key);
-        return -1;
-    }
+    s->height = HTA_ANEW(a, int32_t, n);
+    s->nk = hta_arena_calloc(a, n, sizeof *s->nk);
+    s->kdur = hta_arena_calloc(a, n, sizeof *s->kdur);
+    s->first = HTA_ANEW(a, int64_t, n);
+    s->last = HTA_ANEW(a, int64_t, n);
+    uint32_t *ord = HTA_ANEW(a, uint32_t, v->n);
+    int64_t *key = HTA_ANEW(a, int64_t, n);
+    if (!s->height || !s->nk || !s->kdur || !s->first || !s->last || !ord || !key) return hta_oom(err);
     for (size_t i = 0; i < r->n; i++) s->height[i] = -1, s->first[i] = INT64_MAX, s->last[i] = INT64_MIN;
     for (size_t k = 0; k < v->n; k++) {
         ord[k] = v->row[k];
         key[v->row[k]] = -(int64_t)g->depth[v->row[k]];
     }
-    if (hta_stable_sort_idx_i64(ord, v->n, key)) { /* deepest first: children before parents */
-        free(ord);
-        free(key);
-        return -1;
-    }
+    HTA_TRY(hta_stable_sort_idx_i64(ord, v->n, key, err)); /* deepest first: children before parents */
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = ord[k];
         if (g->depth[i] < 0) continue;
@@ -109,9 +94,7 @@ static int sub_build(const hta_view *v, const hta_cgraph *g, sub *s) {
         if (s->last[i] > s->last[p]) s->last[p] = s->last[i];
         if (s->height[p] < s->height[i] + 1) s->height[p] = s->height[i] + 1;
     }
-    free(ord);
-    free(key);
-    return 0;
+    return HTA_OK;
 }
 
 static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
@@ -123,12 +106,18 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
     sub s = {0};
     uint32_t *P = NULL, *L = NULL;
     char *stack = NULL;
+    size_t stack_cap = 0;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
+    /* scratch of this rank: released at `done`, whatever happened */
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
     size_t np = 0, nl = 0;
-    P = malloc((v->n ? v->n : 1) * sizeof *P);
-    L = malloc((v->n ? v->n : 1) * sizeof *L);
-    if (!P || !L || hta_cgraph_build(v, &g) || sub_build(v, &g, &s)) goto oom;
+    P = HTA_ANEW(A, uint32_t, v->n);
+    L = HTA_ANEW(A, uint32_t, v->n);
+    if (!P || !L) goto oom;
+    HTA_TRY_GOTO(st, hta_cgraph_build(v, A, &g, err), done);
+    HTA_TRY_GOTO(st, sub_build(v, &g, A, &s, err), done);
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
@@ -143,7 +132,8 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
             goto oom;
         goto done;
     }
-    if (hta_stable_sort_idx_i64(P, np, v->ts) || hta_stable_sort_idx_i64(L, nl, v->ts)) goto oom;
+    HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(P, np, v->ts, err), done);
+    HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(L, nl, v->ts, err), done);
     int64_t cpu_op = hta_symtab_find(t->sym, "cpu_op", 6);
     for (size_t k = 0; k < np; k++) {
         uint32_t i = v->row[P[k]], l = v->row[L[k]];
@@ -207,7 +197,7 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         for (int32_t a = r->parent[l]; a >= 0; a = r->parent[a])
             if ((int64_t)hta_row_cat_sym(t, r, (size_t)a) == cpu_op) len += hta_sym_len(t->sym, r->name[a]) + 1, nops++;
         if (nops) len--; /* separators between names only */
-        char *sp = realloc(stack, len);
+        char *sp = hta_arena_grow(A, stack, &stack_cap, len, 1);
         if (!sp) goto oom;
         stack = sp;
         const char *top = NULL, *bottom = NULL;
@@ -234,11 +224,7 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
 oom:
     st = hta_oom(err);
 done:
-    free(P);
-    free(L);
-    free(stack);
-    sub_free(&s);
-    hta_cgraph_free(&g);
+    hta_arena_reset(A, mark);
     return st;
 }
 
@@ -247,8 +233,9 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
     size_t ns = hta_ctx_nranks(ctx);
     /* counter columns: every args key of every profiled range, by name */
     uint32_t nsym = hta_symtab_count(t->sym);
-    unsigned char *seen = calloc(nsym ? nsym : 1, 1);
-    uint32_t *keys = malloc((nsym ? nsym : 1) * sizeof *keys);
+    hta_arena_mark mark = hta_arena_save(&ctx->scratch);
+    unsigned char *seen = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);
+    uint32_t *keys = HTA_ANEW(&ctx->scratch, uint32_t, nsym);
     hta_table *tb = hta_table_from_def(&HTA_CUPTI_TABLE);
     size_t nkeys = 0, nranges = 0;
     hta_status st = HTA_OK;
@@ -273,14 +260,12 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
         for (size_t k = 0; k < ns && !st; k++) st = rank_rows(ctx, k, keys, nkeys, tb, out, err);
         if (st) goto fail;
     }
-    free(seen);
-    free(keys);
+    hta_arena_reset(&ctx->scratch, mark);
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 oom:
     st = hta_oom(err);
 fail:
-    free(seen);
-    free(keys);
+    hta_arena_reset(&ctx->scratch, mark);
     hta_table_free(tb);
     return st;
 }

@@ -34,9 +34,10 @@ typedef struct tables {
 static double r2(double x) { return hta_round(x, 2); }
 
 /* One stream: rows idx[0..n) (view-ordered GPU rows), ts/end/launch in ns. */
-static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, size_t n, const int64_t *ts,
-                      const int64_t *end, const int64_t *launch, int64_t delay, double *scratch) {
-    if (hta_stable_sort_idx_i64(idx, n, ts)) return -1;
+static hta_status one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, size_t n, const int64_t *ts,
+                             const int64_t *end, const int64_t *launch, int64_t delay, double *scratch,
+                             hta_error *err) {
+    HTA_TRY(hta_stable_sort_idx_i64(idx, n, ts, err));
     int64_t sum[NCAT] = {0};
     size_t cnt[NCAT] = {0};
     int present[NCAT] = {0};
@@ -58,10 +59,10 @@ static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, si
     for (int c = 0; c < NCAT; c++) {
         if (!present[c]) continue;
         long row = hta_table_add_row(tb->idle);
-        if (row < 0) return -1;
+        if (row < 0) return hta_oom(err);
         hta_table_set_int(tb->idle, row, HTA_IDLE_RANK, rank);
         hta_table_set_int(tb->idle, row, HTA_IDLE_STREAM, sk.stream);
-        if (hta_table_set_str(tb->idle, row, HTA_IDLE_CATEGORY, g_cat[c])) return -1;
+        if (hta_table_set_str(tb->idle, row, HTA_IDLE_CATEGORY, g_cat[c])) return hta_oom(err);
         hta_table_set_float(tb->idle, row, HTA_IDLE_TIME, r2(sum[c] / 1000.0));
         hta_table_set_float(tb->idle, row, HTA_IDLE_RATIO,
                             total ? r2((sum[c] / 1000.0) / (total / 1000.0)) : NAN);
@@ -73,14 +74,14 @@ static int one_stream(tables *tb, int32_t rank, stream_key sk, uint32_t *idx, si
         hta_describe d;
         hta_describe_values(scratch, m, &d);
         row = hta_table_add_row(tb->stats);
-        if (row < 0 || hta_table_set_str(tb->stats, row, HTA_IDLE_STATS_CATEGORY, g_cat[c])) return -1;
+        if (row < 0 || hta_table_set_str(tb->stats, row, HTA_IDLE_STATS_CATEGORY, g_cat[c])) return hta_oom(err);
         hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_RANK, rank);
         hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_STREAM, sk.stream);
         const double v[] = {d.count, d.mean, d.std, d.min, d.p25, d.p50, d.p75, d.max};
         for (int j = 0; j < 8; j++) hta_table_set_float(tb->stats, row, HTA_IDLE_STATS_COUNT + j, r2(v[j]));
         hta_table_set_int(tb->stats, row, HTA_IDLE_STATS_PID, sk.pid);
     }
-    return 0;
+    return HTA_OK;
 }
 
 static int wanted_stream(const hta_idle_opts *o, int64_t s) {
@@ -98,22 +99,24 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_idle_opts *o, tabl
     if (st) return st;
     const hta_rank *r = b.v->r;
     size_t n = b.n, vn = b.v->n;
-    int32_t *vpos = malloc((r->n ? r->n : 1) * sizeof *vpos); /* rank row -> view position */
-    int64_t *end = malloc((n ? n : 1) * sizeof *end), *launch = malloc((n ? n : 1) * sizeof *launch);
-    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx), *sid = malloc((n ? n : 1) * sizeof *sid);
-    stream_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    double *scratch = malloc((n ? n : 1) * (sizeof(double) + 1));
+    /* scratch of this rank: released at `done`, whatever happened */
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
+    int32_t *vpos = HTA_ANEW(A, int32_t, r->n); /* rank row -> view position */
+    int64_t *end = HTA_ANEW(A, int64_t, n), *launch = HTA_ANEW(A, int64_t, n);
+    uint32_t *idx = HTA_ANEW(A, uint32_t, n), *sid = HTA_ANEW(A, uint32_t, n);
+    stream_key *keys = HTA_ANEW(A, stream_key, n);
+    double *scratch = hta_arena_array(A, n ? n : 1, sizeof(double) + 1);
     size_t *start = NULL;
     size_t nk = 0;
-    int bad = 1;
-    if (!vpos || !end || !launch || !idx || !sid || !keys || !scratch) goto done;
+    if (!vpos || !end || !launch || !idx || !sid || !keys || !scratch) goto oom;
     for (size_t i = 0; i < r->n; i++) vpos[i] = -1;
     for (size_t k = 0; k < vn; k++) vpos[b.v->row[k]] = (int32_t)k;
     /* streams in order of first appearance; a small open-addressing map keyed by (pid, stream) */
     size_t hcap = 64;
     while (hcap < 2 * n) hcap <<= 1;
-    int32_t *h = malloc(hcap * sizeof *h);
-    if (!h) goto done;
+    int32_t *h = HTA_ANEW(A, int32_t, hcap);
+    if (!h) goto oom;
     memset(h, 0xff, hcap * sizeof *h);
     for (size_t i = 0; i < n; i++) {
         size_t row = b.v->row[b.pos[i]];
@@ -130,35 +133,31 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_idle_opts *o, tabl
         }
         sid[i] = (uint32_t)h[j];
     }
-    free(h);
     /* bucket rows by stream, keeping view order inside each */
-    start = calloc(nk + 1, sizeof *start);
-    if (!start) goto done;
+    start = hta_arena_calloc(A, nk + 1, sizeof *start);
+    size_t *fill = HTA_ANEW(A, size_t, nk);
+    if (!start || !fill) goto oom;
     for (size_t i = 0; i < n; i++) start[sid[i] + 1]++;
     for (size_t s = 0; s < nk; s++) start[s + 1] += start[s];
-    {
-        size_t *fill = malloc((nk ? nk : 1) * sizeof *fill);
-        if (!fill) goto done;
-        memcpy(fill, start, nk * sizeof *fill);
-        for (size_t i = 0; i < n; i++) idx[fill[sid[i]]++] = (uint32_t)i;
-        free(fill);
-    }
+    memcpy(fill, start, nk * sizeof *fill);
+    for (size_t i = 0; i < n; i++) idx[fill[sid[i]]++] = (uint32_t)i;
     int32_t rank = r->rank;
     size_t used = 0;
     for (size_t s = 0; s < nk; s++) {
         if (!wanted_stream(o, keys[s].stream)) continue;
         used++;
-        if (one_stream(tb, rank, keys[s], idx + start[s], start[s + 1] - start[s], b.ts, end, launch,
-                       o->consecutive_kernel_delay_ns, scratch))
-            goto done;
+        HTA_TRY_GOTO(st, one_stream(tb, rank, keys[s], idx + start[s], start[s + 1] - start[s], b.ts, end, launch,
+                                    o->consecutive_kernel_delay_ns, scratch, err), done);
     }
     if (!n) bd_note_empty(t, r, HTA_GPU_ROWS_ACTIVITY, "kernels, memcpys or memsets: no idle time", out);
     else if (!used) hta_result_note(out, "rank %d has none of the requested streams", rank);
-    bad = 0;
+    goto done;
+oom:
+    st = hta_oom(err);
 done:
-    free(vpos), free(end), free(launch), free(idx), free(sid), free(keys), free(scratch), free(start);
+    hta_arena_reset(A, mark);
     bd_rows_free(&b);
-    return bad ? hta_oom(err) : HTA_OK;
+    return st;
 }
 
 hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err) {

@@ -36,22 +36,25 @@ static int cmp_bound(const void *a, const void *b) {
 }
 
 /* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[]. */
-static int type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8]) {
+static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8], hta_error *err) {
     int64_t *us[NT] = {0}, *ue[NT] = {0};
-    long nu[NT] = {0};
+    size_t nu[NT] = {0};
     size_t nb = 0;
-    int rc = -1;
+    hta_status st = HTA_OK;
     bound *bs = NULL;
     for (int j = 0; j < ntypes; j++) {
-        if ((nu[j] = bd_union(b, (int)g_types[j], &us[j], &ue[j])) < 0) goto out;
-        nb += 2 * (size_t)nu[j];
+        HTA_TRY_GOTO(st, bd_union(b, (int)g_types[j], &us[j], &ue[j], &nu[j], err), out);
+        nb += 2 * nu[j];
     }
     bs = malloc((nb ? nb : 1) * sizeof *bs);
-    if (!bs) goto out;
+    if (!bs) {
+        st = hta_oom(err);
+        goto out;
+    }
     size_t k = 0;
     for (int j = 0; j < ntypes; j++) {
-        for (long i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i], (uint32_t)k, 1 << j}, k++;
-        for (long i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i], (uint32_t)k, -(1 << j)}, k++;
+        for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i], (uint32_t)k, 1 << j}, k++;
+        for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i], (uint32_t)k, -(1 << j)}, k++;
     }
     qsort(bs, nb, sizeof *bs, cmp_bound);
     int run = 0;
@@ -62,11 +65,10 @@ static int type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8])
         sum[run] += bs[i + 1].time - bs[i].time;
         seen[run] = 1;
     }
-    rc = 0;
 out:
     for (int j = 0; j < NT; j++) free(us[j]), free(ue[j]);
     free(bs);
-    return rc;
+    return st;
 }
 
 static void label_of(int bits, int ntypes, char *buf, size_t cap) {
@@ -136,11 +138,11 @@ typedef struct krows {
     size_t n, cap;
 } krows;
 
-static const hta_symtab *g_sym;
-static int cmp_group(const void *a, const void *b) {
+/* qsort_r with the symbol table as context: no global state. */
+static int cmp_group(const void *a, const void *b, void *sym) {
     const group *x = a, *y = b;
     if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
-    return strcmp(hta_sym(g_sym, x->name), hta_sym(g_sym, y->name));
+    return strcmp(hta_sym(sym, x->name), hta_sym(sym, y->name));
 }
 
 static int cmp_krow(const void *a, const void *b) {
@@ -151,16 +153,16 @@ static int cmp_krow(const void *a, const void *b) {
     return c;
 }
 
-static int push(krows *k, krow r) {
+static hta_status push(krows *k, krow r, hta_error *err) {
     if (k->n == k->cap) {
         size_t nc = k->cap ? 2 * k->cap : 64;
         krow *q = realloc(k->v, nc * sizeof *q);
-        if (!q) return -1;
+        if (!q) return hta_oom(err);
         k->v = q;
         k->cap = nc;
     }
     k->v[k->n++] = r;
-    return 0;
+    return HTA_OK;
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -183,9 +185,10 @@ static void fold(krow *o, const group *g) {
     if (g->max > o->max) o->max = g->max;
 }
 
-static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int type, const hta_kernel_opts *o,
-                      int32_t *gid, krows *outk) {
+static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int type,
+                             const hta_kernel_opts *o, int32_t *gid, krows *outk, hta_error *err) {
     const hta_rank *r = b->v->r;
+    hta_status st = HTA_OK;
     size_t ng = 0;
     group *g = NULL;
     size_t cap = 0;
@@ -216,8 +219,7 @@ static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int ty
         x->m2 += dv * dv;
     }
     for (size_t j = 0; j < ng; j++) gid[g[j].name] = -1;
-    g_sym = t->sym;
-    if (ng) qsort(g, ng, sizeof *g, cmp_group);
+    if (ng) qsort_r(g, ng, sizeof *g, cmp_group, t->sym);
     const char *tname = hta_kernel_type_name((hta_kernel_type)type);
     int fold_rest = o->top >= 0 && ng > (size_t)o->top;
     double q = 0;
@@ -236,14 +238,15 @@ static int name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int ty
             continue;
         }
         krow k = {tname, hta_sym(t->sym, g[j].name), rank, g[j].count, g[j].sum, g[j].min, g[j].max, g[j].m2};
-        if (push(outk, k)) goto oom;
+        HTA_TRY_GOTO(st, push(outk, k, err), out);
     }
-    if (others.count && push(outk, others)) goto oom;
-    free(g);
-    return 0;
+    if (others.count) st = push(outk, others, err);
+    goto out;
 oom:
+    st = hta_oom(err);
+out:
     free(g);
-    return -1;
+    return st;
 }
 
 static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
@@ -298,10 +301,13 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
         size_t nk = 0;
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
         if (!nk) bd_note_empty(t, t->ranks[i], o->gpu_rows, "GPU kernels to break down", out);
-        int bad = type_sweep(&b, ntypes, sum, seen);
-        for (int j = 0; !bad && j < ntypes; j++) bad = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k);
+        st = type_sweep(&b, ntypes, sum, seen, err);
+        for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k, err);
         bd_rows_free(&b);
-        if (bad) goto oom;
+        if (st) {
+            free(gid), free(k.v);
+            return st;
+        }
     }
     free(gid);
     hta_status st = kernel_type_table(sum, seen, ntypes, out, err);

@@ -73,11 +73,12 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     const hta_view *v;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    int64_t *corrs = malloc((v->n ? v->n : 1) * sizeof *corrs);
-    corr_pos *gpu = malloc((v->n ? v->n : 1) * sizeof *gpu);
+    /* scratch of this rank: released on every return below */
+    hta_arena_mark mark = hta_arena_save(&ctx->scratch);
+    int64_t *corrs = HTA_ANEW(&ctx->scratch, int64_t, v->n);
+    corr_pos *gpu = HTA_ANEW(&ctx->scratch, corr_pos, v->n);
     if (!corrs || !gpu) {
-        free(corrs);
-        free(gpu);
+        hta_arena_reset(&ctx->scratch, mark);
         return hta_oom(err);
     }
     size_t nc = 0, ng = 0;
@@ -116,8 +117,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
             int lo = delay_us > o->launch_delay_cutoff_us;
             long row = hta_table_add_row(tb);
             if (row < 0) {
-                free(corrs);
-                free(gpu);
+                hta_arena_reset(&ctx->scratch, mark);
                 return hta_oom(err);
             }
             hta_table_set_int(tb, row, HTA_LAUNCH_STATS_RANK, r->rank);
@@ -137,8 +137,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
             sdelay += delay_us;
         }
     }
-    free(corrs);
-    free(gpu);
+    hta_arena_reset(&ctx->scratch, mark);
 
     long row = hta_table_add_row(sum);
     if (row < 0) return hta_oom(err);

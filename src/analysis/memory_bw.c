@@ -24,16 +24,22 @@ static int kind_of(hta_membw_series *s, const char *nm) {
     return (int)s->nnames++;
 }
 
-hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_membw_series *out,
+/* Scratch from `scratch` (the caller's per-call arena, or a private one when
+ * NULL), released before returning; the series in out is the caller's. */
+hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch, hta_membw_series *out,
                                   hta_error *err) {
     const hta_trace *t = v->t;
     const hta_rank *r = v->r;
     memset(out, 0, sizeof *out);
+    hta_arena own = HTA_ARENA_INIT;
+    hta_arena *A = scratch ? scratch : &own;
+    hta_arena_mark mark = hta_arena_save(A);
+    hta_status st = HTA_OK;
     size_t nv = v->n, m = 0;
     /* memory rows by symbol: the kernel type is a property of the name */
     uint32_t nsym = hta_symtab_count(t->sym);
-    int8_t *kind_sym = malloc(nsym ? nsym : 1);
-    uint32_t *pos = malloc((nv ? nv : 1) * sizeof *pos);
+    int8_t *kind_sym = HTA_ANEW(A, int8_t, nsym);
+    uint32_t *pos = HTA_ANEW(A, uint32_t, nv);
     int64_t *ts = NULL, *kd = NULL;
     double *val = NULL;
     uint32_t *perm = NULL;
@@ -67,15 +73,16 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
     memcpy(out->names, sorted, sizeof sorted);
 
     size_t n = 2 * m;
-    ts = malloc((n ? n : 1) * sizeof *ts);
-    kd = malloc((n ? n : 1) * sizeof *kd);
-    val = malloc((n ? n : 1) * sizeof *val);
-    perm = malloc((n ? n : 1) * sizeof *perm);
+    ts = HTA_ANEW(A, int64_t, n);
+    kd = HTA_ANEW(A, int64_t, n);
+    val = HTA_ANEW(A, double, n);
+    perm = HTA_ANEW(A, uint32_t, n);
+    uint32_t *rows = HTA_ANEW(A, uint32_t, n); /* rows of the points, in perm order */
     out->ts = malloc((n ? n : 1) * sizeof *out->ts);
     out->row = malloc((n ? n : 1) * sizeof *out->row);
     out->kind = malloc((n ? n : 1) * sizeof *out->kind);
     out->bw = malloc((n ? n : 1) * sizeof *out->bw);
-    if (!ts || !kd || !val || !perm || !out->ts || !out->row || !out->kind || !out->bw) goto oom;
+    if (!ts || !kd || !val || !perm || !rows || !out->ts || !out->row || !out->kind || !out->bw) goto oom;
     /* start points, then end points (HTA's concatenation order) */
     for (size_t j = 0; j < m; j++) {
         size_t k = pos[j];
@@ -90,18 +97,12 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
         out->row[j] = out->row[m + j] = i; /* temporary: row per point */
     }
     if (ties == HTA_TIES_NUMPY) {
-        if (hta_argsort_numpy_i64(ts, n, perm)) goto oom;
+        HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
-        if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom;
+        HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, ts, err), fail);
     }
-    if (hta_stable_sort_idx_i64(perm, n, kd)) goto oom;
-    uint32_t *rows = pos; /* reuse: rows of the points, in perm order */
-    if (n > m) {
-        uint32_t *q = realloc(pos, n * sizeof *q);
-        if (!q) goto oom;
-        rows = pos = q;
-    }
+    HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, kd, err), fail);
     double run = 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t p = perm[k];
@@ -114,20 +115,13 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_mem
     }
     memcpy(out->row, rows, n * sizeof *rows);
     out->n = n;
-    free(kind_sym);
-    free(pos);
-    free(ts);
-    free(kd);
-    free(val);
-    free(perm);
-    return HTA_OK;
+    goto done;
 oom:
-    free(kind_sym);
-    free(pos);
-    free(ts);
-    free(kd);
-    free(val);
-    free(perm);
+    st = hta_oom(err);
+fail:
     hta_membw_series_free(out);
-    return hta_oom(err);
+done:
+    hta_arena_reset(A, mark);
+    hta_arena_free(&own);
+    return st;
 }

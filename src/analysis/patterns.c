@@ -21,7 +21,7 @@ void hta_patterns_opts_default(hta_patterns_opts *o) {
 
 typedef struct root {
     uint32_t row;
-    char *pattern;   /* owned */
+    char *pattern;   /* in the scratch arena */
     int64_t kdur;    /* ns: the kernels under it */
     int64_t dur;     /* ns: the operator itself */
     int32_t pat;     /* index into the result patterns */
@@ -120,12 +120,14 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
     unsigned char *match = NULL;
     size_t nroots = 0, npats = 0;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
-    if (st) goto fail;
-    if (hta_cgraph_build(v, &g)) goto oom;
+    if (st) return st;
+    /* scratch of this rank: released at `done`, whatever happened */
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
+    HTA_TRY_GOTO(st, hta_cgraph_build(v, A, &g, err), done);
     uint32_t nsym = hta_symtab_count(t->sym);
-    match = malloc(nsym ? nsym : 1); /* 0 unknown, 1 no, 2 yes */
+    match = hta_arena_calloc(A, nsym ? nsym : 1, 1); /* 0 unknown, 1 no, 2 yes */
     if (!match) goto oom;
-    memset(match, 0, nsym ? nsym : 1);
     int32_t min_depth = INT32_MAX;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k], nm = r->name[i];
@@ -133,12 +135,9 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
         if (match[nm] == 2 && g.depth[i] < min_depth) min_depth = g.depth[i];
     }
     /* kernels per candidate root: each kernel belongs to its launch's ancestor at min_depth */
-    int64_t *kcount = calloc(r->n ? r->n : 1, sizeof *kcount), *kdur = calloc(r->n ? r->n : 1, sizeof *kdur);
-    if (!kcount || !kdur) {
-        free(kcount);
-        free(kdur);
-        goto oom;
-    }
+    int64_t *kcount = hta_arena_calloc(A, r->n ? r->n : 1, sizeof *kcount);
+    int64_t *kdur = hta_arena_calloc(A, r->n ? r->n : 1, sizeof *kdur);
+    if (!kcount || !kdur) goto oom;
     if (min_depth != INT32_MAX)
         for (size_t k = 0; k < v->n; k++) {
             uint32_t i = v->row[k];
@@ -147,13 +146,9 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
             int32_t a = hta_cgraph_top(r, &g, (uint32_t)p, min_depth);
             if (a >= 0) kcount[a]++, kdur[a] += v->dur[k];
         }
-    bucket_of = malloc((r->n ? r->n : 1) * sizeof *bucket_of);
-    roots = malloc((v->n ? v->n : 1) * sizeof *roots);
-    if (!bucket_of || !roots) {
-        free(kcount);
-        free(kdur);
-        goto oom;
-    }
+    bucket_of = HTA_ANEW(A, int32_t, r->n);
+    roots = HTA_ANEW(A, root, v->n);
+    if (!bucket_of || !roots) goto oom;
     for (size_t i = 0; i < r->n; i++) bucket_of[i] = -1;
     for (size_t k = 0; k < v->n && min_depth != INT32_MAX; k++) {
         uint32_t i = v->row[k];
@@ -161,13 +156,10 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
         bucket_of[i] = (int32_t)nroots;
         roots[nroots++] = (root){i, NULL, kdur[i], v->dur[k], -1};
     }
-    free(kcount);
-    free(kdur);
     /* members of each root's subtree (CPU descendants and kernels), by bucket */
-    start = calloc(nroots + 2, sizeof *start);
-    if (!start) goto oom;
-    int32_t *member_root = malloc((v->n ? v->n : 1) * sizeof *member_root);
-    if (!member_root) goto oom;
+    start = hta_arena_calloc(A, nroots + 2, sizeof *start);
+    int32_t *member_root = HTA_ANEW(A, int32_t, v->n);
+    if (!start || !member_root) goto oom;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         int32_t a = -1;
@@ -181,24 +173,13 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
         if (member_root[k] >= 0) start[member_root[k] + 1]++;
     }
     for (size_t b = 0; b < nroots; b++) start[b + 1] += start[b];
-    mem = malloc((start[nroots] ? start[nroots] : 1) * sizeof *mem);
-    if (!mem) {
-        free(member_root);
-        goto oom;
-    }
-    {
-        uint32_t *fill = calloc(nroots + 1, sizeof *fill);
-        if (!fill) {
-            free(member_root);
-            goto oom;
-        }
-        for (size_t k = 0; k < v->n; k++)
-            if (member_root[k] >= 0) mem[start[member_root[k]] + fill[member_root[k]]++] = (uint32_t)k;
-        free(fill);
-    }
-    free(member_root);
+    mem = HTA_ANEW(A, uint32_t, start[nroots]);
+    uint32_t *fill = hta_arena_calloc(A, nroots + 1, sizeof *fill);
+    if (!mem || !fill) goto oom;
+    for (size_t k = 0; k < v->n; k++)
+        if (member_root[k] >= 0) mem[start[member_root[k]] + fill[member_root[k]]++] = (uint32_t)k;
     /* pattern of each root: its name, then its kernels by time */
-    uint32_t *kv = malloc((start[nroots] ? start[nroots] : 1) * sizeof *kv);
+    uint32_t *kv = HTA_ANEW(A, uint32_t, start[nroots]);
     if (!kv) goto oom;
     for (size_t b = 0; b < nroots; b++) {
         size_t nk = 0, len = strlen(hta_sym(t->sym, r->name[roots[b].row])) + 1;
@@ -208,23 +189,16 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
                 len += hta_sym_len(t->sym, r->name[v->row[mem[m]]]) + 1;
             }
         qsort_r(kv, nk, sizeof *kv, by_time, (void *)v);
-        char *s = malloc(len);
-        if (!s) {
-            free(kv);
-            goto oom;
-        }
+        char *s = hta_arena_alloc(A, len);
+        if (!s) goto oom;
         size_t o2 = (size_t)sprintf(s, "%s", hta_sym(t->sym, r->name[roots[b].row]));
         for (size_t k = 0; k < nk; k++) o2 += (size_t)sprintf(s + o2, "|%s", hta_sym(t->sym, r->name[v->row[kv[k]]]));
         roots[b].pattern = s;
     }
-    free(kv);
     /* count per pattern, then order by count descending and pattern */
-    root *sorted = malloc((nroots ? nroots : 1) * sizeof *sorted);
-    pats = malloc((nroots ? nroots : 1) * sizeof *pats);
-    if (!sorted || !pats) {
-        free(sorted);
-        goto oom;
-    }
+    root *sorted = HTA_ANEW(A, root, nroots);
+    pats = HTA_ANEW(A, pat, nroots);
+    if (!sorted || !pats) goto oom;
     memcpy(sorted, roots, nroots * sizeof *roots);
     qsort(sorted, nroots, sizeof *sorted, by_pattern);
     for (size_t b = 0; b < nroots; b++) {
@@ -234,7 +208,6 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
         pats[npats - 1].kdur += sorted[b].kdur;
         pats[npats - 1].dur += sorted[b].dur;
     }
-    free(sorted);
     qsort(pats, npats, sizeof *pats, by_count);
     for (size_t p = 0; p < npats; p++) {
         long row = hta_table_add_row(tb);
@@ -249,7 +222,7 @@ static hta_status rank_patterns(hta_ctx *ctx, size_t ri, const hta_patterns_opts
         goto oom;
     if (o->overlay && npats) {
         if ((st = hta_output_dir(o->overlay, err))) goto fail;
-        evpat = malloc((r->n_events ? r->n_events : 1) * sizeof *evpat);
+        evpat = HTA_ANEW(A, int32_t, r->n_events);
         if (!evpat) goto oom;
         for (uint64_t e = 0; e < r->n_events; e++) evpat[e] = -1;
         size_t topk = o->top_k < 0 ? 0 : (size_t)o->top_k;
@@ -266,15 +239,7 @@ oom:
     st = hta_oom(err);
 fail:
 done:
-    for (size_t b = 0; b < nroots; b++) free(roots[b].pattern);
-    free(roots);
-    free(pats);
-    free(evpat);
-    free(bucket_of);
-    free(mem);
-    free(start);
-    free(match);
-    hta_cgraph_free(&g);
+    hta_arena_reset(A, mark);
     return st;
 }
 

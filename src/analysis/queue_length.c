@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/arena.h"
 #include "hta/counters.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
@@ -52,17 +53,23 @@ void hta_queue_series_free(hta_queue_series *s) {
     memset(s, 0, sizeof *s);
 }
 
-hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_queue_series *out,
+/* Scratch from `scratch` (the caller's per-call arena, or a private one when
+ * NULL), released before returning; the series in out is the caller's. */
+hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch, hta_queue_series *out,
                                   hta_error *err) {
     const hta_trace *t = v->t;
     const hta_rank *r = v->r;
     memset(out, 0, sizeof *out);
+    hta_arena own = HTA_ARENA_INIT;
+    hta_arena *A = scratch ? scratch : &own;
+    hta_arena_mark mark = hta_arena_save(A);
+    hta_status st = HTA_OK;
     int64_t ids[NLAUNCH];
     launch_ids(t, ids);
 
     size_t nv = v->n, ndev = 0;
-    cp *dev = malloc((nv ? nv : 1) * sizeof *dev);
-    unsigned char *used = calloc(nv ? nv : 1, 1);
+    cp *dev = HTA_ANEW(A, cp, nv);
+    unsigned char *used = hta_arena_calloc(A, nv ? nv : 1, 1);
     if (!dev || !used) goto oom;
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
@@ -71,34 +78,30 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
     qsort(dev, ndev, sizeof *dev, cp_cmp);
 
     /* launches, each once per matching device row (HTA's inner merge on
-     * correlation), in table order; then the matched device rows */
-    size_t cap = 64, n = 0;
-    int64_t *ts = malloc(cap * sizeof *ts), *stream = malloc(cap * sizeof *stream);
-    uint32_t *row = malloc(cap * sizeof *row), *drow = malloc(cap * sizeof *drow);
-    int8_t *delta = malloc(cap);
-    uint32_t *perm = NULL;
-#define PUSH(T, S, R, D, X)                                                                       \
-    do {                                                                                          \
-        if (n == cap) {                                                                           \
-            cap *= 2;                                                                             \
-            void *a = realloc(ts, cap * sizeof *ts), *b = realloc(stream, cap * sizeof *stream); \
-            if (a) ts = a;                                                                        \
-            if (b) stream = b;                                                                    \
-            void *c = realloc(row, cap * sizeof *row), *d = realloc(drow, cap * sizeof *drow);   \
-            if (c) row = c;                                                                       \
-            if (d) drow = d;                                                                      \
-            void *e = realloc(delta, cap);                                                        \
-            if (e) delta = e;                                                                     \
-            if (!a || !b || !c || !d || !e) goto oom2;                                            \
-        }                                                                                         \
-        ts[n] = (T), stream[n] = (S), row[n] = (R), drow[n] = (D), delta[n] = (X);                \
-        n++;                                                                                      \
-    } while (0)
-    if (!ts || !stream || !row || !drow || !delta) goto oom2;
+     * correlation), in table order; then the matched device rows (at most
+     * ndev of them) */
+    size_t cap = ndev, n = 0;
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
         /* the partner link stands for HTA's index_correlation > 0, except
          * that a launch of event 0 is kept (TF Q7) */
+        if (r->partner[i] == HTA_NO_ROW || !is_launch_name(ids, r->name[i]))
+            continue;
+        for (size_t x = cp_lower(dev, ndev, r->correlation[i]); x < ndev && dev[x].corr == r->correlation[i]; x++)
+            cap++;
+    }
+    int64_t *ts = HTA_ANEW(A, int64_t, cap), *stream = HTA_ANEW(A, int64_t, cap);
+    uint32_t *row = HTA_ANEW(A, uint32_t, cap), *drow = HTA_ANEW(A, uint32_t, cap);
+    int8_t *delta = HTA_ANEW(A, int8_t, cap);
+    uint32_t *perm = HTA_ANEW(A, uint32_t, cap);
+    if (!ts || !stream || !row || !drow || !delta || !perm) goto oom;
+#define PUSH(T, S, R, D, X)                                                                       \
+    do {                                                                                          \
+        ts[n] = (T), stream[n] = (S), row[n] = (R), drow[n] = (D), delta[n] = (X);                \
+        n++;                                                                                      \
+    } while (0)
+    for (size_t k = 0; k < nv; k++) {
+        uint32_t i = v->row[k];
         if (r->partner[i] == HTA_NO_ROW || !is_launch_name(ids, r->name[i]))
             continue;
         for (size_t x = cp_lower(dev, ndev, r->correlation[i]); x < ndev && dev[x].corr == r->correlation[i]; x++) {
@@ -113,20 +116,15 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
         PUSH(v->ts[k], hta_row_stream(r, j), j, j, -1);
     }
 #undef PUSH
-    free(dev);
-    free(used);
-    dev = NULL;
-    used = NULL;
 
-    perm = malloc((n ? n : 1) * sizeof *perm);
-    if (!perm) goto oom2;
     if (ties == HTA_TIES_NUMPY) {
-        if (hta_argsort_numpy_i64(ts, n, perm)) goto oom2;
+        HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
-        if (hta_stable_sort_idx_i64(perm, n, ts)) goto oom2;
+        HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, ts, err), fail);
     }
-    if (hta_stable_sort_idx_i64(perm, n, stream)) goto oom2; /* group by stream, keeping time order */
+    /* group by stream, keeping time order */
+    HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, stream, err), fail);
 
     out->n = n;
     out->ts = malloc((n ? n : 1) * sizeof *out->ts);
@@ -134,7 +132,7 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
     out->row = malloc((n ? n : 1) * sizeof *out->row);
     out->dev_row = malloc((n ? n : 1) * sizeof *out->dev_row);
     out->queue = malloc((n ? n : 1) * sizeof *out->queue);
-    if (!out->ts || !out->stream || !out->row || !out->dev_row || !out->queue) goto oom2;
+    if (!out->ts || !out->stream || !out->row || !out->dev_row || !out->queue) goto oom;
     int64_t q = 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t p = perm[k];
@@ -146,23 +144,13 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_que
         out->dev_row[k] = drow[p];
         out->queue[k] = q;
     }
-    free(ts);
-    free(stream);
-    free(row);
-    free(drow);
-    free(delta);
-    free(perm);
-    return HTA_OK;
-oom2:
-    free(ts);
-    free(stream);
-    free(row);
-    free(drow);
-    free(delta);
-    free(perm);
+    goto done;
 oom:
-    free(dev);
-    free(used);
+    st = hta_oom(err);
+fail:
     hta_queue_series_free(out);
-    return hta_oom(err);
+done:
+    hta_arena_reset(A, mark);
+    hta_arena_free(&own);
+    return st;
 }

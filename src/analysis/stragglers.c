@@ -178,6 +178,7 @@ static int cmp_desc_d(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
+/* The call's scratch, all of it from the context's arena. */
 typedef struct work {
     const hta_view **v; /* the context's views */
     size_t nv;
@@ -186,14 +187,6 @@ typedef struct work {
     double *tmp;
     rank_count *rc;
 } work;
-
-static void work_free(work *w) {
-    free(w->v);
-    free(w->steps);
-    free(w->k);
-    free(w->tmp);
-    free(w->rc);
-}
 
 hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err) {
@@ -205,15 +198,17 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     hta_table *ker = hta_table_from_def(&HTA_STRAGGLER_KERNELS_TABLE);
     work w = {0};
     hta_status st = HTA_OK;
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A); /* released at `done` and `fail` */
     if (!res || !met || !ker) goto oom;
     size_t ns = hta_ctx_nranks(ctx);
     int k_cand = o->num_candidates < 1 ? 1 : o->num_candidates;
 
     /* views and profiler steps of every selected rank */
-    w.v = calloc(ns ? ns : 1, sizeof *w.v);
+    w.v = hta_arena_calloc(A, ns ? ns : 1, sizeof *w.v);
     if (!w.v) goto oom;
     size_t nsteps = 0, cap = 16;
-    w.steps = malloc(cap * sizeof *w.steps);
+    w.steps = HTA_ANEW(A, int64_t, cap);
     if (!w.steps) goto oom;
     for (size_t k = 0; k < ns; k++) {
         if ((st = hta_ctx_view(ctx, k, &w.v[k], err))) goto fail;
@@ -223,10 +218,9 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
             int64_t s = hta_step_iteration(hta_sym(t->sym, r->name[w.v[k]->row[p]]));
             if (s < 0) continue;
             if (nsteps == cap) {
-                int64_t *q = realloc(w.steps, 2 * cap * sizeof *q);
+                int64_t *q = hta_arena_grow(A, w.steps, &cap, nsteps + 1, sizeof *q);
                 if (!q) goto oom;
                 w.steps = q;
-                cap *= 2;
             }
             w.steps[nsteps++] = s;
         }
@@ -257,7 +251,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     /* D = rows in a valid step: its span gives the mean step time */
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     size_t nk = 0;
-    unsigned char *present = calloc(nsteps, 1);
+    unsigned char *present = hta_arena_calloc(A, nsteps, 1);
     if (!present) goto oom;
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
@@ -274,7 +268,6 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     /* HTA divides by the steps actually present in D */
     size_t nd = 0;
     for (size_t s = 0; s < nsteps; s++) nd += present[s];
-    free(present);
     if (!nd) {
         hta_result_note(out, "no events inside the selected profiler steps");
         goto done;
@@ -282,7 +275,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     double iter_ns = (double)(tmax - tmin) / (double)nd;
     double min_dur_ns = 0.01 * iter_ns;
 
-    w.k = malloc((nk ? nk : 1) * sizeof *w.k);
+    w.k = HTA_ANEW(A, ck, nk);
     if (!w.k) goto oom;
     nk = 0;
     for (size_t k = 0; k < ns; k++) {
@@ -307,8 +300,8 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     }
 
     /* per (stream, name): mean over steps of the std of normalised durations across ranks */
-    w.tmp = malloc(nk * sizeof *w.tmp);
-    w.rc = calloc(ns, sizeof *w.rc);
+    w.tmp = HTA_ANEW(A, double, nk);
+    w.rc = hta_arena_calloc(A, ns, sizeof *w.rc);
     if (!w.tmp || !w.rc) goto oom;
     for (size_t k = 0; k < ns; k++) w.rc[k].rank = t->ranks[k]->rank;
     size_t best_first = 0, best_n = 0;
@@ -410,7 +403,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
                     (long long)mk->stream, k_cand);
 
 done:
-    work_free(&w);
+    hta_arena_reset(A, mark);
     if (hta_result_add(out, res)) res = NULL, st = hta_oom(err);
     else res = NULL;
     if (hta_result_add(out, met)) met = NULL, st = hta_oom(err);
@@ -420,7 +413,7 @@ done:
 oom:
     st = hta_oom(err);
 fail:
-    work_free(&w);
+    hta_arena_reset(A, mark);
     hta_table_free(res);
     hta_table_free(met);
     hta_table_free(ker);

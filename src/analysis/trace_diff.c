@@ -19,8 +19,10 @@ void hta_diff_opts_default(hta_diff_opts *o) {
 }
 
 
+/* Per-call scratch: ops, their names and the joined rows live in the
+ * control context's arena, released when hta_trace_diff returns. */
 typedef struct op {
-    char *name; /* owned */
+    char *name; /* in the arena */
     double counts, dur;
 } op;
 
@@ -28,13 +30,6 @@ typedef struct ops {
     op *v;
     size_t n;
 } ops;
-
-static void ops_free(ops *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i].name);
-    free(s->v);
-    s->v = NULL;
-    s->n = 0;
-}
 
 static int op_cmp(const void *a, const void *b) { return strcmp(((const op *)a)->name, ((const op *)b)->name); }
 
@@ -51,7 +46,7 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
 
 /* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name. */
 static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
-                            const char *side, ops *out, hta_error *err) {
+                            const char *side, hta_arena *A, ops *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = NULL;
     for (size_t k = 0; k < t->nranks; k++)
@@ -61,12 +56,9 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
         }
     if (!r) return hta_fail(err, HTA_EINVAL, "%s trace has no rank %d", side, rank);
     uint32_t nsym = hta_symtab_count(t->sym);
-    double *cnt = calloc(nsym ? nsym : 1, sizeof *cnt), *dur = calloc(nsym ? nsym : 1, sizeof *dur);
-    if (!cnt || !dur) {
-        free(cnt);
-        free(dur);
-        return hta_oom(err);
-    }
+    double *cnt = hta_arena_calloc(A, nsym ? nsym : 1, sizeof *cnt);
+    double *dur = hta_arena_calloc(A, nsym ? nsym : 1, sizeof *dur);
+    if (!cnt || !dur) return hta_oom(err);
     for (size_t i = 0; i < r->n; i++) {
         if (r->iteration[i] != iter) continue;
         int gpu = hta_row_stream(r, i) != -1;
@@ -78,13 +70,20 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
     }
     size_t m = 0;
     for (uint32_t s = 0; s < nsym; s++) m += cnt[s] > 0;
-    out->v = calloc(m ? m : 1, sizeof *out->v);
+    out->v = HTA_ANEW(A, op, m);
     out->n = 0;
-    if (!out->v) goto oom;
+    if (!out->v) return hta_oom(err);
     for (uint32_t s = 0; s < nsym; s++) {
         if (!(cnt[s] > 0)) continue;
-        char *nm = short_names ? hta_shorten_name(hta_sym(t->sym, s)) : strdup(hta_sym(t->sym, s));
-        if (!nm) goto oom;
+        char *nm;
+        if (short_names) {
+            char *sn = hta_shorten_name(hta_sym(t->sym, s));
+            nm = sn ? hta_arena_strdup(A, sn) : NULL;
+            free(sn);
+        } else {
+            nm = hta_arena_strdup(A, hta_sym(t->sym, s));
+        }
+        if (!nm) return hta_oom(err);
         out->v[out->n++] = (op){nm, cnt[s], dur[s]};
     }
     qsort(out->v, out->n, sizeof *out->v, op_cmp);
@@ -94,20 +93,12 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
         if (u && !strcmp(out->v[u - 1].name, out->v[i].name)) {
             out->v[u - 1].counts += out->v[i].counts;
             out->v[u - 1].dur += out->v[i].dur;
-            free(out->v[i].name);
         } else {
             out->v[u++] = out->v[i];
         }
     }
     out->n = u;
-    free(cnt);
-    free(dur);
     return HTA_OK;
-oom:
-    free(cnt);
-    free(dur);
-    ops_free(out);
-    return hta_oom(err);
 }
 
 static const op *find(const ops *s, const char *name) {
@@ -128,8 +119,8 @@ typedef struct joined {
 } joined;
 
 /* HTA's index order: the control names ascending, then the test-only names ascending. */
-static joined *join(const ops *c, const ops *t, size_t *n) {
-    joined *j = malloc((c->n + t->n + 1) * sizeof *j);
+static joined *join(const ops *c, const ops *t, hta_arena *A, size_t *n) {
+    joined *j = HTA_ANEW(A, joined, c->n + t->n);
     if (!j) return NULL;
     size_t m = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -158,14 +149,16 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     snprintf(tl, sizeof tl, strcmp(cl, tl0) ? "%s" : "%s_control_test", tl0);
     ops c = {0}, t = {0};
     hta_status st;
-    if ((st = summarize(control, o->control_rank, ci, o->device, o->short_names, "control", &c, err))) return st;
-    if ((st = summarize(test, o->test_rank, ti, o->device, o->short_names, "test", &t, err))) {
-        ops_free(&c);
-        return st;
-    }
+    hta_arena *A = &control->scratch;
+    hta_arena_mark mark = hta_arena_save(A); /* released on every return below */
+    hta_table *ct = NULL, *od = NULL;
+    joined *j = NULL;
     size_t n = 0;
-    joined *j = join(&c, &t, &n);
-    hta_table *ct = hta_table_from_def(&HTA_DIFF_TABLE), *od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
+    if ((st = summarize(control, o->control_rank, ci, o->device, o->short_names, "control", A, &c, err)) ||
+        (st = summarize(test, o->test_rank, ti, o->device, o->short_names, "test", A, &t, err)))
+        goto fail;
+    j = join(&c, &t, A, &n);
+    ct = hta_table_from_def(&HTA_DIFF_TABLE), od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
     if (!j || !ct || !od) goto oom;
     /* the headers the declaration says depend on the options */
     static const struct {
@@ -195,14 +188,10 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     }
     /* ops_diff always compares full names */
     if (o->short_names) {
-        ops_free(&c);
-        ops_free(&t);
-        free(j);
-        j = NULL;
-        if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", &c, err)) ||
-            (st = summarize(test, o->test_rank, ti, o->device, 0, "test", &t, err)))
+        if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", A, &c, err)) ||
+            (st = summarize(test, o->test_rank, ti, o->device, 0, "test", A, &t, err)))
             goto fail;
-        if (!(j = join(&c, &t, &n))) goto oom;
+        if (!(j = join(&c, &t, A, &n))) goto oom;
     }
     static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
     for (int k = 0; k < 5; k++)
@@ -219,9 +208,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
                 hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_NAME, j[i].name))
                 goto oom;
         }
-    free(j);
-    ops_free(&c);
-    ops_free(&t);
+    hta_arena_reset(A, mark);
     if (hta_result_add(out, ct)) {
         hta_table_free(od);
         return hta_oom(err);
@@ -236,9 +223,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
 oom:
     st = hta_oom(err);
 fail:
-    free(j);
-    ops_free(&c);
-    ops_free(&t);
+    hta_arena_reset(A, mark);
     hta_table_free(ct);
     hta_table_free(od);
     return st;

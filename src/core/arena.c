@@ -69,6 +69,29 @@ char *hta_arena_strdup(hta_arena *a, const char *s) {
     return d;
 }
 
+void *hta_arena_grow(hta_arena *a, void *p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return p;
+    size_t nc = *cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * *cap;
+    if (nc < need) nc = need;
+    if (nc < 16) nc = 16;
+    if (size && nc > SIZE_MAX / size) return NULL;
+    size_t old = *cap * size, want = nc * size;
+    /* the arena's last allocation: grow in place when its block has the room */
+    if (p && a->head && (unsigned char *)p >= a->head->data &&
+        (unsigned char *)p + ((old + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1)) == a->head->data + a->used &&
+        want <= a->head->size - (size_t)((unsigned char *)p - a->head->data)) {
+        size_t start = (size_t)((unsigned char *)p - a->head->data);
+        a->used = start + ((want + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1));
+        *cap = nc;
+        return p;
+    }
+    void *q = hta_arena_alloc(a, want);
+    if (!q) return NULL;
+    if (old) memcpy(q, p, old);
+    *cap = nc;
+    return q;
+}
+
 hta_arena_mark hta_arena_save(const hta_arena *a) {
     hta_arena_mark m = {a->head, a->used};
     return m;

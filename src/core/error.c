@@ -1,3 +1,4 @@
+/* Error reporting (hta/error.h): filling hta_error, status names. */
 #include "hta/error.h"
 
 #include <stdio.h>
@@ -43,6 +44,8 @@ const char *hta_status_name(hta_status code) {
     case HTA_ENOMEM: return "out of memory";
     case HTA_EINVAL: return "invalid argument";
     case HTA_ENODATA: return "no data";
+    case HTA_ENOTTRACE: return "not a trace";
+    case HTA_ESTOPPED: return "stopped by caller";
     }
     return "unknown error";
 }

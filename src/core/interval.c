@@ -18,10 +18,12 @@ static int cmp_se(const void *a, const void *b) {
     return (x->s > y->s) - (x->s < y->s);
 }
 
-size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *us, int64_t *ue) {
-    if (!n) return 0;
+hta_status hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *us, int64_t *ue,
+                              size_t *nu, hta_error *err) {
+    *nu = 0;
+    if (!n) return HTA_OK;
     se *v = malloc(n * sizeof *v);
-    if (!v) return 0;
+    if (!v) return hta_oom(err);
     int sorted = 1;
     for (size_t i = 0; i < n; i++) {
         v[i] = (se){ts[i], ts[i] + dur[i]};
@@ -42,7 +44,8 @@ size_t hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64
         }
     }
     free(v);
-    return m;
+    *nu = m;
+    return HTA_OK;
 }
 
 int64_t hta_union_length(const int64_t *us, const int64_t *ue, size_t n) {

@@ -1,6 +1,7 @@
 /* Sorts: numpy's unstable quicksort order (to reproduce HTA's tie order,
  * analyses.md Appendix A) and a stable, thread-safe index merge sort. */
 #include "hta/util.h"
+#include "hta/error.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -92,33 +93,33 @@ void hta_argsort_numpy(const double *v, size_t n, uint32_t *t) {
     }
 }
 
-void hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm) {
+hta_status hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm, hta_error *err) {
     /* pandas nargsort(ascending=False): reverse, argsort ascending, map back, reverse */
     if (n < 2) {
         for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
-        return;
+        return HTA_OK;
     }
     double *rv = malloc(n * sizeof *rv);
     uint32_t *p = malloc(n * sizeof *p);
     if (!rv || !p) {
         free(rv);
         free(p);
-        for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
-        return;
+        return hta_oom(err);
     }
     for (size_t i = 0; i < n; i++) rv[i] = v[n - 1 - i];
     hta_argsort_numpy(rv, n, p);
     for (size_t i = 0; i < n; i++) perm[n - 1 - i] = (uint32_t)(n - 1 - p[i]);
     free(rv);
     free(p);
+    return HTA_OK;
 }
 
 /* ---- thread-safe stable index sort ---- */
 
-int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key) {
-    if (n < 2) return 0;
+hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, hta_error *err) {
+    if (n < 2) return HTA_OK;
     uint32_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return -1;
+    if (!tmp) return hta_oom(err);
     /* bottom-up merge sort; runs of 16 by insertion sort first */
     const size_t RUN = 16;
     for (size_t lo = 0; lo < n; lo += RUN) {
@@ -148,14 +149,14 @@ int hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key) {
     }
     if (a != idx) memcpy(idx, a, n * sizeof *idx);
     free(tmp);
-    return 0;
+    return HTA_OK;
 }
 
-int hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm) {
+hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err) {
     double *d = malloc((n ? n : 1) * sizeof *d);
-    if (!d) return -1;
+    if (!d) return hta_oom(err);
     for (size_t k = 0; k < n; k++) d[k] = (double)v[k];
     hta_argsort_numpy(d, n, perm);
     free(d);
-    return 0;
+    return HTA_OK;
 }

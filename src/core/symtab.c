@@ -69,10 +69,10 @@ static char *store(hta_symtab *s, const char *str, size_t n) {
     return d;
 }
 
-static int rehash(hta_symtab *s) {
+static hta_status rehash(hta_symtab *s) {
     size_t ns = s->nslot * 2;
     uint32_t *sl = calloc(ns, sizeof *sl);
-    if (!sl) return -1;
+    if (!sl) return HTA_ENOMEM;
     for (size_t id = 0; id < s->n; id++) {
         size_t j = s->ent[id].hash32 & (ns - 1);
         while (sl[j]) j = (j + 1) & (ns - 1);
@@ -81,7 +81,7 @@ static int rehash(hta_symtab *s) {
     free(s->slot);
     s->slot = sl;
     s->nslot = ns;
-    return 0;
+    return HTA_OK;
 }
 
 int64_t hta_symtab_find(const hta_symtab *s, const char *str, size_t n) {

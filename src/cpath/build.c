@@ -46,6 +46,7 @@ typedef struct bld {
     uint32_t *gsym;         /* trace symbol -> graph symbol, UINT32_MAX = not yet */
     hta_cp_event *ev;
     size_t nev;
+    hta_error *err;         /* the build's: every failure below is reported here */
 } bld;
 
 static uint16_t name_flags(bld *b, uint32_t sym) {
@@ -162,7 +163,7 @@ static hta_status clip(bld *b, hta_error *err) {
             return hta_oom(err);
         }
         for (size_t i = 0; i < m; i++) key[list[i]] = r->index[vrow(b, list[i])];
-        int sort_failed = hta_stable_sort_idx_i64(list, m, key);
+        int sort_failed = hta_stable_sort_idx_i64(list, m, key, NULL);
         free(key);
         if (sort_failed) {
             free(sel);
@@ -261,9 +262,9 @@ static hta_status make_nodes(bld *b, hta_error *err) {
 
 /* HTA's _add_edge_helper + attribution (§2).  parent: event for the
  * "end -> start inside a parent" case, -1 if none. */
-static int add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, int32_t parent) {
+static hta_status add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, int32_t parent) {
     hta_cp_graph *g = b->g;
-    if (u == v) return 0;
+    if (u == v) return HTA_OK;
     int64_t w = (type == HTA_CP_DEPENDENCY || type == HTA_CP_SYNC || zero) ? 0 : g->node[v].ts - g->node[u].ts;
     int32_t attr = -1;
     if (type == HTA_CP_KK) attr = (int32_t)g->node[u].ev;
@@ -272,16 +273,17 @@ static int add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, int32_t 
         else if (!g->node[v].is_start) attr = (int32_t)g->node[v].ev;
         else attr = parent;
     }
-    return cp_edges_put(&b->es, u, v, type, w, attr);
+    return cp_edges_put(&b->es, u, v, type, w, attr, b->err);
 }
 
 static uint16_t ev_flags(bld *b, uint32_t ce) { return vflags(b, (size_t)vpos(b, b->ev[ce].index)); }
 
 /* §4: CUDA runtime lock */
-static int phase_a(bld *b) {
+static hta_status phase_a(bld *b) {
     hta_cp_graph *g = b->g;
     uint32_t *stack = cp_malloc((g->nnode + 1) * sizeof *stack);
-    if (!stack) return -1;
+    if (!stack) return hta_oom(b->err);
+    hta_status st = HTA_OK;
     size_t sp = 0;
     int64_t last = -1;
     for (uint32_t n = 0; n < g->nnode; n++) {
@@ -293,19 +295,16 @@ static int phase_a(bld *b) {
             while (sp) {
                 uint32_t p = stack[--sp];
                 int ok = (int32_t)p == b->ev[e].start;
-                if (add_edge(b, p, n, ok ? HTA_CP_OPERATOR : HTA_CP_DEPENDENCY, 0, -1)) goto oom;
+                HTA_TRY_GOTO(st, add_edge(b, p, n, ok ? HTA_CP_OPERATOR : HTA_CP_DEPENDENCY, 0, -1), done);
             }
-            if (last >= 0 && !g->node[last].is_start &&
-                add_edge(b, (uint32_t)last, n, HTA_CP_DEPENDENCY, 0, -1))
-                goto oom;
+            if (last >= 0 && !g->node[last].is_start)
+                HTA_TRY_GOTO(st, add_edge(b, (uint32_t)last, n, HTA_CP_DEPENDENCY, 0, -1), done);
         }
         last = n;
     }
+done:
     free(stack);
-    return 0;
-oom:
-    free(stack);
-    return -1;
+    return st;
 }
 
 /* §5: CPU call stacks (old call graph, TF§14.2) */
@@ -399,7 +398,7 @@ static int shares_lock(bld *b, uint32_t a, uint32_t c) {
     return !(!g->node[a].is_start && g->node[c].is_start);
 }
 
-static int phase_b(bld *b) {
+static hta_status phase_b(bld *b) {
     size_t m = b->nev;
     const hta_rank *r = b->r;
     int64_t fwd = single_tid(b, "forward"), bwd = single_tid(b, "autograd");
@@ -418,7 +417,7 @@ static int phase_b(bld *b) {
     uint32_t *stack = cp_malloc((2 * m + 2) * sizeof *stack);
     uint32_t *gcpu = NULL;
     endp *slow = NULL;
-    int rc = -1;
+    hta_status st = HTA_ENOMEM; /* until the end: every failure below is out of memory */
     if (!tk || !gid || !goff || !gr || !key || !ep || !parent || !first || !next || !lastc || !stack) goto done;
     /* groups: distinct (pid, tid) after the forward/backward remap, in
      * (pid, tid) order; each group's events in event order (a counting sort) */
@@ -613,8 +612,9 @@ static int phase_b(bld *b) {
             }
         }
     }
-    rc = 0;
+    st = HTA_OK;
 done:
+    if (st) hta_oom(b->err);
     free(tk);
     free(gid);
     free(goff);
@@ -628,7 +628,7 @@ done:
     free(next);
     free(lastc);
     free(stack);
-    return rc;
+    return st;
 }
 
 /* §6: GPU work and synchronisation */
@@ -645,12 +645,12 @@ typedef struct i64map { /* int64 -> int64, open addressing */
     size_t mask;
 } i64map;
 
-static int map_init(i64map *m, size_t n) {
+static hta_status map_init(i64map *m, size_t n, hta_error *err) {
     size_t ns = 64;
     while (ns < 2 * n) ns <<= 1;
     m->k = cp_malloc(ns * sizeof *m->k);
     m->v = cp_malloc(ns * sizeof *m->v);
-    if (!m->k || !m->v) return -1;
+    if (!m->k || !m->v) return hta_oom(err);
     for (size_t i = 0; i < ns; i++) m->k[i] = INT64_MIN;
     m->mask = ns - 1;
     return 0;
@@ -693,15 +693,17 @@ static int cmp_qent(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static const launch *g_l; /* qsort context for the launch orders below */
-static int cmp_by_dev_stream(const void *a, const void *b) {
-    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+/* Launch orders: indices into the launch table, given as qsort_r's context. */
+static int cmp_by_dev_stream(const void *a, const void *b, void *ctx) {
+    const launch *l = ctx;
+    const launch *x = &l[*(const uint32_t *)a], *y = &l[*(const uint32_t *)b];
     if (x->kpid != y->kpid) return x->kpid < y->kpid ? -1 : 1;
     if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
-static int cmp_by_thread_stream(const void *a, const void *b) {
-    const launch *x = &g_l[*(const uint32_t *)a], *y = &g_l[*(const uint32_t *)b];
+static int cmp_by_thread_stream(const void *a, const void *b, void *ctx) {
+    const launch *l = ctx;
+    const launch *x = &l[*(const uint32_t *)a], *y = &l[*(const uint32_t *)b];
     if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
     if (x->kstream != y->kstream) return x->kstream < y->kstream ? -1 : 1;
@@ -733,7 +735,7 @@ static hta_status queue_lengths(bld *b, phc *c) {
         free(e);
         free(dev);
         free(sum);
-        return HTA_ENOMEM;
+        return hta_oom(b->err);
     }
     size_t ne = 0;
     for (size_t k = 0; k < n; k++) {
@@ -758,7 +760,7 @@ static hta_status queue_lengths(bld *b, phc *c) {
     if (b->o->stable_sort) {
         for (size_t i = 0; i < ne; i++) perm[i] = (uint32_t)i; /* e is already in ts order */
         qsort(e, ne, sizeof *e, cmp_qent);
-    } else if (hta_argsort_numpy_i64(key, ne, perm)) {
+    } else if (hta_argsort_numpy_i64(key, ne, perm, NULL)) {
         goto oom;
     }
     for (size_t i = 0; i < ne; i++) {
@@ -778,7 +780,7 @@ oom:
     free(e);
     free(dev);
     free(sum);
-    return HTA_ENOMEM;
+    return hta_oom(b->err);
 }
 
 static hta_status launch_tables(bld *b, phc *c) {
@@ -788,7 +790,7 @@ static hta_status launch_tables(bld *b, phc *c) {
     uint32_t *ord = cp_malloc((n ? n : 1) * sizeof *ord);
     if (!c->l || !ord) {
         free(ord);
-        return HTA_ENOMEM;
+        return hta_oom(b->err);
     }
     size_t m = 0;
     int any_rec = 0, any_wait_call = 0, any_swe = 0;
@@ -802,9 +804,9 @@ static hta_status launch_tables(bld *b, phc *c) {
         if (dk < 0 || vstream(b, (size_t)dk) == -1 || b->ic[dk] <= 0) continue;
         ord[m++] = (uint32_t)k;
     }
-    if (hta_stable_sort_idx_i64(ord, m, b->v->ts)) {
+    if (hta_stable_sort_idx_i64(ord, m, b->v->ts, NULL)) {
         free(ord);
-        return HTA_ENOMEM;
+        return hta_oom(b->err);
     }
     for (size_t i = 0; i < m; i++) {
         uint32_t k = ord[i];
@@ -816,11 +818,10 @@ static hta_status launch_tables(bld *b, phc *c) {
     c->by_dev = ord; /* reuse */
     for (size_t i = 0; i < m; i++) c->by_dev[i] = (uint32_t)i;
     c->by_thr = cp_malloc((m ? m : 1) * sizeof *c->by_thr);
-    if (!c->by_thr) return HTA_ENOMEM;
+    if (!c->by_thr) return hta_oom(b->err);
     for (size_t i = 0; i < m; i++) c->by_thr[i] = (uint32_t)i;
-    g_l = c->l;
-    qsort(c->by_dev, m, sizeof *c->by_dev, cmp_by_dev_stream);
-    qsort(c->by_thr, m, sizeof *c->by_thr, cmp_by_thread_stream);
+    qsort_r(c->by_dev, m, sizeof *c->by_dev, cmp_by_dev_stream, c->l);
+    qsort_r(c->by_thr, m, sizeof *c->by_thr, cmp_by_thread_stream, c->l);
 
     /* R: each cudaEventRecord's previous launch to the (device, stream) its
      * waiters name */
@@ -831,10 +832,10 @@ static hta_status launch_tables(bld *b, phc *c) {
             if (vflags(b, k) & NF_EVENT_RECORD) nrec++;
             if (hta_row_arg_int(b->t, r, vrow(b, k), HTA_ARG_WAIT_ON_STREAM, -1) > -1) nws++;
         }
-        if (map_init(&ev2s, nws) || map_init(&ev2p, nws) || map_init(&c->rec_prev, nrec)) {
+        if (map_init(&ev2s, nws, b->err) || map_init(&ev2p, nws, b->err) || map_init(&c->rec_prev, nrec, b->err)) {
             map_free(&ev2s);
             map_free(&ev2p);
-            return HTA_ENOMEM;
+            return hta_oom(b->err);
         }
         for (size_t k = 0; k < n; k++) {
             uint32_t row = vrow(b, k);
@@ -882,7 +883,7 @@ static hta_status launch_tables(bld *b, phc *c) {
     if (any_wait_call && any_swe) {
         size_t nwc = 0;
         for (size_t k = 0; k < n; k++) nwc += (vflags(b, k) & NF_STREAM_WAIT_CALL) != 0;
-        if (map_init(&c->wait_next, nwc)) return HTA_ENOMEM;
+        HTA_TRY(map_init(&c->wait_next, nwc, b->err));
         for (size_t k = 0; k < n; k++) {
             if (!(vflags(b, k) & NF_STREAM_WAIT_CALL) || b->ic[k] <= 0) continue;
             int32_t pk = vpos(b, b->ic[k]);
@@ -961,7 +962,7 @@ static hta_status phase_c(bld *b, hta_error *err) {
     for (size_t s = 0; s <= r->nstreams; s++) c.last[s] = -1;
     if ((st = queue_lengths(b, &c)) || (st = launch_tables(b, &c))) goto done;
     if (!c.nl)
-        cp_note(g, "rank %d has no CPU launch -> GPU activity pair: HTA stops here (no queue length "
+        cp_note(g, err, "rank %d has no CPU launch -> GPU activity pair: HTA stops here (no queue length "
                    "series); the path covers CPU work only", (int)g->rank);
 
     size_t nk = 0;
@@ -1048,7 +1049,7 @@ static hta_status phase_c(bld *b, hta_error *err) {
         set_last(b, &c, sidx, en);
     }
     if (missing_launch_nodes &&
-        cp_note(g, "%d GPU activities were launched by calls that get no graph node (category not "
+        cp_note(g, err, "%d GPU activities were launched by calls that get no graph node (category not "
                    "cpu_op/cuda_runtime/cuda_driver, e.g. mtia_runtime or the old Runtime): HTA stops with an "
                    "AssertionError; here they get no launch edge", missing_launch_nodes))
         goto done;
@@ -1093,6 +1094,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     b.t = t;
     b.r = t->ranks[ri];
     b.o = o;
+    b.err = err;
     hta_status st = hta_ctx_view(ctx, ri, &b.v, err);
     if (st) return st;
     hta_cp_graph *g = cp_calloc(1, sizeof *g);
@@ -1112,7 +1114,8 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     b.ic = cp_malloc((n ? n : 1) * sizeof *b.ic);
     b.vpos_of_index = cp_malloc((b.nindex ? b.nindex : 1) * sizeof *b.vpos_of_index);
     b.ce_of_vpos = cp_malloc((n ? n : 1) * sizeof *b.ce_of_vpos);
-    if (!b.nflags || !b.gsym || !b.ic || !b.vpos_of_index || !b.ce_of_vpos || cp_edges_init(&b.es, g)) goto oom;
+    cp_edges_init(&b.es, g);
+    if (!b.nflags || !b.gsym || !b.ic || !b.vpos_of_index || !b.ce_of_vpos) goto oom;
     for (size_t i = 0; i < b.nindex; i++) b.vpos_of_index[i] = -1;
     for (size_t k = 0; k < n; k++) {
         uint32_t row = b.v->row[k];
@@ -1123,15 +1126,14 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     }
     if ((st = clip(&b, err))) goto fail;
     if ((st = make_nodes(&b, err))) goto fail;
-    if (cp_edges_reserve(&b.es, g->nnode + g->nnode / 4)) goto oom;
+    if ((st = cp_edges_reserve(&b.es, g->nnode + g->nnode / 4, err))) goto fail;
     g->ev = b.ev;
     g->nev = b.nev;
     b.ev = NULL;
     b.ev = g->ev; /* shared view while building */
-    st = HTA_ENOMEM;
-    if (phase_a(&b) || phase_b(&b)) goto oom;
+    if ((st = phase_a(&b)) || (st = phase_b(&b))) goto fail;
     if ((st = phase_c(&b, err))) goto fail;
-    if (cp_graph_order(g)) goto oom;
+    if ((st = cp_graph_order(g, err))) goto fail;
     if ((st = validate(g, err))) goto fail;
     if ((st = hta_cpath_longest(g, NULL, &g->path, err))) goto fail;
     cp_edges_fini(&b.es);

@@ -20,18 +20,18 @@ const char *hta_cpath_edge_type_name(int type) {
     return type >= 0 && type < HTA_CP_NTYPES ? TYPE_NAMES[type] : "?";
 }
 
-int cp_note(hta_cp_graph *g, const char *fmt, ...) {
+hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     char **n = realloc(g->notes, (g->nnotes + 1) * sizeof *n);
-    if (!n) return -1;
+    if (!n) return hta_oom(err);
     g->notes = n;
-    if (!(n[g->nnotes] = strdup(buf))) return -1;
+    if (!(n[g->nnotes] = strdup(buf))) return hta_oom(err);
     g->nnotes++;
-    return 0;
+    return HTA_OK;
 }
 
 void hta_cpath_path_free(hta_cp_path *p) {
@@ -86,13 +86,13 @@ void *cp_calloc(size_t n, size_t size) {
 
 /* ---- edge set ---- */
 
-static int rehash(cp_edges *s, size_t ns) {
+static hta_status rehash(cp_edges *s, size_t ns, hta_error *err) {
     uint64_t *k = cp_calloc(ns, sizeof *k);
     uint32_t *v = cp_malloc(ns * sizeof *v);
     if (!k || !v) {
         free(k);
         free(v);
-        return -1;
+        return hta_oom(err);
     }
     for (size_t i = 0; s->hkey && i <= s->hmask; i++) {
         if (!s->hkey[i]) continue;
@@ -106,33 +106,32 @@ static int rehash(cp_edges *s, size_t ns) {
     s->hkey = k;
     s->hval = v;
     s->hmask = ns - 1;
-    return 0;
+    return HTA_OK;
 }
 
-int cp_edges_init(cp_edges *s, hta_cp_graph *g) {
+void cp_edges_init(cp_edges *s, hta_cp_graph *g) {
     memset(s, 0, sizeof *s);
     s->g = g;
-    return 0;
 }
 
-int cp_edges_reserve(cp_edges *s, size_t n) {
+hta_status cp_edges_reserve(cp_edges *s, size_t n, hta_error *err) {
     size_t nn = s->g->nnode ? s->g->nnode : 1;
     if (!s->head) {
         s->head = cp_malloc(nn * sizeof *s->head);
         s->deg = cp_calloc(nn, sizeof *s->deg);
-        if (!s->head || !s->deg) return -1;
+        if (!s->head || !s->deg) return hta_oom(err);
         memset(s->head, 0xff, nn * sizeof *s->head);
     }
-    if (n <= s->cap) return 0;
+    if (n <= s->cap) return HTA_OK;
     uint32_t *nx = realloc(s->next, n * sizeof *nx);
-    if (!nx) return -1;
+    if (!nx) return hta_oom(err);
     s->next = nx;
     hta_cp_edge *e = realloc(s->g->edge, n * sizeof *e);
-    if (!e) return -1;
+    if (!e) return hta_oom(err);
     s->g->edge = e;
     s->cap = n;
     advise(s->g->edge, s->cap * sizeof *s->g->edge);
-    return 0;
+    return HTA_OK;
 }
 
 void cp_edges_fini(cp_edges *s) {
@@ -148,9 +147,9 @@ void cp_edges_fini(cp_edges *s) {
 
 #define CHAIN_MAX 8 /* out-edges looked up on the list; more go to the hash */
 
-static int hash_add(cp_edges *s, uint32_t id) {
-    if (!s->hkey && rehash(s, 1024)) return -1;
-    if (2 * (s->hused + 1) > s->hmask + 1 && rehash(s, 2 * (s->hmask + 1))) return -1;
+static hta_status hash_add(cp_edges *s, uint32_t id, hta_error *err) {
+    if (!s->hkey) HTA_TRY(rehash(s, 1024, err));
+    if (2 * (s->hused + 1) > s->hmask + 1) HTA_TRY(rehash(s, 2 * (s->hmask + 1), err));
     const hta_cp_edge *e = &s->g->edge[id];
     uint64_t key = ((uint64_t)e->u << 32 | e->v) + 1;
     size_t j = hta_hash_u64(key) & s->hmask;
@@ -158,17 +157,17 @@ static int hash_add(cp_edges *s, uint32_t id) {
     s->hkey[j] = key;
     s->hval[j] = id;
     s->hused++;
-    return 0;
+    return HTA_OK;
 }
 
-int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr) {
+hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr, hta_error *err) {
     hta_cp_graph *g = s->g;
     hta_cp_edge e = {u, v, w, attr, (uint8_t)type};
     if (s->deg[u] <= CHAIN_MAX) {
         for (uint32_t i = s->head[u]; i != UINT32_MAX; i = s->next[i])
             if (g->edge[i].v == v) {
                 g->edge[i] = e;
-                return 0;
+                return HTA_OK;
             }
     } else {
         uint64_t key = ((uint64_t)u << 32 | v) + 1;
@@ -176,31 +175,30 @@ int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32
         while (s->hkey[j] && s->hkey[j] != key) j = (j + 1) & s->hmask;
         if (s->hkey[j]) {
             g->edge[s->hval[j]] = e;
-            return 0;
+            return HTA_OK;
         }
     }
-    if (g->nedge == s->cap && cp_edges_reserve(s, s->cap ? 2 * s->cap : 1024)) return -1;
+    if (g->nedge == s->cap) HTA_TRY(cp_edges_reserve(s, s->cap ? 2 * s->cap : 1024, err));
     uint32_t id = (uint32_t)g->nedge++;
     g->edge[id] = e;
     s->next[id] = s->head[u];
     s->head[u] = id;
     if (s->deg[u] < UINT8_MAX) s->deg[u]++;
     if (s->deg[u] == CHAIN_MAX + 1) { /* u moves to the hash table */
-        for (uint32_t i = id; i != UINT32_MAX; i = s->next[i])
-            if (hash_add(s, i)) return -1;
-    } else if (s->deg[u] > CHAIN_MAX + 1 && hash_add(s, id)) {
-        return -1;
+        for (uint32_t i = id; i != UINT32_MAX; i = s->next[i]) HTA_TRY(hash_add(s, i, err));
+    } else if (s->deg[u] > CHAIN_MAX + 1) {
+        HTA_TRY(hash_add(s, id, err));
     }
-    return 0;
+    return HTA_OK;
 }
 
-int cp_graph_order(hta_cp_graph *g) {
+hta_status cp_graph_order(hta_cp_graph *g, hta_error *err) {
     free(g->order);
     g->order = malloc((g->nnode ? g->nnode : 1) * sizeof *g->order);
     unsigned char *seen = calloc(g->nnode ? g->nnode : 1, 1);
     if (!g->order || !seen) {
         free(seen);
-        return -1;
+        return hta_oom(err);
     }
     size_t n = 0;
     for (size_t i = 0; i < g->nedge; i++) {
@@ -210,23 +208,23 @@ int cp_graph_order(hta_cp_graph *g) {
     }
     g->norder = n;
     free(seen);
-    return 0;
+    return HTA_OK;
 }
 
-int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a) {
+hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err) {
     size_t nn = g->nnode;
     a->off = cp_calloc(nn + 1, sizeof *a->off);
     a->eid = cp_malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
     if (!a->off || !a->eid) {
         cp_adj_free(a);
-        return -1;
+        return hta_oom(err);
     }
     for (size_t i = 0; i < g->nedge; i++) a->off[(by_dest ? g->edge[i].v : g->edge[i].u) + 1]++;
     for (size_t i = 0; i < nn; i++) a->off[i + 1] += a->off[i];
     uint32_t *fill = cp_malloc((nn ? nn : 1) * sizeof *fill);
     if (!fill) {
         cp_adj_free(a);
-        return -1;
+        return hta_oom(err);
     }
     memcpy(fill, a->off, nn * sizeof *fill);
     for (size_t i = 0; i < g->nedge; i++) {
@@ -234,7 +232,7 @@ int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a) {
         a->eid[fill[k]++] = (uint32_t)i;
     }
     free(fill);
-    return 0;
+    return HTA_OK;
 }
 
 void cp_adj_free(cp_adj *a) {
@@ -280,10 +278,12 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
     int64_t *dist = cp_malloc(g->nnode * sizeof *dist);
     int32_t *from = cp_malloc(g->nnode * sizeof *from); /* edge into the node, -1 = starts a path */
     hta_status st = HTA_OK;
-    if (!ord || !dist || !from || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
+    if (!ord || !dist || !from) {
         st = hta_oom(err);
         goto done;
     }
+    HTA_TRY_GOTO(st, cp_adj_build(g, 0, &succ, err), done);
+    HTA_TRY_GOTO(st, cp_adj_build(g, 1, &pred, err), done);
     size_t n = topo(g, &succ, ord);
     if (n == (size_t)-1) {
         st = hta_oom(err);
@@ -348,10 +348,12 @@ hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *
     cp_adj succ = {0}, pred = {0};
     uint32_t *ord = malloc((g->norder ? g->norder : 1) * sizeof *ord);
     hta_status st = HTA_OK;
-    if (!ord || cp_adj_build(g, 0, &succ) || cp_adj_build(g, 1, &pred)) {
+    if (!ord) {
         st = hta_oom(err);
         goto done;
     }
+    HTA_TRY_GOTO(st, cp_adj_build(g, 0, &succ, err), done);
+    HTA_TRY_GOTO(st, cp_adj_build(g, 1, &pred, err), done);
     size_t n = topo(g, &succ, ord);
     if (n != g->norder) {
         st = hta_fail(err, HTA_EINVAL, "the critical-path graph has a cycle");

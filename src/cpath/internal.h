@@ -20,24 +20,24 @@ typedef struct cp_edges {
     size_t hmask, hused;
 } cp_edges;
 
-int cp_edges_init(cp_edges *s, hta_cp_graph *g);
+void cp_edges_init(cp_edges *s, hta_cp_graph *g);
 void cp_edges_fini(cp_edges *s);
 /* Room for n edges; call once g->nnode is known, before cp_edges_put. */
-int cp_edges_reserve(cp_edges *s, size_t n);
-/* Adds or overwrites (u, v); returns 0 or -1 on out of memory. */
-int cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr);
+hta_status cp_edges_reserve(cp_edges *s, size_t n, hta_error *err);
+/* Adds or overwrites (u, v). */
+hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr, hta_error *err);
 
 /* Fills g->order from g->edge (first appearance, source before destination). */
-int cp_graph_order(hta_cp_graph *g);
+hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
 
-int cp_note(hta_cp_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Compressed adjacency in edge-insertion order. */
 typedef struct cp_adj {
     uint32_t *off;  /* nnode + 1 */
     uint32_t *eid;  /* edge ids */
 } cp_adj;
-int cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a);
+hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err);
 void cp_adj_free(cp_adj *a);
 
 /* malloc/calloc that ask for huge pages on big blocks (free with free()). */
@@ -51,6 +51,5 @@ void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);
 
-/* numpy argsort(kind="quicksort") of v[0..n) into t; 0 or -1 (out of memory). */
 
 #endif

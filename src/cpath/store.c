@@ -227,10 +227,10 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         uint32_t l = get_u32(&r);
         const unsigned char *s = take(&r, l);
         if (!s) goto corrupt;
-        if (cp_note(g, "%.*s", (int)l, (const char *)s)) goto oom;
+        if (cp_note(g, NULL, "%.*s", (int)l, (const char *)s)) goto oom;
     }
     if (r.p != r.e) goto corrupt;
-    if (cp_graph_order(g)) goto oom;
+    if (cp_graph_order(g, NULL)) goto oom;
     free(buf);
     if ((st = hta_cpath_longest(g, NULL, &g->path, err))) {
         hta_cpath_free(g);

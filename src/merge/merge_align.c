@@ -195,7 +195,7 @@ static uint32_t *rows_by_time(const hta_trace *t, const hta_rank *r, row_pred pr
         }
         v[m++] = (uint32_t)i;
     }
-    if (hta_stable_sort_idx_i64(v, m, r->ts)) {
+    if (hta_stable_sort_idx_i64(v, m, r->ts, NULL)) {
         free(v);
         return NULL;
     }

@@ -87,7 +87,7 @@ static int sort_findings(findings *f) {
         ord[i] = (uint32_t)i;
         key[i] = isnan(num(t, i, HTA_FINDINGS_RANK)) ? -1 : (int64_t)num(t, i, HTA_FINDINGS_RANK);
     }
-    int rc = hta_stable_sort_idx_i64(ord, n, key);
+    int rc = hta_stable_sort_idx_i64(ord, n, key, NULL);
     for (size_t c = 0; !rc && c < t->ncols; c++) {
         hta_column *col = &t->cols[c];
         size_t sz = col->type == HTA_COL_STR ? sizeof(char *) : sizeof(int64_t);

@@ -62,7 +62,7 @@ static int32_t *corr_slot(corr_tab *c, int64_t id, int gpu_side, int insert) {
     return gpu_side ? &c->gpu[j] : &c->cpu[j];
 }
 
-static int link_partners(const hta_trace *t, hta_rank *r) {
+static hta_status link_partners(const hta_trace *t, hta_rank *r, hta_error *err) {
     size_t n = r->n, m = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
@@ -73,7 +73,7 @@ static int link_partners(const hta_trace *t, hta_rank *r) {
         if (c < lo) lo = c;
         if (c > hi) hi = c;
     }
-    if (!m) return 0;
+    if (!m) return HTA_OK;
     corr_tab c = {0};
     if (lo >= 0 && (uint64_t)(hi - lo) < 4 * (uint64_t)m) {
         c.lo = lo;
@@ -82,7 +82,7 @@ static int link_partners(const hta_trace *t, hta_rank *r) {
         c.n = 64;
         while (c.n < 2 * m) c.n <<= 1;
         c.key = malloc(c.n * sizeof *c.key);
-        if (!c.key) return -1;
+        if (!c.key) return hta_oom(err);
         for (size_t j = 0; j < c.n; j++) c.key[j] = -1;
     }
     c.cpu = malloc(c.n * sizeof *c.cpu);
@@ -91,7 +91,7 @@ static int link_partners(const hta_trace *t, hta_rank *r) {
         free(c.cpu);
         free(c.gpu);
         free(c.key);
-        return -1;
+        return hta_oom(err);
     }
     for (size_t j = 0; j < c.n; j++) c.cpu[j] = c.gpu[j] = HTA_NO_ROW;
     for (size_t i = 0; i < n; i++) {
@@ -107,7 +107,7 @@ static int link_partners(const hta_trace *t, hta_rank *r) {
     free(c.cpu);
     free(c.gpu);
     free(c.key);
-    return 0;
+    return HTA_OK;
 }
 
 /* ---- call stacks ---- */
@@ -146,7 +146,7 @@ static void sort_rows(const hta_rank *r, uint32_t *g, size_t n, uint32_t *tmp) {
     }
 }
 
-static int build_stacks(hta_rank *r) {
+static hta_status build_stacks(hta_rank *r, hta_error *err) {
     size_t n = r->n, nt = r->nthreads;
     size_t *start = calloc(nt + 2, sizeof *start);
     uint32_t *o = malloc((n ? n : 1) * sizeof *o);
@@ -155,7 +155,7 @@ static int build_stacks(hta_rank *r) {
         free(start);
         free(o);
         free(stack);
-        return -1;
+        return hta_oom(err);
     }
     /* CPU rows grouped by thread, in file order */
     for (size_t i = 0; i < n; i++) {
@@ -198,7 +198,7 @@ static int build_stacks(hta_rank *r) {
     free(start);
     free(o);
     free(stack);
-    return 0;
+    return HTA_OK;
 }
 
 /* ---- iterations ---- */
@@ -214,7 +214,7 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int assign_iterations(const hta_trace *t, hta_rank *r) {
+static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *err) {
     size_t n = r->n, ns = 0, cap = 0;
     step *st = NULL;
     uint32_t cpu_op = UINT32_MAX;
@@ -224,7 +224,7 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     /* step number per symbol, so rows are tested by id */
     uint32_t nsym = hta_symtab_count(t->sym);
     int32_t *stepnum = malloc((nsym ? nsym : 1) * sizeof *stepnum);
-    if (!stepnum) return -1;
+    if (!stepnum) return hta_oom(err);
     for (uint32_t k = 0; k < nsym; k++) {
         int64_t num = hta_step_iteration(hta_sym(t->sym, k));
         stepnum[k] = (int32_t)(num < INT32_MAX ? num : INT32_MAX);
@@ -238,7 +238,7 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
             if (!q) {
                 free(st);
                 free(stepnum);
-                return -1;
+                return hta_oom(err);
             }
             st = q;
         }
@@ -256,7 +256,7 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
         free(st);
         free(bd);
         free(win);
-        return -1;
+        return hta_oom(err);
     }
     for (size_t k = 0; k < ns; k++) bd[2 * k] = st[k].ts, bd[2 * k + 1] = st[k].end;
     qsort(bd, nb, sizeof *bd, cmp_i64);
@@ -305,12 +305,12 @@ static int assign_iterations(const hta_trace *t, hta_rank *r) {
     free(bd);
     free(win);
     free(st);
-    return 0;
+    return HTA_OK;
 }
 
-int hta_derive_rank(const hta_trace *t, hta_rank *r) {
-    if (link_partners(t, r)) return -1;
-    if (build_stacks(r)) return -1;
-    if (assign_iterations(t, r)) return -1;
-    return 0;
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, hta_error *err) {
+    HTA_TRY(link_partners(t, r, err));
+    HTA_TRY(build_stacks(r, err));
+    HTA_TRY(assign_iterations(t, r, err));
+    return HTA_OK;
 }

@@ -6,8 +6,8 @@
 #include "hta/trace.h"
 
 /* Computed once per rank after symbols are global: CPU<->GPU partner,
- * call-stack parent/depth, iteration.  Returns 0 or -1 (out of memory). */
-int hta_derive_rank(const hta_trace *t, hta_rank *r);
+ * call-stack parent/depth, iteration. */
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, hta_error *err);
 
 /* HTA's rounding of one row (TF§6), with durations clamped at 0. */
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end);

@@ -1,3 +1,5 @@
+/* The trace parser's lexer (json_lex.h): UTF-8 and escape checks, number
+ * scanning and rounding, validating skips of JSON values. */
 #include "trace/json_lex.h"
 
 #include <stdlib.h>

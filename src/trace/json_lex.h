@@ -9,18 +9,29 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hta/error.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #define HTA_LEX_PAD 64
 
+/* The lexer's own result, internal to the trace parser and the few readers
+ * of raw event text.  It is not a status: LEX_MORE is no failure but "this
+ * unit runs past the bytes read so far" (the streaming parser reads more and
+ * parses the unit again).  On LEX_ERR the lex holds the failure: its
+ * hta_status (HTA_EFORMAT unless LEX_FAIL said otherwise), a static message
+ * and the byte it is about.  The parser turns that into hta_status + hta_error
+ * naming the file and byte offset at exactly one place (parse.c, run()); the
+ * hot paths only test `if (rc) return rc;`. */
 typedef enum lex_rc { LEX_OK = 0, LEX_MORE = 1, LEX_ERR = 2 } lex_rc;
 
 typedef struct lex {
     const char *end;  /* the sentinel position: data ends here */
     const char *err_at;
     const char *err;  /* static message */
+    hta_status code;  /* of the failure (LEX_ERR) */
 } lex;
 
 const char *lex_ws_run(const char *p);
@@ -57,7 +68,10 @@ double lex_num_double(const char *p, const char *q);
 /* Skips one JSON value at p, validating it (depth-limited). */
 lex_rc lex_skip_value(lex *L, const char *p, const char **out);
 
-#define LEX_ERROR(L, at, msg) ((L)->err_at = (at), (L)->err = (msg), LEX_ERR)
+/* A failure with status st (HTA_ENOMEM, HTA_ESTOPPED, ...) at byte `at`. */
+#define LEX_FAIL(L, at, st, msg) ((L)->err_at = (at), (L)->err = (msg), (L)->code = (st), LEX_ERR)
+/* Bytes that are not valid JSON (or not a valid trace): HTA_EFORMAT. */
+#define LEX_ERROR(L, at, msg) LEX_FAIL(L, at, HTA_EFORMAT, msg)
 /* A NUL at the sentinel means "need more bytes"; elsewhere it is an error. */
 #define LEX_END_OR(L, at, msg) ((at) >= (L)->end ? LEX_MORE : LEX_ERROR(L, at, msg))
 

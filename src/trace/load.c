@@ -122,7 +122,7 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
         if (de->d_name[0] == '.') continue;
         size_t l = strlen(path) + strlen(de->d_name) + 2;
         char *full = malloc(l);
-        if (!full) break;
+        if (!full) goto oom;
         snprintf(full, l, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
         struct stat fs;
         if (stat(full, &fs) != 0 || !S_ISREG(fs.st_mode)) {
@@ -136,7 +136,7 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
         }
         if (HTA_GROW(*files, cap, *nf + 1)) {
             free(full);
-            break;
+            goto oom;
         }
         (*files)[(*nf)++] = full;
     }
@@ -144,6 +144,9 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
     if (*nf == 0) return hta_fail(err, HTA_ENODATA, "%s: no trace files (.json, .json.gz) in folder", path);
     qsort(*files, *nf, sizeof **files, cmp_str);
     return HTA_OK;
+oom: /* the caller frees the files listed so far */
+    closedir(d);
+    return hta_oom(err);
 }
 
 /* "rank-3", "rank_3", "rank3", "worker3", "node1_rank12" -> last such number. */
@@ -172,16 +175,17 @@ static int cmp_rank(const void *a, const void *b) {
 }
 
 /* Re-encodes every local symbol of rank r into the global table. */
-static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
+static hta_status merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io, hta_error *err) {
     hta_rank *r = b->r;
     uint32_t nl = hta_symtab_count(b->sym);
     uint32_t *map = malloc((nl ? nl : 1) * sizeof *map);
-    if (!map) return -1;
+    if (!map) return hta_oom(err);
+    hta_status st = HTA_OK;
     for (uint32_t i = 0; i < nl; i++) {
         map[i] = hta_symtab_intern(t->sym, hta_sym(b->sym, i), hta_sym_len(b->sym, i));
         if (map[i] == UINT32_MAX) {
-            free(map);
-            return -1;
+            st = hta_oom(err);
+            goto out;
         }
     }
     for (size_t i = 0; i < r->n; i++) r->name[i] = map[r->name[i]];
@@ -189,8 +193,9 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
         hta_arg *a = &r->args[i];
         uint32_t k = map[a->key];
         if (k >= HTA_ARG_MAX_KEY) {
-            free(map);
-            return -1;
+            st = hta_fail(err, HTA_EFORMAT, "%s: too many distinct strings over the ranks (args keys past %u)",
+                          r->path, (unsigned)HTA_ARG_MAX_KEY);
+            goto out;
         }
         a->key = k & (HTA_ARG_MAX_KEY - 1);
         if (a->type == HTA_V_STR || a->type == HTA_V_JSON) a->v.sym = map[a->v.sym];
@@ -206,8 +211,8 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
     /* categories: local index -> global category index */
     uint32_t *cm = realloc(*cat_map_io, (b->ncats ? b->ncats : 1) * sizeof *cm);
     if (!cm) {
-        free(map);
-        return -1;
+        st = hta_oom(err);
+        goto out;
     }
     *cat_map_io = cm;
     for (size_t c = 0; c < b->ncats; c++) {
@@ -216,13 +221,14 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
         while (k < t->ncats && t->cats[k] != g) k++;
         if (k == t->ncats) {
             if (t->ncats >= UINT16_MAX) {
-                free(map);
-                return -1;
+                st = hta_fail(err, HTA_EFORMAT, "%s: more than %u categories over the ranks", r->path,
+                              (unsigned)UINT16_MAX);
+                goto out;
             }
             uint32_t *nc = realloc(t->cats, (t->ncats + 1) * sizeof *nc);
             if (!nc) {
-                free(map);
-                return -1;
+                st = hta_oom(err);
+                goto out;
             }
             t->cats = nc;
             t->cats[t->ncats++] = g;
@@ -230,8 +236,9 @@ static int merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io) {
         cm[c] = (uint32_t)k;
     }
     for (size_t i = 0; i < r->n; i++) r->cat[i] = (uint16_t)cm[r->cat[i]];
+out:
     free(map);
-    return 0;
+    return st;
 }
 
 /* Probing a file's head for its rank: Kineto writes distributedInfo before
@@ -333,7 +340,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             nok++;
             continue;
         }
-        if (nf_all > 1 && j->st == HTA_EFORMAT && strstr(j->err.msg, "no \"traceEvents\"")) {
+        if (nf_all > 1 && j->st == HTA_ENOTTRACE) {
             warnf(o, "%s: skipped (JSON without traceEvents)", j->path);
             continue;
         }
@@ -401,9 +408,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         rank_build *b = NULL;
         for (size_t k = 0; k < nf; k++)
             if (p.jobs[k].st == HTA_OK && p.jobs[k].r == t->ranks[i]) b = &p.jobs[k].b;
-        if (merge_symbols(t, b, &cat_map)) {
+        if ((st = merge_symbols(t, b, &cat_map, err))) {
             free(cat_map);
-            st = hta_oom(err);
             goto done;
         }
     }
@@ -428,10 +434,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     t->sym_event_sync = hta_symtab_find(t->sym, es, strlen(es));
     t->sym_context_sync = hta_symtab_find(t->sym, cs, strlen(cs));
     for (size_t i = 0; i < t->nranks; i++)
-        if (hta_derive_rank(t, t->ranks[i])) {
-            st = hta_oom(err);
-            goto done;
-        }
+        HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], err), done);
     st = HTA_OK;
 done:
     for (size_t k = 0; k < nf; k++) {

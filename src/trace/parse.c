@@ -38,10 +38,17 @@ typedef struct parser {
 
 /* ---------- helpers ---------- */
 
-static hta_status perr(parser *P, const char *at, const char *msg) {
-    return hta_fail(P->err, HTA_EFORMAT, "%s: byte %llu: %s", P->path,
-                    (unsigned long long)(P->base + (uint64_t)(at - P->buf)), msg);
+/* The one place a lexer failure (lex_rc LEX_ERR with its code, message and
+ * position in the lex) becomes an hta_status + hta_error. */
+static hta_status perr(parser *P, const lex *L) {
+    return hta_fail(P->err, L->code, "%s: byte %llu: %s", P->path,
+                    (unsigned long long)(P->base + (uint64_t)(L->err_at - P->buf)), L->err);
 }
+
+#define LEX_NOMEM(L, at) LEX_FAIL(L, at, HTA_ENOMEM, "out of memory")
+/* A rank builder's status (no message) as a lexer failure: out of memory, or
+ * the limit `what` passed. */
+#define LEX_BUILD(L, at, st, what) LEX_FAIL(L, at, st, (st) == HTA_ENOMEM ? "out of memory" : (what))
 
 static const char *scratch_str(parser *P, const char *s, const char *q, size_t *n) {
     size_t need = (size_t)(q - s) + 1;
@@ -203,7 +210,7 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
     rank_build *b = P->b;
     if (key_sym >= HTA_ARG_MAX_KEY) return LEX_ERROR(L, p, "too many distinct strings");
     hta_arg *a = rank_build_arg(b);
-    if (!a) return LEX_ERROR(L, p, "out of memory");
+    if (!a) return LEX_NOMEM(L, p);
     a->key = key_sym & (HTA_ARG_MAX_KEY - 1);
     lex_rc rc;
     if (*p == '"') {
@@ -212,7 +219,7 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
         if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
         size_t n = (size_t)(q - p - 1);
         const char *s = p + 1;
-        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
         a->type = HTA_V_STR;
         a->v.sym = hta_symtab_intern(b->sym, s, n);
         *out = q + 1;
@@ -237,7 +244,7 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
         *out = q;
     }
     if (a->type != HTA_V_INT && a->type != HTA_V_FLOAT && a->v.sym == UINT32_MAX)
-        return LEX_ERROR(L, p, "out of memory");
+        return LEX_NOMEM(L, p);
     return LEX_OK;
 }
 
@@ -271,9 +278,9 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
             if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
             size_t n = (size_t)(q - p - 1);
             const char *s = p + 1;
-            if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+            if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
             uint32_t id = hta_symtab_intern(b->sym, s, n);
-            if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+            if (id == UINT32_MAX) return LEX_NOMEM(L, p);
             e->meta_name = id;
             p = q + 1;
         } else if (slot >= 0 || capture_all) {
@@ -283,9 +290,9 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
             } else {
                 size_t n = kn;
                 const char *s = k;
-                if (esc && !(s = scratch_str(P, k, q, &n))) return LEX_ERROR(L, p, "out of memory");
+                if (esc && !(s = scratch_str(P, k, q, &n))) return LEX_NOMEM(L, p);
                 uint32_t id = hta_symtab_intern(b->sym, s, n);
-                if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+                if (id == UINT32_MAX) return LEX_NOMEM(L, p);
                 ks = id;
                 if (slot >= 0) b->known_local[slot] = id;
             }
@@ -352,7 +359,7 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
         if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
         size_t n = (size_t)(q - p - 1);
         const char *s = p + 1;
-        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_ERROR(L, p, "out of memory");
+        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
         char *end;
         char tmp[32];
         if (n > 0 && n < sizeof tmp) {
@@ -367,7 +374,7 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
             }
         }
         uint32_t id = hta_symtab_intern(P->b->sym, s, n);
-        if (id == UINT32_MAX) return LEX_ERROR(L, p, "out of memory");
+        if (id == UINT32_MAX) return LEX_NOMEM(L, p);
         *sym = id;
         *v = -1;
         *have = 1;
@@ -511,24 +518,25 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
     if (keep) {
         if (!e.have_ts) return LEX_ERROR(L, ev_start, "event has dur and cat but no ts");
-        long row = rank_build_row(b);
-        if (row < 0) return LEX_ERROR(L, ev_start, "out of memory");
+        size_t row;
+        hta_status bs;
+        if ((bs = rank_build_row(b, &row))) return LEX_BUILD(L, ev_start, bs, "");
         size_t n;
         const char *s = e.cat_s;
         n = (size_t)(e.cat_q - e.cat_s);
-        if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
-        if (rank_build_cat(b, s, n, &r->cat[row])) return LEX_ERROR(L, ev_start, "too many categories");
+        if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
+        if ((bs = rank_build_cat(b, s, n, &r->cat[row]))) return LEX_BUILD(L, ev_start, bs, "too many categories");
         if (e.have_name) {
             s = e.name_s;
             n = (size_t)(e.name_q - e.name_s);
             if (e.name_esc && !(s = scratch_str(P, e.name_s, e.name_q, &n)))
-                return LEX_ERROR(L, p, "out of memory");
+                return LEX_NOMEM(L, p);
         } else {
             s = "";
             n = 0;
         }
         uint32_t nm = hta_symtab_intern(b->sym, s, n);
-        if (nm == UINT32_MAX) return LEX_ERROR(L, ev_start, "out of memory");
+        if (nm == UINT32_MAX) return LEX_NOMEM(L, ev_start);
         r->name[row] = nm;
         r->ts[row] = e.ts;
         r->dur[row] = e.dur;
@@ -536,24 +544,25 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         r->external_id[row] = e.extid;
         r->index[row] = index;
         r->args_off[row] = (uint32_t)e.args_mark;
-        if (rank_build_stream(b, e.have_stream ? e.stream : -1, &r->stream[row]))
-            return LEX_ERROR(L, ev_start, "too many streams");
-        if (rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym,
-                              e.tid_sym, &r->thread[row]))
-            return LEX_ERROR(L, ev_start, "out of memory");
+        if ((bs = rank_build_stream(b, e.have_stream ? e.stream : -1, &r->stream[row])))
+            return LEX_BUILD(L, ev_start, bs, "too many streams");
+        if ((bs = rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym,
+                                    e.tid_sym, &r->thread[row])))
+            return LEX_BUILD(L, ev_start, bs, "too many threads");
         if (r->nargs > UINT32_MAX) return LEX_ERROR(L, ev_start, "too many args");
     } else if ((e.ph == 's' || e.ph == 'f' || e.ph == 't') && e.have_id) {
         hta_flow *f = rank_build_flow(b);
-        if (!f) return LEX_ERROR(L, ev_start, "out of memory");
+        if (!f) return LEX_NOMEM(L, ev_start);
         uint32_t th;
-        if (rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym, e.tid_sym, &th))
-            return LEX_ERROR(L, ev_start, "out of memory");
+        hta_status bs = rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym, e.tid_sym, &th);
+        if (bs) return LEX_BUILD(L, ev_start, bs, "too many threads");
         uint32_t cs = 0;
         if (e.have_cat) {
             size_t n = (size_t)(e.cat_q - e.cat_s);
             const char *s = e.cat_s;
-            if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_ERROR(L, p, "out of memory");
+            if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
             cs = hta_symtab_intern(b->sym, s, n);
+            if (cs == UINT32_MAX) return LEX_NOMEM(L, ev_start);
         }
         *f = (hta_flow){e.id, index, th, cs, e.ph, (char)e.bp_e};
     } else if (e.ph == 'M' && e.meta_name >= 0 && e.have_name) {
@@ -563,7 +572,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         if ((is_thread || is_proc) &&
             rank_build_name(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, is_thread,
                             (uint32_t)e.meta_name))
-            return LEX_ERROR(L, ev_start, "out of memory");
+            return LEX_NOMEM(L, ev_start);
     }
     r->n_events++;
     if (r->n_events > UINT32_MAX) return LEX_ERROR(L, ev_start, "more than 2^32 events in one file");
@@ -597,11 +606,11 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
     if (rc) return rc;
     if (P->raw) {
         if (P->raw->meta && P->raw->meta(P->raw->ctx, k, kn, p, (size_t)(q - p)))
-            return LEX_ERROR(L, p, "stopped by caller");
+            return LEX_FAIL(L, p, HTA_ESTOPPED, "stopped by caller");
         *out = q;
         return LEX_OK;
     }
-    if (rank_build_meta(P->b, k, kn, p, (size_t)(q - p))) return LEX_ERROR(L, p, "out of memory");
+    if (rank_build_meta(P->b, k, kn, p, (size_t)(q - p))) return LEX_NOMEM(L, p);
     hta_meta *m = &P->b->r->meta[P->b->r->nmeta - 1];
     hta_rank *r = P->b->r;
     if (KEY_IS(k, kn, "distributedInfo") && *p == '{') {
@@ -673,7 +682,7 @@ static lex_rc step(parser *P, size_t *pos) {
             const char *q;
             if ((rc = lex_skip_value(L, p, &q))) return rc;
             if (P->raw->event && P->raw->event(P->raw->ctx, P->raw_index, p, (size_t)(q - p)))
-                return LEX_ERROR(L, p, "stopped by caller");
+                return LEX_FAIL(L, p, HTA_ESTOPPED, "stopped by caller");
             P->raw_index++;
             p = q;
         } else if ((rc = parse_event(P, p, &p))) {
@@ -737,7 +746,9 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         lex_rc rc = step(P, &pos);
         if (rc == LEX_OK) continue;
         if (rc == LEX_ERR) {
-            st = perr(P, P->L.err_at, P->L.err);
+            /* a callback that stopped the scan because it failed has said why in err */
+            if (P->L.code == HTA_ESTOPPED && err && err->code != HTA_OK) st = err->code;
+            else st = perr(P, &P->L);
             break;
         }
         /* LEX_MORE */
@@ -756,7 +767,7 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         pos = 0;
     }
     if (st == HTA_OK && !P->seen_events)
-        st = hta_fail(err, HTA_EFORMAT, "%s: no \"traceEvents\" array", path);
+        st = hta_fail(err, HTA_ENOTTRACE, "%s: no \"traceEvents\" array", path);
     return st;
 }
 
@@ -784,6 +795,7 @@ hta_status hta_raw_scan(const char *path, const hta_raw_callbacks *cb, hta_error
     parser P;
     memset(&P, 0, sizeof P);
     P.raw = cb;
+    if (err) err->code = HTA_OK; /* a callback's own failure shows here (see run) */
     hta_status st = run(&P, path, NULL, NULL, err);
     done(&P);
     return st;

@@ -11,7 +11,7 @@
 #include "core/hash.h"
 #include "core/vec.h"
 
-int rank_build_init(rank_build *b, hta_rank *r) {
+hta_status rank_build_init(rank_build *b, hta_rank *r) {
     memset(b, 0, sizeof *b);
     b->r = r;
     b->sym = hta_symtab_new();
@@ -19,12 +19,12 @@ int rank_build_init(rank_build *b, hta_rank *r) {
     b->profiler_range_cat = -1;
     b->dist_rank = -1;
     for (int k = 0; k < HTA_ARG_KNOWN_COUNT; k++) b->known_local[k] = -1;
-    if (!b->sym) return -1;
+    if (!b->sym) return HTA_ENOMEM;
     /* stream index 0 is "no stream" */
-    if (HTA_GROW(r->streams, b->streams_cap, 1)) return -1;
+    if (HTA_GROW(r->streams, b->streams_cap, 1)) return HTA_ENOMEM;
     r->streams[0] = -1;
     r->nstreams = 1;
-    return 0;
+    return HTA_OK;
 }
 
 void rank_build_free_scratch(rank_build *b) {
@@ -36,60 +36,60 @@ void rank_build_free_scratch(rank_build *b) {
     b->thread_slot = NULL;
 }
 
-long rank_build_row(rank_build *b) {
+hta_status rank_build_grow_rows(rank_build *b) {
     hta_rank *r = b->r;
-    if (r->n == b->cap) {
-        size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
+    size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
 #define G(col)                                                     \
     do {                                                           \
         void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
-        if (!q) return -1;                                         \
+        if (!q) return HTA_ENOMEM;                                 \
         r->col = q;                                                \
     } while (0)
-        G(ts); G(dur); G(correlation); G(external_id); G(name); G(thread);
-        G(index); G(args_off); G(cat); G(stream);
+    G(ts); G(dur); G(correlation); G(external_id); G(name); G(thread);
+    G(index); G(args_off); G(cat); G(stream);
 #undef G
-        b->cap = c;
-    }
-    return (long)r->n++;
+    b->cap = c;
+    return HTA_OK;
 }
 
-int rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out) {
+hta_status rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out) {
     uint32_t id = hta_symtab_intern(b->sym, s, n);
-    if (id == UINT32_MAX) return -1;
+    if (id == UINT32_MAX) return HTA_ENOMEM;
     for (size_t i = b->ncats; i-- > 0;)
         if (b->cats[i] == id) {
             *out = (uint16_t)i;
-            return 0;
+            return HTA_OK;
         }
-    if (b->ncats >= UINT16_MAX || HTA_GROW(b->cats, b->cats_cap, b->ncats + 1)) return -1;
+    if (b->ncats >= UINT16_MAX) return HTA_EFORMAT;
+    if (HTA_GROW(b->cats, b->cats_cap, b->ncats + 1)) return HTA_ENOMEM;
     b->cats[b->ncats] = id;
     if (n == 19 && memcmp(s, "cuda_profiler_range", 19) == 0) b->profiler_range_cat = (int64_t)b->ncats;
     *out = (uint16_t)b->ncats++;
-    return 0;
+    return HTA_OK;
 }
 
-int rank_build_stream(rank_build *b, int64_t v, uint16_t *out) {
+hta_status rank_build_stream(rank_build *b, int64_t v, uint16_t *out) {
     hta_rank *r = b->r;
     for (size_t i = 0; i < r->nstreams; i++)
         if (r->streams[i] == v) {
             *out = (uint16_t)i;
-            return 0;
+            return HTA_OK;
         }
-    if (r->nstreams >= UINT16_MAX || HTA_GROW(r->streams, b->streams_cap, r->nstreams + 1)) return -1;
+    if (r->nstreams >= UINT16_MAX) return HTA_EFORMAT;
+    if (HTA_GROW(r->streams, b->streams_cap, r->nstreams + 1)) return HTA_ENOMEM;
     r->streams[r->nstreams] = v;
     *out = (uint16_t)r->nstreams++;
-    return 0;
+    return HTA_OK;
 }
 
 static uint64_t thread_key_hash(int64_t pid, int64_t tid) {
     return hta_hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid);
 }
 
-static int thread_rehash(rank_build *b) {
+static hta_status thread_rehash(rank_build *b) {
     size_t ns = b->thread_nslot ? b->thread_nslot * 2 : 64;
     uint32_t *sl = calloc(ns, sizeof *sl);
-    if (!sl) return -1;
+    if (!sl) return HTA_ENOMEM;
     for (size_t i = 0; i < b->r->nthreads; i++) {
         const hta_thread *t = &b->r->threads[i];
         size_t j = thread_key_hash(t->pid, t->tid) & (ns - 1);
@@ -99,17 +99,17 @@ static int thread_rehash(rank_build *b) {
     free(b->thread_slot);
     b->thread_slot = sl;
     b->thread_nslot = ns;
-    return 0;
+    return HTA_OK;
 }
 
-int rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
-                      uint32_t *out) {
+hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
+                             uint32_t *out) {
     if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid) {
         *out = b->thread_cache_idx;
-        return 0;
+        return HTA_OK;
     }
     hta_rank *r = b->r;
-    if (!b->thread_slot && thread_rehash(b)) return -1;
+    if (!b->thread_slot) HTA_TRY(thread_rehash(b));
     size_t j = thread_key_hash(pid, tid) & (b->thread_nslot - 1);
     for (;;) {
         uint32_t v = b->thread_slot[j];
@@ -121,27 +121,28 @@ int rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, 
         }
         j = (j + 1) & (b->thread_nslot - 1);
     }
-    if (r->nthreads >= UINT32_MAX - 1 || HTA_GROW(r->threads, b->threads_cap, r->nthreads + 1)) return -1;
+    if (r->nthreads >= UINT32_MAX - 1) return HTA_EFORMAT;
+    if (HTA_GROW(r->threads, b->threads_cap, r->nthreads + 1)) return HTA_ENOMEM;
     r->threads[r->nthreads] = (hta_thread){pid, tid, pid_sym, tid_sym, -1, -1};
     b->thread_slot[j] = (uint32_t)r->nthreads + 1;
     *out = (uint32_t)r->nthreads++;
-    if (r->nthreads * 2 > b->thread_nslot && thread_rehash(b)) return -1;
+    if (r->nthreads * 2 > b->thread_nslot) HTA_TRY(thread_rehash(b));
 hit:
     b->thread_cache_idx = *out;
     b->thread_cache_pid = pid;
     b->thread_cache_tid = tid;
-    return 0;
+    return HTA_OK;
 }
 
-static int big_grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return 0;
+static hta_status big_grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return HTA_OK;
     size_t n = *cap + *cap / 16 + 8192;
     if (n < need) n = need;
     void *q = hta_big_realloc(*p, n * elem);
-    if (!q) return -1;
+    if (!q) return HTA_ENOMEM;
     *p = q;
     *cap = n;
-    return 0;
+    return HTA_OK;
 }
 
 hta_arg *rank_build_arg(rank_build *b) {
@@ -167,30 +168,30 @@ static char *dupn(const char *s, size_t n) {
     return d;
 }
 
-int rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen) {
+hta_status rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen) {
     hta_rank *r = b->r;
-    if (HTA_GROW(r->meta, b->meta_cap, r->nmeta + 1)) return -1;
+    if (HTA_GROW(r->meta, b->meta_cap, r->nmeta + 1)) return HTA_ENOMEM;
     char *k = dupn(key, klen), *v = dupn(json, jlen);
     if (!k || !v) {
         free(k);
         free(v);
-        return -1;
+        return HTA_ENOMEM;
     }
     r->meta[r->nmeta++] = (hta_meta){k, v};
-    return 0;
+    return HTA_OK;
 }
 
-int rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value) {
-    if (HTA_GROW(b->names, b->names_cap, b->nnames + 1)) return -1;
+hta_status rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value) {
+    if (HTA_GROW(b->names, b->names_cap, b->nnames + 1)) return HTA_ENOMEM;
     b->names[b->nnames++] = (meta_name){pid, tid, is_thread, value};
-    return 0;
+    return HTA_OK;
 }
 
-int rank_build_finish(rank_build *b) {
+hta_status rank_build_finish(rank_build *b) {
     hta_rank *r = b->r;
     size_t n = r->n;
     void *q = hta_big_realloc(r->args_off, (n + 1) * sizeof *r->args_off);
-    if (!q) return -1;
+    if (!q) return HTA_ENOMEM;
     /* give back the spare room growth left before the derived columns come */
     hta_big_shrink(r->ts, n * sizeof *r->ts);
     hta_big_shrink(r->dur, n * sizeof *r->dur);
@@ -210,7 +211,7 @@ int rank_build_finish(rank_build *b) {
     r->parent = hta_big_realloc(NULL, m * sizeof *r->parent);
     r->depth = hta_big_realloc(NULL, m * sizeof *r->depth);
     r->iteration = hta_big_realloc(NULL, m * sizeof *r->iteration);
-    if (!r->partner || !r->parent || !r->depth || !r->iteration) return -1;
+    if (!r->partner || !r->parent || !r->depth || !r->iteration) return HTA_ENOMEM;
     /* apply process/thread names to the threads that have rows */
     for (size_t i = 0; i < b->nnames; i++) {
         const meta_name *mn = &b->names[i];
@@ -221,5 +222,5 @@ int rank_build_finish(rank_build *b) {
             if (!mn->is_thread) th->process_name = mn->value;
         }
     }
-    return 0;
+    return HTA_OK;
 }

@@ -28,20 +28,30 @@ typedef struct rank_build {
     int64_t dist_rank;          /* distributedInfo.rank, -1 if absent */
 } rank_build;
 
-int rank_build_init(rank_build *b, hta_rank *r);
+/* Failures are statuses without a message: HTA_ENOMEM, or HTA_EFORMAT when
+ * the file passes one of the table's limits (2^16 categories or streams,
+ * 2^32 threads).  The parser words the message, with the byte offset of the
+ * event, when it turns the status into its hta_error. */
+hta_status rank_build_init(rank_build *b, hta_rank *r);
 void rank_build_free_scratch(rank_build *b); /* keeps r, frees builder state */
 
-/* Appends an empty row; returns its number or -1 (out of memory). */
-long rank_build_row(rank_build *b);
-int rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out);
-int rank_build_stream(rank_build *b, int64_t v, uint16_t *out);
-int rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
-                      uint32_t *out);
+/* Appends an empty row; *row is its number.  Inline: once per event. */
+hta_status rank_build_grow_rows(rank_build *b);
+static inline hta_status rank_build_row(rank_build *b, size_t *row) {
+    if (b->r->n == b->cap) HTA_TRY(rank_build_grow_rows(b));
+    *row = b->r->n++;
+    return HTA_OK;
+}
+hta_status rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out);
+hta_status rank_build_stream(rank_build *b, int64_t v, uint16_t *out);
+hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
+                             uint32_t *out);
+/* The next arg or flow slot; NULL when out of memory. */
 hta_arg *rank_build_arg(rank_build *b);
 hta_flow *rank_build_flow(rank_build *b);
-int rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen);
-int rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value);
+hta_status rank_build_meta(rank_build *b, const char *key, size_t klen, const char *json, size_t jlen);
+hta_status rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value);
 /* Finishes columns (args_off sentinel, derived columns allocated). */
-int rank_build_finish(rank_build *b);
+hta_status rank_build_finish(rank_build *b);
 
 #endif

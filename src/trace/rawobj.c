@@ -143,7 +143,7 @@ static int number(const hta_raw_member *m, lex_num *n) {
     memcpy(b, m->val, m->vlen);
     b[m->vlen] = ' '; /* ends the number before the sentinel: no "need more" answer */
     memset(b + m->vlen + 1, 0, 1 + HTA_LEX_PAD);
-    lex L = {b + m->vlen + 1, NULL, NULL};
+    lex L = {.end = b + m->vlen + 1};
     const char *q;
     int bad = lex_number(&L, b, &q, n) != LEX_OK || q != b + m->vlen;
     if (b != stack) free(b);

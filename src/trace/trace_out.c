@@ -117,7 +117,8 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
         o->zs.avail_out = BUF;
         if (isal_deflate(&o->zs) != COMP_OK) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
         size_t made = BUF - o->zs.avail_out;
-        if (made && fwrite(o->out, 1, made, o->f) != made) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+        if (made && fwrite(o->out, 1, made, o->f) != made)
+            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
     } while (o->zs.avail_in || (last && o->zs.internal_state.state != ZSTATE_END));
 #else
     o->zs.next_in = o->in;
@@ -129,7 +130,8 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
         rc = deflate(&o->zs, last ? Z_FINISH : Z_NO_FLUSH);
         if (rc == Z_STREAM_ERROR) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
         size_t made = BUF - o->zs.avail_out;
-        if (made && fwrite(o->out, 1, made, o->f) != made) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+        if (made && fwrite(o->out, 1, made, o->f) != made)
+            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
     } while (o->zs.avail_in || (last && rc != Z_STREAM_END));
 #endif
     o->nin = 0;
@@ -139,7 +141,8 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
 hta_status hta_trace_out_write(hta_trace_out *o, const void *data, size_t len, hta_error *err) {
     const char *p = data;
     if (!o->gz) {
-        if (len && fwrite(p, 1, len, o->f) != len) return hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+        if (len && fwrite(p, 1, len, o->f) != len)
+            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
         return HTA_OK;
     }
     while (len) {
@@ -182,7 +185,7 @@ hta_status hta_trace_out_close(hta_trace_out *o, int commit, hta_error *err) {
     if (o->gz) deflateEnd(&o->zs);
 #endif
     int bad = fclose(o->f) != 0;
-    if (commit && !st && bad) st = hta_fail(err, HTA_EIO, "%s: write error", o->tmp);
+    if (commit && !st && bad) st = hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
     if (commit && !st && rename(o->tmp, o->path) != 0)
         st = hta_fail(err, HTA_EIO, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
     if (!commit || st) unlink(o->tmp);

@@ -58,15 +58,15 @@ typedef struct corr_set {
     size_t mask;
 } corr_set;
 
-static int set_init(corr_set *s, size_t n) {
+static hta_status set_init(corr_set *s, size_t n, hta_error *err) {
     size_t ns = 64;
     while (ns < 2 * n) ns <<= 1;
     s->v = malloc(ns * sizeof *s->v);
-    if (!s->v) return -1;
+    if (!s->v) return hta_oom(err);
     hta_prefault(s->v, ns * sizeof *s->v);
     for (size_t i = 0; i < ns; i++) s->v[i] = INT64_MIN;
     s->mask = ns - 1;
-    return 0;
+    return HTA_OK;
 }
 static void set_add(corr_set *s, int64_t x) {
     size_t j = hta_hash_u64((uint64_t)x) & s->mask;
@@ -130,7 +130,7 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
             for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
         } else {
             if (!any_step) last_start = min_cpu, last_end = max_cpu;
-            if (set_init(&cs, n)) goto oom;
+            if (set_init(&cs, n, err)) goto oom;
             for (size_t i = 0; i < n; i++) {
                 if (gpu[i]) continue;
                 int keep = o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start;

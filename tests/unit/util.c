@@ -120,7 +120,7 @@ static void argsort_numpy_desc_ties(void) {
         double v[300];
         uint32_t p[300];
         for (size_t i = 0; i < n; i++) v[i] = DESC[c].keys[i] - '0';
-        hta_argsort_numpy_desc(v, n, p);
+        CHECK_EQ_I64(hta_argsort_numpy_desc(v, n, p, NULL), HTA_OK);
         CHECK_EQ_U32S(p, DESC[c].perm, n);
     }
 }
@@ -131,7 +131,7 @@ static void argsort_numpy_i64_ties(void) {
         int64_t v[300];
         uint32_t p[300];
         for (size_t i = 0; i < n; i++) v[i] = 1700000000000000 + 1000 * (I64[c].keys[i] - '0');
-        CHECK_EQ_I64(hta_argsort_numpy_i64(v, n, p), 0);
+        CHECK_EQ_I64(hta_argsort_numpy_i64(v, n, p, NULL), HTA_OK);
         CHECK_EQ_U32S(p, I64[c].perm, n);
     }
 }
@@ -142,10 +142,10 @@ static void argsort_numpy_tiny(void) {
     hta_argsort_numpy(&one, 0, p);
     hta_argsort_numpy(&one, 1, p);
     CHECK_EQ_I64(p[0], 0);
-    hta_argsort_numpy_desc(&one, 1, p);
+    CHECK_EQ_I64(hta_argsort_numpy_desc(&one, 1, p, NULL), HTA_OK);
     CHECK_EQ_I64(p[0], 0);
     double two[2] = {2, 1};
-    hta_argsort_numpy_desc(two, 2, p);
+    CHECK_EQ_I64(hta_argsort_numpy_desc(two, 2, p, NULL), HTA_OK);
     CHECK_EQ_U32S(p, ((uint32_t[]){0, 1}), 2);
     hta_argsort_numpy(two, 2, p);
     CHECK_EQ_U32S(p, ((uint32_t[]){1, 0}), 2);
@@ -184,7 +184,7 @@ static void stable_sort_idx_i64(void) {
                 ref[j] = ref[j - 1];
                 ref[j - 1] = t;
             }
-        CHECK_EQ_I64(hta_stable_sort_idx_i64(idx, n, key), 0);
+        CHECK_EQ_I64(hta_stable_sort_idx_i64(idx, n, key, NULL), HTA_OK);
         CHECK_EQ_U32S(idx, ref, n);
     }
 }
@@ -195,7 +195,8 @@ static void stable_sort_idx_i64(void) {
 static const char *union_text(const int64_t *ts, const int64_t *dur, size_t n, int64_t *len) {
     static char out[256];
     int64_t us[16], ue[16];
-    size_t m = hta_interval_union(ts, dur, n, us, ue);
+    size_t m = 0;
+    if (hta_interval_union(ts, dur, n, us, ue, &m, NULL) != HTA_OK) return "error";
     size_t o = 0;
     out[0] = 0;
     for (size_t i = 0; i < m; i++)

@@ -48,6 +48,9 @@ hta_arena_mark hta_arena_save(const hta_arena *a);
 void hta_arena_reset(hta_arena *a, hta_arena_mark m);
 /* Gives every block back to the system. */
 void hta_arena_free(hta_arena *a);
+/* Gives back the spare blocks (those a reset released), keeping what is in
+ * use: before a phase that needs memory of its own more than reuse. */
+void hta_arena_trim(hta_arena *a);
 
 /* Typed helper: HTA_ANEW(a, T, n) is a T[n] from arena a (at least one
  * element, so that n = 0 still gives a valid pointer). */

@@ -45,6 +45,7 @@ typedef struct hta_ctx {
     hta_view *views;       /* per rank, built on first use */
     unsigned char *built;  /* views[k] is valid */
     int multi_step_all;    /* hta_compat: >= 2 ProfilerStep names over all loaded ranks */
+    int keep_views;        /* hta_ctx_view_done keeps the views (several analyses will use them) */
     hta_arena scratch;     /* per analysis call: take a mark, reset to it on return */
 } hta_ctx;
 
@@ -57,9 +58,16 @@ void hta_ctx_free(hta_ctx *c);
 static inline size_t hta_ctx_nranks(const hta_ctx *c) { return c->trace->nranks; }
 static inline const hta_rank *hta_ctx_rank(const hta_ctx *c, size_t k) { return c->trace->ranks[k]; }
 
-/* Rank k's view with the context's options, built once and kept until the
- * context is freed. */
+/* Rank k's view with the context's options, built on first use.  A caller
+ * done with it says so with hta_ctx_view_done: the view is then freed, so
+ * an analysis that goes rank by rank holds one view at a time, unless the
+ * context keeps views (hta_ctx_keep_views) because several analyses of the
+ * run will read them (the report). */
 hta_status hta_ctx_view(hta_ctx *c, size_t k, const hta_view **v, hta_error *err);
+void hta_ctx_view_done(hta_ctx *c, size_t k);
+/* keep = 1: views stay built until the context is freed or keep goes back to
+ * 0 (which frees them); returns the previous setting. */
+int hta_ctx_keep_views(hta_ctx *c, int keep);
 /* Rank k's view with other options (same origin and filter rule), owned by
  * the caller: free with hta_view_free. */
 hta_status hta_ctx_view_with(const hta_ctx *c, size_t k, const hta_view_opts *vo, hta_view *v,

@@ -162,6 +162,7 @@ hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, 
         size_t folded = 0;
         for (size_t k = 0; k < ns; k++) {
             hta_status st = one_rank(ctx, k, (uint16_t)cat, o, tb, &folded, err);
+            hta_ctx_view_done(ctx, k);
             if (st) {
                 hta_table_free(tb);
                 return st;

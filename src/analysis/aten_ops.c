@@ -321,6 +321,7 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     notes nt = {0};
     for (size_t k = 0; k < ns; k++) {
         hta_status st = one_rank(ctx, k, o, kind, sortk, nsort, tb, &nt, err);
+        hta_ctx_view_done(ctx, k);
         if (st) {
             hta_arena_reset(&ctx->scratch, mark);
             hta_table_free(tb);

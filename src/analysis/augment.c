@@ -225,6 +225,7 @@ hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const 
             }
         }
         free(j->path);
+        hta_ctx_view_done(ctx, k); /* the threads needed every view at once */
     }
     free(p.jobs);
     if (st) {

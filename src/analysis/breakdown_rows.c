@@ -26,6 +26,8 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
                          bd_rows *b, hta_error *err) {
     const hta_trace *t = ctx->trace;
     memset(b, 0, sizeof *b);
+    b->ctx = ctx;
+    b->ri = ri;
     hta_status st = hta_ctx_view(ctx, ri, &b->v, err);
     if (st) return st;
     const hta_rank *r = b->v->r;
@@ -70,6 +72,7 @@ void bd_rows_free(bd_rows *b) {
     free(b->ts);
     free(b->dur);
     free(b->type);
+    if (b->ctx && b->v) hta_ctx_view_done(b->ctx, b->ri);
     memset(b, 0, sizeof *b);
 }
 

@@ -8,6 +8,8 @@
 
 typedef struct bd_rows {
     const hta_view *v; /* HTA's table of the rank (the context's) */
+    hta_ctx *ctx;      /* to say when v is no longer needed */
+    size_t ri;
     size_t n;         /* selected rows */
     uint32_t *pos;    /* view position of each selected row, in view order */
     int64_t *ts;      /* ns relative to the trace origin */

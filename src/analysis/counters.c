@@ -152,6 +152,7 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
         else if (hta_result_note(out, "rank %d: no kernel launches with device activity: no queue length", r->rank))
             goto oom;
         if (m.n) with_m++;
+        hta_ctx_view_done(ctx, k);
         hta_queue_series_free(&q);
         hta_membw_series_free(&m);
     }

@@ -257,7 +257,10 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
         if (hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
             goto oom;
     } else {
-        for (size_t k = 0; k < ns && !st; k++) st = rank_rows(ctx, k, keys, nkeys, tb, out, err);
+        for (size_t k = 0; k < ns && !st; k++) {
+            st = rank_rows(ctx, k, keys, nkeys, tb, out, err);
+            hta_ctx_view_done(ctx, k);
+        }
         if (st) goto fail;
     }
     hta_arena_reset(&ctx->scratch, mark);

@@ -52,6 +52,7 @@ hta_status hta_events(hta_ctx *ctx, const hta_events_opts *eo,
             else hta_table_set_int(tb, row, HTA_EVENTS_ITERATION, r->iteration[i]);
             emitted++;
         }
+        if (use_view) hta_ctx_view_done(ctx, k);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;

@@ -172,7 +172,7 @@ hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *
         return hta_oom(err);
     }
     for (size_t k = 0; k < ns; k++) {
-        hta_status s = one_rank(ctx, k, o, &tb, out, err);
+        hta_status s = one_rank(ctx, k, o, &tb, out, err); /* its bd_rows says when the view is done */
         if (s) {
             hta_table_free(tb.idle);
             hta_table_free(tb.stats);

@@ -115,6 +115,7 @@ static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta
         const hta_view *v;
         if ((st = hta_ctx_view(ctx, k, &v, err))) break;
         for (size_t i = 0; i < v->n; i++) rw[r->cat[v->row[i]]]++;
+        hta_ctx_view_done(ctx, k);
         for (size_t c = 0; c < nc; c++) {
             size_t cc = ord[c];
             if (!ev[cc]) continue;

@@ -167,6 +167,7 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
         hta_status st = one_rank(ctx, k, o, ids, nids, tb, sum, err);
+        hta_ctx_view_done(ctx, k);
         if (st) {
             hta_table_free(tb);
             hta_table_free(sum);

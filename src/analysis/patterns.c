@@ -254,6 +254,7 @@ hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *ou
     }
     for (size_t k = 0; k < hta_ctx_nranks(ctx); k++) {
         hta_status st = rank_patterns(ctx, k, o, tb, out, err);
+        hta_ctx_view_done(ctx, k);
         if (st) {
             hta_table_free(tb);
             return st;

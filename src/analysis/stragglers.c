@@ -403,6 +403,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
                     (long long)mk->stream, k_cand);
 
 done:
+    for (size_t k = 0; k < w.nv; k++) hta_ctx_view_done(ctx, k); /* every rank's view was needed at once */
     hta_arena_reset(A, mark);
     if (hta_result_add(out, res)) res = NULL, st = hta_oom(err);
     else res = NULL;
@@ -413,6 +414,7 @@ done:
 oom:
     st = hta_oom(err);
 fail:
+    for (size_t k = 0; k < w.nv; k++) hta_ctx_view_done(ctx, k);
     hta_arena_reset(A, mark);
     hta_table_free(res);
     hta_table_free(met);

@@ -107,11 +107,15 @@ void hta_arena_reset(hta_arena *a, hta_arena_mark m) {
     a->used = a->head ? m.used : 0;
 }
 
-void hta_arena_free(hta_arena *a) {
-    hta_arena_reset(a, (hta_arena_mark){NULL, 0});
+void hta_arena_trim(hta_arena *a) {
     while (a->spare) {
         hta_arena_block *b = a->spare;
         a->spare = b->prev;
         free(b);
     }
+}
+
+void hta_arena_free(hta_arena *a) {
+    hta_arena_reset(a, (hta_arena_mark){NULL, 0});
+    hta_arena_trim(a);
 }

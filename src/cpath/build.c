@@ -1142,6 +1142,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     free(b.ic);
     free(b.vpos_of_index);
     free(b.ce_of_vpos);
+    hta_ctx_view_done(ctx, ri); /* the graph holds what it needs of the view */
     *out = g;
     return HTA_OK;
 oom:
@@ -1155,5 +1156,6 @@ fail:
     free(b.ce_of_vpos);
     if (g && b.ev != g->ev) free(b.ev);
     hta_cpath_free(g);
+    hta_ctx_view_done(ctx, ri);
     return st;
 }

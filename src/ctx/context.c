@@ -89,6 +89,17 @@ hta_status hta_ctx_view(hta_ctx *c, size_t k, const hta_view **v, hta_error *err
     return HTA_OK;
 }
 
+void hta_ctx_view_done(hta_ctx *c, size_t k) {
+    if (!c->keep_views && c->built[k]) hta_view_free(&c->views[k]), c->built[k] = 0;
+}
+
+int hta_ctx_keep_views(hta_ctx *c, int keep) {
+    int old = c->keep_views;
+    c->keep_views = keep;
+    if (!keep) hta_ctx_release_views(c);
+    return old;
+}
+
 void hta_ctx_release_views(hta_ctx *c) {
     for (size_t k = 0; k < c->trace->nranks; k++)
         if (c->built[k]) hta_view_free(&c->views[k]), c->built[k] = 0;

@@ -532,9 +532,7 @@ void hta_report_opts_default(hta_report_opts *o) {
     o->critical_path = 1;
 }
 
-hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
-    hta_report_opts dflt_;
-    if (!o) hta_report_opts_default(&dflt_), o = &dflt_;
+static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     parts p;
     hta_status st = run_parts(ctx, &p, err);
@@ -567,6 +565,10 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
                     kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
+    /* the critical path builds one rank's graph at a time and needs memory of its
+     * own: give back the views the analyses shared and their spare scratch first */
+    hta_ctx_keep_views(ctx, 0);
+    hta_arena_trim(&ctx->scratch);
     if (o->critical_path && (st = critical_paths(ctx, ns, &f, out, err))) goto done;
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
@@ -602,5 +604,15 @@ done:
     hta_table_free(rk);
     free(kv);
     parts_free(&p);
+    return st;
+}
+
+hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    hta_report_opts dflt_;
+    if (!o) hta_report_opts_default(&dflt_), o = &dflt_;
+    /* every analysis of the report reads the same views: build each once */
+    int kept = hta_ctx_keep_views(ctx, 1);
+    hta_status st = report_run(ctx, o, out, err);
+    hta_ctx_keep_views(ctx, kept);
     return st;
 }

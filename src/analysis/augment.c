@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "hta/counters.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "hta/util.h"
 
 HTA_TABLE_DEFINE(HTA_AUGMENTED);

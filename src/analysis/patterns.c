@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "hta/counters.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "hta/util.h"
 #include "analysis/callgraph.h"
 

@@ -3,7 +3,7 @@
 #define HTA_CPATH_INTERNAL_H
 
 #include "hta/cpath.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 
 /* Edge set with networkx DiGraph semantics: adding an existing (u, v)
  * overwrites its attributes but keeps its position.  Duplicates are found

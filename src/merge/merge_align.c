@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "hta/merge.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "hta/symtab.h"
 #include "hta/util.h"
 #include "hta/vocab.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hta/merge.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "hta/util.h"
 
 typedef struct pid_entry {

@@ -12,7 +12,7 @@
 
 #include "hta/arena.h"
 #include "hta/error.h"
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "hta/trace.h"
 
 static int failures;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 
 static int fails;
 #define CHECK(c)                                                                  \

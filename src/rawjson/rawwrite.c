@@ -1,4 +1,4 @@
-/* The one writer of derived traces (hta/rawtrace.h): the original file
+/* The one writer of derived traces (hta/rawjson.h): the original file
  * streamed again and written back member by member and event by event, so
  * nothing is lost or reformatted, with the caller's hooks saying what
  * changes.  Output is buffered (one write per MiB, not per event) and goes
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 
 #define OUT_BUF (1u << 20)
 #define MAX_EDITS 16

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 
 #ifdef HTA_HAVE_ISAL
 #include <isa-l/igzip_lib.h>

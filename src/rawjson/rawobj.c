@@ -1,4 +1,4 @@
-/* The one reader of a raw event object's JSON text (hta/rawtrace.h): its
+/* The one reader of a raw event object's JSON text (hta/rawjson.h): its
  * members split out with decoded keys, found by key, and their values read
  * as ints, exact-ns times or strings.  Used wherever a derived trace rewrites
  * events (overlays, what-if, merge) or a file is re-read for something the
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hta/rawtrace.h"
+#include "hta/rawjson.h"
 #include "trace/json_lex.h"
 
 static const char *skip_ws(const char *p, const char *end) {

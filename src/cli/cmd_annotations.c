@@ -1,6 +1,10 @@
+/* `hta annotations`: the command-line front of hta_annotation_breakdown (src/analysis/annotations.c,
+ * analyses.md §5.1).  Parses its options, then the shared cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 #include "hta/launch.h"
 
+/* Options live in file statics: the analysis callback of cli_run_analysis gets the context and the common
+ * options only. */
 static hta_annotation_opts g_o;
 static cli_list g_allow;
 

@@ -1,3 +1,6 @@
+/* `hta counters`: the command-line front of hta_counters and, with --augment, hta_counters_augment
+ * (src/analysis/counters.c, augment.c; analyses.md §10-§11).  Checks its options, then cli_analyse
+ * loads, runs and prints. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -9,6 +12,8 @@ static const char *augment;
 
 static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     g_o.max_queue_length = maxq;
+    /* HTA's tie order changes the queue and bandwidth statistics (analyses.md §0.6), so --hta-compat
+     * implies it. */
     if (numpy || c->ctx.hta_compat) g_o.ties = HTA_TIES_NUMPY;
     return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters(ctx, &g_o, out, err);
 }

@@ -23,6 +23,7 @@ typedef struct cp_args {
     const char *what_if_trace;
 } cp_args;
 
+/* "N" or "A:B": HTA's instance_id as an int or an inclusive (a, b) tuple (critical-path.md §1 step 3) */
 static int parse_instance(const char *s, int64_t *a, int64_t *b) {
     char *e;
     errno = 0;
@@ -59,6 +60,8 @@ static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_a
         if ((st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], err))) goto done;
     size_t changed = 0;
     if ((st = hta_cpath_whatif_weights(g, rules, nr, w, &changed, err))) goto done;
+    /* the new path on the same graph with the changed weights: same nodes, same tie rules, so baseline and
+     * simulation differ only by the rules */
     if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
     hta_table *tb = hta_table_from_def(&HTA_CP_WHATIF_TABLE);
     if (!tb) {
@@ -146,6 +149,8 @@ static int cmd_critical_path(int argc, char **argv) {
         goto out;
     }
     hta_cpath_opts o;
+    /* HTA's defaults, then the options that map onto its arguments (annotation, instance,
+     * data_load_events, the zero-weight launch option) */
     hta_cpath_opts_default(&o);
     o.annotation = a.annotation ? a.annotation : "";
     if (a.instance && parse_instance(a.instance, &o.instance_a, &o.instance_b)) {
@@ -156,6 +161,7 @@ static int cmd_critical_path(int argc, char **argv) {
     o.data_load = a.data_load.v;
     o.ndata_load = a.data_load.n;
     o.zero_weight_launch = a.zero_weight;
+    /* every rule is checked before the trace is read: a typo is a usage error now, not after a long load */
     for (size_t i = 0; i < a.what_if.n; i++) {
         hta_cpath_rule r;
         hta_error e = {0};

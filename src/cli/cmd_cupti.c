@@ -1,3 +1,5 @@
+/* `hta cupti`: the command-line front of hta_cupti_counters (src/analysis/cupti.c, analyses.md §13).
+ * No options of its own; cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 #include "hta/counters.h"
 

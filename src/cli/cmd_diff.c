@@ -1,3 +1,5 @@
+/* `hta diff CONTROL TEST`: the command-line front of hta_trace_diff (src/analysis/trace_diff.c,
+ * analyses.md §15).  The only command that opens two run contexts, one per trace. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,3 +1,5 @@
+/* `hta events`: the command-line front of hta_events (src/analysis/events.c): the loaded rows
+ * themselves, for looking at what the parser kept and derived. */
 #include "cli/cli.h"
 
 static hta_events_opts eo;

@@ -1,3 +1,5 @@
+/* `hta idle`: the command-line front of hta_idle_breakdown (src/analysis/idle.c, analyses.md §7).
+ * cli_run_analysis loads, runs and prints; the --streams list is read in the analysis callback. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,3 +1,5 @@
+/* `hta info`: the command-line front of hta_info (src/analysis/info.c): what was loaded, per rank.
+ * No options of its own; cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 
 static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {

@@ -1,3 +1,5 @@
+/* `hta kernels`: the command-line front of hta_kernel_breakdown (src/analysis/kernels.c,
+ * analyses.md §4).  Checks its options, then cli_analyse loads, runs and prints. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -7,6 +9,7 @@ static hta_kernel_opts g_o;
 static int all_stream_rows, no_memory, include_memory;
 
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    /* --hta-compat means HTA's numbers, and HTA counts every row with a stream as GPU work (Quirk A2). */
     if (all_stream_rows || c->ctx.hta_compat) g_o.gpu_rows = HTA_GPU_ROWS_ANY_STREAM;
     g_o.include_memory = include_memory || !no_memory;
     return hta_kernel_breakdown(ctx, &g_o, out, err);

@@ -1,3 +1,5 @@
+/* `hta launch`: the command-line front of hta_launch_stats (src/analysis/launch.c, analyses.md §8).
+ * Parses its options, then cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 #include "hta/launch.h"
 

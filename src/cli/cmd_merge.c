@@ -1,3 +1,6 @@
+/* `hta merge DIR -o OUT`: the command-line front of src/merge/ (docs/merge.md).  Unlike the analysis
+ * commands it runs in two phases, the alignment plan on the loaded ranks and then the writer that
+ * streams the files again, and it times both for its notes. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -1,3 +1,5 @@
+/* `hta ops`: the command-line front of hta_aten_op_kernels (src/analysis/aten_ops.c, analyses.md §9).
+ * cli_run_analysis loads, runs and prints; --sort-by is split into column names in the analysis callback. */
 #include <string.h>
 
 #include "cli/cli.h"

@@ -1,3 +1,5 @@
+/* `hta overlap`: the command-line front of hta_overlap (src/analysis/overlap.c, analyses.md §6).
+ * Parses its option, then cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
@@ -5,6 +7,7 @@ static hta_overlap_opts g_o;
 static int all_stream_rows;
 
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    /* --hta-compat means HTA's numbers, and HTA counts every row with a stream as GPU work (Quirk A2). */
     if (all_stream_rows || c->ctx.hta_compat) g_o.gpu_rows = HTA_GPU_ROWS_ANY_STREAM;
     return hta_overlap(ctx, &g_o, out, err);
 }

@@ -1,3 +1,5 @@
+/* `hta patterns --op NAME`: the command-line front of hta_patterns (src/analysis/patterns.c,
+ * analyses.md §12), with --overlay writing the trace marked with the patterns found. */
 #include <stdio.h>
 
 #include "cli/cli.h"

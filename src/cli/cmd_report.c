@@ -1,3 +1,5 @@
+/* `hta report`: the command-line front of hta_report (src/report/report.c, docs/report.md), the
+ * summary that runs every analysis.  cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
 #include "hta/report.h"
 

@@ -1,3 +1,6 @@
+/* `hta stragglers`: the command-line front of hta_potential_stragglers (src/analysis/stragglers.c,
+ * analyses.md §14).  cli_run_analysis loads, runs and prints; the --steps list is expanded in the
+ * analysis callback. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,3 +1,7 @@
+/* What every `hta` command shares (cli.h): its --help (options and the tables it prints), option
+ * parsing, opening the run context with warnings and progress on stderr, printing a result in the
+ * chosen format, and the exit codes (0 ok, 1 bad input, 2 usage).  Layer 5: with the cmd_*.c files,
+ * the only code that prints. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +19,8 @@
 static void wrapped(FILE *f, const char *text, size_t col, size_t indent) {
     int first = 1; /* the line's first word takes no space before it */
     for (const char *p = text; *p;) {
+        /* newlines count as spaces: the text is re-flowed, so a help string may be broken anywhere in the
+         * source */
         if (*p == ' ' || *p == '\n') {
             p++;
             continue;
@@ -33,6 +39,8 @@ static void wrapped(FILE *f, const char *text, size_t col, size_t indent) {
     fputc('\n', f);
 }
 
+/* Options as "--name META" after two spaces, padded to 28 columns, and the help wrapped from column 31
+ * (2 + 28 + 1), so that every help text starts in the same column. */
 static void usage_opts(FILE *f, const cli_opt *opts) {
     for (const cli_opt *o = opts; o && o->name; o++) {
         char left[64];
@@ -69,6 +77,8 @@ void cli_print_tables(FILE *f, const hta_table_def *const *tables) {
 
 static void print_help(const char *cmd, const char *usage, const char *desc, const cli_opt *opts) {
     printf("usage: hta %s %s\n\n%s\n", cmd, usage, desc);
+    /* the tables come from the declarations the command registered (HTA_CLI_COMMAND), so --help lists
+     * exactly what it prints */
     const cli_command *c = cli_command_named(cmd);
     if (c && c->tables[0]) {
         printf("\ntables:\n");
@@ -76,6 +86,8 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
     }
     printf("\noptions:\n");
     usage_opts(stdout, opts);
+    /* The options every command takes.  They are parsed by name in cli_parse, before the command's own
+     * table, so a command cannot change them; this table only documents them in --help. */
     static const cli_opt common[] = {
         {"ranks", CLI_STR, NULL, "LIST", "ranks to analyse: 0,2,5-7 (default: all)"},
         {"format", CLI_STR, NULL, "FMT", "table (default), csv or json"},
@@ -92,6 +104,9 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
     usage_opts(stdout, common);
 }
 
+/* "0,2,5-7" into c->rank_list: ranges are expanded because the loader takes an explicit list of ranks
+ * (hta_ctx_opts.ranks), whose files are the only ones it parses.  The list's size bounds how many ranks
+ * one run can name. */
 static int parse_ranks(const char *s, cli_common *c) {
     size_t n = 0;
     const char *p = s;
@@ -119,6 +134,8 @@ static int parse_ranks(const char *s, cli_common *c) {
 }
 
 static int bad(const char *cmd, const char *fmt, const char *arg) __attribute__((format(printf, 2, 0)));
+/* Usage errors: one line naming the command, a pointer to its --help, and exit code 2.  The format is a
+ * parameter, hence the pragma; every caller passes a literal with one %s. */
 static int bad(const char *cmd, const char *fmt, const char *arg) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -132,11 +149,13 @@ static int bad(const char *cmd, const char *fmt, const char *arg) {
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
               size_t min_pos, size_t max_pos, cli_common *c) {
     const char *cmd = argv[0];
+    /* all zeros are the library's defaults: HTA's time rounding and step filter, all ranks, every CPU */
     memset(c, 0, sizeof *c);
     c->fmt = HTA_FMT_TABLE;
     int only_pos = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        /* a lone "-" and everything after "--" are positional, so a path may start with a dash */
         if (only_pos || a[0] != '-' || !a[1]) {
             if (c->npos >= max_pos || c->npos >= 4) return bad(cmd, "unexpected argument '%s'", a);
             c->pos[c->npos++] = a;
@@ -154,6 +173,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         const char *name = a + 2;
         const char *val = NULL;
         char nbuf[64];
+        /* --name=value as well as --name value; the name is copied out so that it can be looked up alone */
         const char *eq = strchr(name, '=');
         if (eq) {
             size_t l = (size_t)(eq - name);
@@ -163,6 +183,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             name = nbuf;
             val = eq + 1;
         }
+/* the option's value: after '=' in the same argument, else the next argument */
 #define NEEDVAL()                                                              \
     do {                                                                       \
         if (!val) {                                                            \
@@ -170,6 +191,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             val = argv[++i];                                                   \
         }                                                                      \
     } while (0)
+        /* The common options first (see print_help), then the command's own table.  Flags given a value
+         * fall through and are refused as unknown. */
         if (!strcmp(name, "format")) {
             NEEDVAL();
             if (hta_format_parse(val, &c->fmt)) return bad(cmd, "unknown format '%s' (table, csv, json)", val);
@@ -184,6 +207,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             NEEDVAL();
             char *e;
             long v = strtol(val, &e, 10);
+            /* 64: the loader starts at most that many threads (load.c) */
             if (*e || v < 1 || v > 64) return bad(cmd, "bad thread count '%s' (1-64)", val);
             c->ctx.threads = (int)v;
             continue;
@@ -221,6 +245,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             char *e;
             errno = 0;
             long long v = strtoll(val, &e, 10);
+            /* read as long long and range-checked: out is an int, where a larger value would silently
+             * wrap to another one */
             if (*e || e == val || errno || v < INT_MIN || v > INT_MAX) return bad(cmd, "bad integer '%s'", val);
             *(int *)o->out = (int)v;
             break;
@@ -236,6 +262,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         case CLI_LIST: {
             NEEDVAL();
             cli_list *l = o->out;
+            /* The values point into argv: only the array is the command's to free. */
             const char **q = realloc(l->v, (l->n + 1) * sizeof *q);
             if (!q) return bad(cmd, "%s", "out of memory");
             l->v = q;
@@ -247,9 +274,12 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
     }
     if (c->npos < min_pos) return bad(cmd, "missing argument: %s", usage);
     c->path = c->npos ? c->pos[0] : NULL;
+    /* -1: parsed, go on (cli.h); 0 and 2 are exit codes */
     return -1;
 }
 
+/* Loader warnings (rank fallbacks, skipped files) matter to a person but would corrupt csv or json on
+ * stdout: stderr, and none with --quiet. */
 static void on_warn(void *ctx, const char *msg) {
     const cli_common *c = ctx;
     if (!c->quiet) fprintf(stderr, "hta: warning: %s\n", msg);
@@ -259,6 +289,8 @@ typedef struct progress {
     int on;
 } progress;
 
+/* Called from the loader's threads; "\r" redraws one line in place.  Only installed on a terminal (see
+ * cli_open), so logs and pipes never see it. */
 static void on_progress(void *ctx, uint64_t done, uint64_t total) {
     (void)ctx;
     if (total) fprintf(stderr, "\rhta: loading... %3d%%", (int)(done * 100 / total));
@@ -272,15 +304,18 @@ int cli_open(cli_common *c, const char *path, hta_ctx **ctx) {
     if (tty) o.progress = on_progress;
     hta_error err = {0};
     hta_status st = hta_ctx_open(path, &o, ctx, &err);
+    /* erase the progress line before anything else is printed on stderr */
     if (tty) fprintf(stderr, "\r\033[K");
     if (st) {
         fprintf(stderr, "hta: error: %s\n", err.msg);
+        /* a load failure is bad input: exit 1 */
         return 1;
     }
     return 0;
 }
 
 int cli_emit(const cli_common *c, hta_result *res) {
+    /* Notes go to stderr, the tables to stdout: a pipe into a csv or json reader gets nothing but data. */
     if (!c->quiet)
         for (size_t i = 0; i < res->nnotes; i++) fprintf(stderr, "hta: note: %s\n", res->notes[i]);
     int rc = hta_result_write(stdout, res, c->fmt);
@@ -313,6 +348,7 @@ int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn) {
     hta_result_init(&res);
     hta_error err = {0};
     hta_status st = fn(ctx, c, &res, &err);
+    /* The result owns its cells (table.h), so the loaded trace can go before printing. */
     hta_ctx_free(ctx);
     if (st) {
         hta_result_free(&res);

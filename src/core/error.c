@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* err may be NULL (a caller that only wants the status); the status is returned either way so that a
+ * failure reads `return hta_fail(...)`. */
 hta_status hta_vfail(hta_error *err, hta_status code, const char *fmt, va_list ap) {
     if (err) {
         err->code = code;
@@ -22,6 +24,8 @@ hta_status hta_fail(hta_error *err, hta_status code, const char *fmt, ...) {
 
 hta_status hta_oom(hta_error *err) { return hta_fail(err, HTA_ENOMEM, "out of memory"); }
 
+/* Prefixes the message with its context ("augment: ..."), cutting the message, never the prefix, when both
+ * do not fit. */
 void hta_error_prefix(hta_error *err, const char *prefix) {
     if (!err) return;
     char tmp[sizeof err->msg];

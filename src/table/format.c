@@ -1,4 +1,6 @@
-/* The three output formats, shared by every command. */
+/* The three output formats of a result (hta_result_write, table.h): json and csv for programs, the aligned
+ * table for people.  Every command prints through here (cli_emit in src/cli/common.c), so all commands
+ * format numbers and nulls the same way. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,13 +9,17 @@
 
 #include "hta/table.h"
 
+/* Each type has its own null: NaN for floats (pandas' missing value), NULL for text, and a separate flag
+ * for ints, where every value is a valid number. */
 static int is_null(const hta_column *c, size_t r) {
     if (c->type == HTA_COL_FLOAT) return isnan(c->v.f[r]);
     if (c->type == HTA_COL_STR) return c->v.s[r] == NULL;
     return c->null && c->null[r];
 }
 
-/* Shortest text that reads back as the same double. */
+/* Shortest text that reads back as the same double: 17 significant digits always round-trip, 15 print
+ * decimal values as they were meant (0.1, not 0.10000000000000001), so the output is exact and still
+ * readable. */
 static void fmt_double(char *buf, size_t n, double v) {
     if (isinf(v)) {
         snprintf(buf, n, v > 0 ? "inf" : "-inf");
@@ -25,6 +31,8 @@ static void fmt_double(char *buf, size_t n, double v) {
     }
 }
 
+/* Only what JSON requires is escaped (quote, backslash, control characters): a JSON string may hold any
+ * other UTF-8 as it is. */
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -52,10 +60,12 @@ static void json_cell(FILE *f, const hta_column *c, size_t r) {
     case HTA_COL_INT: fprintf(f, "%" PRId64, c->v.i[r]); break;
     case HTA_COL_FLOAT:
         if (isinf(c->v.f[r])) {
+            /* JSON has no literal for infinity; 1e999 overflows to it in readers such as Python's json. */
             fputs(c->v.f[r] > 0 ? "1e999" : "-1e999", f);
         } else {
             fmt_double(buf, sizeof buf, c->v.f[r]);
-            /* keep floats recognisable as floats */
+            /* keep floats recognisable as floats: a reader sees 3.0, not 3, so a FLOAT column does not
+             * come back as ints */
             fputs(buf, f);
             if (!strpbrk(buf, ".eEn")) fputs(".0", f);
         }
@@ -77,6 +87,7 @@ static void write_json(FILE *f, const hta_result *res) {
         }
         fputs("], \"data\": [", f);
         for (size_t r = 0; r < t->nrows; r++) {
+            /* one row per line, for people and line-based tools; still one JSON document */
             fputs(r ? ",\n  [" : "\n  [", f);
             for (size_t c = 0; c < t->ncols; c++) {
                 if (c) fputs(", ", f);
@@ -89,6 +100,7 @@ static void write_json(FILE *f, const hta_result *res) {
     fputs("}\n", f);
 }
 
+/* A csv cell: exact numbers as in json, null as an empty field (what pandas' to_csv writes for NaN). */
 static void cell_text(const hta_column *c, size_t r, char *buf, size_t n, const char **out) {
     *out = buf;
     if (is_null(c, r)) {
@@ -102,6 +114,8 @@ static void cell_text(const hta_column *c, size_t r, char *buf, size_t n, const 
     }
 }
 
+/* RFC 4180 quoting, only where needed: kernel names are full of commas (template arguments), most cells
+ * are not. */
 static void csv_field(FILE *f, const char *s) {
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
@@ -118,6 +132,8 @@ static void csv_field(FILE *f, const char *s) {
 static void write_csv(FILE *f, const hta_result *res) {
     for (size_t i = 0; i < res->n; i++) {
         const hta_table *t = res->tables[i];
+        /* A single table is plain CSV any reader takes; several get a "# name" line each and a blank line
+         * between. */
         if (res->n > 1) fprintf(f, "%s# %s\n", i ? "\n" : "", t->name);
         for (size_t c = 0; c < t->ncols; c++) {
             if (c) fputc(',', f);
@@ -137,11 +153,14 @@ static void write_csv(FILE *f, const hta_result *res) {
     }
 }
 
-/* Human table: floats with up to 6 significant decimals, long text cut. */
+/* Human table: whole numbers without decimals, others with 3 (6 significant digits when very large or very
+ * small), long text cut at MAXW so that one kernel name of a kilobyte of C++ templates does not push every
+ * other column off the screen. */
 #define MAXW 60
 
 static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     if (is_null(c, r)) {
+        /* null reads "-" for a person; csv leaves the field empty and json writes null */
         snprintf(buf, n, "-");
         return;
     }
@@ -149,6 +168,7 @@ static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     case HTA_COL_INT: snprintf(buf, n, "%" PRId64, c->v.i[r]); break;
     case HTA_COL_FLOAT: {
         double v = c->v.f[r];
+        /* whole numbers as integers up to 1e15; beyond that %g is shorter */
         if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
         else if (fabs(v) >= 1e6 || fabs(v) < 1e-3) snprintf(buf, n, "%.6g", v);
         else snprintf(buf, n, "%.3f", v);
@@ -164,7 +184,9 @@ static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     }
 }
 
-/* The piece of a wrapped cell on line `line` (0-based), cut at spaces to at most w bytes. */
+/* The piece of a wrapped cell on line `line` (0-based), cut at spaces to at most w bytes; a word longer
+ * than w is cut inside.  It walks from the cell's start each time: the table is printed a whole line
+ * across all columns at a time, and wrapped cells are a few lines of prose. */
 static const char *wrap_piece(const char *s, size_t w, int line, size_t *len) {
     for (int l = 0;; l++) {
         size_t n = strlen(s);
@@ -194,6 +216,8 @@ static void write_table(FILE *f, const hta_result *res) {
         size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
         if (!w) return;
         for (size_t c = 0; c < t->ncols; c++) {
+            /* Column width = its widest cell or header; table_cell has already cut text at MAXW, so
+             * wrapped (prose) columns are MAXW wide at most and wrap inside that. */
             w[c] = strlen(t->cols[c].name);
             if (w[c] > MAXW) w[c] = MAXW;
             for (size_t r = 0; r < t->nrows; r++) {
@@ -204,11 +228,14 @@ static void write_table(FILE *f, const hta_result *res) {
         }
         fprintf(f, "%s%s (%zu row%s)\n", i ? "\n" : "", t->name, t->nrows, t->nrows == 1 ? "" : "s");
         for (size_t c = 0; c < t->ncols; c++) {
+            /* numbers right-aligned so that their digits line up; text left-aligned */
             int right = t->cols[c].type != HTA_COL_STR;
             fprintf(f, c ? "  %*.*s" : "%*.*s", right ? (int)w[c] : -(int)w[c], MAXW, t->cols[c].name);
         }
         fputc('\n', f);
         for (size_t r = 0; r < t->nrows; r++) {
+            /* A row takes as many lines as its longest wrapped cell; the other cells print on its first
+             * line. */
             for (int line = 0;; line++) {
                 int more = 0;
                 for (size_t c = 0; c < t->ncols; c++) {
@@ -228,6 +255,7 @@ static void write_table(FILE *f, const hta_result *res) {
                     }
                     int pad = (int)w[c] - (int)tl;
                     if (c) fputs("  ", f);
+                    /* the last text column is not padded: no trailing spaces */
                     if (right) fprintf(f, "%*s%.*s", pad > 0 ? pad : 0, "", (int)tl, txt);
                     else if (c + 1 < t->ncols) fprintf(f, "%.*s%*s", (int)tl, txt, pad > 0 ? pad : 0, "");
                     else fprintf(f, "%.*s", (int)tl, txt);
@@ -247,5 +275,7 @@ int hta_result_write(FILE *f, const hta_result *r, hta_format fmt) {
     case HTA_FMT_TABLE: write_table(f, r); break;
     }
     fflush(f);
+    /* stdio's error flag is sticky: one check after the flush catches a failed write anywhere above (a
+     * full disk, a closed pipe) */
     return ferror(f) ? -1 : 0;
 }

@@ -29,6 +29,8 @@ static size_t cell_size(hta_col_type ty) {
     return ty == HTA_COL_INT ? sizeof(int64_t) : ty == HTA_COL_FLOAT ? sizeof(double) : sizeof(char *);
 }
 
+/* A new cell is "empty" by its type: 0 for ints, NaN (null) for floats, NULL for text.  An analysis that
+ * sets nothing in a float cell therefore prints null, not a made-up 0. */
 static void init_cells(hta_column *c, size_t from, size_t to) {
     for (size_t r = from; r < to; r++) {
         if (c->type == HTA_COL_INT) c->v.i[r] = 0;
@@ -111,6 +113,7 @@ int hta_table_rename_col(hta_table *t, int col, const char *name) {
     return 0;
 }
 
+/* Columns grow together by doubling, so appending rows is amortised O(1) per cell. */
 long hta_table_add_row(hta_table *t) {
     if (t->nrows == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 16;
@@ -131,6 +134,8 @@ long hta_table_add_row(hta_table *t) {
     return (long)t->nrows++;
 }
 
+/* The setters accept the other numeric type and convert, so that a caller need not know whether a declared
+ * column is INT or FLOAT. */
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v) {
     hta_column *c = &t->cols[col_at(t, col)];
     if (c->type == HTA_COL_FLOAT) c->v.f[row] = (double)v;
@@ -146,6 +151,7 @@ void hta_table_set_null(hta_table *t, size_t row, int col) {
         free(c->v.s[row]);
         c->v.s[row] = NULL;
     } else {
+        /* int null flags are made on the first null: most int columns never hold one */
         if (!c->null) {
             c->null = calloc(t->cap ? t->cap : 1, 1);
             if (!c->null) return;

@@ -11,6 +11,8 @@
 #include "core/hash.h"
 #include "hta/vocab.h"
 
+/* HTA rounds only files where some ts has a fraction or is missing (TF§6: its ts column is then float);
+ * integer-us files keep their times, and so do their rows here. */
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
     int64_t t = r->ts[i], d = r->dur[i];
     if (!r->ts_fractional) {
@@ -24,11 +26,14 @@ void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
     double tsd = (double)((long double)t / 1000.0L);
     double dd = (double)((long double)d / 1000.0L);
     double s = ceil(tsd), e = floor(tsd + dd);
+    /* HTA gives an event inside one microsecond dur = -1 (Q6); 0 here. */
     if (e < s) e = s;
     *ts = (int64_t)s * 1000;
     *end = (int64_t)e * 1000;
 }
 
+/* TF§7.1: GPU for correlation purposes = a stream >= 0 and a correlation id, or a sync record by name
+ * (Event Sync, Context Sync), whatever its stream. */
 int hta_row_is_gpu_corr(const hta_trace *t, const hta_rank *r, size_t i) {
     int64_t s = hta_row_stream(r, i);
     if (s >= 0 && r->correlation[i] >= 0) return 1;
@@ -62,6 +67,8 @@ static int32_t *corr_slot(corr_tab *c, int64_t id, int gpu_side, int insert) {
     return gpu_side ? &c->gpu[j] : &c->cpu[j];
 }
 
+/* TF§7.2: each CPU row with a correlation id gets the GPU row with that id as partner, and back.  No
+ * partner is HTA_NO_ROW, never confused with event 0 as HTA's index_correlation 0 is (Q7). */
 static hta_status link_partners(const hta_trace *t, hta_rank *r, hta_error *err) {
     size_t n = r->n, m = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -75,6 +82,7 @@ static hta_status link_partners(const hta_trace *t, hta_rank *r, hta_error *err)
     }
     if (!m) return HTA_OK;
     corr_tab c = {0};
+    /* dense enough (ids spread over less than 4 slots per row that has one): index by id - lo */
     if (lo >= 0 && (uint64_t)(hi - lo) < 4 * (uint64_t)m) {
         c.lo = lo;
         c.n = (size_t)(hi - lo) + 1;
@@ -97,6 +105,7 @@ static hta_status link_partners(const hta_trace *t, hta_rank *r, hta_error *err)
     for (size_t i = 0; i < n; i++) {
         if (r->correlation[i] == -1) continue;
         int g = hta_row_is_gpu_corr(t, r, i);
+        /* file order, so the last row of each side wins */
         *corr_slot(&c, r->correlation[i], g, 1) = (int32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
@@ -146,6 +155,8 @@ static void sort_rows(const hta_rank *r, uint32_t *g, size_t n, uint32_t *tmp) {
     }
 }
 
+/* Call stacks by time containment on each thread, the parent and depth columns (TF§14).  Only CPU rows
+ * nest: stream index 0 is the stream value -1, the rows without a stream. */
 static hta_status build_stacks(hta_rank *r, hta_error *err) {
     size_t n = r->n, nt = r->nthreads;
     size_t *start = calloc(nt + 2, sizeof *start);
@@ -157,7 +168,9 @@ static hta_status build_stacks(hta_rank *r, hta_error *err) {
         free(stack);
         return hta_oom(err);
     }
-    /* CPU rows grouped by thread, in file order */
+    /* CPU rows grouped by thread, in file order: a counting sort.  Counts go to start[t + 2]; after the
+     * prefix sums start[t + 1] is thread t's fill cursor, and once filled it has moved on to thread t's
+     * end, so start[k] .. start[k + 1] is thread k. */
     for (size_t i = 0; i < n; i++) {
         r->parent[i] = HTA_NO_ROW;
         r->depth[i] = -1;
@@ -170,6 +183,8 @@ static hta_status build_stacks(hta_rank *r, hta_error *err) {
         uint32_t *g = o + start[k];
         size_t gn = start[k + 1] - start[k];
         sort_rows(r, g, gn, stack);
+        /* The stack holds the open calls; a row pops every call that ended at or before its start, and its
+         * parent is what is left on top. */
         size_t sp = 0;
         for (size_t j = 0; j < gn; j++) {
             uint32_t row = g[j];
@@ -183,11 +198,13 @@ static hta_status build_stacks(hta_rank *r, hta_error *err) {
                 else break;
             }
             r->parent[row] = sp ? (int32_t)stack[sp - 1] : HTA_NO_ROW;
+            /* the depth column is int16: saturate rather than wrap on absurd nesting */
             r->depth[row] = (int16_t)(sp < INT16_MAX ? sp : INT16_MAX);
             stack[sp++] = row;
         }
     }
-    /* device rows hang under the call that launched them */
+    /* device rows hang under the call that launched them, one level deeper (TF§14.1: a kernel's depth is
+     * its launch's + 1) */
     for (size_t i = 0; i < n; i++) {
         if (r->stream[i] == 0 || r->partner[i] < 0) continue;
         int32_t c = r->partner[i];
@@ -214,6 +231,9 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* TF§8: CPU rows (and Triton's stream-0 cpu_ops) get the ProfilerStep whose span contains their start;
+ * device rows on a stream > 0 get their launch's; other stream-0 device rows (AMD) get HTA's NaN. Times
+ * are rounded first, as HTA assigns iterations after its rounding (TF§1). */
 static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *err) {
     size_t n = r->n, ns = 0, cap = 0;
     step *st = NULL;
@@ -247,7 +267,9 @@ static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *
         st[ns] = (step){a, e, num, (uint32_t)ns};
         ns++;
     }
-    /* elementary segments between step boundaries, each with its winner */
+    /* Elementary segments between step boundaries, each with its winner: the step last in table order that
+     * covers it (TF§8: where steps overlap, the last one wins).  A row then finds its segment by binary
+     * search instead of testing every step. */
     size_t nb = 2 * ns;
     free(stepnum);
     int64_t *bd = malloc((nb ? nb : 1) * sizeof *bd);
@@ -295,6 +317,8 @@ static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *
             r->iteration[i] = HTA_ITER_NAN;
         }
     }
+    /* Second pass: a device row reads its launch's iteration, which the pass above has set.  Any partner
+     * counts, event 0 included, where HTA's index_correlation > 0 test loses it (Q7). */
     for (size_t i = 0; i < n; i++) {
         int64_t s = hta_row_stream(r, i);
         if (s > 0) {

@@ -22,6 +22,8 @@
 #include "hta/rawtrace.h"
 #include "hta/vocab.h"
 
+/* One file to parse.  Each has its own builder and rank-local symbol table, so the parsing threads share
+ * nothing but the pool's counter; the symbols become global afterwards, in one thread. */
 typedef struct job {
     char *path;
     hta_rank *r;
@@ -33,6 +35,8 @@ typedef struct job {
 typedef struct pool {
     job *jobs;
     size_t njobs;
+    /* the next job to take: files differ in size, so threads take them one at a time rather than in fixed
+     * shares */
     atomic_size_t next;
     const hta_load_opts *opts;
 } pool;
@@ -43,6 +47,8 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The columns come from hta_big_realloc (mmap'd, bigbuf.h) and must go back through hta_big_free; the
+ * small tables are plain malloc. */
 static void free_rank(hta_rank *r) {
     if (!r) return;
     free((char *)r->path);
@@ -60,6 +66,8 @@ static void free_rank(hta_rank *r) {
     free(r);
 }
 
+/* A worker takes files until none is left and records the outcome in the job: failures are looked at
+ * afterwards, in file order, so the error reported does not depend on which thread got there first. */
 static void *worker(void *arg) {
     pool *p = arg;
     for (;;) {
@@ -73,6 +81,8 @@ static void *worker(void *arg) {
             continue;
         }
         j->r->world_size = -1;
+        /* "absent" until the file says otherwise (hta_rank): -1 and INT64_MIN are the markers trace.h
+         * documents */
         j->r->base_time_ns = INT64_MIN;
         j->st = hta_parse_file(j->path, &j->b, p->opts->progress, p->opts->progress_ctx, &j->err);
         if (!j->st && rank_build_finish(&j->b))
@@ -82,6 +92,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* HTA's rule for a folder's trace files (TF§2): names ending in .json or .gz. */
 static int is_trace_name(const char *n) {
     size_t l = strlen(n);
     return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 3 && !strcmp(n + l - 3, ".gz"));
@@ -109,6 +120,7 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
     size_t cap = 0;
     *files = NULL;
     *nf = 0;
+    /* A file is taken as given, whatever its name: the name rule only picks a folder's files. */
     if (!S_ISDIR(sb.st_mode)) {
         *files = malloc(sizeof **files);
         if (!*files || !((*files)[0] = strdup(path))) return hta_oom(err);
@@ -119,12 +131,14 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
     if (!d) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
     struct dirent *de;
     while ((de = readdir(d))) {
+        /* hidden files and . / .. are no traces */
         if (de->d_name[0] == '.') continue;
         size_t l = strlen(path) + strlen(de->d_name) + 2;
         char *full = malloc(l);
         if (!full) goto oom;
         snprintf(full, l, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
         struct stat fs;
+        /* sub-folders, links to nothing and devices are skipped silently: only regular files can be traces */
         if (stat(full, &fs) != 0 || !S_ISREG(fs.st_mode)) {
             free(full);
             continue;
@@ -141,7 +155,10 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
         (*files)[(*nf)++] = full;
     }
     closedir(d);
+    /* HTA gives a TraceAnalysis with no ranks here (Q4) and fails later; an error names the folder now. */
     if (*nf == 0) return hta_fail(err, HTA_ENODATA, "%s: no trace files (.json, .json.gz) in folder", path);
+    /* readdir's order is the file system's (HTA's os.listdir is unspecified too); sorted, the file order
+     * and the ranks it gives are the same on every machine */
     qsort(*files, *nf, sizeof **files, cmp_str);
     return HTA_OK;
 oom: /* the caller frees the files listed so far */
@@ -149,7 +166,8 @@ oom: /* the caller frees the files listed so far */
     return hta_oom(err);
 }
 
-/* "rank-3", "rank_3", "rank3", "worker3", "node1_rank12" -> last such number. */
+/* "rank-3", "rank_3", "rank3", "worker3", "node1_rank12" -> last such number.  A fallback of hta's: HTA
+ * never looks at the file name and makes such a file rank 0 (TF§2, Q3). */
 static int64_t rank_from_name(const char *path) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -162,6 +180,7 @@ static int64_t rank_from_name(const char *path) {
             if (*q == '-' || *q == '_' || *q == '.') q++;
             if (!isdigit((unsigned char)*q)) continue;
             int64_t v = 0;
+            /* capped, so that a long run of digits (a date, a job id) cannot overflow */
             while (isdigit((unsigned char)*q) && v < 100000000) v = v * 10 + (*q++ - '0');
             found = v;
         }
@@ -174,7 +193,9 @@ static int cmp_rank(const void *a, const void *b) {
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Re-encodes every local symbol of rank r into the global table. */
+/* Re-encodes every local symbol of rank r into the global table.  Called rank by rank in ascending rank
+ * order, so global ids are in first-seen order and the same on every run, whatever order the threads
+ * finished in (HTA's depend on Python's hash seed, Q5). */
 static hta_status merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_io, hta_error *err) {
     hta_rank *r = b->r;
     uint32_t nl = hta_symtab_count(b->sym);
@@ -192,6 +213,8 @@ static hta_status merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_
     for (size_t i = 0; i < r->nargs; i++) {
         hta_arg *a = &r->args[i];
         uint32_t k = map[a->key];
+        /* an arg's key is a 28-bit field (trace.h); the global table can pass that even when no rank's
+         * local one did */
         if (k >= HTA_ARG_MAX_KEY) {
             st = hta_fail(err, HTA_EFORMAT, "%s: too many distinct strings over the ranks (args keys past %u)",
                           r->path, (unsigned)HTA_ARG_MAX_KEY);
@@ -220,6 +243,7 @@ static hta_status merge_symbols(hta_trace *t, rank_build *b, uint32_t **cat_map_
         size_t k = 0;
         while (k < t->ncats && t->cats[k] != g) k++;
         if (k == t->ncats) {
+            /* the category column is uint16 */
             if (t->ncats >= UINT16_MAX) {
                 st = hta_fail(err, HTA_EFORMAT, "%s: more than %u categories over the ranks", r->path,
                               (unsigned)UINT16_MAX);
@@ -294,6 +318,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
      * further; their ranks still count as taken for the file-order fallback */
     int32_t *other = NULL;
     size_t nother = 0, nf_all = nf;
+    /* Probing costs a scan of each file's head only; a single file is parsed anyway. */
     if (o->only_ranks && nf > 1) {
         other = malloc(nf * sizeof *other);
         if (!other) {
@@ -303,6 +328,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         }
         size_t keep = 0;
         for (size_t i = 0; i < nf; i++) {
+            /* -1 (the head does not say) keeps the file: only a full parse can place it */
             int64_t pr = probe_rank(files[i]);
             if (pr >= 0 && !wanted(o, (int32_t)pr)) {
                 other[nother++] = (int32_t)pr;
@@ -321,6 +347,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     }
     atomic_init(&p.next, 0);
     for (size_t i = 0; i < nf; i++) p.jobs[i].path = files[i];
+    /* At most one thread per file and 64 in all; the calling thread is one of them.  A helper that cannot
+     * be started only means fewer helpers. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nth = o->threads > 0 ? (size_t)o->threads : (size_t)(ncpu > 0 ? ncpu : 1);
     if (nth > nf) nth = nf;
@@ -332,7 +360,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     worker(&p);
     for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
 
-    /* errors: in folder mode a JSON file without traceEvents is not a trace */
+    /* errors: in folder mode a JSON file without traceEvents is not a trace.  Otherwise the first failing
+     * file in file order is the one reported, whichever thread failed first. */
     size_t nok = 0;
     for (size_t i = 0; i < nf; i++) {
         job *j = &p.jobs[i];
@@ -340,6 +369,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
             nok++;
             continue;
         }
+        /* A folder may hold other JSON (configs, results) beside the traces; a single file the user named
+         * must be a trace. */
         if (nf_all > 1 && j->st == HTA_ENOTTRACE) {
             warnf(o, "%s: skipped (JSON without traceEvents)", j->path);
             continue;
@@ -382,6 +413,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     for (size_t i = 0; i < t->nranks; i++) {
         hta_rank *r = t->ranks[i];
         if (r->rank >= 0) continue;
+        /* the smallest rank no file claims, unselected files included, so that every file gets a rank of
+         * its own */
         int32_t cand = 0;
         for (int again = 1; again;) {
             again = 0;
@@ -394,6 +427,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         warnf(o, "%s: no distributedInfo.rank and no rank in the file name; using rank %d (file order)",
               r->path, cand);
     }
+    /* HTA lets the later file replace the earlier (Q3); which of two files is the rank is a question only
+     * the user can answer. */
     for (size_t i = 0; i < t->nranks; i++)
         for (size_t k = i + 1; k < t->nranks; k++)
             if (t->ranks[i]->rank == t->ranks[k]->rank) {
@@ -414,7 +449,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         }
     }
     free(cat_map);
-    /* drop ranks the caller did not ask for */
+    /* drop ranks the caller did not ask for: files whose head did not name a rank are only placed after
+     * the full parse */
     size_t keep = 0;
     for (size_t i = 0; i < t->nranks; i++) {
         hta_rank *r = t->ranks[i];
@@ -426,6 +462,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         }
     }
     t->nranks = keep;
+    /* The known arg keys, Event Sync and Context Sync as global symbol ids, looked up once: analyses then
+     * test rows by id. */
     for (int k = 0; k < HTA_ARG_KNOWN_COUNT; k++) {
         const char *nm = hta_arg_key_name((hta_arg_key)k);
         t->arg_sym[k] = (int32_t)hta_symtab_find(t->sym, nm, strlen(nm));
@@ -433,10 +471,13 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     const char *es = hta_sync_kind_name(HTA_SYNC_EVENT_SYNC), *cs = hta_sync_kind_name(HTA_SYNC_CONTEXT_SYNC);
     t->sym_event_sync = hta_symtab_find(t->sym, es, strlen(es));
     t->sym_context_sync = hta_symtab_find(t->sym, cs, strlen(cs));
+    /* derived last: partner, call stack and iteration read names through the global symbols */
     for (size_t i = 0; i < t->nranks; i++)
         HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], err), done);
     st = HTA_OK;
 done:
+    /* One cleanup for success and failure: every builder's local symbols and scratch go (the global table
+     * has the names now), and a rank goes unless the trace took it. */
     for (size_t k = 0; k < nf; k++) {
         if (!p.jobs) break;
         job *j = &p.jobs[k];

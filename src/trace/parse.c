@@ -14,9 +14,13 @@
 #include "core/bigbuf.h"
 #include "trace/json_lex.h"
 
+/* Bytes read per refill.  A unit larger than the buffer doubles it, up to MAX_UNIT: no real event comes
+ * near 1 GiB, so a unit that does is a broken file, not a reason to take all memory. */
 #define BLOCK (1u << 20)
 #define MAX_UNIT (1u << 30)
 
+/* Where the parser is in the top-level object: before its '{', between top-level keys, inside traceEvents,
+ * after the closing '}'. */
 enum { ST_OPEN, ST_KEY, ST_EVENTS, ST_END, ST_DONE };
 
 typedef struct parser {
@@ -50,6 +54,8 @@ static hta_status perr(parser *P, const lex *L) {
  * the limit `what` passed. */
 #define LEX_BUILD(L, at, st, what) LEX_FAIL(L, at, st, (st) == HTA_ENOMEM ? "out of memory" : (what))
 
+/* Most strings are used where they lie in the buffer; only a string with escapes is unescaped, into this
+ * reused scratch. */
 static const char *scratch_str(parser *P, const char *s, const char *q, size_t *n) {
     size_t need = (size_t)(q - s) + 1;
     if (need > P->scratch_cap) {
@@ -62,6 +68,8 @@ static const char *scratch_str(parser *P, const char *s, const char *q, size_t *
     return P->scratch;
 }
 
+/* Keys are compared as the raw bytes between the quotes: a key written with escapes is not one of ours, as
+ * no Kineto key needs any. */
 static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
     return n == ln && memcmp(k, lit, ln) == 0;
 }
@@ -69,8 +77,12 @@ static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
 
 /* ---------- args ---------- */
 
+/* Args that are columns of their own (stream, correlation, External id) rather than arg slots, and the
+ * name that a ph "M" metadata event gives a thread or process. */
 enum { A_STREAM = -2, A_CORR = -3, A_EXTID = -4, A_NAME = -5, A_NONE = -1 };
 
+/* The raw keys of the arg slots (trace.h): HTA's default arg set (TF§5.1) and the few more the analyses
+ * here read (process groups, Seq, queued, device, kernel_backend). */
 static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_BYTES] = "bytes",
     [HTA_ARG_MEMORY_BW] = "memory bandwidth (GB/s)",
@@ -150,6 +162,8 @@ static int arg_lookup(const char *k, size_t n) {
 }
 #undef IS
 
+/* One event as it is scanned.  Strings stay spans of the buffer until the event is known to be kept, so a
+ * dropped event (a flow, an instant, metadata) costs no interning. */
 typedef struct event {
     char ph;
     int have_cat, have_dur, have_ts, have_name, have_pid, have_tid, have_id, bp_e;
@@ -183,6 +197,8 @@ static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) 
         int64_t acc = 0;
         int ok = s < q && !esc;
         for (; ok && s < q; s++) {
+            /* too many digits for int64 is no stream number either: stop before the next digit could
+             * overflow */
             if (*s < '0' || *s > '9' || acc > (INT64_MAX - 9) / 10) ok = 0;
             else acc = acc * 10 + (*s - '0');
         }
@@ -190,6 +206,7 @@ static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) 
         *out = q + 1;
         return LEX_OK;
     }
+    /* null is HTA's "absent": the default -1 */
     if (*p == 'n') {
         const char *q = p;
         if ((rc = lex_skip_value(L, p, &q))) return rc;
@@ -205,9 +222,12 @@ static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) 
 }
 
 /* Stores one arg value of a kept slot. */
+/* Values are kept as written, as HTA copies them (TF§5.1): an integer stays an integer, a number with a
+ * fraction or exponent a double, a string its interned text, anything else its JSON text. */
 static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t key_sym) {
     lex *L = &P->L;
     rank_build *b = P->b;
+    /* the key is a 28-bit field of the 12-byte arg */
     if (key_sym >= HTA_ARG_MAX_KEY) return LEX_ERROR(L, p, "too many distinct strings");
     hta_arg *a = rank_build_arg(b);
     if (!a) return LEX_NOMEM(L, p);
@@ -228,6 +248,8 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
         const char *q;
         if ((rc = lex_number(L, p, &q, &n))) return rc;
         int64_t iv;
+        /* an integer beyond int64 is kept as a double rather than refused: one odd value should not stop
+         * the load */
         if (!n.frac && lex_num_scaled(&n, 0, &iv) == 0) {
             a->type = HTA_V_INT;
             a->v.i = iv;
@@ -248,6 +270,8 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
     return LEX_OK;
 }
 
+/* capture_all: every key is kept, for a cuda_profiler_range event whose args are CUPTI counters that
+ * become columns of their own (TF§5.2). */
 static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, int capture_all) {
     lex *L = &P->L;
     rank_build *b = P->b;
@@ -285,6 +309,7 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
             p = q + 1;
         } else if (slot >= 0 || capture_all) {
             int64_t ks;
+            /* the known keys' local symbols are cached: each is interned once per file */
             if (slot >= 0 && b->known_local[slot] >= 0) {
                 ks = b->known_local[slot];
             } else {
@@ -331,7 +356,9 @@ static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q
     return LEX_OK;
 }
 
-/* ts/dur: microseconds as decimal text -> exact ns. */
+/* ts/dur: microseconds as decimal text -> exact ns, digit by digit, never through a double (a double has
+ * quarter-microsecond steps at today's epoch times).  A fraction is remembered: it decides whether HTA
+ * rounds the file (TF§6). */
 static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac) {
     lex *L = &P->L;
     if (*p == 'n') {
@@ -342,13 +369,15 @@ static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, i
     lex_num n;
     lex_rc rc = lex_number(L, p, out, &n);
     if (rc) return rc;
+    /* scale 3: the text is microseconds, the value ns (x 10^3), rounded half to even only past the ns */
     if (lex_num_scaled(&n, 3, ns)) return LEX_ERROR(L, p, "timestamp out of range");
     *have = 1;
     if (frac && n.frac) *frac = 1;
     return LEX_OK;
 }
 
-/* pid/tid: number, or a string (numeric text becomes the number). */
+/* pid/tid: number, or a string (numeric text becomes the number).  Other text (Kineto's "Spans", "Traces")
+ * keeps its symbol and the id -1 (trace.h). */
 static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int64_t *sym, int *have) {
     lex *L = &P->L;
     lex_rc rc;
@@ -363,6 +392,8 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
         char *end;
         char tmp[32];
         if (n > 0 && n < sizeof tmp) {
+            /* strtoll needs a terminated string, and the buffer's string is not; the first-character test
+             * keeps out what strtoll would also take (leading blanks, '+') */
             memcpy(tmp, s, n);
             tmp[n] = 0;
             long long x = strtoll(tmp, &end, 10);
@@ -392,6 +423,7 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
     return LEX_OK;
 }
 
+/* TF§4.1: cat "Trace" (the "PyTorch Profiler" span) is dropped. */
 static int cat_is_trace(const event *e) {
     return e->cat_q - e->cat_s == 5 && memcmp(e->cat_s, "Trace", 5) == 0;
 }
@@ -417,6 +449,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             size_t kn;
             int esc;
             if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+            /* Keys by length, then by bytes: a handful of compares per key. */
             switch (kn) {
             case 2:
                 if (k[0] == 'p' && k[1] == 'h') {
@@ -439,6 +472,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                     e.have_id = have;
                     goto next;
                 }
+                /* only "bp": "e" matters (a flow that binds to its enclosing slice); the value is then
+                 * skipped as any other */
                 if (k[0] == 'b' && k[1] == 'p') {
                     e.bp_e = *p == '"' && p[1] == 'e';
                     break;
@@ -470,6 +505,9 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                     goto next;
                 }
                 if (!memcmp(k, "args", 4)) {
+                    /* Kineto writes ph and cat before args, so whether the args matter is known here and
+                     * they are parsed in place, in one pass.  Otherwise the args are skipped and parsed at
+                     * the end of the event, once it is known to be kept. */
                     if (e.ph && (e.have_cat || e.ph == 'M')) {
                         int all = 0;
                         if (e.have_cat && b->profiler_range_cat >= 0) {
@@ -491,6 +529,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             default:
                 break;
             }
+            /* a key the model does not keep: its value is still checked, so a broken file fails here and
+             * not in a later rewrite */
             if ((rc = lex_skip_value(L, p, &p))) return rc;
         next:
             p = lex_ws(p);
@@ -505,6 +545,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
     *out = p + 1;
 
     uint32_t index = (uint32_t)r->n_events;
+    /* HTA's rule (TF§4.1): an event is a row iff it has dur and cat and cat is not "Trace". index counts
+     * every event, kept or not: HTA's index (TF§4.2). */
     int keep = e.have_dur && e.have_cat && !cat_is_trace(&e);
     if (!e.args_done && e.args_p && (keep || e.ph == 'M')) {
         int all = e.have_cat && e.cat_q - e.cat_s == 19 && !memcmp(e.cat_s, "cuda_profiler_range", 19);
@@ -517,6 +559,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
     if (e.ts_frac) r->ts_fractional = 1;
 
     if (keep) {
+        /* A row without a start has no place on any timeline (HTA's table would hold NaN there).  The file
+         * is refused with the event's offset. */
         if (!e.have_ts) return LEX_ERROR(L, ev_start, "event has dur and cat but no ts");
         size_t row;
         hta_status bs;
@@ -551,6 +595,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             return LEX_BUILD(L, ev_start, bs, "too many threads");
         if (r->nargs > UINT32_MAX) return LEX_ERROR(L, ev_start, "too many args");
     } else if ((e.ph == 's' || e.ph == 'f' || e.ph == 't') && e.have_id) {
+        /* Flows are kept apart with their ids (HTA drops them, Q2), so the links they carry are not lost;
+         * hta info counts them. */
         hta_flow *f = rank_build_flow(b);
         if (!f) return LEX_NOMEM(L, ev_start);
         uint32_t th;
@@ -566,6 +612,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         }
         *f = (hta_flow){e.id, index, th, cs, e.ph, (char)e.bp_e};
     } else if (e.ph == 'M' && e.meta_name >= 0 && e.have_name) {
+        /* thread_name / process_name metadata: the names of the threads and processes (hta_thread) */
         size_t n = (size_t)(e.name_q - e.name_s);
         int is_thread = n == 11 && !memcmp(e.name_s, "thread_name", 11);
         int is_proc = n == 12 && !memcmp(e.name_s, "process_name", 12);
@@ -575,6 +622,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             return LEX_NOMEM(L, ev_start);
     }
     r->n_events++;
+    /* the index column is uint32 */
     if (r->n_events > UINT32_MAX) return LEX_ERROR(L, ev_start, "more than 2^32 events in one file");
     return LEX_OK;
 }
@@ -599,6 +647,9 @@ int64_t hta_json_int_field(const char *json, const char *key) {
     return -1;
 }
 
+/* A top-level key other than traceEvents: kept verbatim as metadata (TF§3).  The rank comes from the
+ * parsed distributedInfo, minified or not, where HTA matches a text regex (Q3).  In a raw scan it goes to
+ * the caller. */
 static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, const char **out) {
     lex *L = &P->L;
     const char *q;
@@ -623,7 +674,9 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
     return LEX_OK;
 }
 
-/* Parses one unit at P->buf + *pos. */
+/* Parses one unit at P->buf + *pos. *pos moves only past a complete unit, so on LEX_MORE the unit starts
+ * again from *pos after the refill: the invariant is that the buffer from *pos on holds whole units and at
+ * most one partial one. */
 static lex_rc step(parser *P, size_t *pos) {
     lex *L = &P->L;
     const char *p = lex_ws(P->buf + *pos);
@@ -653,6 +706,8 @@ static lex_rc step(parser *P, size_t *pos) {
         size_t kn;
         int esc;
         if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+        /* Keys may come before or after traceEvents; HTA keeps metadata from both sides (TF§3), and so does
+         * the model.  first: no comma before the first member or element. */
         if (KEY_IS(k, kn, "traceEvents")) {
             if (P->seen_events) return LEX_ERROR(L, k, "duplicate traceEvents");
             if (*p != '[') return LEX_END_OR(L, p, "traceEvents is not an array");
@@ -678,6 +733,8 @@ static lex_rc step(parser *P, size_t *pos) {
             p = lex_ws(p + 1);
         }
         if (*p != '{') return LEX_END_OR(L, p, "traceEvents element is not an object");
+        /* A raw scan hands each event's text to the caller and builds nothing: the writers of derived
+         * traces copy events this way. */
         if (P->raw) {
             const char *q;
             if ((rc = lex_skip_value(L, p, &q))) return rc;
@@ -692,13 +749,15 @@ static lex_rc step(parser *P, size_t *pos) {
         break;
     case ST_END:
         if (p < L->end) return LEX_ERROR(L, p, "trailing characters after the trace object");
+        /* The object is closed; reading on to the end of the file tells trailing bytes from a clean end. */
         return LEX_MORE;
     }
     *pos = (size_t)(p - P->buf);
     return LEX_OK;
 }
 
-/* Moves the unfinished unit to the front and reads more. */
+/* Moves the unfinished unit to the front and reads more.  A unit that already starts at the front of a
+ * full buffer does not fit: the buffer doubles (mremap, no copy) instead. */
 static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, void *pctx) {
     size_t keep = P->len - keep_from;
     if (keep_from == 0 && P->len == P->cap) {
@@ -720,12 +779,18 @@ static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, 
     if (st) return st;
     if (got == 0) P->eof = 1;
     P->len += got;
+    /* the NUL sentinel and zeroed padding after the data: the lexer's vector loads stay in bounds and
+     * every scan stops at the end (json_lex.h) */
     memset(P->buf + P->len, 0, HTA_LEX_PAD);
     P->L.end = P->buf + P->len;
+    /* progress counts bytes read from disk against the file size, the only total known before the end (a
+     * gzip file's JSON size is not) */
     if (progress) progress(pctx, hta_input_bytes_in(P->in), hta_input_file_size(P->in));
     return HTA_OK;
 }
 
+/* The parse loop: step() until the bytes run out (LEX_MORE), then refill and resume at the unfinished
+ * unit; the only place a lexer failure becomes an hta_error (perr). */
 static hta_status run(parser *P, const char *path, hta_progress_fn progress, void *pctx, hta_error *err) {
     P->path = path;
     P->err = err;
@@ -766,6 +831,8 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         if ((st = refill(P, pos, progress, pctx))) break;
         pos = 0;
     }
+    /* A JSON object without traceEvents is valid JSON but no trace: its own status, so that a folder's
+     * loader can skip such files (load.c). */
     if (st == HTA_OK && !P->seen_events)
         st = hta_fail(err, HTA_ENOTTRACE, "%s: no \"traceEvents\" array", path);
     return st;
@@ -791,6 +858,8 @@ hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progr
     return st;
 }
 
+/* The same reader for the writers of derived traces: every event's text handed out, nothing built, so a
+ * rewrite need not hold the model in memory. */
 hta_status hta_raw_scan(const char *path, const hta_raw_callbacks *cb, hta_error *err) {
     parser P;
     memset(&P, 0, sizeof P);

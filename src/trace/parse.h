@@ -1,3 +1,6 @@
+/* Internal to src/trace/: the entry points of the streaming trace parser (parse.c).  load.c calls
+ * hta_parse_file once per rank file, in its worker threads, and hta_json_int_field to read a
+ * file's distributedInfo.rank while probing which files --ranks selects. */
 #ifndef HTA_TRACE_PARSE_H
 #define HTA_TRACE_PARSE_H
 

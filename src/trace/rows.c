@@ -1,8 +1,11 @@
-/* Row-level accessors over the columnar tables. */
+/* Row-level accessors over the columnar tables (hta/trace.h): a row's args by key, and HTA's category
+ * classes. */
 #include <string.h>
 
 #include "hta/trace.h"
 
+/* A row holds a handful of args (the keys with a slot, plus the counters of a CUPTI range), so a linear
+ * scan of its slice is enough. key_sym < 0: the key occurs nowhere in the trace. */
 const hta_arg *hta_row_arg(const hta_rank *r, size_t i, int64_t key_sym) {
     if (key_sym < 0) return NULL;
     for (uint32_t k = r->args_off[i]; k < r->args_off[i + 1]; k++)
@@ -10,6 +13,8 @@ const hta_arg *hta_row_arg(const hta_rank *r, size_t i, int64_t key_sym) {
     return NULL;
 }
 
+/* HTA copies arg values as written and its types are documentation only (TF§5.1), so a number may come as
+ * an integer or a float; anything else gets the caller's default, HTA's value for an absent key. */
 int64_t hta_row_arg_int(const hta_trace *t, const hta_rank *r, size_t i, hta_arg_key k, int64_t dflt) {
     const hta_arg *a = hta_row_arg(r, i, t->arg_sym[k]);
     if (!a) return dflt;
@@ -33,6 +38,8 @@ const char *hta_row_arg_text(const hta_trace *t, const hta_rank *r, size_t i, ht
     return hta_sym(t->sym, a->v.sym);
 }
 
+/* HTA's categories (TF§4.3), matched exactly and case-sensitively: old Kineto spellings (Kernel, Memcpy,
+ * Memset, Runtime) and MTIA's categories fall in the same classes as the current CUDA names. */
 hta_cat_class hta_cat_classify(const char *c) {
     static const struct {
         const char *name;

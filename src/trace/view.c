@@ -9,6 +9,8 @@
 #include "core/hash.h"
 #include "hta/vocab.h"
 
+/* The one place a view's times come from: HTA mode applies HTA's whole-us rounding (TF§6), exact mode
+ * keeps the ns as written.  Both clamp a negative duration to 0 where HTA's Q6 gives -1 us. */
 void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
     if (mode == HTA_TIME_HTA) {
         hta_round_row(r, i, ts, end);
@@ -18,6 +20,8 @@ void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts,
     *end = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
 }
 
+/* HTA's min_ts (TF§10.1), taken over rounded times as HTA aligns after rounding.  Only --hta-compat uses
+ * it; by default the context keeps the trace's own clock (origin 0). */
 int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode) {
     int64_t m = INT64_MAX;
     for (size_t k = 0; k < t->nranks; k++) {
@@ -31,7 +35,9 @@ int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode) {
     return m == INT64_MAX ? 0 : m;
 }
 
-/* Distinct ProfilerStep#N names (HTA's |P|), counted up to 2. */
+/* Distinct ProfilerStep#N names (HTA's |P|), counted up to 2: the filter only asks whether there are two
+ * or more (TF§10.2), so the scan stops at the second. ri == SIZE_MAX counts over all ranks as HTA does
+ * (--hta-compat, Q12); one rank's own names are what keeps --ranks from changing the rows of a rank. */
 int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     uint32_t seen[2];
     size_t ns = 0;
@@ -47,18 +53,26 @@ int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     return ns >= 2;
 }
 
+/* HTA filters MTIA ranks by a rule of their own (TF§10.2) that hta does not implement: such ranks stay
+ * unfiltered (docs/differences-from-hta.md).  The test is HTA's first device-type rule (TF§12.1). */
 static int is_mtia(const hta_rank *r) {
     for (size_t i = 0; i < r->nmeta; i++)
         if (!strcmp(r->meta[i].key, "distributedInfo") && strstr(r->meta[i].json, "mtia:hccl")) return 1;
     return 0;
 }
 
+/* The correlation ids of the kept CPU rows.  TF§10.2 step 4 is an inner join on correlation; a set asks
+ * "is it matched" once per GPU row, so a GPU row matched by k CPU rows is kept once, not k times as in
+ * HTA. Open addressing with linear probing; INT64_MIN marks an empty slot (ids are -1 when absent, else
+ * Kineto's non-negative counters). */
 typedef struct corr_set {
     int64_t *v;
     size_t mask;
 } corr_set;
 
 static hta_status set_init(corr_set *s, size_t n, hta_error *err) {
+    /* a power of two (a mask instead of a modulo), at least twice the entries so that probe runs stay
+     * short */
     size_t ns = 64;
     while (ns < 2 * n) ns <<= 1;
     s->v = malloc(ns * sizeof *s->v);
@@ -104,8 +118,11 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
     hta_prefault(v->ts, n * sizeof *v->ts);
     hta_prefault(v->dur, n * sizeof *v->dur);
     hta_prefault(gpu, n);
+    /* The filter compares times in the view's mode: HTA filters its rounded times. */
     for (size_t i = 0; i < n; i++) hta_row_times(r, i, o->time_mode, &a[i], &e[i]);
 
+    /* HTA filters only with two or more step names (|P| >= 2): with a single step there is no last,
+     * incomplete step to drop. */
     int multi = f->multi_step >= 0 ? f->multi_step : hta_trace_multi_step(t, ri);
     int filter = !o->no_filter && multi && !is_mtia(r);
     size_t m = 0;
@@ -115,6 +132,8 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
         int any_cpu = 0, any_step = 0;
         int64_t last_start = INT64_MIN, last_end = INT64_MIN, min_cpu = INT64_MAX, max_cpu = INT64_MIN;
         for (size_t i = 0; i < n; i++) {
+            /* CPU/GPU split by TF§7.1 (correlation, sync names), not by stream: the split HTA's filter
+             * uses, which makes a gpu_user_annotation a CPU row (Q9). */
             gpu[i] = (unsigned char)hta_row_is_gpu_corr(t, r, i);
             if (gpu[i]) continue;
             any_cpu = 1;
@@ -126,16 +145,24 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
                 if (e[i] > last_end) last_end = e[i];
             }
         }
+        /* TF§10.2 step 1: a rank without CPU rows is left as it is. */
         if (!any_cpu) {
             for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
         } else {
+            /* HTA's fallback when this rank has no step row of its own */
             if (!any_step) last_start = min_cpu, last_end = max_cpu;
             if (set_init(&cs, n, err)) goto oom;
             for (size_t i = 0; i < n; i++) {
                 if (gpu[i]) continue;
+                /* By default the last step (usually cut short by the profiler) and everything after its
+                 * start go.  With include_last_profiler_step HTA compares a relative ts with an absolute
+                 * end and so keeps every CPU row (Q1); here both are in one frame, so the rows up to the
+                 * last step's end stay. */
                 int keep = o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start;
                 if (keep) set_add(&cs, r->correlation[i]);
             }
+            /* HTA's new table is the kept GPU rows, then the kept CPU rows, each in file order (TF§10.2
+             * step 5).  Analyses break ties by this row order (TF§11), so the view keeps it. */
             for (size_t i = 0; i < n; i++)
                 if (gpu[i] && set_has(&cs, r->correlation[i])) v->row[m++] = (uint32_t)i;
             for (size_t i = 0; i < n; i++) {
@@ -146,7 +173,8 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
         }
     }
     v->n = m;
-    /* the start/end scratch is no longer needed: recompute per kept row */
+    /* the start/end scratch is no longer needed: recompute per kept row (writing in place would clobber
+     * starts not yet read, since the kept GPU rows moved to the front) */
     for (size_t k = 0; k < m; k++) {
         int64_t s0, e0;
         hta_row_times(r, v->row[k], o->time_mode, &s0, &e0);

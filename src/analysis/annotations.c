@@ -30,16 +30,19 @@ typedef struct group {
     int others;       /* folded into "others" */
 } group;
 
+/* By symbol id only to bring each name's rows together; the output order comes from the names' text. */
 static int cmp_item(const void *a, const void *b) {
     const item *x = a, *y = b;
     if (x->name != y->name) return x->name < y->name ? -1 : 1;
     return 0;
 }
+/* pandas' groupby order: names ascending by code point (§0.2) */
 static int cmp_group_name(const void *a, const void *b) {
     const group *x = a, *y = b;
     return strcmp(x->name, y->name);
 }
-/* sum descending; ties keep name order (the groups arrive sorted by name) */
+/* sum descending; ties keep name order (the groups arrive sorted by name), where HTA's unstable sort has
+ * an order of its own (docs/differences-from-hta.md) */
 static int cmp_group_sum(const void *a, const void *b) {
     const group *x = a, *y = b;
     if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
@@ -51,6 +54,8 @@ typedef struct acc {
     double sum, max, min, mean, m2; /* us; Welford for the variance */
 } acc;
 
+/* Welford's update: one pass over a name's durations (in us, HTA's unit) with a numerically steady
+ * variance, also for "others", which gathers the durations of many names. */
 static void acc_add(acc *a, double x) {
     if (!a->n || x > a->max) a->max = x;
     if (!a->n || x < a->min) a->min = x;
@@ -76,6 +81,8 @@ static hta_status emit(hta_table *tb, int32_t rank, const char *name, const acc 
     return HTA_OK;
 }
 
+/* HTA's allowlist patterns are literal substrings despite its docs (it escapes them, TF§9); an allowed
+ * name is never folded. */
 static int allowed(const hta_annotation_opts *o, const char *name) {
     for (size_t k = 0; k < o->nallow; k++)
         if (o->allowlist[k] && strstr(name, o->allowlist[k])) return 1;
@@ -100,6 +107,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_anno
         goto done;
     }
     size_t ni = 0, ng = 0;
+    /* by category index: one integer compare per row, the name resolved once in hta_annotation_breakdown */
     for (size_t k = 0; k < v->n; k++)
         if (r->cat[v->row[k]] == cat) it[ni++] = (item){r->name[v->row[k]], v->dur[k]};
     qsort(it, ni, sizeof *it, cmp_item);
@@ -116,6 +124,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_anno
          * of the running sum or past position num_kernels become "others". */
         qsort(g, ng, sizeof *g, cmp_group_sum);
         double run = 0;
+        /* running sum in us doubles, as pandas' cumsum; its quantile at duration_ratio interpolates
+         * linearly (§0.2) */
         for (size_t k = 0; k < ng; k++) cum[k] = run += (double)g[k].sum / 1000.0;
         double q = hta_quantile_sorted(cum, ng, o->duration_ratio);
         for (size_t k = 0; k < ng; k++)
@@ -128,7 +138,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, uint16_t cat, const hta_anno
     acc others = {0};
     int others_done = 0;
     for (size_t k = 0; k <= ng; k++) {
-        /* "others" takes its place in name order */
+        /* "others" takes its place in name order (after upper-case names, before "void ..."), as pandas
+         * sorts it */
         if (!others_done && others.n && (k == ng || strcmp(g[k].name, "others") > 0)) {
             HTA_TRY_GOTO(st, emit(tb, r->rank, "others", &others, err), done);
             others_done = 1;
@@ -154,6 +165,8 @@ hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, 
     int64_t cat = -1;
     for (size_t k = 0; k < t->ncats; k++)
         if (!strcmp(hta_sym(t->sym, t->cats[k]), catname)) cat = (int64_t)k;
+    /* HTA returns None when the category is not in its symbol table (§5.1); an empty table and a note
+     * here. */
     if (cat < 0) {
         hta_result_note(out, "no '%s' events in the trace: nothing to break down%s", catname,
                         o->use_cpu_annotation ? "" : " (try --cpu for CPU-side user annotations)");

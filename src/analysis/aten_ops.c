@@ -22,6 +22,10 @@ void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
 
 /* ---- the deepest enclosing op: rightmost op (by start) whose end covers ---- */
 
+/* For every launch L, §9 step 3 asks for the op with the largest start among those with start <= L's start
+ * and end >= L's end.  With the ops sorted by start, the first condition is a prefix [0, p]; a segment
+ * tree of the largest end answers "rightmost index in the prefix whose end is >= e" in O(log n), instead
+ * of scanning every op for every launch. */
 typedef struct seg {
     int64_t *mx; /* max end per node, 1-based heap */
     size_t size;
@@ -37,7 +41,8 @@ static hta_status seg_init(seg *s, const int64_t *end, size_t n, hta_arena *a, h
     return HTA_OK;
 }
 
-/* Largest i <= p with end[i] >= e, or -1. */
+/* Largest i <= p with end[i] >= e, or -1: right child first, and a subtree whose largest end is below e is
+ * skipped whole. */
 static long seg_rightmost(const seg *s, size_t node, size_t lo, size_t hi, size_t p, int64_t e) {
     if (lo > p || s->mx[node] < e) return -1;
     if (hi - lo == 1) return (long)lo;
@@ -54,12 +59,16 @@ typedef struct op_ent {
 static int cmp_op(const void *a, const void *b) {
     const op_ent *x = a, *y = b;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    /* equal starts: the op first in table order must be the rightmost */
+    /* Equal starts (a parent and a child op starting in the same us): HTA's descending sort of the
+     * candidates puts the first in table order first (§9 step 3, with at most 16 candidates, as in
+     * practice), so it must be the rightmost here. */
     return (x->pos < y->pos) - (x->pos > y->pos);
 }
 
 /* ---- records, op instances, (op, sequence) groups ---- */
 
+/* One launch inside an op, with its kernel: HTA's record (§9 step 3). seq is the launch's order in the
+ * table, the order HTA appends records in. */
 typedef struct rec {
     uint32_t op, launch, kernel; /* view positions */
     uint32_t seq;                /* record order */
@@ -81,6 +90,8 @@ typedef struct op_scan {
     char *text; /* the kernel sequences, NUL-terminated one after the other */
 } op_scan;
 
+/* HTA's groupby (thread_id, aten_op_name, aten_op_start) (§9 step 4): groups in key order, names compared
+ * as strings, records in their order inside a group so that the first one is the op's first launch. */
 static int cmp_rec(const void *a, const void *b, void *ctx) {
     const rec *x = a, *y = b;
     const op_scan *cx = ctx;
@@ -111,7 +122,7 @@ typedef struct grp {
     double launch_delay, runtime_delay; /* means, us */
 } grp;
 
-/* the sort keys: --sort-by names them by their output column */
+/* the sort keys: --sort-by names them by their output column (HTA's sort_by) */
 enum { K_COUNT, K_LAUNCH, K_RUNTIME };
 static const int g_key_col[] = {HTA_ATEN_OPS_COUNT, HTA_ATEN_OPS_LAUNCH_DELAY, HTA_ATEN_OPS_RUNTIME_DELAY};
 
@@ -125,6 +136,8 @@ typedef struct grp_order { /* qsort_r context */
     size_t nsort;
 } grp_order;
 
+/* Several keys: pandas sorts them lexicographically and stably (§0.6), all descending; ties keep the group
+ * order. */
 static int cmp_grp_multi(const void *a, const void *b, void *ctx) {
     const grp_order *o = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -146,7 +159,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     const hta_view *v;
     hta_status st = hta_ctx_view(ctx, ri, &v, err);
     if (st) return st;
-    /* scratch of this rank: released at `out`, whatever happened */
+    /* scratch of this rank: released at `out`, whatever happened.  The records are scratch too, so each
+     * rank's table holds only its own records (HTA keeps them across ranks, Quirk A5). */
     hta_arena *A = &ctx->scratch;
     hta_arena_mark mark = hta_arena_save(A);
     size_t n = v->n;
@@ -167,7 +181,10 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     size_t nops = 0;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
+        /* aten:: ops on any thread: HTA does not check that the op and the launch share a thread (§9) */
         if (kind[r->name[i]] & 1) ops[nops++] = (op_ent){v->ts[k], (uint32_t)k};
+        /* A launch's kernels are the GPU rows linked to it (HTA: index_correlation == the launch's index).
+         * The first is kept, and the count saturates at 2: only none, one or several matter. */
         if (hta_row_stream(r, i) != -1 && r->partner[i] != HTA_NO_ROW) {
             uint32_t l = (uint32_t)r->partner[i];
             if (!nkern[l]++) kern[l] = (int32_t)k;
@@ -184,6 +201,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     size_t nrec = 0;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
+        /* launches in table order: the order of HTA's records */
         if (!(kind[r->name[i]] & 2)) continue;
         int64_t a = v->ts[k], e = v->ts[k] + v->dur[k];
         size_t lo = 0, hi = nops; /* last op starting at or before a */
@@ -196,11 +214,14 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
             nt->launches_outside++;
             continue;
         }
+        /* among the ops starting at or before the launch, the latest whose end covers the launch's end:
+         * the innermost enclosing op */
         long q = seg_rightmost(&sg, 1, 0, sg.size, lo - 1, e);
         if (q < 0) {
             nt->launches_outside++;
             continue;
         }
+        /* HTA fails on .item() here (§9 step 3); the launch is skipped and counted for a note. */
         if (!nkern[i]) {
             nt->no_kernel++;
             continue;
@@ -212,7 +233,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
 
     /* op instances: records grouped by (tid, op name, op start), record order kept */
     qsort_r(recs, nrec, sizeof *recs, cmp_rec, &cx);
-    /* their kernel sequences: at most every kernel name, " -> " and a NUL each */
+    /* their kernel sequences, " -> "-joined as HTA does: at most every kernel name, " -> " and a NUL each */
     size_t tlen = 1;
     for (size_t j = 0; j < nrec; j++) tlen += hta_sym_len(t->sym, r->name[v->row[recs[j].kernel]]) + 5;
     if (!(cx.text = hta_arena_alloc(A, tlen))) goto oom;
@@ -239,6 +260,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
             alen += l;
         }
         cx.text[alen++] = 0;
+        /* §9 step 4: an op instance's delays are those of its first record: op start to launch start,
+         * launch start to kernel start. */
         in->launch_delay = (double)(v->ts[recs[a].launch] - v->ts[oa]) / 1000.0;
         in->runtime_delay = (double)(v->ts[recs[a].kernel] - v->ts[recs[a].launch]) / 1000.0;
         a = b;
@@ -256,7 +279,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         a = b;
     }
     if (nsort == 1) {
-        /* pandas sorts one key with numpy's unstable quicksort: reproduce its tie order */
+        /* pandas sorts one key with numpy's unstable quicksort: reproduce its tie order (Appendix A), so
+         * that groups with equal counts come in HTA's order, as the goldens record it */
         for (size_t g = 0; g < ng; g++) key[g] = grp_key(&gs[g], sortk[0]);
         if ((st = hta_argsort_numpy_desc(key, ng, perm, err))) goto out;
     } else {
@@ -272,6 +296,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         if (hta_table_set_str(tb, row, HTA_ATEN_OPS_OP, g->op)) goto oom;
         if (hta_table_set_str(tb, row, HTA_ATEN_OPS_SEQUENCE, g->seq)) goto oom;
         hta_table_set_int(tb, row, HTA_ATEN_OPS_COUNT, g->count);
+        /* HTA rounds both means to 3 decimals (§9 step 5) */
         hta_table_set_float(tb, row, HTA_ATEN_OPS_LAUNCH_DELAY, hta_round(g->launch_delay, 3));
         hta_table_set_float(tb, row, HTA_ATEN_OPS_RUNTIME_DELAY, hta_round(g->runtime_delay, 3));
     }
@@ -309,7 +334,8 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     unsigned char *kind = NULL;
     if (!tb) return hta_oom(err);
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
-    /* per symbol: 1 = aten op, 2 = kernel launch */
+    /* per symbol, decided once: 1 = aten op, 2 = kernel launch (HTA's KERNEL_LAUNCH_CATEGORY_PATTERN,
+     * TF§4.4) */
     uint32_t nsym = hta_symtab_count(t->sym);
     kind = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);
     if (!kind) goto oom;

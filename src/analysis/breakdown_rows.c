@@ -1,9 +1,14 @@
-/* GPU rows of one rank for the breakdown analyses, with kernel types. */
+/* GPU rows of one rank for the breakdown analyses (temporal, idle, kernels, overlap; analyses.md §3-§7),
+ * each with its kernel type, and the interval unions they are made of.  The rows are copied out of the
+ * context's view, so each analysis loops over a dense array of only the rows it needs. */
 #include "analysis/breakdown_rows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The kernel type the breakdowns use: HTA's rule (analyses.md §1) with its communication test replaced by
+ * the corrected one, so RCCL's and NCCL >= 2.19's names count and other hip* names are not communication
+ * (docs/differences-from-hta.md, "Kernel types"). */
 hta_kernel_type hta_breakdown_kernel_type(const char *n) {
     /* HTA also calls every hip* name communication; HIP copies are memory. */
     if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
@@ -12,10 +17,14 @@ hta_kernel_type hta_breakdown_kernel_type(const char *n) {
     return k == HTA_KT_COMMUNICATION ? HTA_KT_OTHER : k;
 }
 
+/* Kernels, memcpys and memsets: GPU work.  HTA's stream != -1 rule (analyses.md §0.5) also takes cuda_sync
+ * records and Triton's stream-0 cpu_ops (Quirk A2); HTA_GPU_ROWS_ANY_STREAM restores it. */
 static int activity_class(hta_cat_class c) {
     return c == HTA_CC_KERNEL || c == HTA_CC_MEMCPY || c == HTA_CC_MEMSET;
 }
 
+/* By the rank's own rows, not the view: bd_note_empty asks whether the filter removed GPU rows the file
+ * has. */
 int bd_is_gpu_row(const hta_trace *t, const hta_rank *r, size_t row, hta_gpu_rows sel) {
     if (hta_row_stream(r, row) == -1) return 0;
     if (sel == HTA_GPU_ROWS_ANY_STREAM) return 1;
@@ -45,6 +54,8 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
         bd_rows_free(b);
         return hta_oom(err);
     }
+    /* Classified once per category and (lazily, in ktype) once per name, not per row: rows far
+     * outnumber both. */
     for (size_t c = 0; c < t->ncats; c++)
         catok[c] = sel == HTA_GPU_ROWS_ANY_STREAM ||
                    activity_class(hta_cat_classify(hta_sym(t->sym, t->cats[c])));
@@ -67,6 +78,8 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
     return HTA_OK;
 }
 
+/* The view goes back to the context with the rows: an analysis going rank by rank holds one view at a time
+ * (context.h). */
 void bd_rows_free(bd_rows *b) {
     free(b->pos);
     free(b->ts);
@@ -88,6 +101,8 @@ hta_status bd_union(const bd_rows *b, int type, int64_t **us, int64_t **ue, size
         st = hta_oom(err);
         goto out;
     }
+    /* copied into arrays of their own: hta_interval_union wants (ts, dur) arrays of exactly the rows it
+     * merges */
     size_t m = 0;
     for (size_t i = 0; i < b->n; i++)
         if (type < 0 || b->type[i] == type) {
@@ -110,6 +125,7 @@ out:
 void bd_note_empty(const hta_trace *t, const hta_rank *r, hta_gpu_rows sel, const char *what, hta_result *out) {
     size_t n = 0;
     for (size_t i = 0; i < r->n; i++) n += (size_t)bd_is_gpu_row(t, r, i, sel);
+    /* Tell the two cases apart: "HTA's filter dropped them" needs a different fix from "there are none". */
     if (n)
         hta_result_note(out, "rank %d has no %s inside the profiled steps (%zu outside: HTA drops the last step "
                         "and what it launched; --include-last-step keeps it)", r->rank, what, n);
@@ -126,9 +142,11 @@ hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
     size_t na = 0, nb = 0;
     st = bd_union(&b, type_a, &as, &ae, &na, err);
     if (!st) st = bd_union(&b, type_b, &bs, &be, &nb, err);
+    /* the rows are done with once both unions are made: the view goes back before the figures are computed */
     bd_rows_free(&b);
     if (!st) {
         out->na = na;
+        /* the union is sorted, so its span is the first start to the last end (HTA's kernel_time, §3) */
         out->span = na ? ae[na - 1] - as[0] : 0;
         out->len_a = hta_union_length(as, ae, na);
         out->len_b = hta_union_length(bs, be, nb);

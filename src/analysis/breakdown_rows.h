@@ -18,8 +18,8 @@ typedef struct bd_rows {
 } bd_rows;
 
 /* GPU rows of rank t->ranks[ri] chosen by `sel` (HTA_GPU_ROWS_ACTIVITY or
- * _ANY_STREAM).
- * regardless of sel. */
+ * _ANY_STREAM), in view order, from the context's view (given back by
+ * bd_rows_free). */
 hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
                          bd_rows *out, hta_error *err);
 void bd_rows_free(bd_rows *b);

@@ -18,7 +18,8 @@ void hta_counters_opts_default(hta_counters_opts *o) {
     o->ties = HTA_TIES_STABLE;
 }
 
-/* add_stats fills both summaries: rank, key, then the describe() columns */
+/* add_stats fills both summaries: rank, key, then the describe() columns.  The assertion makes the build
+ * fail if the two declarations ever drift apart. */
 _Static_assert((int)HTA_MEMBW_SUMMARY_RANK == HTA_QUEUE_SUMMARY_RANK &&
                    (int)HTA_MEMBW_SUMMARY_NAME == HTA_QUEUE_SUMMARY_STREAM &&
                    (int)HTA_MEMBW_SUMMARY_COUNT == HTA_QUEUE_SUMMARY_COUNT,
@@ -27,6 +28,7 @@ _Static_assert((int)HTA_MEMBW_SUMMARY_RANK == HTA_QUEUE_SUMMARY_RANK &&
 static hta_status add_stats(hta_table *tb, int32_t rank, int64_t ikey, const char *skey, double *v, size_t n,
                             hta_error *err) {
     hta_describe d;
+    /* pandas' describe() (§10.2, §11.2): sample std, linearly interpolated quartiles; v is sorted in place */
     hta_describe_values(v, n, &d);
     long row = hta_table_add_row(tb);
     if (row < 0) return hta_oom(err);
@@ -48,20 +50,28 @@ typedef struct tables {
 static hta_status rank_queue(const hta_view *v, const hta_queue_series *q, const hta_counters_opts *o, tables *tb,
                              double *buf, hta_error *err) {
     const hta_rank *r = v->r;
+    /* HTA's get_trace_duration (§10.3): latest start minus earliest start of the rank's table, ends not
+     * included. */
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t k = 0; k < v->n; k++) {
         if (v->ts[k] < lo) lo = v->ts[k];
         if (v->ts[k] > hi) hi = v->ts[k];
     }
     double span = (double)(hi - lo);
+    /* the series is stream-major (queue_length.c): each stream is one run of samples */
     for (size_t a = 0; a < q->n;) {
         size_t b = a;
         int64_t blocked = 0;
         int reached = 0;
         while (b < q->n && q->stream[b] == q->stream[a]) {
+            /* statistics of the samples as they are, not weighted by how long each value held (§10.2) */
             buf[b - a] = (double)q->queue[b];
+            /* a full queue: CUDA blocks further launches to the stream until an entry frees (HTA's
+             * CUDA_MAX_LAUNCH_QUEUE_PER_STREAM, 1024) */
             if (q->queue[b] >= o->max_queue_length) {
                 reached = 1;
+                /* a sample's value holds until the stream's next sample; the last one has no successor and
+                 * adds nothing (§10.3) */
                 if (b + 1 < q->n && q->stream[b + 1] == q->stream[a]) blocked += q->ts[b + 1] - q->ts[b];
             }
             b++;
@@ -84,6 +94,9 @@ static hta_status rank_queue(const hta_view *v, const hta_queue_series *q, const
         if (row < 0) return hta_oom(err);
         const hta_thread *th = hta_row_thread(r, q->dev_row[k]);
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_RANK, r->rank);
+        /* HTA's row key, the event's position in traceEvents; the time through hta_ns_to_us because it is
+         * absolute (the trace's clock) by default; pid/tid are the device row's, as HTA copies them onto
+         * the launch sample (§10.1 step 3). */
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_INDEX, r->index[q->row[k]]);
         hta_table_set_float(tb->qser, (size_t)row, HTA_QUEUE_SERIES_TS, hta_ns_to_us(q->ts[k]));
         hta_table_set_int(tb->qser, (size_t)row, HTA_QUEUE_SERIES_PID, th->pid);
@@ -97,10 +110,13 @@ static hta_status rank_queue(const hta_view *v, const hta_queue_series *q, const
 static hta_status rank_membw(const hta_view *v, const hta_membw_series *m, tables *tb, double *buf,
                              hta_error *err) {
     const hta_rank *r = v->r;
+    /* the series is grouped by memory kind (memory_bw.c): one run per kind */
     for (size_t a = 0; a < m->n;) {
         size_t b = a, nb = 0;
         for (; b < m->n && m->kind[b] == m->kind[a]; b++)
             if (m->bw[b] > 0) buf[nb++] = m->bw[b]; /* float residues count (A14) */
+        /* a kind whose values are all <= 0 gets no row (HTA: an empty table, e.g. AMD without bandwidth
+         * args) */
         if (nb) HTA_TRY(add_stats(tb->bsum, r->rank, 0, m->names[m->kind[a]], buf, nb, err));
         a = b;
     }
@@ -143,11 +159,14 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
         if ((st = hta_ctx_view(ctx, k, &v, err))) goto fail;
         if ((st = hta_queue_series_build(v, o->ties, &ctx->scratch, &q, err))) goto fail;
         if ((st = hta_membw_series_build(v, o->ties, &ctx->scratch, &m, err))) goto fail;
+        /* one sample buffer for both series, grown to the larger; the views go one rank at a time */
         size_t need = q.n > m.n ? q.n : m.n;
         double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);
         if (!nb) goto oom;
         buf = nb;
         if ((st = rank_queue(v, &q, o, &tb, buf, err)) || (st = rank_membw(v, &m, &tb, buf, err))) goto fail;
+        /* a rank without a launch -> device pair (a CPU-only trace) has no queue to speak of; HTA leaves
+         * it out of its dict */
         if (q.n) with_q++;
         else if (hta_result_note(out, "rank %d: no kernel launches with device activity: no queue length", r->rank))
             goto oom;
@@ -159,6 +178,7 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
     if (!with_m && ns && hta_result_note(out, "no memory copies or memsets on a GPU stream: no memory bandwidth"))
         goto oom;
     free(buf);
+    /* the tables in declaration order, the series only when asked for (NULL otherwise) */
     hta_table *all[] = {tb.qsum, tb.bsum, tb.blocked, tb.qser, tb.bser};
     memset(&tb, 0, sizeof tb);
     for (size_t k = 0; k < 5; k++)

@@ -13,7 +13,9 @@
 
 HTA_TABLE_DEFINE(HTA_CUPTI);
 
-/* HTA's default arg columns (TF§5.1): the arg each shows and its value when absent. */
+/* HTA's default arg columns (TF§5.1): the arg each shows and its value when absent.  HTA's output carries
+ * every column of its table (§13), so these are printed even though the analysis does not use them.
+ * External id has a column of its own in the model, hence the HTA_ARG_KNOWN_COUNT marker. */
 static const struct {
     int col;
     hta_arg_key key;
@@ -47,7 +49,8 @@ static int sym_cmp(const void *a, const void *b, void *sym) {
     return strcmp(hta_sym(sym, *(const uint32_t *)a), hta_sym(sym, *(const uint32_t *)b));
 }
 
-/* Subtree facts of HTA's call graph for every row (TF§14.1 derived columns). */
+/* Subtree facts of HTA's call graph for every row (TF§14.1 derived columns), from view times, so that
+ * kernel_span is right where HTA's uses a stale absolute end (Q1). */
 typedef struct sub {
     int32_t *height;
     int64_t *nk, *kdur, *first, *last; /* ns, view times */
@@ -70,12 +73,15 @@ static hta_status sub_build(const hta_view *v, const hta_cgraph *g, hta_arena *a
         ord[k] = v->row[k];
         key[v->row[k]] = -(int64_t)g->depth[v->row[k]];
     }
+    /* Bottom-up in one pass: deepest rows first, so a row's subtree is complete when it is added to its
+     * parent; no recursion, whatever the stack depth. */
     HTA_TRY(hta_stable_sort_idx_i64(ord, v->n, key, err)); /* deepest first: children before parents */
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = ord[k];
         if (g->depth[i] < 0) continue;
         int32_t kp = hta_cgraph_kernel_parent(r, g, i);
         int32_t vp = g->vpos[i];
+        /* a kernel: a leaf (height 0) counted into the call that launched it */
         if (kp >= 0) {
             s->height[i] = 0;
             s->nk[kp]++;
@@ -85,6 +91,7 @@ static hta_status sub_build(const hta_view *v, const hta_cgraph *g, hta_arena *a
             if (s->height[kp] < 1) s->height[kp] = 1;
             continue;
         }
+        /* HTA's height (TF§14.1): a kernel 0, a CPU node at least 1 and one more than its highest child */
         if (s->height[i] < 1) s->height[i] = 1;
         int32_t p = r->parent[i];
         if (p < 0 || g->depth[p] < 0) continue;
@@ -121,17 +128,22 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
+        /* §13: P = the profiled ranges (one per kernel), L = the cudaLaunchKernel* calls of category
+         * cuda_runtime* */
         if (!strcmp(cat, "cuda_profiler_range")) P[np++] = (uint32_t)k;
         else if (starts(cat, "cuda_runtime") && hta_is_cupti_launch_name_hta(hta_sym(t->sym, r->name[i])))
             L[nl++] = (uint32_t)k;
     }
     if (!np) goto done;
+    /* HTA pairs the i-th range with the i-th launch; with different counts it reports an error and skips
+     * the rank (§13). */
     if (np != nl) {
         if (hta_result_note(out, "rank %d: %zu profiled ranges but %zu cudaLaunchKernel calls: rank skipped",
                             r->rank, np, nl))
             goto oom;
         goto done;
     }
+    /* both by time, ties in table order */
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(P, np, v->ts, err), done);
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(L, nl, v->ts, err), done);
     int64_t cpu_op = hta_symtab_find(t->sym, "cpu_op", 6);
@@ -163,14 +175,18 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
             else if (hta_table_set_str(tb, R, col, hta_row_arg_text(t, r, i, defcols[d].key, defcols[d].sdflt)))
                 goto oom;
         }
+        /* the counter columns: HTA's extra Int columns (TF§5.2), -1 where a range lacks the key */
         for (size_t q = 0; q < nkeys; q++) {
             const hta_arg *a = hta_row_arg(r, i, keys[q]);
             int64_t val = !a ? -1 : a->type == HTA_V_INT ? a->v.i : a->type == HTA_V_FLOAT ? (int64_t)a->v.f : -1;
             hta_table_set_int(tb, R, HTA_CUPTI_NCOLS + (int)q, val);
         }
-        /* index_correlation: -1 no correlation id, 0 no partner, else the partner's index */
+        /* index_correlation as HTA writes it (TF§7.2): -1 no correlation id, 0 no partner, else the
+         * partner's index.  The model keeps "no partner" apart (Q7); the column is rebuilt for HTA's
+         * output. */
         hta_table_set_int(tb, R, HTA_CUPTI_INDEX_CORRELATION,
                           r->correlation[i] == -1 ? -1 : r->partner[i] < 0 ? 0 : (int64_t)r->index[r->partner[i]]);
+        /* HTA's NaN iteration (stream-0 device work, TF§8 step 5) prints as null */
         if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, HTA_CUPTI_ITERATION);
         else hta_table_set_int(tb, R, HTA_CUPTI_ITERATION, r->iteration[i]);
         /* end relative to the same origin as ts (HTA leaves it absolute, Q1) */
@@ -181,9 +197,12 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         if (g.depth[i] >= 0) {
             int32_t kp = hta_cgraph_kernel_parent(r, &g, i);
             int32_t p = kp >= 0 ? kp : r->parent[i];
+            /* HTA's parent column: the launch for a kernel, the enclosing call for a CPU row, and for a
+             * top-level row the id -|tid| of the thread's synthetic root (TF§14.1) */
             par = p >= 0 ? (int64_t)r->index[p] : -llabs(th->tid);
         }
         hta_table_set_int(tb, R, HTA_CUPTI_PARENT, par);
+        /* without kernels: kernel_dur_sum and kernel_span 0, first/last -1, as HTA writes them (TF§14.1) */
         int has = s.nk[i] > 0;
         hta_table_set_int(tb, R, HTA_CUPTI_NUM_KERNELS, s.nk[i]);
         hta_table_set_float(tb, R, HTA_CUPTI_KERNEL_DUR, has ? (double)s.kdur[i] / 1000.0 : 0.0);
@@ -192,7 +211,9 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         hta_table_set_float(tb, R, HTA_CUPTI_FIRST_KERNEL, has ? hta_ns_to_us(s.first[i]) : -1.0);
         hta_table_set_float(tb, R, HTA_CUPTI_LAST_KERNEL, has ? hta_ns_to_us(s.last[i]) : -1.0);
         hta_table_set_int(tb, R, HTA_CUPTI_INDEX_RUNTIME, r->index[l]);
-        /* operator stack: the launch's cpu_op ancestors, outermost first */
+        /* Operator stack: the launch's cpu_op ancestors, outermost first, '|'-joined (HTA: a Python list).
+         * The ancestors come innermost first, so a first pass measures and a second fills the text from
+         * its end. */
         size_t len = 1, nops = 0;
         for (int32_t a = r->parent[l]; a >= 0; a = r->parent[a])
             if ((int64_t)hta_row_cat_sym(t, r, (size_t)a) == cpu_op) len += hta_sym_len(t->sym, r->name[a]) + 1, nops++;
@@ -216,6 +237,7 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         if (hta_table_set_str(tb, R, HTA_CUPTI_OP_STACK, stack + end) ||
             hta_table_set_str(tb, R, HTA_CUPTI_TOP_OP, top) || hta_table_set_str(tb, R, HTA_CUPTI_BOTTOM_OP, bottom))
             goto oom;
+        /* no cpu_op above the launch: top and bottom stay null, where HTA crashes on the empty stack (§13) */
         if (!top && hta_result_note(out, "rank %d: launch %u of range %u has no cpu_op above it (HTA crashes)",
                                      r->rank, r->index[l], r->index[i]))
             goto oom;
@@ -231,7 +253,8 @@ done:
 hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     size_t ns = hta_ctx_nranks(ctx);
-    /* counter columns: every args key of every profiled range, by name */
+    /* Counter columns: every args key of every profiled range on any loaded rank (TF§5.2: the union of the
+     * keys), sorted by name so that the columns do not depend on which file showed a key first. */
     uint32_t nsym = hta_symtab_count(t->sym);
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
     unsigned char *seen = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);

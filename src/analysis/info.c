@@ -1,4 +1,6 @@
-/* `hta info`: what was loaded, per rank. */
+/* `hta info`: what was loaded, per rank (cmd_info.c prints it).  Reads the rank's own columns, exact ns on
+ * the trace's clock, to report what the file holds; only the per-category row counts go through the view,
+ * to show what HTA's profiler-step filter keeps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,14 +21,19 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
         if (row < 0) goto oom;
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         int64_t first = -1, last = -1, nsteps = 0;
-        /* devices: pids of rows on a GPU stream */
+        /* devices: pids of rows on a GPU stream (Kineto writes GPU activity with pid = device, TF§4.2); a
+         * rank drives a few devices, so a short list searched linearly will do */
         int64_t dev[64];
         size_t nd = 0;
         for (size_t i = 0; i < r->n; i++) {
             if (r->ts[i] < lo) lo = r->ts[i];
+            /* ends as everywhere else: ts + dur, a negative duration counted as 0 */
             int64_t e = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
             if (e > hi) hi = e;
             int64_t s = hta_step_number(hta_sym(t->sym, r->name[i]));
+            /* Kineto writes each ProfilerStep#N twice: a CPU user_annotation and a gpu_user_annotation
+             * copy that has no stream either (Q9).  Rows without a stream (stream index 0), minus the
+             * GPU copies, count each step once. */
             if (s >= 0 && r->stream[i] == 0 &&
                 hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) != HTA_CC_GPU_USER_ANNOTATION) {
                 nsteps++;
@@ -46,6 +53,7 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
             snprintf(devs + l, sizeof devs - l, "%s%lld", d ? "," : "", (long long)dev[d]);
         }
         size_t gs = 0;
+        /* streams[0] is the -1 of CPU rows, not a GPU stream */
         for (size_t s = 1; s < r->nstreams; s++) gs += r->streams[s] >= 0;
         hta_table_set_int(tb, row, HTA_INFO_RANKS_RANK, r->rank);
         if (hta_table_set_str(tb, row, HTA_INFO_RANKS_FILE, r->path)) goto oom;
@@ -72,6 +80,8 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
             hta_table_set_null(tb, row, HTA_INFO_RANKS_FIRST_STEP);
             hta_table_set_null(tb, row, HTA_INFO_RANKS_LAST_STEP);
         }
+        /* whether HTA rounds this file's times to whole us (TF§6): the reason numbers can differ with
+         * --exact-time */
         hta_table_set_int(tb, row, HTA_INFO_RANKS_NS, r->ts_fractional);
         hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_READ, (int64_t)r->bytes_in);
         hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_JSON, (int64_t)r->bytes_json);
@@ -98,7 +108,8 @@ static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta
         free(ord);
         goto oom;
     }
-    /* categories by name */
+    /* categories by name, so the output does not depend on which category the file happened to show first
+     * (indexes are in first-seen order); insertion sort: a trace has a few dozen categories */
     for (size_t c = 0; c < nc; c++) ord[c] = c;
     for (size_t a = 1; a < nc; a++)
         for (size_t b = a; b > 0 && strcmp(hta_sym(t->sym, t->cats[ord[b - 1]]), hta_sym(t->sym, t->cats[ord[b]])) > 0; b--) {
@@ -114,10 +125,14 @@ static hta_status categories_table(hta_ctx *ctx, size_t ns, hta_result *out, hta
         for (size_t i = 0; i < r->n; i++) ev[r->cat[i]]++;
         const hta_view *v;
         if ((st = hta_ctx_view(ctx, k, &v, err))) break;
+        /* The view is HTA's table after its filter; it is given back at once, so one rank's view is held
+         * at a time. */
         for (size_t i = 0; i < v->n; i++) rw[r->cat[v->row[i]]]++;
         hta_ctx_view_done(ctx, k);
         for (size_t c = 0; c < nc; c++) {
             size_t cc = ord[c];
+            /* a category only other ranks have gets no row for this rank: category indexes are shared by
+             * all ranks */
             if (!ev[cc]) continue;
             long row = hta_table_add_row(tb);
             if (row < 0 || hta_table_set_str(tb, row, HTA_INFO_CATEGORIES_CAT, hta_sym(t->sym, t->cats[cc]))) {
@@ -149,9 +164,11 @@ static hta_status streams_table(const hta_trace *t, size_t ns, hta_result *out,
     if (!tb) return hta_oom(err);
     hta_cat_class *cc = malloc((t->ncats ? t->ncats : 1) * sizeof *cc);
     if (!cc) goto oom;
+    /* classified once per category: rows are then tested by index */
     for (size_t c = 0; c < t->ncats; c++) cc[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c]));
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
+        /* r->stream[] is an index into the rank's distinct streams, so a dense array replaces any lookup. */
         int64_t *acc = calloc(3 * r->nstreams, sizeof *acc); /* rows, kernels, busy ns per stream */
         if (!acc) {
             free(cc);
@@ -162,8 +179,12 @@ static hta_status streams_table(const hta_trace *t, size_t ns, hta_result *out,
             hta_cat_class c = cc[r->cat[i]];
             a[0]++;
             a[1] += c == HTA_CC_KERNEL;
+            /* busy time is GPU work only, not sync records (Quirk A2); a sum, so overlapping rows on a
+             * stream count twice */
             if (c == HTA_CC_KERNEL || c == HTA_CC_MEMCPY || c == HTA_CC_MEMSET) a[2] += r->dur[i];
         }
+        /* every stream the rank has, in first-seen order (the order of its stream indexes); busy time in
+         * us, from exact ns */
         for (size_t s = 1; s < r->nstreams; s++) {
             long row = hta_table_add_row(tb);
             if (row < 0) {

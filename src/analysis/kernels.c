@@ -29,6 +29,8 @@ typedef struct bound {
     int32_t delta;
 } bound;
 
+/* By time, then by seq: HTA sorts the boundaries with an unstable sort, and which zero-length labels
+ * appear depends on the tie order (§4.1); the concatenation order is the deterministic choice. */
 static int cmp_bound(const void *a, const void *b) {
     const bound *x = a, *y = b;
     if (x->time != y->time) return x->time < y->time ? -1 : 1;
@@ -53,6 +55,7 @@ static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int s
     }
     size_t k = 0;
     for (int j = 0; j < ntypes; j++) {
+        /* HTA's concatenation: per type in T order, its starts (+bit) then its ends (-bit). */
         for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i], (uint32_t)k, 1 << j}, k++;
         for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i], (uint32_t)k, -(1 << j)}, k++;
     }
@@ -60,8 +63,12 @@ static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int s
     int run = 0;
     for (size_t i = 0; i + 1 < nb; i++) {
         run += bs[i].delta;
+        /* The running sum is the set of active types.  Durations are clamped at 0 in the view, so no
+         * merged interval is negative and the sum is always a proper set: HTA's phantom labels (Quirk A17)
+         * cannot arise.  Sums <= 0 are dropped as in HTA. */
         if (run <= 0 || run > 7) continue;
         /* zero-length segments between coincident boundaries still name their label, as in HTA */
+        /* summed over all ranks: the table has one row per label (§4.1) */
         sum[run] += bs[i + 1].time - bs[i].time;
         seen[run] = 1;
     }
@@ -71,6 +78,7 @@ out:
     return st;
 }
 
+/* Names of the active types in T order joined by " overlapping ", HTA's label (§4.1). */
 static void label_of(int bits, int ntypes, char *buf, size_t cap) {
     buf[0] = 0;
     for (int j = 0; j < ntypes; j++) {
@@ -88,12 +96,15 @@ static hta_status kernel_type_table(const int64_t sum[8], const int seen[8], int
     int ord[8], n = 0;
     int64_t total = 0;
     for (int bits = 1; bits < 8; bits++) {
+        /* Labels seen with zero time are kept, as HTA records the zero-length segments between coincident
+         * boundaries (§4.1); the total excludes idle time and OTHER kernels. */
         if (!seen[bits]) continue;
         label_of(bits, ntypes, lab[bits], sizeof lab[bits]);
         ord[n++] = bits;
         total += sum[bits];
     }
-    /* HTA groups by label (ascending) then sorts by sum descending; ties stay in label order */
+    /* HTA groups by label (ascending) then sorts by sum descending; ties stay in label order.  Two
+     * insertion sorts of at most seven labels; the second is stable, so it keeps the first one's order. */
     for (int a = 1; a < n; a++)
         for (int c = a; c > 0 && strcmp(lab[ord[c - 1]], lab[ord[c]]) > 0; c--) {
             int x = ord[c]; ord[c] = ord[c - 1]; ord[c - 1] = x;
@@ -119,6 +130,7 @@ oom:
 
 /* ---- per-name statistics ---- */
 
+/* One kernel name's statistics, in exact int64 ns except the squared deviations. */
 typedef struct group {
     uint32_t name;
     int64_t count, sum, min, max; /* ns */
@@ -138,7 +150,9 @@ typedef struct krows {
     size_t n, cap;
 } krows;
 
-/* qsort_r with the symbol table as context: no global state. */
+/* Sum descending, ties by name: HTA groups by name (ascending) and then sorts by sum with an unstable
+ * sort; name order is the order that sort starts from, and it does not depend on the machine.
+ * qsort_r with the symbol table as context: no global state. */
 static int cmp_group(const void *a, const void *b, void *sym) {
     const group *x = a, *y = b;
     if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
@@ -170,7 +184,9 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Merges group g into the running "others" row o (Chan's parallel variance). */
+/* Merges group g into the running "others" row o (Chan's parallel variance): the statistics of all folded
+ * kernels, from each name's summary without revisiting its kernels.  HTA instead gives "others" the
+ * statistics of the per-name sums (Quirk A1). */
 static void fold(krow *o, const group *g) {
     if (!o->count) {
         o->count = g->count, o->sum = g->sum, o->min = g->min, o->max = g->max, o->m2 = g->m2;
@@ -195,6 +211,7 @@ static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank,
     for (size_t i = 0; i < b->n; i++) {
         if (b->type[i] != type) continue;
         uint32_t nm = r->name[b->v->row[b->pos[i]]];
+        /* gid maps a name's symbol id to its group, first seen first */
         if (gid[nm] < 0) {
             if (ng == cap) {
                 cap = cap ? 2 * cap : 64;
@@ -215,17 +232,24 @@ static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank,
     for (size_t i = 0; i < b->n; i++) {
         if (b->type[i] != type) continue;
         group *x = &g[gid[r->name[b->v->row[b->pos[i]]]]];
+        /* Second pass for the squared deviations from the exact mean (more accurate than a sum of
+         * squares); in us, so that the stddev comes out in us. */
         double dv = b->dur[i] / 1000.0 - (x->sum / 1000.0) / (double)x->count;
         x->m2 += dv * dv;
     }
+    /* reset only the entries used: gid is as large as the symbol table and is reused for every type and
+     * rank */
     for (size_t j = 0; j < ng; j++) gid[g[j].name] = -1;
     if (ng) qsort_r(g, ng, sizeof *g, cmp_group, t->sym);
     const char *tname = hta_kernel_type_name((hta_kernel_type)type);
+    /* §4.2 step 2: folding starts only when there are more names than --top (strictly). */
     int fold_rest = o->top >= 0 && ng > (size_t)o->top;
     double q = 0;
     if (fold_rest) {
         double *cs = malloc(ng * sizeof *cs), acc = 0;
         if (!cs) goto oom;
+        /* HTA's running sum of the per-name sums, in us doubles as pandas computes it, and the quantile of
+         * that column at duration_ratio (linear interpolation, §0.2). */
         for (size_t j = 0; j < ng; j++) cs[j] = g[j].cumsum = (acc += g[j].sum / 1000.0);
         qsort(cs, ng, sizeof *cs, cmp_d);
         q = hta_quantile_sorted(cs, ng, o->duration_ratio);
@@ -233,6 +257,7 @@ static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank,
     }
     krow others = {tname, "others", rank, 0, 0, 0, 0, 0};
     for (size_t j = 0; j < ng; j++) {
+        /* Into "others": names past the quantile of the running sum, and every name at position >= top. */
         if (fold_rest && (g[j].cumsum > q || j >= (size_t)o->top)) {
             fold(&others, &g[j]);
             continue;
@@ -252,6 +277,8 @@ out:
 static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
     hta_table *tb = hta_table_from_def(&HTA_ALL_KERNELS_TABLE);
     if (!tb) return hta_oom(err);
+    /* HTA's final order: (kernel_type, name, rank) ascending, strings by code point (§0.2), so "others"
+     * sorts where pandas puts it. */
     if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
     for (size_t i = 0; i < k->n; i++) {
         const krow *x = &k->v[i];
@@ -279,6 +306,7 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
     hta_kernel_opts dflt_;
     if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
+    /* a quantile outside [0, 1] is undefined; refused here rather than extrapolated */
     if (o->duration_ratio < 0 || o->duration_ratio > 1)
         return hta_fail(err, HTA_EINVAL, "duration ratio %g is not between 0 and 1", o->duration_ratio);
     int ntypes = o->include_memory ? 3 : 2;
@@ -286,6 +314,7 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
     int seen[8] = {0};
     krows k = {0};
     size_t nsym = hta_symtab_count(t->sym);
+    /* symbol id -> group of name_stats (-1: none); one array for every rank and type */
     int32_t *gid = malloc((nsym ? nsym : 1) * sizeof *gid);
     size_t ns = hta_ctx_nranks(ctx);
     if (!gid) goto oom;
@@ -299,8 +328,11 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
         }
         int32_t rank = t->ranks[i]->rank;
         size_t nk = 0;
+        /* OTHER rows (sync records with --all-stream-rows) belong to no analysed type (§4) */
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
         if (!nk) bd_note_empty(t, t->ranks[i], o->gpu_rows, "GPU kernels to break down", out);
+        /* sum[] and seen[] accumulate over the ranks: kernel_type is one table for all ranks (§4.1),
+         * all_kernels has rows per rank */
         st = type_sweep(&b, ntypes, sum, seen, err);
         for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k, err);
         bd_rows_free(&b);

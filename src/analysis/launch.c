@@ -19,6 +19,9 @@ void hta_launch_opts_default(hta_launch_opts *o) {
     o->include_memory_events = 1;
 }
 
+/* HTA's join is on correlation ids (§8).  Sorted arrays and binary search do it: the launch ids as a
+ * sorted set, the GPU rows sorted by (id, position), so all the partners of one id are one contiguous run,
+ * found in view order. */
 typedef struct corr_pos {
     int64_t corr;
     uint32_t pos; /* view position */
@@ -66,6 +69,7 @@ static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids, size_t cap)
     return n;
 }
 
+/* Rows are matched to the launch names by symbol id: the names are looked up once, not compared per row. */
 static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, const int64_t *ids,
                            size_t nids, hta_table *tb, hta_table *sum, hta_error *err) {
     const hta_trace *t = ctx->trace;
@@ -94,6 +98,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
             }
     }
     qsort(corrs, nc, sizeof *corrs, cmp_i64);
+    /* §8: the GPU side is every row with a stream whose id a launch has; times and durations come from the
+     * view (HTA's rounding, no negative durations) */
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 && has_i64(corrs, nc, r->correlation[i]))
@@ -103,15 +109,21 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
 
     int64_t nl = 0, nshort = 0, nrt = 0, nld = 0;
     double scpu = 0, sgpu = 0, sdelay = 0;
+    /* Output rows in the order of the CPU rows in HTA's table, one per CPU x GPU pair with one id (an
+     * inner join, §8), so a launch with two GPU activities gives two rows as in HTA. */
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 || !has_i64(corrs, nc, r->correlation[i])) continue;
         for (size_t g = lower_cp(gpu, ng, r->correlation[i]); g < ng && gpu[g].corr == r->correlation[i]; g++) {
             size_t gk = gpu[g].pos;
             int64_t delay = v->ts[gk] - v->ts[k] - v->dur[k];
+            /* GPU start minus CPU end, clipped at 0 (§8): work that starts before the launch call returns
+             * has no delay. */
             if (delay < 0) delay = 0;
             double cpu_us = (double)v->dur[k] / 1000.0, gpu_us = (double)v->dur[gk] / 1000.0;
             double delay_us = (double)delay / 1000.0;
+            /* HTA's rules for its plots (§8), compared in us as HTA does: a short kernel ran for less time
+             * than its launch call took. */
             int sk = cpu_us <= o->runtime_cutoff_us && gpu_us < cpu_us;
             int ro = cpu_us > o->runtime_cutoff_us;
             int lo = delay_us > o->launch_delay_cutoff_us;
@@ -148,6 +160,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     hta_table_set_int(sum, row, HTA_LAUNCH_SUMMARY_DELAY_OUTLIERS, nld);
     hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_RUNTIME_CUTOFF, o->runtime_cutoff_us);
     hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_DELAY_CUTOFF, o->launch_delay_cutoff_us);
+    /* means over the launch x kernel pairs, the rows of the table above; null for a rank without launches */
     hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_CPU, nl ? scpu / (double)nl : NAN);
     hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_GPU, nl ? sgpu / (double)nl : NAN);
     hta_table_set_float(sum, row, HTA_LAUNCH_SUMMARY_MEAN_DELAY, nl ? sdelay / (double)nl : NAN);
@@ -162,6 +175,7 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
     hta_table *sum = hta_table_from_def(&HTA_LAUNCH_SUMMARY_TABLE);
     if (!tb || !sum) goto oom;
 
+    /* HTA's lists hold 5 names at most; 16 leaves room. */
     int64_t ids[16];
     size_t nids = launch_syms(t, o->include_memory_events, ids, 16);
     size_t ns = hta_ctx_nranks(ctx);
@@ -174,6 +188,8 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
             return st;
         }
     }
+    /* No launch name at all is worth a note: on AMD and Triton traces HTA's names never match (§8), and an
+     * empty table alone would look like a bug. */
     if (!nids)
         hta_result_note(out,
                         "no cudaLaunchKernel/cudaLaunchKernelExC/runFunction%s calls in the trace: HTA's launch "

@@ -15,7 +15,9 @@ void hta_membw_series_free(hta_membw_series *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Index of kind name in s->names, added if new; names stay unsorted here. */
+/* Index of kind name in s->names, added if new; names stay unsorted here.  HTA's kinds are a handful
+ * ("Memset", "Memcpy Unknown", "Memcpy DtoH" ...: at most 14 characters, §1), so a short list searched
+ * linearly holds them; a kind past the 16th would be left out (-1). */
 static int kind_of(hta_membw_series *s, const char *nm) {
     for (size_t k = 0; k < s->nnames; k++)
         if (!strcmp(s->names[k], nm)) return (int)k;
@@ -36,7 +38,9 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
     hta_arena_mark mark = hta_arena_save(A);
     hta_status st = HTA_OK;
     size_t nv = v->n, m = 0;
-    /* memory rows by symbol: the kernel type is a property of the name */
+    /* memory rows by symbol: the kernel type is a property of the name (-2: not yet classified, -1: not
+     * memory).  HTA's own type rule (§1), as its bandwidth series uses it: a hipMemcpy* name is
+     * communication there, and dma_* is "Memcpy Unknown". */
     uint32_t nsym = hta_symtab_count(t->sym);
     int8_t *kind_sym = HTA_ANEW(A, int8_t, nsym);
     uint32_t *pos = HTA_ANEW(A, uint32_t, nv);
@@ -61,7 +65,7 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
         }
         if (kind_sym[nm] >= 0) pos[m++] = (uint32_t)k;
     }
-    /* names ascending, as HTA's groupby */
+    /* names ascending, as HTA's groupby: each kind's place among at most 16, then the names moved there */
     uint16_t remap[16];
     for (size_t a = 0; a < out->nnames; a++) {
         size_t rank = 0;
@@ -88,6 +92,7 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
         size_t k = pos[j];
         uint32_t i = v->row[k];
         int64_t d = v->dur[k] == 0 ? 1000 : v->dur[k]; /* zero length counts as 1 us */
+        /* the trace's own "memory bandwidth (GB/s)" arg; 0 when absent (AMD), as in HTA */
         double bw = hta_row_arg_num(t, r, i, HTA_ARG_MEMORY_BW, 0.0);
         kd[j] = kd[m + j] = remap[kind_sym[r->name[i]]];
         ts[j] = v->ts[k];
@@ -96,6 +101,8 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
         val[m + j] = -bw;
         out->row[j] = out->row[m + j] = i; /* temporary: row per point */
     }
+    /* Time order with ties as in queue_length.c (stable by default, HTA's numpy order on request), then a
+     * stable sort by kind: grouped by name, time order kept within (§11.1 step 3). */
     if (ties == HTA_TIES_NUMPY) {
         HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {

@@ -18,6 +18,9 @@ hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out,
     if (!tb) return hta_oom(err);
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
+        /* HTA sweeps the boundaries of both unions with +1/-1 (COMM) and +2/-2 (COMP) and adds the
+         * segments where the sum is 3 (§6).  The length of the intersection of the two unions is that
+         * same time, found by walking two sorted lists together instead of sorting all boundaries. */
         bd_pair u;
         hta_status st = bd_union_pair(ctx, k, o->gpu_rows, HTA_KT_COMMUNICATION,
                                       HTA_KT_COMPUTATION, &u, err);
@@ -27,6 +30,7 @@ hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out,
         }
         int64_t comm = u.len_a, comp = u.len_b, both = u.both;
         int32_t rank = t->ranks[k]->rank;
+        /* The percentage stays null as in HTA (A12); the note and the three time columns say why. */
         if (!comm)
             hta_result_note(out, "rank %d has no communication kernels: overlap percentage is undefined (null)",
                             rank);

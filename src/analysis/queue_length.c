@@ -8,7 +8,8 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-/* Symbol ids of TF§4.4's "runtime launch" names, -1 where absent. */
+/* Symbol ids of TF§4.4's "runtime launch" names, -1 where absent (no name has that id).  HTA's list has 12
+ * names; NLAUNCH leaves room.  Rows are then tested by id, the names compared once. */
 #define NLAUNCH 16
 static void launch_ids(const hta_trace *t, int64_t *ids) {
     size_t k = 0;
@@ -28,6 +29,7 @@ typedef struct cp {
     uint32_t pos; /* view position of a device row */
 } cp;
 
+/* By (correlation, position): the device rows of one correlation id form one run, in view order. */
 static int cp_cmp(const void *a, const void *b) {
     const cp *x = a, *y = b;
     if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
@@ -80,6 +82,7 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
     /* launches, each once per matching device row (HTA's inner merge on
      * correlation), in table order; then the matched device rows (at most
      * ndev of them) */
+    /* A first pass counts the launch samples so that every array is taken once, at its size. */
     size_t cap = ndev, n = 0;
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
@@ -107,9 +110,12 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
         for (size_t x = cp_lower(dev, ndev, r->correlation[i]); x < ndev && dev[x].corr == r->correlation[i]; x++) {
             uint32_t j = v->row[dev[x].pos];
             used[dev[x].pos] = 1;
+            /* the launch sample takes the stream of the device row it launched (§10.1 step 3) */
             PUSH(v->ts[k], hta_row_stream(r, j), i, j, 1);
         }
     }
+    /* Device rows whose correlation a launch has (§10.1 step 4), each once however many launches match it;
+     * after every launch, as HTA concatenates them. */
     for (size_t k = 0; k < nv; k++) {
         if (!used[k]) continue;
         uint32_t j = v->row[k];
@@ -117,13 +123,18 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
     }
 #undef PUSH
 
+    /* Time order.  Stable by default: equal times keep the concatenation order (launches first, then the
+     * trace's order), the same on every machine.  HTA's numpy quicksort orders ties otherwise and its
+     * statistics change with it (analyses.md §0.6); HTA_TIES_NUMPY reproduces that order to show the
+     * difference is ties alone. */
     if (ties == HTA_TIES_NUMPY) {
         HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;
         HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, ts, err), fail);
     }
-    /* group by stream, keeping time order */
+    /* group by stream id (ascending, as HTA's groupby; devices not told apart, Quirk A4), keeping time
+     * order: a stable sort on the second key */
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(perm, n, stream, err), fail);
 
     out->n = n;
@@ -136,6 +147,8 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
     int64_t q = 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t p = perm[k];
+        /* The running sum per stream: at a launch it includes that launch, at a device row it no longer
+         * counts that activity (§10.1): the operations enqueued and not yet started. */
         if (k == 0 || stream[p] != out->stream[k - 1]) q = 0;
         q += delta[p];
         out->ts[k] = ts[p];

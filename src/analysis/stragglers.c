@@ -83,6 +83,8 @@ static int cmp_ck_group(const ck *x, const ck *y) {
     return 0;
 }
 
+/* HTA's grouping order, and within a group the view position, so that the last element of each (stream,
+ * name, step, rank) run is pandas' last() in table order. */
 static int cmp_ck(const void *a, const void *b) {
     const ck *x = a, *y = b;
     int c = cmp_ck_group(x, y);
@@ -91,6 +93,7 @@ static int cmp_ck(const void *a, const void *b) {
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+/* Each rank's calls of one kernel in one step in time order, to number them (occ). */
 static int cmp_ck_time(const void *a, const void *b) {
     const ck *x = a, *y = b;
     int c = cmp_ck_group(x, y);
@@ -100,6 +103,7 @@ static int cmp_ck_time(const void *a, const void *b) {
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
+/* The j-th calls of all ranks side by side: one collective call per run of equal occ. */
 static int cmp_ck_inst(const void *a, const void *b) {
     const ck *x = a, *y = b;
     int c = cmp_ck_group(x, y);
@@ -116,6 +120,8 @@ static int same_kernel(const ck *a, const ck *b) { return a->stream == b->stream
  * the duration filter drops. */
 static size_t select_hta(ck *k, size_t n, double min_dur) {
     size_t m = 0;
+    /* HTA drops the short rows before it groups, which is what makes it pick different calls on
+     * different ranks. */
     for (size_t i = 0; i < n; i++)
         if ((double)k[i].dur >= min_dur) k[m++] = k[i];
     n = m;
@@ -148,6 +154,8 @@ static size_t select_instances(ck *k, size_t n, double min_dur) {
         for (size_t i = a; i < b;) {
             size_t j = i;
             int64_t mx = 0;
+            /* A call qualifies when it is long on some rank: on the straggler itself it is short (it waits
+             * for nobody), on the ranks waiting for it long. */
             while (j < b && k[j].occ == k[i].occ) mx = k[j].dur > mx ? k[j].dur : mx, j++;
             if ((double)mx >= min_dur) last = i, last_end = j;
             i = j;
@@ -158,6 +166,8 @@ static size_t select_instances(ck *k, size_t n, double min_dur) {
     return m;
 }
 
+/* pandas' std: sample standard deviation (ddof 1), NaN below two values (§0.2).  Two passes, the mean
+ * first: steadier than a sum of squares for values as close together as these. */
 static double sample_std(const double *v, size_t n) {
     if (n < 2) return NAN;
     double m = 0, ss = 0;
@@ -167,6 +177,7 @@ static double sample_std(const double *v, size_t n) {
     return sqrt(ss / (double)(n - 1));
 }
 
+/* Most flagged first; equal counts by ascending rank, where HTA's order is unspecified (§14.2 step 5). */
 static int cmp_rc(const void *a, const void *b) {
     const rank_count *x = a, *y = b;
     if (x->flagged != y->flagged) return x->flagged > y->flagged ? -1 : 1;
@@ -202,9 +213,11 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     hta_arena_mark mark = hta_arena_save(A); /* released at `done` and `fail` */
     if (!res || !met || !ker) goto oom;
     size_t ns = hta_ctx_nranks(ctx);
+    /* §14.2 step 1: fewer than one candidate means one */
     int k_cand = o->num_candidates < 1 ? 1 : o->num_candidates;
 
-    /* views and profiler steps of every selected rank */
+    /* Views and profiler steps of every selected rank.  All views are held at once: every rank's kernels
+     * are compared with every other's.  Steps by their names, as HTA's get_profiler_steps (§14.1). */
     w.v = hta_arena_calloc(A, ns ? ns : 1, sizeof *w.v);
     if (!w.v) goto oom;
     size_t nsteps = 0, cap = 16;
@@ -226,6 +239,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         }
     }
     nsteps = uniq_i64(w.steps, nsteps);
+    /* §14.2 step 1: the requested steps that exist (all when none are requested). */
     if (o->steps) {
         size_t m = 0;
         for (size_t i = 0; i < nsteps; i++)
@@ -236,6 +250,8 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
                 }
         nsteps = m;
     }
+    /* A straggler is late relative to the other ranks; with one rank there is nothing to compare.  HTA
+     * raises when there are no steps; both cases are notes and empty tables here. */
     if (ns < 2) {
         hta_result_note(out, "%zu rank%s selected: finding stragglers needs at least two ranks to compare", ns,
                         ns == 1 ? "" : "s");
@@ -248,7 +264,8 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         goto done;
     }
 
-    /* D = rows in a valid step: its span gives the mean step time */
+    /* D = rows in a valid step (§14.2 step 2): its span gives the mean step time, the unit every start and
+     * duration is measured in, so that ranks and steps compare. */
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     size_t nk = 0;
     unsigned char *present = hta_arena_calloc(A, nsteps, 1);
@@ -262,6 +279,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
             present[si] = 1;
             if (w.v[k]->ts[p] < tmin) tmin = w.v[k]->ts[p];
             if (w.v[k]->ts[p] + w.v[k]->dur[p] > tmax) tmax = w.v[k]->ts[p] + w.v[k]->dur[p];
+            /* an upper bound of the candidate kernels below (HTA's straggler rule takes stream > 0, §0.5) */
             if (hta_row_stream(r, i) > 0) nk++;
         }
     }
@@ -273,6 +291,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         goto done;
     }
     double iter_ns = (double)(tmax - tmin) / (double)nd;
+    /* HTA's min_normalized_duration: kernels under 1% of a step are not significant collectives */
     double min_dur_ns = 0.01 * iter_ns;
 
     w.k = HTA_ANEW(A, ck, nk);
@@ -299,7 +318,10 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         goto done;
     }
 
-    /* per (stream, name): mean over steps of the std of normalised durations across ranks */
+    /* Per (stream, name): mean over steps of the std of normalised durations across ranks.  The kernel
+     * whose duration varies most between ranks is the collective where ranks wait for each other; NaN
+     * spreads (a step with the kernel on one rank) are ignored as pandas' mean does.  Ties go to the first
+     * in (stream, name) order: names, not HTA's hash-seeded symbol ids. */
     w.tmp = HTA_ANEW(A, double, nk);
     w.rc = hta_arena_calloc(A, ns, sizeof *w.rc);
     if (!w.tmp || !w.rc) goto oom;
@@ -340,6 +362,8 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         hta_table_set_float(ker, row, HTA_STRAGGLER_KERNELS_SPREAD, mean_sd);
         a = b;
     }
+    /* No spread anywhere: HTA's selection has nothing to go on; the most frequent kernel still gives a
+     * metric. */
     if (isnan(best)) {
         best_first = best_rows_first;
         best_n = best_rows;
@@ -352,7 +376,9 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
                           stream == (double)w.k[best_first].stream && !strcmp(kn, w.k[best_first].name));
     }
 
-    /* flag, per step, the ranks at or above the k-th latest normalised start */
+    /* Flag, per step, the ranks at or above the k-th latest normalised start (§14.2 step 4): the last to
+     * arrive at the collective are those the others waited for.  With fewer ranks than k in a step, all of
+     * them are flagged. */
     const ck *mk = &w.k[best_first];
     for (size_t k = 0; k < ns; k++) w.rc[k].steps = 0;
     for (size_t i = 0; i < best_n;) {
@@ -383,7 +409,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
         }
         i = j;
     }
-    /* HTA ranks by flag count (nlargest); ranks without the kernel cannot be chosen */
+    /* HTA ranks by flag count (nlargest, §14.2 step 5); ranks without the kernel cannot be chosen */
     size_t nrc = 0;
     for (size_t k = 0; k < ns; k++)
         if (w.rc[k].steps) w.rc[nrc++] = w.rc[k];

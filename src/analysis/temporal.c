@@ -10,7 +10,8 @@ HTA_TABLE_DEFINE(HTA_TEMPORAL);
 
 void hta_temporal_opts_default(hta_temporal_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
 
-/* ratio of microsecond values, as HTA divides them */
+/* ratio of microsecond values, as HTA divides them, so that round() sees the same quotient; null (NaN)
+ * when the span is 0: a share of nothing is undefined, as in HTA (Quirk A12) */
 static double pctg(int64_t x, int64_t total) {
     return total ? hta_round(100.0 * ((x / 1000.0) / (total / 1000.0)), 2) : NAN;
 }
@@ -24,6 +25,7 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
     if (!tb) return hta_oom(err);
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
+        /* Union a = every GPU row, union b = the COMPUTATION rows (§3: U and C). */
         bd_pair u;
         hta_status st = bd_union_pair(ctx, k, o->gpu_rows, -1, HTA_KT_COMPUTATION, &u, err);
         if (st) {
@@ -33,13 +35,18 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
         size_t nu = u.na;
         int64_t span = u.span, busy = u.len_a, comp = u.len_b;
         int32_t rank = t->ranks[k]->rank;
+        /* HTA raises IndexError on a rank without GPU rows (§3, edge); a row of zeros and a note say the
+         * same without stopping the other ranks. */
         if (!nu) bd_note_empty(t, t->ranks[k], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
         long row = hta_table_add_row(tb);
         if (row < 0) {
             goto oom;
         }
+        /* §3: idle = the gaps inside the span; non-compute = busy but no computation kernel
+         * (communication, memory).  Exact in int64 ns, so the three parts add up to the span. */
         int64_t idle = span - busy, noncomp = busy - comp;
         hta_table_set_int(tb, row, HTA_TEMPORAL_RANK, rank);
+        /* durations, far below 2^53 ns: a plain division rounds once (hta_ns_to_us is for absolute times) */
         hta_table_set_float(tb, row, HTA_TEMPORAL_IDLE_US, idle / 1000.0);
         hta_table_set_float(tb, row, HTA_TEMPORAL_COMPUTE_US, comp / 1000.0);
         hta_table_set_float(tb, row, HTA_TEMPORAL_NON_COMPUTE_US, noncomp / 1000.0);

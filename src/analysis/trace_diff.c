@@ -31,9 +31,11 @@ typedef struct ops {
     size_t n;
 } ops;
 
+/* names by code point, pandas' order (§0.2); also what find() searches by */
 static int op_cmp(const void *a, const void *b) { return strcmp(((const op *)a)->name, ((const op *)b)->name); }
 
-/* HTA's iterations(): the numbers of the ProfilerStep symbols, the smallest here. */
+/* HTA's iterations(): the numbers of the ProfilerStep symbols, the smallest here.  Symbols, not rows, as
+ * HTA reads them: every step name any loaded rank has. */
 static int first_iteration(const hta_trace *t, int64_t *it) {
     int found = 0;
     uint32_t n = hta_symtab_count(t->sym);
@@ -44,7 +46,9 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
     return found;
 }
 
-/* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name. */
+/* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name.  The rank's own
+ * rows, not the view: HTA's LabeledTrace re-parses the trace without alignment or filter (§15), so the
+ * last profiler step is there too. rank < 0: the first loaded rank, HTA's default. */
 static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
                             const char *side, hta_arena *A, ops *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
@@ -59,11 +63,16 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
     double *cnt = hta_arena_calloc(A, nsym ? nsym : 1, sizeof *cnt);
     double *dur = hta_arena_calloc(A, nsym ? nsym : 1, sizeof *dur);
     if (!cnt || !dur) return hta_oom(err);
+    /* Per symbol id (dense arrays over the symbol table).  HTA first groups by (cat, name) and then sums
+     * per name; summing per name at once gives the same totals.  Counts are doubles because HTA's outer
+     * join turns them into floats. */
     for (size_t i = 0; i < r->n; i++) {
         if (r->iteration[i] != iter) continue;
+        /* §15: CPU = no stream, GPU = any stream */
         int gpu = hta_row_stream(r, i) != -1;
         if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu)) continue;
         int64_t a, e;
+        /* durations as the run's time mode gives them (HTA's rounding by default, never negative) */
         hta_row_times(r, i, ctx->view.time_mode, &a, &e);
         cnt[r->name[i]] += 1;
         dur[r->name[i]] += (double)(e - a) / 1000.0;
@@ -118,7 +127,8 @@ typedef struct joined {
     double cc, cd, tc, td;
 } joined;
 
-/* HTA's index order: the control names ascending, then the test-only names ascending. */
+/* HTA's index order: the control names ascending, then the test-only names ascending (§15: not a sorted
+ * union).  Names missing on one side count 0. */
 static joined *join(const ops *c, const ops *t, hta_arena *A, size_t *n) {
     joined *j = HTA_ANEW(A, joined, c->n + t->n);
     if (!j) return NULL;
@@ -149,6 +159,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     snprintf(tl, sizeof tl, strcmp(cl, tl0) ? "%s" : "%s_control_test", tl0);
     ops c = {0}, t = {0};
     hta_status st;
+    /* Both sides' scratch comes from the control context's arena: one mark, one reset on every return. */
     hta_arena *A = &control->scratch;
     hta_arena_mark mark = hta_arena_save(A); /* released on every return below */
     hta_table *ct = NULL, *od = NULL;
@@ -186,13 +197,15 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
         hta_table_set_float(ct, (size_t)row, HTA_DIFF_DIFF_DURATION, dd);
         if (hta_table_set_str(ct, (size_t)row, HTA_DIFF_CHANGE, dc > 0 ? "+" : dc < 0 ? "-" : "=")) goto oom;
     }
-    /* ops_diff always compares full names */
+    /* ops_diff always compares full names (HTA's ops_diff has no short-name option) */
     if (o->short_names) {
         if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", A, &c, err)) ||
             (st = summarize(test, o->test_rank, ti, o->device, 0, "test", A, &t, err)))
             goto fail;
         if (!(j = join(&c, &t, A, &n))) goto oom;
     }
+    /* HTA's five lists (§15), each in index order.  A name that disappears is "deleted", not also
+     * "decreased": decreased needs test > 0. */
     static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
     for (int k = 0; k < 5; k++)
         for (size_t i = 0; i < n; i++) {
@@ -214,6 +227,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
         return hta_oom(err);
     }
     if (hta_result_add(out, od)) return hta_oom(err);
+    /* the note says which rank and iteration each side used, since both default to "the first" */
     int32_t cr = o->control_rank < 0 && control->trace->nranks ? control->trace->ranks[0]->rank : o->control_rank;
     int32_t tr = o->test_rank < 0 && test->trace->nranks ? test->trace->ranks[0]->rank : o->test_rank;
     return hta_result_note(out, "control: rank %d, iteration %lld; test: rank %d, iteration %lld", cr,

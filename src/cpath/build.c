@@ -17,6 +17,8 @@ void hta_cpath_opts_default(hta_cpath_opts *o) { memset(o, 0, sizeof *o); }
 
 #define KK_THRESHOLD_NS 1500000 /* KERNEL_KERNEL_DELAY_THRESHOLD_US */
 
+/* What the graph rules need to know about an event's name, decided once per name symbol (name_flags) from
+ * HTA's name lists (TF§4.4, vocab.h): the rules then test bits per row instead of comparing strings. */
 enum {
     NF_LOCK = 1,        /* the runtime lock's calls (hta_is_runtime_lock_name_hta) */
     NF_BLOCKING = 2,    /* blocking CUDA calls */
@@ -39,6 +41,9 @@ typedef struct bld {
     hta_cp_graph *g;
     cp_edges es;
     uint16_t *nflags;   /* per name symbol */
+    /* The spec's rules are written with HTA's index_correlation (-1: no correlation id, 0: no partner,
+     * else the partner's event index), so it is rebuilt per view position; where HTA's 0 would be misread
+     * as event 0 (Q7) the code asks r->partner instead. */
     int64_t *ic;        /* per view position: HTA's index_correlation */
     int32_t *vpos_of_index; /* event index -> view position, -1 */
     size_t nindex;
@@ -78,6 +83,8 @@ static int32_t vpos(const bld *b, int64_t index) {
 
 /* ---- §1 window and clipping ---- */
 
+/* The graph keeps names in a symbol table of its own, so that it can be saved and analysed again without
+ * the trace (cpath.h). */
 static uint32_t gsym(bld *b, uint32_t ts) {
     if (b->gsym[ts] == UINT32_MAX)
         b->gsym[ts] = hta_symtab_intern(b->g->sym, hta_sym(b->t->sym, ts), hta_sym_len(b->t->sym, ts));
@@ -89,11 +96,15 @@ static hta_status clip(bld *b, hta_error *err) {
     const hta_cpath_opts *o = b->o;
     size_t n = b->v->n;
     int64_t lo = INT64_MAX, hi = INT64_MAX;
+    /* No annotation: the whole trace.  HTA's window end is the max of its stale absolute end column (Q1),
+     * in effect +infinity, hence hi = INT64_MAX. */
     if (!o->annotation || !o->annotation[0]) {
         for (size_t k = 0; k < n; k++)
             if (b->v->ts[k] < lo) lo = b->v->ts[k];
     } else {
-        /* annotation ids: every name or category containing the text */
+        /* annotation ids: every name or category containing the text (§1 step 2).  A category match
+         * alone avoids HTA's "no such annotation" failure; instances are still rows whose name contains
+         * the text. */
         int any_sym = 0;
         for (size_t c = 0; c < b->t->ncats && !any_sym; c++)
             if (strstr(hta_sym(b->t->sym, b->t->cats[c]), o->annotation)) any_sym = 1;
@@ -102,6 +113,9 @@ static hta_status clip(bld *b, hta_error *err) {
         int64_t seen = 0;
         lo = INT64_MAX;
         hi = INT64_MIN;
+        /* Instances are counted over the view in its order, any category: GPU block first, and a
+         * gpu_user_annotation copy counts as an instance (Quirk C1). match[] memoises per name: bit 2 =
+         * tested, bit 1 = contains. */
         for (size_t k = 0; k < n; k++) {
             uint32_t nm = r->name[vrow(b, k)];
             if (!(match[nm] & 2)) match[nm] = (unsigned char)(2 | (strstr(hta_sym(b->t->sym, nm), o->annotation) != NULL));
@@ -117,6 +131,8 @@ static hta_status clip(bld *b, hta_error *err) {
         if (!any_sym)
             return hta_fail(err, HTA_ENODATA, "rank %d: no event name contains the annotation '%s'",
                             (int)b->r->rank, o->annotation);
+        /* An instance beyond the last: HTA's window becomes NaN and pandas raises (C11); a clear error
+         * here. */
         if (lo > hi)
             return hta_fail(err, HTA_ENODATA,
                             "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%lld is out of range",
@@ -126,6 +142,8 @@ static hta_status clip(bld *b, hta_error *err) {
     unsigned char *sel = cp_calloc(n ? n : 1, 1);
     if (!sel) return hta_oom(err);
     for (size_t k = 0; k < n; k++) {
+        /* §1 step 5: every Stream Wait Event, whatever the window (Quirk C2); CPU rows that start in the
+         * window and last longer than 0; the GPU rows they launched. */
         if (vflags(b, k) & NF_SWE) sel[k] = 1;
         if (vstream(b, k) != -1) continue;
         if (b->v->ts[k] < lo || b->v->ts[k] > hi || b->v->dur[k] <= 0) continue;
@@ -185,6 +203,8 @@ static hta_status clip(bld *b, hta_error *err) {
         e->index = r->index[row];
         e->row = (int32_t)row;
         e->start = e->end = -1;
+        /* The event copies what the graph reports (times, ids, names): the graph outlives the view and can
+         * be saved without the trace. */
         e->name = gsym(b, r->name[row]);
         e->cat = gsym(b, hta_row_cat_sym(b->t, r, row));
         if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
@@ -200,6 +220,8 @@ static hta_status clip(bld *b, hta_error *err) {
 
 /* ---- §3 nodes ---- */
 
+/* §3: the categories whose events get nodes. user_annotation, python_function and mtia_runtime are not
+ * among them (C4). */
 static int is_cpu_cat(const char *c) {
     return !strcmp(c, "cpu_op") || !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver");
 }
@@ -225,6 +247,8 @@ static hta_status make_nodes(bld *b, hta_error *err) {
     for (size_t i = 0; i < b->nev; i++) {
         hta_cp_event *e = &b->ev[i];
         int32_t k0 = vpos(b, e->index);
+        /* §3: an event gets nodes if its category is one of those, its name contains a data-load pattern,
+         * or it is device work with a correlation id (ic >= 0). */
         int sel = cpu_cat[e->cat] || (vflags(b, (size_t)k0) & NF_DATA_LOAD) ||
                   (e->stream != -1 && b->ic[k0] >= 0);
         if (!sel) continue;
@@ -236,6 +260,8 @@ static hta_status make_nodes(bld *b, hta_error *err) {
     free(cpu_cat);
     for (size_t j = 0; j < n; j++) {
         const hta_cp_event *e = &b->ev[val[j] >> 1];
+        /* times relative to the earliest, so that they are non-negative radix keys: a linear radix sort
+         * instead of a comparison sort */
         key[j] = (uint64_t)(e->ts + ((val[j] & 1) ? e->dur : 0)) - (uint64_t)lo;
     }
     cp_rsort(key, val, n, key + cap, val + cap);
@@ -261,9 +287,12 @@ static hta_status make_nodes(bld *b, hta_error *err) {
 /* ---- edges ---- */
 
 /* HTA's _add_edge_helper + attribution (§2).  parent: event for the
- * "end -> start inside a parent" case, -1 if none. */
+ * "end -> start inside a parent" case, -1 if none.  Dependency and sync edges
+ * carry no time: they only order events.  Attribution says which event an
+ * edge's time is spent in, for the breakdown's bound_by. */
 static hta_status add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, int32_t parent) {
     hta_cp_graph *g = b->g;
+    /* HTA asserts that source and destination differ (§2); such an edge is skipped */
     if (u == v) return HTA_OK;
     int64_t w = (type == HTA_CP_DEPENDENCY || type == HTA_CP_SYNC || zero) ? 0 : g->node[v].ts - g->node[u].ts;
     int32_t attr = -1;
@@ -278,7 +307,9 @@ static hta_status add_edge(bld *b, uint32_t u, uint32_t v, int type, int zero, i
 
 static uint16_t ev_flags(bld *b, uint32_t ce) { return vflags(b, (size_t)vpos(b, b->ev[ce].index)); }
 
-/* §4: CUDA runtime lock */
+/* §4: CUDA runtime lock.  Calls that take the runtime's lock (cudaLaunchKernel, cudaMemcpyAsync,
+ * cudaHostAlloc) complete in lock order across threads: at each end every pending start is linked to it
+ * (its own start by an operator edge, the others by dependencies), and consecutive ends are chained. */
 static hta_status phase_a(bld *b) {
     hta_cp_graph *g = b->g;
     uint32_t *stack = cp_malloc((g->nnode + 1) * sizeof *stack);
@@ -317,6 +348,8 @@ typedef struct endp {
 } endp;
 
 /* compare_events of the old call stack, for events with dur > 0 */
+/* Reproduces TF§14.2 exactly, including its non-transitive case for zero-duration events (Q11), which is
+ * why it is only used through qsort on groups that have one. */
 static int cmp_endp(const void *a, const void *b) {
     const endp *x = a, *y = b;
     if (x->ce == y->ce) return x->is_start ? -1 : (y->is_start ? 1 : 0);
@@ -336,7 +369,8 @@ static int cmp_endp(const void *a, const void *b) {
 
 /* cmp_endp on endpoints packed as ce << 1 | is_end, events with dur > 0
  * (then a total order: time; ends before starts; ends by dur up, index
- * down; starts by dur down, index up) */
+ * down; starts by dur down, index up).  A total order can be sorted by any
+ * method with the same result, which lets the radix sort do the bulk. */
 static int cmp_packed(const hta_cp_event *ev, uint32_t a, uint32_t c) {
     const hta_cp_event *x = &ev[a >> 1], *y = &ev[c >> 1];
     int xs = !(a & 1), ys = !(c & 1);
@@ -392,6 +426,8 @@ static int64_t single_tid(bld *b, const char *sub) {
     return tid;
 }
 
+/* §5: a step between two runtime-lock nodes was drawn by phase A, except end -> start (from one call to
+ * the next), which phase B still draws. */
 static int shares_lock(bld *b, uint32_t a, uint32_t c) {
     hta_cp_graph *g = b->g;
     if (!(ev_flags(b, g->node[a].ev) & NF_LOCK) || !(ev_flags(b, g->node[c].ev) & NF_LOCK)) return 0;
@@ -401,6 +437,8 @@ static int shares_lock(bld *b, uint32_t a, uint32_t c) {
 static hta_status phase_b(bld *b) {
     size_t m = b->nev;
     const hta_rank *r = b->r;
+    /* §5 step 1: when the forward and the backward pass each run on one thread of their own, the backward
+     * thread's rows count as the forward thread's, so that the two passes form one call stack. */
     int64_t fwd = single_tid(b, "forward"), bwd = single_tid(b, "autograd");
     int remap = fwd != INT64_MIN && bwd != INT64_MIN && fwd != bwd;
     size_t nt = r->nthreads;
@@ -451,6 +489,8 @@ static hta_status phase_b(bld *b) {
     size_t ne = 0, ncpu = 0;
     int64_t tlo = INT64_MAX, thi = INT64_MIN;
     int any_slow = 0;
+    /* Only CPU groups have call stacks: a group with any row on a stream (a Triton cpu_op on stream 0) is
+     * UNKNOWN in HTA and skipped whole (Quirk C9). */
     for (size_t g = 0; g < ng; g++) {
         int cpu = 1, zero = 0;
         for (size_t i = goff[g]; i < goff[g + 1]; i++) {
@@ -478,6 +518,8 @@ static hta_status phase_b(bld *b) {
             while (tbits < 64 && ((uint64_t)thi - (uint64_t)tlo) >> tbits) tbits++;
             while (gbits < 32 && (uint64_t)ncpu >> gbits) gbits++;
         }
+        /* When (group, time) fits 64 bits, one radix sort orders every group at once; otherwise each group
+         * is sorted alone. */
         int combined = !any_slow && tbits + gbits <= 64;
         size_t gi = 0;
         for (size_t g = 0; g < ng; g++) {
@@ -544,6 +586,9 @@ static hta_status phase_b(bld *b) {
             }
         }
     }
+    /* Each CPU group's tree, built as the old call stack builds it (TF§14.2): a start becomes the last
+     * child of the top of the stack and is pushed, an end pops.  first/next/lastc keep every children list
+     * in start order, the order the walk below visits them in. */
     for (size_t g = 0; g < ng; g++) {
         if (gcpu[g] == UINT32_MAX) continue;
         size_t e0 = gcpu[g], ne_g = 2 * (size_t)(goff[g + 1] - goff[g]);
@@ -553,6 +598,8 @@ static hta_status phase_b(bld *b) {
         for (size_t i = 0; i < ne_g; i++) {
             uint32_t c = gep[i] >> 1;
             if (!(gep[i] & 1)) {
+                /* HTA pops at every end without checking that it is the top's (TF§14.2); the same tree
+                 * needs the same pops. */
                 uint32_t p = sp ? stack[sp - 1] : (uint32_t)m;
                 parent[c] = sp ? (int32_t)p : -1;
                 first[c] = lastc[c] = -1;
@@ -565,7 +612,10 @@ static hta_status phase_b(bld *b) {
                 sp--;
             }
         }
-        /* depth-first walk; stack entries: ce*2 + exiting */
+        /* Depth-first walk, children in start order (TF§14.2); stack entries: ce*2 + exiting.  Events
+         * without nodes (user_annotation, python_function...) are walked for their children but draw
+         * nothing and leave op_depth alone.  Consecutive top-level calls are joined by a dependency
+         * (op_depth 0), nested steps by operator edges attributed to the enclosing event. */
         int64_t last_node = -1, last_parent = -1;
         int op_depth = 0;
         sp = 0;
@@ -602,6 +652,9 @@ static hta_status phase_b(bld *b) {
                     stack[j] = tmp;
                 }
             } else if (x->start >= 0) {
+            /* Leaving e: the time since the last step is operator time, except in a blocking call (a sync,
+             * cudaMemcpy), which only waits: weight 0, as in HTA (§5); what it waited for comes in
+             * through a sync edge where there is one. */
                 if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)x->end) &&
                     add_edge(b, (uint32_t)last_node, (uint32_t)x->end, HTA_CP_OPERATOR,
                              (ev_flags(b, c) & NF_BLOCKING) != 0, (int32_t)last_parent))
@@ -680,6 +733,8 @@ static int map_get(const i64map *m, int64_t key, int64_t *val) {
     return 0;
 }
 
+/* One sample of the queue-length series (§6.1, AN§10.1): +1 at a launch, -1 at its device activity. seq is
+ * the concatenation order, for a stable sort on request. */
 typedef struct qent {
     int64_t ts;
     uint32_t k, seq;
@@ -739,6 +794,9 @@ static hta_status queue_lengths(bld *b, phc *c) {
     }
     size_t ne = 0;
     for (size_t k = 0; k < n; k++) {
+        /* HTA's runtime launches with index_correlation > 0 (TF§4.4), each with its device row.  The
+         * stream slot is the stream index, so equal stream ids of two devices share a queue, as in HTA
+         * (C5). */
         if (!(vflags(b, k) & NF_LAUNCH) || b->ic[k] <= 0) continue;
         int32_t dk = vpos(b, b->ic[k]);
         if (dk < 0 || vstream(b, (size_t)dk) == -1) continue;
@@ -752,7 +810,9 @@ static hta_status queue_lengths(bld *b, phc *c) {
         ne++;
     }
     /* HTA sorts with numpy's unstable quicksort; its tie order is what the
-     * queue lengths (and so the launch/kernel-kernel choice) depend on */
+     * queue lengths (and so the launch/kernel-kernel choice) depend on.  It is
+     * reproduced, not fixed: a stable order changes edge types on some
+     * goldens (docs/differences-from-hta.md); stable_sort gives it anyway. */
     key = cp_malloc((ne ? ne : 1) * sizeof *key);
     perm = cp_malloc((ne ? ne : 1) * sizeof *perm);
     if (!key || !perm) goto oom;
@@ -783,6 +843,9 @@ oom:
     return hta_oom(b->err);
 }
 
+/* §6.1's launch table: runtime launches with their device row, sorted by ts (ties in view order); a
+ * launch's launch_id is its position. by_dev orders it by (device, stream, launch id) for the event-record
+ * lookups, by_thr by (pid, tid, stream, launch id) for the stream-wait lookups. */
 static hta_status launch_tables(bld *b, phc *c) {
     size_t n = b->v->n;
     const hta_rank *r = b->r;
@@ -842,6 +905,8 @@ static hta_status launch_tables(bld *b, phc *c) {
             int64_t ws = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_STREAM, -1);
             if (ws <= -1) continue;
             int64_t id = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_EVENT_CORR, -1);
+            /* HTA raises when a record id maps to two different (stream, device); the first mapping is
+             * kept here */
             map_put(&ev2s, id, ws, 0);
             map_put(&ev2p, id, hta_row_thread(r, row)->pid, 0);
         }
@@ -872,6 +937,7 @@ static hta_status launch_tables(bld *b, phc *c) {
                 if (c->l[c->by_dev[mid]].ts <= b->v->ts[k]) a0 = mid + 1;
                 else a1 = mid;
             }
+            /* the previous launch to the recorded stream, from any CPU thread as HTA searches it (C6) */
             int64_t prev = a0 > lo ? (int64_t)r->index[vrow(b, c->l[c->by_dev[a0 - 1]].k)] : -1;
             map_put(&c->rec_prev, corr, prev, 0);
         }
@@ -910,6 +976,7 @@ static hta_status launch_tables(bld *b, phc *c) {
                 if (same && x->ts < b->v->ts[k]) a0 = mid + 1;
                 else a1 = mid;
             }
+            /* the first launch at or after the wait, from its thread to the waiting stream (§6.1: W) */
             int64_t next = -1;
             if (a0 < m) {
                 const launch *x = &c->l[c->by_thr[a0]];
@@ -926,6 +993,7 @@ typedef struct kent {
     uint32_t ce;
 } kent;
 
+/* Processing order of §6.1: by key, ties in clipped-event order (ascending event index). */
 static int cmp_kent(const void *a, const void *b) {
     const kent *x = a, *y = b;
     if (x->key != y->key) return x->key < y->key ? -1 : 1;
@@ -941,6 +1009,8 @@ static int32_t ce_start(bld *b, int32_t vp) {
     return b->ev[b->ce_of_vpos[vp]].start;
 }
 
+/* last[] per stream index (stream ids only, C5); seen[] keeps the streams in first-seen order, the order a
+ * Context Sync visits them in. */
 static void set_last(bld *b, phc *c, uint16_t s, int64_t node) {
     if (c->last[s] < 0) c->seen[c->nseen++] = s;
     c->last[s] = node;
@@ -971,6 +1041,8 @@ static hta_status phase_c(bld *b, hta_error *err) {
         int32_t k = vpos(b, e->index);
         uint16_t f = vflags(b, (size_t)k);
         if (!(e->stream != -1 || (f & (NF_EVENT_SYNC | NF_CONTEXT_SYNC))) || b->ic[k] < 0) continue;
+        /* a sync record is handled at its end (§6.1), so a Stream Sync that overlaps a memcpy comes after
+         * the memcpy's start */
         int sync = !strcmp(hta_sym(g->sym, e->cat), "cuda_sync");
         K[nk++] = (kent){sync ? e->ts + e->dur : e->ts, (uint32_t)i};
     }
@@ -986,6 +1058,8 @@ static hta_status phase_c(bld *b, hta_error *err) {
         uint16_t sidx = r->stream[row];
         if (!strcmp(hta_sym(g->sym, e->cat), "cuda_sync")) {
             int32_t call_end = ce_end(b, vpos(b, b->ic[k]));
+            /* §6.2: both name, in wait_on_cuda_event_record_corr_id, the cudaEventRecord they wait for;
+             * the kernel that record follows (its previous launch, R) is the source. */
             if (f & (NF_SWE | NF_EVENT_SYNC)) {
                 int64_t id = hta_row_arg_int(b->t, r, row, HTA_ARG_WAIT_ON_EVENT_CORR, -1), ipl;
                 if (!map_get(&c.rec_prev, id, &ipl) || ipl < 0) continue;
@@ -995,6 +1069,8 @@ static hta_status phase_c(bld *b, hta_error *err) {
                     int64_t dl;
                     int32_t call = vpos(b, b->ic[k]);
                     if (call < 0 || !map_get(&c.wait_next, call, &dl) || dl < 0) continue;
+                    /* The next kernel launched to the waiting stream must wait for src; -2: a wait whose
+                     * source kernel is not in the view, dropped when that kernel comes. */
                     c.sync_src[c.l[dl].dk] = src >= 0 ? src : -2;
                 } else {
                     int32_t se = ce_end(b, src);
@@ -1013,10 +1089,13 @@ static hta_status phase_c(bld *b, hta_error *err) {
             }
             continue;
         }
+        /* §6.2 step 1: device work outside the clipped graph leaves last[] as it was */
         if (e->start < 0) continue;
         uint32_t s = (uint32_t)e->start, en = (uint32_t)e->end;
         if (add_edge(b, s, en, HTA_CP_OPERATOR, 0, -1)) goto done;
         int64_t sync_end = -1;
+        /* §6.2 step 3: a pending stream-wait sync into this kernel; a source without an end node is
+         * ignored, as HTA does */
         if (c.sync_src[k] != -1) {
             int32_t se = c.sync_src[k] >= 0 ? ce_end(b, c.sync_src[k]) : -1;
             if (se >= 0) {
@@ -1025,6 +1104,10 @@ static hta_status phase_c(bld *b, hta_error *err) {
             }
             c.sync_src[k] = -1;
         }
+        /* §6.2 step 4: a launch-delay edge when the kernel was alone in its stream's queue (1 at the
+         * launch, 0 at its start) and both the stream's last kernel and any sync ended before the launch:
+         * the kernel waited for its launch.  Else a kernel-kernel edge from the stream's last kernel when
+         * the gap is under 1.5 ms and no sync ended after that kernel.  Else no timing edge in. */
         int32_t lc = vpos(b, b->ic[k]);
         int32_t lstart = ce_start(b, lc);
         int64_t rt = lc >= 0 ? b->v->ts[lc] : INT64_MIN;
@@ -1043,11 +1126,15 @@ static hta_status phase_c(bld *b, hta_error *err) {
                    (sync_end < 0 || g->node[sync_end].ts < g->node[last].ts)) {
             if (add_edge(b, (uint32_t)last, s, HTA_CP_KK, 0, -1)) goto done;
         }
+        /* §6.2 step 5 (HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE): keeps the CPU -> GPU causality
+         * for what-if edits */
         if (b->o->zero_weight_launch && !launch_added && lstart >= 0 &&
             add_edge(b, (uint32_t)lstart, s, HTA_CP_LAUNCH, 1, -1))
             goto done;
         set_last(b, &c, sidx, en);
     }
+    /* HTA asserts here (Quirk C13); the kernels keep their other edges and the note says why they have no
+     * launch edge. */
     if (missing_launch_nodes &&
         cp_note(g, err, "%d GPU activities were launched by calls that get no graph node (category not "
                    "cpu_op/cuda_runtime/cuda_driver, e.g. mtia_runtime or the old Runtime): HTA stops with an "
@@ -1070,7 +1157,8 @@ done:
 }
 
 /* §7: SYNC edges between two events of the same stream make HTA's
- * validation fail. */
+ * validation fail.  The other check of §7, weights <= -1 clamped to 0, is in
+ * the longest path, which counts every negative weight as 0 (C7). */
 static hta_status validate(const hta_cp_graph *g, hta_error *err) {
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
@@ -1106,6 +1194,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     g->origin_ns = b.v->origin_ns;
     g->zero_weight_launch = o->zero_weight_launch;
     b.nindex = 0;
+    /* event index -> view position needs the largest index; indexes are sparse where events were dropped */
     for (size_t i = 0; i < b.r->n; i++)
         if (b.r->index[i] + 1 > b.nindex) b.nindex = b.r->index[i] + 1;
     b.nflags = cp_calloc(hta_symtab_count(t->sym) + 1, sizeof *b.nflags);
@@ -1126,6 +1215,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     }
     if ((st = clip(&b, err))) goto fail;
     if ((st = make_nodes(&b, err))) goto fail;
+    /* a first guess: HTA's graphs have about as many edges as nodes (critical-path.md §13.1) */
     if ((st = cp_edges_reserve(&b.es, g->nnode + g->nnode / 4, err))) goto fail;
     g->ev = b.ev;
     g->nev = b.nev;
@@ -1133,6 +1223,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     b.ev = g->ev; /* shared view while building */
     if ((st = phase_a(&b)) || (st = phase_b(&b))) goto fail;
     if ((st = phase_c(&b, err))) goto fail;
+    /* networkx node order (first appearance in edge insertion order) decides the longest path's ties (§8) */
     if ((st = cp_graph_order(g, err))) goto fail;
     if ((st = validate(g, err))) goto fail;
     if ((st = hta_cpath_longest(g, NULL, &g->path, err))) goto fail;

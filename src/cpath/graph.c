@@ -11,6 +11,7 @@
 #include "core/bigbuf.h"
 #include "core/hash.h"
 
+/* HTA's CPEdge type values (critical-path.md §2): the outputs print these strings, so they must be HTA's. */
 static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
     "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency",
@@ -20,6 +21,8 @@ const char *hta_cpath_edge_type_name(int type) {
     return type >= 0 && type < HTA_CP_NTYPES ? TYPE_NAMES[type] : "?";
 }
 
+/* Build remarks go on the graph, not to stderr: the library never prints, and a saved graph keeps its
+ * notes. */
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) {
     char buf[512];
     va_list ap;
@@ -75,6 +78,8 @@ void *cp_malloc(size_t n) {
     return p;
 }
 
+/* Small blocks come from calloc; big ones are taken, advised and written with zeros at once, which also
+ * faults their pages in. */
 void *cp_calloc(size_t n, size_t size) {
     if (size && n > SIZE_MAX / size) return NULL;
     size_t t = n * size;
@@ -86,6 +91,8 @@ void *cp_calloc(size_t n, size_t size) {
 
 /* ---- edge set ---- */
 
+/* At most half full (hash_add doubles before that), so probe runs stay short.  Keys are (u << 32 | v) + 1
+ * so that 0 can mark an empty slot even for the edge (0, 0). */
 static hta_status rehash(cp_edges *s, size_t ns, hta_error *err) {
     uint64_t *k = cp_calloc(ns, sizeof *k);
     uint32_t *v = cp_malloc(ns * sizeof *v);
@@ -114,6 +121,8 @@ void cp_edges_init(cp_edges *s, hta_cp_graph *g) {
     s->g = g;
 }
 
+/* The per-node arrays are made once the node count is known (after make_nodes); the edge arrays grow by
+ * doubling from the build's first guess. */
 hta_status cp_edges_reserve(cp_edges *s, size_t n, hta_error *err) {
     size_t nn = s->g->nnode ? s->g->nnode : 1;
     if (!s->head) {
@@ -145,6 +154,8 @@ void cp_edges_fini(cp_edges *s) {
     s->hkey = NULL;
 }
 
+/* Most nodes have one to three out-edges, where a list scan is the cheapest duplicate check; the few hubs
+ * (a kernel that many syncs wait on) would make it quadratic. */
 #define CHAIN_MAX 8 /* out-edges looked up on the list; more go to the hash */
 
 static hta_status hash_add(cp_edges *s, uint32_t id, hta_error *err) {
@@ -160,6 +171,8 @@ static hta_status hash_add(cp_edges *s, uint32_t id, hta_error *err) {
     return HTA_OK;
 }
 
+/* networkx's add_edge (§2): an existing (u, v) gets the new attributes and keeps its place in the edge
+ * order, which the longest path's ties depend on; only a new pair is appended. */
 hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr, hta_error *err) {
     hta_cp_graph *g = s->g;
     hta_cp_edge e = {u, v, w, attr, (uint8_t)type};
@@ -183,6 +196,7 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
     g->edge[id] = e;
     s->next[id] = s->head[u];
     s->head[u] = id;
+    /* deg only has to tell "more than CHAIN_MAX", so a saturating byte per node is enough */
     if (s->deg[u] < UINT8_MAX) s->deg[u]++;
     if (s->deg[u] == CHAIN_MAX + 1) { /* u moves to the hash table */
         for (uint32_t i = id; i != UINT32_MAX; i = s->next[i]) HTA_TRY(hash_add(s, i, err));
@@ -192,6 +206,8 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
     return HTA_OK;
 }
 
+/* networkx's node order (§8.1): nodes enter the DiGraph when they first appear in an edge, source before
+ * destination; nodes without edges are not in it. */
 hta_status cp_graph_order(hta_cp_graph *g, hta_error *err) {
     free(g->order);
     g->order = malloc((g->nnode ? g->nnode : 1) * sizeof *g->order);
@@ -211,6 +227,8 @@ hta_status cp_graph_order(hta_cp_graph *g, hta_error *err) {
     return HTA_OK;
 }
 
+/* Successors (or predecessors) of every node in edge insertion order, networkx's adjacency order (§8.2): a
+ * counting sort by node, which keeps the edges' order within each node. */
 hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err) {
     size_t nn = g->nnode;
     a->off = cp_calloc(nn + 1, sizeof *a->off);
@@ -253,6 +271,8 @@ static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
     size_t n = 0;
     for (size_t i = 0; i < g->norder; i++)
         if (!indeg[g->order[i]]) out[n++] = g->order[i];
+    /* out[] is the FIFO: appending a node when its last predecessor is scanned, while scanning in order,
+     * lists the generations one after the other exactly as networkx concatenates them */
     for (size_t h = 0; h < n; h++) {
         uint32_t x = out[h];
         for (uint32_t k = succ->off[x]; k < succ->off[x + 1]; k++) {
@@ -264,6 +284,8 @@ static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
     return n;
 }
 
+/* HTA clamps weights <= -1 us to 0 and leaves those in (-1, 0) negative (Quirk C7); every negative weight
+ * counts as 0 here.  Only --exact-time gives such weights. */
 static inline int64_t eff_w(const hta_cp_graph *g, const int64_t *w, uint32_t e) {
     int64_t x = w ? w[e] : g->edge[e].w;
     return x < 0 ? 0 : x;
@@ -289,12 +311,15 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
         st = hta_oom(err);
         goto done;
     }
+    /* Kahn's order leaves out every node on a cycle; HTA's validation reports a cycle as failure (§7). */
     if (n != g->norder) {
         st = hta_fail(err, HTA_EINVAL, "the critical-path graph has a cycle");
         goto done;
     }
     uint32_t best_node = ord[0];
     int64_t best = INT64_MIN;
+    /* §8.4 in topological order: every predecessor is final when its node is reached.  Ties keep the first
+     * maximal predecessor (strict >) and the first node of maximal distance, as networkx does. */
     for (size_t i = 0; i < n; i++) {
         uint32_t v = ord[i];
         int64_t bd = 0;
@@ -311,6 +336,8 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
         if (bd > best) best = bd, best_node = v; /* first node of maximal distance */
     }
     size_t len = 0;
+    /* The path is found backwards, from the end node along from[]: measured once, then filled from its end
+     * so that it reads first to last. */
     for (int64_t v = best_node;; v = g->edge[from[v]].u) {
         len++;
         if (from[v] < 0) break;
@@ -330,6 +357,7 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
         p->edge[i - 1] = (uint32_t)from[v];
     }
     p->length = dist[best_node];
+    /* HTA asserts here (Quirk C11); a clear error instead. */
     if (p->n < 2) {
         hta_cpath_path_free(p);
         st = hta_fail(err, HTA_ENODATA, "the critical path has fewer than two nodes");
@@ -343,6 +371,9 @@ done:
     return st;
 }
 
+/* What-if re-timing: every node happens as early as its predecessors allow (the max over in-edges of
+ * predecessor time + weight), in topological order.  Weights are taken as given, negative gaps included,
+ * so that an unchanged graph with real gaps reproduces the trace's times. */
 hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
                               hta_error *err) {
     cp_adj succ = {0}, pred = {0};
@@ -378,6 +409,8 @@ done:
     return st;
 }
 
+/* What-if selectors (kernel:GLOB, op:GLOB): * and ? matched against the whole name.  A mismatch
+ * backtracks only to the last star, without recursion. */
 int cp_glob(const char *p, const char *s) {
     const char *star = NULL, *ss = NULL;
     while (*s) {

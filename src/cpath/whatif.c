@@ -10,10 +10,13 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+/* The selectors of a rule (docs/critical-path.md, "What-if").  Every selector but edge:... acts on
+ * operator edges, through the event the edge's time is attributed to. */
 enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE };
 
 hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err) {
     memset(r, 0, sizeof *r);
+    /* the last '=': a name glob may contain one, the action never does */
     const char *eq = strrchr(text, '=');
     if (!eq || eq == text)
         return hta_fail(err, HTA_EINVAL, "what-if rule '%s': expected SELECTOR=ACTION (e.g. type:comm=x0.5)", text);
@@ -24,6 +27,7 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
     sel[sl] = 0;
     const char *act = eq + 1, *arg = strchr(sel, ':');
     char *end;
+    /* xF or *F scales, a bare number sets; !(f >= 0) also refuses NaN */
     if (*act == 'x' || *act == '*') {
         r->scale = 1;
         r->factor = strtod(act + 1, &end);
@@ -33,6 +37,7 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
         double v = strtod(act, &end);
         if (end == act || *end || !(v >= 0) || isinf(v))
             return hta_fail(err, HTA_EINVAL, "what-if rule '%s': bad action '%s' (xF scales, a number in us sets)", text, act);
+        /* the action is in us, as every time the user sees; edges weigh ns */
         r->value_ns = llround(v * 1000.0);
     }
     size_t kl = arg ? (size_t)(arg - sel) : sl;
@@ -69,6 +74,7 @@ void hta_cpath_rule_free(hta_cpath_rule *r) {
     r->pattern = NULL;
 }
 
+/* HTA's kernel types (analyses.md §1), the same words as its breakdowns */
 static int type_match(const char *pat, const char *name) {
     hta_kernel_type k = hta_kernel_type_of(name);
     if (!strcmp(pat, "comm")) return k == HTA_KT_COMMUNICATION;
@@ -77,6 +83,8 @@ static int type_match(const char *pat, const char *name) {
     return k == HTA_KT_OTHER;
 }
 
+/* Full name or shortened name (analyses.md §0.4): a glob like aten::* or nccl* need not spell out template
+ * arguments. */
 static int name_match(const char *pat, const char *name) {
     if (cp_glob(pat, name)) return 1;
     char *s = hta_shorten_name(name);
@@ -88,6 +96,8 @@ static int name_match(const char *pat, const char *name) {
 static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_edge *e) {
     if (r->what == W_EDGE)
         return e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH);
+    /* Only operator time belongs to an event; dependency and sync edges carry no time, and launch or
+     * kernel-kernel gaps belong to no event's own work. */
     if (e->type != HTA_CP_OPERATOR || e->attr < 0) return 0;
     const hta_cp_event *ev = &g->ev[e->attr];
     int gpu = ev->stream != -1;
@@ -117,6 +127,8 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
         free(memo);
         return hta_oom(err);
     }
+    /* Rules apply in order, each to the weights the earlier ones left (docs: a later rule acts on their
+     * result). */
     for (size_t k = 0; k < nrules; k++) {
         const hta_cpath_rule *r = &rules[k];
         int by_name = r->what != W_EDGE && r->what != W_STREAM;
@@ -156,6 +168,9 @@ typedef struct sim {
     hta_raw_obj obj;
 } sim;
 
+/* Rewrites one event of the original file: a graph event gets its simulated start and the duration its
+ * nodes' new distance implies; every other event (annotations, flows, events without nodes) is copied
+ * unchanged. */
 static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
     sim *x = ctx;
     int32_t ce = index < x->nindex ? x->ev_of_index[index] : -1;
@@ -167,6 +182,8 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
     if (!ts) return hta_rawout_event(w, json, len);
     const hta_cp_node *ns = &x->g->node[ev->start], *ne = &x->g->node[ev->end];
     int64_t shift = x->tn[ev->start] - ns->ts;
+    /* The duration as written plus the change of the node distance: the graph's times may be HTA-rounded,
+     * the file's are exact, so the file's own ts and dur are shifted rather than replaced by graph times. */
     int64_t ndur = x->r->dur[ev->row] + (x->tn[ev->end] - x->tn[ev->start]) - (ne->ts - ns->ts);
     if (ndur < 0) ndur = 0;
     const hta_raw_member *dur = hta_raw_obj_get(&x->obj, "dur");
@@ -205,6 +222,8 @@ hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
         int64_t gap = g->node[e->v].ts - g->node[e->u].ts;
+        /* A blocking call (weight 0) whose end a sync edge decides gets 0: it returns when the synchronised
+         * GPU work ends, not after its old duration. */
         if (w[i] != e->w) ws[i] = w[i];
         else if (e->type == HTA_CP_OPERATOR && e->w == 0 && gap > 0 && syncdst[e->v]) ws[i] = 0;
         else ws[i] = gap;

@@ -16,8 +16,11 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+/* Merged pid = rank * PID_STRIDE + n: rank 3's processes read 3000, 3001, ... in a viewer (docs/merge.md);
+ * the writer refuses a rank with more distinct pids than that. */
 #define PID_STRIDE 1000
-/* Residuals within this are never called outliers: MAD is 0 on exact data. */
+/* Residuals within this are never called outliers: MAD is 0 on exact data, and a threshold of 0 would drop
+ * every anchor that is off by a rounding. */
 #define OUTLIER_FLOOR_NS 1000.0
 
 typedef struct anchor {
@@ -54,6 +57,8 @@ void hta_merge_plan_free(hta_merge_plan *plan) {
     memset(plan, 0, sizeof *plan);
 }
 
+/* The correction (offset, plus drift over the distance from t0) is a difference, which a double holds to
+ * the ns; u itself stays int64, and the correction is rounded to the nearest ns. */
 int64_t hta_merge_map(const hta_merge_plan *plan, size_t i, int64_t u) {
     const hta_merge_rank *r = &plan->r[i];
     double corr = r->offset_ns;
@@ -69,6 +74,9 @@ static const char *meta_json(const hta_rank *r, const char *key) {
     return NULL;
 }
 
+/* A rank's unix clock, best source first: libhtatrace's anchor (monotonic -> unix: monotonic clocks of two
+ * hosts have unrelated origins, so this is what makes tracer files comparable at all), then Kineto's
+ * baseTimeNanoseconds, else the times as written. */
 static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
     const char *anc = meta_json(r, "htaClockAnchor");
     if (anc) {
@@ -83,6 +91,8 @@ static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
         hta_raw_obj_free(&o);
         if (ok) {
             m->clock = HTA_CLOCK_TRACER_ANCHOR;
+            /* the anchor is one reading of both clocks at one instant: u = ts - monotonic_ns + unix_ns
+             * (docs/tracer.md) */
             m->base_ns = unix_ns - mono_ns;
             return;
         }
@@ -145,6 +155,8 @@ static int key_id(keyer *k, const char *base, size_t bl, uint32_t *cid) {
         k->cap = c;
     }
     memcpy(k->buf, base, bl);
+    /* "base#k": the k-th instance of the same base on every rank gets the same id, which is how instances
+     * pair up across ranks */
     int l = snprintf(k->buf + bl, 16, "#%u", k->occ[b]++);
     *cid = hta_symtab_intern(k->keys, k->buf, bl + (size_t)l);
     return *cid == UINT32_MAX ? -1 : 0;
@@ -203,12 +215,15 @@ static uint32_t *rows_by_time(const hta_trace *t, const hta_rank *r, row_pred pr
     return v;
 }
 
+/* Collective kernels under every NCCL/RCCL naming (the corrected rule, not HTA's ncclKernel* only). */
 static int is_nccl_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
     (void)o;
     return hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_KERNEL &&
            hta_is_nccl_kernel_name(hta_sym(t->sym, r->name[i]));
 }
 
+/* Barrier markers: every event named exactly --barrier, any category; by default the CPU ProfilerStep#N
+ * annotations (not their gpu_user_annotation copies, which follow the GPU). */
 static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o) {
     const char *name = hta_sym(t->sym, r->name[i]);
     if (o->barrier) {
@@ -242,12 +257,16 @@ static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t bas
             rc |= sb_add(&b, "pg|") | sb_add(&b, pg ? pg : "") | sb_add(&b, "|") |
                   sb_add(&b, pgr ? pgr : "") | sb_add(&b, num);
         } else {
+            /* without them: the kernel name on its stream, numbered by occurrence below; right when
+             * the ranks' profiling windows start at the same collective (docs/merge.md, Caveats) */
             char s[32];
             snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
             rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
         }
         if (rc) break;
         uint32_t cid;
+        /* the anchor is the kernel's end: a collective ends when the last rank's data has arrived, on
+         * every rank alike; early ranks wait inside the kernel, so starts differ */
         rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, r->ts[i] + r->dur[i] + base);
     }
     free(b.s);
@@ -266,6 +285,7 @@ typedef struct tscan {
     hta_raw_obj ev, args;
 } tscan;
 
+/* "collective": 1, any non-zero number, or true */
 static int truthy(const hta_raw_member *v) {
     if (!v->vlen) return 0;
     if (v->val[0] == '-' || (v->val[0] >= '0' && v->val[0] <= '9')) {
@@ -276,6 +296,9 @@ static int truthy(const hta_raw_member *v) {
     return v->vlen == 4 && !memcmp(v->val, "true", 4);
 }
 
+/* Reads one event of a libhtatrace file: a complete event ("X") whose args say collective counts; its end,
+ * like a collective kernel's, is the anchor.  A failed parse of one event only loses that anchor, except
+ * out of memory (-2), which stops the scan. */
 static int tracer_event(void *ctx, uint32_t index, const char *json, size_t len) {
     (void)index;
     tscan *s = ctx;
@@ -341,6 +364,8 @@ static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, 
         b.n = 0;
         if ((rc = sb_add(&b, cat) | sb_add(&b, "|") | sb_add(&b, name))) break;
         uint32_t cid;
+        /* begin by default; ranks leave a real barrier together but enter it at different times, hence
+         * --barrier-edge end for a scope around one */
         int64_t tt = r->ts[i] + (o->barrier_end ? r->dur[i] : 0) + base;
         rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, tt);
     }
@@ -356,6 +381,7 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* sorts v in place; the callers pass copies */
 static double median(double *v, size_t n) {
     qsort(v, n, sizeof *v, cmp_d);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -374,17 +400,21 @@ typedef struct fit {
  * stops changing.  scratch: 2n doubles, keep: n bytes. */
 static void robust_fit(const double *x, const double *y, size_t n, int64_t xe, hta_drift_mode dm,
                        double *scratch, unsigned char *keep, fit *f) {
+    /* x is ns from the rank's first matched anchor, and the fit centres it on the mean of the kept x (xm):
+     * small, well-conditioned numbers for the double arithmetic. */
     memset(keep, 1, n);
     double off = 0, slope = 0, xm = 0;
     /* start from the median offset, which one wild anchor cannot move */
     memcpy(scratch, y, n * sizeof *y);
     off = median(scratch, n);
+    /* 20 rounds only bound a kept set that would keep flipping */
     for (int iter = 0; iter < 20; iter++) {
         double *res = scratch, *tmp = scratch + n;
         for (size_t j = 0; j < n; j++) res[j] = y[j] - off - slope * (x[j] - xm);
         memcpy(tmp, res, n * sizeof *res);
         double med = median(tmp, n);
         for (size_t j = 0; j < n; j++) tmp[j] = fabs(res[j] - med);
+        /* 1.4826 * MAD estimates the standard deviation of normal noise; 3 of them is the outlier line */
         double thr = 3.0 * 1.4826 * median(tmp, n);
         if (thr < OUTLIER_FLOOR_NS) thr = OUTLIER_FLOOR_NS;
         int changed = iter == 0;
@@ -431,6 +461,7 @@ static void robust_fit(const double *x, const double *y, size_t n, int64_t xe, h
     }
     f->off = off;
     f->drift = slope;
+    /* t0 is kept as whole ns, so the offset is moved to the rounded t0: the line itself does not change */
     f->t0 = xe + (int64_t)llround(xm);
     /* offset at the rounded t0 */
     f->off = off + slope * ((double)(f->t0 - xe) - xm);
@@ -450,11 +481,13 @@ static void robust_fit(const double *x, const double *y, size_t n, int64_t xe, h
     f->max = f->used ? mx : NAN;
 }
 
-/* Aligned time of anchor u on rank m, relative to epoch e. */
+/* Aligned time of anchor u on rank m, relative to epoch e (a difference, so a double holds it to the ns). */
 static double aligned_rel(const hta_merge_rank *m, int64_t u, int64_t e) {
     return (double)(u - e) + m->offset_ns + m->drift * (double)(u - m->t0_ns);
 }
 
+/* The instance ids index sum/cnt; contribute() adds (+1) or takes out (-1) a rank's aligned anchor times,
+ * so that a rank is always fitted against the others' mean without its own times in it. */
 typedef struct solver {
     hta_merge_plan *p;
     rank_anchors *ra;
@@ -486,6 +519,8 @@ static size_t fit_rank(solver *s, size_t i, int solve) {
     int64_t xe = 0;
     for (size_t j = 0; j < ra->n; j++) {
         const anchor *a = &ra->a[j];
+        /* only instances some other aligned rank has: y = T - u, with T their mean aligned time
+         * (docs/merge.md, "The fit") */
         if (!s->cnt[a->cid]) continue;
         if (!n) xe = a->u;
         double target = s->sum[a->cid] / s->cnt[a->cid];
@@ -536,6 +571,8 @@ static int solve_collective(hta_merge_plan *p, rank_anchors *ra, size_t ncid, ht
     int rc = -1;
     if (!s.sum || !s.cnt || !s.aligned || !s.x || !s.y || !s.scratch || !s.keep) goto out;
     rc = 0;
+    /* The reference is the lowest rank (offset 0): the table then reads as offsets from it. epoch: an
+     * anchor time of the trace, so that relative times are small. */
     size_t ref = 0;
     for (size_t i = 0; i < p->n; i++)
         if (ra[i].n) {
@@ -607,6 +644,8 @@ static int solve_barrier(hta_merge_plan *p, rank_anchors *ra, size_t ncid) {
     int rc = -1;
     if (!reft || !has || !y || !tmp) goto out;
     rc = 0;
+    /* the lowest rank is the reference; every other rank's offset is the median of its markers' offsets
+     * from it, one rigid offset per rank (docs/merge.md explains why not one per iteration) */
     p->r[0].reference = 1;
     for (size_t j = 0; j < ra[0].n; j++) {
         reft[ra[0].a[j].cid] = ra[0].a[j].u;
@@ -616,6 +655,8 @@ static int solve_barrier(hta_merge_plan *p, rank_anchors *ra, size_t ncid) {
         rc = -1;
     for (size_t i = 1; i < p->n; i++) {
         size_t n = 0;
+        /* the difference is taken in int64 first: a double holds it to the ns, where it would not hold the
+         * unix times */
         for (size_t j = 0; j < ra[i].n; j++)
             if (has[ra[i].a[j].cid]) y[n++] = (double)(reft[ra[i].a[j].cid] - ra[i].a[j].u);
         hta_merge_rank *m = &p->r[i];
@@ -639,6 +680,7 @@ static int solve_barrier(hta_merge_plan *p, rank_anchors *ra, size_t ncid) {
         m->max_ns = mx;
     }
     p->r[0].anchors = ra[0].n;
+    /* the reference is its own baseline: residual 0 by definition */
     p->r[0].rms_ns = p->r[0].max_ns = 0;
 out:
     free(reft);
@@ -672,19 +714,24 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
         m->pid_base = (int64_t)r->rank * PID_STRIDE;
         m->rms_ns = m->max_ns = NAN;
         int64_t mn = INT64_MAX;
+        /* the earliest row on the rank's unix clock: the merged origin is placed from it */
         for (size_t j = 0; j < r->n; j++)
             if (r->ts[j] < mn) mn = r->ts[j];
         m->min_u = mn == INT64_MAX ? mn : mn + m->base_ns;
     }
+    /* merged flow id = id * S + rank with S the smallest power of ten above the largest rank: ids of
+     * different ranks never collide, and the rank can be read off the last digits */
     p->id_stride = 10;
     while (p->id_stride <= maxrank) p->id_stride *= 10;
 
+    /* one rank has nothing to align to: it is its own reference */
     if (o->method != HTA_ALIGN_NONE && t->nranks == 1) p->r[0].reference = 1;
     if (o->method != HTA_ALIGN_NONE && t->nranks > 1) {
         keyer k = {0};
         rank_anchors *ra = calloc(t->nranks, sizeof *ra);
         int rc = !ra || !(k.keys = hta_symtab_new());
         for (size_t i = 0; i < t->nranks && !rc; i++) {
+            /* occurrences are counted per rank, instance ids over all ranks */
             hta_symtab_free(k.occ_names);
             if (k.occ) memset(k.occ, 0, k.occ_cap * sizeof *k.occ);
             if (!(k.occ_names = hta_symtab_new())) {
@@ -722,6 +769,7 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     }
     if (mn == INT64_MAX) mn = 0;
     int64_t o0 = mn - 1000000000;
+    /* floor division: C's / truncates toward zero, and o0 can be negative when clocks are not unix time */
     int64_t ms = o0 / 1000000 - (o0 % 1000000 < 0);
     p->origin_ns = ms * 1000000;
     return HTA_OK;
@@ -770,6 +818,7 @@ hta_status hta_merge_result(const hta_merge_plan *p, hta_result *out, hta_error 
         hta_table_set_int(t, rw, HTA_MERGE_PID_BASE, m->pid_base);
         hta_table_set_int(t, rw, HTA_MERGE_ANCHORS, (int64_t)m->anchors);
         hta_table_set_int(t, rw, HTA_MERGE_OUTLIERS, (int64_t)m->outliers);
+        /* offsets in us to the ns (3 decimals), drift in ppm: the units docs/merge.md reads them in */
         hta_table_set_float(t, rw, HTA_MERGE_OFFSET, hta_round(m->offset_ns / 1000.0, 3));
         hta_table_set_float(t, rw, HTA_MERGE_DRIFT, hta_round(m->drift * 1e6, 3));
         hta_table_set_float(t, rw, HTA_MERGE_RMS, isnan(m->rms_ns) ? NAN : hta_round(m->rms_ns / 1000.0, 3));

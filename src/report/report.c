@@ -29,7 +29,8 @@ HTA_TABLE_DEFINE(HTA_REPORT_CPATH);
 static double num(const hta_table *t, size_t row, int col) { return hta_table_get_float(t, row, col); }
 static const char *txt(const hta_table *t, size_t row, int col) { return hta_table_get_str(t, row, col); }
 
-/* Row of table t whose rank column rank_col is rank (first one), or -1. */
+/* Row of table t whose rank column rank_col is rank (first one), or -1.  By value, not position: an
+ * analysis may have no row for a rank. */
 static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
     for (size_t r = 0; r < t->nrows; r++)
         if (num(t, r, rank_col) == rank) return (long)r;
@@ -38,6 +39,8 @@ static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
 
 /* ---- the findings table ---- */
 
+/* ok is sticky, as stdio's error flag: the many add_finding calls need no check each; an out-of-memory is
+ * seen once, before the table is used. */
 typedef struct findings {
     hta_table *t;
     int ok;
@@ -62,6 +65,7 @@ static void add_finding(findings *f, int64_t rank, const char *area, const char 
     else hta_table_set_null(f->t, row, HTA_FINDINGS_RANK);
 }
 
+/* The usual remedy for each idle cause of the idle breakdown (docs/report.md, "How findings are chosen"). */
 static const char *idle_advice(const char *cause) {
     if (!strcmp(cause, "host_wait"))
         return "the GPU waits for the CPU to enqueue work: launch-bound; fewer, larger kernels "
@@ -88,6 +92,8 @@ static int sort_findings(findings *f) {
         key[i] = isnan(num(t, i, HTA_FINDINGS_RANK)) ? -1 : (int64_t)num(t, i, HTA_FINDINGS_RANK);
     }
     int rc = hta_stable_sort_idx_i64(ord, n, key, NULL);
+    /* The table is columnar and has no row swap: each column is permuted through a copy, 8-byte cells
+     * (int, double or string pointer) moved as they are. */
     for (size_t c = 0; !rc && c < t->ncols; c++) {
         hta_column *col = &t->cols[c];
         size_t sz = col->type == HTA_COL_STR ? sizeof(char *) : sizeof(int64_t);
@@ -130,6 +136,9 @@ static void parts_free(parts *p) {
     hta_result_free(&p->stragglers);
 }
 
+/* Every analysis with its library defaults (the kernel breakdown unfolded, below), so that every figure of
+ * the report is one the analysis' own command prints (tests/report/test_report.py checks that they
+ * agree). */
 static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
     memset(p, 0, sizeof *p);
     HTA_TRY(hta_temporal_breakdown(ctx, NULL, &p->temporal, err));
@@ -160,6 +169,8 @@ static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
 
 /* ---- report tables ---- */
 
+/* One row per selected rank with the figures the findings are drawn from, each read from its analysis'
+ * table by declared column; where an analysis has no row for the rank, the new row's empty cells stay. */
 static hta_table *ranks_table(const hta_trace *t, size_t ns, const parts *p) {
     hta_table *tb = hta_table_from_def(&HTA_REPORT_RANKS_TABLE);
     if (!tb) return NULL;
@@ -188,6 +199,7 @@ static hta_table *ranks_table(const hta_trace *t, size_t ns, const parts *p) {
             for (int j = 0; c && j < 3; j++)
                 if (!strcmp(c, causes[j])) by[j] += num(it, i, HTA_IDLE_TIME), tot += num(it, i, HTA_IDLE_TIME);
         }
+        /* the cause with the most idle time; ties go to the first in host_wait, kernel_wait, other order */
         int best = by[1] > by[0] ? 1 : 0;
         if (by[2] > by[best]) best = 2;
         if (tot > 0) {
@@ -219,13 +231,15 @@ typedef struct kagg {
     double sum, count;
 } kagg;
 
+/* ties by name, so that the order is the same on every run */
 static int by_sum_desc(const void *a, const void *b) {
     const kagg *x = a, *y = b;
     if (x->sum != y->sum) return x->sum < y->sum ? 1 : -1;
     return strcmp(x->name, y->name);
 }
 
-/* Kernels over all selected ranks, by total time. */
+/* Kernels over all selected ranks, by total time: the same name on several ranks is one kernel to
+ * optimise. */
 static hta_status kernel_tables(const parts *p, int top, hta_result *out, double *total_out, kagg **top_out,
                                 size_t *ntop_out, hta_error *err) {
     const hta_table *ak = p->all_kernels_t;
@@ -294,6 +308,9 @@ oom:
     return hta_oom(err);
 }
 
+/* The thresholds are docs/report.md's: communication is exposed below 50% overlap when it takes over 10%
+ * of kernel time; launches are worth a finding when 5% start over 100 us late or 20% run shorter than
+ * their launch call. */
 static void rank_findings(findings *f, const hta_table *rk, size_t r) {
     int64_t rank = (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK);
     double idle = num(rk, r, HTA_REPORT_RANKS_IDLE), span = num(rk, r, HTA_REPORT_RANKS_SPAN);
@@ -303,6 +320,7 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
                                     "or the profiler did not record CUDA activity", "no GPU kernels");
         return;
     }
+    /* under 10% idle the cause is not worth a finding of its own */
     if (idle >= 10 && cause)
         add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
                     idle, span, num(rk, r, HTA_REPORT_RANKS_CAUSE_PCTG), cause);
@@ -312,6 +330,7 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
     double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
            kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);
     if (comm > 0 && !isnan(ov)) {
+        /* communication time not hidden behind compute: what overlapping it could win at most */
         double exposed = comm * (1 - ov / 100.0);
         if (ov < 50 && kt > 0 && comm > 0.1 * kt)
             add_finding(f, rank, "communication",
@@ -394,6 +413,8 @@ static long straggler_row(const hta_table *ps) {
     return margin > 0.001 && margin > 5 * mad ? hi : -1;
 }
 
+/* Many ranks: one finding per area for all of them (median, least, most), so that 64 ranks do not give 64
+ * copies of one sentence; single ranks only where they stand out. */
 static void summary_findings(findings *f, const hta_table *rk) {
     long lo, hi;
     size_t n = rk->nrows;
@@ -457,16 +478,21 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
     for (size_t k = 0; k < ns && !st; k++) {
         int32_t rank = t->ranks[k]->rank;
         hta_cpath_opts co;
+        /* HTA's defaults (whole trace, no zero-weight launch edges): the path `hta critical-path` prints
+         * by default */
         hta_cpath_opts_default(&co);
         hta_cp_graph *g = NULL;
         hta_cp_path path = {0};
         hta_result part;
         hta_result_init(&part);
+        /* a rank's own error, so that a failure the report goes past leaves err untouched */
         hta_error e2 = {0};
         const hta_table *sm;
         st = hta_cpath_build(ctx, k, &co, &g, &e2);
         if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
         if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
+        /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
+         * (docs/critical-path.md), which is worth a note, not the whole report. */
         if (st == HTA_ENOMEM) {
             *err = e2;
         } else if (st) { /* a rank HTA's graph cannot cover: say so, go on */
@@ -476,6 +502,7 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
             long best = -1;
             for (size_t i = 0; i < sm->nrows; i++) {
                 const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
+                /* the "" class holds dependency and sync edges, which weigh 0: no bound */
                 if (!bb || !*bb) continue;
                 long row = hta_table_add_row(tb);
                 if (row < 0 || hta_table_set_str(tb, row, HTA_REPORT_CPATH_BOUND_BY, bb)) {
@@ -492,6 +519,7 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
             snprintf(todo, sizeof todo,
                      "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
+            /* with many ranks, count which class bounds each rank's path instead of a finding per rank */
             if (best >= 0 && ns > RANKS_IN_FULL) {
                 const char *bb = txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY);
                 size_t j = 0;
@@ -550,6 +578,7 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
         st = hta_oom(err);
         goto done;
     }
+    /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_FINDINGS_FINDING);
     hta_table_col_wrap(f.t, HTA_FINDINGS_TODO);
     if (ns > RANKS_IN_FULL) summary_findings(&f, rk);
@@ -557,6 +586,7 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
     if ((st = kernel_types_table(&p, out, err))) goto done;
     if ((st = kernel_tables(&p, o->top_kernels > 0 ? o->top_kernels : 10, out, &ktotal, &kv, &nk, err))) goto done;
+    /* the kernel with the most time over all ranks: where an optimisation pays most */
     if (nk && ktotal > 0) {
         char *sn = hta_shorten_name(kv[0].name);
         add_finding(&f, -1, "kernels",
@@ -570,6 +600,8 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     hta_ctx_keep_views(ctx, 0);
     hta_arena_trim(&ctx->scratch);
     if (o->critical_path && (st = critical_paths(ctx, ns, &f, out, err))) goto done;
+    /* stragglers ran only with three ranks or more (run_parts): ps is NULL otherwise, and straggler_row
+     * says -1 */
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
     if (worst >= 0)
@@ -591,7 +623,8 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
         st = hta_oom(err);
         goto done;
     }
-    /* move findings and ranks to the front */
+    /* move findings and ranks to the front: the findings are complete only now, after the critical
+     * paths, while the figure tables went into out as they were made */
     size_t n = out->n;
     hta_table *a = out->tables[n - 2], *b = out->tables[n - 1];
     memmove(out->tables + 2, out->tables, (n - 2) * sizeof *out->tables);

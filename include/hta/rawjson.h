@@ -154,6 +154,8 @@ int hta_rawout_add_arg(hta_rawout *w, const hta_raw_obj *o, const char *json, si
 
 /* Records a hook's failure (message as hta_fail); returns -1. */
 int hta_rawout_fail(hta_rawout *w, hta_status code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for out of memory (hta_oom's status and message); returns -1. */
+int hta_rawout_oom(hta_rawout *w);
 /* Events written so far, and bytes (before compression). */
 uint64_t hta_rawout_count(const hta_rawout *w);
 uint64_t hta_rawout_bytes(const hta_rawout *w);

@@ -66,7 +66,7 @@ static int ov_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, 
     int32_t p = index < x->nev ? x->evpat[index] : -1;
     if (p < 0) return hta_rawout_event(w, json, len);
     int rc = hta_raw_obj_parse(&x->obj, json, len);
-    if (rc) return rc == -2 ? hta_rawout_fail(w, HTA_ENOMEM, "out of memory") : hta_rawout_event(w, json, len);
+    if (rc) return rc == -2 ? hta_rawout_oom(w) : hta_rawout_event(w, json, len);
     x->marked++;
     return hta_rawout_add_arg(w, &x->obj, json, len, x->mark[p], strlen(x->mark[p]));
 }

@@ -23,7 +23,7 @@ static int ov_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, 
     int crit = index < x->ncrit && x->crit[index];
     if (!crit && x->o->all_events) return hta_rawout_event(w, json, len);
     int rc = hta_raw_obj_parse(&x->obj, json, len);
-    if (rc) return rc == -2 ? hta_rawout_fail(w, HTA_ENOMEM, "out of memory") : hta_rawout_event(w, json, len);
+    if (rc) return rc == -2 ? hta_rawout_oom(w) : hta_rawout_event(w, json, len);
     if (!crit) { /* only critical events, and those that are no X (or annotations) */
         const hta_raw_member *ph = hta_raw_obj_get(&x->obj, "ph"), *cat = hta_raw_obj_get(&x->obj, "cat");
         int keep_cat = cat && (hta_raw_str_is(cat, "user_annotation") || hta_raw_str_is(cat, "python_function"));

@@ -177,7 +177,7 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
     const hta_cp_event *ev = ce >= 0 ? &x->g->ev[ce] : NULL;
     if (!ev || ev->start < 0 || ev->row < 0) return hta_rawout_event(w, json, len);
     int rc = hta_raw_obj_parse(&x->obj, json, len);
-    if (rc == -2) return hta_rawout_fail(w, HTA_ENOMEM, "out of memory");
+    if (rc == -2) return hta_rawout_oom(w);
     const hta_raw_member *ts = rc ? NULL : hta_raw_obj_get(&x->obj, "ts");
     if (!ts) return hta_rawout_event(w, json, len);
     const hta_cp_node *ns = &x->g->node[ev->start], *ne = &x->g->node[ev->end];

@@ -92,7 +92,7 @@ static int pid_index(wctx *w, const char *v, size_t l, size_t *idx) {
         return hta_rawout_fail(w->o, HTA_EFORMAT, "%s: more than %lld distinct pids", w->r->path,
                                (long long)w->p->pid_stride);
     char *t = malloc(l + 1);
-    if (!t) return hta_rawout_fail(w->o, HTA_ENOMEM, "out of memory");
+    if (!t) return hta_rawout_oom(w->o);
     memcpy(t, v, l);
     t[l] = 0;
     w->pids[w->npids] = (pid_entry){t, l, 0, 0};
@@ -175,7 +175,7 @@ static int on_event(void *ctx, hta_rawout *o, uint32_t index, const char *json, 
     w->stats->events_in++;
     w->stats->bytes_in += len;
     int rc = hta_raw_obj_parse(&w->ev, json, len);
-    if (rc == -2) return hta_rawout_fail(o, HTA_ENOMEM, "out of memory");
+    if (rc == -2) return hta_rawout_oom(o);
     if (rc) return hta_rawout_fail(o, HTA_EFORMAT, "%s: event %u: malformed object", w->r->path, index);
     const hta_raw_obj *ev = &w->ev;
     const hta_raw_member *ph = hta_raw_obj_get(ev, "ph"), *pid = hta_raw_obj_get(ev, "pid");
@@ -235,7 +235,7 @@ static int on_meta(void *ctx, hta_rawout *o, const char *key, size_t klen, const
     wctx *w = ctx;
     if (klen == 15 && !memcmp(key, "distributedInfo", 15) && !w->dinfo[w->ri]) {
         char *d = malloc(jlen + 1);
-        if (!d) return hta_rawout_fail(o, HTA_ENOMEM, "out of memory");
+        if (!d) return hta_rawout_oom(o);
         memcpy(d, json, jlen);
         d[jlen] = 0;
         w->dinfo[w->ri] = d;

@@ -134,6 +134,11 @@ int hta_rawout_fail(hta_rawout *w, hta_status code, const char *fmt, ...) {
     return -1;
 }
 
+int hta_rawout_oom(hta_rawout *w) {
+    if (!w->st) w->st = hta_oom(w->err);
+    return -1;
+}
+
 uint64_t hta_rawout_count(const hta_rawout *w) { return w->nev; }
 uint64_t hta_rawout_bytes(const hta_rawout *w) { return w->bytes; }
 

@@ -3,6 +3,7 @@
 #ifndef HTA_UTIL_H
 #define HTA_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,12 @@ hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, 
 
 /* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
 hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);
+
+/* Appends a printf-formatted line to a growable list of strings (the notes
+ * a result, a plan or a graph carries; the library never prints them itself).
+ * Returns 0, or -1 when out of memory (the list stays as it was). */
+int hta_strlist_vadd(char ***list, size_t *n, const char *fmt, va_list ap);
+int hta_strlist_add(char ***list, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Writes s as a JSON string literal (quotes and escapes) through put, which
  * returns non-zero to stop.  Returns the first non-zero put result, or 0. */

@@ -10,6 +10,7 @@
 #include "cpath/internal.h"
 #include "core/bigbuf.h"
 #include "core/hash.h"
+#include "hta/util.h"
 
 /* HTA's CPEdge type values (critical-path.md §2): the outputs print these strings, so they must be HTA's. */
 static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
@@ -24,17 +25,11 @@ const char *hta_cpath_edge_type_name(int type) {
 /* Build remarks go on the graph, not to stderr: the library never prints, and a saved graph keeps its
  * notes. */
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = hta_strlist_vadd(&g->notes, &g->nnotes, fmt, ap);
     va_end(ap);
-    char **n = realloc(g->notes, (g->nnotes + 1) * sizeof *n);
-    if (!n) return hta_oom(err);
-    g->notes = n;
-    if (!(n[g->nnotes] = strdup(buf))) return hta_oom(err);
-    g->nnotes++;
-    return HTA_OK;
+    return rc ? hta_oom(err) : HTA_OK;
 }
 
 void hta_cpath_path_free(hta_cp_path *p) {

@@ -35,17 +35,11 @@ typedef struct rank_anchors {
 
 static int note(hta_merge_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int note(hta_merge_plan *p, const char *fmt, ...) {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = hta_strlist_vadd(&p->notes, &p->nnotes, fmt, ap);
     va_end(ap);
-    char **q = realloc(p->notes, (p->nnotes + 1) * sizeof *q);
-    if (!q) return -1;
-    p->notes = q;
-    if (!(q[p->nnotes] = strdup(buf))) return -1;
-    p->nnotes++;
-    return 0;
+    return rc;
 }
 
 void hta_merge_plan_free(hta_merge_plan *plan) {

@@ -1,6 +1,7 @@
 /* Typed result tables: building them from their declarations, setting and
  * reading cells by declared column number, and results (sets of tables). */
 #include "hta/table.h"
+#include "hta/util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -216,17 +217,11 @@ int hta_result_add(hta_result *r, hta_table *t) {
 }
 
 int hta_result_note(hta_result *r, const char *fmt, ...) {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = hta_strlist_vadd(&r->notes, &r->nnotes, fmt, ap);
     va_end(ap);
-    char **q = realloc(r->notes, (r->nnotes + 1) * sizeof *q);
-    if (!q) return -1;
-    r->notes = q;
-    if (!(r->notes[r->nnotes] = strdup(buf))) return -1;
-    r->nnotes++;
-    return 0;
+    return rc;
 }
 
 hta_table *hta_result_find(const hta_result *r, const char *name) {

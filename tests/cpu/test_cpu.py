@@ -1,0 +1,103 @@
+"""CPU-only traces: `hta cpu-ops` (operator, step and arg tables) and `hta critical-path` over the CPU
+threads, on the hand-computed trace of cpu_trace.py and on HTA's cpu_only test trace."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cpu_trace  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
+CPU_ONLY = os.path.join(ROOT, "tests", "data", "hta", "cpu_only")
+
+
+def tables(*args):
+    p = subprocess.run([HTA, *args, "--format", "json"], capture_output=True, text=True)
+    if p.returncode:
+        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout), p.stderr
+
+
+def rows(t):
+    return [dict(zip(t["columns"], r)) for r in t["data"]]
+
+
+class Small(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.path = os.path.join(cls.tmp.name, "cpu.json")
+        cpu_trace.write(cls.path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+
+class CpuOps(Small):
+    def test_op_time(self):
+        out, _ = tables("cpu-ops", self.path)
+        got = [(r["name"], r["cat"], r["count"], r["total_time (us)"], r["self_time (us)"], r["mean_time (us)"],
+                r["max_time (us)"]) for r in rows(out["cpu_op_time"])]
+        # most self time first; ProfilerSteps are not operators (cpu_steps has them); step 3 is filtered out
+        self.assertEqual(got, [
+            ("aten::addmm", "cpu_op", 2, 650, 650, 325, 400),
+            ("dataloader", "user_annotation", 2, 600, 600, 300, 400),
+            ("aten::relu", "cpu_op", 2, 150, 150, 75, 100),
+            ("aten::linear", "cpu_op", 2, 800, 110, 400, 500),
+            ("aten::t", "cpu_op", 1, 40, 40, 40, 40),
+        ])
+        r = rows(out["cpu_op_time"])
+        # span: 100 .. 2300 (the loader's last call) = 2200 us
+        self.assertEqual(r[0]["self_pctg"], 29.55)
+        self.assertEqual(r[3]["total_pctg"], 36.36)
+        self.assertEqual({x["rank"] for x in r}, {0})
+
+    def test_top(self):
+        out, _ = tables("cpu-ops", self.path, "--top", "2")
+        self.assertEqual([r["name"] for r in rows(out["cpu_op_time"])], ["aten::addmm", "dataloader"])
+
+    def test_steps(self):
+        out, _ = tables("cpu-ops", self.path)
+        st = [(r["step"], r["duration (us)"], r["ops"], r["outside_ops (us)"], r["top_op"], r["top_op_self (us)"],
+               r["top_op_pctg"]) for r in rows(out["cpu_steps"])]
+        self.assertEqual(st, [(1, 1000, 5, 400, "aten::addmm", 400, 40.0),
+                              (2, 800, 4, 450, "aten::addmm", 250, 31.25)])
+
+    def test_step_ops(self):
+        out, _ = tables("cpu-ops", self.path, "--step-top", "0")
+        so = [(r["step"], r["name"], r["count"], r["self_time (us)"], r["total_time (us)"], r["step_pctg"])
+              for r in rows(out["cpu_step_ops"])]
+        self.assertEqual(so, [
+            (1, "aten::addmm", 1, 400, 400, 40.0), (1, "dataloader", 1, 200, 200, 20.0),
+            (1, "aten::relu", 1, 100, 100, 10.0), (1, "aten::linear", 1, 60, 500, 6.0), (1, "aten::t", 1, 40, 40, 4.0),
+            # the loader's call runs 300 us past step 2's end: its 100 us inside count
+            (2, "aten::addmm", 1, 250, 250, 31.25), (2, "dataloader", 1, 100, 100, 12.5),
+            (2, "aten::linear", 1, 50, 300, 6.25), (2, "aten::relu", 1, 50, 50, 6.25),
+        ])
+        out, _ = tables("cpu-ops", self.path)  # default: 5 per step
+        self.assertEqual([r["step"] for r in rows(out["cpu_step_ops"])], [1] * 5 + [2] * 4)
+
+    def test_last_step_kept_on_request(self):
+        out, _ = tables("cpu-ops", self.path, "--include-last-step")
+        self.assertEqual([(r["step"], r["ops"], r["top_op"]) for r in rows(out["cpu_steps"])],
+                         [(1, 5, "aten::addmm"), (2, 4, "aten::addmm"), (3, 0, None)])
+
+    def test_args(self):
+        out, _ = tables("cpu-ops", self.path)
+        self.assertEqual(rows(out["scope_args"]), [])  # not a libhtatrace file: no args unless asked
+        out, _ = tables("cpu-ops", self.path, "--args")
+        a = {(r["name"], r["arg"]): (r["count"], r["sum"], r["mean"], r["min"], r["max"])
+             for r in rows(out["scope_args"])}
+        self.assertEqual(a[("dataloader", "batch")], (2, 96, 48, 32, 64))
+        self.assertEqual(a[("aten::addmm", "External id")], (2, 9, 4.5, 3, 6))
+        self.assertNotIn(("dataloader", "source"), a)  # text values have no statistics
+
+
+if __name__ == "__main__":
+    unittest.main()

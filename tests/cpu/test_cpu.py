@@ -99,5 +99,37 @@ class CpuOps(Small):
         self.assertNotIn(("dataloader", "source"), a)  # text values have no statistics
 
 
+class CpuCriticalPath(Small):
+    def test_path_over_the_main_thread(self):
+        out, err = tables("critical-path", self.path)
+        self.assertIn("CPU-only rank", err)
+        bd = rows(out["breakdown"])
+        ops = [(r["s_name"], r["duration"]) for r in bd if r["type"] == "critical_path_operator"]
+        # steps 1 and 2 end to end on the main thread; nesting: each call's time before, between and after
+        # its children is its own (the steps' time outside ops included), children in start order
+        self.assertEqual(ops, [
+            ("ProfilerStep#1", 50), ("aten::linear", 10), ("aten::t", 40), ("aten::linear", 10),
+            ("aten::addmm", 400), ("aten::linear", 40), ("ProfilerStep#1", 50), ("aten::relu", 100),
+            ("ProfilerStep#1", 300),
+            ("ProfilerStep#2", 50), ("aten::linear", 10), ("aten::addmm", 250), ("aten::linear", 40),
+            ("ProfilerStep#2", 50), ("aten::relu", 50), ("ProfilerStep#2", 350)])
+        self.assertEqual({r["tid"] for r in bd if r["tid"] is not None}, {1})
+        # the two steps are joined by the thread's order (a dependency edge, no time)
+        self.assertEqual([r["type"] for r in bd].count("critical_path_dependency"), 1)
+        summ = {r["bound_by"]: r["duration"] for r in rows(out["summary"])}
+        self.assertEqual(summ["cpu_bound"], 1800)
+        stats = {n: v for n, v in out["stats"]["data"]}
+        self.assertEqual(stats["critical_path_total_weight"], 1800)
+
+    def test_longest_thread_wins(self):
+        # HTA's cpu_only trace: the gloo threads' all_reduce annotations (about 1.07 s each) outweigh the
+        # main thread's step; the path is thread 3553's five calls
+        out, _ = tables("critical-path", CPU_ONLY)
+        bd = [r for r in rows(out["breakdown"]) if r["type"] == "critical_path_operator"]
+        self.assertEqual({(r["s_name"], r["tid"]) for r in bd}, {("gloo:all_reduce", 3553)})
+        self.assertEqual(len(bd), 5)
+        self.assertEqual(sum(r["duration"] for r in bd), 1074794)
+
+
 if __name__ == "__main__":
     unittest.main()

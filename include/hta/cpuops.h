@@ -2,6 +2,7 @@
  * for traces HTA's GPU-centred analyses say nothing about (CPU-only profiles,
  * files written by libhtatrace) and for the CPU side of any trace.
  *
+ *   cpu_ranks     per rank: span, threads, calls, steps
  *   cpu_op_time   per rank and operator (cpu_op) or annotation / scope
  *                 (user_annotation): count, inclusive and self time
  *   cpu_steps     per rank and ProfilerStep: duration and what dominates it
@@ -35,6 +36,18 @@ void hta_cpu_ops_opts_default(hta_cpu_ops_opts *o); /* all names, 5 per step, ar
 
 /* 1 when rank r was written by libhtatrace (its file has the htaTracer member). */
 int hta_rank_is_tracer(const hta_rank *r);
+
+#define HTA_CPU_RANKS(T, C, D)                                                                               \
+    T("cpu_ranks", "per rank: the CPU side at a glance (the span the percentages are of, threads, steps)")  \
+    C(HTA_CPU_RANKS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_CPU_RANKS_SPAN, "span (us)", FLOAT, "us",                                                          \
+      "first CPU row start to last CPU row end in the analysed window; null without CPU rows")              \
+    C(HTA_CPU_RANKS_THREADS, "threads", INT, "", "threads with CPU rows")                                    \
+    C(HTA_CPU_RANKS_CALLS, "calls", INT, "", "cpu_op and user_annotation rows, ProfilerSteps apart")         \
+    C(HTA_CPU_RANKS_STEPS, "steps", INT, "", "ProfilerSteps")                                                \
+    C(HTA_CPU_RANKS_MEAN_STEP, "mean_step (us)", FLOAT, "us", "their mean duration; null without steps")     \
+    C(HTA_CPU_RANKS_TRACER, "tracer", INT, "", "1 when the file was written by libhtatrace")
+HTA_TABLE_DECLARE(HTA_CPU_RANKS)
 
 #define HTA_CPU_OP_TIME(T, C, D)                                                                             \
     T("cpu_op_time", "per rank and CPU operator or user annotation (libhtatrace scope): count, inclusive "   \
@@ -97,9 +110,9 @@ HTA_TABLE_DECLARE(HTA_CPU_STEP_OPS)
     C(HTA_SCOPE_ARGS_MAX, "max", FLOAT, "", "largest value")
 HTA_TABLE_DECLARE(HTA_SCOPE_ARGS)
 
-/* Tables cpu_op_time, cpu_steps, cpu_step_ops and scope_args, always all
- * four.  A call belongs to the step holding its start (hta_rank.iteration).
- * A rank without CPU rows adds no rows. */
+/* Tables cpu_ranks, cpu_op_time, cpu_steps, cpu_step_ops and scope_args,
+ * always all five.  A call belongs to the step holding its start (hta_rank.iteration).
+ * A rank without CPU rows adds a cpu_ranks row only. */
 hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus

@@ -12,6 +12,7 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
+HTA_TABLE_DEFINE(HTA_CPU_RANKS);
 HTA_TABLE_DEFINE(HTA_CPU_OP_TIME);
 HTA_TABLE_DEFINE(HTA_CPU_STEPS);
 HTA_TABLE_DEFINE(HTA_CPU_STEP_OPS);
@@ -225,7 +226,7 @@ static hta_status rank_args(hta_ctx *ctx, const hta_rank *r, size_t *rows, size_
 /* ---- one rank ---- */
 
 typedef struct tables {
-    hta_table *ops, *steps, *step_ops, *args;
+    hta_table *ranks, *ops, *steps, *step_ops, *args;
 } tables;
 
 static hta_status emit_op(hta_table *tb, int32_t rank, const group *g, int64_t span, hta_error *err) {
@@ -291,7 +292,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
     group *g = HTA_ANEW(A, group, v->n);
     step *sp = HTA_ANEW(A, step, v->n);
     size_t *argrows = HTA_ANEW(A, size_t, v->n);
-    if (!child || !stepnum || !it || !g || !sp || !argrows) {
+    unsigned char *thr = hta_arena_calloc(A, r->nthreads ? r->nthreads : 1, 1); /* threads with CPU rows */
+    if (!child || !stepnum || !it || !g || !sp || !argrows || !thr) {
         st = hta_oom(err);
         goto done;
     }
@@ -309,7 +311,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
         if (e > pe) e = pe;
         if (e > a) child[p] += e - a;
     }
-    size_t ni = 0, ns = 0, nargs = 0;
+    size_t ni = 0, ns = 0, nargs = 0, nthr = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t j = 0; j < v->n; j++) {
         uint32_t row = v->row[j];
@@ -317,6 +319,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
         int64_t d = r->dur[row] > 0 ? r->dur[row] : 0;
         if (r->ts[row] < lo) lo = r->ts[row];
         if (r->ts[row] + d > hi) hi = r->ts[row] + d;
+        if (!thr[r->thread[row]]) thr[r->thread[row]] = 1, nthr++;
         if (!kind[r->cat[row]]) continue;
         int64_t self = d - child[row];
         if (self < 0) self = 0;
@@ -333,6 +336,27 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
         argrows[nargs++] = row;
     }
     int64_t span = hi > lo ? hi - lo : 0;
+    int want_args = o->args > 0 || (o->args < 0 && hta_rank_is_tracer(r));
+
+    /* cpu_ranks: the steps counted once per number, as in cpu_steps below */
+    qsort(sp, ns, sizeof *sp, cmp_step);
+    size_t nsteps = 0;
+    int64_t stepsum = 0;
+    for (size_t s = 0; s < ns; s++)
+        if (!s || sp[s].num != sp[s - 1].num) nsteps++, stepsum += sp[s].dur;
+    long rrow = hta_table_add_row(tb->ranks);
+    if (rrow < 0) {
+        st = hta_oom(err);
+        goto done;
+    }
+    hta_table_set_int(tb->ranks, rrow, HTA_CPU_RANKS_RANK, r->rank);
+    hta_table_set_float(tb->ranks, rrow, HTA_CPU_RANKS_SPAN, hi >= lo ? hta_ns_to_us(span) : NAN);
+    hta_table_set_int(tb->ranks, rrow, HTA_CPU_RANKS_THREADS, (int64_t)nthr);
+    hta_table_set_int(tb->ranks, rrow, HTA_CPU_RANKS_CALLS, (int64_t)ni);
+    hta_table_set_int(tb->ranks, rrow, HTA_CPU_RANKS_STEPS, (int64_t)nsteps);
+    hta_table_set_float(tb->ranks, rrow, HTA_CPU_RANKS_MEAN_STEP,
+                        nsteps ? hta_ns_to_us(stepsum) / (double)nsteps : NAN);
+    hta_table_set_int(tb->ranks, rrow, HTA_CPU_RANKS_TRACER, hta_rank_is_tracer(r));
 
     /* cpu_op_time: every call of the rank, steps apart (iter set equal so that cmp_item groups by name) */
     item *all = HTA_ANEW(A, item, ni);
@@ -349,7 +373,6 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
 
     /* cpu_steps and cpu_step_ops: the calls by the step holding their start.  A step number written
      * twice (two ProfilerStep#N rows) is counted once, with its first row. */
-    qsort(sp, ns, sizeof *sp, cmp_step);
     qsort(it, ni, sizeof *it, cmp_item);
     size_t i0 = 0;
     for (size_t s = 0; s < ns; s++) {
@@ -373,7 +396,6 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
         i0 = i1;
     }
 
-    int want_args = o->args > 0 || (o->args < 0 && hta_rank_is_tracer(r));
     if (want_args && nargs) st = rank_args(ctx, r, argrows, nargs, tb->args, err);
 done:
     hta_arena_reset(A, mark);
@@ -385,11 +407,11 @@ hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out,
     hta_cpu_ops_opts dflt_;
     if (!o) hta_cpu_ops_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
-    tables tb = {hta_table_from_def(&HTA_CPU_OP_TIME_TABLE), hta_table_from_def(&HTA_CPU_STEPS_TABLE),
+    tables tb = {hta_table_from_def(&HTA_CPU_RANKS_TABLE), hta_table_from_def(&HTA_CPU_OP_TIME_TABLE), hta_table_from_def(&HTA_CPU_STEPS_TABLE),
                  hta_table_from_def(&HTA_CPU_STEP_OPS_TABLE), hta_table_from_def(&HTA_SCOPE_ARGS_TABLE)};
     unsigned char *kind = calloc(t->ncats ? t->ncats : 1, 1);
     hta_status st = HTA_OK;
-    if (!tb.ops || !tb.steps || !tb.step_ops || !tb.args || !kind) {
+    if (!tb.ranks || !tb.ops || !tb.steps || !tb.step_ops || !tb.args || !kind) {
         st = hta_oom(err);
         goto fail;
     }
@@ -402,12 +424,12 @@ hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out,
     if (st) goto fail;
     free(kind);
     kind = NULL;
-    hta_table *order[] = {tb.ops, tb.steps, tb.step_ops, tb.args};
-    for (size_t i = 0; i < 4; i++) {
+    hta_table *order[] = {tb.ranks, tb.ops, tb.steps, tb.step_ops, tb.args};
+    for (size_t i = 0; i < 5; i++) {
         hta_table *x = order[i];
         /* hta_result_add frees x on failure; the tables after it are freed here */
         if (hta_result_add(out, x)) {
-            for (size_t j = i + 1; j < 4; j++) hta_table_free(order[j]);
+            for (size_t j = i + 1; j < 5; j++) hta_table_free(order[j]);
             return hta_oom(err);
         }
     }
@@ -415,6 +437,7 @@ hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out,
     return HTA_OK;
 fail:
     free(kind);
+    hta_table_free(tb.ranks);
     hta_table_free(tb.ops);
     hta_table_free(tb.steps);
     hta_table_free(tb.step_ops);

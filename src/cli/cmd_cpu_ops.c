@@ -42,5 +42,5 @@ static int cmd_cpu_ops(int argc, char **argv) {
 }
 
 HTA_CLI_COMMAND(34, "cpu-ops", "CPU time per operator, annotation or tracer scope, and per ProfilerStep",
-                cmd_cpu_ops, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE, &HTA_CPU_STEP_OPS_TABLE,
+                cmd_cpu_ops, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE, &HTA_CPU_STEP_OPS_TABLE,
                 &HTA_SCOPE_ARGS_TABLE)

@@ -131,5 +131,62 @@ class CpuCriticalPath(Small):
         self.assertEqual(sum(r["duration"] for r in bd), 1074794)
 
 
+class CpuReport(Small):
+    def test_findings(self):
+        rep, err = tables("report", self.path)
+        f = {x["area"]: x for x in rows(rep["findings"])}
+        self.assertEqual(sorted(f), ["cpu", "critical path", "gpu"])
+        # steps 1 (1000 us) and 2 (800 us): addmm 650, loader 300 (200 + the 100 us inside step 2), relu 150 of
+        # 1800 us; 850 us of the main thread's steps run no operator
+        self.assertEqual(f["cpu"]["finding"],
+                         "2 steps, mean 900 us (shortest 800 us: step 2; longest 1.00 ms: step 1); operators by "
+                         "self time in them (summed over threads, of the steps' duration): aten::addmm 36.1%, "
+                         "dataloader 16.7%, aten::relu 8.3%; on the step's own thread 47.2% is outside any operator")
+        self.assertEqual(f["critical path"]["finding"],
+                         "critical path 1.80 ms, CPU-bound (100.0% operator time) on thread 1 (pid 7): ProfilerStep "
+                         "(outside operators) 47.2%, aten::addmm 36.1%, aten::relu 8.3%")
+        self.assertIn("--what-if 'op:aten::addmm=x0.5'", f["critical path"]["what_to_do"])
+        self.assertIn("no GPU activity", err)
+
+    def test_tables_are_cpu_ops(self):
+        rep, _ = tables("report", self.path, "--top", "2")
+        ops, _ = tables("cpu-ops", self.path, "--top", "2")
+        for t in ("cpu_ranks", "cpu_op_time", "cpu_steps", "cpu_step_ops"):
+            self.assertEqual(rep[t], ops[t], t)
+        self.assertEqual([r["name"] for r in rows(rep["cpu_op_time"])], ["aten::addmm", "dataloader"])
+        r, = rows(rep["cpu_ranks"])
+        self.assertEqual((r["span (us)"], r["threads"], r["calls"], r["steps"], r["mean_step (us)"], r["tracer"]),
+                         (2200, 2, 9, 2, 900, 0))
+
+    def test_gpu_and_cpu_ranks(self):
+        # rank 0 a generated GPU trace, rank 1 the CPU trace: GPU findings and kernel tables for rank 0, the CPU
+        # part for rank 1 only
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_kineto_trace.py"), "--out", d,
+                            "--ranks", "1", "--layers", "1", "--steps", "3", "--quiet"], check=True)
+            cpu_trace.write(os.path.join(d, "cpu_rank1.json"), rank=1)
+            rep, _ = tables("report", d)
+        self.assertEqual({r["rank"] for r in rows(rep["cpu_ranks"])}, {1})
+        self.assertEqual({r["rank"] for r in rows(rep["cpu_op_time"])}, {1})
+        self.assertTrue(rows(rep["top_kernels"]))
+        areas = {(x["rank"], x["area"]) for x in rows(rep["findings"])}
+        self.assertIn((1, "cpu"), areas)
+        self.assertIn((0, "idle"), areas)
+        self.assertNotIn((0, "cpu"), areas)
+
+    def test_many_ranks(self):
+        with tempfile.TemporaryDirectory() as d:
+            for k in range(10):
+                cpu_trace.write(os.path.join(d, "rank%d.json" % k), rank=k)
+            rep, _ = tables("report", d, "--no-critical-path")
+        f = rows(rep["findings"])
+        self.assertEqual([(x["rank"], x["area"]) for x in f], [(None, "gpu"), (None, "cpu")])
+        self.assertEqual(f[1]["finding"],
+                         "mean step time: median 900 us over 10 ranks (least 900 us on rank 0, most 900 us on rank 0); "
+                         "most self time over all of them: aten::addmm 29.5%, dataloader 27.3%, aten::relu 6.8% of "
+                         "the summed span")
+        self.assertEqual(len(rows(rep["cpu_op_time"])), 50)
+
+
 if __name__ == "__main__":
     unittest.main()

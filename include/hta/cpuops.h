@@ -34,7 +34,8 @@ typedef struct hta_cpu_ops_opts {
 } hta_cpu_ops_opts;
 void hta_cpu_ops_opts_default(hta_cpu_ops_opts *o); /* all names, 5 per step, args for tracer files */
 
-/* 1 when rank r was written by libhtatrace (its file has the htaTracer member). */
+/* 1 when rank r was written by libhtatrace: its file has the htaTracer member,
+ * or distributedInfo.backend "htatrace". */
 int hta_rank_is_tracer(const hta_rank *r);
 
 #define HTA_CPU_RANKS(T, C, D)                                                                               \

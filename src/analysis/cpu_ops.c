@@ -24,9 +24,20 @@ void hta_cpu_ops_opts_default(hta_cpu_ops_opts *o) {
     o->args = -1;
 }
 
+/* The htaTracer member is the tracer's own; distributedInfo.backend "htatrace" is checked too, so that a
+ * file that keeps only the rank's identity (a copy, or a rank loaded back from a merged trace) still
+ * counts.  Meta values are kept as written, so distributedInfo is taken apart by the raw reader. */
 int hta_rank_is_tracer(const hta_rank *r) {
-    for (size_t i = 0; i < r->nmeta; i++)
+    for (size_t i = 0; i < r->nmeta; i++) {
         if (!strcmp(r->meta[i].key, "htaTracer")) return 1;
+        if (strcmp(r->meta[i].key, "distributedInfo")) continue;
+        hta_raw_obj o = {0};
+        const hta_raw_member *b = NULL;
+        int yes = !hta_raw_obj_parse(&o, r->meta[i].json, strlen(r->meta[i].json)) &&
+                  (b = hta_raw_obj_get(&o, "backend")) && hta_raw_str_is(b, "htatrace");
+        hta_raw_obj_free(&o);
+        if (yes) return 1;
+    }
     return 0;
 }
 

@@ -51,7 +51,7 @@ typedef struct bld {
     uint32_t *gsym;         /* trace symbol -> graph symbol, UINT32_MAX = not yet */
     hta_cp_event *ev;
     size_t nev;
-    int cpu_only;           /* no row of the rank's view is on a GPU stream (see make_nodes) */
+    int cpu_only;           /* no row of the rank's view is GPU work with a correlation id (see make_nodes) */
     hta_error *err;         /* the build's: every failure below is reported here */
 } bld;
 
@@ -1219,9 +1219,11 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
         int32_t p = b.r->partner[row];
         b.ic[k] = b.r->correlation[row] == -1 ? -1 : p >= 0 ? (int64_t)b.r->index[p] : 0;
     }
+    /* CPU-only: no device row would get a node (§3: on a stream, with a correlation id).  Rows on a
+     * stream without one, such as libhtatrace's GPU scopes (gpu_user_annotation), get none in any case. */
     b.cpu_only = 1;
     for (size_t k = 0; k < n && b.cpu_only; k++)
-        if (hta_row_stream(b.r, b.v->row[k]) != -1) b.cpu_only = 0;
+        if (hta_row_stream(b.r, b.v->row[k]) != -1 && b.ic[k] >= 0) b.cpu_only = 0;
     if ((st = clip(&b, err))) goto fail;
     if ((st = make_nodes(&b, err))) goto fail;
     /* a first guess: HTA's graphs have about as many edges as nodes (critical-path.md §13.1) */

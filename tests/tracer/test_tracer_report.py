@@ -197,5 +197,35 @@ class TracerReport(unittest.TestCase):
                          totals(self.rep, "scope_args", ("name", "arg"), ["count", "sum"]))
 
 
+class TracerGpuScopes(unittest.TestCase):
+    def test_gpu_scopes_keep_the_cpu_path(self):
+        """GPU scopes (timed with CUDA events, here the fake runtime's) are rows on a stream: the rank still
+        has no GPU work HTA's graph knows, so its critical path is the CPU scopes' and the report says so."""
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, HTATRACE_LIB=LIB, PYTHONPATH=os.path.join(ROOT, "python"),
+                       HTA_TRACE_CUDART=os.path.join(os.path.dirname(LIB), "libfakecudart.so"))
+            subprocess.run([sys.executable, "-c", textwrap.dedent("""
+                import time, htatrace as t
+                t.init(file_pattern=%r + "/gpu.json")
+                assert t.gpu_available()
+                for i in range(2):
+                    with t.scope("outer", i=i):
+                        with t.scope("gpu_scope", gpu=True):
+                            time.sleep(0.002)
+                t.flush()
+            """ % d)], env=env, check=True, timeout=120)
+            rep = hta("report", d)
+        f = rows(rep["findings"])
+        self.assertEqual([x["area"] for x in f], ["cpu", "critical path"])
+        self.assertIn("libhtatrace scopes by self time", f[0]["finding"])
+        self.assertIn(": gpu_scope ", f[1]["finding"])
+        # the CPU side of the GPU scopes nests in outer: outer's self time is what is left
+        ops = {r["name"]: r for r in rows(rep["cpu_op_time"])}
+        self.assertEqual((ops["gpu_scope"]["cat"], ops["gpu_scope"]["count"]), ("user_annotation", 2))
+        self.assertAlmostEqual(ops["outer"]["self_time (us)"],
+                               ops["outer"]["total_time (us)"] - ops["gpu_scope"]["total_time (us)"], places=3)
+        self.assertEqual([(r["bound_by"], r["percentage"]) for r in rows(rep["critical_path"])], [("cpu_bound", 100)])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -338,10 +338,13 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
         snprintf(todo, sizeof todo,
                  "the calls on the path bound the run: `hta critical-path --ranks %d --what-if cpu=x0.7` estimates "
                  "what a faster CPU side would save", (int)rank);
+    /* a pid written as text ("CPU functions", PyTorch's legacy profiler) has no number: the thread alone */
+    char where[64] = "";
+    if (threads == 1 && pid >= 0) snprintf(where, sizeof where, " on thread %lld (pid %lld)", (long long)tid, (long long)pid);
+    else if (threads == 1) snprintf(where, sizeof where, " on thread %lld", (long long)tid);
     if (threads == 1)
-        rp_add_finding(f, rank, "critical path", todo,
-                       "critical path %s, CPU-bound (%.1f%% operator time) on thread %lld (pid %lld): %s",
-                       dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, (long long)tid, (long long)pid,
+        rp_add_finding(f, rank, "critical path", todo, "critical path %s, CPU-bound (%.1f%% operator time)%s: %s",
+                       dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, where,
                        nsh ? shares : "no operator time");
     else
         rp_add_finding(f, rank, "critical path", todo, "critical path %s, CPU-bound (%.1f%% operator time): %s",

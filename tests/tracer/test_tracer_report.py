@@ -138,11 +138,11 @@ class TracerReport(unittest.TestCase):
             self.assertEqual(fwd["self_time (us)"], fwd["total_time (us)"])
             self.assertAlmostEqual(step["total_time (us)"],
                                    step["self_time (us)"] + fwd["total_time (us)"] + bwd["total_time (us)"], places=3)
-            # most self time first: 3 x bwd (at least 12 ms) before 3 x fwd (6 ms); the steps' own time last
+            # most self time first: 3 x bwd (at least 12 ms) before 3 x fwd (6 ms) before the steps' own time
+            # (the interpreter's, well under a millisecond a step; the loader's 1 ms may fall either side)
             order = [r["name"] for r in rows(self.rep["cpu_op_time"]) if r["rank"] == rank]
             self.assertEqual(order[0], "bwd")
             self.assertLess(order.index("fwd"), order.index("step"))
-            self.assertEqual(order[-1], "step")
         self.assertGreaterEqual(got[1]["load"]["total_time (us)"], 1000)
 
     def test_scope_args(self):

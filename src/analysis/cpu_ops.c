@@ -397,8 +397,10 @@ static hta_status one_rank(hta_ctx *ctx, size_t k, const hta_cpu_ops_opts *o, co
         int64_t end = sp[s].ts + sp[s].dur;
         for (size_t i = i0; i < i1; i++) {
             if (it[i].ts + it[i].dur <= end) continue;
+            /* the step is assigned on HTA's rounded times, the part inside on exact ones: a call can start
+             * just past the end (in = 0, and a zero duration has nothing to share out) */
             int64_t in = end > it[i].ts ? end - it[i].ts : 0;
-            it[i].self = (int64_t)((double)it[i].self * (double)in / (double)it[i].dur);
+            it[i].self = it[i].dur > 0 ? (int64_t)((double)it[i].self * (double)in / (double)it[i].dur) : 0;
             it[i].dur = in;
         }
         size_t gn = make_groups(t, it + i0, i1 - i0, 1, g);

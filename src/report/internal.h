@@ -39,7 +39,7 @@ hta_status rp_cpu_run(hta_ctx *ctx, const hta_table *rk, rp_cpu *c, hta_error *e
 void rp_cpu_free(rp_cpu *c);
 /* Findings about the steps and the operators (or scopes) of the covered
  * ranks: one per rank, or one for all when there are many. */
-void rp_cpu_findings(findings *f, const hta_trace *t, const rp_cpu *c);
+void rp_cpu_findings(findings *f, const rp_cpu *c);
 /* The CPU tables of the covered ranks: cpu_ranks, cpu_op_time (top per rank),
  * cpu_steps, cpu_step_ops (step_top per step), scope_args (when it has rows). */
 hta_status rp_cpu_tables(const rp_cpu *c, int top, int step_top, hta_result *out, hta_error *err);

@@ -193,9 +193,9 @@ static void span_finding(findings *f, const rp_cpu *c, int32_t rank, int tracer,
     char text[360], a[32], nb[64];
     size_t len = 0, k = 0;
     text[0] = 0;
-    for (size_t i = 0; i < op->nrows && k < 3; i++) { /* rows are sorted by self time within the rank */
+    for (size_t i = 0; i < op->nrows && k < 3 && len < sizeof text; i++) { /* sorted by self time in a rank */
         if (num(op, i, HTA_CPU_OP_TIME_RANK) != rank) continue;
-        len += (size_t)snprintf(text + len, len < sizeof text ? sizeof text - len : 0,
+        len += (size_t)snprintf(text + len, sizeof text - len,
                                 "%s%s %.1f%% (%.0f calls, mean %s)", k ? ", " : "",
                                 name_text(txt(op, i, HTA_CPU_OP_TIME_NAME), nb, sizeof nb),
                                 num(op, i, HTA_CPU_OP_TIME_SELF_PCTG), num(op, i, HTA_CPU_OP_TIME_COUNT),
@@ -281,7 +281,7 @@ static void summary_finding(findings *f, const rp_cpu *c) {
                    nsh ? shares : "nothing");
 }
 
-void rp_cpu_findings(findings *f, const hta_trace *t, const rp_cpu *c) {
+void rp_cpu_findings(findings *f, const rp_cpu *c) {
     if (!c->n_on) return;
     if (c->n > RANKS_IN_FULL) {
         summary_finding(f, c);
@@ -295,7 +295,6 @@ void rp_cpu_findings(findings *f, const hta_trace *t, const rp_cpu *c) {
         else span_finding(f, c, rank, (int)num(rk, i, HTA_CPU_RANKS_TRACER) == 1, num(rk, i, HTA_CPU_RANKS_SPAN),
                           num(rk, i, HTA_CPU_RANKS_THREADS));
     }
-    (void)t;
 }
 
 /* ---- the critical path of a covered rank ---- */

@@ -15,11 +15,17 @@ typedef struct hta_report_opts {
 } hta_report_opts;
 void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical paths on */
 
+/* Ranks without GPU work (CPU-only traces, libhtatrace files) also get the
+ * tables of hta_cpu_ops (hta/cpuops.h: cpu_ranks, cpu_op_time with --top
+ * rows per rank, cpu_steps, cpu_step_ops with 5 per step, scope_args when it
+ * has rows), findings of area "cpu", and a critical-path finding that names
+ * the calls on the path; kernel_types and top_kernels are left out when no
+ * rank has GPU work. */
 #define HTA_FINDINGS(T, C, D)                                                                                \
     T("findings", "what the figures say and what to do: for all ranks first, then rank by rank")             \
     C(HTA_FINDINGS_RANK, "rank", INT, "", "the rank it is about; null for all ranks")                        \
     C(HTA_FINDINGS_AREA, "area", STR, "",                                                                    \
-      "idle, communication, launch, kernels, critical path, straggler or gpu")                               \
+      "idle, communication, launch, kernels, critical path, straggler, gpu or cpu")                          \
     C(HTA_FINDINGS_FINDING, "finding", STR, "", "what the figures say, with the figures")                    \
     C(HTA_FINDINGS_TODO, "what_to_do", STR, "", "the usual remedies and the command to look further")
 HTA_TABLE_DECLARE(HTA_FINDINGS)

@@ -1,6 +1,7 @@
 /* `hta report`: the command-line front of hta_report (src/report/report.c, docs/report.md), the
  * summary that runs every analysis.  cli_run_analysis loads, runs and prints. */
 #include "cli/cli.h"
+#include "hta/cpuops.h"
 #include "hta/report.h"
 
 static hta_report_opts g_o;
@@ -14,7 +15,8 @@ static hta_status run_report(hta_ctx *ctx, const cli_common *c, hta_result *out,
 static int cmd_report(int argc, char **argv) {
     hta_report_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"top", CLI_INT, &g_o.top_kernels, "N", "kernels in the top_kernels table (default 10)"},
+        {"top", CLI_INT, &g_o.top_kernels, "N",
+         "kernels in the top_kernels table, and operators per rank in cpu_op_time (default 10)"},
         {"no-critical-path", CLI_FLAG, &g_no_cp, NULL, "skip the critical path of each rank (faster)"},
         {0},
     };
@@ -22,10 +24,14 @@ static int cmd_report(int argc, char **argv) {
                             "The holistic summary: runs every analysis that applies to the traces and says, per\n"
                             "rank, where GPU time went, the largest idle cause, how much communication overlaps\n"
                             "compute, launch-delay outliers, the kernels that dominate and the straggler ranks,\n"
-                            "what bounds each rank's critical path, with the figures and what to look at next.",
+                            "what bounds each rank's critical path, with the figures and what to look at next.\n"
+                            "Ranks without GPU work (CPU-only traces, libhtatrace files) get the CPU side instead:\n"
+                            "steps, the operators or scopes with the most self time, the critical path over the\n"
+                            "CPU threads (the cpu_* tables, scope_args).",
                             opts, run_report);
 }
 
 HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
                 &HTA_FINDINGS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
-                &HTA_TOP_KERNELS_TABLE, &HTA_REPORT_CPATH_TABLE)
+                &HTA_TOP_KERNELS_TABLE, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
+                &HTA_CPU_STEP_OPS_TABLE, &HTA_SCOPE_ARGS_TABLE, &HTA_REPORT_CPATH_TABLE)

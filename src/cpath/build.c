@@ -51,6 +51,7 @@ typedef struct bld {
     uint32_t *gsym;         /* trace symbol -> graph symbol, UINT32_MAX = not yet */
     hta_cp_event *ev;
     size_t nev;
+    int cpu_only;           /* no row of the rank's view is GPU work with a correlation id (see make_nodes) */
     hta_error *err;         /* the build's: every failure below is reported here */
 } bld;
 
@@ -221,9 +222,13 @@ static hta_status clip(bld *b, hta_error *err) {
 /* ---- §3 nodes ---- */
 
 /* §3: the categories whose events get nodes. user_annotation, python_function and mtia_runtime are not
- * among them (C4). */
-static int is_cpu_cat(const char *c) {
-    return !strcmp(c, "cpu_op") || !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver");
+ * among them (C4).  On a CPU-only rank, where HTA stops (no queue length series), user annotations get
+ * nodes too: there the CPU threads are the whole story, and the annotations are their largest units of
+ * work (ProfilerStep#N, record_function ranges, libhtatrace scopes, gloo collectives) whose time outside
+ * any operator would otherwise fall off the path.  A rank with GPU work keeps HTA's graph exactly. */
+static int is_cpu_cat(const char *c, int cpu_only) {
+    return !strcmp(c, "cpu_op") || !strcmp(c, "cuda_runtime") || !strcmp(c, "cuda_driver") ||
+           (cpu_only && !strcmp(c, "user_annotation"));
 }
 
 /* node_list sorted by (ts, event index, start first): the candidates are
@@ -241,7 +246,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
         free(cpu_cat);
         return hta_oom(err);
     }
-    for (uint32_t c = 0; c < hta_symtab_count(g->sym); c++) cpu_cat[c] = (unsigned char)is_cpu_cat(hta_sym(g->sym, c));
+    for (uint32_t c = 0; c < hta_symtab_count(g->sym); c++) cpu_cat[c] = (unsigned char)is_cpu_cat(hta_sym(g->sym, c), b->cpu_only);
     size_t n = 0;
     int64_t lo = INT64_MAX;
     for (size_t i = 0; i < b->nev; i++) {
@@ -1033,7 +1038,8 @@ static hta_status phase_c(bld *b, hta_error *err) {
     if ((st = queue_lengths(b, &c)) || (st = launch_tables(b, &c))) goto done;
     if (!c.nl)
         cp_note(g, err, "rank %d has no CPU launch -> GPU activity pair: HTA stops here (no queue length "
-                   "series); the path covers CPU work only", (int)g->rank);
+                   "series); the path covers CPU work only%s", (int)g->rank,
+                b->cpu_only ? " (a CPU-only rank: user annotations get nodes too)" : "");
 
     size_t nk = 0;
     for (size_t i = 0; i < b->nev; i++) {
@@ -1213,6 +1219,11 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
         int32_t p = b.r->partner[row];
         b.ic[k] = b.r->correlation[row] == -1 ? -1 : p >= 0 ? (int64_t)b.r->index[p] : 0;
     }
+    /* CPU-only: no device row would get a node (§3: on a stream, with a correlation id).  Rows on a
+     * stream without one, such as libhtatrace's GPU scopes (gpu_user_annotation), get none in any case. */
+    b.cpu_only = 1;
+    for (size_t k = 0; k < n && b.cpu_only; k++)
+        if (hta_row_stream(b.r, b.v->row[k]) != -1 && b.ic[k] >= 0) b.cpu_only = 0;
     if ((st = clip(&b, err))) goto fail;
     if ((st = make_nodes(&b, err))) goto fail;
     /* a first guess: HTA's graphs have about as many edges as nodes (critical-path.md §13.1) */

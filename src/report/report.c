@@ -2,6 +2,7 @@
  * what they mean, with the figures. */
 #include "hta/vocab.h"
 #include "hta/report.h"
+#include "report/internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -39,16 +40,7 @@ static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
 
 /* ---- the findings table ---- */
 
-/* ok is sticky, as stdio's error flag: the many add_finding calls need no check each; an out-of-memory is
- * seen once, before the table is used. */
-typedef struct findings {
-    hta_table *t;
-    int ok;
-} findings;
-
-static void add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
+void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -311,21 +303,25 @@ oom:
 /* The thresholds are docs/report.md's: communication is exposed below 50% overlap when it takes over 10%
  * of kernel time; launches are worth a finding when 5% start over 100 us late or 20% run shorter than
  * their launch call. */
-static void rank_findings(findings *f, const hta_table *rk, size_t r) {
+static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_cpu *cpu) {
     int64_t rank = (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK);
     double idle = num(rk, r, HTA_REPORT_RANKS_IDLE), span = num(rk, r, HTA_REPORT_RANKS_SPAN);
     const char *cause = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
     if (isnan(span) || span <= 0) {
-        add_finding(f, rank, "gpu", "nothing ran on a GPU stream in the analysed window: a CPU-only trace, "
-                                    "or the profiler did not record CUDA activity", "no GPU kernels");
+        /* a libhtatrace file has no kernels by nature: saying so is noise; its cpu findings speak for it */
+        if (!cpu->tracer[r])
+            rp_add_finding(f, rank, "gpu",
+                           "nothing ran on a GPU stream in the analysed window: a CPU-only trace, or the profiler did "
+                           "not record CUDA activity; the cpu findings say where the CPU time goes",
+                           "no GPU kernels");
         return;
     }
     /* under 10% idle the cause is not worth a finding of its own */
     if (idle >= 10 && cause)
-        add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
+        rp_add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
                     idle, span, num(rk, r, HTA_REPORT_RANKS_CAUSE_PCTG), cause);
     else if (!isnan(idle))
-        add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
+        rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
                     "GPU idle only %.1f%% of %.0f us", idle, span);
     double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
            kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);
@@ -333,36 +329,32 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r) {
         /* communication time not hidden behind compute: what overlapping it could win at most */
         double exposed = comm * (1 - ov / 100.0);
         if (ov < 50 && kt > 0 && comm > 0.1 * kt)
-            add_finding(f, rank, "communication",
+            rp_add_finding(f, rank, "communication",
                         "collectives run mostly exposed: overlap them with compute (DDP bucketing, FSDP "
                         "prefetch, async collectives); see `hta overlap`",
                         "communication %.0f us (%.0f%% of kernel time), only %.1f%% overlapped with compute: "
                         "about %.0f us exposed",
                         comm, 100 * comm / kt, ov, exposed);
         else
-            add_finding(f, rank, "communication", "see `hta overlap`",
+            rp_add_finding(f, rank, "communication", "see `hta overlap`",
                         "communication %.0f us, %.1f%% overlapped with compute", comm, ov);
     }
     double launches = num(rk, r, HTA_REPORT_RANKS_LAUNCHES), lo = num(rk, r, HTA_REPORT_RANKS_DELAY_OUTLIERS),
            sk = num(rk, r, HTA_REPORT_RANKS_SHORT), md = num(rk, r, HTA_REPORT_RANKS_MEAN_DELAY);
     if (launches > 0 && lo / launches >= 0.05)
-        add_finding(f, rank, "launch",
+        rp_add_finding(f, rank, "launch",
                     "kernels wait in a long launch queue or behind a sync: the CPU runs far ahead "
                     "(fine) or a stream is blocked; see `hta launch`, `hta counters`",
                     "%.0f of %.0f launches (%.0f%%) start more than 100 us after their launch call; "
                     "mean launch delay %.0f us",
                     lo, launches, 100 * lo / launches, md);
     if (launches > 0 && sk / launches >= 0.2)
-        add_finding(f, rank, "launch",
+        rp_add_finding(f, rank, "launch",
                     "the GPU finishes these faster than the CPU launches them: fuse them or capture "
                     "them in a CUDA graph; see `hta launch`",
                     "%.0f of %.0f kernels (%.0f%%) run shorter than their launch call", sk, launches,
                     100 * sk / launches);
 }
-
-/* Above this many ranks the findings speak for all ranks at once (median,
- * extremes) and name individual ranks only where they stand out. */
-#define RANKS_IN_FULL 8
 
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -415,13 +407,17 @@ static long straggler_row(const hta_table *ps) {
 
 /* Many ranks: one finding per area for all of them (median, least, most), so that 64 ranks do not give 64
  * copies of one sentence; single ranks only where they stand out. */
-static void summary_findings(findings *f, const hta_table *rk) {
+static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu) {
     long lo, hi;
     size_t n = rk->nrows;
     double idle = col_median(rk, HTA_REPORT_RANKS_IDLE, &lo, &hi);
     if (isnan(idle)) {
-        add_finding(f, -1, "gpu", "CPU-only traces, or the profiler did not record CUDA activity",
-                    "no GPU kernels on any of the %zu ranks", n);
+        size_t nt = 0;
+        for (size_t k = 0; k < cpu->n; k++) nt += cpu->tracer[k];
+        if (nt < n)
+            rp_add_finding(f, -1, "gpu", "CPU-only traces, or the profiler did not record CUDA activity; the cpu "
+                                         "finding says where the CPU time goes",
+                           "no GPU kernels on any of the %zu ranks", n);
         return;
     }
     /* the most common main idle cause */
@@ -433,7 +429,7 @@ static void summary_findings(findings *f, const hta_table *rk) {
     }
     int best = cnt[1] > cnt[0] ? 1 : 0;
     if (cnt[2] > cnt[best]) best = 2;
-    add_finding(f, -1, "idle", idle_advice(causes[best]),
+    rp_add_finding(f, -1, "idle", idle_advice(causes[best]),
                 "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
                 "the main cause is %s on %zu of them",
                 idle, n, num(rk, (size_t)lo, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK),
@@ -441,13 +437,13 @@ static void summary_findings(findings *f, const hta_table *rk) {
                 cnt[best]);
     for (size_t r = 0; r < n; r++) /* ranks well above the others */
         if (num(rk, r, HTA_REPORT_RANKS_IDLE) > idle + 10)
-            add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",
+            rp_add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",
                         "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
                         "with a typical rank's",
                         "GPU idle %.1f%%, median of all ranks %.1f%%", num(rk, r, HTA_REPORT_RANKS_IDLE), idle);
     double ov = col_median(rk, HTA_REPORT_RANKS_OVERLAP, &lo, &hi);
     if (!isnan(ov))
-        add_finding(f, -1, "communication",
+        rp_add_finding(f, -1, "communication",
                     ov < 50 ? "collectives run mostly exposed: overlap them with compute (DDP bucketing, FSDP "
                               "prefetch, async collectives); see `hta overlap`"
                             : "see `hta overlap`",
@@ -459,7 +455,7 @@ static void summary_findings(findings *f, const hta_table *rk) {
         if (!isnan(a)) la += a, lod += isnan(d) ? 0 : d;
     }
     if (la > 0 && lod / la >= 0.05)
-        add_finding(f, -1, "launch",
+        rp_add_finding(f, -1, "launch",
                     "kernels wait in a long launch queue or behind a sync; see `hta launch`, `hta counters`",
                     "%.0f of %.0f launches (%.0f%%) over all ranks start more than 100 us after their launch call",
                     lod, la, 100 * lod / la);
@@ -467,7 +463,7 @@ static void summary_findings(findings *f, const hta_table *rk) {
 
 /* What bounds each rank's critical path: HTA's bound_by summary per rank, and
  * a finding naming the largest share. */
-static hta_status critical_paths(hta_ctx *ctx, size_t ns,
+static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu,
                                  findings *f, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
@@ -526,8 +522,11 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
                 while (j < nbound && strcmp(bound[j], bb)) j++;
                 if (j == nbound && nbound < 16) bound[nbound++] = bb ? strdup(bb) : NULL;
                 if (j < 16) bound_n[j]++;
+            } else if (best >= 0 && cpu->on[k]) {
+                /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
+                rp_cpu_path_finding(f, g, &path, rank);
             } else if (best >= 0)
-                add_finding(f, rank, "critical path", todo,
+                rp_add_finding(f, rank, "critical path", todo,
                             "critical path %.0f us, %.1f%% %s", (double)path.length / 1000.0,
                             num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
                             txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
@@ -543,7 +542,7 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns,
             snprintf(text + l, sizeof text - l, "%s%s on %zu rank%s", j ? ", " : "", bound[j] ? bound[j] : "?",
                      bound_n[j], bound_n[j] == 1 ? "" : "s");
         }
-        add_finding(f, -1, "critical path",
+        rp_add_finding(f, -1, "critical path",
                     "`hta critical-path --ranks R --what-if RULE` estimates what an optimisation would save",
                     "largest share of the critical path: %s", text);
     }
@@ -574,22 +573,34 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     kagg *kv = NULL;
     size_t nk = 0;
     double ktotal = 0;
+    rp_cpu cpu;
+    memset(&cpu, 0, sizeof cpu);
+    hta_result_init(&cpu.res);
     if (!f.t || !rk) {
         st = hta_oom(err);
         goto done;
     }
+    /* the ranks without GPU work (and libhtatrace files): what the CPU side says about them */
+    if ((st = rp_cpu_run(ctx, rk, &cpu, err))) goto done;
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_FINDINGS_FINDING);
     hta_table_col_wrap(f.t, HTA_FINDINGS_TODO);
-    if (ns > RANKS_IN_FULL) summary_findings(&f, rk);
+    if (ns > RANKS_IN_FULL) summary_findings(&f, rk, &cpu);
     else
-        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r);
-    if ((st = kernel_types_table(&p, out, err))) goto done;
-    if ((st = kernel_tables(&p, o->top_kernels > 0 ? o->top_kernels : 10, out, &ktotal, &kv, &nk, err))) goto done;
+        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
+    rp_cpu_findings(&f, &cpu);
+    /* kernel tables only where some rank ran kernels: on CPU-only traces and tracer files they would be
+     * empty tables in the way of the CPU ones */
+    if (cpu.n_on < ns) {
+        if ((st = kernel_types_table(&p, out, err))) goto done;
+        if ((st = kernel_tables(&p, o->top_kernels > 0 ? o->top_kernels : 10, out, &ktotal, &kv, &nk, err)))
+            goto done;
+    }
+    if ((st = rp_cpu_tables(&cpu, o->top_kernels > 0 ? o->top_kernels : 10, 5, out, err))) goto done;
     /* the kernel with the most time over all ranks: where an optimisation pays most */
     if (nk && ktotal > 0) {
         char *sn = hta_shorten_name(kv[0].name);
-        add_finding(&f, -1, "kernels",
+        rp_add_finding(&f, -1, "kernels",
                     "the first place to optimise GPU time; `hta kernels` has per-rank statistics",
                     "top kernel %s (%s) takes %.1f%% of all kernel time (%.0f us in %.0f calls)", sn ? sn : kv[0].name,
                     kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
@@ -599,13 +610,13 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
      * own: give back the views the analyses shared and their spare scratch first */
     hta_ctx_keep_views(ctx, 0);
     hta_arena_trim(&ctx->scratch);
-    if (o->critical_path && (st = critical_paths(ctx, ns, &f, out, err))) goto done;
+    if (o->critical_path && (st = critical_paths(ctx, ns, &cpu, &f, out, err))) goto done;
     /* stragglers ran only with three ranks or more (run_parts): ps is NULL otherwise, and straggler_row
      * says -1 */
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
     if (worst >= 0)
-        add_finding(&f, (int64_t)num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), "straggler",
+        rp_add_finding(&f, (int64_t)num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), "straggler",
                     "the other ranks wait for this one in collectives: look at its data loading, CPU load "
                     "and GPU clocks; see `hta stragglers`",
                     "rank %.0f starts collectives last (normalized start %.4f, the median rank %.4f) in %.0f of "
@@ -631,11 +642,16 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     out->tables[0] = a;
     out->tables[1] = b;
     f.t = rk = NULL;
-    for (size_t i = 0; i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
+    /* temporal's "no GPU activity" notes explain the zeros of the ranks table; for libhtatrace files,
+     * which never have GPU activity, they would only be noise */
+    size_t ntracer = 0;
+    for (size_t k = 0; k < ns; k++) ntracer += cpu.tracer[k];
+    for (size_t i = 0; ntracer < ns && i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
 done:
     hta_table_free(f.t);
     hta_table_free(rk);
     free(kv);
+    rp_cpu_free(&cpu);
     parts_free(&p);
     return st;
 }

@@ -77,9 +77,25 @@ class Report(unittest.TestCase):
     def test_cpu_only_trace(self):
         rep, err = tables("report", os.path.join(ROOT, "tests", "data", "hta", "cpu_only"))
         f = rows(rep["findings"])
-        self.assertEqual([x["area"] for x in f if x["area"] != "critical path"], ["gpu"])
+        self.assertEqual([x["area"] for x in f], ["gpu", "cpu", "critical path"])
         self.assertIn("no GPU kernels", f[0]["finding"])
-        self.assertEqual(rows(rep["top_kernels"]), [])
+        # one step (ProfilerStep#551, 210.11 ms); the two gloo threads' all_reduce calls that start in it
+        # take 343.68 ms of self time together, 163.6% of the step; the step's own thread runs no operator
+        self.assertIn("step 551 takes 210.11 ms", f[1]["finding"])
+        self.assertIn("gloo:all_reduce 163.6%", f[1]["finding"])
+        self.assertIn("100.0% is outside any operator", f[1]["finding"])
+        # the critical path over the CPU threads: thread 3553's five all_reduce calls, 1074794 us
+        self.assertIn("critical path 1.07 s", f[2]["finding"])
+        self.assertIn("thread 3553 (pid 1074): gloo:all_reduce 100.0%", f[2]["finding"])
+        # no rank ran kernels: no kernel tables; the CPU tables instead, equal to hta cpu-ops'
+        self.assertNotIn("top_kernels", rep)
+        self.assertNotIn("kernel_types", rep)
+        ops, _ = tables("cpu-ops", os.path.join(ROOT, "tests", "data", "hta", "cpu_only"))
+        for t in ("cpu_ranks", "cpu_op_time", "cpu_steps", "cpu_step_ops"):
+            self.assertEqual(rep[t], ops[t], t)
+        self.assertNotIn("scope_args", rep)  # a profiler trace: no args read
+        self.assertEqual([(r["rank"], r["bound_by"], r["duration"]) for r in rows(rep["critical_path"])],
+                         [(34, "cpu_bound", 1074794)])
 
     def test_straggler_is_named(self):
         with tempfile.TemporaryDirectory() as d:

@@ -1,0 +1,46 @@
+/* `hta cpu-ops`: the command-line front of hta_cpu_ops (src/analysis/cpu_ops.c, hta/cpuops.h): where
+ * the CPU threads spend their time, per operator, annotation or libhtatrace scope, and per ProfilerStep.
+ * cli_analyse loads, runs and prints. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "hta/cpuops.h"
+
+static hta_cpu_ops_opts g_o;
+static int g_args, g_no_args;
+
+static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    if (g_args) g_o.args = 1;
+    if (g_no_args) g_o.args = 0;
+    return hta_cpu_ops(ctx, &g_o, out, err);
+}
+
+static int cmd_cpu_ops(int argc, char **argv) {
+    hta_cpu_ops_opts_default(&g_o);
+    static const cli_opt opts[] = {
+        {"top", CLI_INT, &g_o.top, "N", "cpu_op_time: the N names per rank with the most self time (default: all)"},
+        {"step-top", CLI_INT, &g_o.step_top, "N", "cpu_step_ops: operators per step (default 5; 0: all)"},
+        {"args", CLI_FLAG, &g_args, NULL,
+         "scope_args for every rank (default: only files written by libhtatrace); re-reads the files"},
+        {"no-args", CLI_FLAG, &g_no_args, NULL, "no scope_args, not even for libhtatrace files"},
+        {0},
+    };
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "CPU operator time: per rank, every CPU operator (cpu_op) and user annotation\n"
+                       "(record_function, libhtatrace scope) with its count, inclusive time and self time\n"
+                       "(less the calls nested in it on its thread), most self time first; each\n"
+                       "ProfilerStep's duration and the operators that dominate it; and the numeric args\n"
+                       "of libhtatrace scopes. Durations are the nanoseconds as written.",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    if (g_args && g_no_args) {
+        fprintf(stderr, "hta cpu-ops: --args and --no-args exclude each other\nTry 'hta cpu-ops --help'.\n");
+        return EXIT_USAGE;
+    }
+    return cli_analyse(&c, argv[0], run);
+}
+
+HTA_CLI_COMMAND(34, "cpu-ops", "CPU time per operator, annotation or tracer scope, and per ProfilerStep",
+                cmd_cpu_ops, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE, &HTA_CPU_STEP_OPS_TABLE,
+                &HTA_SCOPE_ARGS_TABLE)

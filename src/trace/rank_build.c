@@ -102,9 +102,16 @@ static hta_status thread_rehash(rank_build *b) {
     return HTA_OK;
 }
 
+static int r_thread_syms_are(const rank_build *b, uint32_t t, int64_t pid_sym, int64_t tid_sym) {
+    return b->r->threads[t].pid_sym == pid_sym && b->r->threads[t].tid_sym == tid_sym;
+}
+
 hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
                              uint32_t *out) {
-    if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid) {
+    /* A thread is its (pid, tid) as written: two string pids ("CPU functions", "CUDA functions" of torch's
+     * legacy export) both have id -1 and differ only by their text, so the texts are part of the key */
+    if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid &&
+        r_thread_syms_are(b, b->thread_cache_idx, pid_sym, tid_sym)) {
         *out = b->thread_cache_idx;
         return HTA_OK;
     }
@@ -115,7 +122,7 @@ hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pi
         uint32_t v = b->thread_slot[j];
         if (!v) break;
         const hta_thread *t = &r->threads[v - 1];
-        if (t->pid == pid && t->tid == tid) {
+        if (t->pid == pid && t->tid == tid && t->pid_sym == pid_sym && t->tid_sym == tid_sym) {
             *out = v - 1;
             goto hit;
         }

@@ -119,7 +119,7 @@ int hta_step_int(const char *name, int64_t *n);
  * for the same events: a row on the legacy exporter's GPU process (pid
  * "CUDA functions") is a "kernel"; ProfilerStep* is a "user_annotation";
  * operators ("ns::op", autograd nodes "XBackward0", the unprefixed "detach",
- * "detach_") are "cpu_op"; any other name is a record_function range,
+ * "detach_", "record_param_comms") are "cpu_op"; any other name is a record_function range,
  * "user_annotation".  name: [name, name + n), not terminated; pid: the
  * pid's text when it is a string (NULL otherwise), [pid, pid + pn). */
 const char *hta_infer_category(const char *name, size_t n, const char *pid, size_t pn);

@@ -190,8 +190,11 @@ const char *hta_infer_category(const char *name, size_t n, const char *pid, size
     size_t e = n;
     while (e > 0 && name[e - 1] >= '0' && name[e - 1] <= '9') e--;
     if (e >= 8 && !memcmp(name + e - 8, "Backward", 8)) return "cpu_op";
-    /* the operators the profiler records without a namespace (Kineto files them under cpu_op) */
-    if ((n == 6 && !memcmp(name, "detach", 6)) || (n == 7 && !memcmp(name, "detach_", 7))) return "cpu_op";
+    /* the operators the profiler records without a namespace (Kineto files them under cpu_op): autograd's
+     * detach, and c10d's record_param_comms around every collective */
+    static const char *const bare_ops[] = {"detach", "detach_", "record_param_comms"};
+    for (size_t i = 0; i < sizeof bare_ops / sizeof *bare_ops; i++)
+        if (n == strlen(bare_ops[i]) && !memcmp(name, bare_ops[i], n)) return "cpu_op";
     return "user_annotation";
 }
 

@@ -14,6 +14,7 @@
 #include "trace/input.h"
 #include "core/bigbuf.h"
 #include "trace/json_lex.h"
+#include "trace/merged.h"
 
 /* Bytes read per refill.  A unit larger than the buffer doubles it, up to MAX_UNIT: no real event comes
  * near 1 GiB, so a unit that does is a broken file, not a reason to take all memory. */
@@ -691,6 +692,9 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
         r->world_size = hta_json_int_field(m->json, "world_size");
     } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
         r->base_time_ns = strtoll(p, NULL, 10);
+    } else if (KEY_IS(k, kn, "htaMerge") && *p == '{') {
+        /* a merged trace: load.c gives it back as its ranks (merged.c) */
+        if (merged_read(L, p, &P->b->merge)) return LEX_NOMEM(L, p);
     }
     *out = q;
     return LEX_OK;

@@ -28,6 +28,7 @@ hta_status rank_build_init(rank_build *b, hta_rank *r) {
 }
 
 void rank_build_free_scratch(rank_build *b) {
+    merge_info_free(&b->merge);
     free(b->cats);
     free(b->names);
     free(b->thread_slot);
@@ -230,4 +231,34 @@ hta_status rank_build_finish(rank_build *b) {
         }
     }
     return HTA_OK;
+}
+
+void merge_info_free(merge_info *m) {
+    for (size_t i = 0; i < m->n; i++) {
+        merge_part *p = &m->parts[i];
+        free(p->dinfo);
+        for (size_t j = 0; p->pids && j < p->npids; j++) free(p->pids[j]);
+        free(p->pids);
+    }
+    free(m->parts);
+    memset(m, 0, sizeof *m);
+}
+
+/* The columns come from hta_big_realloc (mmap'd, bigbuf.h) and must go back through hta_big_free; the
+ * small tables are plain malloc. */
+void rank_free(hta_rank *r) {
+    if (!r) return;
+    free((char *)r->path);
+    void *cols[] = {r->ts, r->dur, r->correlation, r->external_id, r->name, r->thread, r->index,
+                    r->args_off, r->cat, r->stream, r->partner, r->parent, r->depth, r->iteration,
+                    r->args, r->flows};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) hta_big_free(cols[i]);
+    free(r->streams);
+    free(r->threads);
+    for (size_t i = 0; i < r->nmeta; i++) {
+        free((char *)r->meta[i].key);
+        free((char *)r->meta[i].json);
+    }
+    free(r->meta);
+    free(r);
 }

@@ -196,6 +196,9 @@ static inline const hta_thread *hta_row_thread(const hta_rank *r, size_t i) {
     return &r->threads[r->thread[i]];
 }
 
+/* The raw JSON of the rank's top-level key (the last one written), or NULL. */
+const char *hta_rank_meta(const hta_rank *r, const char *key);
+
 /* The arg `key` (a symbol id) of row i, or NULL. */
 const hta_arg *hta_row_arg(const hta_rank *r, size_t i, int64_t key_sym);
 /* Known-slot helpers with HTA's defaults when absent. */

@@ -185,9 +185,11 @@ static size_t flows_lower_bound(const hta_flow *f, size_t n, uint64_t v) {
 /* The original pid of a thread, from htaMerge's list, read as the parser reads a pid (ev_id in parse.c):
  * a number, numeric text as that number, other text as a symbol with id -1. */
 static hta_status restore_pid(hta_trace *t, const merge_part *mp, hta_thread *th) {
-    if (!mp->pids || th->pid_sym >= 0 || th->pid < mp->pid_base || th->pid - mp->pid_base >= (int64_t)mp->npids)
+    /* (differences in uint64: htaMerge's numbers are the file's, any int64) */
+    if (!mp->pids || th->pid_sym >= 0 || th->pid < mp->pid_base ||
+        (uint64_t)th->pid - (uint64_t)mp->pid_base >= mp->npids)
         return HTA_OK;
-    const char *txt = mp->pids[th->pid - mp->pid_base];
+    const char *txt = mp->pids[(uint64_t)th->pid - (uint64_t)mp->pid_base];
     size_t len = strlen(txt);
     if (txt[0] == '"' && len >= 2) {
         const char *s = txt + 1;
@@ -372,7 +374,8 @@ hta_status merged_split(hta_trace *t, const hta_rank *w, const merge_info *m, ht
     uint64_t sum = 0;
     int by_count = 1;
     for (size_t i = 0; i < np; i++) {
-        if (m->parts[i].events < 0) by_count = 0;
+        /* counts that cannot add up to the file's (negative, absent, or past it) are no counts */
+        if (m->parts[i].events < 0 || (uint64_t)m->parts[i].events > w->n_events - sum) by_count = 0;
         else sum += (uint64_t)m->parts[i].events;
     }
     if (by_count && sum == w->n_events) {
@@ -389,7 +392,8 @@ hta_status merged_split(hta_trace *t, const hta_rank *w, const merge_info *m, ht
             const hta_thread *th = &w->threads[k];
             thr_part[k] = -1;
             for (size_t i = 0; i < np && th->pid_sym < 0; i++)
-                if (th->pid >= m->parts[i].pid_base && th->pid - m->parts[i].pid_base < m->pid_stride)
+                if (th->pid >= m->parts[i].pid_base &&
+                    (uint64_t)th->pid - (uint64_t)m->parts[i].pid_base < (uint64_t)m->pid_stride)
                     thr_part[k] = (int64_t)i;
         }
         for (size_t i = 0; i <= np; i++) begin[i] = UINT64_MAX;

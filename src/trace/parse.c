@@ -434,6 +434,19 @@ static int cat_is_trace(const event *e) {
     return e->cat_q - e->cat_s == 5 && memcmp(e->cat_s, "Trace", 5) == 0;
 }
 
+/* The category of a complete event written without cat (hta_infer_category).  Out of line and cold: no
+ * Kineto event comes here, and the event loop stays as small as it was.  NULL when out of memory. */
+static __attribute__((noinline, cold)) const char *infer_cat(parser *P, const event *e) {
+    const char *nm = e->name_s, *pid = NULL;
+    size_t nn = e->have_name ? (size_t)(e->name_q - e->name_s) : 0, pn = 0;
+    if (e->have_name && e->name_esc && !(nm = scratch_str(P, e->name_s, e->name_q, &nn))) return NULL;
+    if (e->pid_sym >= 0) {
+        pid = hta_sym(P->b->sym, (uint32_t)e->pid_sym);
+        pn = hta_sym_len(P->b->sym, (uint32_t)e->pid_sym);
+    }
+    return hta_infer_category(e->have_name ? nm : "", nn, pid, pn);
+}
+
 /* p at '{'.  Parses one event and records it. */
 static lex_rc parse_event(parser *P, const char *p, const char **out) {
     lex *L = &P->L;
@@ -560,14 +573,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
      * file would otherwise load with no rows.  An explicit "cat": null stays HTA's "no category". */
     const char *icat = NULL;
     if (!keep && e.have_dur && !e.cat_key && e.ph == 'X') {
-        const char *nm = e.name_s, *pid = NULL;
-        size_t nn = e.have_name ? (size_t)(e.name_q - e.name_s) : 0, pn = 0;
-        if (e.have_name && e.name_esc && !(nm = scratch_str(P, e.name_s, e.name_q, &nn))) return LEX_NOMEM(L, p);
-        if (e.pid_sym >= 0) {
-            pid = hta_sym(b->sym, (uint32_t)e.pid_sym);
-            pn = hta_sym_len(b->sym, (uint32_t)e.pid_sym);
-        }
-        icat = hta_infer_category(nm ? nm : "", nn, pid, pn);
+        if (!(icat = infer_cat(P, &e))) return LEX_NOMEM(L, p);
         keep = 1;
     }
     if (!e.args_done && e.args_p && (keep || e.ph == 'M')) {

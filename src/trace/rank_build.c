@@ -103,16 +103,12 @@ static hta_status thread_rehash(rank_build *b) {
     return HTA_OK;
 }
 
-static int r_thread_syms_are(const rank_build *b, uint32_t t, int64_t pid_sym, int64_t tid_sym) {
-    return b->r->threads[t].pid_sym == pid_sym && b->r->threads[t].tid_sym == tid_sym;
-}
-
 hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
                              uint32_t *out) {
     /* A thread is its (pid, tid) as written: two string pids ("CPU functions", "CUDA functions" of torch's
      * legacy export) both have id -1 and differ only by their text, so the texts are part of the key */
     if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid &&
-        r_thread_syms_are(b, b->thread_cache_idx, pid_sym, tid_sym)) {
+        b->thread_cache_psym == pid_sym && b->thread_cache_tsym == tid_sym) {
         *out = b->thread_cache_idx;
         return HTA_OK;
     }
@@ -139,6 +135,8 @@ hit:
     b->thread_cache_idx = *out;
     b->thread_cache_pid = pid;
     b->thread_cache_tid = tid;
+    b->thread_cache_psym = pid_sym;
+    b->thread_cache_tsym = tid_sym;
     return HTA_OK;
 }
 

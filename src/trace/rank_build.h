@@ -38,7 +38,7 @@ typedef struct rank_build {
     meta_name *names;
     size_t nnames, names_cap;
     uint32_t thread_cache_idx;
-    int64_t thread_cache_pid, thread_cache_tid;
+    int64_t thread_cache_pid, thread_cache_tid, thread_cache_psym, thread_cache_tsym;
     uint32_t *thread_slot; size_t thread_nslot; /* hash: thread index + 1 */
     int64_t known_local[HTA_ARG_KNOWN_COUNT]; /* local symbol per known key, -1 */
     int64_t profiler_range_cat; /* local cat index of cuda_profiler_range, -1 */

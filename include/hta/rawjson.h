@@ -87,7 +87,10 @@ size_t hta_raw_format_us(int64_t ns, int fixed3, char *buf);
  * writes every top-level member and event as it was, in file order, except
  * what the caller's hooks change; the output goes through hta_trace_out (temp
  * file + rename, gzip on request).  Layout, as Kineto writes it:
- *   {\n"key": value,\n"traceEvents": [\nevent,\nevent\n],\n"key": value\n}\n */
+ *   {\n"key": value,\n"traceEvents": [\nevent,\nevent\n],\n"key": value\n}\n
+ * An input in Chrome's array form ([event, ...], torch's legacy export) is written in this object form:
+ * the same events at the same positions, in the one form every reader takes.  A merged trace (htaMerge)
+ * is refused (HTA_EINVAL): its ranks share the file (hta_rank.merged). */
 typedef struct hta_rawout hta_rawout;
 
 /* What a derived trace changes; every member may be NULL. */

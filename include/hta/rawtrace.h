@@ -14,10 +14,12 @@
 extern "C" {
 #endif
 
+/* Both of Chrome's forms are read: the object {"traceEvents": [...], ...} and the bare array of events
+ * [...] (no metadata; its final ']' may be missing, docs/loading.md). */
 typedef struct hta_raw_callbacks {
     /* Each top-level key other than traceEvents, with its value's raw JSON. */
     int (*meta)(void *ctx, const char *key, size_t klen, const char *json, size_t jlen);
-    /* Each element of traceEvents: its position and raw JSON text (an object). */
+    /* Each element of traceEvents (or of the array): its position and raw JSON text (an object). */
     int (*event)(void *ctx, uint32_t index, const char *json, size_t len);
     void *ctx;
 } hta_raw_callbacks;

@@ -116,7 +116,13 @@ typedef struct hta_rank {
     uint64_t bytes_in;        /* bytes read from disk */
     uint64_t bytes_json;      /* bytes of JSON text (after gunzip) */
     double load_seconds;
-    uint64_t n_events;        /* every element of traceEvents */
+    uint64_t n_events;        /* every element of traceEvents (of the file: index < n_events) */
+    /* A merged trace (hta merge, htaMerge) loads as its ranks: each holds its own rows, flows and threads,
+     * ev_begin .. ev_end are its elements of the merged file's traceEvents (0 .. n_events for any other
+     * file), and merged is set: path is then shared with the other ranks of that file, so a derived trace
+     * (a rewrite of path) is refused for it. */
+    uint64_t ev_begin, ev_end;
+    int merged;
 
     /* rows: kept events */
     size_t n;
@@ -189,6 +195,9 @@ static inline int64_t hta_row_stream(const hta_rank *r, size_t i) {
 static inline const hta_thread *hta_row_thread(const hta_rank *r, size_t i) {
     return &r->threads[r->thread[i]];
 }
+
+/* The raw JSON of the rank's top-level key (the last one written), or NULL. */
+const char *hta_rank_meta(const hta_rank *r, const char *key);
 
 /* The arg `key` (a symbol id) of row i, or NULL. */
 const hta_arg *hta_row_arg(const hta_rank *r, size_t i, int64_t key_sym);

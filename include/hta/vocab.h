@@ -111,6 +111,19 @@ int64_t hta_step_iteration(const char *name);
  * after): 1 with *n, or 0. */
 int hta_step_int(const char *name, int64_t *n);
 
+/* ---- categories of events written without one ---- */
+
+/* The category an event with no "cat" key at all gets (docs/loading.md,
+ * "Events without cat"): the PyTorch autograd profiler's Chrome export
+ * (torch <= 1.13, export_chrome_trace) writes none.  By what Kineto writes
+ * for the same events: a row on the legacy exporter's GPU process (pid
+ * "CUDA functions") is a "kernel"; ProfilerStep* is a "user_annotation";
+ * operators ("ns::op", autograd nodes "XBackward0", the unprefixed "detach",
+ * "detach_", "record_param_comms") are "cpu_op"; any other name is a record_function range,
+ * "user_annotation".  name: [name, name + n), not terminated; pid: the
+ * pid's text when it is a string (NULL otherwise), [pid, pid + pn). */
+const char *hta_infer_category(const char *name, size_t n, const char *pid, size_t pn);
+
 /* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory). */
 char *hta_shorten_name(const char *name);
 

@@ -89,4 +89,9 @@ int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc,
  * their own options first. */
 int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn);
 
+/* Derived traces (--augment, --overlay, --what-if-trace) rewrite a rank's own file; the ranks of a
+ * merged trace (hta merge) share one, so the options are refused before any work is done (the writer
+ * refuses too, but only after its scan).  opt names the option in the message. */
+hta_status cli_check_derivable(const hta_ctx *ctx, const char *opt, hta_error *err);
+
 #endif

@@ -15,6 +15,7 @@ static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *ou
     /* HTA's tie order changes the queue and bandwidth statistics (analyses.md §0.6), so --hta-compat
      * implies it. */
     if (numpy || c->ctx.hta_compat) g_o.ties = HTA_TIES_NUMPY;
+    if (augment) HTA_TRY(cli_check_derivable(ctx, "--augment", err));
     return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters(ctx, &g_o, out, err);
 }
 

@@ -184,6 +184,12 @@ static int cmd_critical_path(int argc, char **argv) {
             goto out;
         }
         if ((rc = cli_open(&c, c.path, &ctx))) goto out;
+        const char *derived = a.overlay ? "--overlay" : a.what_if_trace ? "--what-if-trace" : NULL;
+        if (derived && (st = cli_check_derivable(ctx, derived, &err))) {
+            rc = cli_fail(argv[0], &err);
+            hta_ctx_free(ctx);
+            goto out;
+        }
         if (hta_ctx_nranks(ctx) > 1 && !c.quiet)
             fprintf(stderr, "hta: note: analysing rank %d, the lowest loaded; choose one with --ranks R\n",
                     hta_ctx_rank(ctx, 0)->rank);

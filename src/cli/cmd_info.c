@@ -1,9 +1,29 @@
 /* `hta info`: the command-line front of hta_info (src/analysis/info.c): what was loaded, per rank.
  * No options of its own; cli_run_analysis loads, runs and prints. */
+#include <string.h>
+
 #include "cli/cli.h"
 
+/* Chrome's displayTimeUnit ("ms", the default, or "ns") only picks the unit Chrome's viewer displays:
+ * ts and dur are microseconds whatever it says (Trace Event Format; TF§3, HTA ignores it), and so they are
+ * read.  A file that asks for another unit gets a note, so that nobody reads its times as nanoseconds. */
+static hta_status note_time_unit(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    for (size_t k = 0; k < hta_ctx_nranks(ctx); k++) {
+        const hta_rank *r = hta_ctx_rank(ctx, k);
+        const char *u = hta_rank_meta(r, "displayTimeUnit");
+        /* one note per file: the ranks of a merged trace share theirs */
+        if (!u || !strcmp(u, "\"ms\"") || (k && !strcmp(hta_ctx_rank(ctx, k - 1)->path, r->path))) continue;
+        if (hta_result_note(out, "%s: displayTimeUnit %s sets Chrome's display unit only; ts and dur are read as "
+                                 "microseconds, as the Trace Event Format defines them",
+                            r->path, u))
+            return hta_oom(err);
+    }
+    return HTA_OK;
+}
+
 static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_info(ctx, out, err);
+    HTA_TRY(hta_info(ctx, out, err));
+    return note_time_unit(ctx, out, err);
 }
 
 static int cmd_info(int argc, char **argv) {

@@ -8,6 +8,7 @@
 static const hta_patterns_opts *g_o;
 
 static hta_status run_patterns(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    if (g_o->overlay) HTA_TRY(cli_check_derivable(ctx, "--overlay", err));
     return hta_patterns(ctx, g_o, out, err);
 }
 

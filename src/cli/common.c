@@ -327,6 +327,16 @@ int cli_emit(const cli_common *c, hta_result *res) {
     return 0;
 }
 
+hta_status cli_check_derivable(const hta_ctx *ctx, const char *opt, hta_error *err) {
+    for (size_t k = 0; k < hta_ctx_nranks(ctx); k++)
+        if (hta_ctx_rank(ctx, k)->merged)
+            return hta_fail(err, HTA_EINVAL,
+                            "%s: a merged trace (hta merge): %s writes derived traces from the per-rank files; "
+                            "run it on the folder the merge was made from",
+                            hta_ctx_rank(ctx, k)->path, opt);
+    return HTA_OK;
+}
+
 int cli_fail(const char *cmd, const hta_error *err) {
     fprintf(stderr, "hta %s: error: %s\n", cmd, err->msg);
     return 1;

@@ -175,6 +175,29 @@ int hta_step_int(const char *n, int64_t *num) {
     return 1;
 }
 
+/* ---- categories of events written without one ---- */
+
+const char *hta_infer_category(const char *name, size_t n, const char *pid, size_t pn) {
+    /* torch's legacy export puts GPU kernels on the string pid "CUDA functions" (tid = device), CPU
+     * events on "CPU functions"; a kernel's name may hold "::" ("void at::native::..."), so the pid
+     * decides first */
+    if (pid && pn == 14 && !memcmp(pid, "CUDA functions", 14)) return "kernel";
+    /* Kineto writes ProfilerStep#N as a user_annotation; HTA's iterations start with this prefix */
+    if (n >= sizeof STEP - 1 && !memcmp(name, STEP, sizeof STEP - 1)) return "user_annotation";
+    for (size_t i = 0; i + 1 < n; i++)
+        if (name[i] == ':' && name[i + 1] == ':') return "cpu_op"; /* aten::mm, c10d::allreduce_ */
+    /* autograd nodes: "AddmmBackward0" (torch >= 1.10), "AddmmBackward" before */
+    size_t e = n;
+    while (e > 0 && name[e - 1] >= '0' && name[e - 1] <= '9') e--;
+    if (e >= 8 && !memcmp(name + e - 8, "Backward", 8)) return "cpu_op";
+    /* the operators the profiler records without a namespace (Kineto files them under cpu_op): autograd's
+     * detach, and c10d's record_param_comms around every collective */
+    static const char *const bare_ops[] = {"detach", "detach_", "record_param_comms"};
+    for (size_t i = 0; i < sizeof bare_ops / sizeof *bare_ops; i++)
+        if (n == strlen(bare_ops[i]) && !memcmp(name, bare_ops[i], n)) return "cpu_op";
+    return "user_annotation";
+}
+
 char *hta_shorten_name(const char *name) {
     if (hta_is_memcpy_name(name) || hta_is_memset_name(name) || starts(name, "dma") ||
         (!strchr(name, '<') && !strchr(name, '(')))

@@ -692,6 +692,12 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     memset(p, 0, sizeof *p);
     p->opts = *o;
     if (!t->nranks) return hta_fail(err, HTA_ENODATA, "no ranks to merge");
+    /* a merged trace's ranks share one file, which the writer would copy whole once per rank */
+    for (size_t i = 0; i < t->nranks; i++)
+        if (t->ranks[i]->merged)
+            return hta_fail(err, HTA_EINVAL,
+                            "%s: already a merged trace (hta merge): merge the per-rank files it was made from",
+                            t->ranks[i]->path);
     p->r = calloc(t->nranks, sizeof *p->r);
     if (!p->r) return hta_oom(err);
     p->n = t->nranks;

@@ -28,6 +28,11 @@ typedef struct wctx {
     size_t npids;
     size_t last_pid;
     char **dinfo; /* per rank: distributedInfo raw JSON */
+    /* per rank: its original pids (raw JSON, in the order of pid_base + n) and the events written for it,
+     * added metadata included, so that a loader can give the merged file back as its ranks (htaMerge) */
+    char ***rank_pids;
+    size_t *rank_npids;
+    uint64_t *rank_events;
     hta_merge_stats *stats;
     hta_raw_obj ev, args;
 } wctx;
@@ -341,7 +346,17 @@ static int put_summary(wctx *w) {
         PUTS(w, ",\"distributedInfo\":");
         if (w->dinfo[i]) put(w, w->dinfo[i], dl);
         else PUTS(w, "null");
-        w->buf[w->n++] = '}';
+        PUTS(w, ",\"events\":");
+        put_i64(w, (int64_t)w->rank_events[i]);
+        PUTS(w, ",\"pids\":[");
+        for (size_t j = 0; j < w->rank_npids[i]; j++) {
+            const char *pt = w->rank_pids[i][j];
+            if (room(w, strlen(pt) + 8)) return -1;
+            if (j) w->buf[w->n++] = ',';
+            put(w, pt, strlen(pt));
+        }
+        if (room(w, 16)) return -1; /* this "]}" and the closing "]}\n}\n" */
+        PUTS(w, "]}");
     }
     PUTS(w, "]}\n}\n");
     done(w);
@@ -359,8 +374,11 @@ hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz
     w->stats = stats;
     w->pids = calloc((size_t)p->pid_stride, sizeof *w->pids);
     w->dinfo = calloc(p->n + 1, sizeof *w->dinfo);
+    w->rank_pids = calloc(p->n + 1, sizeof *w->rank_pids);
+    w->rank_npids = calloc(p->n + 1, sizeof *w->rank_npids);
+    w->rank_events = calloc(p->n + 1, sizeof *w->rank_events);
     hta_status st = HTA_OK;
-    if (!w->pids || !w->dinfo) {
+    if (!w->pids || !w->dinfo || !w->rank_pids || !w->rank_npids || !w->rank_events) {
         st = hta_oom(err);
         goto out;
     }
@@ -380,8 +398,18 @@ hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz
         w->r = &p->r[i];
         w->npids = 0;
         w->last_pid = 0;
+        uint64_t ev0 = hta_rawout_count(w->o);
         int bad = hta_rawout_events(w->o, w->r->path, &h) || add_missing_meta(w);
-        for (size_t j = 0; j < w->npids; j++) free(w->pids[j].text);
+        w->rank_events[i] = hta_rawout_count(w->o) - ev0;
+        /* the pid texts move to the rank's list, for htaMerge */
+        w->rank_pids[i] = malloc((w->npids ? w->npids : 1) * sizeof(char *));
+        if (w->rank_pids[i]) {
+            for (size_t j = 0; j < w->npids; j++) w->rank_pids[i][j] = w->pids[j].text;
+            w->rank_npids[i] = w->npids;
+        } else {
+            for (size_t j = 0; j < w->npids; j++) free(w->pids[j].text);
+            if (!bad) bad = hta_rawout_fail(w->o, HTA_ENOMEM, "out of memory");
+        }
         if (bad) goto write_failed;
     }
     put_summary(w);
@@ -392,6 +420,14 @@ out:
     if (w->dinfo)
         for (size_t i = 0; i < p->n; i++) free(w->dinfo[i]);
     free(w->dinfo);
+    if (w->rank_pids)
+        for (size_t i = 0; i < p->n; i++) {
+            for (size_t j = 0; w->rank_pids[i] && j < w->rank_npids[i]; j++) free(w->rank_pids[i][j]);
+            free(w->rank_pids[i]);
+        }
+    free(w->rank_pids);
+    free(w->rank_npids);
+    free(w->rank_events);
     free(w->pids);
     hta_raw_obj_free(&w->ev);
     hta_raw_obj_free(&w->args);

@@ -21,6 +21,7 @@ struct hta_rawout {
     hta_error *err;
     hta_status st; /* the first failure; everything after it is a no-op */
     const hta_rawout_hooks *h;
+    const char *in; /* the input being scanned */
     /* hta_rawout_derive's framing: traceEvents 0 not opened, 1 open, 2 closed */
     int state, nkeys;
 };
@@ -198,6 +199,16 @@ static int close_events(hta_rawout *w) {
 
 static int on_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
     hta_rawout *w = ctx;
+    /* A merged trace (hta merge) loads as several ranks that share its one file (docs/loading.md), and the
+     * hooks of a derived trace speak of one of them, with its original pids: a rewrite of the file would
+     * carry every rank's events under the merged pids, and each rank's output would take the same name.
+     * Refused, before anything is renamed into place (the writer's callers check hta_rank.merged first;
+     * this is the guard for every caller).  htaMerge comes last, so the scan has run by now. */
+    if (klen == 8 && !memcmp(key, "htaMerge", 8))
+        return hta_rawout_fail(w, HTA_EINVAL,
+                               "%s: a merged trace (hta merge): derived traces are written from the per-rank "
+                               "files it was merged from, not from the merged file",
+                               w->in);
     if (w->h->meta && stopped(w, w->h->meta(w->h->ctx, w, key, klen, json, jlen))) return -1;
     return 0;
 }
@@ -224,6 +235,7 @@ static int derive_event(void *ctx, uint32_t index, const char *json, size_t len)
 static hta_status scan(hta_rawout *w, const char *in, const hta_rawout_hooks *hooks, int derive) {
     static const hta_rawout_hooks none = {0};
     w->h = hooks ? hooks : &none;
+    w->in = in;
     hta_raw_callbacks cb = {.meta = derive ? derive_meta : on_meta, .event = derive ? derive_event : on_event,
                             .ctx = w};
     hta_error e;

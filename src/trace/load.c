@@ -15,6 +15,7 @@
 
 #include "hta/trace.h"
 #include "trace/derive.h"
+#include "trace/merged.h"
 #include "core/bigbuf.h"
 #include "trace/parse.h"
 #include "trace/rank_build.h"
@@ -47,25 +48,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The columns come from hta_big_realloc (mmap'd, bigbuf.h) and must go back through hta_big_free; the
- * small tables are plain malloc. */
-static void free_rank(hta_rank *r) {
-    if (!r) return;
-    free((char *)r->path);
-    void *cols[] = {r->ts, r->dur, r->correlation, r->external_id, r->name, r->thread, r->index,
-                    r->args_off, r->cat, r->stream, r->partner, r->parent, r->depth, r->iteration,
-                    r->args, r->flows};
-    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) hta_big_free(cols[i]);
-    free(r->streams);
-    free(r->threads);
-    for (size_t i = 0; i < r->nmeta; i++) {
-        free((char *)r->meta[i].key);
-        free((char *)r->meta[i].json);
-    }
-    free(r->meta);
-    free(r);
-}
-
 /* A worker takes files until none is left and records the outcome in the job: failures are looked at
  * afterwards, in file order, so the error reported does not depend on which thread got there first. */
 static void *worker(void *arg) {
@@ -85,6 +67,7 @@ static void *worker(void *arg) {
          * documents */
         j->r->base_time_ns = INT64_MIN;
         j->st = hta_parse_file(j->path, &j->b, p->opts->progress, p->opts->progress_ctx, &j->err);
+        j->r->ev_end = j->r->n_events;
         if (!j->st && rank_build_finish(&j->b))
             j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
         j->r->load_seconds = now_s() - t0;
@@ -294,6 +277,43 @@ static int64_t probe_rank(const char *path) {
     return p.rank >= 0 && p.rank <= INT32_MAX ? p.rank : -1;
 }
 
+/* Each merged trace (hta merge) becomes the ranks its htaMerge lists (merged.c), in place of the one rank
+ * it was loaded as; ranks stay in ascending order.  Runs after the symbols are global, so the cut ranks
+ * share the whole file's symbols as they are. */
+static hta_status split_merged(hta_trace *t, pool *p, const hta_load_opts *o, hta_error *err) {
+    for (size_t i = 0; i < t->nranks; i++) {
+        hta_rank *w = t->ranks[i];
+        job *j = NULL;
+        for (size_t k = 0; k < p->njobs; k++)
+            if (p->jobs[k].st == HTA_OK && p->jobs[k].r == w) j = &p->jobs[k];
+        if (!j || !j->b.merge.present) continue;
+        hta_rank **parts;
+        size_t np;
+        const char *why;
+        HTA_TRY(merged_split(t, w, &j->b.merge, &parts, &np, &why, err));
+        if (!np) {
+            warnf(o, "%s: a merged trace whose htaMerge cannot be used (%s): loaded as one rank", w->path, why);
+            continue;
+        }
+        hta_rank **nr = realloc(t->ranks, (t->nranks + np - 1) * sizeof *nr);
+        if (!nr) {
+            for (size_t k = 0; k < np; k++) rank_free(parts[k]);
+            free(parts);
+            return hta_oom(err);
+        }
+        t->ranks = nr;
+        memmove(&t->ranks[i + np], &t->ranks[i + 1], (t->nranks - i - 1) * sizeof *t->ranks);
+        memcpy(&t->ranks[i], parts, np * sizeof *parts);
+        t->nranks += np - 1;
+        free(parts);
+        j->r = NULL;
+        rank_free(w);
+        i += np - 1;
+    }
+    qsort(t->ranks, t->nranks, sizeof *t->ranks, cmp_rank);
+    return HTA_OK;
+}
+
 static int wanted(const hta_load_opts *o, int32_t rank) {
     if (!o->only_ranks) return 1;
     for (size_t i = 0; i < o->n_only_ranks; i++)
@@ -400,6 +420,11 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         if (j->b.dist_rank >= 0 && j->b.dist_rank <= INT32_MAX) {
             r->rank = (int32_t)j->b.dist_rank;
             r->rank_source = "distributedInfo";
+        } else if (j->b.merge.n && j->b.merge.parts[0].rank >= 0 && j->b.merge.parts[0].rank <= INT32_MAX) {
+            /* a merged trace: its ranks come from htaMerge once it is split (below); until then it sorts
+             * as its first rank */
+            r->rank = (int32_t)j->b.merge.parts[0].rank;
+            r->rank_source = "htaMerge";
         } else if (rank_from_name(r->path) >= 0) {
             r->rank = (int32_t)rank_from_name(r->path);
             r->rank_source = "file name";
@@ -422,20 +447,14 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
                 if (t->ranks[k]->rank == cand) cand++, again = 1;
             for (size_t k = 0; k < nother; k++)
                 if (other[k] == cand) cand++, again = 1;
+            for (size_t k = 0; k < nf; k++)
+                for (size_t m = 0; p.jobs[k].st == HTA_OK && m < p.jobs[k].b.merge.n; m++)
+                    if (p.jobs[k].b.merge.parts[m].rank == cand) cand++, again = 1;
         }
         r->rank = cand;
         warnf(o, "%s: no distributedInfo.rank and no rank in the file name; using rank %d (file order)",
               r->path, cand);
     }
-    /* HTA lets the later file replace the earlier (Q3); which of two files is the rank is a question only
-     * the user can answer. */
-    for (size_t i = 0; i < t->nranks; i++)
-        for (size_t k = i + 1; k < t->nranks; k++)
-            if (t->ranks[i]->rank == t->ranks[k]->rank) {
-                st = hta_fail(err, HTA_EFORMAT, "%s and %s both claim rank %d", t->ranks[i]->path,
-                              t->ranks[k]->path, t->ranks[i]->rank);
-                goto done;
-            }
     /* sort jobs' builders along with ranks: find builder by rank pointer */
     qsort(t->ranks, t->nranks, sizeof *t->ranks, cmp_rank);
     uint32_t *cat_map = NULL;
@@ -449,6 +468,16 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         }
     }
     free(cat_map);
+    if ((st = split_merged(t, &p, o, err))) goto done;
+    /* HTA lets the later file replace the earlier (Q3); which of two files is the rank is a question only
+     * the user can answer.  (After the split: a merged trace's ranks claim theirs too.) */
+    for (size_t i = 0; i < t->nranks; i++)
+        for (size_t k = i + 1; k < t->nranks; k++)
+            if (t->ranks[i]->rank == t->ranks[k]->rank) {
+                st = hta_fail(err, HTA_EFORMAT, "%s and %s both claim rank %d", t->ranks[i]->path,
+                              t->ranks[k]->path, t->ranks[i]->rank);
+                goto done;
+            }
     /* drop ranks the caller did not ask for: files whose head did not name a rank are only placed after
      * the full parse */
     size_t keep = 0;
@@ -458,7 +487,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         else {
             for (size_t k = 0; k < nf; k++)
                 if (p.jobs[k].r == r) p.jobs[k].r = NULL;
-            free_rank(r);
+            rank_free(r);
         }
     }
     t->nranks = keep;
@@ -486,7 +515,7 @@ done:
         if (j->r) {
             int owned = 0;
             for (size_t i = 0; t && i < t->nranks; i++) owned |= t->ranks[i] == j->r;
-            if (!owned) free_rank(j->r);
+            if (!owned) rank_free(j->r);
         }
         free(j->path);
     }
@@ -507,7 +536,7 @@ done:
 
 void hta_trace_free(hta_trace *t) {
     if (!t) return;
-    for (size_t i = 0; i < t->nranks; i++) free_rank(t->ranks[i]);
+    for (size_t i = 0; i < t->nranks; i++) rank_free(t->ranks[i]);
     free(t->ranks);
     free(t->cats);
     hta_symtab_free(t->sym);

@@ -10,17 +10,19 @@
 #include <string.h>
 
 #include "hta/rawtrace.h"
+#include "hta/vocab.h"
 #include "trace/input.h"
 #include "core/bigbuf.h"
 #include "trace/json_lex.h"
+#include "trace/merged.h"
 
 /* Bytes read per refill.  A unit larger than the buffer doubles it, up to MAX_UNIT: no real event comes
  * near 1 GiB, so a unit that does is a broken file, not a reason to take all memory. */
 #define BLOCK (1u << 20)
 #define MAX_UNIT (1u << 30)
 
-/* Where the parser is in the top-level object: before its '{', between top-level keys, inside traceEvents,
- * after the closing '}'. */
+/* Where the parser is: before the first byte, between top-level keys, inside the events array, after the
+ * closing '}' (or ']' of Chrome's array form). */
 enum { ST_OPEN, ST_KEY, ST_EVENTS, ST_END, ST_DONE };
 
 typedef struct parser {
@@ -32,6 +34,9 @@ typedef struct parser {
     uint64_t base;   /* offset of buf[0] in the JSON text */
     int eof;
     int state, first, seen_events;
+    /* Chrome's JSON Array Format: the file is the events array itself, no traceEvents object (torch's
+     * legacy export_chrome_trace writes it) */
+    int array_form;
     lex L;
     const hta_raw_callbacks *raw; /* raw scan: hand out spans, build nothing */
     uint32_t raw_index;
@@ -167,6 +172,7 @@ static int arg_lookup(const char *k, size_t n) {
 typedef struct event {
     char ph;
     int have_cat, have_dur, have_ts, have_name, have_pid, have_tid, have_id, bp_e;
+    int cat_key; /* a "cat" key was written (null included): no category is inferred then */
     int ts_frac;
     const char *cat_s, *name_s; /* raw string bodies in the buffer */
     const char *cat_q, *name_q; /* closing quotes */
@@ -428,6 +434,19 @@ static int cat_is_trace(const event *e) {
     return e->cat_q - e->cat_s == 5 && memcmp(e->cat_s, "Trace", 5) == 0;
 }
 
+/* The category of a complete event written without cat (hta_infer_category).  Out of line and cold: no
+ * Kineto event comes here, and the event loop stays as small as it was.  NULL when out of memory. */
+static __attribute__((noinline, cold)) const char *infer_cat(parser *P, const event *e) {
+    const char *nm = e->name_s, *pid = NULL;
+    size_t nn = e->have_name ? (size_t)(e->name_q - e->name_s) : 0, pn = 0;
+    if (e->have_name && e->name_esc && !(nm = scratch_str(P, e->name_s, e->name_q, &nn))) return NULL;
+    if (e->pid_sym >= 0) {
+        pid = hta_sym(P->b->sym, (uint32_t)e->pid_sym);
+        pn = hta_sym_len(P->b->sym, (uint32_t)e->pid_sym);
+    }
+    return hta_infer_category(e->have_name ? nm : "", nn, pid, pn);
+}
+
 /* p at '{'.  Parses one event and records it. */
 static lex_rc parse_event(parser *P, const char *p, const char **out) {
     lex *L = &P->L;
@@ -483,6 +502,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                 if (!memcmp(k, "cat", 3)) {
                     if ((rc = ev_string(P, p, &e.cat_s, &e.cat_q, &e.cat_esc, &p))) return rc;
                     e.have_cat = e.cat_s != NULL;
+                    e.cat_key = 1;
                     goto next;
                 }
                 if (!memcmp(k, "dur", 3)) {
@@ -548,6 +568,14 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
     /* HTA's rule (TF§4.1): an event is a row iff it has dur and cat and cat is not "Trace". index counts
      * every event, kept or not: HTA's index (TF§4.2). */
     int keep = e.have_dur && e.have_cat && !cat_is_trace(&e);
+    /* A complete event written with no "cat" key at all (torch's legacy Chrome export writes none) gets the
+     * category its name implies (hta_infer_category, docs/loading.md), where HTA would drop it: such a
+     * file would otherwise load with no rows.  An explicit "cat": null stays HTA's "no category". */
+    const char *icat = NULL;
+    if (!keep && e.have_dur && !e.cat_key && e.ph == 'X') {
+        if (!(icat = infer_cat(P, &e))) return LEX_NOMEM(L, p);
+        keep = 1;
+    }
     if (!e.args_done && e.args_p && (keep || e.ph == 'M')) {
         int all = e.have_cat && e.cat_q - e.cat_s == 19 && !memcmp(e.cat_s, "cuda_profiler_range", 19);
         const char *dummy;
@@ -568,7 +596,8 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         size_t n;
         const char *s = e.cat_s;
         n = (size_t)(e.cat_q - e.cat_s);
-        if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
+        if (icat) s = icat, n = strlen(icat);
+        else if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
         if ((bs = rank_build_cat(b, s, n, &r->cat[row]))) return LEX_BUILD(L, ev_start, bs, "too many categories");
         if (e.have_name) {
             s = e.name_s;
@@ -669,6 +698,9 @@ static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, cons
         r->world_size = hta_json_int_field(m->json, "world_size");
     } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
         r->base_time_ns = strtoll(p, NULL, 10);
+    } else if (KEY_IS(k, kn, "htaMerge") && *p == '{') {
+        /* a merged trace: load.c gives it back as its ranks (merged.c) */
+        if (merged_read(L, p, &P->b->merge)) return LEX_NOMEM(L, p);
     }
     *out = q;
     return LEX_OK;
@@ -683,7 +715,19 @@ static lex_rc step(parser *P, size_t *pos) {
     lex_rc rc;
     switch (P->state) {
     case ST_OPEN:
-        if (*p != '{') return LEX_END_OR(L, p, p >= L->end && P->eof ? "empty file" : "trace must be a JSON object");
+        /* Chrome's two JSON forms (Trace Event Format): the object {"traceEvents": [...], ...} that Kineto
+         * writes, and the bare array of events [...] (torch's legacy export_chrome_trace), which has no
+         * metadata; its events are read exactly as traceEvents' */
+        if (*p == '[') {
+            P->array_form = 1;
+            P->seen_events = 1;
+            P->state = ST_EVENTS;
+            P->first = 1;
+            p++;
+            break;
+        }
+        if (*p != '{')
+            return LEX_END_OR(L, p, p >= L->end && P->eof ? "empty file" : "trace must be a JSON object or array");
         P->state = ST_KEY;
         P->first = 1;
         p++;
@@ -723,7 +767,7 @@ static lex_rc step(parser *P, size_t *pos) {
     }
     case ST_EVENTS:
         if (*p == ']') {
-            P->state = ST_KEY;
+            P->state = P->array_form ? ST_END : ST_KEY;
             P->first = 0;
             p++;
             break;
@@ -732,7 +776,14 @@ static lex_rc step(parser *P, size_t *pos) {
             if (*p != ',') return LEX_END_OR(L, p, "expected ',' or ']' in traceEvents");
             p = lex_ws(p + 1);
         }
-        if (*p != '{') return LEX_END_OR(L, p, "traceEvents element is not an object");
+        if (*p != '{') {
+            if (p >= L->end) return LEX_MORE;
+            /* an array whose first element is no object is other JSON (a list of numbers, say), not a
+             * trace: the status by which a folder skips such a file, as one without traceEvents */
+            if (P->array_form && P->first)
+                return LEX_FAIL(L, p, HTA_ENOTTRACE, "a JSON array whose elements are not objects is not a trace");
+            return LEX_ERROR(L, p, "traceEvents element is not an object");
+        }
         /* A raw scan hands each event's text to the caller and builds nothing: the writers of derived
          * traces copy events this way. */
         if (P->raw) {
@@ -748,7 +799,7 @@ static lex_rc step(parser *P, size_t *pos) {
         P->first = 0;
         break;
     case ST_END:
-        if (p < L->end) return LEX_ERROR(L, p, "trailing characters after the trace object");
+        if (p < L->end) return LEX_ERROR(L, p, "trailing characters after the trace");
         /* The object is closed; reading on to the end of the file tells trailing bytes from a clean end. */
         return LEX_MORE;
     }
@@ -789,6 +840,18 @@ static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, 
     return HTA_OK;
 }
 
+/* Chrome's importer accepts an array-form trace whose final ']' is missing, after dropping a trailing
+ * comma (catapult's TraceEventImporter: "some tracing implementations cannot guarantee that a ']' gets
+ * written"), as a tracer killed mid-run leaves it.  The same here, at the end of the bytes: after the last
+ * complete event only white space, or one ',' and white space, may follow.  A cut inside an event stays
+ * an error (truncated JSON). */
+static int unclosed_array_end(const parser *P, size_t pos) {
+    if (!P->array_form || P->state != ST_EVENTS) return 0;
+    const char *p = lex_ws(P->buf + pos);
+    if (!P->first && *p == ',') p = lex_ws(p + 1);
+    return p == P->L.end;
+}
+
 /* The parse loop: step() until the bytes run out (LEX_MORE), then refill and resume at the unfinished
  * unit; the only place a lexer failure becomes an hta_error (perr). */
 static hta_status run(parser *P, const char *path, hta_progress_fn progress, void *pctx, hta_error *err) {
@@ -818,7 +881,7 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         }
         /* LEX_MORE */
         if (P->eof) {
-            if (P->state == ST_END) {
+            if (P->state == ST_END || unclosed_array_end(P, pos)) {
                 st = HTA_OK;
             } else if (P->len == 0) {
                 st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);

@@ -28,6 +28,7 @@ hta_status rank_build_init(rank_build *b, hta_rank *r) {
 }
 
 void rank_build_free_scratch(rank_build *b) {
+    merge_info_free(&b->merge);
     free(b->cats);
     free(b->names);
     free(b->thread_slot);
@@ -104,7 +105,10 @@ static hta_status thread_rehash(rank_build *b) {
 
 hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,
                              uint32_t *out) {
-    if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid) {
+    /* A thread is its (pid, tid) as written: two string pids ("CPU functions", "CUDA functions" of torch's
+     * legacy export) both have id -1 and differ only by their text, so the texts are part of the key */
+    if (b->thread_cache_idx != UINT32_MAX && b->thread_cache_pid == pid && b->thread_cache_tid == tid &&
+        b->thread_cache_psym == pid_sym && b->thread_cache_tsym == tid_sym) {
         *out = b->thread_cache_idx;
         return HTA_OK;
     }
@@ -115,7 +119,7 @@ hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pi
         uint32_t v = b->thread_slot[j];
         if (!v) break;
         const hta_thread *t = &r->threads[v - 1];
-        if (t->pid == pid && t->tid == tid) {
+        if (t->pid == pid && t->tid == tid && t->pid_sym == pid_sym && t->tid_sym == tid_sym) {
             *out = v - 1;
             goto hit;
         }
@@ -131,6 +135,8 @@ hit:
     b->thread_cache_idx = *out;
     b->thread_cache_pid = pid;
     b->thread_cache_tid = tid;
+    b->thread_cache_psym = pid_sym;
+    b->thread_cache_tsym = tid_sym;
     return HTA_OK;
 }
 
@@ -223,4 +229,34 @@ hta_status rank_build_finish(rank_build *b) {
         }
     }
     return HTA_OK;
+}
+
+void merge_info_free(merge_info *m) {
+    for (size_t i = 0; i < m->n; i++) {
+        merge_part *p = &m->parts[i];
+        free(p->dinfo);
+        for (size_t j = 0; p->pids && j < p->npids; j++) free(p->pids[j]);
+        free(p->pids);
+    }
+    free(m->parts);
+    memset(m, 0, sizeof *m);
+}
+
+/* The columns come from hta_big_realloc (mmap'd, bigbuf.h) and must go back through hta_big_free; the
+ * small tables are plain malloc. */
+void rank_free(hta_rank *r) {
+    if (!r) return;
+    free((char *)r->path);
+    void *cols[] = {r->ts, r->dur, r->correlation, r->external_id, r->name, r->thread, r->index,
+                    r->args_off, r->cat, r->stream, r->partner, r->parent, r->depth, r->iteration,
+                    r->args, r->flows};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) hta_big_free(cols[i]);
+    free(r->streams);
+    free(r->threads);
+    for (size_t i = 0; i < r->nmeta; i++) {
+        free((char *)r->meta[i].key);
+        free((char *)r->meta[i].json);
+    }
+    free(r->meta);
+    free(r);
 }

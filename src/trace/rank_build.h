@@ -11,6 +11,23 @@ typedef struct meta_name { /* a ph "M" process_name / thread_name event */
     uint32_t value; /* local symbol */
 } meta_name;
 
+/* htaMerge of a merged trace (hta merge, docs/merge.md): what is needed to give the file back as its ranks
+ * (merged.c).  Filled by the parser when the top-level key is there. */
+typedef struct merge_part {
+    int64_t rank, pid_base;
+    int64_t events; /* elements of traceEvents written for the rank, -1 when htaMerge does not say */
+    char *dinfo;    /* the rank's distributedInfo (raw JSON), NULL when null */
+    char **pids;    /* the rank's original pids (raw JSON) in pid_base + n order; NULL when not listed */
+    size_t npids;
+} merge_part;
+
+typedef struct merge_info {
+    int present;                   /* the file has htaMerge */
+    int64_t pid_stride, id_stride; /* -1 when absent */
+    merge_part *parts;             /* in file order */
+    size_t n;
+} merge_info;
+
 typedef struct rank_build {
     hta_rank *r;       /* columns being filled; r->n rows so far */
     hta_symtab *sym;   /* local symbols */
@@ -21,11 +38,12 @@ typedef struct rank_build {
     meta_name *names;
     size_t nnames, names_cap;
     uint32_t thread_cache_idx;
-    int64_t thread_cache_pid, thread_cache_tid;
+    int64_t thread_cache_pid, thread_cache_tid, thread_cache_psym, thread_cache_tsym;
     uint32_t *thread_slot; size_t thread_nslot; /* hash: thread index + 1 */
     int64_t known_local[HTA_ARG_KNOWN_COUNT]; /* local symbol per known key, -1 */
     int64_t profiler_range_cat; /* local cat index of cuda_profiler_range, -1 */
     int64_t dist_rank;          /* distributedInfo.rank, -1 if absent */
+    merge_info merge;
 } rank_build;
 
 /* Failures are statuses without a message: HTA_ENOMEM, or HTA_EFORMAT when
@@ -53,5 +71,9 @@ hta_status rank_build_meta(rank_build *b, const char *key, size_t klen, const ch
 hta_status rank_build_name(rank_build *b, int64_t pid, int64_t tid, int is_thread, uint32_t value);
 /* Finishes columns (args_off sentinel, derived columns allocated). */
 hta_status rank_build_finish(rank_build *b);
+/* Frees a rank and everything it holds (columns through hta_big_free, the small tables with free). */
+void rank_free(hta_rank *r);
+/* Frees what merge_info holds. */
+void merge_info_free(merge_info *m);
 
 #endif

@@ -60,3 +60,11 @@ hta_cat_class hta_cat_classify(const char *c) {
         if (!strcmp(tab[k].name, c)) return tab[k].cc;
     return HTA_CC_OTHER;
 }
+
+/* The metadata keeps every top-level key in file order; a key written twice is read as JSON readers do,
+ * the last one wins. */
+const char *hta_rank_meta(const hta_rank *r, const char *key) {
+    for (size_t i = r->nmeta; i-- > 0;)
+        if (!strcmp(r->meta[i].key, key)) return r->meta[i].json;
+    return NULL;
+}

@@ -177,15 +177,18 @@ class KinetoMerge(unittest.TestCase):
                 self.assertEqual(owner.setdefault((e.get('cat'), e['id']), e['pid'] // 1000), e['pid'] // 1000)
 
     def test_our_loader_reads_the_result(self):
-        p = run_hta('info', self.out, '--format', 'json', '--quiet')
-        ranks = json.loads(p.stdout)['ranks']
-        self.assertEqual(len(ranks['data']), 1)
-        row = dict(zip(ranks['columns'], ranks['data'][0]))
-        self.assertEqual(row['events'], len(self.merged['traceEvents']))
-        total = sum(len(load(os.path.join(self.skew, 'rank-%d.json' % r))['traceEvents']) for r in range(16))
-        added = sum(1 for e in self.merged['traceEvents'] if e.get('ph') == 'M' and e.get('tid') == 0
-                    and 'ts' not in e)
-        self.assertEqual(row['events'], total + added)
+        """The merged file loads back as its ranks (docs/loading.md, "Merged traces"): each with the rows,
+        threads and devices it has in its own file; events counts the merged file's traceEvents."""
+        def info(path):
+            t = json.loads(run_hta('info', path, '--format', 'json', '--quiet').stdout)['ranks']
+            return [dict(zip(t['columns'], r)) for r in t['data']]
+        got, direct = info(self.out), info(self.skew)
+        self.assertEqual([r['rank'] for r in got], list(range(16)))
+        for g, d in zip(got, direct):
+            self.assertEqual(g['rank_source'], 'htaMerge')
+            self.assertEqual(g['events'], len(self.merged['traceEvents']))
+            for k in ('rows', 'flows', 'threads', 'gpu_streams', 'devices', 'profiler_steps'):
+                self.assertEqual(g[k], d[k], (g['rank'], k))
 
     def test_align_none_keeps_the_clocks(self):
         out = os.path.join(self.tmp, 'none.json')

@@ -66,6 +66,21 @@ int main(void) {
     CHECK(hta_is_memcpy_name("hipMemcpyDtoD") && hta_is_memset_name("Memset (Device)"));
     CHECK(hta_kernel_type_of("Memcpy DtoD (Device -> Device)") == HTA_KT_MEMORY);
     CHECK(hta_kernel_type_of("xMemcpy") == HTA_KT_OTHER);
+    /* categories of events written without cat (torch's legacy Chrome export) */
+#define INFER(n, pid) hta_infer_category(n, strlen(n), pid, sizeof(pid) - 1)
+    CHECK(!strcmp(INFER("ProfilerStep#2", "CPU functions"), "user_annotation"));
+    CHECK(!strcmp(INFER("aten::addmm", "CPU functions"), "cpu_op"));
+    CHECK(!strcmp(INFER("AddmmBackward0", ""), "cpu_op"));
+    CHECK(!strcmp(INFER("AddmmBackward", ""), "cpu_op"));
+    CHECK(!strcmp(INFER("detach_", ""), "cpu_op"));
+    CHECK(!strcmp(INFER("record_param_comms", ""), "cpu_op"));
+    CHECK(!strcmp(INFER("Optimizer.step#AdamW.step", "CPU functions"), "user_annotation"));
+    CHECK(!strcmp(INFER("detached", ""), "user_annotation"));
+    CHECK(!strcmp(INFER("Backward", ""), "cpu_op"));
+    CHECK(!strcmp(INFER("", ""), "user_annotation"));
+    CHECK(!strcmp(INFER("void at::native::kernel<float>", "CUDA functions"), "kernel"));
+    CHECK(!strcmp(hta_infer_category("aten::mm", 8, NULL, 0), "cpu_op"));
+#undef INFER
     if (fails) return 1;
     puts("test_vocab: ok");
     return 0;

@@ -190,3 +190,30 @@ class CpuReport(Small):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TorchLegacyReport(unittest.TestCase):
+    """The real PyTorch 1.13 autograd-profiler file (Chrome's array form, no cat): the report says what
+    dominates its steps; figures recomputed here from the file's own events."""
+    PATH = os.path.join(ROOT, "tests", "data", "real", "torch113_cpu_legacy", "trace.json")
+
+    def test_report_names_the_dominant_operators(self):
+        with open(self.PATH) as f:
+            ev = json.load(f)
+        # HTA's window: events starting before the last ProfilerStep starts (TF§10.2)
+        last = max(e["ts"] for e in ev if str(e.get("name", "")).startswith("ProfilerStep#"))
+        mm = [e for e in ev if e.get("name") == "aten::mm" and e.get("ph") == "X" and e["ts"] < last]
+        self.assertEqual(len(mm), 6)
+        out, _ = tables("report", self.PATH, "--quiet")
+        ops = rows(out["cpu_op_time"])
+        self.assertEqual(ops[0]["name"], "aten::mm")
+        self.assertEqual(ops[0]["count"], 6)
+        self.assertEqual(ops[0]["total_time (us)"], sum(e["dur"] for e in mm))
+        steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
+        self.assertEqual(len(steps), 3)  # the last step is dropped, as HTA does
+        f = [r for r in rows(out["findings"]) if r["area"] == "cpu"]
+        self.assertEqual(len(f), 1)
+        self.assertIn("2 steps", f[0]["finding"])
+        self.assertIn("aten::mm 24.6%", f[0]["finding"])
+        cp = [r for r in rows(out["findings"]) if r["area"] == "critical path"]
+        self.assertIn("CPU-bound", cp[0]["finding"])

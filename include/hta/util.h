@@ -59,6 +59,21 @@ hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, 
 /* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
 hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);
 
+/* Binary search: the first i in [0, n) for which the condition BELOW (an
+ * expression in i) is false, given that it holds for a prefix and fails for
+ * the rest -- C++'s lower_bound.  Every sorted lookup of the library uses it:
+ *     size_t k = HTA_LOWER_BOUND(n, i, v[i] < x);   (first v[i] >= x) */
+#define HTA_LOWER_BOUND(n, i, BELOW)                                           \
+    __extension__({                                                            \
+        size_t lo_ = 0, hi_ = (n);                                             \
+        while (lo_ < hi_) {                                                    \
+            size_t i = lo_ + (hi_ - lo_) / 2;                                  \
+            if (BELOW) lo_ = i + 1;                                            \
+            else hi_ = i;                                                      \
+        }                                                                      \
+        lo_;                                                                   \
+    })
+
 /* Appends a printf-formatted line to a growable list of strings (the notes
  * a result, a plan or a graph carries; the library never prints them itself).
  * Returns 0, or -1 when out of memory (the list stays as it was). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hta/launch.h"
+#include "hta/util.h"
 #include "hta/vocab.h"
 
 
@@ -39,21 +40,11 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* First element of v[0..n) with corr >= c. */
 static size_t lower_cp(const corr_pos *v, size_t n, int64_t c) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (v[m].corr < c) lo = m + 1;
-        else hi = m;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, m, v[m].corr < c);
     return lo;
 }
 static int has_i64(const int64_t *v, size_t n, int64_t c) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (v[m] < c) lo = m + 1;
-        else hi = m;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, m, v[m] < c);
     return lo < n && v[lo] == c;
 }
 

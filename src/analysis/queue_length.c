@@ -37,12 +37,7 @@ static int cp_cmp(const void *a, const void *b) {
 }
 
 static size_t cp_lower(const cp *v, size_t n, int64_t corr) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = (lo + hi) / 2;
-        if (v[m].corr < corr) lo = m + 1;
-        else hi = m;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, m, v[m].corr < corr);
     return lo;
 }
 

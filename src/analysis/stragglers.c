@@ -44,24 +44,14 @@ static size_t uniq_i64(int64_t *v, size_t n) {
 }
 /* Position of x in the sorted v[0..n), or -1. */
 static long find_i64(const int64_t *v, size_t n, int64_t x) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (v[m] < x) lo = m + 1;
-        else hi = m;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, m, v[m] < x);
     return lo < n && v[lo] == x ? (long)lo : -1;
 }
 static int has_i64(const int64_t *v, size_t n, int64_t x) { return find_i64(v, n, x) >= 0; }
 
 /* Entry of rank in rc[0..n) (ascending rank), or NULL. */
 static rank_count *find_rank(rank_count *rc, size_t n, int32_t rank) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (rc[m].rank < rank) lo = m + 1;
-        else hi = m;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, m, rc[m].rank < rank);
     return lo < n && rc[lo].rank == rank ? &rc[lo] : NULL;
 }
 

@@ -20,6 +20,7 @@
 
 #include "core/bigbuf.h"
 #include "trace/parse.h"
+#include "hta/util.h"
 
 /* ---------- reading htaMerge ---------- */
 
@@ -163,22 +164,12 @@ int merged_read(lex *L, const char *p, merge_info *m) {
 
 /* First position in the ascending idx[0..n) whose value is >= v. */
 static size_t lower_bound_u32(const uint32_t *idx, size_t n, uint64_t v) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (idx[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, mid, idx[mid] < v);
     return lo;
 }
 
 static size_t flows_lower_bound(const hta_flow *f, size_t n, uint64_t v) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f[mid].index < v) lo = mid + 1;
-        else hi = mid;
-    }
+    size_t lo = HTA_LOWER_BOUND(n, mid, f[mid].index < v);
     return lo;
 }
 

@@ -135,11 +135,7 @@ HTA_TABLE_DECLARE(HTA_OVERLAP)
 
 hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err);
 
-/* Kernel type with HTA's rule (analyses.md §1) corrected: communication is
- * recognised under every NCCL/RCCL/HCCL naming (hta_is_nccl_kernel_name), and
- * HIP memory operations (hipMemcpy*, hipMemset*) are MEMORY instead of HTA's
- * "every hip* name is COMMUNICATION". */
-hta_kernel_type hta_breakdown_kernel_type(const char *name);
+
 
 #ifdef __cplusplus
 }

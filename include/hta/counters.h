@@ -10,11 +10,13 @@
 extern "C" {
 #endif
 
-/* How ties in time are ordered before the running sums.  HTA sorts with
- * numpy's unstable quicksort; hta orders ties by the table's own order
- * (launches before device activity, then HTA's row order).  The numpy order
- * is kept only to show that a difference from HTA is tie order alone. */
-typedef enum hta_tie_order { HTA_TIES_STABLE = 0, HTA_TIES_NUMPY = 1 } hta_tie_order;
+/* The rules of the counter series.  HTA_SERIES_EXACT (the default): every
+ * vendor's launches and stream-ordered copies feed the queue (vocab.h,
+ * hta_api_enqueues), and ties in time keep the table's own order (launches
+ * before device activity, then HTA's row order).  HTA_SERIES_HTA (the run
+ * context's hta_compat): HTA's 12 "runtime launch" names and numpy's unstable
+ * quicksort order of ties. */
+typedef enum hta_series_rules { HTA_SERIES_EXACT = 0, HTA_SERIES_HTA = 1 } hta_series_rules;
 
 /* Queue length of one rank (§10.1): samples in stream-major order (streams
  * ascending, then time).  Each sample is a launch (+1) or the start of a
@@ -30,7 +32,7 @@ typedef struct hta_queue_series {
 
 /* Scratch comes from arena `scratch` (reset before returning; NULL: a
  * private arena); the series is malloc'ed, freed by hta_queue_series_free. */
-hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch,
+hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta_arena *scratch,
                                   hta_queue_series *out, hta_error *err);
 void hta_queue_series_free(hta_queue_series *s);
 
@@ -47,16 +49,15 @@ typedef struct hta_membw_series {
 } hta_membw_series;
 
 /* Scratch as hta_queue_series_build's. */
-hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch,
+hta_status hta_membw_series_build(const hta_view *v, hta_series_rules rules, hta_arena *scratch,
                                   hta_membw_series *out, hta_error *err);
 void hta_membw_series_free(hta_membw_series *s);
 
 typedef struct hta_counters_opts {
     int64_t max_queue_length; /* HTA's default 1024 */
     int series;               /* also return the time series tables */
-    hta_tie_order ties;
 } hta_counters_opts;
-void hta_counters_opts_default(hta_counters_opts *o); /* HTA's max queue length 1024, stable ties */
+void hta_counters_opts_default(hta_counters_opts *o); /* HTA's max queue length 1024 */
 
 #define HTA_QUEUE_SUMMARY(T, C, D)                                                                           \
     T("queue_length_summary", "per rank and stream: statistics of the launch-queue length samples (not "     \

@@ -79,6 +79,7 @@ typedef struct hta_cp_graph {
     int32_t rank;
     int64_t origin_ns;    /* absolute ns of time 0 */
     int zero_weight_launch; /* built with HTA's zero-weight launch edges */
+    int hta_compat;         /* built with HTA's rules (names, tie order): bound_by follows them */
     char **notes;         /* remarks about the build (HTA would have failed, ...) */
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
@@ -90,7 +91,6 @@ typedef struct hta_cpath_opts {
     const char *const *data_load; /* data_load_events substrings, may be NULL */
     size_t ndata_load;
     int zero_weight_launch;    /* CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1 */
-    int stable_sort;           /* queue lengths: stable tie order, not numpy's quicksort */
 } hta_cpath_opts;
 /* HTA's defaults: whole trace, numpy's tie order, no zero-weight launch edges. */
 void hta_cpath_opts_default(hta_cpath_opts *o);

@@ -163,7 +163,11 @@ typedef struct hta_trace {
     size_t ncats;
     int32_t arg_sym[HTA_ARG_KNOWN_COUNT]; /* symbol of each known key, -1 if never seen */
     int64_t sym_event_sync, sym_context_sync; /* "Event Sync", "Context Sync" or -1 */
+    uint16_t *api;    /* per symbol: its hta_api_of bits (vocab.h), decided once at load */
 } hta_trace;
+
+/* The HTA_API_* bits of symbol `sym` (a row's name): launch, sync, copy... of every vendor. */
+static inline unsigned hta_sym_api(const hta_trace *t, uint32_t sym) { return t->api[sym]; }
 
 typedef void (*hta_warn_fn)(void *ctx, const char *msg);
 typedef void (*hta_progress_fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
@@ -176,6 +180,11 @@ typedef struct hta_load_opts {
     void *progress_ctx;
     const int32_t *only_ranks; /* keep only these ranks (NULL = all) */
     size_t n_only_ranks;
+    /* HTA's reading of args.stream: a host call that names the stream it
+     * enqueues to (ROCm's hipLaunchKernel rows do) is on that stream, so HTA
+     * takes it for GPU work.  0 (the default): host calls (HTA_CC_RUNTIME)
+     * have no stream, and the GPU rows are the device's own (docs/loading.md). */
+    int hta_streams;
 } hta_load_opts;
 
 /* Loads PATH: a trace file (.json, .json.gz, .gz) or a folder with one file

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-typedef enum hta_time_mode { HTA_TIME_HTA = 0, HTA_TIME_EXACT = 1 } hta_time_mode;
+typedef enum hta_time_mode { HTA_TIME_EXACT = 0, HTA_TIME_HTA = 1 } hta_time_mode;
 
 typedef struct hta_view_opts {
     hta_time_mode time_mode;

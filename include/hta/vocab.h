@@ -13,14 +13,20 @@
 extern "C" {
 #endif
 
-/* HTA's kernel types (analyses.md §1), from the full kernel name. */
 typedef enum hta_kernel_type {
     HTA_KT_COMMUNICATION,
     HTA_KT_MEMORY,
     HTA_KT_COMPUTATION,
     HTA_KT_OTHER,
 } hta_kernel_type;
+/* Kernel types (analyses.md §1), from the full kernel name.  hta_kernel_type_of
+ * is the corrected rule: communication is any NCCL/RCCL/HCCL kernel
+ * (hta_is_nccl_kernel_name), copies and sets of both vendors are memory,
+ * sync records, host API names and MTIA's runtime work are other.
+ * hta_kernel_type_of_hta is HTA's get_kernel_type, which calls every hip*
+ * name communication and misses RCCL's and NCCL >= 2.19's kernels. */
 hta_kernel_type hta_kernel_type_of(const char *name);
+hta_kernel_type hta_kernel_type_of_hta(const char *name);
 const char *hta_kernel_type_name(hta_kernel_type k); /* "COMMUNICATION", ... */
 /* "Memset", "Memcpy Unknown" or the first 11 characters ("Memcpy DtoH"); buf >= 12 bytes. */
 const char *hta_memory_kernel_type(const char *name, char *buf);
@@ -42,19 +48,49 @@ int hta_is_nccl_kernel_name_hta(const char *name);
 int hta_is_memcpy_name(const char *name);
 int hta_is_memset_name(const char *name);
 
+/* ---- host API calls of every vendor ---- */
+
+/* What a host call does, by its name, for CUDA's runtime (cuda*) and driver
+ * (cu*), HIP (hip*) and MTIA: one table used by every analysis (launch
+ * statistics, ATen ops, CUPTI, queue lengths, idle time, the critical path).
+ * Versioned and per-thread-stream suffixes (_v2, _ptsz, _ptds, _spt) are
+ * ignored.  /work/shared/traces/real/README.md lists the names real traces
+ * link kernels to. */
+enum {
+    HTA_API_KERNEL_LAUNCH = 1 << 0, /* launches one kernel (cudaLaunchKernel, cuLaunchKernelEx, hipModuleLaunchKernel...) */
+    HTA_API_GRAPH_LAUNCH = 1 << 1,  /* replays a graph: many kernels under one correlation id */
+    HTA_API_MEMCPY = 1 << 2,        /* cudaMemcpy*, cuMemcpy*, hipMemcpy* */
+    HTA_API_MEMSET = 1 << 3,        /* cudaMemset*, cuMemset*, hipMemset* */
+    HTA_API_ASYNC = 1 << 4,         /* stream-ordered: returns before the device work is done */
+    HTA_API_SYNC_DEVICE = 1 << 5,   /* waits for all device work (Device/Ctx/ThreadSynchronize) */
+    HTA_API_SYNC_STREAM = 1 << 6,   /* waits for one stream */
+    HTA_API_SYNC_EVENT = 1 << 7,    /* waits for a recorded event */
+    HTA_API_EVENT_QUERY = 1 << 8,   /* polls an event or a stream */
+    HTA_API_EVENT_RECORD = 1 << 9,
+    HTA_API_STREAM_WAIT = 1 << 10,  /* makes a stream wait for an event (no host wait) */
+    HTA_API_HOST_ALLOC = 1 << 11,   /* pinned host memory (takes the runtime's lock) */
+};
+#define HTA_API_LAUNCH (HTA_API_KERNEL_LAUNCH | HTA_API_GRAPH_LAUNCH)
+#define HTA_API_SYNC (HTA_API_SYNC_DEVICE | HTA_API_SYNC_STREAM | HTA_API_SYNC_EVENT)
+/* The HTA_API_* bits of a host call's name; 0 for anything else. */
+unsigned hta_api_of(const char *name);
+/* Calls that put work on a device queue: launches and stream-ordered copies
+ * and sets (the +1 of a queue length). */
+static inline int hta_api_enqueues(unsigned f) {
+    return (f & HTA_API_LAUNCH) || ((f & (HTA_API_MEMCPY | HTA_API_MEMSET)) && (f & HTA_API_ASYNC));
+}
+/* Calls after which the host has waited for the device: syncs, and copies
+ * that are not stream-ordered (cudaMemcpy, hipMemcpy). */
+static inline int hta_api_blocks(unsigned f) {
+    return (f & HTA_API_SYNC) || ((f & HTA_API_MEMCPY) && !(f & HTA_API_ASYNC));
+}
+
 /* ---- launch and sync calls ---- */
 
-/* Kernel launch calls of both vendors: CUDA runtime (cudaLaunchKernel,
- * cudaLaunchKernelExC, cudaLaunchCooperativeKernel*), CUDA driver
- * (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel*), HIP
- * (hipLaunchKernel, hipExtLaunchKernel, hipModuleLaunchKernel,
- * hipExtModuleLaunchKernel, hipLaunchCooperativeKernel*) and graph launches
- * (cudaGraphLaunch, hipGraphLaunch): the names real traces link kernels to
- * (/work/shared/traces/real/README.md).  HTA's analyses use narrower lists
- * (the *_hta rules below). */
+/* Kernel and graph launches of every vendor (hta_api_of & HTA_API_LAUNCH).
+ * HTA's analyses use narrower lists (the *_hta rules below). */
 int hta_is_launch_name(const char *name);
-/* Host calls that wait for the device: cuda/hip Device/Stream/Event
- * Synchronize and the driver's cuCtx/cuStream/cuEventSynchronize. */
+/* Host calls that wait for the device (hta_api_of & HTA_API_SYNC). */
 int hta_is_sync_name(const char *name);
 
 /* HTA's "runtime launch" names (trace-format.md §4.4,

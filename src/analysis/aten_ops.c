@@ -116,6 +116,46 @@ static int cmp_inst(const void *a, const void *b, void *ctx) {
     return strcmp(cx->text + x->seq_off, cx->text + y->seq_off);
 }
 
+/* --hta-compat: the op instances of the ranks done so far, kept for the next ranks' tables, since HTA never
+ * resets its record list between ranks (Quirk A5).  (HTA groups the accumulated records; here instances
+ * are accumulated, which differs only where two ranks have an instance with one thread id, op name and
+ * start time.) */
+typedef struct inst_acc {
+    inst *v;
+    size_t n, cap;
+    char *text;
+    size_t tlen, tcap;
+} inst_acc;
+
+static void inst_acc_free(inst_acc *a) {
+    free(a->v);
+    free(a->text);
+}
+
+/* Appends ins[0..n) (sequences in text) to a; then the caller groups a's instances. */
+static hta_status inst_acc_add(inst_acc *a, const inst *ins, size_t n, const char *text, size_t tlen,
+                               hta_error *err) {
+    if (a->n + n > a->cap) {
+        size_t c = (a->n + n) * 2;
+        inst *q = realloc(a->v, c * sizeof *q);
+        if (!q) return hta_oom(err);
+        a->v = q, a->cap = c;
+    }
+    if (a->tlen + tlen > a->tcap) {
+        size_t c = (a->tlen + tlen) * 2;
+        char *q = realloc(a->text, c ? c : 1);
+        if (!q) return hta_oom(err);
+        a->text = q, a->tcap = c;
+    }
+    memcpy(a->text + a->tlen, text, tlen);
+    for (size_t j = 0; j < n; j++) {
+        a->v[a->n] = ins[j];
+        a->v[a->n++].seq_off += a->tlen;
+    }
+    a->tlen += tlen;
+    return HTA_OK;
+}
+
 typedef struct grp {
     const char *op, *seq;
     int64_t count;
@@ -153,7 +193,8 @@ typedef struct notes {
 } notes;
 
 static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, const unsigned char *kind,
-                           const int *sortk, size_t nsort, hta_table *tb, notes *nt, hta_error *err) {
+                           const int *sortk, size_t nsort, hta_table *tb, notes *nt, inst_acc *acc,
+                           hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
     const hta_view *v;
@@ -267,6 +308,10 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         a = b;
     }
 
+    if (acc) {
+        if ((st = inst_acc_add(acc, ins, nin, cx.text, alen, err))) goto out;
+        ins = acc->v, nin = acc->n, cx.text = acc->text;
+    }
     /* (op name, sequence) groups in key order, as pandas groupby gives them */
     qsort_r(ins, nin, sizeof *ins, cmp_inst, &cx);
     size_t ng = 0;
@@ -334,26 +379,30 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
     unsigned char *kind = NULL;
     if (!tb) return hta_oom(err);
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
-    /* per symbol, decided once: 1 = aten op, 2 = kernel launch (HTA's KERNEL_LAUNCH_CATEGORY_PATTERN,
-     * TF§4.4) */
+    /* per symbol, decided once: 1 = aten op, 2 = kernel launch (every vendor's kernel and graph launches;
+     * with --hta-compat HTA's KERNEL_LAUNCH_CATEGORY_PATTERN, TF§4.4, which misses HIP's) */
     uint32_t nsym = hta_symtab_count(t->sym);
     kind = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);
     if (!kind) goto oom;
     for (uint32_t s = 0; s < nsym; s++) {
         const char *nm = hta_sym(t->sym, s);
-        kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (hta_is_launch_pattern_hta(nm) ? 2 : 0));
+        int launch = ctx->hta_compat ? hta_is_launch_pattern_hta(nm) : (hta_sym_api(t, s) & HTA_API_LAUNCH) != 0;
+        kind[s] = (unsigned char)((!strncmp(nm, "aten::", 6) ? 1 : 0) | (launch ? 2 : 0));
     }
     size_t ns = hta_ctx_nranks(ctx);
     notes nt = {0};
+    inst_acc acc = {0};
     for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(ctx, k, o, kind, sortk, nsort, tb, &nt, err);
+        hta_status st = one_rank(ctx, k, o, kind, sortk, nsort, tb, &nt, ctx->hta_compat ? &acc : NULL, err);
         hta_ctx_view_done(ctx, k);
         if (st) {
+            inst_acc_free(&acc);
             hta_arena_reset(&ctx->scratch, mark);
             hta_table_free(tb);
             return st;
         }
     }
+    inst_acc_free(&acc);
     if (!tb->nrows)
         hta_result_note(out,
                         "no kernel launch (cuda*LaunchKernel*, cuLaunchKernel*, runFunction*) inside an aten:: op "

@@ -102,7 +102,7 @@ static char *out_name(const char *outdir, const char *path, int gz) {
 typedef struct job {
     const hta_trace *t;
     const hta_view *v; /* built by the caller: views are not built in threads */
-    const hta_counters_opts *o;
+    hta_series_rules rules; /* the run context's: HTA's with hta_compat */
     const char *outdir;
     size_t ri;
     char *path; /* result */
@@ -113,7 +113,6 @@ typedef struct job {
 
 static hta_status augment_rank(job *j) {
     const hta_trace *t = j->t;
-    const hta_counters_opts *o = j->o;
     const char *outdir = j->outdir;
     size_t ri = j->ri;
     hta_error *err = &j->err;
@@ -123,8 +122,8 @@ static hta_status augment_rank(job *j) {
     hta_membw_series m = {0};
     char *path = NULL;
     hta_status st;
-    if ((st = hta_queue_series_build(v, o->ties, NULL, &q, err))) goto done;
-    if ((st = hta_membw_series_build(v, o->ties, NULL, &m, err))) goto done;
+    if ((st = hta_queue_series_build(v, j->rules, NULL, &q, err))) goto done;
+    if ((st = hta_membw_series_build(v, j->rules, NULL, &m, err))) goto done;
     int gz = hta_raw_is_gzip(r->path);
     path = out_name(outdir, r->path, gz);
     if (!path) {
@@ -194,7 +193,8 @@ hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const 
             hta_table_free(tb);
             return vst;
         }
-        p.jobs[k] = (job){.t = t, .v = v, .o = o, .outdir = outdir, .ri = k};
+        p.jobs[k] = (job){.t = t, .v = v, .outdir = outdir, .ri = k,
+                           .rules = ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT};
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nth = ncpu > 1 ? (size_t)ncpu : 1;

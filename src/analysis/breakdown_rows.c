@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kernel type the breakdowns use: HTA's rule (analyses.md §1) with its communication test replaced by
- * the corrected one, so RCCL's and NCCL >= 2.19's names count and other hip* names are not communication
- * (docs/differences-from-hta.md, "Kernel types"). */
-hta_kernel_type hta_breakdown_kernel_type(const char *n) {
-    /* HTA also calls every hip* name communication; HIP copies are memory. */
-    if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
-    if (hta_is_memcpy_name(n) || hta_is_memset_name(n)) return HTA_KT_MEMORY;
-    hta_kernel_type k = hta_kernel_type_of(n);
-    return k == HTA_KT_COMMUNICATION ? HTA_KT_OTHER : k;
-}
-
 /* Kernels, memcpys and memsets: GPU work.  HTA's stream != -1 rule (analyses.md §0.5) also takes cuda_sync
  * records and Triton's stream-0 cpu_ops (Quirk A2); HTA_GPU_ROWS_ANY_STREAM restores it. */
 static int activity_class(hta_cat_class c) {
@@ -65,7 +54,12 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
         uint32_t i = b->v->row[k];
         if (hta_row_stream(r, i) == -1 || !catok[r->cat[i]]) continue;
         uint32_t nm = r->name[i];
-        if (ktype[nm] == 0xff) ktype[nm] = (uint8_t)hta_breakdown_kernel_type(hta_sym(t->sym, nm));
+        if (ktype[nm] == 0xff) {
+            /* the corrected rule (RCCL's and NCCL >= 2.19's names are communication, other hip* names are
+             * not); HTA's with --hta-compat */
+            const char *s = hta_sym(t->sym, nm);
+            ktype[nm] = (uint8_t)(ctx->hta_compat ? hta_kernel_type_of_hta(s) : hta_kernel_type_of(s));
+        }
         b->pos[m] = (uint32_t)k;
         b->ts[m] = b->v->ts[k];
         b->dur[m] = b->v->dur[k];

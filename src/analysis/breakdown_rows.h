@@ -14,12 +14,18 @@ typedef struct bd_rows {
     uint32_t *pos;    /* view position of each selected row, in view order */
     int64_t *ts;      /* ns relative to the trace origin */
     int64_t *dur;     /* ns, >= 0 */
-    uint8_t *type;    /* hta_kernel_type by hta_breakdown_kernel_type */
+    uint8_t *type;    /* hta_kernel_type (vocab.h; HTA's rule with hta_compat) */
 } bd_rows;
 
 /* GPU rows of rank t->ranks[ri] chosen by `sel` (HTA_GPU_ROWS_ACTIVITY or
  * _ANY_STREAM), in view order, from the context's view (given back by
  * bd_rows_free). */
+/* The rows an analysis with option `sel` counts as GPU work in this context: HTA's any-stream rule
+ * (Quirk A2) with --hta-compat. */
+static inline hta_gpu_rows bd_gpu_rows(const hta_ctx *ctx, hta_gpu_rows sel) {
+    return ctx->hta_compat ? HTA_GPU_ROWS_ANY_STREAM : sel;
+}
+
 hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
                          bd_rows *out, hta_error *err);
 void bd_rows_free(bd_rows *b);

@@ -15,7 +15,6 @@ HTA_TABLE_DEFINE(HTA_MEMBW_SERIES);
 void hta_counters_opts_default(hta_counters_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_queue_length = 1024;
-    o->ties = HTA_TIES_STABLE;
 }
 
 /* add_stats fills both summaries: rank, key, then the describe() columns.  The assertion makes the build
@@ -157,8 +156,8 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
         if ((st = hta_ctx_view(ctx, k, &v, err))) goto fail;
-        if ((st = hta_queue_series_build(v, o->ties, &ctx->scratch, &q, err))) goto fail;
-        if ((st = hta_membw_series_build(v, o->ties, &ctx->scratch, &m, err))) goto fail;
+        if ((st = hta_queue_series_build(v, ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT, &ctx->scratch, &q, err))) goto fail;
+        if ((st = hta_membw_series_build(v, ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT, &ctx->scratch, &m, err))) goto fail;
         /* one sample buffer for both series, grown to the larger; the views go one rank at a time */
         size_t need = q.n > m.n ? q.n : m.n;
         double *nb = realloc(buf, (need ? need : 1) * sizeof *nb);

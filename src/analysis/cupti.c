@@ -128,10 +128,11 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
-        /* §13: P = the profiled ranges (one per kernel), L = the cudaLaunchKernel* calls of category
-         * cuda_runtime* */
+        /* §13: P = the profiled ranges (one per kernel), L = the kernel launches of category cuda_runtime*
+         * (HTA: names starting with cudaLaunchKernel; here every vendor's, the driver's included) */
         if (!strcmp(cat, "cuda_profiler_range")) P[np++] = (uint32_t)k;
-        else if (starts(cat, "cuda_runtime") && hta_is_cupti_launch_name_hta(hta_sym(t->sym, r->name[i])))
+        else if (ctx->hta_compat ? starts(cat, "cuda_runtime") && hta_is_cupti_launch_name_hta(hta_sym(t->sym, r->name[i]))
+                                 : (hta_sym_api(t, r->name[i]) & HTA_API_KERNEL_LAUNCH) != 0)
             L[nl++] = (uint32_t)k;
     }
     if (!np) goto done;
@@ -189,8 +190,9 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
         /* HTA's NaN iteration (stream-0 device work, TF§8 step 5) prints as null */
         if (r->iteration[i] == HTA_ITER_NAN) hta_table_set_null(tb, R, HTA_CUPTI_ITERATION);
         else hta_table_set_int(tb, R, HTA_CUPTI_ITERATION, r->iteration[i]);
-        /* end relative to the same origin as ts (HTA leaves it absolute, Q1) */
-        hta_table_set_float(tb, R, HTA_CUPTI_END, hta_ns_to_us(v->ts[P[k]] + v->dur[P[k]]));
+        /* end relative to the same origin as ts; HTA's is left on the trace's clock (Q1) */
+        int64_t end_ns = v->ts[P[k]] + v->dur[P[k]] + (ctx->hta_compat ? v->origin_ns : 0);
+        hta_table_set_float(tb, R, HTA_CUPTI_END, hta_ns_to_us(end_ns));
         hta_table_set_int(tb, R, HTA_CUPTI_DEPTH, g.depth[i]);
         hta_table_set_int(tb, R, HTA_CUPTI_HEIGHT, s.height[i]);
         int64_t par = -1;

@@ -201,8 +201,15 @@ static void fold(krow *o, const group *g) {
     if (g->max > o->max) o->max = g->max;
 }
 
+/* HTA's second group-by runs over the per-name sums (Quirk A1): each folded name counts as one value, its
+ * sum. */
+static void fold_sum_a1(krow *o, const group *g) {
+    group one = {g->name, 1, g->sum, g->sum, g->sum, 0, 0};
+    fold(o, &one);
+}
+
 static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank, int type,
-                             const hta_kernel_opts *o, int32_t *gid, krows *outk, hta_error *err) {
+                             const hta_kernel_opts *o, int compat, int32_t *gid, krows *outk, hta_error *err) {
     const hta_rank *r = b->v->r;
     hta_status st = HTA_OK;
     size_t ng = 0;
@@ -259,10 +266,13 @@ static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank,
     for (size_t j = 0; j < ng; j++) {
         /* Into "others": names past the quantile of the running sum, and every name at position >= top. */
         if (fold_rest && (g[j].cumsum > q || j >= (size_t)o->top)) {
-            fold(&others, &g[j]);
+            (compat ? fold_sum_a1 : fold)(&others, &g[j]);
             continue;
         }
         krow k = {tname, hta_sym(t->sym, g[j].name), rank, g[j].count, g[j].sum, g[j].min, g[j].max, g[j].m2};
+        /* with --hta-compat, HTA's collapsed statistics of a kept name once some were folded (Quirk A1):
+         * one value, its sum */
+        if (compat && fold_rest) k.count = 1, k.min = k.max = k.sum, k.m2 = 0;
         HTA_TRY_GOTO(st, push(outk, k, err), out);
     }
     if (others.count) st = push(outk, others, err);
@@ -321,7 +331,7 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
     memset(gid, 0xff, (nsym ? nsym : 1) * sizeof *gid);
     for (size_t i = 0; i < ns; i++) {
         bd_rows b;
-        hta_status st = bd_rows_build(ctx, i, o->gpu_rows, &b, err);
+        hta_status st = bd_rows_build(ctx, i, bd_gpu_rows(ctx, o->gpu_rows), &b, err);
         if (st) {
             free(gid), free(k.v);
             return st;
@@ -330,11 +340,11 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
         size_t nk = 0;
         /* OTHER rows (sync records with --all-stream-rows) belong to no analysed type (§4) */
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
-        if (!nk) bd_note_empty(t, t->ranks[i], o->gpu_rows, "GPU kernels to break down", out);
+        if (!nk) bd_note_empty(t, t->ranks[i], bd_gpu_rows(ctx, o->gpu_rows), "GPU kernels to break down", out);
         /* sum[] and seen[] accumulate over the ranks: kernel_type is one table for all ranks (§4.1),
          * all_kernels has rows per rank */
         st = type_sweep(&b, ntypes, sum, seen, err);
-        for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, gid, &k, err);
+        for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, ctx->hta_compat, gid, &k, err);
         bd_rows_free(&b);
         if (st) {
             free(gid), free(k.v);

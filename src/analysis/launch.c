@@ -48,21 +48,32 @@ static int has_i64(const int64_t *v, size_t n, int64_t c) {
     return lo < n && v[lo] == c;
 }
 
-/* Symbol ids of the launch names HTA counts (TF§4.4), those in the trace
- * (at most cap). */
-static size_t launch_syms(const hta_trace *t, int mem, int64_t *ids, size_t cap) {
-    size_t n = 0;
-    for (int l = 0; l < 1 + !!mem; l++)
-        for (const char *const *nm = l ? hta_launch_stats_memory_names_hta : hta_launch_stats_names_hta; *nm; nm++) {
-            int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
-            if (id >= 0 && n < cap) ids[n++] = id;
-        }
+/* Which names are launches, per symbol: kernel and graph launches of every vendor, plus stream-ordered
+ * copies and sets with include_memory_events; with --hta-compat HTA's lists (TF§4.4), which know no HIP
+ * and no driver launch.  Returns how many names of the trace qualify. */
+static size_t launch_syms(const hta_ctx *ctx, int mem, unsigned char *sel) {
+    const hta_trace *t = ctx->trace;
+    size_t nsym = hta_symtab_count(t->sym), n = 0;
+    memset(sel, 0, nsym ? nsym : 1);
+    if (ctx->hta_compat) {
+        for (int l = 0; l < 1 + !!mem; l++)
+            for (const char *const *nm = l ? hta_launch_stats_memory_names_hta : hta_launch_stats_names_hta; *nm;
+                 nm++) {
+                int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
+                if (id >= 0) sel[id] = 1, n++;
+            }
+        return n;
+    }
+    for (size_t s = 0; s < nsym; s++) {
+        unsigned f = hta_sym_api(t, (uint32_t)s);
+        if ((f & HTA_API_LAUNCH) || (mem && hta_api_enqueues(f))) sel[s] = 1, n++;
+    }
     return n;
 }
 
 /* Rows are matched to the launch names by symbol id: the names are looked up once, not compared per row. */
-static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, const int64_t *ids,
-                           size_t nids, hta_table *tb, hta_table *sum, hta_error *err) {
+static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, const unsigned char *sel,
+                           hta_table *tb, hta_table *sum, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
     const hta_view *v;
@@ -82,11 +93,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
         /* A launch without a correlation id (-1) would join every uncorrelated
          * CPU row with every uncorrelated GPU row: it links nothing. */
         if (r->correlation[i] < 0) continue;
-        for (size_t j = 0; j < nids; j++)
-            if (r->name[i] == (uint32_t)ids[j]) {
-                corrs[nc++] = r->correlation[i];
-                break;
-            }
+        if (sel[r->name[i]]) corrs[nc++] = r->correlation[i];
     }
     qsort(corrs, nc, sizeof *corrs, cmp_i64);
     /* §8: the GPU side is every row with a stream whose id a launch has; times and durations come from the
@@ -105,9 +112,14 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 || !has_i64(corrs, nc, r->correlation[i])) continue;
+        /* A graph replay starts its kernels one after another: after the first, a kernel waits for the one
+         * before it, not for the launch call, so its delay counts from the later of the two ends. */
+        int graph = !ctx->hta_compat && (hta_sym_api(t, r->name[i]) & HTA_API_GRAPH_LAUNCH);
+        int64_t ready = v->ts[k] + v->dur[k];
         for (size_t g = lower_cp(gpu, ng, r->correlation[i]); g < ng && gpu[g].corr == r->correlation[i]; g++) {
             size_t gk = gpu[g].pos;
-            int64_t delay = v->ts[gk] - v->ts[k] - v->dur[k];
+            int64_t delay = v->ts[gk] - ready;
+            if (graph && v->ts[gk] + v->dur[gk] > ready) ready = v->ts[gk] + v->dur[gk];
             /* GPU start minus CPU end, clipped at 0 (§8): work that starts before the launch call returns
              * has no delay. */
             if (delay < 0) delay = 0;
@@ -116,7 +128,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
             /* HTA's rules for its plots (§8), compared in us as HTA does: a short kernel ran for less time
              * than its launch call took. */
             int sk = cpu_us <= o->runtime_cutoff_us && gpu_us < cpu_us;
-            int ro = cpu_us > o->runtime_cutoff_us;
+            /* a graph's launch call is one call, however many kernels it starts */
+            int ro = cpu_us > o->runtime_cutoff_us && !(graph && g > lower_cp(gpu, ng, r->correlation[i]));
             int lo = delay_us > o->launch_delay_cutoff_us;
             long row = hta_table_add_row(tb);
             if (row < 0) {
@@ -166,26 +179,30 @@ hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *
     hta_table *sum = hta_table_from_def(&HTA_LAUNCH_SUMMARY_TABLE);
     if (!tb || !sum) goto oom;
 
-    /* HTA's lists hold 5 names at most; 16 leaves room. */
-    int64_t ids[16];
-    size_t nids = launch_syms(t, o->include_memory_events, ids, 16);
+    unsigned char *sel = malloc(hta_symtab_count(t->sym) + 1);
+    if (!sel) goto oom;
+    size_t nids = launch_syms(ctx, o->include_memory_events, sel);
     size_t ns = hta_ctx_nranks(ctx);
     for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(ctx, k, o, ids, nids, tb, sum, err);
+        hta_status st = one_rank(ctx, k, o, sel, tb, sum, err);
         hta_ctx_view_done(ctx, k);
         if (st) {
+            free(sel);
             hta_table_free(tb);
             hta_table_free(sum);
             return st;
         }
     }
+    free(sel);
     /* No launch name at all is worth a note: on AMD and Triton traces HTA's names never match (§8), and an
      * empty table alone would look like a bug. */
-    if (!nids)
+    if (!nids && ctx->hta_compat)
         hta_result_note(out,
                         "no cudaLaunchKernel/cudaLaunchKernelExC/runFunction%s calls in the trace: HTA's launch "
                         "statistics know no other launch API (HIP, cuLaunchKernel), so the table is empty",
                         o->include_memory_events ? "/cudaMemcpyAsync/cudaMemsetAsync" : "");
+    else if (!nids)
+        hta_result_note(out, "no kernel launch call (CUDA, HIP or MTIA) in the trace: the table is empty");
     if (hta_result_add(out, tb)) {
         hta_table_free(sum);
         return hta_oom(err);

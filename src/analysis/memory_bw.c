@@ -28,7 +28,7 @@ static int kind_of(hta_membw_series *s, const char *nm) {
 
 /* Scratch from `scratch` (the caller's per-call arena, or a private one when
  * NULL), released before returning; the series in out is the caller's. */
-hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch, hta_membw_series *out,
+hta_status hta_membw_series_build(const hta_view *v, hta_series_rules rules, hta_arena *scratch, hta_membw_series *out,
                                   hta_error *err) {
     const hta_trace *t = v->t;
     const hta_rank *r = v->r;
@@ -55,7 +55,8 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
         uint32_t nm = r->name[i];
         if (kind_sym[nm] == -2) {
             const char *s = hta_sym(t->sym, nm);
-            if (hta_kernel_type_of(s) == HTA_KT_MEMORY) {
+            /* HTA's rule takes hip* copies for communication (analyses.md §1) */
+            if ((rules == HTA_SERIES_HTA ? hta_kernel_type_of_hta(s) : hta_kernel_type_of(s)) == HTA_KT_MEMORY) {
                 char buf[16];
                 int kk = kind_of(out, hta_memory_kernel_type(s, buf));
                 kind_sym[nm] = (int8_t)(kk < 0 ? -1 : kk);
@@ -103,7 +104,7 @@ hta_status hta_membw_series_build(const hta_view *v, hta_tie_order ties, hta_are
     }
     /* Time order with ties as in queue_length.c (stable by default, HTA's numpy order on request), then a
      * stable sort by kind: grouped by name, time order kept within (§11.1 step 3). */
-    if (ties == HTA_TIES_NUMPY) {
+    if (rules == HTA_SERIES_HTA) {
         HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;

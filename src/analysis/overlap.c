@@ -22,7 +22,7 @@ hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out,
          * segments where the sum is 3 (§6).  The length of the intersection of the two unions is that
          * same time, found by walking two sorted lists together instead of sorting all boundaries. */
         bd_pair u;
-        hta_status st = bd_union_pair(ctx, k, o->gpu_rows, HTA_KT_COMMUNICATION,
+        hta_status st = bd_union_pair(ctx, k, bd_gpu_rows(ctx, o->gpu_rows), HTA_KT_COMMUNICATION,
                                       HTA_KT_COMPUTATION, &u, err);
         if (st) {
             hta_table_free(tb);

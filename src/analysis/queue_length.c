@@ -8,20 +8,22 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-/* Symbol ids of TF§4.4's "runtime launch" names, -1 where absent (no name has that id).  HTA's list has 12
- * names; NLAUNCH leaves room.  Rows are then tested by id, the names compared once. */
-#define NLAUNCH 16
-static void launch_ids(const hta_trace *t, int64_t *ids) {
-    size_t k = 0;
-    for (const char *const *nm = hta_runtime_launch_names_hta; *nm && k < NLAUNCH; nm++)
-        ids[k++] = hta_symtab_find(t->sym, *nm, strlen(*nm));
-    while (k < NLAUNCH) ids[k++] = -1;
-}
-
-static int is_launch_name(const int64_t *ids, uint32_t name) {
-    for (size_t k = 0; k < NLAUNCH; k++)
-        if (ids[k] == (int64_t)name) return 1;
-    return 0;
+/* Which names put work on a queue, per symbol: every vendor's launches and stream-ordered copies and sets
+ * (hta_api_enqueues); with HTA's rules its 12 "runtime launch" names (TF§4.4).  Rows are then tested by
+ * symbol, the names compared once.  NULL when out of memory. */
+static unsigned char *launch_syms(const hta_trace *t, hta_series_rules rules, hta_arena *A) {
+    size_t nsym = hta_symtab_count(t->sym);
+    unsigned char *sel = hta_arena_calloc(A, nsym ? nsym : 1, 1);
+    if (!sel) return NULL;
+    if (rules == HTA_SERIES_HTA) {
+        for (const char *const *nm = hta_runtime_launch_names_hta; *nm; nm++) {
+            int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
+            if (id >= 0) sel[id] = 1;
+        }
+    } else {
+        for (size_t s = 0; s < nsym; s++) sel[s] = (unsigned char)hta_api_enqueues(hta_sym_api(t, (uint32_t)s));
+    }
+    return sel;
 }
 
 typedef struct cp {
@@ -52,7 +54,7 @@ void hta_queue_series_free(hta_queue_series *s) {
 
 /* Scratch from `scratch` (the caller's per-call arena, or a private one when
  * NULL), released before returning; the series in out is the caller's. */
-hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_arena *scratch, hta_queue_series *out,
+hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta_arena *scratch, hta_queue_series *out,
                                   hta_error *err) {
     const hta_trace *t = v->t;
     const hta_rank *r = v->r;
@@ -61,8 +63,8 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
     hta_arena *A = scratch ? scratch : &own;
     hta_arena_mark mark = hta_arena_save(A);
     hta_status st = HTA_OK;
-    int64_t ids[NLAUNCH];
-    launch_ids(t, ids);
+    unsigned char *is_launch = launch_syms(t, rules, A);
+    if (!is_launch) goto oom;
 
     size_t nv = v->n, ndev = 0;
     cp *dev = HTA_ANEW(A, cp, nv);
@@ -83,7 +85,9 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
         uint32_t i = v->row[k];
         /* the partner link stands for HTA's index_correlation > 0, except
          * that a launch of event 0 is kept (TF Q7) */
-        if (r->partner[i] == HTA_NO_ROW || !is_launch_name(ids, r->name[i]))
+        /* HTA reads index_correlation 0 as "no partner", so it drops the launch of event 0 (TF Q7) */
+        if (r->partner[i] == HTA_NO_ROW || !is_launch[r->name[i]] ||
+            (rules == HTA_SERIES_HTA && r->index[r->partner[i]] == 0))
             continue;
         for (size_t x = cp_lower(dev, ndev, r->correlation[i]); x < ndev && dev[x].corr == r->correlation[i]; x++)
             cap++;
@@ -100,7 +104,9 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
     } while (0)
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
-        if (r->partner[i] == HTA_NO_ROW || !is_launch_name(ids, r->name[i]))
+        /* HTA reads index_correlation 0 as "no partner", so it drops the launch of event 0 (TF Q7) */
+        if (r->partner[i] == HTA_NO_ROW || !is_launch[r->name[i]] ||
+            (rules == HTA_SERIES_HTA && r->index[r->partner[i]] == 0))
             continue;
         for (size_t x = cp_lower(dev, ndev, r->correlation[i]); x < ndev && dev[x].corr == r->correlation[i]; x++) {
             uint32_t j = v->row[dev[x].pos];
@@ -120,9 +126,9 @@ hta_status hta_queue_series_build(const hta_view *v, hta_tie_order ties, hta_are
 
     /* Time order.  Stable by default: equal times keep the concatenation order (launches first, then the
      * trace's order), the same on every machine.  HTA's numpy quicksort orders ties otherwise and its
-     * statistics change with it (analyses.md §0.6); HTA_TIES_NUMPY reproduces that order to show the
+     * statistics change with it (analyses.md §0.6); HTA_SERIES_HTA reproduces that order to show the
      * difference is ties alone. */
-    if (ties == HTA_TIES_NUMPY) {
+    if (rules == HTA_SERIES_HTA) {
         HTA_TRY_GOTO(st, hta_argsort_numpy_i64(ts, n, perm, err), fail);
     } else {
         for (size_t k = 0; k < n; k++) perm[k] = (uint32_t)k;

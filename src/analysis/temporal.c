@@ -27,7 +27,7 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
     for (size_t k = 0; k < ns; k++) {
         /* Union a = every GPU row, union b = the COMPUTATION rows (§3: U and C). */
         bd_pair u;
-        hta_status st = bd_union_pair(ctx, k, o->gpu_rows, -1, HTA_KT_COMPUTATION, &u, err);
+        hta_status st = bd_union_pair(ctx, k, bd_gpu_rows(ctx, o->gpu_rows), -1, HTA_KT_COMPUTATION, &u, err);
         if (st) {
             hta_table_free(tb);
             return st;
@@ -37,7 +37,7 @@ hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_
         int32_t rank = t->ranks[k]->rank;
         /* HTA raises IndexError on a rank without GPU rows (§3, edge); a row of zeros and a note say the
          * same without stopping the other ranks. */
-        if (!nu) bd_note_empty(t, t->ranks[k], o->gpu_rows, "GPU activity: all times are 0, percentages null", out);
+        if (!nu) bd_note_empty(t, t->ranks[k], bd_gpu_rows(ctx, o->gpu_rows), "GPU activity: all times are 0, percentages null", out);
         long row = hta_table_add_row(tb);
         if (row < 0) {
             goto oom;

@@ -7,14 +7,11 @@
 #include "hta/counters.h"
 
 static hta_counters_opts g_o;
-static int maxq, numpy;
+static int maxq;
 static const char *augment;
 
 static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     g_o.max_queue_length = maxq;
-    /* HTA's tie order changes the queue and bandwidth statistics (analyses.md §0.6), so --hta-compat
-     * implies it. */
-    if (numpy || c->ctx.hta_compat) g_o.ties = HTA_TIES_NUMPY;
     if (augment) HTA_TRY(cli_check_derivable(ctx, "--augment", err));
     return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters(ctx, &g_o, out, err);
 }
@@ -27,8 +24,6 @@ static int cmd_counters(int argc, char **argv) {
         {"max-queue-length", CLI_INT, &maxq, "N", "queue length that counts as full (default 1024)"},
         {"augment", CLI_STR, &augment, "OUTDIR",
          "write each rank's trace with counter tracks to OUTDIR/<stem>_with_counters.json[.gz]"},
-        {"hta-tie-order", CLI_FLAG, &numpy, NULL,
-         "order equal timestamps as HTA's numpy quicksort does (only to explain differences)"},
         {0},
     };
     cli_common c;

@@ -6,11 +6,9 @@
 #include "hta/breakdown.h"
 
 static hta_kernel_opts g_o;
-static int all_stream_rows, no_memory, include_memory;
+static int no_memory, include_memory;
 
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    /* --hta-compat means HTA's numbers, and HTA counts every row with a stream as GPU work (Quirk A2). */
-    if (all_stream_rows || c->ctx.hta_compat) g_o.gpu_rows = HTA_GPU_ROWS_ANY_STREAM;
     g_o.include_memory = include_memory || !no_memory;
     return hta_kernel_breakdown(ctx, &g_o, out, err);
 }
@@ -23,8 +21,6 @@ static int cmd_kernels(int argc, char **argv) {
          "also fold kernels past this quantile of cumulative time into \"others\" (default 0.8)"},
         {"include-memory", CLI_FLAG, &include_memory, NULL, "analyse memory kernels too (the default, as HTA)"},
         {"no-memory", CLI_FLAG, &no_memory, NULL, "leave memory kernels (Memcpy, Memset) out"},
-        {"all-stream-rows", CLI_FLAG, &all_stream_rows, NULL,
-         "count every row on a GPU stream as a kernel, as HTA does (sync records, Triton cpu_ops)"},
         {0},
     };
     cli_common c;

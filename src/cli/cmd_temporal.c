@@ -4,19 +4,14 @@
 #include "hta/breakdown.h"
 
 static hta_temporal_opts g_o;
-static int all_stream_rows;
 
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    /* --hta-compat means HTA's numbers, and HTA counts every row with a stream as GPU work (Quirk A2). */
-    if (all_stream_rows || c->ctx.hta_compat) g_o.gpu_rows = HTA_GPU_ROWS_ANY_STREAM;
     return hta_temporal_breakdown(ctx, &g_o, out, err);
 }
 
 static int cmd_temporal(int argc, char **argv) {
     hta_temporal_opts_default(&g_o);
     static const cli_opt opts[] = {
-        {"all-stream-rows", CLI_FLAG, &all_stream_rows, NULL,
-         "count every row on a GPU stream as GPU time, as HTA does (sync records, Triton cpu_ops)"},
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",

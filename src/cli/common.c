@@ -91,11 +91,11 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
     static const cli_opt common[] = {
         {"ranks", CLI_STR, NULL, "LIST", "ranks to analyse: 0,2,5-7 (default: all)"},
         {"format", CLI_STR, NULL, "FMT", "table (default), csv or json"},
-        {"exact-time", CLI_FLAG, NULL, NULL, "use the nanoseconds as written, not HTA's whole-us rounding"},
         {"include-last-step", CLI_FLAG, NULL, NULL, "keep the last ProfilerStep (HTA drops it)"},
         {"hta-compat", CLI_FLAG, NULL, NULL,
-         "Python HTA's numbers exactly: its time origin (the earliest event of the loaded ranks),\n"
-         "                               its iteration filter and its rules where hta differs"},
+         "Python HTA 0.6.1's numbers exactly, quirks included: its whole-us rounding, its time\n"
+         "                               origin and iteration filter, its CUDA-only name lists and\n"
+         "                               its rules where hta differs (docs/differences-from-hta.md)"},
         {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
         {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
         {"help", CLI_FLAG, NULL, NULL, "show this help"},
@@ -210,10 +210,6 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             /* 64: the loader starts at most that many threads (load.c) */
             if (*e || v < 1 || v > 64) return bad(cmd, "bad thread count '%s' (1-64)", val);
             c->ctx.threads = (int)v;
-            continue;
-        }
-        if (!strcmp(name, "exact-time") && !val) {
-            c->ctx.view.time_mode = HTA_TIME_EXACT;
             continue;
         }
         if (!strcmp(name, "include-last-step") && !val) {

@@ -19,7 +19,7 @@ static int in_list(const char *const *names, const char *s) {
     return 0;
 }
 
-hta_kernel_type hta_kernel_type_of(const char *n) {
+hta_kernel_type hta_kernel_type_of_hta(const char *n) {
     if (hta_is_comm_name_hta(n)) return HTA_KT_COMMUNICATION;
     /* (the hip forms of copies never get here: rule 1 took every hip* name) */
     if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma")) return HTA_KT_MEMORY;
@@ -32,6 +32,16 @@ hta_kernel_type hta_kernel_type_of(const char *n) {
         if (strstr(n, sub[i])) return HTA_KT_OTHER;
     if (starts(n, "cuda") && strstr(n + 4, "LaunchKernel")) return HTA_KT_OTHER;
     return HTA_KT_COMPUTATION;
+}
+
+hta_kernel_type hta_kernel_type_of(const char *n) {
+    if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
+    if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma")) return HTA_KT_MEMORY;
+    /* host API names (a runtime row on a stream), sync records, MTIA's runtime work */
+    if (hta_api_of(n)) return HTA_KT_OTHER;
+    hta_kernel_type k = hta_kernel_type_of_hta(n);
+    /* HTA's rule 1 calls every hip* name communication; what is left of those is computation */
+    return k == HTA_KT_COMMUNICATION ? (starts(n, "hip") ? HTA_KT_OTHER : HTA_KT_COMPUTATION) : k;
 }
 
 const char *hta_kernel_type_name(hta_kernel_type k) {
@@ -68,23 +78,84 @@ int hta_is_memset_name(const char *n) { return starts(n, "Memset") || starts(n, 
 
 /* ---- launch and sync calls ---- */
 
-int hta_is_launch_name(const char *n) {
-    static const char *const names[] = {
-        "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
-        "cudaLaunchCooperativeKernelMultiDevice", "cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
-        "cuLaunchCooperativeKernelMultiDevice", "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
-        "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel", "hipLaunchCooperativeKernelMultiDevice",
-        "hipModuleLaunchCooperativeKernel", "cudaGraphLaunch", "hipGraphLaunch", NULL};
-    return in_list(names, n);
+/* ---- host API calls ---- */
+
+/* What follows the vendor prefix, with the bits it means.  Exact matches after the suffixes are cut. */
+typedef struct api_word {
+    const char *w;
+    unsigned f;
+} api_word;
+
+static const api_word api_words[] = {
+    {"LaunchKernel", HTA_API_KERNEL_LAUNCH},
+    {"LaunchKernelEx", HTA_API_KERNEL_LAUNCH},
+    {"LaunchKernelExC", HTA_API_KERNEL_LAUNCH},
+    {"LaunchCooperativeKernel", HTA_API_KERNEL_LAUNCH},
+    {"LaunchCooperativeKernelMultiDevice", HTA_API_KERNEL_LAUNCH},
+    {"LaunchGrid", HTA_API_KERNEL_LAUNCH},
+    {"LaunchGridAsync", HTA_API_KERNEL_LAUNCH},
+    {"ExtLaunchKernel", HTA_API_KERNEL_LAUNCH},
+    {"ExtLaunchMultiKernelMultiDevice", HTA_API_KERNEL_LAUNCH},
+    {"ModuleLaunchKernel", HTA_API_KERNEL_LAUNCH},
+    {"ExtModuleLaunchKernel", HTA_API_KERNEL_LAUNCH},
+    {"HccModuleLaunchKernel", HTA_API_KERNEL_LAUNCH},
+    {"ModuleLaunchCooperativeKernel", HTA_API_KERNEL_LAUNCH},
+    {"ModuleLaunchCooperativeKernelMultiDevice", HTA_API_KERNEL_LAUNCH},
+    {"GraphLaunch", HTA_API_GRAPH_LAUNCH},
+    {"DeviceSynchronize", HTA_API_SYNC_DEVICE},
+    {"CtxSynchronize", HTA_API_SYNC_DEVICE},
+    {"ThreadSynchronize", HTA_API_SYNC_DEVICE},
+    {"StreamSynchronize", HTA_API_SYNC_STREAM},
+    {"EventSynchronize", HTA_API_SYNC_EVENT},
+    {"EventQuery", HTA_API_EVENT_QUERY},
+    {"StreamQuery", HTA_API_EVENT_QUERY},
+    {"EventRecord", HTA_API_EVENT_RECORD},
+    {"EventRecordWithFlags", HTA_API_EVENT_RECORD},
+    {"StreamWaitEvent", HTA_API_STREAM_WAIT},
+    {"HostAlloc", HTA_API_HOST_ALLOC},
+    {"MallocHost", HTA_API_HOST_ALLOC},
+    {"HostMalloc", HTA_API_HOST_ALLOC},
+    {"MemHostAlloc", HTA_API_HOST_ALLOC},
+    {"MemAllocHost", HTA_API_HOST_ALLOC},
+};
+
+unsigned hta_api_of(const char *n) {
+    /* MTIA's launch (trace-format.md §4.4) */
+    if (!strcmp(n, "runFunction - job_prep_and_submit_for_execution")) return HTA_API_KERNEL_LAUNCH;
+    const char *w;
+    if (starts(n, "cuda")) w = n + 4;
+    else if (starts(n, "hip")) w = n + 3;
+    else if (starts(n, "cu")) w = n + 2;
+    else return 0;
+    if (*w < 'A' || *w > 'Z') return 0; /* a prefix of another word: "cudnn...", "cublas..." */
+    size_t len = strlen(w);
+    /* _v2, _v3, _ptsz, _ptds, _spt: the same call (per-thread default stream, versioned entry points) */
+    const char *u = memchr(w, '_', len);
+    if (u) {
+        const char *sfx = u + 1;
+        size_t sl = len - (size_t)(sfx - w);
+        int known = (sl == 4 && (!memcmp(sfx, "ptsz", 4) || !memcmp(sfx, "ptds", 4))) ||
+                    (sl == 3 && !memcmp(sfx, "spt", 3)) || (sl == 2 && sfx[0] == 'v' && sfx[1] >= '0' && sfx[1] <= '9');
+        if (!known) return 0;
+        len = (size_t)(u - w);
+    }
+    if (len >= 6 && !memcmp(w, "Memcpy", 6)) {
+        /* stream-ordered: *Async, hipMemcpyWithStream */
+        int async = strstr(w, "Async") != NULL || strstr(w, "WithStream") != NULL;
+        return HTA_API_MEMCPY | (async ? HTA_API_ASYNC : 0);
+    }
+    if (len >= 6 && !memcmp(w, "Memset", 6)) return HTA_API_MEMSET | (strstr(w, "Async") ? HTA_API_ASYNC : 0);
+    for (size_t i = 0; i < sizeof api_words / sizeof *api_words; i++)
+        if (strlen(api_words[i].w) == len && !memcmp(api_words[i].w, w, len)) {
+            unsigned f = api_words[i].f;
+            return (f & (HTA_API_LAUNCH | HTA_API_EVENT_RECORD | HTA_API_STREAM_WAIT)) ? f | HTA_API_ASYNC : f;
+        }
+    return 0;
 }
 
-int hta_is_sync_name(const char *n) {
-    static const char *const names[] = {
-        "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize",
-        "hipStreamSynchronize", "hipEventSynchronize", "cuCtxSynchronize", "cuStreamSynchronize",
-        "cuEventSynchronize", NULL};
-    return in_list(names, n);
-}
+int hta_is_launch_name(const char *n) { return (hta_api_of(n) & HTA_API_LAUNCH) != 0; }
+
+int hta_is_sync_name(const char *n) { return (hta_api_of(n) & HTA_API_SYNC) != 0; }
 
 const char *const hta_runtime_launch_names_hta[] = {
     "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",

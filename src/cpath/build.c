@@ -31,6 +31,7 @@ enum {
     NF_STREAM_SYNC = 256,
     NF_DATA_LOAD = 512,
     NF_DONE = 1024,
+    NF_HOST_SYNC = 2048, /* a host sync call of any vendor (not HTA's rules: it has none) */
 };
 
 typedef struct bld {
@@ -52,6 +53,7 @@ typedef struct bld {
     hta_cp_event *ev;
     size_t nev;
     int cpu_only;           /* no row of the rank's view is GPU work with a correlation id (see make_nodes) */
+    int compat;             /* HTA's rules: its CUDA name lists, numpy's tie order, one kernel per launch */
     hta_error *err;         /* the build's: every failure below is reported here */
 } bld;
 
@@ -60,15 +62,27 @@ static uint16_t name_flags(bld *b, uint32_t sym) {
     if (f & NF_DONE) return f;
     const char *s = hta_sym(b->t->sym, sym);
     f = NF_DONE;
-    if (hta_is_runtime_lock_name_hta(s)) f |= NF_LOCK;
-    if (hta_is_blocking_call_hta(s)) f |= NF_BLOCKING;
-    if (hta_is_runtime_launch_name_hta(s)) f |= NF_LAUNCH;
     static const uint16_t sync_flag[] = {
         [HTA_SYNC_EVENT_RECORD] = NF_EVENT_RECORD,  [HTA_SYNC_STREAM_WAIT_CALL] = NF_STREAM_WAIT_CALL,
         [HTA_SYNC_STREAM_WAIT_EVENT] = NF_SWE,      [HTA_SYNC_EVENT_SYNC] = NF_EVENT_SYNC,
         [HTA_SYNC_CONTEXT_SYNC] = NF_CONTEXT_SYNC,  [HTA_SYNC_STREAM_SYNC] = NF_STREAM_SYNC,
     };
     f |= sync_flag[hta_sync_kind_of(s)];
+    if (b->compat) {
+        if (hta_is_runtime_lock_name_hta(s)) f |= NF_LOCK;
+        if (hta_is_blocking_call_hta(s)) f |= NF_BLOCKING;
+        if (hta_is_runtime_launch_name_hta(s)) f |= NF_LAUNCH;
+    } else {
+        /* every vendor's calls: the runtime lock is taken by launches, stream-ordered copies and pinned
+         * allocations; the host blocks in syncs, event queries and unordered copies */
+        unsigned a = hta_sym_api(b->t, sym);
+        if (hta_api_enqueues(a) || (a & HTA_API_HOST_ALLOC)) f |= NF_LOCK;
+        if (hta_api_blocks(a) || (a & HTA_API_EVENT_QUERY)) f |= NF_BLOCKING;
+        if (hta_api_enqueues(a)) f |= NF_LAUNCH;
+        if (a & HTA_API_SYNC) f |= NF_HOST_SYNC;
+        if (a & HTA_API_EVENT_RECORD) f |= NF_EVENT_RECORD;
+        if (a & HTA_API_STREAM_WAIT) f |= NF_STREAM_WAIT_CALL;
+    }
     for (size_t i = 0; i < b->o->ndata_load; i++)
         if (b->o->data_load[i][0] && strstr(s, b->o->data_load[i])) f |= NF_DATA_LOAD;
     b->nflags[sym] = f;
@@ -80,6 +94,22 @@ static inline int64_t vstream(const bld *b, size_t k) { return hta_row_stream(b-
 static inline uint16_t vflags(bld *b, size_t k) { return name_flags(b, b->r->name[vrow(b, k)]); }
 static int32_t vpos(const bld *b, int64_t index) {
     return index >= 0 && (size_t)index < b->nindex ? b->vpos_of_index[index] : -1;
+}
+
+/* A graph launch starts many GPU rows under one correlation id, and HTA's join keeps the last of them as
+ * the launch's partner.  The launch is what the first one (by start) waits for; the others follow it in
+ * stream order, through kernel-kernel edges.  So outside HTA's rules a launch's ic names its first row. */
+static void first_device_rows(bld *b) {
+    for (size_t k = 0; k < b->v->n; k++) {
+        uint32_t row = vrow(b, k);
+        int32_t p = b->r->partner[row];
+        if (vstream(b, k) == -1 || p < 0) continue;
+        int32_t pk = vpos(b, b->r->index[p]);
+        if (pk < 0 || vstream(b, (size_t)pk) != -1 || b->ic[pk] <= 0) continue;
+        int32_t cur = vpos(b, b->ic[pk]);
+        if (cur < 0 || b->v->ts[k] < b->v->ts[cur] || (b->v->ts[k] == b->v->ts[cur] && (int32_t)k < cur))
+            b->ic[pk] = b->r->index[row];
+    }
 }
 
 /* ---- §1 window and clipping ---- */
@@ -155,6 +185,14 @@ static hta_status clip(bld *b, hta_error *err) {
         int32_t gk = vpos(b, b->ic[k]);
         if (gk >= 0 && vstream(b, (size_t)gk) != -1) sel[gk] = 1;
     }
+    /* a graph launch started every GPU row of its correlation id, not only the one HTA's join keeps */
+    if (!b->compat)
+        for (size_t k = 0; k < n; k++) {
+            int32_t p = b->r->partner[vrow(b, k)];
+            if (vstream(b, k) == -1 || p < 0) continue;
+            int32_t pk = vpos(b, b->r->index[p]);
+            if (pk >= 0 && sel[pk] && vstream(b, (size_t)pk) == -1) sel[k] = 1;
+        }
     size_t m = 0;
     for (size_t k = 0; k < n; k++) m += sel[k];
     uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
@@ -816,13 +854,13 @@ static hta_status queue_lengths(bld *b, phc *c) {
     }
     /* HTA sorts with numpy's unstable quicksort; its tie order is what the
      * queue lengths (and so the launch/kernel-kernel choice) depend on.  It is
-     * reproduced, not fixed: a stable order changes edge types on some
-     * goldens (docs/differences-from-hta.md); stable_sort gives it anyway. */
+     * reproduced with --hta-compat; a stable order (the default) changes edge
+     * types on some goldens (docs/differences-from-hta.md). */
     key = cp_malloc((ne ? ne : 1) * sizeof *key);
     perm = cp_malloc((ne ? ne : 1) * sizeof *perm);
     if (!key || !perm) goto oom;
     for (size_t i = 0; i < ne; i++) key[i] = e[i].ts;
-    if (b->o->stable_sort) {
+    if (!b->compat) {
         for (size_t i = 0; i < ne; i++) perm[i] = (uint32_t)i; /* e is already in ts order */
         qsort(e, ne, sizeof *e, cmp_qent);
     } else if (hta_argsort_numpy_i64(key, ne, perm, NULL)) {
@@ -1021,6 +1059,14 @@ static void set_last(bld *b, phc *c, uint16_t s, int64_t node) {
     c->last[s] = node;
 }
 
+/* A host sync call (any vendor's) with no CUPTI sync record of its own: ROCm writes none, and CUDA
+ * traces may lack them.  Outside HTA's rules such a call waits for the device by itself (phase_c). */
+static int host_sync_alone(bld *b, int32_t k, uint16_t f) {
+    if (!(f & NF_HOST_SYNC) || vstream(b, (size_t)k) != -1) return 0;
+    int32_t p = b->ic[k] > 0 ? vpos(b, b->ic[k]) : -1;
+    return p < 0 || !(vstream(b, (size_t)p) != -1 || (vflags(b, (size_t)p) & (NF_EVENT_SYNC | NF_CONTEXT_SYNC | NF_STREAM_SYNC)));
+}
+
 static hta_status phase_c(bld *b, hta_error *err) {
     hta_cp_graph *g = b->g;
     const hta_rank *r = b->r;
@@ -1046,6 +1092,10 @@ static hta_status phase_c(bld *b, hta_error *err) {
         hta_cp_event *e = &b->ev[i];
         int32_t k = vpos(b, e->index);
         uint16_t f = vflags(b, (size_t)k);
+        if (host_sync_alone(b, k, f)) {
+            K[nk++] = (kent){e->ts + e->dur, (uint32_t)i};
+            continue;
+        }
         if (!(e->stream != -1 || (f & (NF_EVENT_SYNC | NF_CONTEXT_SYNC))) || b->ic[k] < 0) continue;
         /* a sync record is handled at its end (§6.1), so a Stream Sync that overlaps a memcpy comes after
          * the memcpy's start */
@@ -1062,6 +1112,19 @@ static hta_status phase_c(bld *b, hta_error *err) {
         uint32_t row = vrow(b, (size_t)k);
         uint16_t f = vflags(b, (size_t)k);
         uint16_t sidx = r->stream[row];
+        if (host_sync_alone(b, k, f)) {
+            /* The call returned once the work it waited for was done: every stream's last activity that
+             * ended by then leads to its end.  Which stream or event it waited for is not in the trace, so
+             * all streams are candidates; the longest path takes the latest. */
+            int32_t call_end = e->end;
+            for (size_t i = 0; i < c.nseen && call_end >= 0; i++) {
+                int64_t last = c.last[c.seen[i]];
+                if (last >= 0 && g->node[last].ts <= g->node[call_end].ts &&
+                    add_edge(b, (uint32_t)last, (uint32_t)call_end, HTA_CP_SYNC, 0, -1))
+                    goto done;
+            }
+            continue;
+        }
         if (!strcmp(hta_sym(g->sym, e->cat), "cuda_sync")) {
             int32_t call_end = ce_end(b, vpos(b, b->ic[k]));
             /* §6.2: both name, in wait_on_cuda_event_record_corr_id, the cudaEventRecord they wait for;
@@ -1199,6 +1262,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     g->rank = b.r->rank;
     g->origin_ns = b.v->origin_ns;
     g->zero_weight_launch = o->zero_weight_launch;
+    g->hta_compat = b.compat = ctx->hta_compat;
     b.nindex = 0;
     /* event index -> view position needs the largest index; indexes are sparse where events were dropped */
     for (size_t i = 0; i < b.r->n; i++)
@@ -1221,6 +1285,7 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t ri, const hta_cpath_opts *o, hta
     }
     /* CPU-only: no device row would get a node (§3: on a stream, with a correlation id).  Rows on a
      * stream without one, such as libhtatrace's GPU scopes (gpu_user_annotation), get none in any case. */
+    if (!b.compat) first_device_rows(&b);
     b.cpu_only = 1;
     for (size_t k = 0; k < n && b.cpu_only; k++)
         if (hta_row_stream(b.r, b.v->row[k]) != -1 && b.ic[k] >= 0) b.cpu_only = 0;

@@ -31,7 +31,9 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
         for (size_t i = 0; i < ndata_load; i++)
             if (strstr(s ? s : name, data_load[i])) res = "data_loading";
     } else {
-        res = hta_is_comm_name_hta(s ? s : name) ? "gpu_communication_bound" : "gpu_compute_bound";
+        /* HTA's rule calls every hip* kernel communication and misses RCCL's */
+        int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_nccl_kernel_name(name);
+        res = comm ? "gpu_communication_bound" : "gpu_compute_bound";
     }
     free(s);
     return res;

@@ -55,7 +55,7 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
     }
     put(&w, MAGIC, 8);
     put_u32(&w, VERSION);
-    put_u32(&w, g->zero_weight_launch ? 1u : 0u);
+    put_u32(&w, (g->zero_weight_launch ? 1u : 0u) | (g->hta_compat ? 2u : 0u));
     put_u32(&w, (uint32_t)g->rank);
     put_u64(&w, (uint64_t)g->origin_ns);
     uint32_t ns = hta_symtab_count(g->sym);
@@ -156,7 +156,9 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         goto fail;
     }
     if (!g || !(g->sym = hta_symtab_new())) goto oom;
-    g->zero_weight_launch = (int)(get_u32(&r) & 1);
+    uint32_t flags = get_u32(&r);
+    g->zero_weight_launch = (int)(flags & 1);
+    g->hta_compat = (int)(flags >> 1 & 1);
     g->rank = (int32_t)get_u32(&r);
     g->origin_ns = (int64_t)get_u64(&r);
     uint64_t ns = get_u64(&r), nev = get_u64(&r), nnode = get_u64(&r), nedge = get_u64(&r), nnotes = get_u64(&r);

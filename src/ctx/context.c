@@ -10,6 +10,8 @@ static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
     if (!o) o = &none;
     c->view = o->view;
     c->hta_compat = o->hta_compat;
+    /* exact nanoseconds unless HTA's numbers are asked for: then its whole-us rounding */
+    c->view.time_mode = o->hta_compat ? HTA_TIME_HTA : HTA_TIME_EXACT;
     size_t n = c->trace->nranks;
     c->views = calloc(n ? n : 1, sizeof *c->views);
     c->built = calloc(n ? n : 1, 1);
@@ -56,6 +58,7 @@ hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, 
     lo.progress_ctx = o->progress_ctx;
     lo.only_ranks = o->ranks;
     lo.n_only_ranks = o->nranks;
+    lo.hta_streams = o->hta_compat;
     hta_trace *t;
     *out = NULL;
     HTA_TRY(hta_trace_load(path, &lo, &t, err));

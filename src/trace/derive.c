@@ -13,7 +13,7 @@
 
 /* HTA rounds only files where some ts has a fraction or is missing (TF§6: its ts column is then float);
  * integer-us files keep their times, and so do their rows here. */
-void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
+static void round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end, int q6) {
     int64_t t = r->ts[i], d = r->dur[i];
     if (!r->ts_fractional) {
         *ts = t;
@@ -26,11 +26,14 @@ void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) {
     double tsd = (double)((long double)t / 1000.0L);
     double dd = (double)((long double)d / 1000.0L);
     double s = ceil(tsd), e = floor(tsd + dd);
-    /* HTA gives an event inside one microsecond dur = -1 (Q6); 0 here. */
-    if (e < s) e = s;
+    /* HTA gives an event inside one microsecond dur = -1 (Q6); 0 unless that is asked for. */
+    if (e < s && !q6) e = s;
     *ts = (int64_t)s * 1000;
     *end = (int64_t)e * 1000;
 }
+
+void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) { round_row(r, i, ts, end, 0); }
+void hta_round_row_q6(const hta_rank *r, size_t i, int64_t *ts, int64_t *end) { round_row(r, i, ts, end, 1); }
 
 /* TF§7.1: GPU for correlation purposes = a stream >= 0 and a correlation id, or a sync record by name
  * (Event Sync, Context Sync), whatever its stream. */
@@ -332,7 +335,25 @@ static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *
     return HTA_OK;
 }
 
-hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, hta_error *err) {
+/* A host call's args.stream names the queue it feeds, not where it runs: ROCm writes it on
+ * hipLaunchKernel, hipMemcpyWithStream...  Left in place, HTA's stream != -1 rule makes those calls GPU
+ * work, and their correlation ids pair them with nothing (both sides look like GPU rows). */
+static void drop_host_streams(const hta_trace *t, hta_rank *r) {
+    int any = 0;
+    for (size_t i = 0; i < r->n && !any; i++) any = r->stream[i] != 0;
+    if (!any) return;
+    unsigned char *host = calloc(t->ncats + 1, 1);
+    int ok = host != NULL;
+    for (size_t c = 0; ok && c < t->ncats; c++)
+        host[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c])) == HTA_CC_RUNTIME;
+    for (size_t i = 0; i < r->n; i++)
+        if (ok ? host[r->cat[i]] : hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_RUNTIME)
+            r->stream[i] = 0;
+    free(host);
+}
+
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, hta_error *err) {
+    if (!hta_streams) drop_host_streams(t, r);
     HTA_TRY(link_partners(t, r, err));
     HTA_TRY(build_stacks(r, err));
     HTA_TRY(assign_iterations(t, r, err));

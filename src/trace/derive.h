@@ -7,9 +7,12 @@
 
 /* Computed once per rank after symbols are global: CPU<->GPU partner,
  * call-stack parent/depth, iteration. */
-hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, hta_error *err);
+/* hta_streams: hta_load_opts.hta_streams (0: host calls lose their stream first). */
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, hta_error *err);
 
 /* HTA's rounding of one row (TF§6), with durations clamped at 0. */
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end);
+/* The same with HTA's Q6 kept: an event inside one microsecond ends 1 us before it starts. */
+void hta_round_row_q6(const hta_rank *r, size_t i, int64_t *ts, int64_t *end);
 
 #endif

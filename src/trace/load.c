@@ -15,6 +15,7 @@
 
 #include "hta/trace.h"
 #include "trace/derive.h"
+#include "hta/vocab.h"
 #include "trace/merged.h"
 #include "core/bigbuf.h"
 #include "trace/parse.h"
@@ -500,9 +501,16 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     const char *es = hta_sync_kind_name(HTA_SYNC_EVENT_SYNC), *cs = hta_sync_kind_name(HTA_SYNC_CONTEXT_SYNC);
     t->sym_event_sync = hta_symtab_find(t->sym, es, strlen(es));
     t->sym_context_sync = hta_symtab_find(t->sym, cs, strlen(cs));
+    /* what each name means as a host call, once: analyses then test bits per row */
+    size_t nsym = hta_symtab_count(t->sym);
+    if (!(t->api = malloc((nsym ? nsym : 1) * sizeof *t->api))) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t s = 0; s < nsym; s++) t->api[s] = (uint16_t)hta_api_of(hta_sym(t->sym, (uint32_t)s));
     /* derived last: partner, call stack and iteration read names through the global symbols */
     for (size_t i = 0; i < t->nranks; i++)
-        HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], err), done);
+        HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], o->hta_streams, err), done);
     st = HTA_OK;
 done:
     /* One cleanup for success and failure: every builder's local symbols and scratch go (the global table
@@ -539,6 +547,7 @@ void hta_trace_free(hta_trace *t) {
     for (size_t i = 0; i < t->nranks; i++) rank_free(t->ranks[i]);
     free(t->ranks);
     free(t->cats);
+    free(t->api);
     hta_symtab_free(t->sym);
     free(t);
 }

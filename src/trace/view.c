@@ -9,11 +9,12 @@
 #include "core/hash.h"
 #include "hta/vocab.h"
 
-/* The one place a view's times come from: HTA mode applies HTA's whole-us rounding (TF§6), exact mode
- * keeps the ns as written.  Both clamp a negative duration to 0 where HTA's Q6 gives -1 us. */
+/* The one place a view's times come from: HTA mode applies HTA's whole-us rounding (TF§6), with its
+ * -1 us durations of events inside one microsecond (Q6); exact mode keeps the ns as written, a negative
+ * duration clamped to 0. */
 void hta_row_times(const hta_rank *r, size_t i, hta_time_mode mode, int64_t *ts, int64_t *end) {
     if (mode == HTA_TIME_HTA) {
-        hta_round_row(r, i, ts, end);
+        hta_round_row_q6(r, i, ts, end);
         return;
     }
     *ts = r->ts[i];

@@ -35,9 +35,9 @@ rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),idle_ti
 0,94,56,50,200,47,28,25
 """)
 
-    def test_temporal_all_stream_rows(self):
-        # HTA's selection (quirk A2): the Stream Sync record counts as non-compute GPU time
-        self.expect(["temporal", SMALL, "--all-stream-rows"], """
+    def test_temporal_hta_compat(self):
+        # HTA's selection (quirk A2, --hta-compat): the Stream Sync record counts as non-compute GPU time
+        self.expect(["temporal", SMALL, "--hta-compat"], """
 rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),idle_time_pctg,compute_time_pctg,non_compute_time_pctg
 0,104,56,120,280,37.14,20,42.86
 """)
@@ -141,9 +141,12 @@ rank,idle_time(us),compute_time(us),non_compute_time(us),kernel_time(us),idle_ti
 
 class KernelGoldens(unittest.TestCase):
     def test_differences_are_quirk_a1_alone(self):
-        """The all_kernels golden differences are quirk A1 alone (triton: A2, mtia_inference: Q6)."""
+        """On the traces in whole microseconds, the default all_kernels differs from HTA's golden by quirk A1
+        alone (the traces with fractions differ by exact times too: amd, mtia, nccl_parser_config,
+        ns_resolution, triton)."""
         p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "breakdown", "a1_check.py"), HTA,
-                            "triton_example", "mtia_inference_trace"], capture_output=True, text=True)
+                            "triton_example", "mtia_inference_trace", "mtia_trace_single_rank", "amd_trace",
+                            "nccl_parser_config", "ns_resolution_trace"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 

@@ -1,6 +1,6 @@
 """The run context: --ranks reads only the selected files and never moves a
 row's time; --hta-compat gives HTA's origin; one way to choose ranks; options
-checked after parsing; diff honours --exact-time."""
+checked after parsing; diff honours the time mode (exact by default, HTA's whole us with --hta-compat)."""
 import gzip
 import json
 import os
@@ -110,8 +110,8 @@ class OptionsChecked(unittest.TestCase):
         self.assertTrue(all(r["name"] == "others" for r in rows), rows)
 
 
-class DiffHonoursExactTime(unittest.TestCase):
-    def test_exact_time_changes_durations_of_a_ns_trace(self):
+class DiffHonoursTimeMode(unittest.TestCase):
+    def test_compat_rounding_changes_durations_of_a_ns_trace(self):
         ns = os.path.join(ROOT, "tests", "data", "hta", "trace_filter")
         with tempfile.TemporaryDirectory() as d:
             # a ns-resolution copy: durations with a fraction of a microsecond
@@ -125,8 +125,8 @@ class DiffHonoursExactTime(unittest.TestCase):
             p = os.path.join(d, "ns.json")
             with open(p, "w") as f:
                 json.dump(doc, f)
-            hta_mode = table("diff", p, p, name="compare_traces")
-            exact = table("diff", p, p, "--exact-time", name="compare_traces")
+            hta_mode = table("diff", p, p, "--hta-compat", name="compare_traces")
+            exact = table("diff", p, p, name="compare_traces")
             col = [c for c in hta_mode[0] if c.endswith("duration")][0]
             self.assertNotEqual([r[col] for r in hta_mode], [r[col] for r in exact])
 

@@ -36,23 +36,25 @@ assert all(r["stream"] == 7 for r in rows(o, "queue_length_series"))
 m = [(r["name"], r["memory_bw_gbps"]) for r in rows(o, "memory_bw_series")]
 assert m == [("Memcpy DtoH", 0.00048828125), ("Memcpy DtoH", 0.0)], m
 
-# G: time blocked on a full queue; HTA reports only the last stream (A6), we report every stream
+# G: time blocked on a full queue, HTA's numbers (--hta-compat: whole us, its launch names); HTA reports only
+# the last stream (A6), we report every stream
 for d, mq, stream, dur, rel in [("mtia_trace_single_rank", 1, 102, 1060, 7.94764e-05),
                                ("negative_queue_length_values_check", 8, 27, 575533, 0.564287318),
                                ("negative_queue_length_values_check", 1, 363, 865451, 0.8485404376),
                                ("trace_diff/test", 2, 16, 55945, 0.088916473),
                                ("critical_path/cuda_event_sync_multi_stream", 2, 28, 0, 0.0),
                                ("amd_trace", 1, 0, 6760, 0.7371864776)]:
-    b = rows(run("counters", f"{T}/{d}", "--max-queue-length", str(mq)), "time_spent_blocked_on_full_queue")
+    b = rows(run("counters", f"{T}/{d}", "--max-queue-length", str(mq), "--hta-compat"),
+             "time_spent_blocked_on_full_queue")
     last = b[-1]
     assert last["stream"] == stream and close(last["duration_at_max_queue_length"], dur) and \
         close(last["relative_duration_at_max_queue_length"], rel, 1e-5), (d, mq, b)
-b = rows(run("counters", f"{T}/negative_queue_length_values_check", "--max-queue-length", "1"),
+b = rows(run("counters", f"{T}/negative_queue_length_values_check", "--max-queue-length", "1", "--hta-compat"),
          "time_spent_blocked_on_full_queue")
 assert [r["stream"] for r in b] == [7, 25, 27, 84, 285, 363], b
 
 # H: mtia stream 102 queue statistics; no data -> empty tables, exit 0
-s = rows(run("counters", f"{T}/mtia_trace_single_rank"), "queue_length_summary")
+s = rows(run("counters", f"{T}/mtia_trace_single_rank", "--hta-compat"), "queue_length_summary")
 assert [r["stream"] for r in s] == [1, 102], s
 r = s[1]
 assert (r["count"], r["mean"], r["min"], r["50%"], r["max"]) == (6, 0.5, 0, 0.5, 1) and close(r["std"], 0.547723), r

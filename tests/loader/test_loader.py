@@ -133,12 +133,18 @@ class AgainstIndependentCount(unittest.TestCase):
         # 1712195495519689.047 us is beyond a double's precision: HTA's float64 cannot hold it
         self.assertIn(1712195495519689047, {e["ts_ns"] for e in ev})
 
-    def test_hta_rounding_never_negative(self):
-        """HTA's table view rounds like HTA (whole us) but a sub-us event gets 0, not HTA's -1."""
-        ev = rows(tables("events", os.path.join(TRACES, "ns_resolution_trace"), "--hta-table")["events"])
-        self.assertTrue(all(e["dur_ns"] >= 0 and e["dur_ns"] % 1000 == 0 for e in ev))
+    def test_hta_rounding_keeps_q6_only_in_compat(self):
+        """--hta-compat rounds like HTA (whole us), a sub-us event included (HTA's -1 us, Q6); by default the
+        table view keeps the exact ns and never a negative duration."""
+        p = os.path.join(TRACES, "ns_resolution_trace")
+        ev = rows(tables("events", p, "--hta-table", "--hta-compat")["events"])
+        self.assertTrue(all(e["dur_ns"] >= -1000 and e["dur_ns"] % 1000 == 0 for e in ev))
         self.assertTrue(all(e["ts_ns"] % 1000 == 0 for e in ev))
-        self.assertGreater(sum(1 for e in ev if e["dur_ns"] == 0), 4000)
+        self.assertGreater(sum(1 for e in ev if e["dur_ns"] == -1000), 100)
+        ex = rows(tables("events", p, "--hta-table")["events"])
+        self.assertEqual(len(ex), len(ev))
+        self.assertTrue(all(e["dur_ns"] >= 0 for e in ex))
+        self.assertGreater(sum(1 for e in ex if e["ts_ns"] % 1000), 4000)
 
     def test_partner_links(self):
         """CPU launch <-> GPU activity links equal an independent join on correlation (TF§7)."""

@@ -84,7 +84,8 @@ class Report(unittest.TestCase):
         self.assertIn("step 551 takes 210.11 ms", f[1]["finding"])
         self.assertIn("gloo:all_reduce 163.6%", f[1]["finding"])
         self.assertIn("100.0% is outside any operator", f[1]["finding"])
-        # the critical path over the CPU threads: thread 3553's five all_reduce calls, 1074794 us
+        # the critical path over the CPU threads: thread 3553's five all_reduce calls, 1074798.655 us (the
+        # sum of their durations in the file; HTA's whole-us rounding gives 1074794)
         self.assertIn("critical path 1.07 s", f[2]["finding"])
         self.assertIn("thread 3553 (pid 1074): gloo:all_reduce 100.0%", f[2]["finding"])
         # no rank ran kernels: no kernel tables; the CPU tables instead, equal to hta cpu-ops'
@@ -95,7 +96,7 @@ class Report(unittest.TestCase):
             self.assertEqual(rep[t], ops[t], t)
         self.assertNotIn("scope_args", rep)  # a profiler trace: no args read
         self.assertEqual([(r["rank"], r["bound_by"], r["duration"]) for r in rows(rep["critical_path"])],
-                         [(34, "cpu_bound", 1074794)])
+                         [(34, "cpu_bound", 1074798.655)])
 
     def test_straggler_is_named(self):
         with tempfile.TemporaryDirectory() as d:

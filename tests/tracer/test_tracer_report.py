@@ -196,13 +196,13 @@ class TracerReport(unittest.TestCase):
         self.assertEqual(totals(m, "scope_args", ("name", "arg"), ["count", "sum"]),
                          totals(self.rep, "scope_args", ("name", "arg"), ["count", "sum"]))
         # merged with --align none (each rank shifted by its clock anchor, one constant), the file loads
-        # back as its ranks: the same report as the folder.  --exact-time, because a shift by a fraction
+        # back as its ranks: the same report as the folder.  exact times (the default), because a shift by a fraction
         # of a microsecond moves HTA's whole-us rounding of a few durations.
         flat = os.path.join(self.tmp.name, "merged-none.json")
         p = subprocess.run([HTA, "merge", self.dir, "-o", flat, "--align", "none", "--quiet"],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
-        mr, fr = hta("report", flat, "--exact-time"), hta("report", self.dir, "--exact-time")
+        mr, fr = hta("report", flat), hta("report", self.dir)
         self.assertEqual(sorted(r["rank"] for r in rows(mr["cpu_ranks"])), [0, 1])
         for t in ("findings", "cpu_op_time", "scope_args"):
             self.assertEqual(mr[t], fr[t], t)

@@ -62,10 +62,38 @@ int main(void) {
     CHECK(hta_is_comm_name_hta("hipMemcpyDtoD") && !hta_is_nccl_kernel_name("hipMemcpyDtoD"));
     CHECK(!hta_is_comm_name_hta("rcclKernel_x") && hta_is_nccl_kernel_name("rcclKernel_x"));
     CHECK(!hta_is_nccl_kernel_name_hta("ncclDevKernel_AllReduce") && hta_is_nccl_kernel_name("ncclDevKernel_AllReduce"));
-    CHECK(hta_kernel_type_of("hipMemcpyDtoD") == HTA_KT_COMMUNICATION);
+    CHECK(hta_kernel_type_of_hta("hipMemcpyDtoD") == HTA_KT_COMMUNICATION);
+    CHECK(hta_kernel_type_of("hipMemcpyDtoD") == HTA_KT_MEMORY);
+    CHECK(hta_kernel_type_of_hta("rcclKernel_AllReduce") == HTA_KT_COMPUTATION);
+    CHECK(hta_kernel_type_of("rcclKernel_AllReduce") == HTA_KT_COMMUNICATION);
+    CHECK(hta_kernel_type_of("Cijk_Ailk_Bjlk_SB_MT64x16x16") == HTA_KT_COMPUTATION);
     CHECK(hta_is_memcpy_name("hipMemcpyDtoD") && hta_is_memset_name("Memset (Device)"));
     CHECK(hta_kernel_type_of("Memcpy DtoD (Device -> Device)") == HTA_KT_MEMORY);
-    CHECK(hta_kernel_type_of("xMemcpy") == HTA_KT_OTHER);
+    CHECK(hta_kernel_type_of("xMemcpy") == HTA_KT_OTHER && hta_kernel_type_of_hta("xMemcpy") == HTA_KT_OTHER);
+    CHECK(hta_kernel_type_of("Context Sync") == HTA_KT_OTHER);
+
+    /* host calls of every vendor: the names real traces link kernels to (shared/traces/real/README.md) */
+    static const char *const launches[] = {"cudaLaunchKernel", "hipLaunchKernel", "hipExtModuleLaunchKernel",
+                                           "hipModuleLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                                           "cuLaunchKernelEx", "hipExtLaunchKernel", "cudaLaunchKernel_ptsz",
+                                           "runFunction - job_prep_and_submit_for_execution"};
+    for (size_t i = 0; i < sizeof launches / sizeof *launches; i++)
+        CHECK(hta_api_of(launches[i]) == (HTA_API_KERNEL_LAUNCH | HTA_API_ASYNC) ||
+              !strcmp(launches[i], "runFunction - job_prep_and_submit_for_execution"));
+    CHECK(hta_api_of("hipGraphLaunch") & HTA_API_GRAPH_LAUNCH && hta_api_of("cudaGraphLaunch") & HTA_API_GRAPH_LAUNCH);
+    CHECK(hta_api_enqueues(hta_api_of("hipMemcpyAsync")) && hta_api_enqueues(hta_api_of("hipMemcpyWithStream")));
+    CHECK(hta_api_enqueues(hta_api_of("cuMemcpyHtoDAsync_v2")) && hta_api_enqueues(hta_api_of("hipMemsetAsync")));
+    CHECK(!hta_api_enqueues(hta_api_of("cudaMemcpy")) && hta_api_blocks(hta_api_of("cudaMemcpy")));
+    CHECK(hta_api_blocks(hta_api_of("hipMemcpy")) && !hta_api_blocks(hta_api_of("hipMemcpyAsync")));
+    CHECK(hta_api_of("hipDeviceSynchronize") == HTA_API_SYNC_DEVICE && hta_api_of("cuCtxSynchronize") == HTA_API_SYNC_DEVICE);
+    CHECK(hta_api_of("hipStreamSynchronize") == HTA_API_SYNC_STREAM && hta_api_of("cudaEventSynchronize") == HTA_API_SYNC_EVENT);
+    CHECK(hta_api_of("hipEventSynchronize") == HTA_API_SYNC_EVENT && hta_api_of("hipEventQuery") == HTA_API_EVENT_QUERY);
+    CHECK(hta_api_of("hipEventRecord") & HTA_API_EVENT_RECORD && hta_api_of("cudaEventRecordWithFlags") & HTA_API_EVENT_RECORD);
+    CHECK(hta_api_of("hipStreamWaitEvent") & HTA_API_STREAM_WAIT && hta_api_of("cudaHostAlloc") == HTA_API_HOST_ALLOC);
+    /* not host calls: other libraries' names, other calls, unknown suffixes */
+    CHECK(!hta_api_of("cudnnConvolutionForward") && !hta_api_of("cublasSgemm_v2") && !hta_api_of("cudaDeviceGetAttribute"));
+    CHECK(!hta_api_of("hipGetDevicePropertiesR0600") && !hta_api_of("cudaLaunchKernel_x") && !hta_api_of("cu"));
+    CHECK(!hta_api_of("hipStreamIsCapturing") && !hta_api_of("Memcpy HtoD (Pinned -> Device)"));
     /* categories of events written without cat (torch's legacy Chrome export) */
 #define INFER(n, pid) hta_infer_category(n, strlen(n), pid, sizeof(pid) - 1)
     CHECK(!strcmp(INFER("ProfilerStep#2", "CPU functions"), "user_annotation"));

@@ -80,8 +80,8 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
             hta_table_set_null(tb, row, HTA_INFO_RANKS_FIRST_STEP);
             hta_table_set_null(tb, row, HTA_INFO_RANKS_LAST_STEP);
         }
-        /* whether HTA rounds this file's times to whole us (TF§6): the reason numbers can differ with
-         * --exact-time */
+        /* whether HTA rounds this file's times to whole us (TF§6): the reason numbers differ from HTA's
+         * unless --hta-compat */
         hta_table_set_int(tb, row, HTA_INFO_RANKS_NS, r->ts_fractional);
         hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_READ, (int64_t)r->bytes_in);
         hta_table_set_int(tb, row, HTA_INFO_RANKS_BYTES_JSON, (int64_t)r->bytes_json);

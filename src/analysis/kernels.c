@@ -338,7 +338,7 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
         }
         int32_t rank = t->ranks[i]->rank;
         size_t nk = 0;
-        /* OTHER rows (sync records with --all-stream-rows) belong to no analysed type (§4) */
+        /* OTHER rows (sync records with --hta-compat) belong to no analysed type (§4) */
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
         if (!nk) bd_note_empty(t, t->ranks[i], bd_gpu_rows(ctx, o->gpu_rows), "GPU kernels to break down", out);
         /* sum[] and seen[] accumulate over the ranks: kernel_type is one table for all ranks (§4.1),

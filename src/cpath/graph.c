@@ -280,7 +280,7 @@ static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
 }
 
 /* HTA clamps weights <= -1 us to 0 and leaves those in (-1, 0) negative (Quirk C7); every negative weight
- * counts as 0 here.  Only --exact-time gives such weights. */
+ * counts as 0 here.  Only exact times (the default) give such weights. */
 static inline int64_t eff_w(const hta_cp_graph *g, const int64_t *w, uint32_t e) {
     int64_t x = w ? w[e] : g->edge[e].w;
     return x < 0 ? 0 : x;

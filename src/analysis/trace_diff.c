@@ -86,7 +86,8 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
         if (!(cnt[s] > 0)) continue;
         char *nm;
         if (short_names) {
-            char *sn = hta_shorten_name(hta_sym(t->sym, s));
+            /* HTA's table: HTA's shortened names, (anonymous namespace) quirk included */
+            char *sn = hta_shorten_name_hta(hta_sym(t->sym, s));
             nm = sn ? hta_arena_strdup(A, sn) : NULL;
             free(sn);
         } else {

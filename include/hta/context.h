@@ -12,6 +12,12 @@
  * hta_compat the origin is Python HTA's: the earliest start over the loaded
  * ranks (spec TF§10.1).
  *
+ * A window (hta/view.h: a time range or an annotation's instances) is applied
+ * here once: the rows outside it are marked at open, every view leaves them
+ * out as the iteration filter leaves rows out, and the few analyses that read
+ * a rank's rows directly ask hta_ctx_window_rows.  A trace without
+ * ProfilerStep is one window, the whole trace.
+ *
  * A context is used by one thread at a time. */
 #ifndef HTA_CONTEXT_H
 #define HTA_CONTEXT_H
@@ -31,6 +37,8 @@ typedef struct hta_ctx_opts {
     int hta_compat;        /* Python HTA's numbers exactly, quirks included (its time origin,
                             * its iteration filter over all ranks, its rules where analyses differ) */
     int threads;           /* ranks loaded in parallel; 0 = number of CPUs */
+    hta_window window;     /* the part of each rank analysed (kind HTA_WINDOW_NONE: all of it); its spec
+                            * text must outlive the context */
     hta_warn_fn warn;      /* loader warnings; may be NULL */
     void *warn_ctx;
     hta_progress_fn progress; /* loader progress (from loader threads); may be NULL */
@@ -46,6 +54,8 @@ typedef struct hta_ctx {
     unsigned char *built;  /* views[k] is valid */
     int multi_step_all;    /* hta_compat: >= 2 ProfilerStep names over all loaded ranks */
     int keep_views;        /* hta_ctx_view_done keeps the views (several analyses will use them) */
+    hta_window window;     /* as opened */
+    unsigned char **win;   /* with a window: per rank, per row, 1 = inside it; NULL without */
     hta_arena scratch;     /* per analysis call: take a mark, reset to it on return */
 } hta_ctx;
 
@@ -75,6 +85,11 @@ hta_status hta_ctx_view_with(const hta_ctx *c, size_t k, const hta_view_opts *vo
 /* Frees every cached view (the next hta_ctx_view builds it again): for a
  * caller that is done with the views, or a benchmark that times the build. */
 void hta_ctx_release_views(hta_ctx *c);
+/* With a window: per row of rank k, 1 when the row is inside it; NULL when the run has no window (every
+ * row is in).  For analyses that read a rank's rows instead of its view. */
+static inline const unsigned char *hta_ctx_window_rows(const hta_ctx *c, size_t k) {
+    return c->win ? c->win[k] : NULL;
+}
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 

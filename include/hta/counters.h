@@ -181,10 +181,11 @@ typedef struct hta_diff_opts {
     int short_names;
     hta_diff_device device;
     int32_t control_rank, test_rank;           /* -1: first rank */
-    int64_t control_iteration, test_iteration; /* -1: first iteration */
+    int64_t control_iteration, test_iteration; /* -1: the first iteration; every row of a trace without
+                                                * ProfilerStep, or of the context's window when it has one */
     const char *control_label, *test_label;    /* "Control", "Test" */
 } hta_diff_opts;
-void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration of each side */
+void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration (see above) of each side */
 
 hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err);

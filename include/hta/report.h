@@ -60,7 +60,7 @@ HTA_TABLE_DECLARE(HTA_REPORT_KERNEL_TYPES)
 
 #define HTA_TOP_KERNELS(T, C, D)                                                                             \
     T("top_kernels", "the kernels with the most GPU time over all selected ranks (--top N)")                 \
-    C(HTA_TOP_KERNELS_NAME, "name", STR, "", "shortened kernel name")                                        \
+    C(HTA_TOP_KERNELS_NAME, "name", STR, "", "kernel name, in full (the table format cuts a long one in the middle)")                                        \
     C(HTA_TOP_KERNELS_TYPE, "kernel_type", STR, "", "COMPUTATION, COMMUNICATION or MEMORY")                  \
     C(HTA_TOP_KERNELS_COUNT, "count", INT, "", "number of kernels")                                          \
     C(HTA_TOP_KERNELS_SUM, "sum_us", FLOAT, "us", "summed duration")                                         \
@@ -73,7 +73,7 @@ HTA_TABLE_DECLARE(HTA_TOP_KERNELS)
                        "--no-critical-path)")                                                                \
     C(HTA_REPORT_CPATH_RANK, "rank", INT, "", "rank of the trace")                                           \
     C(HTA_REPORT_CPATH_BOUND_BY, "bound_by", STR, "", "bound_by class (see hta critical-path --help)")       \
-    C(HTA_REPORT_CPATH_DURATION, "duration", FLOAT, "us", "summed weight of its path edges")                 \
+    C(HTA_REPORT_CPATH_DURATION, "duration_us", FLOAT, "us", "summed weight of its path edges")              \
     C(HTA_REPORT_CPATH_PCTG, "percentage", FLOAT, "%", "of the path's length")
 HTA_TABLE_DECLARE(HTA_REPORT_CPATH)
 

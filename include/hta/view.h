@@ -42,7 +42,46 @@ typedef struct hta_view_frame {
     int64_t origin_ns; /* subtracted from every start time */
     int multi_step;    /* 1: HTA's iteration filter applies (>= 2 ProfilerStep names), 0: not,
                         * -1: decide from this rank's own steps */
+    const unsigned char *window; /* per row of the rank: 1 = inside the window (hta_window_rows);
+                                  * NULL = no window.  A window replaces the iteration filter: it
+                                  * decides which rows stay, the filter's rule only their order. */
 } hta_view_frame;
+
+/* ---- windows (--window): the part of each rank's trace the analyses see ----
+ *
+ *   START:END          a time range, from the rank's first event (as a timeline viewer shows it);
+ *                      each end a number with unit ns, us (default), ms or s ("10ms:25ms",
+ *                      "1500:2500", "2.5ms:", ":1s"); an empty end is open
+ *   annot:NAME         every instance of the CPU events named NAME (exact, or a glob with * ? [..]):
+ *                      a user_annotation, ProfilerStep#N, a record_function range, an operator
+ *   annot:NAME#K       only the K-th instance of each rank (from 0, by start time); used only when
+ *                      no event is named NAME#K itself, so annot:ProfilerStep#3 is step 3
+ *
+ * A row is in the window when its start lies in the range (start <= t < end) or in one of the
+ * instances' spans (an instance of zero duration holds its own start); a GPU row (on a stream) with a
+ * launch belongs where its launch starts, one without (NCCL on a side stream with no correlation, a
+ * gpu_user_annotation) by its own start.  Times in the run's time mode. */
+typedef enum hta_window_kind { HTA_WINDOW_NONE = 0, HTA_WINDOW_TIME, HTA_WINDOW_ANNOT } hta_window_kind;
+
+typedef struct hta_window {
+    hta_window_kind kind;
+    int64_t start_ns, end_ns; /* TIME: from the rank's first event; INT64_MIN / INT64_MAX when open */
+    const char *name;         /* ANNOT: NAME or NAME#K as written (points into the spec) */
+    size_t name_len;          /* its length */
+    size_t base_len;          /* ANNOT with a #K suffix: length of NAME without it; else name_len */
+    int64_t instance;         /* ANNOT: K of the #K suffix, -1 without one */
+    const char *spec;         /* the text parsed (not copied: must outlive the window) */
+} hta_window;
+
+/* Parses spec into w (see above).  HTA_EINVAL with a message naming spec when it is malformed. */
+hta_status hta_window_parse(const char *spec, hta_window *w, hta_error *err);
+
+/* Marks the rows of every rank of t inside w: keep[k][i] = 1 for row i of rank k (keep[k] has
+ * t->ranks[k]->n entries, filled here).  NAME#K is resolved once for all ranks (K-th instance only
+ * when no rank has an event matching NAME#K as a whole).  HTA_ENODATA with a message naming the window
+ * when no row of any rank is in it. */
+hta_status hta_window_rows(const hta_trace *t, const hta_window *w, hta_time_mode mode, unsigned char **keep,
+                           hta_error *err);
 
 /* The origin HTA aligns all ranks to: min over every row of every rank of the
  * (rounded, in HTA_TIME_HTA mode) start time. */

@@ -160,8 +160,13 @@ int hta_step_int(const char *name, int64_t *n);
  * pid's text when it is a string (NULL otherwise), [pid, pid + pn). */
 const char *hta_infer_category(const char *name, size_t n, const char *pid, size_t pn);
 
-/* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory). */
+/* HTA's shorten_name (analyses.md §0.4) into a malloc'ed string (NULL when out of memory): templates,
+ * arguments and the return type removed.  hta_shorten_name drops the empty components HTA leaves where
+ * a name had one in parentheses: "at::native::(anonymous namespace)::k<...>(...)" gives
+ * "at::native::k", where HTA's rule (the _hta variant, for HTA's own tables) gives
+ * "at::native::::k". */
 char *hta_shorten_name(const char *name);
+char *hta_shorten_name_hta(const char *name);
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,12 @@ hta_status hta_events(hta_ctx *ctx, const hta_events_opts *eo,
         int use_view = eo->hta_table;
         if (use_view && (st = hta_ctx_view(ctx, k, &v, err))) goto fail;
         size_t n = use_view ? v->n : r->n;
+        /* the rows as written, but only the window's when there is one (the view has only those) */
+        const unsigned char *win = use_view ? NULL : hta_ctx_window_rows(ctx, k);
         long emitted = 0;
         for (size_t j = 0; j < n && (eo->limit <= 0 || emitted < eo->limit); j++) {
             size_t i = use_view ? v->row[j] : j;
+            if (win && !win[i]) continue;
             const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
             const char *nm = hta_sym(t->sym, r->name[i]);
             if (eo->cat && strcmp(cat, eo->cat)) continue;

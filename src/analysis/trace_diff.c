@@ -1,5 +1,7 @@
 /* Trace diff (analyses.md §15): operator counts and durations of one
- * iteration of one rank in two traces, side by side. */
+ * iteration of one rank in two traces, side by side.  Beyond HTA: a trace
+ * without ProfilerStep (inference) is compared whole, and a window
+ * (--window) replaces the default iteration on both sides. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +48,22 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
     return found;
 }
 
-/* Rows of the rank in the iteration, by device, summed per (short) name, sorted by name.  The rank's own
- * rows, not the view: HTA's LabeledTrace re-parses the trace without alignment or filter (§15), so the
- * last profiler step is there too. rank < 0: the first loaded rank, HTA's default. */
+/* iter: every row, whatever its iteration (a trace without steps, or a window in place of one) */
+#define ALL_ITERATIONS INT64_MIN
+
+/* Rows of the rank in the iteration (and in the run's window), by device, summed per (short) name, sorted
+ * by name.  The rank's own rows, not the view: HTA's LabeledTrace re-parses the trace without alignment
+ * or filter (§15), so the last profiler step is there too. rank < 0: the first loaded rank, HTA's
+ * default. */
 static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
                             const char *side, hta_arena *A, ops *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = NULL;
+    const unsigned char *win = NULL;
     for (size_t k = 0; k < t->nranks; k++)
         if (rank < 0 || t->ranks[k]->rank == rank) {
             r = t->ranks[k];
+            win = hta_ctx_window_rows(ctx, k);
             break;
         }
     if (!r) return hta_fail(err, HTA_EINVAL, "%s trace has no rank %d", side, rank);
@@ -67,7 +75,7 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
      * per name; summing per name at once gives the same totals.  Counts are doubles because HTA's outer
      * join turns them into floats. */
     for (size_t i = 0; i < r->n; i++) {
-        if (r->iteration[i] != iter) continue;
+        if ((iter != ALL_ITERATIONS && r->iteration[i] != iter) || (win && !win[i])) continue;
         /* §15: CPU = no stream, GPU = any stream */
         int gpu = hta_row_stream(r, i) != -1;
         if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu)) continue;
@@ -86,7 +94,8 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
         if (!(cnt[s] > 0)) continue;
         char *nm;
         if (short_names) {
-            char *sn = hta_shorten_name(hta_sym(t->sym, s));
+            /* HTA's table: HTA's shortened names, (anonymous namespace) quirk included */
+            char *sn = hta_shorten_name_hta(hta_sym(t->sym, s));
             nm = sn ? hta_arena_strdup(A, sn) : NULL;
             free(sn);
         } else {
@@ -143,15 +152,28 @@ static joined *join(const ops *c, const ops *t, hta_arena *A, size_t *n) {
     return j;
 }
 
+/* What one side compared, for the note: an iteration, the window or the whole trace. */
+static void what(const hta_ctx *c, int64_t it, char *buf, size_t n) {
+    int w = c->window.kind != HTA_WINDOW_NONE;
+    if (it != ALL_ITERATIONS)
+        snprintf(buf, n, "iteration %lld%s%s%s", (long long)it, w ? " in window '" : "", w ? c->window.spec : "",
+                 w ? "'" : "");
+    else if (w) snprintf(buf, n, "window '%s'", c->window.spec);
+    else snprintf(buf, n, "the whole trace (no ProfilerStep)");
+}
+
 hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err) {
     hta_diff_opts dflt_;
     if (!o) hta_diff_opts_default(&dflt_), o = &dflt_;
     int64_t ci = o->control_iteration, ti = o->test_iteration;
-    if (ci < 0 && !first_iteration(control->trace, &ci))
-        return hta_fail(err, HTA_ENODATA, "control trace has no ProfilerStep iterations");
-    if (ti < 0 && !first_iteration(test->trace, &ti))
-        return hta_fail(err, HTA_ENODATA, "test trace has no ProfilerStep iterations");
+    /* No iteration asked for: HTA's first one, unless a window says what to compare or the trace has no
+     * steps (inference), where the whole trace is the one window.  An iteration asked for is searched in
+     * the window. */
+    if (ci < 0 && (control->window.kind != HTA_WINDOW_NONE || !first_iteration(control->trace, &ci)))
+        ci = ALL_ITERATIONS;
+    if (ti < 0 && (test->window.kind != HTA_WINDOW_NONE || !first_iteration(test->trace, &ti)))
+        ti = ALL_ITERATIONS;
     const char *cl = o->control_label ? o->control_label : "Control";
     const char *tl0 = o->test_label ? o->test_label : "Test";
     char tl[256];
@@ -230,10 +252,10 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     /* the note says which rank and iteration each side used, since both default to "the first" */
     int32_t cr = o->control_rank < 0 && control->trace->nranks ? control->trace->ranks[0]->rank : o->control_rank;
     int32_t tr = o->test_rank < 0 && test->trace->nranks ? test->trace->ranks[0]->rank : o->test_rank;
-    return hta_result_note(out, "control: rank %d, iteration %lld; test: rank %d, iteration %lld", cr,
-                           (long long)ci, tr, (long long)ti)
-               ? hta_oom(err)
-               : HTA_OK;
+    char cw[300], tw[300];
+    what(control, ci, cw, sizeof cw);
+    what(test, ti, tw, sizeof tw);
+    return hta_result_note(out, "control: rank %d, %s; test: rank %d, %s", cr, cw, tr, tw) ? hta_oom(err) : HTA_OK;
 oom:
     st = hta_oom(err);
 fail:

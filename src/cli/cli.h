@@ -60,7 +60,7 @@ typedef struct cli_common {
     const char *pos[4];     /* all positionals */
     size_t npos;
     hta_format fmt;
-    hta_ctx_opts ctx;        /* --ranks, --include-last-step, --hta-compat, --threads */
+    hta_ctx_opts ctx;        /* --ranks, --include-last-step, --hta-compat, --threads, --window */
     int32_t rank_list[4096]; /* storage of ctx.ranks */
     int quiet;
 } cli_common;

@@ -143,6 +143,13 @@ static int cmd_critical_path(int argc, char **argv) {
                        opts, 0, 1, &c);
     if (rc >= 0) goto out;
     rc = 1;
+    /* a saved graph was built from the rows of its own run: no window can be applied to it afterwards */
+    if (a.graph && c.ctx.window.kind != HTA_WINDOW_NONE) {
+        fprintf(stderr, "hta critical-path: --window needs the trace (PATH); a --graph was built with its own\n"
+                        "Try 'hta critical-path --help'.\n");
+        rc = EXIT_USAGE;
+        goto out;
+    }
     if (!c.path && !a.graph) {
         fprintf(stderr, "hta critical-path: missing argument: PATH (or --graph FILE)\n");
         rc = EXIT_USAGE;

@@ -16,8 +16,8 @@ static int cmd_diff(int argc, char **argv) {
         {"device", CLI_STR, &device, "KIND", "gpu, cpu or all (default all): which rows to compare"},
         {"control-rank", CLI_INT, &cr, "R", "rank of the control trace (default: its first rank)"},
         {"test-rank", CLI_INT, &tr, "R", "rank of the test trace (default: its first rank)"},
-        {"control-iteration", CLI_INT, &cit, "N", "ProfilerStep of the control trace (default: the first)"},
-        {"test-iteration", CLI_INT, &tit, "N", "ProfilerStep of the test trace (default: the first)"},
+        {"control-iteration", CLI_INT, &cit, "N", "ProfilerStep of the control trace (default: the first; every row with --window or without steps)"},
+        {"test-iteration", CLI_INT, &tit, "N", "ProfilerStep of the test trace (default: the first; every row with --window or without steps)"},
         {"control-label", CLI_STR, &cl, "TEXT", "column prefix of the control trace (default Control)"},
         {"test-label", CLI_STR, &tl, "TEXT", "column prefix of the test trace (default Test)"},
         {0},
@@ -27,7 +27,9 @@ static int cmd_diff(int argc, char **argv) {
                        "Differences between two traces (HTA's TraceDiff): per operator/kernel name, the counts\n"
                        "and total duration in one iteration of one rank of each trace, and the names added,\n"
                        "deleted, increased, decreased or unchanged. Traces are compared unfiltered, the last\n"
-                       "profiler step included.",
+                       "profiler step included. A trace without ProfilerStep (inference) is compared whole;\n"
+                       "with --window each side compares the rows in the window (and in the iteration, when\n"
+                       "one is given).",
                        opts, 2, 2, &c);
     if (rc >= 0) return rc;
     o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;

@@ -43,6 +43,12 @@ static int cmd_merge(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     hta_merge_opts mo = {0};
+    /* merge copies every event of every file; a window (which rows the analyses see) has no meaning here */
+    if (c.ctx.window.kind != HTA_WINDOW_NONE) {
+        fprintf(stderr, "hta merge: --window does not apply: merge writes every event of every rank\n"
+                        "Try 'hta merge --help'.\n");
+        return EXIT_USAGE;
+    }
     if (!out) {
         fprintf(stderr, "hta merge: -o OUT is required\nTry 'hta merge --help'.\n");
         return EXIT_USAGE;

@@ -96,6 +96,13 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
          "Python HTA 0.6.1's numbers exactly, quirks included: its whole-us rounding, its time\n"
          "                               origin and iteration filter, its CUDA-only name lists and\n"
          "                               its rules where hta differs (docs/differences-from-hta.md)"},
+        {"window", CLI_STR, NULL, "WINDOW",
+         "analyse only part of each rank: START:END from the rank's first event, in us or with a unit\n"
+         "(ns, us, ms, s), an end left open if empty (10ms:25ms, 1500:, :2s); or annot:NAME, every\n"
+         "instance of the CPU events named NAME (a glob with * ? [...] allowed), or annot:NAME#K, its\n"
+         "K-th instance from 0 (annot:ProfilerStep#3 is that step). A row is in when it starts in\n"
+         "the window; a GPU row when its launch does. It replaces the last-step filter. See\n"
+         "docs/windows.md"},
         {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
         {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
         {"help", CLI_FLAG, NULL, NULL, "show this help"},
@@ -201,6 +208,14 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         if (!strcmp(name, "ranks")) {
             NEEDVAL();
             if (parse_ranks(val, c)) return bad(cmd, "bad rank list '%s' (e.g. 0,2,5-7)", val);
+            continue;
+        }
+        if (!strcmp(name, "window")) {
+            NEEDVAL();
+            /* checked now, so that a typo is a usage error before any file is read; the text stays in
+             * argv, which outlives the run */
+            hta_error werr = {0};
+            if (hta_window_parse(val, &c->ctx.window, &werr)) return bad(cmd, "%s", werr.msg);
             continue;
         }
         if (!strcmp(name, "threads")) {

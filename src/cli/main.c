@@ -41,7 +41,11 @@ static void usage(FILE *f) {
             "commands:\n");
     for (size_t i = 0; i < ncommands; i++) fprintf(f, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(f, "\nRun 'hta COMMAND --help' for a command's options and output tables.\n"
-               "Every command prints tables: --format table (default), csv or json.\n");
+               "Every command prints tables: --format table (default), csv or json.\n"
+               "Every command analyses part of a trace with --window: START:END from each rank's first\n"
+               "event (10ms:25ms, 1500:, :2s) or annot:NAME[#K], the instances of an annotation such as\n"
+               "annot:ProfilerStep#3 or annot:forward#0 (docs/windows.md).  A trace without ProfilerStep\n"
+               "(inference) is analysed whole.\n");
 }
 
 int main(int argc, char **argv) {

@@ -269,7 +269,9 @@ const char *hta_infer_category(const char *name, size_t n, const char *pid, size
     return "user_annotation";
 }
 
-char *hta_shorten_name(const char *name) {
+/* HTA's shorten_name; fix: without HTA's quirk, a component in parentheses ("(anonymous namespace)")
+ * leaves no empty "::::" or leading "::" behind. */
+static char *shorten(const char *name, int fix) {
     if (hta_is_memcpy_name(name) || hta_is_memset_name(name) || starts(name, "dma") ||
         (!strchr(name, '<') && !strchr(name, '(')))
         return strdup(name);
@@ -295,5 +297,20 @@ char *hta_shorten_name(const char *name) {
     char *last = strrchr(st, ' ');
     char *res = strdup(last ? last + 1 : st);
     free(st);
+    if (res && fix) {
+        /* "a::(anonymous namespace)::b" became "a::::b", "void (anonymous namespace)::b" became "::b" */
+        size_t w = 0;
+        for (size_t i = 0; res[i];) {
+            if (!strncmp(res + i, "::", 2) && (w == 0 || (w >= 2 && !strncmp(res + w - 2, "::", 2)))) {
+                i += 2;
+                continue;
+            }
+            res[w++] = res[i++];
+        }
+        res[w] = 0;
+    }
     return res;
 }
+
+char *hta_shorten_name(const char *name) { return shorten(name, 1); }
+char *hta_shorten_name_hta(const char *name) { return shorten(name, 0); }

@@ -24,7 +24,7 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
     if (e->attr < 0) return "";
     const hta_cp_event *ev = &g->ev[e->attr];
     const char *name = hta_sym(g->sym, ev->name);
-    char *s = hta_shorten_name(name);
+    char *s = hta_shorten_name_hta(name);
     const char *res;
     if (ev->stream < 0) {
         res = "cpu_bound";
@@ -173,7 +173,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, b
             continue;
         }
         const hta_cp_event *ev = &g->ev[e->attr];
-        char *s = hta_shorten_name(hta_sym(g->sym, ev->name));
+        char *s = hta_shorten_name_hta(hta_sym(g->sym, ev->name));
         int bad = !s || hta_table_set_str(t, R, HTA_CP_BREAKDOWN_NAME, s) ||
                   hta_table_set_str(t, R, HTA_CP_BREAKDOWN_CAT, hta_sym(g->sym, ev->cat));
         free(s);

@@ -84,12 +84,14 @@ static int type_match(const char *pat, const char *name) {
 }
 
 /* Full name or shortened name (analyses.md §0.4): a glob like aten::* or nccl* need not spell out template
- * arguments. */
+ * arguments.  Both shortenings: the breakdown's s_name is HTA's (at::native::::k), the rest of hta
+ * writes at::native::k. */
 static int name_match(const char *pat, const char *name) {
     if (cp_glob(pat, name)) return 1;
-    char *s = hta_shorten_name(name);
-    int m = s && cp_glob(pat, s);
+    char *s = hta_shorten_name(name), *h = hta_shorten_name_hta(name);
+    int m = (s && cp_glob(pat, s)) || (h && cp_glob(pat, h));
     free(s);
+    free(h);
     return m;
 }
 

@@ -1,5 +1,6 @@
 /* The run context (hta/context.h): opens the selected ranks, decides the time
- * origin and the iteration-filter rule once, and keeps each rank's view. */
+ * origin, the iteration-filter rule and the rows of the window once, and keeps
+ * each rank's view. */
 #include "hta/context.h"
 
 #include <stdlib.h>
@@ -26,6 +27,15 @@ static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
     } else {
         c->origin_ns = 0;
         c->multi_step_all = -1;
+    }
+    c->window = o->window;
+    if (c->window.kind != HTA_WINDOW_NONE) {
+        /* marked once in the run's time mode: every view and every analysis then sees the same rows */
+        c->win = calloc(n ? n : 1, sizeof *c->win);
+        if (!c->win) return hta_oom(err);
+        for (size_t k = 0; k < n; k++)
+            if (!(c->win[k] = malloc(c->trace->ranks[k]->n ? c->trace->ranks[k]->n : 1))) return hta_oom(err);
+        HTA_TRY(hta_window_rows(c->trace, &c->window, c->view.time_mode, c->win, err));
     }
     return HTA_OK;
 }
@@ -72,6 +82,9 @@ void hta_ctx_free(hta_ctx *c) {
             if (c->built[k]) hta_view_free(&c->views[k]);
     free(c->views);
     free(c->built);
+    if (c->win)
+        for (size_t k = 0; k < c->trace->nranks; k++) free(c->win[k]);
+    free(c->win);
     hta_arena_free(&c->scratch);
     hta_trace_free(c->trace);
     free(c);
@@ -79,7 +92,7 @@ void hta_ctx_free(hta_ctx *c) {
 
 hta_status hta_ctx_view_with(const hta_ctx *c, size_t k, const hta_view_opts *vo, hta_view *v,
                              hta_error *err) {
-    hta_view_frame f = {c->origin_ns, c->multi_step_all};
+    hta_view_frame f = {c->origin_ns, c->multi_step_all, hta_ctx_window_rows(c, k)};
     return hta_view_build(c->trace, k, vo, &f, v, err);
 }
 

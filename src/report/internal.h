@@ -18,6 +18,15 @@ typedef struct findings {
 void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* A name as a finding quotes it: as it is up to RP_NAME_MAX bytes, else its start, "..." and its end
+ * (the full name is in the tables' csv and json), so that a kilobyte of C++ template arguments does not
+ * become the finding. buf: at least RP_NAME_MAX + 1 bytes. */
+#define RP_NAME_MAX 48
+const char *rp_name(const char *s, char *buf);
+/* Appends the formatted text to out (cap bytes, *len used) only when all of it fits: a list in a finding
+ * ends after its last whole item, never inside a name or a number.  0 when it did not fit. */
+int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Above this many ranks the findings speak for all ranks at once (median,
  * extremes) and name individual ranks only where they stand out. */
 #define RANKS_IN_FULL 8

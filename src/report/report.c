@@ -40,15 +40,46 @@ static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
 
 /* ---- the findings table ---- */
 
-void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
-    char buf[512];
+const char *rp_name(const char *s, char *buf) {
+    size_t l = strlen(s);
+    if (l <= RP_NAME_MAX) return s;
+    /* the end names the kernel's variant (tile sizes, architecture) as often as the start names it */
+    size_t tl = 16, hl = RP_NAME_MAX - 3 - tl, t = l - tl;
+    while (hl > 0 && ((unsigned char)s[hl] & 0xC0) == 0x80) hl--; /* whole UTF-8 characters */
+    while (s[t] && ((unsigned char)s[t] & 0xC0) == 0x80) t++;
+    snprintf(buf, RP_NAME_MAX + 1, "%.*s...%s", (int)hl, s, s + t);
+    return buf;
+}
+
+int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(out + *len, cap - *len, fmt, ap);
     va_end(ap);
+    if (n < 0 || (size_t)n >= cap - *len) {
+        out[*len] = 0; /* drop the piece that did not fit whole */
+        return 0;
+    }
+    *len += (size_t)n;
+    return 1;
+}
+
+void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
+    /* as long as the text is: a finding is never cut */
+    va_list ap;
+    va_start(ap, fmt);
+    char *buf = NULL;
+    int n = vasprintf(&buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        f->ok = 0;
+        return;
+    }
     long row = hta_table_add_row(f->t);
-    if (row < 0 || hta_table_set_str(f->t, row, HTA_FINDINGS_AREA, area) ||
-        hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf) ||
+    int bad = row < 0;
+    bad = bad || hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf);
+    free(buf);
+    if (bad || hta_table_set_str(f->t, row, HTA_FINDINGS_AREA, area) ||
         hta_table_set_str(f->t, row, HTA_FINDINGS_TODO, detail)) {
         f->ok = 0;
         return;
@@ -255,13 +286,11 @@ static hta_status kernel_tables(const parts *p, int top, hta_result *out, double
     if (!tb) goto oom;
     for (size_t j = 0; j < m && (int)j < top; j++) {
         long row = hta_table_add_row(tb);
-        char *shortn = hta_shorten_name(v[j].name);
-        if (row < 0 || !shortn || hta_table_set_str(tb, row, HTA_TOP_KERNELS_NAME, shortn) ||
-            hta_table_set_str(tb, row, HTA_TOP_KERNELS_TYPE, v[j].type)) {
-            free(shortn);
+        /* the full name: shortened ones coincide (four at::native::vectorized_elementwise_kernel rows); the
+         * table format cuts it in the middle, keeping what tells the rows apart */
+        if (row < 0 || hta_table_set_str(tb, row, HTA_TOP_KERNELS_NAME, v[j].name) ||
+            hta_table_set_str(tb, row, HTA_TOP_KERNELS_TYPE, v[j].type))
             goto oom;
-        }
-        free(shortn);
         hta_table_set_int(tb, row, HTA_TOP_KERNELS_COUNT, (int64_t)v[j].count);
         hta_table_set_float(tb, row, HTA_TOP_KERNELS_SUM, v[j].sum);
         hta_table_set_float(tb, row, HTA_TOP_KERNELS_MEAN, v[j].count > 0 ? v[j].sum / v[j].count : NAN);
@@ -599,11 +628,11 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     if ((st = rp_cpu_tables(&cpu, o->top_kernels > 0 ? o->top_kernels : 10, 5, out, err))) goto done;
     /* the kernel with the most time over all ranks: where an optimisation pays most */
     if (nk && ktotal > 0) {
-        char *sn = hta_shorten_name(kv[0].name);
+        char *sn = hta_shorten_name(kv[0].name), nb[RP_NAME_MAX + 1];
         rp_add_finding(&f, -1, "kernels",
                     "the first place to optimise GPU time; `hta kernels` has per-rank statistics",
-                    "top kernel %s (%s) takes %.1f%% of all kernel time (%.0f us in %.0f calls)", sn ? sn : kv[0].name,
-                    kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
+                    "top kernel %s (%s) takes %.1f%% of all kernel time (%.0f us in %.0f calls)",
+                    rp_name(sn ? sn : kv[0].name, nb), kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
     /* the critical path builds one rank's graph at a time and needs memory of its

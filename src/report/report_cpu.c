@@ -25,14 +25,6 @@ static const char *dur_text(double us, char *buf, size_t n) {
     return buf;
 }
 
-/* A name for prose, at most 60 characters (a finding has room for three), "..." where cut. */
-static const char *name_text(const char *s, char *buf, size_t n) {
-    if (!s) s = "?";
-    if (strlen(s) <= 60 || n < 64) return s;
-    snprintf(buf, n, "%.57s...", s);
-    return buf;
-}
-
 static long index_of(const rp_cpu *c, int64_t rank) {
     for (size_t k = 0; k < c->n; k++)
         if (c->rank[k] == rank) return (long)k;
@@ -123,11 +115,12 @@ static size_t sum_by_name(named *v, size_t n) {
 static size_t shares_text(const named *v, size_t m, double whole, char *out, size_t cap) {
     size_t len = 0, i;
     out[0] = 0;
-    for (i = 0; i < m && i < 3 && len < cap; i++) {
+    for (i = 0; i < m && i < 3; i++) {
         if (whole <= 0 || 100 * v[i].v / whole < 0.05) break;
         char nb[64];
-        len += (size_t)snprintf(out + len, cap - len, "%s%s %.1f%%", i ? ", " : "", name_text(v[i].name, nb, sizeof nb),
-                                100 * v[i].v / whole);
+        if (!rp_append(out, cap, &len, "%s%s %.1f%%", i ? ", " : "", rp_name(v[i].name, nb),
+                       100 * v[i].v / whole))
+            break;
     }
     return i;
 }
@@ -193,13 +186,13 @@ static void span_finding(findings *f, const rp_cpu *c, int32_t rank, int tracer,
     char text[360], a[32], nb[64];
     size_t len = 0, k = 0;
     text[0] = 0;
-    for (size_t i = 0; i < op->nrows && k < 3 && len < sizeof text; i++) { /* sorted by self time in a rank */
+    for (size_t i = 0; i < op->nrows && k < 3; i++) { /* sorted by self time in a rank */
         if (num(op, i, HTA_CPU_OP_TIME_RANK) != rank) continue;
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "%s%s %.1f%% (%.0f calls, mean %s)", k ? ", " : "",
-                                name_text(txt(op, i, HTA_CPU_OP_TIME_NAME), nb, sizeof nb),
-                                num(op, i, HTA_CPU_OP_TIME_SELF_PCTG), num(op, i, HTA_CPU_OP_TIME_COUNT),
-                                dur_text(num(op, i, HTA_CPU_OP_TIME_MEAN), a, sizeof a));
+        if (!rp_append(text, sizeof text, &len, "%s%s %.1f%% (%.0f calls, mean %s)", k ? ", " : "",
+                       rp_name(txt(op, i, HTA_CPU_OP_TIME_NAME) ? txt(op, i, HTA_CPU_OP_TIME_NAME) : "?", nb),
+                       num(op, i, HTA_CPU_OP_TIME_SELF_PCTG), num(op, i, HTA_CPU_OP_TIME_COUNT),
+                       dur_text(num(op, i, HTA_CPU_OP_TIME_MEAN), a, sizeof a)))
+            break;
         k++;
     }
     if (!k) {

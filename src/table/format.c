@@ -153,40 +153,134 @@ static void write_csv(FILE *f, const hta_result *res) {
     }
 }
 
-/* Human table: whole numbers without decimals, others with 3 (6 significant digits when very large or very
- * small), long text cut at MAXW so that one kernel name of a kilobyte of C++ templates does not push every
- * other column off the screen. */
-#define MAXW 60
+/* ---- the table format, for people ----
+ *
+ * A line fits LINE_W columns, in this order of means: prose columns (hta_table_col_wrap: findings, advice)
+ * wrap at spaces and never cut a word that fits MAXW; long text (kernel names: a kilobyte of C++
+ * templates) is cut in the middle, keeping its start and the part that tells it from the other cells of
+ * its column; a table still too wide is printed as column blocks, each repeating the first column.
+ * Numbers are never cut. */
+#define LINE_W 100
+#define MAXW 60  /* widest cut text and widest wrapped column */
+#define MINW 40  /* narrowest a cut text column gets to make a line fit */
+#define SOFT "_:,/.-" /* a word longer than its column breaks after one of these */
 
-static void table_cell(const hta_column *c, size_t r, char *buf, size_t n) {
+/* Whole numbers without decimals, others with 3 (6 significant digits when very large or very small). */
+static void num_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     if (is_null(c, r)) {
         /* null reads "-" for a person; csv leaves the field empty and json writes null */
         snprintf(buf, n, "-");
         return;
     }
-    switch (c->type) {
-    case HTA_COL_INT: snprintf(buf, n, "%" PRId64, c->v.i[r]); break;
-    case HTA_COL_FLOAT: {
-        double v = c->v.f[r];
-        /* whole numbers as integers up to 1e15; beyond that %g is shorter */
-        if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
-        else if (fabs(v) >= 1e6 || fabs(v) < 1e-3) snprintf(buf, n, "%.6g", v);
-        else snprintf(buf, n, "%.3f", v);
-        break;
+    if (c->type == HTA_COL_INT) {
+        snprintf(buf, n, "%" PRId64, c->v.i[r]);
+        return;
     }
-    case HTA_COL_STR: {
-        const char *s = c->v.s[r];
-        size_t l = strlen(s);
-        if (l > MAXW) snprintf(buf, n, "%.*s...", MAXW - 3, s);
-        else snprintf(buf, n, "%s", s);
-        break;
-    }
-    }
+    double v = c->v.f[r];
+    /* whole numbers as integers up to 1e15; beyond that %g is shorter */
+    if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
+    else if (fabs(v) >= 1e6 || fabs(v) < 1e-3) snprintf(buf, n, "%.6g", v);
+    else snprintf(buf, n, "%.3f", v);
 }
 
-/* The piece of a wrapped cell on line `line` (0-based), cut at spaces to at most w bytes; a word longer
- * than w is cut inside.  It walks from the cell's start each time: the table is printed a whole line
- * across all columns at a time, and wrapped cells are a few lines of prose. */
+/* Cut points on UTF-8 character boundaries: a head ends before a continuation byte, a tail starts after. */
+static size_t head_end(const char *s, size_t i) {
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+static size_t tail_start(const char *s, size_t i) {
+    while (s[i] && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+    return i;
+}
+
+/* Text s (length l > w) in w bytes: its start, "...", and its end, or, where s differs from the most
+ * similar other cell of its column only after p bytes that the start cannot show, the start, "...", the
+ * bytes around p, "...".  Two kernels named alike up to their template arguments thus stay apart. */
+static void cut_text(const char *s, size_t l, size_t p, size_t w, char *buf) {
+    size_t tl = w >= MINW ? 16 : w / 3, hl = w - 3 - tl;
+    if (p + 8 <= hl || p >= l - tl) {
+        size_t h = head_end(s, hl), t = tail_start(s, l - tl);
+        sprintf(buf, "%.*s...%s", (int)h, s, s + t);
+        return;
+    }
+    /* the middle part starts where s differs, or at the start of the word (identifier) it differs in */
+    size_t h2 = w * 2 / 5, m = w - h2 - 6, q = p;
+    while (q > h2 && q + 6 > p && !strchr(" <,:(", s[q - 1])) q--;
+    if (!strchr(" <,:(", s[q - 1])) q = p;
+    size_t h = head_end(s, h2);
+    if (q + m >= l) {
+        sprintf(buf, "%.*s...%s", (int)h, s, s + tail_start(s, l - (w - h2 - 3)));
+        return;
+    }
+    q = tail_start(s, q);
+    size_t e = head_end(s, q + m);
+    sprintf(buf, "%.*s...%.*s...", (int)h, s, (int)(e - q), s + q);
+}
+
+/* How a column prints. */
+typedef struct tcol {
+    size_t w;      /* printed width */
+    size_t minw;   /* narrowest it may get */
+    size_t cutw;   /* text: cells longer than this are cut (cut_text) */
+    int right;     /* numbers: right-aligned */
+    int wrap;      /* prose, wrapped over lines */
+    uint32_t *lcp; /* text with long cells: per row, the common prefix with the most similar other cell */
+} tcol;
+
+static int str_cmp(const void *a, const void *b, void *ctx) {
+    const hta_column *c = ctx;
+    return strcmp(c->v.s[*(const uint32_t *)a], c->v.s[*(const uint32_t *)b]);
+}
+
+static size_t prefix(const char *a, const char *b) {
+    size_t i = 0;
+    while (a[i] && a[i] == b[i]) i++;
+    return i;
+}
+
+/* Per row of a text column, the longest common prefix with another, different cell: the cells sorted, it is
+ * the larger of the prefixes shared with the nearest different cell before and after.  NULL on failure
+ * (the cut then keeps start and end only). */
+static uint32_t *column_lcp(const hta_column *c, size_t nrows) {
+    uint32_t *idx = malloc((nrows ? nrows : 1) * sizeof *idx), *lcp = calloc(nrows ? nrows : 1, sizeof *lcp);
+    if (!idx || !lcp) {
+        free(idx);
+        free(lcp);
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t r = 0; r < nrows; r++)
+        if (c->v.s[r]) idx[n++] = (uint32_t)r;
+    qsort_r(idx, n, sizeof *idx, str_cmp, (void *)c);
+    for (size_t i = 0; i < n;) {
+        size_t j = i; /* [i, j): equal cells */
+        while (j < n && !strcmp(c->v.s[idx[i]], c->v.s[idx[j]])) j++;
+        size_t a = i ? prefix(c->v.s[idx[i]], c->v.s[idx[i - 1]]) : 0;
+        size_t b = j < n ? prefix(c->v.s[idx[i]], c->v.s[idx[j]]) : 0;
+        for (size_t k = i; k < j; k++) lcp[idx[k]] = (uint32_t)(a > b ? a : b);
+        i = j;
+    }
+    free(idx);
+    return lcp;
+}
+
+/* The text of cell r of a non-wrapped column into buf (MAXW + 8 bytes at least). */
+static const char *cell_display(const hta_column *c, const tcol *tc, size_t r, char *buf, size_t n) {
+    if (c->type != HTA_COL_STR || is_null(c, r)) {
+        num_cell(c, r, buf, n);
+        return buf;
+    }
+    const char *s = c->v.s[r];
+    size_t l = strlen(s);
+    if (l <= tc->cutw) return s;
+    cut_text(s, l, tc->lcp ? tc->lcp[r] : 0, tc->cutw, buf);
+    return buf;
+}
+
+/* The piece of a wrapped cell on line `line` (0-based), at most w bytes: cut at the last space that fits,
+ * else (a word longer than w) after the last SOFT character of its first w bytes, else at w.  It walks
+ * from the cell's start each time: the table is printed a whole line across all columns at a time, and
+ * wrapped cells are a few lines of prose. */
 static const char *wrap_piece(const char *s, size_t w, int line, size_t *len) {
     for (int l = 0;; l++) {
         size_t n = strlen(s);
@@ -194,7 +288,12 @@ static const char *wrap_piece(const char *s, size_t w, int line, size_t *len) {
         if (n > w) {
             cut = w;
             while (cut > 0 && s[cut] != ' ') cut--;
-            if (cut == 0) cut = w;
+            if (cut == 0) {
+                cut = w;
+                while (cut > w / 2 && !strchr(SOFT, s[cut - 1])) cut--;
+                if (cut <= w / 2) cut = head_end(s, w);
+                if (!cut) cut = w;
+            }
         }
         if (l == line) {
             *len = cut;
@@ -209,62 +308,139 @@ static const char *wrap_piece(const char *s, size_t w, int line, size_t *len) {
     }
 }
 
-static void write_table(FILE *f, const hta_result *res) {
+/* Widest word of s (runs between spaces). */
+static size_t longest_word(const char *s) {
+    size_t m = 0;
+    while (*s) {
+        size_t k = strcspn(s, " ");
+        if (k > m) m = k;
+        s += k;
+        while (*s == ' ') s++;
+    }
+    return m;
+}
+
+/* Widths: every column its widest cell, then narrower until a line fits: wrapped columns down to their
+ * longest word, cut text down to MINW. */
+static void layout(const hta_table *t, tcol *tc) {
     char buf[MAXW + 8];
+    for (size_t c = 0; c < t->ncols; c++) {
+        const hta_column *col = &t->cols[c];
+        tcol *x = &tc[c];
+        size_t hw = strlen(col->name);
+        if (hw > MAXW) hw = MAXW; /* a header is cut like the cells */
+        x->right = col->type != HTA_COL_STR;
+        x->wrap = col->wrap && col->type == HTA_COL_STR;
+        x->cutw = MAXW;
+        x->w = hw;
+        x->minw = hw;
+        int longcells = 0;
+        for (size_t r = 0; r < t->nrows; r++) {
+            if (col->type == HTA_COL_STR && col->v.s[r]) {
+                size_t l = strlen(col->v.s[r]);
+                if (x->wrap) {
+                    size_t lw = longest_word(col->v.s[r]);
+                    if (lw > MAXW) lw = MAXW;
+                    if (lw > x->minw) x->minw = lw;
+                    if (l > MAXW) l = MAXW;
+                } else if (l > MINW) {
+                    longcells = 1; /* may be cut to MINW to make the line fit */
+                    if (l > MAXW) l = MAXW;
+                }
+                if (l > x->w) x->w = l;
+            } else {
+                num_cell(col, r, buf, sizeof buf);
+                if (strlen(buf) > x->w) x->w = strlen(buf);
+            }
+        }
+        if (!x->wrap) x->minw = longcells ? (hw > MINW ? hw : MINW) : x->w;
+        if (x->minw > x->w) x->minw = x->w;
+        if (longcells) x->lcp = column_lcp(col, t->nrows);
+    }
+    size_t total = 0, least = 0;
+    for (size_t c = 0; c < t->ncols; c++) total += tc[c].w + (c ? 2 : 0), least += tc[c].minw + (c ? 2 : 0);
+    /* A table that cannot fit even at its narrowest goes out in blocks of columns (write_table): cutting its
+     * names further would gain nothing, so only prose narrows. */
+    if (least > LINE_W)
+        for (size_t c = 0; c < t->ncols; c++)
+            if (!tc[c].wrap) tc[c].minw = tc[c].w;
+    /* one column at a time, the widest that can give, so that the room left is shared */
+    while (total > LINE_W) {
+        size_t best = SIZE_MAX;
+        for (size_t c = 0; c < t->ncols; c++)
+            if (tc[c].w > tc[c].minw && (best == SIZE_MAX || tc[c].w > tc[best].w)) best = c;
+        if (best == SIZE_MAX) break;
+        tc[best].w--, total--;
+    }
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!tc[c].wrap && !tc[c].right && tc[c].lcp) tc[c].cutw = tc[c].w;
+}
+
+/* Columns first .. last-1, and the first column of the table when first > 0, as a table of their own. */
+static void print_block(FILE *f, const hta_table *t, const tcol *tc, size_t first, size_t last) {
+    char buf[MAXW + 8];
+    size_t cols[LINE_W], nc = 0; /* a block has at most LINE_W / 3 + 1 columns */
+    if (first) cols[nc++] = 0;
+    for (size_t c = first; c < last && nc < sizeof cols / sizeof *cols; c++) cols[nc++] = c;
+    for (size_t k = 0; k < nc; k++) {
+        const tcol *x = &tc[cols[k]];
+        const char *nm = t->cols[cols[k]].name;
+        if (k) fputs("  ", f);
+        if (x->right) fprintf(f, "%*.*s", (int)x->w, (int)x->w, nm);
+        else if (k + 1 < nc) fprintf(f, "%-*.*s", (int)x->w, (int)x->w, nm);
+        else fprintf(f, "%.*s", (int)x->w, nm);
+    }
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrows; r++) {
+        /* A row takes as many lines as its longest wrapped cell; the other cells print on its first line. */
+        for (int line = 0;; line++) {
+            int more = 0;
+            for (size_t k = 0; k < nc; k++) {
+                const hta_column *col = &t->cols[cols[k]];
+                const tcol *x = &tc[cols[k]];
+                const char *txt = "";
+                size_t tl = 0;
+                if (x->wrap && col->v.s[r]) {
+                    txt = wrap_piece(col->v.s[r], x->w, line, &tl);
+                    if (!txt) txt = "", tl = 0;
+                    size_t nl;
+                    if (wrap_piece(col->v.s[r], x->w, line + 1, &nl)) more = 1;
+                } else if (line == 0) {
+                    txt = cell_display(col, x, r, buf, sizeof buf);
+                    tl = strlen(txt);
+                }
+                int pad = (int)x->w - (int)tl;
+                if (k) fputs("  ", f);
+                /* the last text column is not padded: no trailing spaces */
+                if (x->right) fprintf(f, "%*s%.*s", pad > 0 ? pad : 0, "", (int)tl, txt);
+                else if (k + 1 < nc) fprintf(f, "%.*s%*s", (int)tl, txt, pad > 0 ? pad : 0, "");
+                else fprintf(f, "%.*s", (int)tl, txt);
+            }
+            fputc('\n', f);
+            if (!more) break;
+        }
+    }
+}
+
+static void write_table(FILE *f, const hta_result *res) {
     for (size_t i = 0; i < res->n; i++) {
         const hta_table *t = res->tables[i];
-        size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
-        if (!w) return;
-        for (size_t c = 0; c < t->ncols; c++) {
-            /* Column width = its widest cell or header; table_cell has already cut text at MAXW, so
-             * wrapped (prose) columns are MAXW wide at most and wrap inside that. */
-            w[c] = strlen(t->cols[c].name);
-            if (w[c] > MAXW) w[c] = MAXW;
-            for (size_t r = 0; r < t->nrows; r++) {
-                table_cell(&t->cols[c], r, buf, sizeof buf);
-                size_t l = strlen(buf);
-                if (l > w[c]) w[c] = l;
-            }
-        }
+        tcol *tc = calloc(t->ncols ? t->ncols : 1, sizeof *tc);
+        if (!tc) return;
+        layout(t, tc);
         fprintf(f, "%s%s (%zu row%s)\n", i ? "\n" : "", t->name, t->nrows, t->nrows == 1 ? "" : "s");
-        for (size_t c = 0; c < t->ncols; c++) {
-            /* numbers right-aligned so that their digits line up; text left-aligned */
-            int right = t->cols[c].type != HTA_COL_STR;
-            fprintf(f, c ? "  %*.*s" : "%*.*s", right ? (int)w[c] : -(int)w[c], MAXW, t->cols[c].name);
+        /* blocks of columns that fit a line, each after the first repeating column 0 (the rank, the name) */
+        size_t c = 0;
+        while (c < t->ncols || (c == 0 && !t->ncols)) {
+            size_t used = c ? tc[0].w : 0, e = c;
+            while (e < t->ncols && (e == c || used + 2 + tc[e].w <= LINE_W)) used += (used ? 2 : 0) + tc[e].w, e++;
+            if (c) fputc('\n', f);
+            print_block(f, t, tc, c, e);
+            if (e == c) break;
+            c = e;
         }
-        fputc('\n', f);
-        for (size_t r = 0; r < t->nrows; r++) {
-            /* A row takes as many lines as its longest wrapped cell; the other cells print on its first
-             * line. */
-            for (int line = 0;; line++) {
-                int more = 0;
-                for (size_t c = 0; c < t->ncols; c++) {
-                    const hta_column *col = &t->cols[c];
-                    int right = col->type != HTA_COL_STR;
-                    const char *txt = "";
-                    size_t tl = 0;
-                    if (col->wrap && col->type == HTA_COL_STR && col->v.s[r]) {
-                        txt = wrap_piece(col->v.s[r], w[c], line, &tl);
-                        if (!txt) txt = "", tl = 0;
-                        size_t nl;
-                        if (wrap_piece(col->v.s[r], w[c], line + 1, &nl)) more = 1;
-                    } else if (line == 0) {
-                        table_cell(col, r, buf, sizeof buf);
-                        txt = buf;
-                        tl = strlen(buf);
-                    }
-                    int pad = (int)w[c] - (int)tl;
-                    if (c) fputs("  ", f);
-                    /* the last text column is not padded: no trailing spaces */
-                    if (right) fprintf(f, "%*s%.*s", pad > 0 ? pad : 0, "", (int)tl, txt);
-                    else if (c + 1 < t->ncols) fprintf(f, "%.*s%*s", (int)tl, txt, pad > 0 ? pad : 0, "");
-                    else fprintf(f, "%.*s", (int)tl, txt);
-                }
-                fputc('\n', f);
-                if (!more) break;
-            }
-        }
-        free(w);
+        for (size_t k = 0; k < t->ncols; k++) free(tc[k].lcp);
+        free(tc);
     }
 }
 

@@ -127,7 +127,19 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
     int multi = f->multi_step >= 0 ? f->multi_step : hta_trace_multi_step(t, ri);
     int filter = !o->no_filter && multi && !is_mtia(r);
     size_t m = 0;
-    if (!filter) {
+    if (f->window) {
+        /* A window (--window) decides which rows stay, in place of the filter; the filter's rule decides
+         * only their order (GPU block first), so that ties break as they would without the window. */
+        int split = 0;
+        for (size_t i = 0; filter && i < n; i++) {
+            gpu[i] = (unsigned char)hta_row_is_gpu_corr(t, r, i);
+            split |= !gpu[i];
+        }
+        for (size_t i = 0; i < n; i++)
+            if (f->window[i] && (!split || gpu[i])) v->row[m++] = (uint32_t)i;
+        for (size_t i = 0; split && i < n; i++)
+            if (f->window[i] && !gpu[i]) v->row[m++] = (uint32_t)i;
+    } else if (!filter) {
         for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
     } else {
         int any_cpu = 0, any_step = 0;

@@ -52,7 +52,7 @@ class Report(unittest.TestCase):
         self.assertEqual(len(comm), 2)
         self.assertIn("only 11.8% overlapped", [x for x in comm if x["rank"] == 0][0]["finding"])
         top = rows(rep["top_kernels"])
-        self.assertEqual(top[0]["name"], "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t")
+        self.assertEqual(top[0]["name"], "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)")
         self.assertEqual(top[0]["count"], 10)
         self.assertAlmostEqual(sum(r["pctg"] for r in top), 79.66, places=1)
         self.assertTrue(all(top[i]["sum_us"] >= top[i + 1]["sum_us"] for i in range(len(top) - 1)))
@@ -95,7 +95,7 @@ class Report(unittest.TestCase):
         for t in ("cpu_ranks", "cpu_op_time", "cpu_steps", "cpu_step_ops"):
             self.assertEqual(rep[t], ops[t], t)
         self.assertNotIn("scope_args", rep)  # a profiler trace: no args read
-        self.assertEqual([(r["rank"], r["bound_by"], r["duration"]) for r in rows(rep["critical_path"])],
+        self.assertEqual([(r["rank"], r["bound_by"], r["duration_us"]) for r in rows(rep["critical_path"])],
                          [(34, "cpu_bound", 1074798.655)])
 
     def test_straggler_is_named(self):

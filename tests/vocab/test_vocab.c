@@ -1,6 +1,7 @@
 /* The name rules of hta/vocab.h: each HTA rule beside its corrected form,
  * and the profiler-step variants, on the names that tell them apart. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hta/vocab.h"
@@ -40,6 +41,26 @@ int main(void) {
     CHECK(hta_step_int("ProfilerStep# 4", &n) == 1 && n == 4);
     CHECK(hta_step_int("ProfilerStep#4x", &n) == 0);
     CHECK(hta_step_int("ProfilerStep #4", &n) == 0);
+
+    /* shortened names: HTA's leaves an empty component where the name had one in parentheses */
+    static const char *const shorten[][3] = {
+        {"void at::native::(anonymous namespace)::k<float>(float*)", "at::native::k", "at::native::::k"},
+        {"void (anonymous namespace)::mm_kernel<c10::BFloat16>(int)", "mm_kernel", "::mm_kernel"},
+        {"torch::jit::(anonymous namespace)::DifferentiableGraphBackward", "torch::jit::DifferentiableGraphBackward",
+         "torch::jit::::DifferentiableGraphBackward"},
+        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)",
+         "at::native::vectorized_elementwise_kernel", "at::native::vectorized_elementwise_kernel"},
+        {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_AllGather_RING_LL",
+         "ncclDevKernel_AllGather_RING_LL"},
+        {"Memcpy DtoD (Device -> Device)", "Memcpy DtoD (Device -> Device)", "Memcpy DtoD (Device -> Device)"},
+    };
+    for (size_t i = 0; i < sizeof shorten / sizeof *shorten; i++) {
+        char *a = hta_shorten_name(shorten[i][0]), *b = hta_shorten_name_hta(shorten[i][0]);
+        CHECK(a && !strcmp(a, shorten[i][1]));
+        CHECK(b && !strcmp(b, shorten[i][2]));
+        free(a);
+        free(b);
+    }
 
     /* launches: HTA's lists are narrower than the calls real traces hold */
     CHECK(hta_is_launch_name("hipModuleLaunchKernel") && hta_is_launch_name("cuLaunchKernelEx"));

@@ -43,12 +43,12 @@ HTA_TABLE_DECLARE(HTA_LAUNCH_STATS)
     C(HTA_LAUNCH_SUMMARY_RUNTIME_OUTLIERS, "runtime_outliers", INT, "", "launches with runtime_outlier")     \
     C(HTA_LAUNCH_SUMMARY_DELAY_OUTLIERS, "launch_delay_outliers", INT, "",                                   \
       "launches with launch_delay_outlier")                                                                  \
-    C(HTA_LAUNCH_SUMMARY_RUNTIME_CUTOFF, "runtime_cutoff", FLOAT, "us", "--runtime-cutoff")                  \
-    C(HTA_LAUNCH_SUMMARY_DELAY_CUTOFF, "launch_delay_cutoff", FLOAT, "us", "--launch-delay-cutoff")          \
-    C(HTA_LAUNCH_SUMMARY_MEAN_CPU, "mean_cpu_duration", FLOAT, "us",                                         \
+    C(HTA_LAUNCH_SUMMARY_RUNTIME_CUTOFF, "runtime_cutoff_us", FLOAT, "us", "--runtime-cutoff")                  \
+    C(HTA_LAUNCH_SUMMARY_DELAY_CUTOFF, "launch_delay_cutoff_us", FLOAT, "us", "--launch-delay-cutoff")          \
+    C(HTA_LAUNCH_SUMMARY_MEAN_CPU, "mean_cpu_duration_us", FLOAT, "us",                                         \
       "mean cpu_duration; null without launches")                                                            \
-    C(HTA_LAUNCH_SUMMARY_MEAN_GPU, "mean_gpu_duration", FLOAT, "us", "mean gpu_duration")                    \
-    C(HTA_LAUNCH_SUMMARY_MEAN_DELAY, "mean_launch_delay", FLOAT, "us", "mean launch_delay")
+    C(HTA_LAUNCH_SUMMARY_MEAN_GPU, "mean_gpu_duration_us", FLOAT, "us", "mean gpu_duration")                    \
+    C(HTA_LAUNCH_SUMMARY_MEAN_DELAY, "mean_launch_delay_us", FLOAT, "us", "mean launch_delay")
 HTA_TABLE_DECLARE(HTA_LAUNCH_SUMMARY)
 
 hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err);

@@ -48,7 +48,7 @@ class Launch(unittest.TestCase):
         (s,) = rows("launch_summary", "launch", os.path.join(T, "ns_resolution_trace"), "--hta-compat", "--no-memory",
                     "--runtime-cutoff", "10", "--launch-delay-cutoff", "1000")
         self.assertEqual((s["launches"], s["runtime_outliers"], s["short_kernels"], s["launch_delay_outliers"],
-                          s["runtime_cutoff"]), (3480, 694, 985, 3472, 10))
+                          s["runtime_cutoff_us"]), (3480, 694, 985, 3472, 10))
 
     def test_alexnet_counts(self):
         s = rows("launch_summary", "launch", os.path.join(T, "critical_path", "alexnet"))[0]

@@ -23,10 +23,11 @@ extern "C" {
 #endif
 
 /* The range of every time the model holds (docs/loading.md, "Limits"): each ts, dur, ts + dur and
- * baseTimeNanoseconds lies in [-HTA_TIME_MAX_NS, HTA_TIME_MAX_NS] ns, 2^62 ns (about 146 years either
- * side of the clock's zero).  The loader refuses anything beyond it, so the difference of any two
- * times, or a time plus a duration, fits int64 without a check. */
-#define HTA_TIME_MAX_NS ((int64_t)1 << 62)
+ * baseTimeNanoseconds lies in [-HTA_TIME_MAX_NS, HTA_TIME_MAX_NS], |t| < 2^62 ns (about 146 years either
+ * side of the clock's zero), and the durations of one rank's rows add up to at most HTA_TIME_MAX_NS.
+ * The loader refuses anything beyond, so the difference of any two times, a time plus a duration, and
+ * any sum of a rank's durations fit int64 without a check. */
+#define HTA_TIME_MAX_NS (((int64_t)1 << 62) - 1)
 
 /* Args that get a typed slot.  Values are kept only for these keys, plus every
  * key of a `cuda_profiler_range` event (CUPTI counters); any other arg can be

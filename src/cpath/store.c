@@ -181,7 +181,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
     g->rank = (int32_t)get_u32(&r);
     size_t at = AT;
     g->origin_ns = (int64_t)get_u64(&r);
-    if (!r.bad && !time_ok(g->origin_ns)) CORRUPT(at, "origin beyond the times hta holds (2^62 ns)", path, at);
+    if (!r.bad && !time_ok(g->origin_ns)) CORRUPT(at, "origin beyond the times hta holds (|t| < 2^62 ns)", path, at);
     uint64_t ns = get_u64(&r), nev = get_u64(&r), nnode = get_u64(&r), nedge = get_u64(&r), nnotes = get_u64(&r);
     size_t left = (size_t)(r.e - r.p);
     /* counts bounded by the bytes left (event 60 bytes, edge 21, string 4+) and by the 32-bit ids that
@@ -228,7 +228,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         if (r.bad) CORRUPT(at, "event %zu runs past the end", path, at, i);
         /* both in range, so their sum cannot overflow; the end is a node time and must be in range too */
         if (!time_ok(e->ts) || !time_ok(e->dur) || !time_ok(e->ts + e->dur))
-            CORRUPT(at, "event %zu: ts or ts + dur beyond the times hta holds (2^62 ns)", path, at, i);
+            CORRUPT(at, "event %zu: ts or ts + dur beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
         if (e->name >= ns || e->cat >= ns) CORRUPT(at, "event %zu: string id out of range", path, at, i);
         if ((e->start < 0) != (e->end < 0) || e->start >= (int64_t)nnode || e->end >= (int64_t)nnode ||
             (e->start >= 0 && e->start == e->end))
@@ -256,7 +256,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         if (e->u >= nnode || e->v >= nnode || e->u == e->v || *t >= HTA_CP_NTYPES || e->attr < -1 ||
             e->attr >= (int64_t)nev)
             CORRUPT(at, "edge %zu: node, type or event out of range", path, at, i);
-        if (!time_ok(e->w)) CORRUPT(at, "edge %zu: weight beyond the times hta holds (2^62 ns)", path, at, i);
+        if (!time_ok(e->w)) CORRUPT(at, "edge %zu: weight beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
         e->type = *t;
     }
     g->nedge = nedge;

@@ -10,6 +10,7 @@
 #include "cpath/internal.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
+#include "trace/json_lex.h"
 
 /* The selectors of a rule (docs/critical-path.md, "What-if").  Every selector but edge:... acts on
  * operator edges, through the event the edge's time is attributed to. */
@@ -41,6 +42,21 @@ static int decimal(const char *s, double *v) {
     return isfinite(*v) ? 0 : -1;
 }
 
+/* Decimal us text (checked by decimal()) to exact ns, rounded half to even below the ns: the loader's
+ * own conversion (json_lex), on a copy with the sentinel and padding it reads. */
+static int exact_ns(const char *s, int64_t *ns) {
+    char b[64 + HTA_LEX_PAD];
+    size_t n = strlen(s);
+    if (n >= 64) return -1;
+    memcpy(b, s, n);
+    b[n] = ' '; /* ends the number before the sentinel */
+    memset(b + n + 1, 0, sizeof b - n - 1);
+    lex L = {.end = b + n + 1};
+    lex_num x;
+    const char *q;
+    return lex_number(&L, b, &q, &x) || q != b + n || lex_num_scaled(&x, 3, ns) ? -1 : 0;
+}
+
 hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err) {
     memset(r, 0, sizeof *r);
     /* the last '=': a name glob may contain one, the action never does */
@@ -64,12 +80,12 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
                             text, act);
     } else {
         double v;
-        /* the action is in us, as every time the user sees; edges weigh ns, at most a time's range */
-        if (decimal(act, &v) || v * 1000.0 > (double)HTA_TIME_MAX_NS)
+        /* the action is in us, as every time the user sees; edges weigh ns, at most a time's range.  The
+         * ns are read from the text exactly, as the loader reads a dur. */
+        if (decimal(act, &v) || exact_ns(act, &r->value_ns) || r->value_ns > HTA_TIME_MAX_NS)
             return hta_fail(err, HTA_EINVAL,
                             "what-if rule '%s': bad action '%s' (xF scales; a decimal number of us, "
-                            "0 <= V <= 2^62 ns, sets)", text, act);
-        r->value_ns = llround(v * 1000.0);
+                            "0 <= V < 2^62 ns, sets)", text, act);
     }
     size_t kl = arg ? (size_t)(arg - sel) : sl;
     const char *a = arg ? arg + 1 : "";
@@ -189,7 +205,7 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
                     static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge"};
                     return hta_fail(err, HTA_EINVAL,
                                     "what-if rule '%s%s%s=x%g': an edge of %.3f us would weigh %.6g us, beyond "
-                                    "the times hta holds (2^62 ns)", SEL[r->what], *r->pattern ? ":" : "",
+                                    "the times hta holds (|t| < 2^62 ns)", SEL[r->what], *r->pattern ? ":" : "",
                                     r->pattern, r->factor, (double)w[i] / 1000.0, x / 1000.0);
                 }
                 w[i] = llround(x);
@@ -245,7 +261,7 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
     if (nts > HTA_TIME_MAX_NS || nts < -HTA_TIME_MAX_NS || __builtin_add_overflow(nts, ndur, &nend) ||
         nend > HTA_TIME_MAX_NS)
         return hta_rawout_fail(w, HTA_EINVAL,
-                               "what-if trace: event %u would end at %.3f us, beyond the times hta holds (2^62 ns)",
+                               "what-if trace: event %u would end at %.3f us, beyond the times hta holds (|t| < 2^62 ns)",
                                index, ((double)nts + (double)ndur) / 1000.0);
     const hta_raw_member *dur = hta_raw_obj_get(&x->obj, "dur");
     char tb[32], db[32];

@@ -736,7 +736,7 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
         if (clock_of(r, m, &p->unix_known)) {
             hta_merge_plan_free(p);
             return hta_fail(err, HTA_EFORMAT, "%s: htaClockAnchor gives a clock beyond the times hta holds "
-                            "(2^62 ns)", r->path);
+                            "(|t| < 2^62 ns)", r->path);
         }
         /* every time of the file on the unix clock must be a time the model holds, so that differences of
          * them (offsets, residuals) and the writer's ts + base stay exact */
@@ -744,9 +744,11 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
         if (r->t_min <= r->t_max &&
             (__builtin_add_overflow(r->t_min, m->base_ns, &lo) || __builtin_add_overflow(r->t_max, m->base_ns, &hi) ||
              lo < -HTA_TIME_MAX_NS || hi > HTA_TIME_MAX_NS)) {
+            hta_status st = hta_fail(err, HTA_EFORMAT, "%s: ts + %s beyond the times hta holds (|t| < 2^62 ns)",
+                                     r->path, m->clock == HTA_CLOCK_TRACER_ANCHOR ? "the htaClockAnchor base"
+                                                                                  : "baseTimeNanoseconds");
             hta_merge_plan_free(p);
-            return hta_fail(err, HTA_EFORMAT, "%s: ts + %s beyond the times hta holds (2^62 ns)", r->path,
-                            m->clock == HTA_CLOCK_TRACER_ANCHOR ? "the htaClockAnchor base" : "baseTimeNanoseconds");
+            return st;
         }
         m->pid_base = (int64_t)r->rank * PID_STRIDE;
         m->rms_ns = m->max_ns = NAN;
@@ -802,7 +804,7 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
             continue;
         hta_status st = hta_fail(err, HTA_EFORMAT,
                                  "%s: the alignment (offset %.0f ns, drift %g) moves times beyond the times hta "
-                                 "holds (2^62 ns)", r->path, p->r[i].offset_ns, p->r[i].drift);
+                                 "holds (|t| < 2^62 ns)", r->path, p->r[i].offset_ns, p->r[i].drift);
         hta_merge_plan_free(p);
         return st;
     }
@@ -828,7 +830,7 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
             map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 1))
             continue;
         hta_status st = hta_fail(err, HTA_EFORMAT,
-                                 "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds (2^62 ns)",
+                                 "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds (|t| < 2^62 ns)",
                                  r->path, p->r[i].offset_ns);
         hta_merge_plan_free(p);
         return st;

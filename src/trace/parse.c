@@ -40,6 +40,7 @@ typedef struct parser {
     lex L;
     const hta_raw_callbacks *raw; /* raw scan: hand out spans, build nothing */
     uint32_t raw_index;
+    uint64_t dur_sum; /* |dur| of the rows so far: at most HTA_TIME_MAX_NS (trace.h) */
     char *scratch; /* unescaped strings */
     size_t scratch_cap;
     hta_error *err;
@@ -385,9 +386,9 @@ static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q
     return LEX_OK;
 }
 
-#define TS_RANGE_MSG "ts out of range (hta holds |ts| <= 2^62 ns, about 146 years)"
-#define DUR_RANGE_MSG "dur out of range (hta holds |dur| <= 2^62 ns, about 146 years)"
-#define END_RANGE_MSG "ts + dur out of range (hta holds |ts + dur| <= 2^62 ns, about 146 years)"
+#define TS_RANGE_MSG "ts out of range (hta holds |ts| < 2^62 ns, about 146 years)"
+#define DUR_RANGE_MSG "dur out of range (hta holds |dur| < 2^62 ns, about 146 years)"
+#define END_RANGE_MSG "ts + dur out of range (hta holds |ts + dur| < 2^62 ns, about 146 years)"
 
 /* ts/dur: microseconds as decimal text -> exact ns, digit by digit, never through a double (a double has
  * quarter-microsecond steps at today's epoch times).  A fraction is remembered: it decides whether HTA
@@ -642,6 +643,11 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         /* A row without a start has no place on any timeline (HTA's table would hold NaN there).  The file
          * is refused with the event's offset. */
         if (!e.have_ts) return LEX_ERROR(L, ev_start, "event has dur and cat but no ts");
+        /* every sum of the rows' durations an analysis makes must fit int64: their total is bounded
+         * (trace.h); each |dur| < 2^62, so the running sum cannot wrap before the test */
+        P->dur_sum += e.dur < 0 ? (uint64_t)0 - (uint64_t)e.dur : (uint64_t)e.dur;
+        if (P->dur_sum > (uint64_t)HTA_TIME_MAX_NS)
+            return LEX_ERROR(L, ev_start, "the durations of the rows add up to 2^62 ns or more (about 146 years)");
         size_t row;
         hta_status bs;
         if ((bs = rank_build_row(b, &row))) return LEX_BUILD(L, ev_start, bs, "");
@@ -809,7 +815,7 @@ static lex_rc top_value(parser *P, const char *kraw, size_t krn, const char *k, 
         if ((rc = lex_number(L, p, &q, &n))) return rc;
         if (lex_num_int(&n, &v) || v > HTA_TIME_MAX_NS || v < -HTA_TIME_MAX_NS)
             return LEX_ERROR(L, p, "baseTimeNanoseconds is no integer in range "
-                                   "(hta holds |t| <= 2^62 ns)");
+                                   "(hta holds |t| < 2^62 ns)");
         r->base_time_ns = v;
     } else if (KEY_IS(k, kn, "htaMerge") && *p == '{') {
         /* a merged trace: load.c gives it back as its ranks (merged.c) */

@@ -197,9 +197,10 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
             if (!s) continue;
             if (r->scale) {
                 /* an int64 weight times a factor <= FACTOR_MAX is a finite double; a result beyond the
-                 * times the model holds is refused rather than wrapped */
+                 * times the model holds is refused rather than wrapped.  The test is x < 2^62 exactly:
+                 * HTA_TIME_MAX_NS as a double rounds up to 2^62, which llround would make 2^62 ns. */
                 double x = (double)w[i] * r->factor;
-                if (!(fabs(x) <= (double)HTA_TIME_MAX_NS)) {
+                if (!(fabs(x) < 0x1p62)) {
                     free(changed);
                     free(memo);
                     static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge"};
@@ -259,10 +260,14 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
         return hta_rawout_fail(w, HTA_EINVAL, "what-if trace: event %u would move beyond int64 ns", index);
     if (ndur < 0) ndur = 0;
     if (nts > HTA_TIME_MAX_NS || nts < -HTA_TIME_MAX_NS || __builtin_add_overflow(nts, ndur, &nend) ||
-        nend > HTA_TIME_MAX_NS)
+        nend > HTA_TIME_MAX_NS) {
+        char a[32], b[32];
+        hta_raw_format_us(nts, 0, a);
+        hta_raw_format_us(ndur, 0, b);
         return hta_rawout_fail(w, HTA_EINVAL,
-                               "what-if trace: event %u would end at %.3f us, beyond the times hta holds (|t| < 2^62 ns)",
-                               index, ((double)nts + (double)ndur) / 1000.0);
+                               "what-if trace: event %u would start at %s us and last %s us, beyond the times hta "
+                               "holds (|t| < 2^62 ns)", index, a, b);
+    }
     const hta_raw_member *dur = hta_raw_obj_get(&x->obj, "dur");
     char tb[32], db[32];
     hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(nts, 0, tb)}};

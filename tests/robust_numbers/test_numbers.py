@@ -152,6 +152,29 @@ class LoadLimits(Tmp):
             X("a", "cpu_op", 1, 1))
         hta("info", self.write("base_ok.json", text), "--quiet")
 
+    def test_hta_rounding_at_the_edges(self):
+        # HTA's whole-us rounding (ceil of a start, floor of an end, in doubles with half-us steps here) took
+        # these to +-4611686018427388000 ns, 2^63 + 194 ns apart: every difference overflowed (UBSan in
+        # breakdown_rows.c, idle.c, counters.c).  The whole us nearest the edge is taken instead.
+        text = json.dumps({"distributedInfo": {"rank": 0}, "traceEvents": [
+            X("a", "cpu_op", 0, 0), X("k", "kernel", 1, 0, pid=0, tid=7, stream=7, correlation=1),
+            X("k2", "kernel", 2, 0, pid=0, tid=7, stream=7, correlation=2)]})
+        text = text.replace('"ts": 0, "dur": 0', f'"ts": {us_text(-MAX_NS)}, "dur": 0')
+        text = text.replace('"ts": 1, "dur": 0', f'"ts": {us_text(-MAX_NS)}, "dur": 0.001')
+        text = text.replace('"ts": 2, "dur": 0', '"ts": 4611686018427387.5, "dur": 0.001')
+        f = self.write("edge.json", text)
+        t = self.table("temporal", f)["temporal_breakdown"]
+        row = dict(zip(t["columns"], t["data"][0]))
+        self.assertEqual(row["kernel_time(us)"], 2 * (MAX_NS // 1000))
+        for cmd in ("idle", "counters", "report", "overlap"):
+            hta(cmd, f, "--quiet")
+
+    def test_cpu_ops_args_without_any_args(self):
+        # qsort_r was handed a NULL array (UBSan) when no row had a numeric arg
+        f = self.trace("noargs.json", [X("aten::a", "cpu_op", 1, 5)])
+        out = self.table("cpu-ops", f, "--args")
+        self.assertEqual(out["scope_args"]["data"], [])
+
     def test_counters_on_an_empty_trace(self):
         # counters.c took INT64_MIN - INT64_MAX as the span of a rank without rows (UBSan)
         f = self.write("empty.json", '{"traceEvents": []}')
@@ -319,6 +342,15 @@ class WhatIfRules(Tmp):
         sim = os.path.join(self.dir, "sim.json")
         self.refused(["critical-path", hi, "--what-if", "gpu=x2", "--what-if-trace", sim], "what-if trace: event 2")
         self.assertFalse(os.path.exists(sim))
+        # found by fuzz_rule: (2^60 - 1) ns x4 is 2^62 as a double, which the range test let through and
+        # llround made 2^62 ns, one past the range
+        S = 2**60 // 500 // 1000  # us per unit: K1 about 2^60 ns
+        ev = small_events(0, S)
+        ev[2]["dur"] = "K1DUR"
+        k = self.write("k.json", json.dumps({"traceEvents": ev}).replace('"K1DUR"', us_text(2**60 - 1)))
+        self.refused(["critical-path", k, "--what-if", "kernel:K1=x4"], "would weigh")
+        d = self.whatif(k, "kernel:K1=x3.99")
+        self.assertLess(d["saving_us"], 0)
         # x2 near the top of the range: K1 (500 units of the path's 580) doubles, exactly
         unit = (MAX_NS // 1000) // 1600
         d = self.whatif(big, "kernel:K1=x2")

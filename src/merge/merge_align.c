@@ -830,8 +830,8 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
             map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 1))
             continue;
         hta_status st = hta_fail(err, HTA_EFORMAT,
-                                 "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds (|t| < 2^62 ns)",
-                                 r->path, p->r[i].offset_ns);
+                                 "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds "
+                                 "(|t| < 2^62 ns)", r->path, p->r[i].offset_ns);
         hta_merge_plan_free(p);
         return st;
     }

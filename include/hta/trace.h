@@ -22,6 +22,13 @@
 extern "C" {
 #endif
 
+/* The range of every time the model holds (docs/loading.md, "Limits"): each ts, dur, ts + dur and
+ * baseTimeNanoseconds lies in [-HTA_TIME_MAX_NS, HTA_TIME_MAX_NS], |t| < 2^62 ns (about 146 years either
+ * side of the clock's zero), and the durations of one rank's rows add up to at most HTA_TIME_MAX_NS.
+ * The loader refuses anything beyond, so the difference of any two times, a time plus a duration, and
+ * any sum of a rank's durations fit int64 without a check. */
+#define HTA_TIME_MAX_NS (((int64_t)1 << 62) - 1)
+
 /* Args that get a typed slot.  Values are kept only for these keys, plus every
  * key of a `cuda_profiler_range` event (CUPTI counters); any other arg can be
  * read back from the file with hta_trace_raw_events(). */
@@ -112,6 +119,8 @@ typedef struct hta_rank {
     const char *rank_source;  /* "distributedInfo", "file name", "file order" */
     int64_t world_size;       /* distributedInfo.world_size, -1 if absent */
     int64_t base_time_ns;     /* baseTimeNanoseconds, INT64_MIN if absent */
+    int64_t t_min, t_max;     /* earliest and latest time (ts, ts + dur) of any event of the file, kept or
+                               * not (t_min > t_max when none has a ts): what a rewrite of it may meet */
     int ts_fractional;        /* some ts had a fraction or was missing: HTA rounds */
     uint64_t bytes_in;        /* bytes read from disk */
     uint64_t bytes_json;      /* bytes of JSON text (after gunzip) */

@@ -56,7 +56,8 @@ static hta_status rank_queue(const hta_view *v, const hta_queue_series *q, const
         if (v->ts[k] < lo) lo = v->ts[k];
         if (v->ts[k] > hi) hi = v->ts[k];
     }
-    double span = (double)(hi - lo);
+    /* an empty view has no duration (and lo > hi would overflow) */
+    double span = v->n ? (double)(hi - lo) : 0.0;
     /* the series is stream-major (queue_length.c): each stream is one run of samples */
     for (size_t a = 0; a < q->n;) {
         size_t b = a;

@@ -206,7 +206,7 @@ static hta_status rank_args(hta_ctx *ctx, const hta_rank *r, size_t *rows, size_
     hta_raw_obj_free(&s.args);
     if (!st) {
         argsort_ctx c = {t, s.keys};
-        qsort_r(s.v, s.n, sizeof *s.v, cmp_argval, &c);
+        if (s.n) qsort_r(s.v, s.n, sizeof *s.v, cmp_argval, &c); /* s.v is NULL when no row has args */
         for (size_t i = 0; i < s.n && !st;) {
             size_t j = i;
             double sum = 0, mn = s.v[i].v, mx = s.v[i].v;

@@ -322,7 +322,13 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
         int any = 0;
         for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
             uint32_t e = pred.eid[k];
-            int64_t d = dist[g->edge[e].u] + eff_w(g, w, e);
+            int64_t d;
+            /* distances and effective weights are >= 0: only a sum past INT64_MAX can go wrong, and a
+             * graph whose path is that long (a saved graph's, a rule's weights) is refused, not wrapped */
+            if (__builtin_add_overflow(dist[g->edge[e].u], eff_w(g, w, e), &d)) {
+                st = hta_fail(err, HTA_EINVAL, "the critical path is longer than int64 ns (2^63 ns)");
+                goto done;
+            }
             if (!any || d > bd) bd = d, be = (int32_t)e, any = 1; /* first maximum wins */
         }
         if (!any || bd < 0) bd = 0, be = -1;
@@ -392,7 +398,11 @@ hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *
         int64_t b = INT64_MIN;
         for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
             uint32_t e = pred.eid[k];
-            int64_t d = t_node[g->edge[e].u] + (w ? w[e] : g->edge[e].w);
+            int64_t d;
+            if (__builtin_add_overflow(t_node[g->edge[e].u], w ? w[e] : g->edge[e].w, &d)) {
+                st = hta_fail(err, HTA_EINVAL, "the re-timed trace has a time beyond int64 ns");
+                goto done;
+            }
             if (d > b) b = d;
         }
         t_node[v] = b;

@@ -67,9 +67,11 @@ static const char *bb_get(bb_memo *m, const hta_cp_edge *e) {
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
+/* Sums of path weights are 128-bit: a path's weights may each be near the int64 limits (a saved graph's,
+ * a what-if rule's, negative ones with --exact-time), and their sum is only ever shown, as a double. */
 typedef struct cls {
     const char *name;
-    int64_t sum;
+    __int128 sum;
 } cls;
 
 static int cmp_cls(const void *a, const void *b) {
@@ -91,7 +93,7 @@ static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, con
                                 bb_memo *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
     size_t nc = 0;
-    int64_t total = 0;
+    __int128 total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
         int64_t ew = w ? w[p->edge[i]] : e->w;
@@ -108,7 +110,7 @@ static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, con
     for (size_t j = 0; j < nc; j++) {
         long r = hta_table_add_row(t);
         if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_SUMMARY_BOUND_BY, c[j].name)) goto oom;
-        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, us(c[j].sum));
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, (double)c[j].sum / 1000.0);
         hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG,
                             total ? (double)c[j].sum / (double)total * 100.0 : NAN);
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cpath/internal.h"
+#include "trace/json_lex.h"
 
 #define MAGIC "HTACPATH"
 #define VERSION 1u
@@ -98,7 +99,7 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
 }
 
 typedef struct rd {
-    const unsigned char *p, *e;
+    const unsigned char *b, *p, *e; /* the file's bytes, the read position, the end */
     int bad;
 } rd;
 
@@ -119,6 +120,19 @@ static uint64_t get_u64(rd *r) {
     uint64_t lo = get_u32(r);
     return lo | (uint64_t)get_u32(r) << 32;
 }
+static int time_ok(int64_t t) { return t >= -HTA_TIME_MAX_NS && t <= HTA_TIME_MAX_NS; }
+
+/* A saved graph is input like a trace: every count, index, time and string is checked before it is
+ * used, and a failure names the file, the byte and the rule (docs/critical-path.md, "Graph file").
+ * Times and weights lie within the trace model's range (trace.h: HTA_TIME_MAX_NS), strings are valid
+ * UTF-8 without NUL (they are printed, as JSON too), so nothing a report computes from them overflows or
+ * writes invalid output; the path's length is checked as it is summed (graph.c). */
+#define CORRUPT(at, ...)                                                                                   \
+    do {                                                                                                   \
+        st = hta_fail(err, HTA_EFORMAT, "%s: byte %zu: corrupt critical-path graph file: " __VA_ARGS__);   \
+        (void)(at);                                                                                        \
+        goto fail;                                                                                         \
+    } while (0)
 
 hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) {
     *out = NULL;
@@ -140,11 +154,18 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         n += k;
         if (!k) break;
     }
+    int ioerr = ferror(f);
     fclose(f);
     if (!buf) return hta_oom(err);
-    rd r = {buf, buf + n, 0};
+    if (ioerr) {
+        free(buf);
+        return hta_fail(err, HTA_EIO, "%s: read error", path);
+    }
+    rd r = {buf, buf, buf + n, 0};
     hta_cp_graph *g = calloc(1, sizeof *g);
+    unsigned char *have = NULL;
     hta_status st = HTA_OK;
+#define AT ((size_t)(r.p - r.b))
     const unsigned char *m = take(&r, 8);
     if (!m || memcmp(m, MAGIC, 8)) {
         st = hta_fail(err, HTA_EFORMAT, "%s: not a critical-path graph file", path);
@@ -160,17 +181,29 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
     g->zero_weight_launch = (int)(flags & 1);
     g->hta_compat = (int)(flags >> 1 & 1);
     g->rank = (int32_t)get_u32(&r);
+    size_t at = AT;
     g->origin_ns = (int64_t)get_u64(&r);
+    if (!r.bad && !time_ok(g->origin_ns)) CORRUPT(at, "origin beyond the times hta holds (|t| < 2^62 ns)", path, at);
     uint64_t ns = get_u64(&r), nev = get_u64(&r), nnode = get_u64(&r), nedge = get_u64(&r), nnotes = get_u64(&r);
     size_t left = (size_t)(r.e - r.p);
-    /* counts bounded by the bytes left (event 60 bytes, edge 21, string 4+) */
-    if (r.bad || ns > left / 4 || nev > left / 60 || nedge > left / 21 || nnotes > left / 4 || nnode > 2 * nev)
-        goto corrupt;
+    /* counts bounded by the bytes left (event 60 bytes, edge 21, string 4+) and by the 32-bit ids that
+     * name strings, events and nodes */
+    if (r.bad) CORRUPT(AT, "truncated header", path, AT);
+    if (ns > left / 4 || nev > left / 60 || nedge > left / 21 || nnotes > left / 4 || nnode > 2 * nev ||
+        ns > UINT32_MAX - 1 || nev > INT32_MAX || nnode > INT32_MAX || nedge > UINT32_MAX - 1)
+        CORRUPT(AT, "counts larger than the file (%llu strings, %llu events, %llu nodes, %llu edges)", path, AT,
+                (unsigned long long)ns, (unsigned long long)nev, (unsigned long long)nnode,
+                (unsigned long long)nedge);
     for (uint64_t i = 0; i < ns; i++) {
+        at = AT;
         uint32_t l = get_u32(&r);
         const unsigned char *s = take(&r, l);
-        if (!s) goto corrupt;
-        if (hta_symtab_intern(g->sym, (const char *)s, l) != i) goto corrupt; /* duplicate string */
+        if (!s) CORRUPT(at, "string %llu runs past the end", path, at, (unsigned long long)i);
+        if (!lex_utf8_valid((const char *)s, l))
+            CORRUPT(at, "string %llu is not valid UTF-8 (or holds a NUL)", path, at, (unsigned long long)i);
+        uint32_t id = hta_symtab_intern(g->sym, (const char *)s, l);
+        if (id == UINT32_MAX) goto oom;
+        if (id != i) CORRUPT(at, "string %llu is a duplicate", path, at, (unsigned long long)i);
     }
     g->ev = calloc(nev ? nev : 1, sizeof *g->ev);
     g->node = calloc(nnode ? nnode : 1, sizeof *g->node);
@@ -178,10 +211,11 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
     if (!g->ev || !g->node || !g->edge) goto oom;
     g->nev = nev;
     g->nnode = nnode;
-    unsigned char *have = calloc(nnode ? nnode : 1, 1);
+    have = calloc(nnode ? nnode : 1, 1);
     if (!have) goto oom;
     for (size_t i = 0; i < nev; i++) {
         hta_cp_event *e = &g->ev[i];
+        at = AT;
         e->ts = (int64_t)get_u64(&r);
         e->dur = (int64_t)get_u64(&r);
         e->pid = (int64_t)get_u64(&r);
@@ -193,59 +227,65 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         e->start = (int32_t)get_u32(&r);
         e->end = (int32_t)get_u32(&r);
         e->row = -1;
-        int bad = r.bad || e->name >= ns || e->cat >= ns || (e->start < 0) != (e->end < 0) ||
-                  e->start >= (int64_t)nnode || e->end >= (int64_t)nnode;
-        if (!bad && e->start >= 0) {
-            bad = have[e->start] || have[e->end];
+        if (r.bad) CORRUPT(at, "event %zu runs past the end", path, at, i);
+        /* both in range, so their sum cannot overflow; the end is a node time and must be in range too */
+        if (!time_ok(e->ts) || !time_ok(e->dur) || !time_ok(e->ts + e->dur))
+            CORRUPT(at, "event %zu: ts or ts + dur beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
+        if (e->name >= ns || e->cat >= ns) CORRUPT(at, "event %zu: string id out of range", path, at, i);
+        if ((e->start < 0) != (e->end < 0) || e->start >= (int64_t)nnode || e->end >= (int64_t)nnode ||
+            (e->start >= 0 && e->start == e->end))
+            CORRUPT(at, "event %zu: node id out of range", path, at, i);
+        if (e->start >= 0) {
+            if (have[e->start] || have[e->end]) CORRUPT(at, "event %zu: a node of another event", path, at, i);
             have[e->start] = have[e->end] = 1;
             g->node[e->start] = (hta_cp_node){e->ts, (uint32_t)i, 1};
             g->node[e->end] = (hta_cp_node){e->ts + e->dur, (uint32_t)i, 0};
         }
-        if (bad) {
-            free(have);
-            goto corrupt;
-        }
     }
     for (size_t i = 0; i < nnode; i++)
-        if (!have[i]) {
-            free(have);
-            goto corrupt;
-        }
+        if (!have[i]) CORRUPT(AT, "node %zu belongs to no event", path, AT, i);
     free(have);
+    have = NULL;
     for (size_t i = 0; i < nedge; i++) {
         hta_cp_edge *e = &g->edge[i];
+        at = AT;
         e->u = get_u32(&r);
         e->v = get_u32(&r);
         e->w = (int64_t)get_u64(&r);
         e->attr = (int32_t)get_u32(&r);
         const unsigned char *t = take(&r, 1);
-        if (!t || e->u >= nnode || e->v >= nnode || e->u == e->v || *t >= HTA_CP_NTYPES ||
-            e->attr < -1 || e->attr >= (int64_t)nev)
-            goto corrupt;
+        if (!t) CORRUPT(at, "edge %zu runs past the end", path, at, i);
+        if (e->u >= nnode || e->v >= nnode || e->u == e->v || *t >= HTA_CP_NTYPES || e->attr < -1 ||
+            e->attr >= (int64_t)nev)
+            CORRUPT(at, "edge %zu: node, type or event out of range", path, at, i);
+        if (!time_ok(e->w)) CORRUPT(at, "edge %zu: weight beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
         e->type = *t;
     }
     g->nedge = nedge;
     for (uint64_t i = 0; i < nnotes; i++) {
+        at = AT;
         uint32_t l = get_u32(&r);
         const unsigned char *s = take(&r, l);
-        if (!s) goto corrupt;
+        if (!s) CORRUPT(at, "note %llu runs past the end", path, at, (unsigned long long)i);
+        if (!lex_utf8_valid((const char *)s, l) || l > INT32_MAX)
+            CORRUPT(at, "note %llu is not valid UTF-8 (or holds a NUL)", path, at, (unsigned long long)i);
         if (cp_note(g, NULL, "%.*s", (int)l, (const char *)s)) goto oom;
     }
-    if (r.p != r.e) goto corrupt;
+    if (r.p != r.e) CORRUPT(AT, "bytes after the last note", path, AT);
+#undef AT
     if (cp_graph_order(g, NULL)) goto oom;
     free(buf);
     if ((st = hta_cpath_longest(g, NULL, &g->path, err))) {
+        hta_error_prefix(err, path);
         hta_cpath_free(g);
         return st;
     }
     *out = g;
     return HTA_OK;
-corrupt:
-    st = hta_fail(err, HTA_EFORMAT, "%s: corrupt critical-path graph file", path);
-    goto fail;
 oom:
     st = hta_oom(err);
 fail:
+    free(have);
     free(buf);
     hta_cpath_free(g);
     return st;

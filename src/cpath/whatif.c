@@ -1,6 +1,7 @@
 /* What-if simulation: rules that change edge weights, the new critical path,
  * and a re-timed trace (docs/critical-path.md, "What-if"). */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,52 @@
 #include "cpath/internal.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
+#include "trace/json_lex.h"
 
 /* The selectors of a rule (docs/critical-path.md, "What-if").  Every selector but edge:... acts on
  * operator edges, through the event the edge's time is attributed to. */
 enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE };
+
+/* The largest factor of xF (docs/critical-path.md, "Limits"): far beyond any real slowdown, small enough
+ * that a weight times it is a checked double product, never a wrapped integer. */
+#define FACTOR_MAX 1e6
+
+/* A plain decimal number, the whole text: digits, an optional fraction, an optional exponent.  strtod
+ * alone would also take " 1", "+1", "inf", "nan" and hex floats; none of those is a factor or a time. */
+static int decimal(const char *s, double *v) {
+    const char *p = s;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p)) p++;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (*p) return -1;
+    *v = strtod(s, NULL);
+    return isfinite(*v) ? 0 : -1;
+}
+
+/* Decimal us text (checked by decimal()) to exact ns, rounded half to even below the ns: the loader's
+ * own conversion (json_lex), on a copy with the sentinel and padding it reads. */
+static int exact_ns(const char *s, int64_t *ns) {
+    char b[64 + HTA_LEX_PAD];
+    size_t n = strlen(s);
+    if (n >= 64) return -1;
+    memcpy(b, s, n);
+    b[n] = ' '; /* ends the number before the sentinel */
+    memset(b + n + 1, 0, sizeof b - n - 1);
+    lex L = {.end = b + n + 1};
+    lex_num x;
+    const char *q;
+    return lex_number(&L, b, &q, &x) || q != b + n || lex_num_scaled(&x, 3, ns) ? -1 : 0;
+}
 
 hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *err) {
     memset(r, 0, sizeof *r);
@@ -27,18 +70,22 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
     sel[sl] = 0;
     const char *act = eq + 1, *arg = strchr(sel, ':');
     char *end;
-    /* xF or *F scales, a bare number sets; !(f >= 0) also refuses NaN */
+    /* xF or *F scales, a bare number sets: plain decimals in a bounded range, so that no weight a rule
+     * makes can leave int64 (the scaled weight is checked again when applied) */
     if (*act == 'x' || *act == '*') {
         r->scale = 1;
-        r->factor = strtod(act + 1, &end);
-        if (end == act + 1 || *end || !(r->factor >= 0) || isinf(r->factor))
-            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': bad factor '%s' (x0.5, x2)", text, act);
+        if (decimal(act + 1, &r->factor) || r->factor > FACTOR_MAX)
+            return hta_fail(err, HTA_EINVAL,
+                            "what-if rule '%s': bad factor '%s' (xF with F a decimal number, 0 <= F <= 1e6)",
+                            text, act);
     } else {
-        double v = strtod(act, &end);
-        if (end == act || *end || !(v >= 0) || isinf(v))
-            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': bad action '%s' (xF scales, a number in us sets)", text, act);
-        /* the action is in us, as every time the user sees; edges weigh ns */
-        r->value_ns = llround(v * 1000.0);
+        double v;
+        /* the action is in us, as every time the user sees; edges weigh ns, at most a time's range.  The
+         * ns are read from the text exactly, as the loader reads a dur. */
+        if (decimal(act, &v) || exact_ns(act, &r->value_ns) || r->value_ns > HTA_TIME_MAX_NS)
+            return hta_fail(err, HTA_EINVAL,
+                            "what-if rule '%s': bad action '%s' (xF scales; a decimal number of us, "
+                            "0 <= V < 2^62 ns, sets)", text, act);
     }
     size_t kl = arg ? (size_t)(arg - sel) : sl;
     const char *a = arg ? arg + 1 : "";
@@ -52,9 +99,12 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
         if (strcmp(a, "comm") && strcmp(a, "comp") && strcmp(a, "mem") && strcmp(a, "other"))
             return hta_fail(err, HTA_EINVAL, "what-if rule '%s': type is comm, comp, mem or other", text);
     } else if (IS("stream")) {
+        /* digits only, within int64 (strtoll would clamp 99999999999999999999 to INT64_MAX) */
         r->what = W_STREAM;
+        errno = 0;
         r->num = strtoll(a, &end, 10);
-        if (end == a || *end) return hta_fail(err, HTA_EINVAL, "what-if rule '%s': stream needs a number", text);
+        if (!isdigit((unsigned char)*a) || *end || errno)
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': stream needs a number, 0 <= N < 2^63", text);
     } else if (IS("edge")) {
         r->what = W_EDGE;
         if (strcmp(a, "launch") && strcmp(a, "kk"))
@@ -147,7 +197,24 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
                 s = selects(g, r, e);
             }
             if (!s) continue;
-            w[i] = r->scale ? llround((double)w[i] * r->factor) : r->value_ns;
+            if (r->scale) {
+                /* an int64 weight times a factor <= FACTOR_MAX is a finite double; a result beyond the
+                 * times the model holds is refused rather than wrapped.  The test is x < 2^62 exactly:
+                 * HTA_TIME_MAX_NS as a double rounds up to 2^62, which llround would make 2^62 ns. */
+                double x = (double)w[i] * r->factor;
+                if (!(fabs(x) < 0x1p62)) {
+                    free(changed);
+                    free(memo);
+                    static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge"};
+                    return hta_fail(err, HTA_EINVAL,
+                                    "what-if rule '%s%s%s=x%g': an edge of %.3f us would weigh %.6g us, beyond "
+                                    "the times hta holds (|t| < 2^62 ns)", SEL[r->what], *r->pattern ? ":" : "",
+                                    r->pattern, r->factor, (double)w[i] / 1000.0, x / 1000.0);
+                }
+                w[i] = llround(x);
+            } else {
+                w[i] = r->value_ns;
+            }
             changed[i] = 1;
         }
     }
@@ -183,14 +250,29 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
     const hta_raw_member *ts = rc ? NULL : hta_raw_obj_get(&x->obj, "ts");
     if (!ts) return hta_rawout_event(w, json, len);
     const hta_cp_node *ns = &x->g->node[ev->start], *ne = &x->g->node[ev->end];
-    int64_t shift = x->tn[ev->start] - ns->ts;
     /* The duration as written plus the change of the node distance: the graph's times may be HTA-rounded,
-     * the file's are exact, so the file's own ts and dur are shifted rather than replaced by graph times. */
-    int64_t ndur = x->r->dur[ev->row] + (x->tn[ev->end] - x->tn[ev->start]) - (ne->ts - ns->ts);
+     * the file's are exact, so the file's own ts and dur are shifted rather than replaced by graph times.
+     * Every step is checked, and the new times must lie where the loader takes them again (trace.h). */
+    int64_t shift, span, ndur, nts, nend;
+    if (__builtin_sub_overflow(x->tn[ev->start], ns->ts, &shift) ||
+        __builtin_sub_overflow(x->tn[ev->end], x->tn[ev->start], &span) ||
+        __builtin_add_overflow(x->r->dur[ev->row], span, &ndur) ||
+        __builtin_sub_overflow(ndur, ne->ts - ns->ts, &ndur) ||
+        __builtin_add_overflow(x->r->ts[ev->row], shift, &nts))
+        return hta_rawout_fail(w, HTA_EINVAL, "what-if trace: event %u would move beyond int64 ns", index);
     if (ndur < 0) ndur = 0;
+    if (nts > HTA_TIME_MAX_NS || nts < -HTA_TIME_MAX_NS || __builtin_add_overflow(nts, ndur, &nend) ||
+        nend > HTA_TIME_MAX_NS) {
+        char a[32], b[32];
+        hta_raw_format_us(nts, 0, a);
+        hta_raw_format_us(ndur, 0, b);
+        return hta_rawout_fail(w, HTA_EINVAL,
+                               "what-if trace: event %u would start at %s us and last %s us, beyond the times hta "
+                               "holds (|t| < 2^62 ns)", index, a, b);
+    }
     const hta_raw_member *dur = hta_raw_obj_get(&x->obj, "dur");
     char tb[32], db[32];
-    hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(x->r->ts[ev->row] + shift, 0, tb)}};
+    hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(nts, 0, tb)}};
     if (dur) e[1] = (hta_raw_edit){dur->val, dur->val + dur->vlen, db, hta_raw_format_us(ndur, 0, db)};
     return hta_rawout_edited(w, json, len, e, dur ? 2 : 1);
 }
@@ -223,7 +305,11 @@ hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int
         if (g->edge[i].type == HTA_CP_SYNC) syncdst[g->edge[i].v] = 1;
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
-        int64_t gap = g->node[e->v].ts - g->node[e->u].ts;
+        int64_t gap;
+        if (__builtin_sub_overflow(g->node[e->v].ts, g->node[e->u].ts, &gap)) {
+            st = hta_fail(err, HTA_EINVAL, "the graph's node times are more than 2^63 ns apart");
+            goto done;
+        }
         /* A blocking call (weight 0) whose end a sync edge decides gets 0: it returns when the synchronised
          * GPU work ends, not after its old duration. */
         if (w[i] != e->w) ws[i] = w[i];

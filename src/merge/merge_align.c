@@ -71,7 +71,7 @@ static const char *meta_json(const hta_rank *r, const char *key) {
 /* A rank's unix clock, best source first: libhtatrace's anchor (monotonic -> unix: monotonic clocks of two
  * hosts have unrelated origins, so this is what makes tracer files comparable at all), then Kineto's
  * baseTimeNanoseconds, else the times as written. */
-static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
+static int clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
     const char *anc = meta_json(r, "htaClockAnchor");
     if (anc) {
         hta_raw_obj o = {0};
@@ -86,21 +86,44 @@ static void clock_of(const hta_rank *r, hta_merge_rank *m, int *unix_known) {
         if (ok) {
             m->clock = HTA_CLOCK_TRACER_ANCHOR;
             /* the anchor is one reading of both clocks at one instant: u = ts - monotonic_ns + unix_ns
-             * (docs/tracer.md) */
-            m->base_ns = unix_ns - mono_ns;
-            return;
+             * (docs/tracer.md); a base beyond the times the model holds is refused (-1) */
+            if (__builtin_sub_overflow(unix_ns, mono_ns, &m->base_ns) || m->base_ns > HTA_TIME_MAX_NS ||
+                m->base_ns < -HTA_TIME_MAX_NS)
+                return -1;
+            return 0;
         }
     }
     if (r->base_time_ns != INT64_MIN) {
         m->clock = HTA_CLOCK_KINETO_BASE;
         m->base_ns = r->base_time_ns;
-        return;
+        return 0;
     }
     m->clock = HTA_CLOCK_AS_WRITTEN;
     m->base_ns = 0;
     /* Kineto without a base writes absolute unix us; our tracer without an
      * anchor writes CLOCK_MONOTONIC, which is no unix time. */
     if (meta_json(r, "htaTracer")) *unix_known = 0;
+    return 0;
+}
+
+/* The margin kept below HTA_TIME_MAX_NS for the merged times: the correction is a double rounded per
+ * event, so its value between the two ends checked may differ from theirs by a few ulps. */
+#define MAP_MARGIN_NS ((int64_t)1 << 20)
+
+/* Whether every time of rank i's file (t_min .. t_max, on its unix clock) maps onto the merged timeline
+ * within the times the model holds, the correction within half of that: the map is affine in u, so its
+ * two ends bound it, and hta_merge_map's int64 steps cannot overflow in between. */
+static int map_in_range(const hta_merge_plan *p, size_t i, int64_t u_lo, int64_t u_hi, int with_origin) {
+    const hta_merge_rank *m = &p->r[i];
+    const long double lim = (long double)(HTA_TIME_MAX_NS - MAP_MARGIN_NS);
+    const int64_t ends[2] = {u_lo, u_hi};
+    for (int k = 0; k < 2; k++) {
+        long double corr = (long double)m->offset_ns;
+        if (m->drift != 0.0) corr += (long double)m->drift * ((long double)ends[k] - (long double)m->t0_ns);
+        long double t = (long double)ends[k] + corr - (long double)p->origin_ns;
+        if (!(fabsl(corr) <= lim / 2) || (with_origin && !(fabsl(t) <= lim))) return 0;
+    }
+    return 1;
 }
 
 /* ---- anchors ---- */
@@ -710,7 +733,23 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
         m->rank = r->rank;
         if (r->rank > maxrank) maxrank = r->rank;
         if (!(m->path = strdup(r->path))) goto oom;
-        clock_of(r, m, &p->unix_known);
+        if (clock_of(r, m, &p->unix_known)) {
+            hta_merge_plan_free(p);
+            return hta_fail(err, HTA_EFORMAT, "%s: htaClockAnchor gives a clock beyond the times hta holds "
+                            "(|t| < 2^62 ns)", r->path);
+        }
+        /* every time of the file on the unix clock must be a time the model holds, so that differences of
+         * them (offsets, residuals) and the writer's ts + base stay exact */
+        int64_t lo, hi;
+        if (r->t_min <= r->t_max &&
+            (__builtin_add_overflow(r->t_min, m->base_ns, &lo) || __builtin_add_overflow(r->t_max, m->base_ns, &hi) ||
+             lo < -HTA_TIME_MAX_NS || hi > HTA_TIME_MAX_NS)) {
+            hta_status st = hta_fail(err, HTA_EFORMAT, "%s: ts + %s beyond the times hta holds (|t| < 2^62 ns)",
+                                     r->path, m->clock == HTA_CLOCK_TRACER_ANCHOR ? "the htaClockAnchor base"
+                                                                                  : "baseTimeNanoseconds");
+            hta_merge_plan_free(p);
+            return st;
+        }
         m->pid_base = (int64_t)r->rank * PID_STRIDE;
         m->rms_ns = m->max_ns = NAN;
         int64_t mn = INT64_MAX;
@@ -757,6 +796,19 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
         if (rc) goto oom;
     }
 
+    /* the corrections first (the origin is placed with them), then the merged times (below) */
+    for (size_t i = 0; i < p->n; i++) {
+        const hta_rank *r = t->ranks[i];
+        if (r->t_min > r->t_max ||
+            map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 0))
+            continue;
+        hta_status st = hta_fail(err, HTA_EFORMAT,
+                                 "%s: the alignment (offset %.0f ns, drift %g) moves times beyond the times hta "
+                                 "holds (|t| < 2^62 ns)", r->path, p->r[i].offset_ns, p->r[i].drift);
+        hta_merge_plan_free(p);
+        return st;
+    }
+
     /* Origin: 1 s before the earliest row or flow on the merged timeline,
      * down to a whole ms: ts stay small enough for viewers that read them as
      * doubles, and the few events Kineto puts before the first row (profiler
@@ -772,6 +824,17 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     /* floor division: C's / truncates toward zero, and o0 can be negative when clocks are not unix time */
     int64_t ms = o0 / 1000000 - (o0 % 1000000 < 0);
     p->origin_ns = ms * 1000000;
+    for (size_t i = 0; i < p->n; i++) {
+        const hta_rank *r = t->ranks[i];
+        if (r->t_min > r->t_max ||
+            map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 1))
+            continue;
+        hta_status st = hta_fail(err, HTA_EFORMAT,
+                                 "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds "
+                                 "(|t| < 2^62 ns)", r->path, p->r[i].offset_ns);
+        hta_merge_plan_free(p);
+        return st;
+    }
     return HTA_OK;
 oom:
     hta_merge_plan_free(p);

@@ -26,6 +26,12 @@ static void round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end, in
     double tsd = (double)((long double)t / 1000.0L);
     double dd = (double)((long double)d / 1000.0L);
     double s = ceil(tsd), e = floor(tsd + dd);
+    /* Rounding (and a double's half-us steps at this size) may step past the times the model holds
+     * (|t| < 2^62 ns, trace.h) by up to a us, and two such times would then be more than INT64_MAX
+     * apart: the whole us nearest the edge is taken instead (only a time within 1 us of the limit moves). */
+    const double lim = (double)(HTA_TIME_MAX_NS / 1000);
+    s = s > lim ? lim : s < -lim ? -lim : s;
+    e = e > lim ? lim : e < -lim ? -lim : e;
     /* HTA gives an event inside one microsecond dur = -1 (Q6); 0 unless that is asked for. */
     if (e < s && !q6) e = s;
     *ts = (int64_t)s * 1000;

@@ -29,6 +29,21 @@ static int utf8_seq(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
+int lex_utf8_valid(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        if (*p < 0x80) {
+            if (!*p) return 0;
+            p++;
+            continue;
+        }
+        int k = utf8_seq(p, end);
+        if (k <= 0) return 0;
+        p += k;
+    }
+    return 1;
+}
+
 const char *lex_ws_run(const char *p) {
 #if defined(__SSE2__)
     for (;;) {
@@ -236,6 +251,14 @@ int lex_num_scaled(const lex_num *n, int scale, int64_t *v) {
     if (r > (uint64_t)INT64_MAX) return -1;
     *v = n->neg ? -(int64_t)r : (int64_t)r;
     return 0;
+}
+
+int lex_num_int(const lex_num *n, int64_t *v) {
+    if (n->sticky) return -1; /* digits were dropped: not exact */
+    if (n->mant && n->exp10 < 0) {
+        if (n->exp10 < -19 || n->mant % POW10[-n->exp10]) return -1;
+    }
+    return lex_num_scaled(n, 0, v);
 }
 
 double lex_num_double(const char *p, const char *q) {

@@ -47,6 +47,9 @@ static inline const char *lex_ws(const char *p) {
 /* p points after the opening quote.  On LEX_OK *out points at the closing
  * quote; *esc is set when the string has escapes. Validates UTF-8. */
 lex_rc lex_string_slow(lex *L, const char *p, const char **out, int *esc);
+/* Whether [s, s + n) is valid UTF-8 (what the lexer accepts in a string: no overlong forms, surrogates or
+ * code points past U+10FFFF) with no NUL byte. */
+int lex_utf8_valid(const char *s, size_t n);
 /* Unescapes the string body [p, q) into dst (room for q - p bytes);
  * returns the length. Input was validated by lex_string. */
 size_t lex_unescape(const char *p, const char *q, char *dst);
@@ -62,6 +65,8 @@ typedef struct lex_num {
 lex_rc lex_number_slow(lex *L, const char *p, const char **out, lex_num *n);
 /* value * 10^scale as int64, rounding half to even; -1 on overflow. */
 int lex_num_scaled(const lex_num *n, int scale, int64_t *v);
+/* The value as int64 when it is exactly an integer (1e3 and 2.0 are; 1.5 and 1e30 are not): 0, else -1. */
+int lex_num_int(const lex_num *n, int64_t *v);
 double lex_num_double(const char *p, const char *q);
 
 

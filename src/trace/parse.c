@@ -40,6 +40,7 @@ typedef struct parser {
     lex L;
     const hta_raw_callbacks *raw; /* raw scan: hand out spans, build nothing */
     uint32_t raw_index;
+    uint64_t dur_sum; /* |dur| of the rows so far: at most HTA_TIME_MAX_NS (trace.h) */
     char *scratch; /* unescaped strings */
     size_t scratch_cap;
     hta_error *err;
@@ -59,22 +60,41 @@ static hta_status perr(parser *P, const lex *L) {
  * the limit `what` passed. */
 #define LEX_BUILD(L, at, st, what) LEX_FAIL(L, at, st, (st) == HTA_ENOMEM ? "out of memory" : (what))
 
+#define NUL_MSG "string holds \\u0000 (NUL), which hta cannot keep"
+
 /* Most strings are used where they lie in the buffer; only a string with escapes is unescaped, into this
- * reused scratch. */
-static const char *scratch_str(parser *P, const char *s, const char *q, size_t *n) {
+ * reused scratch.  s: the body after the opening quote.  A \u0000 would cut the string short wherever
+ * the model hands it out as C text (names, categories, args), so such a string is refused, never kept
+ * truncated. */
+static lex_rc scratch_str(parser *P, const char *s, const char *q, const char **out, size_t *n) {
     size_t need = (size_t)(q - s) + 1;
     if (need > P->scratch_cap) {
         char *d = realloc(P->scratch, need * 2);
-        if (!d) return NULL;
+        if (!d) return LEX_NOMEM(&P->L, s);
         P->scratch = d;
         P->scratch_cap = need * 2;
     }
     *n = lex_unescape(s, q, P->scratch);
-    return P->scratch;
+    if (memchr(P->scratch, 0, *n)) return LEX_ERROR(&P->L, s - 1, NUL_MSG);
+    *out = P->scratch;
+    return LEX_OK;
 }
 
-/* Keys are compared as the raw bytes between the quotes: a key written with escapes is not one of ours, as
- * no Kineto key needs any. */
+/* Keys are matched decoded: "n\u0061me" is name, as for every JSON reader (and the rewriters' raw
+ * reader, rawobj.c).  The plain key, the case of every Kineto key, stays the bytes in the buffer; an
+ * escaped one is decoded into kb when it is short enough to be one of ours (the longest has 33 bytes and
+ * an escape writes at least one byte per six it takes, so a key of more than KEYBUF bytes as written is
+ * none of ours: it stays as written, and its backslashes match no key).  Returns 1 when the decoded key
+ * holds a NUL (it then matches nothing either, and a caller that would keep it refuses it). */
+#define KEYBUF 256
+static int key_decode(const char **k, size_t *kn, int *esc, char *kb) {
+    if (!*esc || *kn > KEYBUF) return 0;
+    *kn = lex_unescape(*k, *k + *kn, kb);
+    *k = kb;
+    *esc = 0;
+    return memchr(kb, 0, *kn) != NULL;
+}
+
 static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
     return n == ln && memcmp(k, lit, ln) == 0;
 }
@@ -245,7 +265,7 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
         if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
         size_t n = (size_t)(q - p - 1);
         const char *s = p + 1;
-        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
+        if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
         a->type = HTA_V_STR;
         a->v.sym = hta_symtab_intern(b->sym, s, n);
         *out = q + 1;
@@ -291,12 +311,15 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
         return LEX_OK;
     }
     for (;;) {
-        const char *k, *q;
+        const char *k, *q, *kraw;
         size_t kn;
         int esc;
+        char kb[KEYBUF];
         if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+        kraw = k;
         q = k + kn;
-        int slot = esc ? A_NONE : arg_lookup(k, kn);
+        int knul = key_decode(&k, &kn, &esc, kb);
+        int slot = esc || knul ? A_NONE : arg_lookup(k, kn);
         if (slot == A_STREAM) {
             if ((rc = value_int(P, p, &p, &e->stream))) return rc;
             e->have_stream = 1;
@@ -308,7 +331,7 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
             if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
             size_t n = (size_t)(q - p - 1);
             const char *s = p + 1;
-            if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
+            if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
             uint32_t id = hta_symtab_intern(b->sym, s, n);
             if (id == UINT32_MAX) return LEX_NOMEM(L, p);
             e->meta_name = id;
@@ -321,7 +344,8 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
             } else {
                 size_t n = kn;
                 const char *s = k;
-                if (esc && !(s = scratch_str(P, k, q, &n))) return LEX_NOMEM(L, p);
+                if (knul) return LEX_ERROR(L, kraw - 1, NUL_MSG);
+                if (esc && (rc = scratch_str(P, k, q, &s, &n))) return rc;
                 uint32_t id = hta_symtab_intern(b->sym, s, n);
                 if (id == UINT32_MAX) return LEX_NOMEM(L, p);
                 ks = id;
@@ -362,6 +386,10 @@ static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q
     return LEX_OK;
 }
 
+#define TS_RANGE_MSG "ts out of range (hta holds |ts| < 2^62 ns, about 146 years)"
+#define DUR_RANGE_MSG "dur out of range (hta holds |dur| < 2^62 ns, about 146 years)"
+#define END_RANGE_MSG "ts + dur out of range (hta holds |ts + dur| < 2^62 ns, about 146 years)"
+
 /* ts/dur: microseconds as decimal text -> exact ns, digit by digit, never through a double (a double has
  * quarter-microsecond steps at today's epoch times).  A fraction is remembered: it decides whether HTA
  * rounds the file (TF§6). */
@@ -375,8 +403,11 @@ static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, i
     lex_num n;
     lex_rc rc = lex_number(L, p, out, &n);
     if (rc) return rc;
-    /* scale 3: the text is microseconds, the value ns (x 10^3), rounded half to even only past the ns */
-    if (lex_num_scaled(&n, 3, ns)) return LEX_ERROR(L, p, "timestamp out of range");
+    /* scale 3: the text is microseconds, the value ns (x 10^3), rounded half to even only past the ns.
+     * Beyond the model's range (trace.h: HTA_TIME_MAX_NS) the value is refused, not clamped: every later
+     * difference of two times is then exact in int64. */
+    if (lex_num_scaled(&n, 3, ns) || *ns > HTA_TIME_MAX_NS || *ns < -HTA_TIME_MAX_NS)
+        return LEX_ERROR(L, p, frac ? TS_RANGE_MSG : DUR_RANGE_MSG);
     *have = 1;
     if (frac && n.frac) *frac = 1;
     return LEX_OK;
@@ -394,7 +425,7 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
         if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
         size_t n = (size_t)(q - p - 1);
         const char *s = p + 1;
-        if (esc && !(s = scratch_str(P, p + 1, q, &n))) return LEX_NOMEM(L, p);
+        if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
         char *end;
         char tmp[32];
         if (n > 0 && n < sizeof tmp) {
@@ -435,16 +466,18 @@ static int cat_is_trace(const event *e) {
 }
 
 /* The category of a complete event written without cat (hta_infer_category).  Out of line and cold: no
- * Kineto event comes here, and the event loop stays as small as it was.  NULL when out of memory. */
-static __attribute__((noinline, cold)) const char *infer_cat(parser *P, const event *e) {
+ * Kineto event comes here, and the event loop stays as small as it was. */
+static __attribute__((noinline, cold)) lex_rc infer_cat(parser *P, const event *e, const char **cat) {
     const char *nm = e->name_s, *pid = NULL;
     size_t nn = e->have_name ? (size_t)(e->name_q - e->name_s) : 0, pn = 0;
-    if (e->have_name && e->name_esc && !(nm = scratch_str(P, e->name_s, e->name_q, &nn))) return NULL;
+    lex_rc rc;
+    if (e->have_name && e->name_esc && (rc = scratch_str(P, e->name_s, e->name_q, &nm, &nn))) return rc;
     if (e->pid_sym >= 0) {
         pid = hta_sym(P->b->sym, (uint32_t)e->pid_sym);
         pn = hta_sym_len(P->b->sym, (uint32_t)e->pid_sym);
     }
-    return hta_infer_category(e->have_name ? nm : "", nn, pid, pn);
+    *cat = hta_infer_category(e->have_name ? nm : "", nn, pid, pn);
+    return LEX_OK;
 }
 
 /* p at '{'.  Parses one event and records it. */
@@ -467,8 +500,11 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             const char *k;
             size_t kn;
             int esc;
+            char kb[KEYBUF];
             if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
-            /* Keys by length, then by bytes: a handful of compares per key. */
+            if (esc) key_decode(&k, &kn, &esc, kb);
+            /* Keys by length, then by bytes: a handful of compares per key.  A key written twice counts
+             * with its last value, as the rewriters read it (hta_raw_obj_get). */
             switch (kn) {
             case 2:
                 if (k[0] == 'p' && k[1] == 'h') {
@@ -525,6 +561,15 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                     goto next;
                 }
                 if (!memcmp(k, "args", 4)) {
+                    /* A second args replaces the first: what the first one set is forgotten. */
+                    if (e.args_done || e.args_p) {
+                        r->nargs = e.args_mark;
+                        e.stream = e.corr = e.extid = -1;
+                        e.have_stream = 0;
+                        e.meta_name = -1;
+                        e.args_done = 0;
+                        e.args_p = NULL;
+                    }
                     /* Kineto writes ph and cat before args, so whether the args matter is known here and
                      * they are parsed in place, in one pass.  Otherwise the args are skipped and parsed at
                      * the end of the event, once it is known to be kept. */
@@ -563,6 +608,14 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         }
     }
     *out = p + 1;
+    /* both in range (ev_time), so the sum cannot overflow; the end is a time too */
+    if (e.have_ts) {
+        int64_t end = e.ts + (e.have_dur ? e.dur : 0);
+        if (end > HTA_TIME_MAX_NS || end < -HTA_TIME_MAX_NS) return LEX_ERROR(L, ev_start, END_RANGE_MSG);
+        int64_t lo = end < e.ts ? end : e.ts, hi = end < e.ts ? e.ts : end;
+        if (lo < r->t_min) r->t_min = lo;
+        if (hi > r->t_max) r->t_max = hi;
+    }
 
     uint32_t index = (uint32_t)r->n_events;
     /* HTA's rule (TF§4.1): an event is a row iff it has dur and cat and cat is not "Trace". index counts
@@ -573,7 +626,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
      * file would otherwise load with no rows.  An explicit "cat": null stays HTA's "no category". */
     const char *icat = NULL;
     if (!keep && e.have_dur && !e.cat_key && e.ph == 'X') {
-        if (!(icat = infer_cat(P, &e))) return LEX_NOMEM(L, p);
+        if ((rc = infer_cat(P, &e, &icat))) return rc;
         keep = 1;
     }
     if (!e.args_done && e.args_p && (keep || e.ph == 'M')) {
@@ -590,6 +643,11 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         /* A row without a start has no place on any timeline (HTA's table would hold NaN there).  The file
          * is refused with the event's offset. */
         if (!e.have_ts) return LEX_ERROR(L, ev_start, "event has dur and cat but no ts");
+        /* every sum of the rows' durations an analysis makes must fit int64: their total is bounded
+         * (trace.h); each |dur| < 2^62, so the running sum cannot wrap before the test */
+        P->dur_sum += e.dur < 0 ? (uint64_t)0 - (uint64_t)e.dur : (uint64_t)e.dur;
+        if (P->dur_sum > (uint64_t)HTA_TIME_MAX_NS)
+            return LEX_ERROR(L, ev_start, "the durations of the rows add up to 2^62 ns or more (about 146 years)");
         size_t row;
         hta_status bs;
         if ((bs = rank_build_row(b, &row))) return LEX_BUILD(L, ev_start, bs, "");
@@ -597,13 +655,12 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         const char *s = e.cat_s;
         n = (size_t)(e.cat_q - e.cat_s);
         if (icat) s = icat, n = strlen(icat);
-        else if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
+        else if (e.cat_esc && (rc = scratch_str(P, e.cat_s, e.cat_q, &s, &n))) return rc;
         if ((bs = rank_build_cat(b, s, n, &r->cat[row]))) return LEX_BUILD(L, ev_start, bs, "too many categories");
         if (e.have_name) {
             s = e.name_s;
             n = (size_t)(e.name_q - e.name_s);
-            if (e.name_esc && !(s = scratch_str(P, e.name_s, e.name_q, &n)))
-                return LEX_NOMEM(L, p);
+            if (e.name_esc && (rc = scratch_str(P, e.name_s, e.name_q, &s, &n))) return rc;
         } else {
             s = "";
             n = 0;
@@ -635,7 +692,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         if (e.have_cat) {
             size_t n = (size_t)(e.cat_q - e.cat_s);
             const char *s = e.cat_s;
-            if (e.cat_esc && !(s = scratch_str(P, e.cat_s, e.cat_q, &n))) return LEX_NOMEM(L, p);
+            if (e.cat_esc && (rc = scratch_str(P, e.cat_s, e.cat_q, &s, &n))) return rc;
             cs = hta_symtab_intern(b->sym, s, n);
             if (cs == UINT32_MAX) return LEX_NOMEM(L, ev_start);
         }
@@ -658,46 +715,108 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
 /* ---------- top level ---------- */
 
-int64_t hta_json_int_field(const char *json, const char *key) {
-    /* small objects only (distributedInfo): find "key" then a number */
+/* An integer member of a small object (distributedInfo's rank and world_size): a JSON integer, or one
+ * written as a string ("3"), as exact int64.  obj is the object's text (already checked by
+ * lex_skip_value) in a buffer with the lexer's sentinel and padding.  Returns 0 and *v, -1 when the key
+ * is absent or null (or a string that is no number, as "n/a": HTA's regex finds no rank there either),
+ * or -2 with *at at the value when it is a number that is no exact int64 integer (1.5, 1e30, "1.5"):
+ * such a value is refused, never truncated.  A key written twice counts with its last value. */
+static int json_int_member(lex *L, const char *obj, const char *key, int64_t *v, const char **at) {
     size_t kl = strlen(key);
-    for (const char *s = json; (s = strchr(s, '"')); s++) {
-        if (!strncmp(s + 1, key, kl) && s[kl + 1] == '"') {
-            const char *v = s + kl + 2;
-            while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
-            if (*v != ':') continue;
-            v++;
-            while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
-            if (*v == '"') v++;
-            if ((*v < '0' || *v > '9') && *v != '-') return -1;
-            return strtoll(v, NULL, 10);
-        }
+    const char *p = lex_ws(obj + 1), *val = NULL;
+    if (*p == '}') return -1;
+    for (;;) {
+        const char *k, *q;
+        size_t kn;
+        int esc;
+        char kb[KEYBUF];
+        if (lex_key(L, p, &k, &kn, &esc, &p)) return -1;
+        key_decode(&k, &kn, &esc, kb);
+        if (!esc && kn == kl && !memcmp(k, key, kl)) val = p;
+        if (lex_skip_value(L, p, &q)) return -1;
+        p = lex_ws(q);
+        if (*p != ',') break;
+        p = lex_ws(p + 1);
     }
-    return -1;
+    if (!val || *val == 'n') return -1;
+    *at = val;
+    if (*val == '"') {
+        /* the digits of a string, all of them: "12x" or "1.5" is no rank */
+        const char *s = val + 1;
+        int neg = *s == '-';
+        s += neg;
+        if (!is_digit(*s)) {
+            /* text that starts like a number but is none is an error; other text is no rank */
+            return *s == '.' ? -2 : -1;
+        }
+        uint64_t acc = 0;
+        for (; is_digit(*s); s++) {
+            if (acc > (UINT64_MAX - 9) / 10) return -2;
+            acc = acc * 10 + (uint64_t)(*s - '0');
+        }
+        if (*s != '"' || acc > (uint64_t)INT64_MAX) return -2;
+        *v = neg ? -(int64_t)acc : (int64_t)acc;
+        return 0;
+    }
+    if (*val != '-' && !is_digit(*val)) return -2; /* true, an object, ...: no integer */
+    lex_num n;
+    const char *q;
+    if (lex_number(L, val, &q, &n) || lex_num_int(&n, v)) return -2;
+    return 0;
+}
+
+int64_t hta_json_int_field(const char *json, const char *key) {
+    /* the text of a small object (distributedInfo), copied with the sentinel and padding the lexer reads */
+    size_t n = strlen(json);
+    char *b = malloc(n + 1 + HTA_LEX_PAD);
+    if (!b) return -1;
+    memcpy(b, json, n);
+    memset(b + n, 0, 1 + HTA_LEX_PAD);
+    lex L = {.end = b + n};
+    int64_t v = -1;
+    const char *at, *q;
+    const char *p = lex_ws(b);
+    if (*p != '{' || lex_skip_value(&L, p, &q) || json_int_member(&L, p, key, &v, &at)) v = -1;
+    free(b);
+    return v;
 }
 
 /* A top-level key other than traceEvents: kept verbatim as metadata (TF§3).  The rank comes from the
  * parsed distributedInfo, minified or not, where HTA matches a text regex (Q3).  In a raw scan it goes to
- * the caller. */
-static lex_rc top_value(parser *P, const char *k, size_t kn, const char *p, const char **out) {
+ * the caller, with the key as written (kraw); the model keeps it decoded (k). */
+static lex_rc top_value(parser *P, const char *kraw, size_t krn, const char *k, size_t kn, const char *p,
+                        const char **out) {
     lex *L = &P->L;
     const char *q;
     lex_rc rc = lex_skip_value(L, p, &q);
     if (rc) return rc;
     if (P->raw) {
-        if (P->raw->meta && P->raw->meta(P->raw->ctx, k, kn, p, (size_t)(q - p)))
+        if (P->raw->meta && P->raw->meta(P->raw->ctx, kraw, krn, p, (size_t)(q - p)))
             return LEX_FAIL(L, p, HTA_ESTOPPED, "stopped by caller");
         *out = q;
         return LEX_OK;
     }
     if (rank_build_meta(P->b, k, kn, p, (size_t)(q - p))) return LEX_NOMEM(L, p);
-    hta_meta *m = &P->b->r->meta[P->b->r->nmeta - 1];
     hta_rank *r = P->b->r;
     if (KEY_IS(k, kn, "distributedInfo") && *p == '{') {
-        P->b->dist_rank = hta_json_int_field(m->json, "rank");
-        r->world_size = hta_json_int_field(m->json, "world_size");
-    } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || (*p >= '0' && *p <= '9'))) {
-        r->base_time_ns = strtoll(p, NULL, 10);
+        /* rank 1.5 is no rank 1: a value that is no integer is refused with its offset */
+        const char *at;
+        int64_t v;
+        int st = json_int_member(L, p, "rank", &v, &at);
+        if (st == -2) return LEX_ERROR(L, at, "distributedInfo.rank is not an integer");
+        P->b->dist_rank = st ? -1 : v;
+        st = json_int_member(L, p, "world_size", &v, &at);
+        if (st == -2) return LEX_ERROR(L, at, "distributedInfo.world_size is not an integer");
+        r->world_size = st ? -1 : v;
+    } else if (KEY_IS(k, kn, "baseTimeNanoseconds") && (*p == '-' || is_digit(*p))) {
+        /* an exact integer within the model's times (trace.h), else refused: never clamped */
+        lex_num n;
+        int64_t v;
+        if ((rc = lex_number(L, p, &q, &n))) return rc;
+        if (lex_num_int(&n, &v) || v > HTA_TIME_MAX_NS || v < -HTA_TIME_MAX_NS)
+            return LEX_ERROR(L, p, "baseTimeNanoseconds is no integer in range "
+                                   "(hta holds |t| < 2^62 ns)");
+        r->base_time_ns = v;
     } else if (KEY_IS(k, kn, "htaMerge") && *p == '{') {
         /* a merged trace: load.c gives it back as its ranks (merged.c) */
         if (merged_read(L, p, &P->b->merge)) return LEX_NOMEM(L, p);
@@ -746,21 +865,27 @@ static lex_rc step(parser *P, size_t *pos) {
             p++;
             break;
         }
-        const char *k;
-        size_t kn;
+        const char *k, *kraw;
+        size_t kn, krn;
         int esc;
+        char kb[KEYBUF];
         if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+        kraw = k;
+        krn = kn;
+        if (key_decode(&k, &kn, &esc, kb)) return LEX_ERROR(L, kraw - 1, NUL_MSG);
+        /* a key too long to decode here (key_decode) is no key of ours, but the model keeps it decoded */
+        if (esc && !P->raw && (rc = scratch_str(P, kraw, kraw + krn, &k, &kn))) return rc;
         /* Keys may come before or after traceEvents; HTA keeps metadata from both sides (TF§3), and so does
          * the model.  first: no comma before the first member or element. */
         if (KEY_IS(k, kn, "traceEvents")) {
-            if (P->seen_events) return LEX_ERROR(L, k, "duplicate traceEvents");
+            if (P->seen_events) return LEX_ERROR(L, kraw, "duplicate traceEvents");
             if (*p != '[') return LEX_END_OR(L, p, "traceEvents is not an array");
             P->seen_events = 1;
             P->state = ST_EVENTS;
             P->first = 1;
             p++;
         } else {
-            if ((rc = top_value(P, k, kn, p, &p))) return rc;
+            if ((rc = top_value(P, kraw, krn, k, kn, p, &p))) return rc;
             P->first = 0;
         }
         break;
@@ -912,6 +1037,8 @@ hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progr
     parser P;
     memset(&P, 0, sizeof P);
     P.b = b;
+    b->r->t_min = INT64_MAX;
+    b->r->t_max = INT64_MIN;
     hta_status st = run(&P, path, progress, pctx, err);
     if (P.in) {
         b->r->bytes_in = hta_input_bytes_in(P.in);

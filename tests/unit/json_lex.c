@@ -322,6 +322,51 @@ static void whitespace(void) {
     CHECK(lex_ws(p) == B.b + 3); /* stops at the sentinel */
 }
 
+/* lex_num_int: exactly an integer, or refused (distributedInfo.rank, baseTimeNanoseconds) */
+static int exact_int(const char *text, int64_t *v) {
+    buf B;
+    const char *p = load(&B, text, strlen(text)), *q = NULL;
+    lex_num n;
+    if (lex_number(&B.L, p, &q, &n) || *q != ',') return -2;
+    return lex_num_int(&n, v);
+}
+
+static void number_exact_integers(void) {
+    static const struct { const char *t; int64_t v; } ok[] = {
+        {"0,", 0}, {"7,", 7}, {"-7,", -7}, {"2.0,", 2}, {"2.000,", 2}, {"3e0,", 3}, {"1e3,", 1000},
+        {"1.5e1,", 15}, {"9223372036854775807,", INT64_MAX}, {"-9223372036854775807,", -INT64_MAX},
+        {"1234567890123456789.0,", 1234567890123456789}, {"0.0,", 0}, {"1e-0,", 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int64_t v = -42;
+        if (exact_int(ok[i].t, &v) || v != ok[i].v) UNIT_FAIL("\"%s\": not the integer %lld", ok[i].t, (long long)ok[i].v);
+    }
+    /* a fraction, a dropped non-zero digit, or beyond int64: never truncated to an integer */
+    static const char *bad[] = {"1.5,", "-1.5,", "0.1,", "1e-1,", "15e-1,", "1e30,", "9223372036854775808,",
+                                "1234567890123456789.5,", "12345678901234567891,", "1.00000000000000000001,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v = -42;
+        if (exact_int(bad[i], &v) != -1) UNIT_FAIL("\"%s\": taken as an integer", bad[i]);
+        if (v != -42) UNIT_FAIL("\"%s\": value written on failure", bad[i]);
+    }
+}
+
+/* lex_utf8_valid: what a saved graph's strings must be (the lexer's own rules, and no NUL) */
+static void utf8_validity(void) {
+    CHECK(lex_utf8_valid("", 0));
+    CHECK(lex_utf8_valid("aten::mm", 8));
+    CHECK(lex_utf8_valid("\xc3\xa9t\xc3\xa9", 5));          /* été */
+    CHECK(lex_utf8_valid("\xf0\x9f\x98\x80", 4));          /* U+1F600 */
+    CHECK(!lex_utf8_valid("a\0b", 3));                     /* NUL */
+    CHECK(!lex_utf8_valid("\xff", 1));
+    CHECK(!lex_utf8_valid("\xc3", 1));                     /* cut short */
+    CHECK(!lex_utf8_valid("\xc0\x80", 2));                 /* overlong */
+    CHECK(!lex_utf8_valid("\xed\xa0\x80", 3));             /* a surrogate */
+    CHECK(!lex_utf8_valid("\xf4\x90\x80\x80", 4));         /* past U+10FFFF */
+    CHECK(!lex_utf8_valid("ok\x80", 3));                   /* a lone continuation byte */
+}
+
 UNIT_MAIN(T(number_us_to_ns), T(number_rounding), T(number_integers), T(number_grammar), T(number_truncated),
           T(string_plain_and_utf8), T(string_escapes), T(string_surrogates), T(string_errors),
-          T(string_truncated), T(values_whole), T(values_bad), T(values_depth), T(values_truncated), T(whitespace))
+          T(string_truncated), T(values_whole), T(values_bad), T(values_depth), T(values_truncated), T(whitespace),
+          T(number_exact_integers), T(utf8_validity))

@@ -15,7 +15,6 @@ Where ROCm's trace holds other facts, the expected difference is computed from t
 import collections
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys

@@ -12,7 +12,7 @@ Usage
 -----
   gen_kineto_trace.py --out DIR [--ranks 2] [--steps 5] [--target-mb 100] [--seed 0]
                       [--gzip] [--ns | --time-format modern|ns|legacy] [--straggler R]
-                      [--mode fsdp|ddp] [--validate] [more options: --help]
+                      [--mode fsdp|ddp] [--vendor cuda|hip] [--validate] [more options: --help]
   gen_kineto_trace.py --validate-only DIR [--skew-tolerance-us US]
 
   # 8 ranks, ~100 MB uncompressed each, rank 3 straggles, gzipped, then check
@@ -98,6 +98,22 @@ Per-rank file contents
   [counters], ph M metadata (process_name/labels/sort_index, thread_name/
   sort_index), the "PyTorch Profiler (0)" Trace span and ph i markers.
 
+Vendor (--vendor cuda|hip)
+  cuda (default)    CUPTI's rows on an NVIDIA A100, as above.
+  hip               what PyTorch on ROCm (Kineto's roctracer path) writes for the
+                    same job, with the same times (the random draws are the same):
+                    HIP calls (hipLaunchKernel; hipExtModuleLaunchKernel for
+                    hipBLASLt's Tensile GEMMs "Cijk_*"; hipModuleLaunchKernel for
+                    AOTriton's flash attention "attn_fwd"/"bwd_*"; hipExtLaunchKernel
+                    for RCCL's "ncclDevKernel_Generic_1"; hipMemcpyAsync,
+                    hipMemsetAsync, hipEvent*/hipStream* calls, hipHostMalloc) whose
+                    launch and copy rows carry "stream": "0x..." (the stream's
+                    handle), "cid" and the launch config; .item() is one blocking
+                    hipMemcpyWithStream (no stream sync call); a memset is the
+                    runtime's kernel __amd_rocclr_fillBufferAligned; no cuda_sync
+                    records; GPU streams are ROCm's queue numbers (7 -> 0, copy 24 -> 1,
+                    RCCL 20 -> 2); deviceProperties of an AMD Instinct MI300X.
+
 Validation (--validate / --validate-only DIR) json-loads every file (exact
 decimal timestamps) and checks: per-stream GPU ops never overlap; every GPU op
 has a launch runtime call with its correlation, starts after it, and has a
@@ -142,6 +158,9 @@ CBID = {
     'cudaOccupancyMaxActiveBlocksPerMultiprocessor': 210,
 }
 LAUNCH_APIS = ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync')
+# the same calls under --vendor hip (for --validate)
+HIP_LAUNCH_APIS = ('hipLaunchKernel', 'hipExtLaunchKernel', 'hipModuleLaunchKernel', 'hipExtModuleLaunchKernel',
+                   'hipMemcpyAsync', 'hipMemcpyWithStream', 'hipMemsetAsync')
 
 S_COMPUTE, S_NCCL, S_COPY = 7, 20, 24
 QMAX = 1024                      # CUDA launch queue depth before launches block
@@ -232,6 +251,86 @@ NCCL_KERNEL = {
 NCCL_SHORT = {'Float': 'f32', 'BFloat16': 'bf16'}
 
 # --------------------------------------------------------------------------
+# --vendor hip: what PyTorch on ROCm (Kineto's roctracer path) writes for the same work.  Only names
+# and args change; every time is the CUDA trace's (the random draws are the same), so an analysis that
+# reads both vendors alike gives the same answers on both.
+# --------------------------------------------------------------------------
+MI300X_PROPS = ('"name": "AMD Instinct MI300X", "totalGlobalMem": 205571227648,\n'
+                '      "computeMajor": 9, "computeMinor": 4,\n'
+                '      "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,\n'
+                '      "regsPerBlock": 65536, "warpSize": 64, "sharedMemPerBlock": 65536,\n'
+                '      "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536')
+# the CUDA runtime calls the model makes -> the HIP calls PyTorch on ROCm makes for them
+HIP_API = {
+    'cudaLaunchKernel': 'hipLaunchKernel',
+    'cudaLaunchKernelExC': 'hipExtLaunchKernel',      # RCCL launches its kernels with hipExtLaunchKernel
+    'cudaMemcpyAsync': 'hipMemcpyAsync',
+    'cudaMemsetAsync': 'hipMemsetAsync',
+    'cudaStreamSynchronize': 'hipStreamSynchronize',
+    'cudaDeviceSynchronize': 'hipDeviceSynchronize',
+    'cudaEventRecord': 'hipEventRecord',
+    'cudaStreamWaitEvent': 'hipStreamWaitEvent',
+    'cudaEventSynchronize': 'hipEventSynchronize',
+    'cudaEventQuery': 'hipEventQuery',
+    'cudaEventElapsedTime': 'hipEventElapsedTime',
+    'cudaStreamIsCapturing': 'hipStreamIsCapturing',
+    'cudaFuncSetAttribute': 'hipFuncSetAttribute',
+    'cudaStreamGetCaptureInfo_v2': 'hipStreamGetCaptureInfo_v2',
+    'cudaHostAlloc': 'hipHostMalloc',                  # PyTorch's pinned-memory allocator on ROCm
+    'cudaPeekAtLastError': 'hipPeekAtLastError',
+    'cudaDeviceGetAttribute': 'hipDeviceGetAttribute',
+    'cudaOccupancyMaxActiveBlocksPerMultiprocessor': 'hipOccupancyMaxActiveBlocksPerMultiprocessor',
+}
+# args.cid: the values real ROCm traces show where one was seen (nothing reads them)
+HIP_CID = {
+    'hipLaunchKernel': 107, 'hipExtModuleLaunchKernel': 65, 'hipModuleLaunchKernel': 169,
+    'hipExtLaunchKernel': 64, 'hipMemcpyAsync': 134, 'hipMemcpyWithStream': 153, 'hipMemsetAsync': 152,
+    'hipStreamSynchronize': 59, 'hipDeviceSynchronize': 48, 'hipEventRecord': 58, 'hipStreamWaitEvent': 61,
+    'hipEventSynchronize': 60, 'hipEventQuery': 57, 'hipEventElapsedTime': 56, 'hipStreamIsCapturing': 290,
+    'hipFuncSetAttribute': 244, 'hipStreamGetCaptureInfo_v2': 298, 'hipHostMalloc': 92,
+    'hipPeekAtLastError': 116, 'hipDeviceGetAttribute': 34, 'hipOccupancyMaxActiveBlocksPerMultiprocessor': 117,
+}
+# Kineto's RuntimeActivity::flowStart on ROCm: only these calls get the ac2g "s"; every other call (syncs,
+# event record/wait, hipMemsetAsync) a lone "f", like non-launch calls on CUDA
+HIP_FLOW_START = frozenset(('hipLaunchKernel', 'hipExtLaunchKernel', 'hipModuleLaunchKernel',
+                            'hipExtModuleLaunchKernel', 'hipMemcpyAsync', 'hipMemcpyWithStream'))
+# copies: hipMemcpyKind of the call, the activity's name and kind
+HIP_COPY = {'HtoD': (1, 'Memcpy HtoD (Host -> Device)'), 'DtoH': (2, 'Memcpy DtoH (Device -> Host)'),
+            'DtoD': (3, 'Memcpy DtoD (Device -> Device)')}
+# a memset is a blit kernel of the runtime on ROCm (a "kernel" row, not a gpu_memset)
+HIP_FILL_KERNEL = '__amd_rocclr_fillBufferAligned'
+# RCCL's kernels: one generic kernel for every collective (the collective is in the kernel's args)
+RCCL_KERNEL = 'ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)'
+# GPU streams: the "stream" of a ROCm activity is its hardware queue, 0 for the default stream; the
+# stream handle the runtime call names ("0x0" for the default stream)
+HIP_QUEUE = {S_COMPUTE: 0, S_COPY: 1, S_NCCL: 2}
+HIP_STREAM_HANDLE = {S_COMPUTE: '0x0', S_COPY: '0x5628f41a3e20', S_NCCL: '0x5628f3c07a50'}
+
+
+def _tensile(layout, tile, wg):
+    return ('Cijk_%s_BBS_BH_Bias_HA_S_SAV_UserArgs_MT%s_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_'
+            'EPS0_GRVWA8_GRVWB8_GSUAMB_ISA942_IU1_K1_LBSPPA128_LBSPPB128_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_'
+            'MIAV0_MIWT4_4_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_'
+            'SPO0_SRVW0_SSO0_SVW1_TLDS1_USFGROn1_VSn1_VWA4_VWB4_WSGRA0_WSGRB0_WS64_WG%s' % (layout, tile, wg))
+
+
+# kernels that are not PyTorch's own on ROCm: hipBLASLt's Tensile GEMMs (hipExtModuleLaunchKernel) and
+# AOTriton's flash attention (hipModuleLaunchKernel); every other kernel keeps its name (hipLaunchKernel)
+HIP_KERNEL = {
+    K_GEMM['big']: (_tensile('Alik_Bljk', '256x128x64', '64_4_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['mid']: (_tensile('Alik_Bljk', '128x128x64', '32_8_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['small']: (_tensile('Alik_Bljk', '64x64x64', '16_16_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['tiny']: (_tensile('Alik_Bljk', '32x32x64', '16_8_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['nn']: (_tensile('Ailk_Bljk', '128x128x64', '32_8_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['nt']: (_tensile('Ailk_Bjlk', '128x256x64', '32_8_1'), 'hipExtModuleLaunchKernel'),
+    K_GEMM['splitk']: ('Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_PostGSU16_VW1', 'hipExtModuleLaunchKernel'),
+    K['flash_fwd']: ('attn_fwd', 'hipModuleLaunchKernel'),
+    K['flash_bwd_dot']: ('bwd_preprocess', 'hipModuleLaunchKernel'),
+    K['flash_bwd']: ('bwd_kernel_dk_dv', 'hipModuleLaunchKernel'),
+    K['flash_bwd_cvt']: ('bwd_kernel_dq', 'hipModuleLaunchKernel'),
+}
+
+# --------------------------------------------------------------------------
 # Event string templates (Kineto's chrome-trace layout)
 # --------------------------------------------------------------------------
 T_X = ('  {\n    "ph": "X", "cat": "%s", "name": "%s", "pid": %d, "tid": %d,\n'
@@ -249,6 +348,23 @@ T_RT = ('  {\n    "ph": "X", "cat": "cuda_runtime", "name": "%s", "pid": %d, "ti
 T_SYNC = ('  {\n    "ph": "X", "cat": "cuda_sync", "name": "%s", "pid": %d, "tid": %d,\n'
           '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "cuda_sync_kind": "%s", '
           '%s"stream": %d, "correlation": %d,      "device": %d, "context": 1\n    }\n  }')
+# ROCm's rows (Kineto's roctracer path): launches and stream-ordered copies name their stream's handle
+T_RT_HIP = ('  {\n    "ph": "X", "cat": "cuda_runtime", "name": "%s", "pid": %d, "tid": %d,\n'
+            '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "cid": %d, '
+            '"correlation": %d\n    }\n  }')
+T_RT_HIP_LAUNCH = ('  {\n    "ph": "X", "cat": "cuda_runtime", "name": "%s", "pid": %d, "tid": %d,\n'
+                   '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "kernel": "%s", '
+                   '"cid": %d, "correlation": %d,      "stream": "%s",      %s,      "shared memory": %d\n    }\n  }')
+T_RT_HIP_COPY = ('  {\n    "ph": "X", "cat": "cuda_runtime", "name": "%s", "pid": %d, "tid": %d,\n'
+                 '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "stream": "%s", '
+                 '"cid": %d, "correlation": %d, "src": "0x%x", "dst": "0x%x", "size": "%d", "kind": "%d"\n    }\n  }')
+T_KERNEL_HIP = ('  {\n    "ph": "X", "cat": "kernel", "name": "%s", "pid": %d, "tid": %d,\n'
+                '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "device": %d, '
+                '"stream": %d,      "correlation": %d, "kind": "Dispatch Kernel",      %s\n    }\n  }')
+T_MEM_HIP = ('  {\n    "ph": "X", "cat": "gpu_memcpy", "name": "%s", "pid": %d, "tid": %d,\n'
+             '    "ts": %s, "dur": %s,\n    "args": {\n      "External id": %d,      "device": %d, '
+             '"stream": %d,      "correlation": %d, "kind": "%s",      "bytes": %d, '
+             '"memory bandwidth (GB/s)": %s\n    }\n  }')
 T_FS = ('  {\n    "ph": "s", "id": %d, "pid": %d, "tid": %d, "ts": %s,\n'
         '    "cat": "%s", "name": "%s"\n  }')
 T_FF = ('  {\n    "ph": "f", "id": %d, "pid": %d, "tid": %d, "ts": %s,\n'
@@ -349,12 +465,20 @@ def ktail(grid, block, regs, smem):
 
 
 class Kern(object):
-    """A kernel 'template': escaped name + static launch-config args."""
-    __slots__ = ('name', 'tail')
+    """A kernel 'template': escaped name + static launch-config args (and what ROCm calls it)."""
+    __slots__ = ('name', 'tail', 'grid', 'block', 'smem', 'hip')
 
     def __init__(self, name, grid, block, regs, smem, extra=''):
         self.name = jstr(name)
         self.tail = ktail(grid, block, regs, smem) + extra
+        self.grid = grid
+        self.block = block
+        self.smem = smem
+        self.hip = HIP_KERNEL.get(name)
+
+
+def hip_dims(grid, block):
+    return '"grid": [%d, %d, %d],      "block": [%d, %d, %d]' % (grid + block)
 
 
 def cdiv(a, b):
@@ -408,6 +532,7 @@ class RankSim(object):
         self.ws = cfg.ranks
         self.dev = rank % GPUS_PER_NODE
         self.L = cfg.layers
+        self.hip = cfg.vendor == 'hip'
         rng = random.Random(cfg.seed * 1000003 + rank * 7919 + 17)
         self.rng = rng
         self.R = rng.random
@@ -701,7 +826,11 @@ class RankSim(object):
         ext = self._cur_ext(th, corr)
         ts = self.F(t)
         gb = self.gbuf
-        gb.append(T_RT % (name, self.pid, th.tid, ts, self.D(t, e), ext, CBID[name], corr))
+        if self.hip:
+            name = HIP_API[name]
+            gb.append(T_RT_HIP % (name, self.pid, th.tid, ts, self.D(t, e), ext, HIP_CID[name], corr))
+        else:
+            gb.append(T_RT % (name, self.pid, th.tid, ts, self.D(t, e), ext, CBID[name], corr))
         gb.append(T_FF % (corr, self.pid, th.tid, ts, 'ac2g', 'ac2g'))
         return corr, t, e
 
@@ -716,19 +845,31 @@ class RankSim(object):
             return tf - t
         return 0
 
-    def _emit_launch(self, th, api, t, e, corr, ext):
+    def _emit_launch(self, th, api, t, e, corr, ext, hip=None):
+        """The runtime call and its flow start.  With --vendor hip: hip = (HIP name, row) where the
+        caller writes ROCm's row (launches, copies); by default the HIP call's plain row."""
         ts = self.F(t)
         gb = self.gbuf
+        if self.hip:
+            if hip is None:
+                name = HIP_API[api]
+                gb.append(T_RT_HIP % (name, self.pid, th.tid, ts, self.D(t, e), ext, HIP_CID[name], corr))
+            else:
+                name = hip[0]
+                gb.append(hip[1])
+            gb.append((T_FS if name in HIP_FLOW_START else T_FF) % (corr, self.pid, th.tid, ts, 'ac2g', 'ac2g'))
+            return
         gb.append(T_RT % (api, self.pid, th.tid, ts, self.D(t, e), ext, CBID[api], corr))
         gb.append(T_FS % (corr, self.pid, th.tid, ts, 'ac2g', 'ac2g'))
 
     def _emit_gpu(self, th, stream, start, end, corr, ext, text):
+        tid = HIP_QUEUE[stream] if self.hip else stream
         if self.cutting:
-            self.tail_gpu.append((end, text, T_FF % (corr, self.dev, stream, self.F(start), 'ac2g', 'ac2g')))
+            self.tail_gpu.append((end, text, T_FF % (corr, self.dev, tid, self.F(start), 'ac2g', 'ac2g')))
         else:
             gb = self.gbuf
             gb.append(text)
-            gb.append(T_FF % (corr, self.dev, stream, self.F(start), 'ac2g', 'ac2g'))
+            gb.append(T_FF % (corr, self.dev, tid, self.F(start), 'ac2g', 'ac2g'))
         heapq.heappush(self.pend, end)
         self.used_streams.add(stream)
         self.kcount += 1
@@ -753,16 +894,26 @@ class RankSim(object):
         th.t = e
         corr = self._next_corr()
         ext = self._cur_ext(th, corr)
-        self._emit_launch(th, api, t, e, corr, ext)
+        hip = None
+        if self.hip:
+            kname, api = kern.hip or (kern.name, 'hipLaunchKernel')
+            dims = hip_dims(kern.grid, kern.block)
+            hip = (api, T_RT_HIP_LAUNCH % (api, self.pid, th.tid, self.F(t), self.D(t, e), ext, kname, HIP_CID[api],
+                                           corr, HIP_STREAM_HANDLE[stream], dims, min(kern.smem, 65536)))
+        self._emit_launch(th, api, t, e, corr, ext, hip)
         sf = self.sfree[stream]
         start = e + 300 + int(2200 * self.R())
         if sf + 400 > start:
             start = sf + 400 + int(1100 * self.R())
         end = start + self.gd(gdur)
         self.sfree[stream] = end
-        self._emit_gpu(th, stream, start, end, corr, ext,
-                       T_KERNEL % (kern.name, self.dev, stream, self.F(start), self.D(start, end),
-                                   ext, self.dev, stream, corr, kern.tail))
+        if hip:
+            q = HIP_QUEUE[stream]
+            text = T_KERNEL_HIP % (kname, self.dev, q, self.F(start), self.D(start, end), ext, self.dev, q, corr, dims)
+        else:
+            text = T_KERNEL % (kern.name, self.dev, stream, self.F(start), self.D(start, end),
+                               ext, self.dev, stream, corr, kern.tail)
+        self._emit_gpu(th, stream, start, end, corr, ext, text)
         return start, end
 
     def memop(self, th, kind, nbytes, stream=S_COMPUTE, gap=1500, blocking=False):
@@ -791,11 +942,37 @@ class RankSim(object):
             e = end + 2500 + int(4000 * self.R())
         th.t = e
         self.sfree[stream] = end
+        if self.hip:
+            self._hip_memop(th, kind, nbytes, stream, blocking, t, e, start, end, corr, ext)
+            return start, end
         self._emit_launch(th, api, t, e, corr, ext)
         self._emit_gpu(th, stream, start, end, corr, ext,
                        T_MEM % (cat, name, self.dev, stream, self.F(start), self.D(start, end), ext,
                                 self.dev, stream, corr, nbytes, repr(nbytes / float(dur))))
         return start, end
+
+    def _hip_memop(self, th, kind, nbytes, stream, blocking, t, e, start, end, corr, ext):
+        """ROCm's rows for memop: a memset is the runtime's fill kernel; a blocking copy is
+        hipMemcpyWithStream (PyTorch's memcpy_and_sync on ROCm)."""
+        q = HIP_QUEUE[stream]
+        if kind == 'memset':
+            dims = hip_dims((max(1, min(cdiv(nbytes, 4096), 1024)), 1, 1), (256, 1, 1))
+            self._emit_launch(th, 'cudaMemsetAsync', t, e, corr, ext)
+            self._emit_gpu(th, stream, start, end, corr, ext,
+                           T_KERNEL_HIP % (HIP_FILL_KERNEL, self.dev, q, self.F(start), self.D(start, end), ext,
+                                           self.dev, q, corr, dims))
+            return
+        api = 'hipMemcpyWithStream' if blocking else 'hipMemcpyAsync'
+        knum, name = HIP_COPY[kind]
+        # host and device addresses of the copy (made up, deterministic; no random draw)
+        host, dev = 0x7f3c80000000 + (corr % 4096) * 0x100000, 0x7ee400000000 + (corr % 8192) * 0x200000
+        src, dst = {'HtoD': (host, dev), 'DtoH': (dev, host)}.get(kind, (dev, dev + 0x40000000))
+        self._emit_launch(th, api, t, e, corr, ext,
+                          (api, T_RT_HIP_COPY % (api, self.pid, th.tid, self.F(t), self.D(t, e), ext,
+                                                 HIP_STREAM_HANDLE[stream], HIP_CID[api], corr, src, dst, nbytes, knum)))
+        self._emit_gpu(th, stream, start, end, corr, ext,
+                       T_MEM_HIP % (name, self.dev, q, self.F(start), self.D(start, end), ext, self.dev, q, corr,
+                                    kind, nbytes, repr(nbytes / float(end - start))))
 
     # ---- events & syncs
     def event_record(self, th, stream, gap=800):
@@ -810,6 +987,8 @@ class RankSim(object):
         b = e - 200 - int(self.R() * 500)
         if b < a:
             b = a
+        if self.hip:
+            return          # ROCm writes no sync records (the draws above keep both vendors' times equal)
         self.gbuf.append(T_SYNC % (name, self.dev, stream_tid, self.F(a), self.D(a, b), ext, name,
                                    extra, stream_arg, corr, self.dev))
         self.gbuf.append(T_FF % (corr, self.dev, stream_tid, self.F(a), 'ac2g', 'ac2g'))
@@ -829,13 +1008,19 @@ class RankSim(object):
         if done > self.sfree[stream]:
             self.sfree[stream] = done
 
-    def stream_sync(self, th, stream, gap=1500):
+    def stream_sync(self, th, stream, gap=1500, after_copy=False):
         t = th.t + self.g(gap)
         done = self.sfree[stream]
         e = max(t + self.g(3500), done + 2000 + int(self.R() * 3000))
         th.t = e
         corr = self._next_corr()
         ext = self._cur_ext(th, corr)
+        if self.hip and after_copy:
+            # PyTorch's memcpy_and_sync is one hipMemcpyWithStream on ROCm, which returns once the copy is
+            # done: no sync call (its time passes and its draws are made, so both vendors' times agree)
+            self.R()
+            self.R()
+            return
         self._emit_launch(th, 'cudaStreamSynchronize', t, e, corr, ext)
         self._sync_ev(th, 'Stream Sync', stream, stream, t, e, corr, ext, '')
 
@@ -886,7 +1071,14 @@ class RankSim(object):
         th.t = e
         corr = self._next_corr()
         ext = self._cur_ext(th, corr)
-        self._emit_launch(th, 'cudaLaunchKernelExC', t, e, corr, ext)
+        nch = 16 if self.ws <= GPUS_PER_NODE else 32
+        hip = None
+        if self.hip:
+            api = HIP_API['cudaLaunchKernelExC']
+            dims = hip_dims((nch, 1, 1), (256, 1, 1))
+            hip = (api, T_RT_HIP_LAUNCH % (api, self.pid, th.tid, self.F(t), self.D(t, e), ext, RCCL_KERNEL,
+                                           HIP_CID[api], corr, HIP_STREAM_HANDLE[S_NCCL], dims, 0))
+        self._emit_launch(th, 'cudaLaunchKernelExC', t, e, corr, ext, hip)
         sf = self.sfree[S_NCCL]
         ready = e + 500 + int(2500 * self.R())
         if sf + 400 > ready:
@@ -897,13 +1089,18 @@ class RankSim(object):
         end = max(t_all + self.xfer_ns(coll, nbytes), ready + 3000) + int(self.R() * 1800)
         self.sfree[S_NCCL] = end
         ranks = ', '.join(str(i) for i in range(self.ws))
-        nch = 16 if self.ws <= GPUS_PER_NODE else 32
         blk = 544 if coll != 'all_to_all' else 640
         extra = (',      "Collective name": "%s", "In msg nelems": %d, "Out msg nelems": %d, '
                  '"Group size": %d, "dtype": "%s", "In split size": "[]", "Out split size": "[]", '
                  '"Process Group Name": "0", "Process Group Description": "default_pg", '
                  '"Process Group Ranks": "[%s]", "Seq": %d' % (coll, in_n, out_n, self.ws, dtype,
                                                               ranks, self.pg_seq))
+        if hip:
+            q = HIP_QUEUE[S_NCCL]
+            self._emit_gpu(th, S_NCCL, ready, end, corr, ext,
+                           T_KERNEL_HIP % (RCCL_KERNEL, self.dev, q, self.F(ready), self.D(ready, end), ext,
+                                           self.dev, q, corr, dims + extra))
+            return
         tail = ktail((nch, 1, 1), (blk, 1, 1), 96, 87568 if coll != 'all_to_all' else 41744) + extra
         self._emit_gpu(th, S_NCCL, ready, end, corr, ext,
                        T_KERNEL % (jstr(kname), self.dev, S_NCCL, self.F(ready), self.D(ready, end),
@@ -1739,7 +1936,7 @@ class RankSim(object):
         self.begin(th, 'aten::item', 'cpu_op', shapes([[]], ['float']), gap=9000)
         self.begin(th, 'aten::_local_scalar_dense', 'cpu_op', shapes([[]], ['float']), gap=3000)
         self.memop(th, 'DtoH', 4, S_COMPUTE, blocking=True)
-        self.stream_sync(th, S_COMPUTE)
+        self.stream_sync(th, S_COMPUTE, after_copy=True)
         self.end(th, 2500)
         self.end(th, 2500)
         if self.cfg.with_stack:
@@ -1818,7 +2015,8 @@ class RankSim(object):
                 if a > self.window_end:
                     continue
                 b = min(b, self.window_end)
-            ann.append(T_GANN % (name, self.dev, stream, self.F(a - 1), self.D(a - 1, b + 1), ext))
+            tid = HIP_QUEUE[stream] if self.hip else stream
+            ann.append(T_GANN % (name, self.dev, tid, self.F(a - 1), self.D(a - 1, b + 1), ext))
         self.annot_ev = ann
         if cfg.counters:
             self.make_counters()
@@ -1864,11 +2062,11 @@ class RankSim(object):
         for d in range(GPUS_PER_NODE):
             out.append(M % ('process_name', ts, d, 0, 'name', pname))
             out.append(M % ('process_labels', ts, d, 0, 'labels', '"GPU %d"' % d))
-            out.append(M % ('process_sort_index', ts, d, 0, 'sort_index', 16777216 + d))
+            out.append(M % ('process_sort_index', ts, d, 0, 'sort_index', (5000000 if self.hip else 16777216) + d))
         if self.nsync:
             out.append(M % ('thread_name', ts, self.dev, -1, 'name', '"Device %d"' % self.dev))
             out.append(M % ('thread_sort_index', ts, self.dev, -1, 'sort_index', -1))
-        for s in sorted(self.used_streams):
+        for s in sorted(HIP_QUEUE[x] for x in self.used_streams) if self.hip else sorted(self.used_streams):
             out.append(M % ('thread_name', ts, self.dev, s, 'name', '"stream %d "' % s))
             out.append(M % ('thread_sort_index', ts, self.dev, s, 'sort_index', s))
         for th in (self.main, self.bwd):
@@ -1892,13 +2090,16 @@ class RankSim(object):
 
     def header(self):
         cfg = self.cfg
-        devs = ',\n'.join('    {\n      "id": %d, %s\n    }' % (d, A100_PROPS) for d in range(GPUS_PER_NODE))
+        props = MI300X_PROPS if self.hip else A100_PROPS
+        devs = ',\n'.join('    {\n      "id": %d, %s\n    }' % (d, props) for d in range(GPUS_PER_NODE))
         ranks = ', '.join(str(i) for i in range(self.ws))
         dist = ('{"backend": "nccl", "rank": %d, "world_size": %d, "pg_count": 1, "pg_config": '
                 '[{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": %d, '
                 '"ranks": [%s]}], "nccl_version": "2.21.5"}' % (self.rank, self.ws, self.ws, ranks))
         h = ['{\n  "schemaVersion": 1,\n  "deviceProperties": [\n%s\n  ],\n' % devs,
              '  "distributedInfo": %s,\n' % dist,
+             '  "roctracer_version": 4.1,\n  "hip_runtime_version": 60342134,\n'
+             '  "hip_driver_version": 60342134,\n' if self.hip else '',
              '  "record_shapes": 1,\n']
         if cfg.with_stack:
             h.append('  "with_stack": 1,\n')
@@ -2186,6 +2387,10 @@ def parse_args(argv=None):
     ap.add_argument('--gpu-scale', type=float, default=1.0, help='multiplier on GPU kernel durations')
     ap.add_argument('--gap-prob', type=float, default=0.3, help='probability of a data-loading stall per step')
     ap.add_argument('--gap-ms', type=float, default=25.0, help='mean data-loading stall (ms)')
+    ap.add_argument('--vendor', choices=('cuda', 'hip'), default='cuda',
+                    help='whose trace: cuda (NVIDIA, CUPTI) or hip (what PyTorch on ROCm writes for the same '
+                         'work: HIP calls with their stream, no cuda_sync records, RCCL and Tensile kernels, '
+                         'an AMD GPU); the times are the same for both')
     ap.add_argument('--first-step', type=int, default=10, help='number of the first ProfilerStep#')
     ap.add_argument('--no-stack', action='store_true', help='no python_function events')
     ap.add_argument('--profile-memory', action='store_true', help='emit [memory] instant events')
@@ -2236,6 +2441,7 @@ def build_cfg(a):
     cfg.gap_prob = a.gap_prob
     cfg.gap_ms = a.gap_ms
     cfg.first_step = a.first_step
+    cfg.vendor = a.vendor
     cfg.with_stack = not a.no_stack
     cfg.profile_memory = a.profile_memory
     cfg.counters = a.counters
@@ -2345,7 +2551,7 @@ def validate_dir(d, quiet=False, tol_ns=0):
         for g in gpu:
             c = g[4]
             r = rt.get(c)
-            if r is None or r[0] not in LAUNCH_APIS:
+            if r is None or (r[0] not in LAUNCH_APIS and r[0] not in HIP_LAUNCH_APIS):
                 nbad += 1
                 if nbad <= 3:
                     errs.append('GPU op %s corr %d has no launching runtime event' % (g[5][:40], c))
@@ -2357,13 +2563,17 @@ def validate_dir(d, quiet=False, tol_ns=0):
                 errs.append('GPU op corr %d starts before its launch' % c)
             fs = flows_s.get(c)
             ff = flows_f.get(c, [])
-            if fs is None or _ns(fs['ts']) != r[1] or fs['tid'] != r[4]:
+            if r[0] == 'hipMemsetAsync':
+                # not a flow start on ROCm: a lone f on the call
+                if not any(_ns(x['ts']) == r[1] and x['tid'] == r[4] for x in ff):
+                    errs.append('missing ac2g f flow on the call of corr %d' % c)
+            elif fs is None or _ns(fs['ts']) != r[1] or fs['tid'] != r[4]:
                 errs.append('missing/mismatched ac2g s flow for corr %d' % c)
             if not any(_ns(x['ts']) == g[2] and x['tid'] == g[1] and x['pid'] == g[0] for x in ff):
                 errs.append('missing/mismatched ac2g f flow for corr %d' % c)
             launched_on[c] = g
         matched = set(g[4] for g in gpu)
-        unmatched = [r for c, r in rt.items() if r[0] in LAUNCH_APIS and c not in matched]
+        unmatched = [r for c, r in rt.items() if (r[0] in LAUNCH_APIS or r[0] in HIP_LAUNCH_APIS) and c not in matched]
         last_step_start = max(step_starts) if step_starts else None
         early = [r for r in unmatched if last_step_start is None or r[1] < last_step_start]
         if early:

@@ -69,6 +69,8 @@ enum {
     HTA_API_EVENT_RECORD = 1 << 9,
     HTA_API_STREAM_WAIT = 1 << 10,  /* makes a stream wait for an event (no host wait) */
     HTA_API_HOST_ALLOC = 1 << 11,   /* pinned host memory (takes the runtime's lock) */
+    HTA_API_WAITS = 1 << 12,        /* a copy that returns when it is done, stream-ordered or not
+                                     * (cudaMemcpy, hipMemcpy, hipMemcpyWithStream) */
 };
 #define HTA_API_LAUNCH (HTA_API_KERNEL_LAUNCH | HTA_API_GRAPH_LAUNCH)
 #define HTA_API_SYNC (HTA_API_SYNC_DEVICE | HTA_API_SYNC_STREAM | HTA_API_SYNC_EVENT)
@@ -80,10 +82,10 @@ static inline int hta_api_enqueues(unsigned f) {
     return (f & HTA_API_LAUNCH) || ((f & (HTA_API_MEMCPY | HTA_API_MEMSET)) && (f & HTA_API_ASYNC));
 }
 /* Calls after which the host has waited for the device: syncs, and copies
- * that are not stream-ordered (cudaMemcpy, hipMemcpy). */
-static inline int hta_api_blocks(unsigned f) {
-    return (f & HTA_API_SYNC) || ((f & HTA_API_MEMCPY) && !(f & HTA_API_ASYNC));
-}
+ * without Async in the name (cudaMemcpy, hipMemcpy, and hipMemcpyWithStream,
+ * which is stream-ordered but returns when the copy is done: PyTorch's
+ * .item() and .cpu() on ROCm). */
+static inline int hta_api_blocks(unsigned f) { return (f & HTA_API_SYNC) || (f & HTA_API_WAITS); }
 
 /* ---- launch and sync calls ---- */
 

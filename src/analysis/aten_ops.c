@@ -147,7 +147,7 @@ static hta_status inst_acc_add(inst_acc *a, const inst *ins, size_t n, const cha
         if (!q) return hta_oom(err);
         a->text = q, a->tcap = c;
     }
-    memcpy(a->text + a->tlen, text, tlen);
+    if (tlen) memcpy(a->text + a->tlen, text, tlen);
     for (size_t j = 0; j < n; j++) {
         a->v[a->n] = ins[j];
         a->v[a->n++].seq_off += a->tlen;

@@ -34,9 +34,16 @@ hta_kernel_type hta_kernel_type_of_hta(const char *n) {
     return HTA_KT_COMPUTATION;
 }
 
+/* ROCm's runtime fills and copies buffers with kernels of its own (hipMemsetAsync launches
+ * __amd_rocclr_fillBufferAligned): memory work, not computation. */
+static int is_rocclr_fill(const char *n) { return starts(n, "__amd_rocclr_fill"); }
+static int is_rocclr_copy(const char *n) { return starts(n, "__amd_rocclr_copy"); }
+
 hta_kernel_type hta_kernel_type_of(const char *n) {
     if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
-    if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma")) return HTA_KT_MEMORY;
+    if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma") || is_rocclr_fill(n) ||
+        is_rocclr_copy(n))
+        return HTA_KT_MEMORY;
     /* host API names (a runtime row on a stream), sync records, MTIA's runtime work */
     if (hta_api_of(n)) return HTA_KT_OTHER;
     hta_kernel_type k = hta_kernel_type_of_hta(n);
@@ -55,7 +62,7 @@ const char *hta_kernel_type_name(hta_kernel_type k) {
 }
 
 const char *hta_memory_kernel_type(const char *name, char *buf) {
-    if (starts(name, "Memset")) return "Memset";
+    if (starts(name, "Memset") || is_rocclr_fill(name)) return "Memset";
     if (!starts(name, "Memcpy")) return "Memcpy Unknown";
     memcpy(buf, name, 11);
     buf[11] = 0;
@@ -141,8 +148,8 @@ unsigned hta_api_of(const char *n) {
     }
     if (len >= 6 && !memcmp(w, "Memcpy", 6)) {
         /* stream-ordered: *Async, hipMemcpyWithStream */
-        int async = strstr(w, "Async") != NULL || strstr(w, "WithStream") != NULL;
-        return HTA_API_MEMCPY | (async ? HTA_API_ASYNC : 0);
+        int async = strstr(w, "Async") != NULL, ordered = async || strstr(w, "WithStream") != NULL;
+        return HTA_API_MEMCPY | (ordered ? HTA_API_ASYNC : 0) | (async ? 0 : HTA_API_WAITS);
     }
     if (len >= 6 && !memcmp(w, "Memset", 6)) return HTA_API_MEMSET | (strstr(w, "Async") ? HTA_API_ASYNC : 0);
     for (size_t i = 0; i < sizeof api_words / sizeof *api_words; i++)

@@ -79,7 +79,7 @@ static uint16_t name_flags(bld *b, uint32_t sym) {
         if (hta_api_enqueues(a) || (a & HTA_API_HOST_ALLOC)) f |= NF_LOCK;
         if (hta_api_blocks(a) || (a & HTA_API_EVENT_QUERY)) f |= NF_BLOCKING;
         if (hta_api_enqueues(a)) f |= NF_LAUNCH;
-        if (a & HTA_API_SYNC) f |= NF_HOST_SYNC;
+        if (hta_api_blocks(a)) f |= NF_HOST_SYNC; /* syncs, and copies that return when done */
         if (a & HTA_API_EVENT_RECORD) f |= NF_EVENT_RECORD;
         if (a & HTA_API_STREAM_WAIT) f |= NF_STREAM_WAIT_CALL;
     }

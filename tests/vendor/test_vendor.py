@@ -146,7 +146,8 @@ class CudaAndHip(unittest.TestCase):
             self.assertEqual(sorted(x["correlation"] for x in rows if x["rank"] == r), want)
 
     def test_temporal(self):
-        """Same idle time and span; ROCm's memsets are compute time (kernels), CUDA's non-compute."""
+        """Same idle time, span and compute time: ROCm's memsets (its fill kernels) are memory work, as
+        CUDA's are."""
         c = {t["rank"]: t for t in hta("temporal", self.cuda)["temporal_breakdown"]}
         h = {t["rank"]: t for t in hta("temporal", self.hip)["temporal_breakdown"]}
         for r in (0, 1):
@@ -154,10 +155,8 @@ class CudaAndHip(unittest.TestCase):
             self.assertEqual(h[r]["idle_time(us)"], c[r]["idle_time(us)"])
             self.assertEqual(h[r]["kernel_time(us)"], c[r]["kernel_time(us)"])
             # two printed 3-decimal figures: within 1 ns of each other's sum
-            self.assertAlmostEqual(h[r]["compute_time(us)"], c[r]["compute_time(us)"] + self.memset_ns[r] / 1000,
-                                   delta=0.0015)
-            self.assertAlmostEqual(h[r]["non_compute_time(us)"],
-                                   c[r]["non_compute_time(us)"] - self.memset_ns[r] / 1000, delta=0.0015)
+            self.assertEqual(h[r]["compute_time(us)"], c[r]["compute_time(us)"])
+            self.assertEqual(h[r]["non_compute_time(us)"], c[r]["non_compute_time(us)"])
 
     def test_idle(self):
         c = hta("idle", self.cuda)["idle_time"]
@@ -169,16 +168,14 @@ class CudaAndHip(unittest.TestCase):
     def test_kernel_types(self):
         c = {k["kernel_type"]: k["sum"] for k in hta("kernels", self.cuda)["kernel_type"]}
         h = {k["kernel_type"]: k["sum"] for k in hta("kernels", self.hip)["kernel_type"]}
-        memset = sum(self.memset_ns.values()) / 1000
         self.assertEqual(h["COMMUNICATION"], c["COMMUNICATION"])
         self.assertEqual(h["COMPUTATION overlapping COMMUNICATION"], c["COMPUTATION overlapping COMMUNICATION"])
-        self.assertAlmostEqual(h["COMPUTATION"], c["COMPUTATION"] + memset, delta=0.0015)
-        self.assertAlmostEqual(h["MEMORY"], c["MEMORY"] - memset, delta=0.0015)
+        self.assertEqual(h["COMPUTATION"], c["COMPUTATION"])
+        self.assertEqual(h["MEMORY"], c["MEMORY"])
 
     # Bug (src/core/vocab.c, hta_kernel_type_of / hta_is_memset_name): ROCm's memset is the HIP
     # runtime's fill kernel __amd_rocclr_fillBufferAligned (launched by hipMemsetAsync, cat "kernel"),
     # which hta calls COMPUTATION; it is MEMORY (Memset) work, as CUDA's "Memset (Device)" is.
-    @unittest.expectedFailure
     def test_rocm_memset_is_memory(self):
         c = {k["kernel_type"]: k["sum"] for k in hta("kernels", self.cuda)["kernel_type"]}
         h = {k["kernel_type"]: k["sum"] for k in hta("kernels", self.hip)["kernel_type"]}
@@ -258,6 +255,9 @@ class CudaAndHip(unittest.TestCase):
     # cudaStreamSynchronize, and it returns once the copy is done (here 9-13 ms, queued behind the step's
     # kernels).  It is stream-ordered too (it enqueues the copy), so it must stay in the queue lengths.
     # Expected: its edges weigh 0, as hipMemcpy's do (test_blocking_copy_weighs_nothing).
+    # Still open: hipMemcpyWithStream is now a blocking call (vocab.h HTA_API_WAITS) and gets sync edges,
+    # but its operator edge keeps its weight (probably through the runtime-lock edges of §4, which it
+    # takes as a stream-ordered copy).
     @unittest.expectedFailure
     def test_hipMemcpyWithStream_blocks(self):
         for r in (0, 1):
@@ -270,6 +270,9 @@ class CudaAndHip(unittest.TestCase):
     # The same bug seen from the whole trace: rank 0's path through .item() counts ~9.4 ms of
     # hipMemcpyWithStream as cpu_bound (66737 us, 43.5% cpu_bound, against 69210 us, 18.4% on the CUDA
     # trace without sync records).  Expected: within the .item() tails, as per step.
+    # Still open: hipMemcpyWithStream is now a blocking call (vocab.h HTA_API_WAITS) and gets sync edges,
+    # but its operator edge keeps its weight (probably through the runtime-lock edges of §4, which it
+    # takes as a stream-ordered copy).
     @unittest.expectedFailure
     def test_critical_path_whole_trace(self):
         for r in (0, 1):

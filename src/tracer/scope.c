@@ -14,17 +14,41 @@ static size_t str_len(const char *s)
     return n;
 }
 
+static inline int is_text(int type)
+{
+    return type == HTA_TRACER_STR || type == HTA_TRACER_JSON;
+}
+
 static inline size_t value_words(int type, size_t slen)
 {
-    return type == HTA_TRACER_STR ? (slen + 7) / 8 : 1;
+    return is_text(type) ? (slen + 7) / 8 : type == HTA_TRACER_NULL ? 0 : 1;
 }
 
 size_t htat_args_words(const hta_tracer_arg *args, int nargs)
 {
     size_t w = 0;
     for (int i = 0; i < nargs; i++)
-        w += 2 + value_words(args[i].value.type, args[i].value.type == HTA_TRACER_STR ? str_len(args[i].value.u.s) : 0);
+        w += 2 + value_words(args[i].value.type, is_text(args[i].value.type) ? str_len(args[i].value.u.s) : 0);
     return w;
+}
+
+int htat_value_valid(const hta_tracer_value *v)
+{
+    switch (v->type) {
+    case HTA_TRACER_INT:
+    case HTA_TRACER_DOUBLE:
+    case HTA_TRACER_STR:
+    case HTA_TRACER_BOOL:
+    case HTA_TRACER_NULL:
+        return 1;
+    case HTA_TRACER_JSON: {
+        /* written verbatim: it must parse, and must not be cut */
+        size_t n = v->u.s ? strnlen(v->u.s, HTAT_MAX_STR + 1) : 0;
+        return n > 0 && n <= HTAT_MAX_STR && htat_json_valid(v->u.s, n);
+    }
+    default:
+        return 0;
+    }
 }
 
 static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_t iv, double dv,
@@ -32,7 +56,9 @@ static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_
 {
     p[0] = (uint64_t)(uintptr_t)key;
     p[1] = (uint64_t)type | (uint64_t)slen << 8;
-    if (type == HTA_TRACER_STR) {
+    if (type == HTA_TRACER_NULL)
+        return p + 2;
+    if (is_text(type)) {
         size_t w = (slen + 7) / 8;
         if (w) {
             p[1 + w] = 0; /* padding bytes of the last word */
@@ -51,8 +77,10 @@ uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs)
 {
     for (int i = 0; i < nargs; i++) {
         const hta_tracer_value *v = &args[i].value;
-        if (v->type == HTA_TRACER_STR)
-            p = put_value(p, args[i].key, HTA_TRACER_STR, 0, 0, v->u.s, str_len(v->u.s));
+        if (is_text(v->type))
+            p = put_value(p, args[i].key, v->type, 0, 0, v->u.s, str_len(v->u.s));
+        else if (v->type == HTA_TRACER_BOOL)
+            p = put_value(p, args[i].key, v->type, v->u.i != 0, 0, NULL, 0);
         else
             p = put_value(p, args[i].key, v->type, v->u.i, v->u.d, NULL, 0);
     }
@@ -80,11 +108,9 @@ static int args_valid(const hta_tracer_arg *args, int nargs)
 {
     if (nargs < 0 || nargs > HTA_TRACER_MAX_ARGS || (nargs && !args))
         return 0;
-    for (int i = 0; i < nargs; i++) {
-        int ty = args[i].value.type;
-        if (!args[i].key || (ty != HTA_TRACER_INT && ty != HTA_TRACER_DOUBLE && ty != HTA_TRACER_STR))
+    for (int i = 0; i < nargs; i++)
+        if (!args[i].key || !htat_value_valid(&args[i].value))
             return 0;
-    }
     return 1;
 }
 
@@ -249,13 +275,8 @@ static int end_slow(htat_thread *t, htat_frame *f, uint64_t ts)
         for (uint32_t i = 0; i < f->nslots; i++) {
             if (!slots[i].is_set)
                 continue;
-            hta_tracer_value v = {.type = slots[i].type};
-            if (v.type == HTA_TRACER_INT)
-                v.u.i = slots[i].i;
-            else if (v.type == HTA_TRACER_DOUBLE)
-                v.u.d = slots[i].d;
-            else
-                v.u.s = slots[i].s;
+            hta_tracer_value v;
+            htat_kv_value(&slots[i], &v);
             htat_slot_set_from(t, t->depth, slots[i].key, &v);
         }
     }
@@ -290,6 +311,83 @@ int hta_tracer_depth(void)
     if (!t || htat_tls_gen != atomic_load_explicit(&htat_gen, memory_order_relaxed))
         return 0;
     return (int)t->depth;
+}
+
+/* ---- spans: ended by handle, paired by id at flush ---- */
+
+static _Atomic uint64_t span_ids;
+
+int hta_tracer_span_begin(const hta_tracer_scope_desc *d, hta_tracer_span *span)
+{
+    if (!span)
+        return HTA_TRACER_EINVAL;
+    uint64_t parent = span->parent;
+    memset(span, 0, sizeof *span);
+    span->parent = parent;
+    if (!d || !d->name || d->nctx || d->nslots || !args_valid(d->args, d->nargs))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    int gpu = d->gpu && htat_g.gpu_allowed && htat_cuda_available();
+    size_t words = 3 + (gpu ? HTAT_BEGIN_GPU_WORDS : 0) + 2 + htat_args_words(d->args, d->nargs);
+    uint64_t *p = htat_reserve(t, words, 0);
+    if (!p) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return HTA_TRACER_OK;
+    }
+    uint64_t id = atomic_fetch_add_explicit(&span_ids, 1, memory_order_relaxed) + 1;
+    uint64_t *q = p + 3;
+    htat_frame f = {.device = 0};
+    if (gpu) {
+        if (htat_gpu_begin(t, &f, d->stream, q) == HTA_TRACER_OK) {
+            q += HTAT_BEGIN_GPU_WORDS;
+        } else {
+            gpu = 0;
+            words -= HTAT_BEGIN_GPU_WORDS;
+        }
+    }
+    *q++ = id;
+    *q++ = parent;
+    p[0] = HTAT_HDR(HTAT_REC_BEGIN, d->nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
+    p[1] = (uint64_t)(uintptr_t)d->name;
+    q = htat_args_write(q, d->args, d->nargs);
+    p[2] = htat_now_raw();
+    htat_commit(t, q);
+    span->id = id;
+    span->priv_[0] = gpu ? 1 | (uint64_t)(uint32_t)f.device << 8 : 0;
+    span->priv_[1] = (uint64_t)(uintptr_t)f.stream;
+    return (d->gpu && !gpu) ? HTA_TRACER_ENOCUDA : HTA_TRACER_OK;
+}
+
+int hta_tracer_span_end(hta_tracer_span *span, const hta_tracer_arg *args, int nargs)
+{
+    uint64_t ts = htat_now_raw();
+    if (!span || !args_valid(args, nargs))
+        return HTA_TRACER_EINVAL;
+    if (span->id == 0)
+        return HTA_TRACER_OK; /* nothing recorded, or ended already */
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    int gpu = (int)(span->priv_[0] & 1);
+    size_t words = 2 + (gpu ? HTAT_END_GPU_WORDS : 0) + 1 + htat_args_words(args, nargs);
+    uint64_t *p = htat_reserve(t, words, 1);
+    if (!p)
+        return HTA_TRACER_ENOMEM;
+    uint64_t *q = p + 2;
+    if (gpu) {
+        htat_frame f = {.device = (int)(span->priv_[0] >> 8), .stream = (void *)(uintptr_t)span->priv_[1]};
+        htat_gpu_end(t, &f, q);
+        q += HTAT_END_GPU_WORDS;
+    }
+    *q++ = span->id;
+    p[0] = HTAT_HDR(HTAT_REC_END, nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
+    p[1] = ts;
+    q = htat_args_write(q, args, nargs);
+    htat_commit(t, q);
+    span->id = 0;
+    return HTA_TRACER_OK;
 }
 
 /* ---- tick ---- */

@@ -230,19 +230,16 @@ int hta_tracer_set_str(const char *key, const char *v);
  * as parent (in C scopes, by time); where spans overlap otherwise, they go on
  * extra tracks of the thread (tid + k * 4194304, named "<thread> (track k)"),
  * so that every track nests. */
-typedef struct hta_tracer_span {
-    uint64_t id;       /* out: 0 when nothing was recorded (disabled, dropped over the cap) */
-    uint64_t parent;   /* in: the id of the span this one runs inside, 0 for none */
-    uint64_t priv_[2]; /* GPU timing state */
-} hta_tracer_span;
-
-/* d->name must be set; d->ctx and d->slots must be empty.  span->parent is
- * read; the rest of *span is filled. */
-int hta_tracer_span_begin(const hta_tracer_scope_desc *d, hta_tracer_span *span);
-/* Ends it, on any thread; args are added to the event's, replacing begin args
- * with the same key (values known only at the end).  A second end of the same
- * span is ignored. */
-int hta_tracer_span_end(hta_tracer_span *span, const hta_tracer_arg *args, int nargs);
+/* Begins a span: its id (> 0), 0 when nothing was recorded (disabled, over the
+ * memory cap), or a negative status (HTA_TRACER_EINVAL: no name, ctx or slots
+ * given, bad args).  parent: the id of the span this one runs inside, 0 for
+ * none.  With gpu=1 and no usable CUDA runtime the span is timed on the CPU
+ * only (hta_tracer_gpu_available() says which). */
+int64_t hta_tracer_span_begin(const hta_tracer_scope_desc *d, uint64_t parent);
+/* Ends span id, on any thread; args are added to the event's, replacing begin
+ * args with the same key (values known only at the end).  Ids <= 0 are
+ * ignored, and so is a second end of the same span. */
+int hta_tracer_span_end(int64_t id, const hta_tracer_arg *args, int nargs);
 
 /* An instant event (ph "i") on the calling thread. */
 int hta_tracer_tick(const char *name, const hta_tracer_arg *args, int nargs);

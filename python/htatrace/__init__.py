@@ -78,8 +78,9 @@ class _Desc(_C.Structure):
                 ("gpu", _C.c_int), ("stream", _C.c_void_p)]
 
 
-class _Span(_C.Structure):
-    _fields_ = [("id", _C.c_uint64), ("parent", _C.c_uint64), ("priv", _C.c_uint64 * 2)]
+class _Id(_C.c_int64):
+    """A span id as ctypes returns it: a subclass, so that it stays a C value and
+    is passed back to span_end / span_begin without a conversion."""
 
 
 class _Config(_C.Structure):
@@ -105,8 +106,9 @@ def _find_lib():
 _lib = _C.CDLL(_find_lib())
 _lib.hta_tracer_intern.restype = _C.c_void_p
 _lib.hta_tracer_intern.argtypes = [_C.c_char_p]
-_lib.hta_tracer_span_begin.argtypes = [_C.POINTER(_Desc), _C.POINTER(_Span)]
-_lib.hta_tracer_span_end.argtypes = [_C.POINTER(_Span), _C.POINTER(_Arg), _C.c_int]
+# The hot calls: no argtypes (byref(), arrays, None, small ints and _Id values
+# pass as they are), so each costs about 200 ns instead of 300 to 800.
+_lib.hta_tracer_span_begin.restype = _Id
 _lib.hta_tracer_tick.argtypes = [_C.c_void_p, _C.POINTER(_Arg), _C.c_int]
 _lib.hta_tracer_init.argtypes = [_C.POINTER(_Config)]
 _lib.hta_tracer_flush_path.argtypes = [_C.c_char_p, _C.c_size_t]
@@ -115,6 +117,7 @@ _lib.hta_tracer_thread_name.argtypes = [_C.c_char_p]
 _lib.hta_tracer_last_error.restype = _C.c_char_p
 _span_begin, _span_end = _lib.hta_tracer_span_begin, _lib.hta_tracer_span_end
 _byref = _C.byref
+_NO_PARENT = _Id(0)
 
 _names = {}
 _names_lock = _threading.Lock()
@@ -224,50 +227,42 @@ def _stream_ptr(stream):
 
 
 # ---- the open scopes of this thread / asyncio task ----
-# A node is (frame, parent node, depth).  Immutable, so that a task created
-# inside a scope keeps seeing the scopes open at its creation while its
-# creator goes on.
+# A node is (frame, node below, id of the innermost span open here).
+# Immutable, so that a task created inside a scope keeps seeing the scopes
+# open at its creation while its creator goes on.  A frame is a list (cheaper
+# than an object): [owner scope, ctx dict or None, settable keys or None,
+# values set (dict) or None, span id (_Id) or None].
 
 _stack = _cv.ContextVar("htatrace_scopes", default=None)
-
-
-class _Frame:
-    __slots__ = ("owner", "ctx", "decl", "vals", "span")
-
-    def __init__(self, owner, ctx, decl):
-        self.owner, self.ctx, self.decl, self.vals, self.span = owner, ctx, decl, None, None
+_OWNER, _CTX, _DECL, _VALS, _SPAN = range(5)
 
 
 def _set_from(node, key, value):
     while node is not None:
         f = node[0]
-        if f.decl is not None and key in f.decl:
-            if f.vals is None:
-                f.vals = {}
-            f.vals[key] = value
+        if f[_DECL] is not None and key in f[_DECL]:
+            if f[_VALS] is None:
+                f[_VALS] = {}
+            f[_VALS][key] = value
             return True
         node = node[1]
     return False
 
 
-def _pop(owner):
-    """Removes owner's innermost frame from this context's stack; it, and the
-    node below it, or (None, None)."""
-    node = _stack.get()
-    if node is not None and node[0].owner is owner:  # the usual case
-        _stack.set(node[1])
-        return node[0], node[1]
+def _pop_inner(owner, node):
+    """Removes owner's innermost frame from below the top of this context's
+    stack (a scope ended out of order); it and the node below it, or (None, None)."""
     above = []
     n = node
-    while n is not None and n[0].owner is not owner:
+    while n is not None and n[0][_OWNER] is not owner:
         above.append(n[0])
         n = n[1]
     if n is None:
         return None, None
-    below = n[1]
-    rebuilt = below
+    below = rebuilt = n[1]
     for f in reversed(above):
-        rebuilt = (f, rebuilt, (rebuilt[2] if rebuilt else 0) + 1)
+        inner = f[_SPAN] if f[_SPAN] is not None else rebuilt[2] if rebuilt is not None else _NO_PARENT
+        rebuilt = (f, rebuilt, inner)
     _stack.set(rebuilt)
     return n[0], below
 
@@ -286,7 +281,7 @@ class scope:
     default: PyTorch's current stream, else the default stream).
     """
 
-    __slots__ = ("name", "_ctx", "_decl", "_desc", "_keep", "_gpu", "_stream")
+    __slots__ = ("name", "_ctx", "_decl", "_desc", "_bdesc", "_keep", "_gpu", "_stream")
 
     def __init__(self, name=None, *, ctx=None, slots=None, gpu=False, stream=None, args=None, **kwargs):
         self.name = name
@@ -297,48 +292,52 @@ class scope:
             c.setdefault(k, True)
         self._ctx = c or None
         self._gpu, self._stream = bool(gpu), stream
-        self._desc = None
+        self._desc = self._bdesc = None
         if name is not None:
             decl = frozenset(allargs) | frozenset(slots)
             a, na = _args(allargs)
             self._desc = _Desc(_intern(name), a, na, None, 0, None, 0, 1 if gpu else 0,
                                _stream_ptr(stream) if gpu else None)
-            self._keep = (a, _byref(self._desc))
+            self._bdesc = _byref(self._desc)
+            self._keep = a
         else:
             decl = frozenset(slots)
         self._decl = decl or None
 
     def __enter__(self):
         node = _stack.get()
-        f = _Frame(self, self._ctx, self._decl)
-        if self._desc is not None:
-            if self._gpu and self._stream is None:
-                self._desc.stream = _stream_ptr(None)
-            sp = _Span()
-            n = node  # the parent: the innermost timed scope open in this thread / task
-            while n is not None:
-                if n[0].span is not None:
-                    sp.parent = n[0].span.id
-                    break
-                n = n[1]
-            rc = _span_begin(self._keep[1], _byref(sp))
-            if rc not in (0, _ENOCUDA, _DISABLED):
-                raise TracerError(rc, "begin %r" % (self.name,))
-            f.span = sp
-        _stack.set((f, node, node[2] + 1 if node is not None else 1))
+        par = node[2] if node is not None else _NO_PARENT
+        desc = self._bdesc
+        if desc is None:  # context only
+            _stack.set(([self, self._ctx, self._decl, None, None], node, par))
+            return self
+        if self._gpu and self._stream is None:
+            self._desc.stream = _stream_ptr(None)
+        sid = _span_begin(desc, par)
+        if sid.value > 0:
+            _stack.set(([self, self._ctx, self._decl, None, sid], node, sid))
+        elif sid.value == 0:  # nothing recorded: HTA_TRACE=0, or over the memory cap
+            _stack.set(([self, self._ctx, self._decl, None, None], node, par))
+        else:
+            raise TracerError(sid.value, "begin %r" % (self.name,))
         return self
 
-    def __exit__(self, *exc):
-        f, below = _pop(self)
-        if f is None:
-            return False
-        vals = f.vals
-        if f.span is not None:
+    def __exit__(self, et, ev, tb):
+        node = _stack.get()
+        if node is not None and node[0][_OWNER] is self:  # the usual case: the innermost
+            f, below = node[0], node[1]
+            _stack.set(below)
+        else:
+            f, below = _pop_inner(self, node)
+            if f is None:
+                return False
+        vals = f[_VALS]
+        if f[_SPAN] is not None:
             if vals:
                 a, n = _args(vals)
-                _span_end(_byref(f.span), a, n)
+                _span_end(f[_SPAN], a, n)
             else:
-                _span_end(_byref(f.span), None, 0)
+                _span_end(f[_SPAN], None, 0)
         elif vals:
             # context only: what was set into it goes up to whoever declares it
             for k, v in vals.items():
@@ -375,7 +374,7 @@ def get(key, default=_MISSING):
     """The ctx value `key` of the innermost open scope that has it (the object itself)."""
     node = _stack.get()
     while node is not None:
-        c = node[0].ctx
+        c = node[0][_CTX]
         if c is not None and key in c:
             return c[key]
         node = node[1]
@@ -453,8 +452,10 @@ def gpu_available():
 
 def depth():
     """Scopes open in this thread / task (and C scopes open on this thread)."""
-    node = _stack.get()
-    return (node[2] if node is not None else 0) + _lib.hta_tracer_depth()
+    n, node = 0, _stack.get()
+    while node is not None:
+        n, node = n + 1, node[1]
+    return n + _lib.hta_tracer_depth()
 
 
 def _at_exit():

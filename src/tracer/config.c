@@ -186,6 +186,7 @@ int hta_tracer_shutdown(void)
     atomic_fetch_add(&htat_gen, 1); /* every thread's cached buffer is now stale */
     htat_threads_free_all();
     htat_gpu_shutdown();
+    htat_spans_free();
     htat_intern_free();
     free(htat_g.pattern);
     htat_g.pattern = NULL;

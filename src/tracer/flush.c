@@ -266,7 +266,8 @@ static span_ref *find_span(const vec *begins, uint64_t id)
 
 static void pair_spans(thread_items *ths, vec *begins, vec *ends)
 {
-    qsort(begins->p, begins->n, sizeof(span_ref), cmp_span);
+    if (begins->n > 1)
+        qsort(begins->p, begins->n, sizeof(span_ref), cmp_span);
     for (size_t i = 0; i < ends->n; i++) {
         span_ref *e = (span_ref *)ends->p + i;
         span_ref *b = find_span(begins, e->id);

@@ -234,6 +234,7 @@ static inline void htat_commit(htat_thread *t, uint64_t *newpos)
 
 /* ---- args (scope.c) ---- */
 int htat_value_valid(const hta_tracer_value *v); /* a known type; JSON text that parses */
+void htat_spans_free(void);                       /* the open GPU spans' table (shutdown) */
 size_t htat_args_words(const hta_tracer_arg *args, int nargs);
 uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs);
 size_t htat_kv_words(const htat_kv *kv, uint32_t n);

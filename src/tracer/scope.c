@@ -313,30 +313,85 @@ int hta_tracer_depth(void)
     return (int)t->depth;
 }
 
-/* ---- spans: ended by handle, paired by id at flush ---- */
+/* ---- spans: ended by id, paired by id at flush ----
+ * An id is seq << 8 | gpu flag 0x80 | device: increasing with time (a parent's
+ * id is below its children's), and saying at the end whether a CUDA event is
+ * due there.  The stream of an open GPU span is kept in a small table: GPU
+ * spans cost microseconds anyway, CPU spans take no lock. */
 
-static _Atomic uint64_t span_ids;
+#define SPAN_GPU 0x80u
 
-int hta_tracer_span_begin(const hta_tracer_scope_desc *d, hta_tracer_span *span)
+static _Atomic uint64_t span_seq;
+
+typedef struct gpu_span {
+    int64_t id;
+    void *stream;
+} gpu_span;
+
+static pthread_mutex_t gpu_spans_mu = PTHREAD_MUTEX_INITIALIZER;
+static gpu_span *gpu_spans;
+static size_t ngpu_spans, gpu_spans_cap;
+
+static int gpu_span_put(int64_t id, void *stream)
 {
-    if (!span)
-        return HTA_TRACER_EINVAL;
-    uint64_t parent = span->parent;
-    memset(span, 0, sizeof *span);
-    span->parent = parent;
+    int rc = 0;
+    pthread_mutex_lock(&gpu_spans_mu);
+    if (ngpu_spans == gpu_spans_cap) {
+        size_t cap = gpu_spans_cap ? gpu_spans_cap * 2 : 64;
+        gpu_span *n = realloc(gpu_spans, cap * sizeof *n);
+        if (n) {
+            gpu_spans = n;
+            gpu_spans_cap = cap;
+        }
+    }
+    if (ngpu_spans < gpu_spans_cap)
+        gpu_spans[ngpu_spans++] = (gpu_span){id, stream};
+    else
+        rc = -1;
+    pthread_mutex_unlock(&gpu_spans_mu);
+    return rc;
+}
+
+static int gpu_span_take(int64_t id, void **stream)
+{
+    int found = 0;
+    pthread_mutex_lock(&gpu_spans_mu);
+    for (size_t i = ngpu_spans; i-- > 0;) { /* the newest first: spans end in rough LIFO order */
+        if (gpu_spans[i].id == id) {
+            *stream = gpu_spans[i].stream;
+            gpu_spans[i] = gpu_spans[--ngpu_spans];
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gpu_spans_mu);
+    return found;
+}
+
+void htat_spans_free(void)
+{
+    pthread_mutex_lock(&gpu_spans_mu);
+    free(gpu_spans);
+    gpu_spans = NULL;
+    ngpu_spans = gpu_spans_cap = 0;
+    pthread_mutex_unlock(&gpu_spans_mu);
+}
+
+int64_t hta_tracer_span_begin(const hta_tracer_scope_desc *d, uint64_t parent)
+{
     if (!d || !d->name || d->nctx || d->nslots || !args_valid(d->args, d->nargs))
         return HTA_TRACER_EINVAL;
     htat_thread *t = htat_self();
     if (!t)
-        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+        return htat_g.disabled ? 0 : HTA_TRACER_ENOMEM;
     int gpu = d->gpu && htat_g.gpu_allowed && htat_cuda_available();
     size_t words = 3 + (gpu ? HTAT_BEGIN_GPU_WORDS : 0) + 2 + htat_args_words(d->args, d->nargs);
     uint64_t *p = htat_reserve(t, words, 0);
     if (!p) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-        return HTA_TRACER_OK;
+        return 0;
     }
-    uint64_t id = atomic_fetch_add_explicit(&span_ids, 1, memory_order_relaxed) + 1;
+    uint64_t seq = atomic_fetch_add_explicit(&span_seq, 1, memory_order_relaxed) + 1;
     uint64_t *q = p + 3;
     htat_frame f = {.device = 0};
     if (gpu) {
@@ -347,46 +402,46 @@ int hta_tracer_span_begin(const hta_tracer_scope_desc *d, hta_tracer_span *span)
             words -= HTAT_BEGIN_GPU_WORDS;
         }
     }
-    *q++ = id;
+    int64_t id = (int64_t)(seq << 8 | (gpu ? SPAN_GPU | (uint64_t)(f.device & 0x7f) : 0));
+    if (gpu && gpu_span_put(id, f.stream) != 0)
+        id &= ~(int64_t)0xff; /* no memory to remember the stream: the GPU end is skipped */
+    *q++ = (uint64_t)id;
     *q++ = parent;
     p[0] = HTAT_HDR(HTAT_REC_BEGIN, d->nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
     p[1] = (uint64_t)(uintptr_t)d->name;
     q = htat_args_write(q, d->args, d->nargs);
     p[2] = htat_now_raw();
     htat_commit(t, q);
-    span->id = id;
-    span->priv_[0] = gpu ? 1 | (uint64_t)(uint32_t)f.device << 8 : 0;
-    span->priv_[1] = (uint64_t)(uintptr_t)f.stream;
-    return (d->gpu && !gpu) ? HTA_TRACER_ENOCUDA : HTA_TRACER_OK;
+    return id;
 }
 
-int hta_tracer_span_end(hta_tracer_span *span, const hta_tracer_arg *args, int nargs)
+int hta_tracer_span_end(int64_t id, const hta_tracer_arg *args, int nargs)
 {
     uint64_t ts = htat_now_raw();
-    if (!span || !args_valid(args, nargs))
+    if (!args_valid(args, nargs))
         return HTA_TRACER_EINVAL;
-    if (span->id == 0)
-        return HTA_TRACER_OK; /* nothing recorded, or ended already */
+    if (id <= 0)
+        return HTA_TRACER_OK; /* nothing was recorded */
     htat_thread *t = htat_self();
     if (!t)
         return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
-    int gpu = (int)(span->priv_[0] & 1);
+    void *stream = NULL;
+    int gpu = (id & SPAN_GPU) && gpu_span_take(id, &stream); /* a second end finds nothing */
     size_t words = 2 + (gpu ? HTAT_END_GPU_WORDS : 0) + 1 + htat_args_words(args, nargs);
     uint64_t *p = htat_reserve(t, words, 1);
     if (!p)
         return HTA_TRACER_ENOMEM;
     uint64_t *q = p + 2;
     if (gpu) {
-        htat_frame f = {.device = (int)(span->priv_[0] >> 8), .stream = (void *)(uintptr_t)span->priv_[1]};
+        htat_frame f = {.device = (int)(id & 0x7f), .stream = stream};
         htat_gpu_end(t, &f, q);
         q += HTAT_END_GPU_WORDS;
     }
-    *q++ = span->id;
+    *q++ = (uint64_t)id;
     p[0] = HTAT_HDR(HTAT_REC_END, nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
     p[1] = ts;
     q = htat_args_write(q, args, nargs);
     htat_commit(t, q);
-    span->id = 0;
     return HTA_TRACER_OK;
 }
 

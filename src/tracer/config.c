@@ -1,9 +1,10 @@
 /* Configuration: init from a struct or the environment, exit flush, interning,
- * discard, shutdown. */
+ * discard, shutdown, and the library's two ways of speaking (debug, warn). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -21,16 +22,21 @@ void htat_debug(const char *fmt, ...)
     va_end(ap);
 }
 
-static int env_int(const char *name, int dflt)
+/* One line on stderr, in one write() so that ranks sharing a terminal do not
+ * interleave mid-line.  For what nobody else could report: the library's
+ * callers get return codes, but no one calls the exit handler. */
+void htat_warn(const char *fmt, ...)
 {
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return dflt;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (*end || v < 0 || v > 1 << 30)
-        return dflt;
-    return (int)v;
+    char buf[4600];
+    int n = snprintf(buf, sizeof buf, "htatrace[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
+    buf[len++] = '\n';
+    ssize_t w = write(2, buf, len);
+    (void)w;
 }
 
 static int env_flag(const char *name, int dflt)
@@ -44,10 +50,21 @@ static int env_flag(const char *name, int dflt)
 int hta_tracer_exit_flush(void)
 {
     int rc = HTA_TRACER_OK;
+    htat_fork_wait();
     pthread_mutex_lock(&htat_g.mu);
-    if (htat_g.inited && htat_g.flush_at_exit && atomic_load(&htat_g.recorded)) {
-        rc = htat_flush_locked(NULL, 0);
-        htat_debug("exit flush: %s", hta_tracer_strerror(rc));
+    if (htat_g.inited && !htat_g.disabled && htat_g.flush_at_exit && atomic_load(&htat_g.recorded)) {
+        if (htat_dirty_locked()) {
+            char path[4096];
+            rc = htat_flush_locked(path, sizeof path);
+            htat_debug("exit flush: %s", hta_tracer_strerror(rc));
+            if (rc != HTA_TRACER_OK) { /* nobody else will say it: the trace is lost */
+                htat_warn("the trace of rank %d was not written at exit: %s", htat_g.rank,
+                          htat_error_text()[0] ? htat_error_text() : hta_tracer_strerror(rc));
+                htat_g.clean = 1; /* said once: the C handler after Python's finds nothing new */
+            }
+        } else {
+            htat_debug("exit flush: nothing new since the last flush");
+        }
     }
     pthread_mutex_unlock(&htat_g.mu);
     return rc;
@@ -66,11 +83,8 @@ static int apply(const hta_tracer_config *cfg)
         hta_tracer_config_init(&d);
         cfg = &d;
     }
-    htat_g.rank = cfg->rank >= 0 ? cfg->rank : env_int("RANK", 0);
-    htat_g.world_size = cfg->world_size > 0 ? cfg->world_size : env_int("WORLD_SIZE", 1);
-    htat_g.dp = cfg->dp >= 0 ? cfg->dp : env_int("HTA_TRACE_DP", 0);
-    htat_g.pp = cfg->pp >= 0 ? cfg->pp : env_int("HTA_TRACE_PP", 0);
-    htat_g.tp = cfg->tp >= 0 ? cfg->tp : env_int("HTA_TRACE_TP", 0);
+    htat_env_identity(cfg);
+    htat_g.clean = 0; /* identity or pattern may change what the file says */
     const char *pat = cfg->file_pattern;
     if (!pat || !*pat)
         pat = getenv("HTA_TRACE_FILE");
@@ -90,7 +104,7 @@ static int apply(const hta_tracer_config *cfg)
         htat_g.chunk_words = (cb - sizeof(htat_chunk)) / sizeof(uint64_t);
     }
     htat_g.max_bytes = cfg->max_bytes_per_thread ? cfg->max_bytes_per_thread
-                                                 : (size_t)env_int("HTA_TRACE_MAX_MB", 0) << 20;
+                                                 : (size_t)htat_env_int("HTA_TRACE_MAX_MB", 0) << 20;
     return HTA_TRACER_OK;
 }
 
@@ -107,11 +121,12 @@ static int first_init(const hta_tracer_config *cfg)
     htat_g.unix0_ns = htat_unix_ns();
     if (!htat_g.atexit_registered) {
         atexit(at_exit);
+        htat_fork_register();
         htat_g.atexit_registered = 1;
     }
     htat_g.inited = 1;
-    htat_debug("init: rank %d/%d dp %d pp %d tp %d pattern %s clock %s%s", htat_g.rank, htat_g.world_size,
-               htat_g.dp, htat_g.pp, htat_g.tp, htat_g.pattern, htat_clock_name(),
+    htat_debug("init: rank %d/%d (%s) dp %d pp %d tp %d pattern %s clock %s%s", htat_g.rank, htat_g.world_size,
+               htat_g.rank_source, htat_g.dp, htat_g.pp, htat_g.tp, htat_g.pattern, htat_clock_name(),
                htat_g.disabled ? " (disabled)" : "");
     return HTA_TRACER_OK;
 }
@@ -160,6 +175,7 @@ int hta_tracer_discard(void)
     pthread_mutex_lock(&htat_g.mu);
     for (htat_thread *t = htat_g.threads; t; t = t->next)
         htat_thread_discard(t);
+    htat_g.clean = 0;
     pthread_mutex_unlock(&htat_g.mu);
     return HTA_TRACER_OK;
 }
@@ -170,10 +186,12 @@ int hta_tracer_shutdown(void)
     atomic_fetch_add(&htat_gen, 1); /* every thread's cached buffer is now stale */
     htat_threads_free_all();
     htat_gpu_shutdown();
+    htat_spans_free();
     htat_intern_free();
     free(htat_g.pattern);
     htat_g.pattern = NULL;
     htat_g.inited = 0;
+    htat_g.clean = 0;
     atomic_store(&htat_g.recorded, 0);
     htat_tls = NULL;
     pthread_mutex_unlock(&htat_g.mu);
@@ -197,7 +215,7 @@ const char *hta_tracer_strerror(int status)
 
 /* ---- interning: open addressing over strdup'd strings ---- */
 
-static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t htat_intern_mu = PTHREAD_MUTEX_INITIALIZER;
 static char **itab;
 static size_t icap, icount;
 
@@ -234,7 +252,7 @@ const char *hta_tracer_intern(const char *s)
     if (!s)
         return NULL;
     const char *r = NULL;
-    pthread_mutex_lock(&intern_mu);
+    pthread_mutex_lock(&htat_intern_mu);
     if ((icount + 1) * 2 > icap && intern_grow() != 0)
         goto out;
     size_t j = hash_str(s) & (icap - 1);
@@ -251,17 +269,17 @@ const char *hta_tracer_intern(const char *s)
         icount++;
     }
 out:
-    pthread_mutex_unlock(&intern_mu);
+    pthread_mutex_unlock(&htat_intern_mu);
     return r;
 }
 
 void htat_intern_free(void)
 {
-    pthread_mutex_lock(&intern_mu);
+    pthread_mutex_lock(&htat_intern_mu);
     for (size_t i = 0; i < icap; i++)
         free(itab[i]);
     free(itab);
     itab = NULL;
     icap = icount = 0;
-    pthread_mutex_unlock(&intern_mu);
+    pthread_mutex_unlock(&htat_intern_mu);
 }

@@ -31,10 +31,16 @@ int htat_kv_store(htat_kv *kv, const hta_tracer_value *v)
     case HTA_TRACER_INT:
         kv->i = v->u.i;
         break;
+    case HTA_TRACER_BOOL:
+        kv->i = v->u.i != 0;
+        break;
+    case HTA_TRACER_NULL:
+        break;
     case HTA_TRACER_DOUBLE:
         kv->d = v->u.d;
         break;
-    case HTA_TRACER_STR: {
+    case HTA_TRACER_STR:
+    case HTA_TRACER_JSON: {
         size_t n = v->u.s ? strnlen(v->u.s, HTAT_MAX_STR) : 0;
         if (n + 1 > kv->scap) {
             char *s = realloc(kv->s, n + 1);
@@ -55,6 +61,18 @@ int htat_kv_store(htat_kv *kv, const hta_tracer_value *v)
     kv->type = v->type;
     kv->is_set = 1;
     return HTA_TRACER_OK;
+}
+
+void htat_kv_value(const htat_kv *kv, hta_tracer_value *out)
+{
+    memset(out, 0, sizeof *out);
+    out->type = kv->type;
+    if (kv->type == HTA_TRACER_INT || kv->type == HTA_TRACER_BOOL)
+        out->u.i = kv->i;
+    else if (kv->type == HTA_TRACER_DOUBLE)
+        out->u.d = kv->d;
+    else if (kv->type == HTA_TRACER_STR || kv->type == HTA_TRACER_JSON)
+        out->u.s = kv->s;
 }
 
 int htat_ctx_push(htat_thread *t, htat_frame *f, const hta_tracer_scope_desc *d)
@@ -123,13 +141,7 @@ int hta_tracer_get(const char *key, hta_tracer_value *out)
         for (uint32_t i = f->nctx; i-- > 0;) {
             htat_kv *kv = &t->ctx[f->ctx_at + i];
             if (kv->key == key || strcmp(kv->key, key) == 0) {
-                out->type = kv->type;
-                if (kv->type == HTA_TRACER_INT)
-                    out->u.i = kv->i;
-                else if (kv->type == HTA_TRACER_DOUBLE)
-                    out->u.d = kv->d;
-                else
-                    out->u.s = kv->s;
+                htat_kv_value(kv, out);
                 return HTA_TRACER_OK;
             }
         }
@@ -139,9 +151,7 @@ int hta_tracer_get(const char *key, hta_tracer_value *out)
 
 int hta_tracer_set(const char *key, const hta_tracer_value *value)
 {
-    if (!key || !value)
-        return HTA_TRACER_EINVAL;
-    if (value->type != HTA_TRACER_INT && value->type != HTA_TRACER_DOUBLE && value->type != HTA_TRACER_STR)
+    if (!key || !value || !htat_value_valid(value))
         return HTA_TRACER_EINVAL;
     htat_thread *t = self_if_registered();
     if (!t)

@@ -405,6 +405,27 @@ void htat_gpu_free_thread(htat_thread *t)
     }
 }
 
+/* ---- fork ---- */
+
+void htat_gpu_fork_prepare(void)
+{
+    pthread_mutex_lock(&cu.mu); /* a load() in progress finishes first */
+}
+
+void htat_gpu_fork_parent(void)
+{
+    pthread_mutex_unlock(&cu.mu);
+}
+
+void htat_gpu_fork_child(void)
+{
+    /* a runtime the parent initialised does not work in the child; events and
+     * anchors are left alone (destroying them would call into it) */
+    if (atomic_load(&cu.state) > 0)
+        atomic_store(&cu.state, -1);
+    pthread_mutex_unlock(&cu.mu);
+}
+
 void htat_gpu_shutdown(void)
 {
     if (atomic_load(&cu.state) <= 0)

@@ -6,16 +6,19 @@
  * thread reads a consistent prefix (acquire) without stopping anyone.
  *
  * Records (word 0 is the header: kind | nargs << 8 | flags << 16 | words << 32):
- *   BEGIN  hdr, name, raw_ts, [gpu: event, stream, anchor, device|stream_id << 32, resolved_ns], args...
- *   END    hdr, raw_ts, [gpu: event, anchor, resolved_ns], args...   (args: slot values)
+ *   BEGIN  hdr, name, raw_ts, [gpu: event, stream, anchor, device|stream_id << 32, resolved_ns], [span id, parent], args...
+ *   END    hdr, raw_ts, [gpu: event, anchor, resolved_ns], [span id], args...   (args: slot values)
  *   TICK   hdr, name, raw_ts, args...
- * An arg is: key pointer, type | len << 8, then one word (int, double bits)
- * or the string bytes rounded up to words.
+ * A flush pairs a BEGIN with its END by the thread's stack, or, for spans
+ * (flag HTAT_RF_SPAN), by span id across all threads.
+ * An arg is: key pointer, type | len << 8, then one word (int, double bits,
+ * bool) or the string / JSON text bytes rounded up to words (none for null).
  */
 #ifndef HTAT_INTERNAL_H
 #define HTAT_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -32,7 +35,7 @@
 #define HTAT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 enum { HTAT_REC_BEGIN = 1, HTAT_REC_END = 2, HTAT_REC_TICK = 3 };
-enum { HTAT_RF_GPU = 1 }; /* record flags */
+enum { HTAT_RF_GPU = 1, HTAT_RF_SPAN = 2 }; /* record flags */
 
 #define HTAT_HDR(kind, nargs, flags, words) \
     ((uint64_t)(kind) | (uint64_t)(nargs) << 8 | (uint64_t)(flags) << 16 | (uint64_t)(words) << 32)
@@ -43,6 +46,24 @@ enum { HTAT_RF_GPU = 1 }; /* record flags */
 
 #define HTAT_BEGIN_GPU_WORDS 5
 #define HTAT_END_GPU_WORDS 3
+
+/* Where the optional parts of a BEGIN / END record are. */
+static inline uint64_t *htat_begin_span_word(uint64_t *b)
+{
+    return b + 3 + ((b[0] >> 16 & HTAT_RF_GPU) ? HTAT_BEGIN_GPU_WORDS : 0);
+}
+static inline uint64_t *htat_begin_args(uint64_t *b)
+{
+    return htat_begin_span_word(b) + ((b[0] >> 16 & HTAT_RF_SPAN) ? 2 : 0);
+}
+static inline uint64_t *htat_end_span_word(uint64_t *e)
+{
+    return e + 2 + ((e[0] >> 16 & HTAT_RF_GPU) ? HTAT_END_GPU_WORDS : 0);
+}
+static inline uint64_t *htat_end_args(uint64_t *e)
+{
+    return htat_end_span_word(e) + ((e[0] >> 16 & HTAT_RF_SPAN) ? 1 : 0);
+}
 #define HTAT_MAX_STR 4096 /* longer string values are cut */
 #define HTAT_UNRESOLVED INT64_MIN
 
@@ -110,8 +131,19 @@ typedef struct htat_thread {
     htat_evpool returned[HTAT_MAX_DEVICES];
     int tid;
     char name[64]; /* guarded by the global lock */
+    /* where the buffer ended at the last successful flush (global lock) */
+    htat_chunk *snap_chunk;
+    size_t snap_used;
+    uint64_t snap_dropped;
     struct htat_thread *next;
 } htat_thread;
+
+/* A file this process wrote: the pattern's path, where it went, its inode. */
+typedef struct htat_owned {
+    char *want, *actual;
+    int suffix;
+    unsigned long long dev, ino;
+} htat_owned;
 
 typedef struct htat_global {
     pthread_mutex_t mu; /* config, thread list, flush */
@@ -119,6 +151,8 @@ typedef struct htat_global {
     int disabled;
     int debug;
     int rank, world_size, dp, pp, tp;
+    int local_rank;          /* -1: not given by the launcher */
+    const char *rank_source; /* the variable the rank came from, "config" or "default" */
     char *pattern;
     int flush_at_exit;
     int gpu_allowed;
@@ -128,6 +162,9 @@ typedef struct htat_global {
     _Atomic int recorded;
     htat_thread *threads;
     int64_t unix0_ns, mono0_ns;
+    int clean;               /* the last flush wrote everything recorded since (exit flush skips) */
+    htat_owned *owned;       /* files written by this process */
+    size_t nowned;
 } htat_global;
 
 extern htat_global htat_g;
@@ -196,6 +233,8 @@ static inline void htat_commit(htat_thread *t, uint64_t *newpos)
 }
 
 /* ---- args (scope.c) ---- */
+int htat_value_valid(const hta_tracer_value *v); /* a known type; JSON text that parses */
+void htat_spans_free(void);                       /* the open GPU spans' table (shutdown) */
 size_t htat_args_words(const hta_tracer_arg *args, int nargs);
 uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs);
 size_t htat_kv_words(const htat_kv *kv, uint32_t n);
@@ -205,6 +244,7 @@ uint64_t *htat_kv_write(uint64_t *p, const htat_kv *kv, uint32_t n);
 int htat_ctx_push(htat_thread *t, htat_frame *f, const hta_tracer_scope_desc *d);
 void htat_ctx_pop(htat_thread *t, htat_frame *f);
 int htat_kv_store(htat_kv *kv, const hta_tracer_value *v);
+void htat_kv_value(const htat_kv *kv, hta_tracer_value *out);
 int htat_slot_set_from(htat_thread *t, uint32_t below_depth, const char *key, const hta_tracer_value *v);
 
 /* ---- cuda.c ---- */
@@ -219,8 +259,10 @@ void htat_gpu_return_event(htat_thread *t, int device, void *ev);
 void htat_gpu_free_thread(htat_thread *t);
 void htat_gpu_shutdown(void);
 
-/* ---- json.c ---- */
+/* ---- json.c, jsonval.c ---- */
 #include <stdio.h>
+size_t htat_utf8_len(const unsigned char *s, size_t n); /* a valid UTF-8 sequence's length, or 0 */
+int htat_json_valid(const char *s, size_t len);         /* 1: exactly one RFC 8259 value */
 void htat_json_str(FILE *f, const char *s, size_t len);
 void htat_json_cstr(FILE *f, const char *s);
 void htat_json_ts(FILE *f, int64_t ns);
@@ -229,10 +271,52 @@ void htat_json_double(FILE *f, double d);
 /* ---- config.c ---- */
 int htat_global_init(void); /* idempotent; lock not held */
 void htat_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void htat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on stderr */
 void htat_intern_free(void);
+extern pthread_mutex_t htat_intern_mu;
+
+/* ---- env.c: identity from the launcher (lock held) ---- */
+void htat_env_identity(const hta_tracer_config *cfg);
+int htat_env_int(const char *name, int dflt); /* a non-negative int; malformed: warned, dflt */
+
+/* ---- fork.c ---- */
+void htat_fork_register(void);  /* once, at first init */
+void htat_fork_wait(void);      /* before taking the global lock for a flush: lets a fork in */
+
+/* ---- error.c: the calling thread's last write error ---- */
+void htat_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void htat_clear_error(void);
+const char *htat_error_text(void);
+
+/* ---- output.c: where a flush writes (lock held) ---- */
+typedef struct htat_out {
+    FILE *f;
+    int fd, err;            /* err: the first write error (errno) */
+    int through;            /* writing through a FIFO / character device / descriptor */
+    int replace;            /* replacing our own file (rename over it) */
+    int suffix;             /* redirected to NAME.<suffix>.json, else 0 */
+    int sigpipe_blocked, sigpipe_pending;
+    sigset_t oldmask;
+    char want[4096];        /* the pattern's path */
+    char base[4096];        /* what a suffix is added to: want, or the file a link leads to */
+    char path[4096];        /* the file written */
+    char tmp[4200];         /* the temporary file, "" when none */
+} htat_out;
+int htat_out_open(htat_out *o, const char *want);
+int htat_out_commit(htat_out *o); /* closes; on failure removes the temporary file */
+void htat_out_abort(htat_out *o);
+const char *htat_out_actual(const char *want); /* where want went last time, or want */
+void htat_owned_clear(void);
 
 /* ---- flush.c ---- */
 int htat_flush_locked(char *path_out, size_t cap);
 int htat_format_path(char *out, size_t cap);
+int htat_dirty_locked(void); /* something recorded since the last successful flush */
+void htat_thread_tail(htat_thread *t, htat_chunk **chunk, size_t *used);
+
+/* ---- cuda.c: fork ---- */
+void htat_gpu_fork_prepare(void);
+void htat_gpu_fork_parent(void);
+void htat_gpu_fork_child(void); /* CUDA is unusable in a fork child: GPU scopes become CPU-only */
 
 #endif

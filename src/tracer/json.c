@@ -6,7 +6,7 @@
 #include "internal.h"
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t htat_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
@@ -63,7 +63,7 @@ void htat_json_str(FILE *f, const char *str, size_t len)
             putc(c, f);
             i++;
         } else {
-            size_t n = utf8_len(s + i, len - i);
+            size_t n = htat_utf8_len(s + i, len - i);
             if (n) {
                 fwrite(s + i, 1, n, f);
                 i += n;

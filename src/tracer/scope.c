@@ -14,17 +14,41 @@ static size_t str_len(const char *s)
     return n;
 }
 
+static inline int is_text(int type)
+{
+    return type == HTA_TRACER_STR || type == HTA_TRACER_JSON;
+}
+
 static inline size_t value_words(int type, size_t slen)
 {
-    return type == HTA_TRACER_STR ? (slen + 7) / 8 : 1;
+    return is_text(type) ? (slen + 7) / 8 : type == HTA_TRACER_NULL ? 0 : 1;
 }
 
 size_t htat_args_words(const hta_tracer_arg *args, int nargs)
 {
     size_t w = 0;
     for (int i = 0; i < nargs; i++)
-        w += 2 + value_words(args[i].value.type, args[i].value.type == HTA_TRACER_STR ? str_len(args[i].value.u.s) : 0);
+        w += 2 + value_words(args[i].value.type, is_text(args[i].value.type) ? str_len(args[i].value.u.s) : 0);
     return w;
+}
+
+int htat_value_valid(const hta_tracer_value *v)
+{
+    switch (v->type) {
+    case HTA_TRACER_INT:
+    case HTA_TRACER_DOUBLE:
+    case HTA_TRACER_STR:
+    case HTA_TRACER_BOOL:
+    case HTA_TRACER_NULL:
+        return 1;
+    case HTA_TRACER_JSON: {
+        /* written verbatim: it must parse, and must not be cut */
+        size_t n = v->u.s ? strnlen(v->u.s, HTAT_MAX_STR + 1) : 0;
+        return n > 0 && n <= HTAT_MAX_STR && htat_json_valid(v->u.s, n);
+    }
+    default:
+        return 0;
+    }
 }
 
 static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_t iv, double dv,
@@ -32,7 +56,9 @@ static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_
 {
     p[0] = (uint64_t)(uintptr_t)key;
     p[1] = (uint64_t)type | (uint64_t)slen << 8;
-    if (type == HTA_TRACER_STR) {
+    if (type == HTA_TRACER_NULL)
+        return p + 2;
+    if (is_text(type)) {
         size_t w = (slen + 7) / 8;
         if (w) {
             p[1 + w] = 0; /* padding bytes of the last word */
@@ -51,8 +77,10 @@ uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs)
 {
     for (int i = 0; i < nargs; i++) {
         const hta_tracer_value *v = &args[i].value;
-        if (v->type == HTA_TRACER_STR)
-            p = put_value(p, args[i].key, HTA_TRACER_STR, 0, 0, v->u.s, str_len(v->u.s));
+        if (is_text(v->type))
+            p = put_value(p, args[i].key, v->type, 0, 0, v->u.s, str_len(v->u.s));
+        else if (v->type == HTA_TRACER_BOOL)
+            p = put_value(p, args[i].key, v->type, v->u.i != 0, 0, NULL, 0);
         else
             p = put_value(p, args[i].key, v->type, v->u.i, v->u.d, NULL, 0);
     }
@@ -80,11 +108,9 @@ static int args_valid(const hta_tracer_arg *args, int nargs)
 {
     if (nargs < 0 || nargs > HTA_TRACER_MAX_ARGS || (nargs && !args))
         return 0;
-    for (int i = 0; i < nargs; i++) {
-        int ty = args[i].value.type;
-        if (!args[i].key || (ty != HTA_TRACER_INT && ty != HTA_TRACER_DOUBLE && ty != HTA_TRACER_STR))
+    for (int i = 0; i < nargs; i++)
+        if (!args[i].key || !htat_value_valid(&args[i].value))
             return 0;
-    }
     return 1;
 }
 
@@ -249,13 +275,8 @@ static int end_slow(htat_thread *t, htat_frame *f, uint64_t ts)
         for (uint32_t i = 0; i < f->nslots; i++) {
             if (!slots[i].is_set)
                 continue;
-            hta_tracer_value v = {.type = slots[i].type};
-            if (v.type == HTA_TRACER_INT)
-                v.u.i = slots[i].i;
-            else if (v.type == HTA_TRACER_DOUBLE)
-                v.u.d = slots[i].d;
-            else
-                v.u.s = slots[i].s;
+            hta_tracer_value v;
+            htat_kv_value(&slots[i], &v);
             htat_slot_set_from(t, t->depth, slots[i].key, &v);
         }
     }
@@ -290,6 +311,138 @@ int hta_tracer_depth(void)
     if (!t || htat_tls_gen != atomic_load_explicit(&htat_gen, memory_order_relaxed))
         return 0;
     return (int)t->depth;
+}
+
+/* ---- spans: ended by id, paired by id at flush ----
+ * An id is seq << 8 | gpu flag 0x80 | device: increasing with time (a parent's
+ * id is below its children's), and saying at the end whether a CUDA event is
+ * due there.  The stream of an open GPU span is kept in a small table: GPU
+ * spans cost microseconds anyway, CPU spans take no lock. */
+
+#define SPAN_GPU 0x80u
+
+static _Atomic uint64_t span_seq;
+
+typedef struct gpu_span {
+    int64_t id;
+    void *stream;
+} gpu_span;
+
+static pthread_mutex_t gpu_spans_mu = PTHREAD_MUTEX_INITIALIZER;
+static gpu_span *gpu_spans;
+static size_t ngpu_spans, gpu_spans_cap;
+
+static int gpu_span_put(int64_t id, void *stream)
+{
+    int rc = 0;
+    pthread_mutex_lock(&gpu_spans_mu);
+    if (ngpu_spans == gpu_spans_cap) {
+        size_t cap = gpu_spans_cap ? gpu_spans_cap * 2 : 64;
+        gpu_span *n = realloc(gpu_spans, cap * sizeof *n);
+        if (n) {
+            gpu_spans = n;
+            gpu_spans_cap = cap;
+        }
+    }
+    if (ngpu_spans < gpu_spans_cap)
+        gpu_spans[ngpu_spans++] = (gpu_span){id, stream};
+    else
+        rc = -1;
+    pthread_mutex_unlock(&gpu_spans_mu);
+    return rc;
+}
+
+static int gpu_span_take(int64_t id, void **stream)
+{
+    int found = 0;
+    pthread_mutex_lock(&gpu_spans_mu);
+    for (size_t i = ngpu_spans; i-- > 0;) { /* the newest first: spans end in rough LIFO order */
+        if (gpu_spans[i].id == id) {
+            *stream = gpu_spans[i].stream;
+            gpu_spans[i] = gpu_spans[--ngpu_spans];
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gpu_spans_mu);
+    return found;
+}
+
+void htat_spans_free(void)
+{
+    pthread_mutex_lock(&gpu_spans_mu);
+    free(gpu_spans);
+    gpu_spans = NULL;
+    ngpu_spans = gpu_spans_cap = 0;
+    pthread_mutex_unlock(&gpu_spans_mu);
+}
+
+int64_t hta_tracer_span_begin(const hta_tracer_scope_desc *d, uint64_t parent)
+{
+    if (!d || !d->name || d->nctx || d->nslots || !args_valid(d->args, d->nargs))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? 0 : HTA_TRACER_ENOMEM;
+    int gpu = d->gpu && htat_g.gpu_allowed && htat_cuda_available();
+    size_t words = 3 + (gpu ? HTAT_BEGIN_GPU_WORDS : 0) + 2 + htat_args_words(d->args, d->nargs);
+    uint64_t *p = htat_reserve(t, words, 0);
+    if (!p) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    uint64_t seq = atomic_fetch_add_explicit(&span_seq, 1, memory_order_relaxed) + 1;
+    uint64_t *q = p + 3;
+    htat_frame f = {.device = 0};
+    if (gpu) {
+        if (htat_gpu_begin(t, &f, d->stream, q) == HTA_TRACER_OK) {
+            q += HTAT_BEGIN_GPU_WORDS;
+        } else {
+            gpu = 0;
+            words -= HTAT_BEGIN_GPU_WORDS;
+        }
+    }
+    int64_t id = (int64_t)(seq << 8 | (gpu ? SPAN_GPU | (uint64_t)(f.device & 0x7f) : 0));
+    if (gpu && gpu_span_put(id, f.stream) != 0)
+        id &= ~(int64_t)0xff; /* no memory to remember the stream: the GPU end is skipped */
+    *q++ = (uint64_t)id;
+    *q++ = parent;
+    p[0] = HTAT_HDR(HTAT_REC_BEGIN, d->nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
+    p[1] = (uint64_t)(uintptr_t)d->name;
+    q = htat_args_write(q, d->args, d->nargs);
+    p[2] = htat_now_raw();
+    htat_commit(t, q);
+    return id;
+}
+
+int hta_tracer_span_end(int64_t id, const hta_tracer_arg *args, int nargs)
+{
+    uint64_t ts = htat_now_raw();
+    if (!args_valid(args, nargs))
+        return HTA_TRACER_EINVAL;
+    if (id <= 0)
+        return HTA_TRACER_OK; /* nothing was recorded */
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    void *stream = NULL;
+    int gpu = (id & SPAN_GPU) && gpu_span_take(id, &stream); /* a second end finds nothing */
+    size_t words = 2 + (gpu ? HTAT_END_GPU_WORDS : 0) + 1 + htat_args_words(args, nargs);
+    uint64_t *p = htat_reserve(t, words, 1);
+    if (!p)
+        return HTA_TRACER_ENOMEM;
+    uint64_t *q = p + 2;
+    if (gpu) {
+        htat_frame f = {.device = (int)(id & 0x7f), .stream = stream};
+        htat_gpu_end(t, &f, q);
+        q += HTAT_END_GPU_WORDS;
+    }
+    *q++ = (uint64_t)id;
+    p[0] = HTAT_HDR(HTAT_REC_END, nargs, (gpu ? HTAT_RF_GPU : 0) | HTAT_RF_SPAN, words);
+    p[1] = ts;
+    q = htat_args_write(q, args, nargs);
+    htat_commit(t, q);
+    return HTA_TRACER_OK;
 }
 
 /* ---- tick ---- */

@@ -14,7 +14,7 @@ FAKE_CUDA = os.path.abspath(os.path.join(BUILD, "libfakecudart.so"))
 
 
 def run(args, **env):
-    e = dict(os.environ)
+    e = tc_.clean_env()
     # the binary carries its own sanitizers: no preload, leak checks on
     e.pop("LD_PRELOAD", None)
     e.pop("ASAN_OPTIONS", None)
@@ -79,9 +79,17 @@ class CApi(unittest.TestCase):
         self.assertEqual(a["tag"], 'a"b\\c\n\u00e9')
         self.assertEqual(a["big"], -9007199254740993)
         self.assertEqual(a["bad_utf8"], "x\ufffdy")
+        self.assertIs(a["flag"], True)         # BOOL: true, not 1
+        self.assertIsNone(a["none"])           # NULL: null
+        self.assertEqual(a["shape"], [8, 1024, {"a": [True, None, -1500.0, "\u00e9"]}])  # JSON verbatim
         self.assertEqual(a["tokens"], 1024)   # slot set by a child, last set wins
         self.assertEqual(a["loss"], 2.5)      # forwarded by a context-only scope
         self.assertNotIn("micro_batch", a)    # ctx is passed down, not recorded
+        # "tokens" was a begin arg (null) and a slot: the end's value replaces it, the key is written once
+        with open(os.path.join(self.tmp.name, "main-2-1-0-3-8.json")) as f:
+            line = next(x for x in f if '"name": "outer"' in x)
+        self.assertEqual(line.count('"tokens"'), 1)
+        self.assertIn('"flag": true, "none": null, "shape":  [8, 1024,', line)
         leaf, = tc_.events(self.doc, name="leaf")
         self.assertEqual(leaf["args"], {"kind": "matmul"})
         # the context-only scope is not an event
@@ -133,6 +141,18 @@ class CApi(unittest.TestCase):
         self.assertEqual([e["name"] for e in tc_.events(d, ph="X")], ["after_restart"])
         self.assertEqual(d["distributedInfo"]["rank"], 2)
 
+    def test_missing_folder_is_made(self):
+        # the pattern named no/such/dir/x.json under a folder that did not exist: made, and written
+        d = tc_.load(os.path.join(self.tmp.name, "no", "such", "dir", "x.json"))
+        tc_.check_format(self, d)
+        self.assertEqual([e["name"] for e in tc_.events(d, ph="X")], ["kept"])
+        # the two refused targets (a path under a file, a folder) left nothing behind
+        self.assertEqual(sorted(os.listdir(self.tmp.name)),
+                         ["discard-r2.json", "main-2-1-0-3-8.json", "no", "restart.json"])
+        self.assertEqual(os.listdir(os.path.join(self.tmp.name, "no")), ["such"])
+        rows = tc_.hta_cpu_ops(self, os.path.join(self.tmp.name, "main-2-1-0-3-8.json"))
+        self.assertEqual({r["name"]: r["count"] for r in rows}["work"], 4000)
+
     def test_atexit_env_naming(self):
         with tempfile.TemporaryDirectory() as tmp:
             run(["atexit"], RANK="5", WORLD_SIZE="16", HTA_TRACE_DP="2", HTA_TRACE_PP="1",
@@ -148,10 +168,9 @@ class CApi(unittest.TestCase):
 
     def test_default_pattern_and_disabled(self):
         with tempfile.TemporaryDirectory() as tmp:
-            e = dict(os.environ, HTA_TRACE_DP="3", HTA_TRACE_PP="4", HTA_TRACE_TP="5")
-            e.pop("HTA_TRACE_FILE", None)
+            e = tc_.clean_env(HTA_TRACE_DP="3", HTA_TRACE_PP="4", HTA_TRACE_TP="5")
             subprocess.run([os.path.abspath(BIN), "atexit"], cwd=tmp, env=e, check=True, timeout=60)
-            self.assertEqual(os.listdir(tmp), ["benchmark-data-3-pipeline-4-tensor-5.json"])
+            self.assertEqual(os.listdir(tmp), ["benchmark-data-3-pipeline-4-tensor-5-rank-0.json"])
         with tempfile.TemporaryDirectory() as tmp:
             run(["atexit"], HTA_TRACE="0", HTA_TRACE_FILE=tmp + "/x.json")
             self.assertEqual(os.listdir(tmp), [])

@@ -19,8 +19,7 @@ FAKE_CUDA = os.path.join(os.path.dirname(LIB), "libfakecudart.so")
 
 
 def run_py(code, **env):
-    e = dict(os.environ)
-    e.update(env)
+    e = tc_.clean_env(**env)
     e["HTATRACE_LIB"] = LIB
     e["PYTHONPATH"] = os.path.join(ROOT, "python")
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True,
@@ -89,8 +88,9 @@ class PythonFront(unittest.TestCase):
         self.assertEqual(d["distributedInfo"]["rank"], 1)
         self.assertEqual(d["distributedInfo"]["world_size"], 4)
         it, = tc_.events(d, name="iteration")
-        self.assertEqual(it["args"], {"step": 7, "lr": 0.25, "tag": "a\u00e9", "flag": 1,
+        self.assertEqual(it["args"], {"step": 7, "lr": 0.25, "tag": "a\u00e9", "flag": True,
                                       "big": str(2**70), "tokens": 40, "loss": 1.5})
+        self.assertIs(it["args"]["flag"], True)
         dec, = tc_.events(d, name="decorated")
         self.assertEqual(dec["args"], {"kind": "fn"})
         self.assertGreaterEqual(tc_.ns(dec["dur"]), 1_000_000)
@@ -104,6 +104,85 @@ class PythonFront(unittest.TestCase):
         self.assertEqual(tc_.thread_names(d)[it["tid"]], "trainer")
         self.assertEqual({e["name"] for e in tc_.events(d, ph="X")},
                          {"iteration", "decorated", "backward", "raises"})
+
+    def test_megatron_patterns(self):
+        """Megatron's tracer idioms: an arg filled in by a descendant, the ctx + arg callback, the slots
+        shorthand; and every arg keeps its JSON type in the file."""
+        run_py("""
+            import math, htatrace as tracers
+            tracers.init(file_pattern=%r + "/m.json")
+
+            def deep():
+                tracers.set("param", 42)
+
+            with tracers.scope("pass_up", param=None):
+                with tracers.scope("child"):          # the innermost scope declaring the key gets it
+                    deep()
+            with tracers.scope("never_set", param=None):
+                pass
+
+            def callback():
+                if tracers.get("critical_information", False):
+                    tracers.set("critical_information", 42)
+
+            with tracers.scope("callback", ctx={"critical_information": True}, critical_information=None):
+                callback()
+            with tracers.scope("slots", slots=["critical_information"]):
+                assert tracers.get("critical_information") is True
+                callback()
+                assert tracers.get("critical_information") is True   # ctx is not the recorded value
+            with tracers.scope("slot_unset", slots=["k"]):
+                assert tracers.get("k") is True
+            with tracers.scope("ctx_wins", ctx={"k": "given"}, slots=["k"]):
+                assert tracers.get("k") == "given"
+            callback()                                   # no scope asked: nothing happens
+            try:
+                tracers.set("param", 1)
+                raise SystemExit("set outside any declaring scope must raise KeyError")
+            except KeyError:
+                pass
+
+            big = 2**70
+            with tracers.scope("types", none=None, yes=True, no=False, i=-7, f=0.25, s="x",
+                               lst=[1, "a", None, True, 2.5], tup=(1, 2), d={"k": [1, {"n": None}]},
+                               nan=float("nan"), nested_nan=[1.0, float("inf")], big=big, empty=[],
+                               ctx={"obj": [1, 2]}, slots=["late"]):
+                assert tracers.get("obj") == [1, 2]          # ctx values come back as the object
+                tracers.set("late", {"x": [True, None]})
+                tracers.set("yes", False)                    # an arg set again: the last value wins
+            tracers.tick("tick_types", n=None, b=True, l=[1, 2])
+            tracers.flush()
+        """ % self.dir)
+        path = os.path.join(self.dir, "m.json")
+        d = tc_.load(path)
+        tc_.check_format(self, d)
+        tc_.check_nesting(self, d)
+        ev = {e["name"]: e for e in tc_.events(d, ph="X")}
+        self.assertEqual(ev["pass_up"]["args"], {"param": 42})
+        self.assertEqual(ev["child"]["args"], {})
+        self.assertEqual(ev["never_set"]["args"], {"param": None})
+        self.assertEqual(ev["callback"]["args"], {"critical_information": 42})
+        self.assertEqual(ev["slots"]["args"], {"critical_information": 42})
+        self.assertEqual(ev["slot_unset"]["args"], {})      # a slot nobody set is not written
+        a = ev["types"]["args"]
+        self.assertEqual(a, {"none": None, "yes": False, "no": False, "i": -7, "f": 0.25, "s": "x",
+                             "lst": [1, "a", None, True, 2.5], "tup": [1, 2], "d": {"k": [1, {"n": None}]},
+                             "nan": None, "nested_nan": [1.0, None], "big": str(2**70), "empty": [],
+                             "late": {"x": [True, None]}})
+        for k in ("yes", "no"):
+            self.assertIs(a[k], False)
+        self.assertIs(type(a["i"]), int)
+        self.assertIs(type(a["f"]), float)
+        t, = tc_.events(d, ph="i")
+        self.assertEqual(t["args"], {"n": None, "b": True, "l": [1, 2]})
+        with open(path) as f:
+            text = f.read()
+        self.assertIn('"none": null, ', text)
+        self.assertIn('"no": false, ', text)
+        self.assertIn('"lst": [1,"a",null,true,2.5]', text)
+        self.assertEqual(text.count('"yes"'), 1)           # replaced, not written twice
+        names = {r["name"] for r in tc_.hta_cpu_ops(self, path)}
+        self.assertIn("types", names)
 
     def test_threads(self):
         run_py("""

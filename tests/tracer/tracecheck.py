@@ -1,5 +1,14 @@
-"""Shared checks of htatrace output files (stdlib only)."""
+"""Shared checks of htatrace output files, and how the tests run things (stdlib only)."""
 import json
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("BUILD", "build")
+BUILD_DIR = BUILD if os.path.isabs(BUILD) else os.path.join(ROOT, BUILD)
+LIB = os.path.join(BUILD_DIR, "libhtatrace.so")
+TEST_TRACER = os.path.join(BUILD_DIR, "test-tracer")
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
 
 
 def load(path):
@@ -74,3 +83,26 @@ def thread_names(doc):
 def contains(outer, inner):
     return ns(outer["ts"]) <= ns(inner["ts"]) and \
         ns(inner["ts"]) + ns(inner["dur"]) <= ns(outer["ts"]) + ns(outer["dur"])
+
+
+# ---- running things ----
+
+# Variables a launcher (or a CI job under Slurm) may have set: every test starts without them.
+LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+               "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "SLURM_PROCID",
+               "SLURM_NTASKS", "SLURM_LOCALID")
+
+
+def clean_env(**env):
+    """os.environ without launcher and HTA_TRACE* variables, plus env."""
+    e = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS and not k.startswith("HTA_TRACE")}
+    e.update(env)
+    return e
+
+
+def hta_cpu_ops(tc, path):
+    """`hta cpu-ops PATH` must load the file(s): its cpu_op_time rows."""
+    p = subprocess.run([HTA, "cpu-ops", path, "--format", "json"], capture_output=True, text=True, timeout=120)
+    tc.assertEqual(p.returncode, 0, "hta cpu-ops %s: %s" % (path, p.stderr))
+    t = json.loads(p.stdout)["cpu_op_time"]
+    return [dict(zip(t["columns"], r)) for r in t["data"]]

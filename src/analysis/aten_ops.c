@@ -273,7 +273,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
     }
 
     /* op instances: records grouped by (tid, op name, op start), record order kept */
-    qsort_r(recs, nrec, sizeof *recs, cmp_rec, &cx);
+    if (nrec) qsort_r(recs, nrec, sizeof *recs, cmp_rec, &cx);
     /* their kernel sequences, " -> "-joined as HTA does: at most every kernel name, " -> " and a NUL each */
     size_t tlen = 1;
     for (size_t j = 0; j < nrec; j++) tlen += hta_sym_len(t->sym, r->name[v->row[recs[j].kernel]]) + 5;
@@ -313,7 +313,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_aten_opts *o, cons
         ins = acc->v, nin = acc->n, cx.text = acc->text;
     }
     /* (op name, sequence) groups in key order, as pandas groupby gives them */
-    qsort_r(ins, nin, sizeof *ins, cmp_inst, &cx);
+    if (nin) qsort_r(ins, nin, sizeof *ins, cmp_inst, &cx);
     size_t ng = 0;
     for (size_t a = 0; a < nin;) {
         size_t b = a;

@@ -321,6 +321,7 @@ static hta_status flush(hta_outfile *o, hta_error *err) {
 
 hta_status hta_outfile_write(hta_outfile *o, const void *data, size_t len, hta_error *err) {
     const unsigned char *p = data;
+    if (!len) return HTA_OK;
     if (o->n + len > BUF) {
         HTA_TRY(flush(o, err));
         if (len >= BUF) return write_all(o, p, len, err);

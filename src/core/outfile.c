@@ -335,7 +335,8 @@ hta_status hta_outfile_close(hta_outfile *o, int commit, hta_error *err) {
     if (!o) return HTA_OK;
     hta_status st = commit ? flush(o, err) : HTA_OK;
     /* close reports what a file system kept back until then (NFS, quotas) */
-    if (close(o->fd) != 0 && commit && !st) st = hta_fail(err, HTA_EIO, "%s: write error: %s", o->path, strerror(errno));
+    if (close(o->fd) != 0 && commit && !st)
+        st = hta_fail(err, HTA_EIO, "%s: write error: %s", o->path, strerror(errno));
     if (o->mode == REPLACE) {
         struct stat sb;
         if (commit && !st && lstat(o->target, &sb) == 0 && !S_ISREG(sb.st_mode))

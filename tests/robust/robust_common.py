@@ -30,11 +30,6 @@ def tmpdir(test, prefix):
     return d
 
 
-def leftovers(folder):
-    """Temporary files of hta's writer left in folder (hidden .NAME.tmp-XXXXXXXXXX), and the old names."""
-    return [n for n in os.listdir(folder) if '.tmp' in n]
-
-
 def nobody_setup(tmp):
     """When running as root, a permission error cannot happen: hta runs as nobody instead.  Returns
     (hta binary nobody can run, preexec_fn or None).  The binary is copied into tmp, which is made

@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,7 +30,6 @@ def warnings(p):
 class Base(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import tempfile
         cls.base = tempfile.mkdtemp(prefix='hta-robust-in-')
         os.chmod(cls.base, 0o755)  # readable by nobody (test_unreadable_file as root)
         cls.src = os.path.join(cls.base, 'src')

@@ -8,11 +8,13 @@ import os
 import pty
 import resource
 import select
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tty
@@ -20,13 +22,12 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from robust_common import HTA, gen, hta, leftovers, nobody_setup, tmpdir  # noqa: E402
+from robust_common import HTA, gen, hta, nobody_setup, tmpdir  # noqa: E402
 
 
 class Base(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import tempfile
         cls.base = tempfile.mkdtemp(prefix='hta-robust-out-')
         os.chmod(cls.base, 0o755)  # readable by nobody (Errors.test_read_only_folder)
         cls.d = os.path.join(cls.base, 'd')
@@ -45,7 +46,6 @@ class Base(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        import shutil
         shutil.rmtree(cls.base, True)
 
     def setUp(self):
@@ -271,7 +271,6 @@ class BigTrace(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import tempfile
         cls.base = tempfile.mkdtemp(prefix='hta-robust-big-')
         cls.d = os.path.join(cls.base, 'd')
         gen(cls.d, target_mb=8)  # the gzip merge takes a good fraction of a second
@@ -288,7 +287,6 @@ class BigTrace(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        import shutil
         shutil.rmtree(cls.base, True)
 
     def test_concurrent_writers(self):
@@ -315,10 +313,11 @@ class BigTrace(unittest.TestCase):
 
     def interrupt(self, sig, args, name):
         """SIGTERM or SIGINT while the output is written: the handler removes the temporary file, then
-        the signal ends hta as it would have (status -SIG).  Runs hta until its temporary file appears in the output folder, stops it there, checks the
-        file, and sends sig.  Returns the temporary file's name."""
+        the signal ends hta as it would have (status -SIG).  Runs hta until its temporary file appears
+        in the output folder, stops it there (SIGSTOP), checks the file, and sends sig.  Returns the
+        temporary file's name."""
         out = tmpdir(self, 'hta-robust-sig-out-')
-        for attempt in range(5):
+        for _ in range(5):
             p = subprocess.Popen([HTA] + args(os.path.join(out, name)), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
             seen = []

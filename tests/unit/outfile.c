@@ -170,7 +170,8 @@ static void derived_trace_refuses_its_input(void) {
     fresh();
     hta_error err = {0};
     const char *in = path_in("in.json");
-    const char *text = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}";
+    const char *text =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 2}]}";
     put_file(in, text);
     CHECK_EQ_I64(hta_rawout_derive(in, in, 0, NULL, &err), HTA_EINVAL);
     CHECK(strstr(err.msg, "is the input") != NULL);

@@ -21,14 +21,20 @@ extern "C" {
  * mkdir -p). */
 hta_status hta_output_dir(const char *dir, hta_error *err);
 
-/* Output of a derived trace: gzip when gz is set, written to path + ".tmp"
- * and renamed on hta_trace_out_close(…, commit = 1), removed otherwise. */
+/* Output of a derived trace: gzip when gz is set, through the one writer of
+ * output files (hta/outfile.h): a regular file or a missing path is written
+ * to a temporary file renamed into place on hta_trace_out_close(…, commit =
+ * 1) and removed otherwise; a FIFO or a device is written through. */
 typedef struct hta_trace_out hta_trace_out;
 hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta_error *err);
 hta_status hta_trace_out_write(hta_trace_out *o, const void *data, size_t len, hta_error *err);
 hta_status hta_trace_out_printf(hta_trace_out *o, hta_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 hta_status hta_trace_out_close(hta_trace_out *o, int commit, hta_error *err);
+/* The output's path as given, and whether path is the file o writes or
+ * replaces (same device and inode). */
+const char *hta_trace_out_path(const hta_trace_out *o);
+int hta_trace_out_is(const hta_trace_out *o, const char *path);
 
 /* ---- One raw event object taken apart (rawobj.c) ----
  * The one reader of an event's JSON text for everything that rewrites or
@@ -86,7 +92,9 @@ size_t hta_raw_format_us(int64_t ns, int fixed3, char *buf);
  * trace and the merged trace.  It streams the input with hta_raw_scan and
  * writes every top-level member and event as it was, in file order, except
  * what the caller's hooks change; the output goes through hta_trace_out (temp
- * file + rename, gzip on request).  Layout, as Kineto writes it:
+ * file + rename, or a FIFO written through; gzip on request).  An input that
+ * is the output file (same device and inode) is refused (HTA_EINVAL) before
+ * it is read, and nothing is put in place.  Layout, as Kineto writes it:
  *   {\n"key": value,\n"traceEvents": [\nevent,\nevent\n],\n"key": value\n}\n
  * An input in Chrome's array form ([event, ...], torch's legacy export) is written in this object form:
  * the same events at the same positions, in the one form every reader takes.  A merged trace (htaMerge)

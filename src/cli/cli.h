@@ -63,10 +63,12 @@ typedef struct cli_common {
     hta_ctx_opts ctx;        /* --ranks, --include-last-step, --hta-compat, --threads, --window */
     int32_t rank_list[4096]; /* storage of ctx.ranks */
     int quiet;
+    int tables_to_stderr;    /* an output file is stdout itself (-o /dev/stdout): the tables go to stderr */
 } cli_common;
 
 /* Parses argv (argv[0] is the command name).  usage: "PATH [options]".
- * Returns -1 to go on, or the exit status (0 after --help, 2 on bad usage). */
+ * Returns -1 to go on, or the exit status (0 after --help, 2 on bad usage,
+ * 1 when an output would overwrite an input: hta_output_check). */
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
               size_t min_pos, size_t max_pos, cli_common *c);
 

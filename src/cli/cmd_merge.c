@@ -22,7 +22,9 @@ static double now_s(void) {
 static int cmd_merge(int argc, char **argv) {
     const char *out = NULL, *align = "none", *barrier = NULL, *edge = "begin", *drift = "auto";
     const cli_opt opts[] = {
-        {"output", CLI_STR, &out, "OUT", "merged trace to write (.json, or .json.gz / .gz for gzip); required"},
+        {"output", CLI_STR, &out, "OUT",
+         "merged trace to write (.json, or .json.gz / .gz for gzip; a FIFO or /dev/stdout is streamed); "
+         "required; not a .json or .gz file inside DIR"},
         {"align", CLI_STR, &align, "METHOD", "none (default), barrier or collective"},
         {"barrier", CLI_STR, &barrier, "NAME", "barrier: the marker event's name (default: each ProfilerStep#N)"},
         {"barrier-edge", CLI_STR, &edge, "EDGE", "barrier: align the marker's begin (default) or end"},

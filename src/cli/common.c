@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "hta/outfile.h"
 
 /* Help fits this many columns: a terminal's width, and what tests check. */
 #define HELP_WIDTH 100
@@ -153,6 +155,49 @@ static int bad(const char *cmd, const char *fmt, const char *arg) {
     return EXIT_USAGE;
 }
 
+/* The options that name what a command writes, files (--output, --save, --what-if-trace) and folders
+ * (--augment, --overlay), and --graph, an input besides the positional paths.  They are known by name
+ * here so that every command's outputs are checked against its inputs in one place, before anything
+ * is read: an output that is an input, or that the next load of the input folder would read as a rank,
+ * is refused (hta_output_check, docs/loading.md "Output files"). */
+static const char *const out_files[] = {"output", "save", "what-if-trace", NULL};
+static const char *const out_dirs[] = {"augment", "overlay", NULL};
+
+static int listed(const char *name, const char *const *l) {
+    for (; *l; l++)
+        if (!strcmp(*l, name)) return 1;
+    return 0;
+}
+
+static int check_outputs(const char *cmd, const cli_opt *opts, cli_common *c) {
+    const char *in[8];
+    size_t nin = 0;
+    for (size_t i = 0; i < c->npos; i++) in[nin++] = c->pos[i];
+    for (const cli_opt *o = opts; o && o->name; o++)
+        if (o->kind == CLI_STR && !strcmp(o->name, "graph") && *(const char **)o->out)
+            in[nin++] = *(const char **)o->out;
+    struct stat s1, so;
+    int have1 = fstat(1, &s1) == 0;
+    for (const cli_opt *o = opts; o && o->name; o++) {
+        int file = listed(o->name, out_files), dir = listed(o->name, out_dirs);
+        const char *out = o->kind == CLI_STR && (file || dir) ? *(const char **)o->out : NULL;
+        if (!out) continue;
+        for (size_t i = 0; i < nin; i++) {
+            hta_error err = {0};
+            if (file ? hta_output_check(out, in[i], &err) : hta_output_dir_check(out, in[i], &err)) {
+                fprintf(stderr, "hta %s: error: %s\n", cmd, err.msg);
+                return 1;
+            }
+        }
+        /* a trace written to stdout itself (-o /dev/stdout into a pipe or a file): the tables go to
+         * stderr, so that what is read from stdout is the trace alone */
+        if (file && have1 && !S_ISCHR(s1.st_mode) && stat(out, &so) == 0 && so.st_dev == s1.st_dev &&
+            so.st_ino == s1.st_ino)
+            c->tables_to_stderr = 1;
+    }
+    return -1;
+}
+
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
               size_t min_pos, size_t max_pos, cli_common *c) {
     const char *cmd = argv[0];
@@ -285,8 +330,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
     }
     if (c->npos < min_pos) return bad(cmd, "missing argument: %s", usage);
     c->path = c->npos ? c->pos[0] : NULL;
-    /* -1: parsed, go on (cli.h); 0 and 2 are exit codes */
-    return -1;
+    /* -1: parsed, go on (cli.h); 0, 1 and 2 are exit codes */
+    return check_outputs(cmd, opts, c);
 }
 
 /* Loader warnings (rank fallbacks, skipped files) matter to a person but would corrupt csv or json on
@@ -329,10 +374,16 @@ int cli_emit(const cli_common *c, hta_result *res) {
     /* Notes go to stderr, the tables to stdout: a pipe into a csv or json reader gets nothing but data. */
     if (!c->quiet)
         for (size_t i = 0; i < res->nnotes; i++) fprintf(stderr, "hta: note: %s\n", res->notes[i]);
-    int rc = hta_result_write(stdout, res, c->fmt);
+    FILE *f = c->tables_to_stderr ? stderr : stdout;
+    errno = 0;
+    int rc = hta_result_write(f, res, c->fmt);
+    int e = errno;
     hta_result_free(res);
     if (rc) {
-        fprintf(stderr, "hta: error: cannot write output\n");
+        /* a reader that stopped reading (| head) chose to: no message, only the status */
+        if (e != EPIPE)
+            fprintf(stderr, "hta: error: cannot write the tables to %s: %s\n", f == stdout ? "stdout" : "stderr",
+                    e ? strerror(e) : "write error");
         return 1;
     }
     return 0;

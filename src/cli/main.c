@@ -1,9 +1,12 @@
-/* `hta`: dispatches to the command named by the first argument. */
+/* `hta`: installs the signal dispositions every command relies on, then dispatches to the command
+ * named by the first argument. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "hta/outfile.h"
 
 #ifndef HTA_VERSION
 #define HTA_VERSION "0.1.0"
@@ -48,7 +51,36 @@ static void usage(FILE *f) {
                "(inference) is analysed whole.\n");
 }
 
+/* A signal that ends the program removes the temporary files of the outputs being written
+ * (hta_outfile_remove_temps: unlink only, async-signal-safe), then ends it as the signal would have:
+ * SA_RESETHAND put the default action back, and the raised signal is delivered when this returns. */
+static void on_fatal_signal(int sig) {
+    hta_outfile_remove_temps();
+    raise(sig);
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(fatal[i], &sa, NULL);
+    }
+    /* A write past the file-size limit (ulimit -f) or into a pipe nobody reads any more fails with
+     * EFBIG / EPIPE, which the writer reports with the output's path, instead of killing the program
+     * silently (and, for SIGXFSZ, leaving the temporary file behind). */
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 int main(int argc, char **argv) {
+    install_signals();
     qsort(commands, ncommands, sizeof *commands, by_order);
     if (argc < 2) {
         usage(stderr);

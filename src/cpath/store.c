@@ -18,17 +18,22 @@
 
 #include "cpath/internal.h"
 #include "trace/json_lex.h"
+#include "hta/outfile.h"
 
 #define MAGIC "HTACPATH"
 #define VERSION 1u
 
+/* Writing goes through the one writer of output files (hta/outfile.h): a temporary file created
+ * exclusively and renamed over the graph file when complete; the first failure is kept and the rest
+ * is skipped. */
 typedef struct wr {
-    FILE *f;
-    int bad;
+    hta_outfile *f;
+    hta_status st;
+    hta_error *err;
 } wr;
 
 static void put(wr *w, const void *p, size_t n) {
-    if (!w->bad && fwrite(p, 1, n, w->f) != n) w->bad = 1;
+    if (!w->st) w->st = hta_outfile_write(w->f, p, n, w->err);
 }
 static void put_u32(wr *w, uint32_t v) {
     unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
@@ -44,16 +49,8 @@ static void put_str(wr *w, const char *s, size_t n) {
 }
 
 hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *err) {
-    size_t pl = strlen(path);
-    char *tmp = malloc(pl + 5);
-    if (!tmp) return hta_oom(err);
-    snprintf(tmp, pl + 5, "%s.tmp", path);
-    wr w = {fopen(tmp, "wb"), 0};
-    if (!w.f) {
-        hta_status st = hta_fail(err, HTA_EIO, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
+    wr w = {NULL, HTA_OK, err};
+    HTA_TRY(hta_outfile_open(path, &w.f, err));
     put(&w, MAGIC, 8);
     put_u32(&w, VERSION);
     put_u32(&w, (g->zero_weight_launch ? 1u : 0u) | (g->hta_compat ? 2u : 0u));
@@ -88,14 +85,8 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
         put(&w, &e->type, 1);
     }
     for (size_t i = 0; i < g->nnotes; i++) put_str(&w, g->notes[i], strlen(g->notes[i]));
-    int bad = w.bad | (fclose(w.f) != 0);
-    hta_status st = HTA_OK;
-    if (bad || rename(tmp, path)) {
-        st = hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno ? errno : EIO));
-        remove(tmp);
-    }
-    free(tmp);
-    return st;
+    hta_status st = hta_outfile_close(w.f, !w.st, err);
+    return w.st ? w.st : st;
 }
 
 typedef struct rd {

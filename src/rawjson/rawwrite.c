@@ -3,10 +3,13 @@
  * nothing is lost or reformatted, with the caller's hooks saying what
  * changes.  Output is buffered (one write per MiB, not per event) and goes
  * through hta_trace_out, which compresses and renames into place. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hta/rawjson.h"
 
@@ -27,12 +30,14 @@ struct hta_rawout {
 };
 
 int hta_raw_is_gzip(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    /* O_NONBLOCK: a FIFO at path must not block the open (the loader refuses it anyway) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return 0;
+    struct stat sb;
     unsigned char m[2] = {0};
-    size_t got = fread(m, 1, 2, f);
-    fclose(f);
-    return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+    int gz = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+    close(fd);
+    return gz;
 }
 
 static int flush(hta_rawout *w) {
@@ -236,6 +241,13 @@ static hta_status scan(hta_rawout *w, const char *in, const hta_rawout_hooks *ho
     static const hta_rawout_hooks none = {0};
     w->h = hooks ? hooks : &none;
     w->in = in;
+    /* the writer's own guard (the CLI checks its paths before any work): reading a file while its
+     * replacement is written is harmless, but the result would overwrite the trace it came from */
+    if (hta_trace_out_is(w->o, in)) {
+        hta_rawout_fail(w, HTA_EINVAL, "%s is the input %s: refusing to write over it", hta_trace_out_path(w->o),
+                        in);
+        return w->st;
+    }
     hta_raw_callbacks cb = {.meta = derive ? derive_meta : on_meta, .event = derive ? derive_event : on_event,
                             .ctx = w};
     hta_error e;

@@ -1,5 +1,6 @@
-/* Derived trace files: written to a temporary name and renamed into place
- * only when complete, so a failure never leaves a half-written trace.
+/* Derived trace files: bytes, compressed when asked, handed to the one writer of output files
+ * (hta/outfile.h), which puts a regular file in place only when complete (temporary file + rename) and
+ * writes a FIFO or a device through, so a failure never leaves a half-written trace.
  * Gzip output goes through ISA-L's igzip (level 1) when it is installed:
  * several times faster than zlib at a similar ratio on trace JSON. */
 #include <errno.h>
@@ -8,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "hta/outfile.h"
 #include "hta/rawjson.h"
 
 #ifdef HTA_HAVE_ISAL
@@ -21,8 +22,7 @@
 #define BUF (1u << 18)
 
 struct hta_trace_out {
-    char *path, *tmp;
-    FILE *f;
+    hta_outfile *f;
     int gz;
     unsigned char *in, *out; /* gzip: pending input, compressed output */
     size_t nin;
@@ -35,8 +35,6 @@ struct hta_trace_out {
 };
 
 static void out_free(hta_trace_out *o) {
-    free(o->path);
-    free(o->tmp);
     free(o->in);
     free(o->out);
 #ifdef HTA_HAVE_ISAL
@@ -57,24 +55,23 @@ hta_status hta_output_dir(const char *dir, hta_error *err) {
         mkdir(p, 0777); /* parents: errors show up on the last mkdir */
         *s = '/';
     }
-    int bad = mkdir(p, 0777) != 0 && errno != EEXIST;
+    int e = mkdir(p, 0777) != 0 ? errno : 0;
     free(p);
-    return bad ? hta_fail(err, HTA_EIO, "%s: cannot create folder: %s", dir, strerror(errno)) : HTA_OK;
+    if (e == EEXIST && stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return hta_fail(err, HTA_EINVAL, "%s exists and is not a folder", dir);
+    return e && e != EEXIST ? hta_fail(err, HTA_EIO, "%s: cannot create folder: %s", dir, strerror(e)) : HTA_OK;
 }
 
 hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta_error *err) {
     *out = NULL;
     hta_trace_out *o = calloc(1, sizeof *o);
     if (!o) return hta_oom(err);
-    size_t l = strlen(path);
-    o->path = strdup(path);
-    o->tmp = malloc(l + 16);
     o->gz = gz;
     if (gz) {
         o->in = malloc(BUF);
         o->out = malloc(BUF);
     }
-    int ok = o->path && o->tmp && (!gz || (o->in && o->out));
+    int ok = !gz || (o->in && o->out);
 #ifdef HTA_HAVE_ISAL
     if (ok && gz) {
         isal_deflate_init(&o->zs);
@@ -92,10 +89,8 @@ hta_status hta_trace_out_open(const char *path, int gz, hta_trace_out **out, hta
         out_free(o);
         return hta_oom(err);
     }
-    snprintf(o->tmp, l + 16, "%s.tmp%d", path, (int)getpid() % 100000);
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) {
-        hta_status st = hta_fail(err, HTA_EIO, "%s: cannot create: %s", o->tmp, strerror(errno));
+    hta_status st = hta_outfile_open(path, &o->f, err);
+    if (st) {
 #ifndef HTA_HAVE_ISAL
         if (gz) deflateEnd(&o->zs);
 #endif
@@ -115,10 +110,10 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
     do {
         o->zs.next_out = o->out;
         o->zs.avail_out = BUF;
-        if (isal_deflate(&o->zs) != COMP_OK) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
+        if (isal_deflate(&o->zs) != COMP_OK)
+            return hta_fail(err, HTA_EIO, "%s: compression failed", hta_outfile_path(o->f));
         size_t made = BUF - o->zs.avail_out;
-        if (made && fwrite(o->out, 1, made, o->f) != made)
-            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
+        HTA_TRY(hta_outfile_write(o->f, o->out, made, err));
     } while (o->zs.avail_in || (last && o->zs.internal_state.state != ZSTATE_END));
 #else
     o->zs.next_in = o->in;
@@ -128,10 +123,9 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
         o->zs.next_out = o->out;
         o->zs.avail_out = BUF;
         rc = deflate(&o->zs, last ? Z_FINISH : Z_NO_FLUSH);
-        if (rc == Z_STREAM_ERROR) return hta_fail(err, HTA_EIO, "%s: compression failed", o->tmp);
+        if (rc == Z_STREAM_ERROR) return hta_fail(err, HTA_EIO, "%s: compression failed", hta_outfile_path(o->f));
         size_t made = BUF - o->zs.avail_out;
-        if (made && fwrite(o->out, 1, made, o->f) != made)
-            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
+        HTA_TRY(hta_outfile_write(o->f, o->out, made, err));
     } while (o->zs.avail_in || (last && rc != Z_STREAM_END));
 #endif
     o->nin = 0;
@@ -140,11 +134,7 @@ static hta_status deflate_pending(hta_trace_out *o, int last, hta_error *err) {
 
 hta_status hta_trace_out_write(hta_trace_out *o, const void *data, size_t len, hta_error *err) {
     const char *p = data;
-    if (!o->gz) {
-        if (len && fwrite(p, 1, len, o->f) != len)
-            return hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
-        return HTA_OK;
-    }
+    if (!o->gz) return hta_outfile_write(o->f, p, len, err);
     while (len) {
         size_t k = BUF - o->nin < len ? BUF - o->nin : len;
         memcpy(o->in + o->nin, p, k);
@@ -177,6 +167,10 @@ hta_status hta_trace_out_printf(hta_trace_out *o, hta_error *err, const char *fm
     return st;
 }
 
+const char *hta_trace_out_path(const hta_trace_out *o) { return hta_outfile_path(o->f); }
+
+int hta_trace_out_is(const hta_trace_out *o, const char *path) { return hta_outfile_is(o->f, path); }
+
 hta_status hta_trace_out_close(hta_trace_out *o, int commit, hta_error *err) {
     if (!o) return HTA_OK;
     hta_status st = HTA_OK;
@@ -184,11 +178,8 @@ hta_status hta_trace_out_close(hta_trace_out *o, int commit, hta_error *err) {
 #ifndef HTA_HAVE_ISAL
     if (o->gz) deflateEnd(&o->zs);
 #endif
-    int bad = fclose(o->f) != 0;
-    if (commit && !st && bad) st = hta_fail(err, HTA_EIO, "%s: write error: %s", o->tmp, strerror(errno));
-    if (commit && !st && rename(o->tmp, o->path) != 0)
-        st = hta_fail(err, HTA_EIO, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
-    if (!commit || st) unlink(o->tmp);
+    hta_status cst = hta_outfile_close(o->f, commit && !st, err);
+    if (!st) st = cst;
     out_free(o);
     return st;
 }

@@ -60,13 +60,27 @@ static void start_member(hta_input *in) {
 
 hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK so that a FIFO (or a device) given as the trace cannot block the open for ever: it is
+     * refused just below.  A trace is read more than once (the rank probe, derived traces stream it
+     * again) and its size drives the progress, so only regular files are traces; the flag is cleared
+     * before any read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return hta_fail(err, HTA_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
+        hta_status st = hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
         close(fd);
-        return hta_fail(err, HTA_EIO, "%s: not a regular file", path);
+        return st;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return hta_fail(err, HTA_EIO, "%s: not a regular file (%s): hta reads a trace more than once; save it to a "
+                        "file first", path,
+                        S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISCHR(sb.st_mode) ? "a character device" :
+                        S_ISBLK(sb.st_mode) ? "a block device" : S_ISSOCK(sb.st_mode) ? "a socket" : "a folder");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     hta_input *in = calloc(1, sizeof *in);
     unsigned char *buf = malloc(INBUF);
     if (!in || !buf) {

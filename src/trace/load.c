@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hta/outfile.h"
 #include "hta/trace.h"
 #include "trace/derive.h"
 #include "hta/vocab.h"
@@ -76,12 +78,6 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* HTA's rule for a folder's trace files (TF§2): names ending in .json or .gz. */
-static int is_trace_name(const char *n) {
-    size_t l = strlen(n);
-    return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 3 && !strcmp(n + l - 3, ".gz"));
-}
-
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -115,20 +111,52 @@ static hta_status list_files(const char *path, const hta_load_opts *o, char ***f
     if (!d) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
     struct dirent *de;
     while ((de = readdir(d))) {
-        /* hidden files and . / .. are no traces */
+        /* hidden files and . / .. are no traces, and are not listed (as ls does): the temporary files of
+         * hta's writer (hta/outfile.h) are hidden, so a leftover one is never read as a rank */
         if (de->d_name[0] == '.') continue;
         size_t l = strlen(path) + strlen(de->d_name) + 2;
         char *full = malloc(l);
         if (!full) goto oom;
         snprintf(full, l, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
+        /* Only regular files can be traces (trace/input.c refuses the rest), and every file skipped is
+         * named: a rank that silently goes missing changes every cross-rank answer.  Sub-folders are
+         * named only when they are named like trace files. */
+        int named = hta_rank_file_name(de->d_name);
         struct stat fs;
-        /* sub-folders, links to nothing and devices are skipped silently: only regular files can be traces */
-        if (stat(full, &fs) != 0 || !S_ISREG(fs.st_mode)) {
-            free(full);
-            continue;
+        const char *why = NULL;
+        char buf[256];
+        if (stat(full, &fs) != 0) {
+            int e = errno;
+            struct stat ls;
+            if (e == ENOENT && lstat(full, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+                why = "a symbolic link to nothing";
+            } else {
+                snprintf(buf, sizeof buf, "%s", strerror(e));
+                why = buf;
+            }
+        } else if (S_ISDIR(fs.st_mode)) {
+            if (!named) {
+                free(full);
+                continue;
+            }
+            why = "a folder";
+        } else if (!S_ISREG(fs.st_mode)) {
+            why = S_ISFIFO(fs.st_mode)  ? "a FIFO, not a regular file"
+                  : S_ISSOCK(fs.st_mode) ? "a socket, not a regular file"
+                                         : "a device, not a regular file";
+        } else if (!named) {
+            why = "not a .json or .gz trace file";
+        } else {
+            int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+            if (fd < 0) {
+                snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+                why = buf;
+            } else {
+                close(fd);
+            }
         }
-        if (!is_trace_name(de->d_name)) {
-            warnf(o, "%s: skipped (not a .json or .gz trace file)", full);
+        if (why) {
+            warnf(o, "%s: skipped (%s)", full, why);
             free(full);
             continue;
         }
@@ -400,6 +428,18 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         st = j->st;
         goto done;
     }
+    /* A merged trace (hta merge) beside per-rank traces is, as a rule, the merge of those very files
+     * written into their folder: read as well, its ranks would clash with theirs or, where the files
+     * name no rank, count twice.  It is skipped, and named; loaded on its own it gives its ranks back. */
+    size_t nmerged = 0;
+    for (size_t i = 0; i < nf; i++) nmerged += p.jobs[i].st == HTA_OK && p.jobs[i].b.merge.present;
+    for (size_t i = 0; nmerged && nmerged < nok && i < nf; i++) {
+        job *j = &p.jobs[i];
+        if (j->st != HTA_OK || !j->b.merge.present) continue;
+        warnf(o, "%s: skipped (a merged trace (hta merge) beside per-rank traces; load it on its own)", j->path);
+        j->st = HTA_ENOTTRACE; /* no rank of this load: freed with the unused builders */
+    }
+    if (nmerged && nmerged < nok) nok -= nmerged;
     if (nok == 0) {
         st = nother ? hta_fail(err, HTA_ENODATA, "%s: none of the requested ranks is in the trace", path)
                     : hta_fail(err, HTA_ENODATA, "%s: no trace files", path);

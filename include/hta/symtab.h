@@ -21,6 +21,8 @@ void hta_symtab_free(hta_symtab *s);
 uint32_t hta_symtab_intern(hta_symtab *s, const char *str, size_t n);
 /* Id of s[0..n) or -1 when absent. */
 int64_t hta_symtab_find(const hta_symtab *s, const char *str, size_t n);
+/* sel[id] = 1 for each of the NULL-terminated names that is in s; returns how many are. */
+size_t hta_symtab_mark(const hta_symtab *s, const char *const *names, unsigned char *sel);
 
 uint32_t hta_symtab_count(const hta_symtab *s);
 const char *hta_sym(const hta_symtab *s, uint32_t id);

@@ -55,15 +55,9 @@ static size_t launch_syms(const hta_ctx *ctx, int mem, unsigned char *sel) {
     const hta_trace *t = ctx->trace;
     size_t nsym = hta_symtab_count(t->sym), n = 0;
     memset(sel, 0, nsym ? nsym : 1);
-    if (ctx->hta_compat) {
-        for (int l = 0; l < 1 + !!mem; l++)
-            for (const char *const *nm = l ? hta_launch_stats_memory_names_hta : hta_launch_stats_names_hta; *nm;
-                 nm++) {
-                int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
-                if (id >= 0) sel[id] = 1, n++;
-            }
-        return n;
-    }
+    if (ctx->hta_compat)
+        return hta_symtab_mark(t->sym, hta_launch_stats_names_hta, sel) +
+               (mem ? hta_symtab_mark(t->sym, hta_launch_stats_memory_names_hta, sel) : 0);
     for (size_t s = 0; s < nsym; s++) {
         unsigned f = hta_sym_api(t, (uint32_t)s);
         if ((f & HTA_API_LAUNCH) || (mem && hta_api_enqueues(f))) sel[s] = 1, n++;
@@ -116,7 +110,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
          * before it, not for the launch call, so its delay counts from the later of the two ends. */
         int graph = !ctx->hta_compat && (hta_sym_api(t, r->name[i]) & HTA_API_GRAPH_LAUNCH);
         int64_t ready = v->ts[k] + v->dur[k];
-        for (size_t g = lower_cp(gpu, ng, r->correlation[i]); g < ng && gpu[g].corr == r->correlation[i]; g++) {
+        size_t first = lower_cp(gpu, ng, r->correlation[i]);
+        for (size_t g = first; g < ng && gpu[g].corr == r->correlation[i]; g++) {
             size_t gk = gpu[g].pos;
             int64_t delay = v->ts[gk] - ready;
             if (graph && v->ts[gk] + v->dur[gk] > ready) ready = v->ts[gk] + v->dur[gk];
@@ -129,7 +124,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
              * than its launch call took. */
             int sk = cpu_us <= o->runtime_cutoff_us && gpu_us < cpu_us;
             /* a graph's launch call is one call, however many kernels it starts */
-            int ro = cpu_us > o->runtime_cutoff_us && !(graph && g > lower_cp(gpu, ng, r->correlation[i]));
+            int ro = cpu_us > o->runtime_cutoff_us && !(graph && g > first);
             int lo = delay_us > o->launch_delay_cutoff_us;
             long row = hta_table_add_row(tb);
             if (row < 0) {

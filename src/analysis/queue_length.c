@@ -16,10 +16,7 @@ static unsigned char *launch_syms(const hta_trace *t, hta_series_rules rules, ht
     unsigned char *sel = hta_arena_calloc(A, nsym ? nsym : 1, 1);
     if (!sel) return NULL;
     if (rules == HTA_SERIES_HTA) {
-        for (const char *const *nm = hta_runtime_launch_names_hta; *nm; nm++) {
-            int64_t id = hta_symtab_find(t->sym, *nm, strlen(*nm));
-            if (id >= 0) sel[id] = 1;
-        }
+        hta_symtab_mark(t->sym, hta_runtime_launch_names_hta, sel);
     } else {
         for (size_t s = 0; s < nsym; s++) sel[s] = (unsigned char)hta_api_enqueues(hta_sym_api(t, (uint32_t)s));
     }

@@ -84,6 +84,15 @@ static hta_status rehash(hta_symtab *s) {
     return HTA_OK;
 }
 
+size_t hta_symtab_mark(const hta_symtab *s, const char *const *names, unsigned char *sel) {
+    size_t n = 0;
+    for (; *names; names++) {
+        int64_t id = hta_symtab_find(s, *names, strlen(*names));
+        if (id >= 0) sel[id] = 1, n++;
+    }
+    return n;
+}
+
 int64_t hta_symtab_find(const hta_symtab *s, const char *str, size_t n) {
     uint32_t h = (uint32_t)hta_hash_key(str, n);
     size_t j = h & (s->nslot - 1);

@@ -344,22 +344,18 @@ static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *
 /* A host call's args.stream names the queue it feeds, not where it runs: ROCm writes it on
  * hipLaunchKernel, hipMemcpyWithStream...  Left in place, HTA's stream != -1 rule makes those calls GPU
  * work, and their correlation ids pair them with nothing (both sides look like GPU rows). */
-static void drop_host_streams(const hta_trace *t, hta_rank *r) {
-    int any = 0;
-    for (size_t i = 0; i < r->n && !any; i++) any = r->stream[i] != 0;
-    if (!any) return;
-    unsigned char *host = calloc(t->ncats + 1, 1);
-    int ok = host != NULL;
-    for (size_t c = 0; ok && c < t->ncats; c++)
-        host[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c])) == HTA_CC_RUNTIME;
+static hta_status drop_host_streams(const hta_trace *t, hta_rank *r, hta_error *err) {
+    unsigned char *host = malloc(t->ncats + 1); /* per category: a host call category */
+    if (!host) return hta_oom(err);
+    for (size_t c = 0; c < t->ncats; c++) host[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c])) == HTA_CC_RUNTIME;
     for (size_t i = 0; i < r->n; i++)
-        if (ok ? host[r->cat[i]] : hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_RUNTIME)
-            r->stream[i] = 0;
+        if (host[r->cat[i]]) r->stream[i] = 0;
     free(host);
+    return HTA_OK;
 }
 
 hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, hta_error *err) {
-    if (!hta_streams) drop_host_streams(t, r);
+    if (!hta_streams) HTA_TRY(drop_host_streams(t, r, err));
     HTA_TRY(link_partners(t, r, err));
     HTA_TRY(build_stacks(r, err));
     HTA_TRY(assign_iterations(t, r, err));

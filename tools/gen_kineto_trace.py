@@ -609,6 +609,11 @@ class RankSim(object):
         self.D = D
 
     # ------------------------------------------------------------------ rng helpers
+    def _step_rng(self, k, part):
+        seed = '%d/%d/%d/%s' % (self.cfg.seed, self.rank, k, part)
+        self.rng = random.Random(seed)
+        self.R = self.rng.random
+
     def g(self, base):
         """CPU duration/gap in ns around base ns (uniform +-40%, rare hiccups)."""
         r = self.R()
@@ -903,8 +908,9 @@ class RankSim(object):
         self._emit_launch(th, api, t, e, corr, ext, hip)
         sf = self.sfree[stream]
         start = e + 300 + int(2200 * self.R())
+        q = self.R()                    # drawn always: a knob that changes timing keeps the draws in step
         if sf + 400 > start:
-            start = sf + 400 + int(1100 * self.R())
+            start = sf + 400 + int(1100 * q)
         end = start + self.gd(gdur)
         self.sfree[stream] = end
         if hip:
@@ -933,13 +939,15 @@ class RankSim(object):
         ext = self._cur_ext(th, corr)
         sf = self.sfree[stream]
         start = t + min(rd, 6000) + 300 + int(1500 * self.R())
+        q = self.R()
         if sf + 400 > start:
-            start = sf + 400 + int(900 * self.R())
+            start = sf + 400 + int(900 * q)
         dur = int((1100 + nbytes / bw) * (0.95 + 0.1 * self.R()))
         end = start + dur
         e = t + rd
+        q = self.R()
         if blocking and e < end + 2500:
-            e = end + 2500 + int(4000 * self.R())
+            e = end + 2500 + int(4000 * q)
         th.t = e
         self.sfree[stream] = end
         if self.hip:
@@ -1081,8 +1089,9 @@ class RankSim(object):
         self._emit_launch(th, 'cudaLaunchKernelExC', t, e, corr, ext, hip)
         sf = self.sfree[S_NCCL]
         ready = e + 500 + int(2500 * self.R())
+        q = self.R()
         if sf + 400 > ready:
-            ready = sf + 400 + int(900 * self.R())
+            ready = sf + 400 + int(900 * q)
         key = (self.coll_idx, coll, nbytes)
         self.coll_idx += 1
         t_all = yield (key, ready)
@@ -1494,7 +1503,9 @@ class RankSim(object):
             self.pybegin(th, 'torch/utils/data/dataloader.py(701): __next__')
             self.pybegin(th, 'torch/utils/data/dataloader.py(1448): _next_data')
         if gap_step:
-            total = self.cfg.gap_ms * 1e6 * (0.7 + 0.6 * self.R()) * self.cfg.cpu_scale
+            # the host's speed (cpu_f, --cpu-scale) applies once: through g() in the traced calls below, and
+            # to the untraced part here
+            total = self.cfg.gap_ms * 1e6 * (0.7 + 0.6 * self.R())
             if self.straggler:
                 total *= 1.6
             nsamp = max(4, self.B * 4)
@@ -1511,7 +1522,7 @@ class RankSim(object):
                     self.end(th, 2500)
                     self.end(th, 2000)
                 else:
-                    th.t += int(per * 0.7)
+                    th.t += int(per * 0.7 * self.cpu_f)
             if with_stack:
                 self.pybegin(th, 'torch/utils/data/_utils/collate.py(171): default_collate')
             self.leaf(th, 'aten::stack', 250000, 4000, shapes([[]], ['TensorList']))
@@ -1963,8 +1974,17 @@ class RankSim(object):
             self.step_marks.append(m.t)
             if cfg.window_cut and k == cfg.steps - 1:
                 self.cutting = True
-            gap_step = st['gap'] or (self.straggler and self.R() < 0.5)
+            # each step draws from its own stream, and data loading from another: a knob that changes how
+            # many draws one part makes (a stall, the optimizer) leaves every other draw as it was, so a
+            # job generated again with a knob changed is the same job with that change (the ground truth
+            # of bench/whatif_accuracy.py)
+            self._step_rng(k, 'step')
+            q = self.R()
+            gap_step = st['gap'] or (self.straggler and q < 0.5)
+            main_rng = self.rng
+            self._step_rng(k, 'data')
             self.dataload(m, k, gap_step)
+            self.rng, self.R = main_rng, main_rng.random
             if st['timing']:
                 self.event_record(m, S_COMPUTE, 3000)       # timing start event
             self.h2d_batch(m)
@@ -2321,7 +2341,7 @@ def make_plan(cfg):
     plan = []
     for k in range(cfg.steps):
         plan.append({
-            'gap': (k == 1 and cfg.steps >= 3) or (k >= 2 and rng.random() < cfg.gap_prob),
+            'gap': (k == 1 and cfg.steps >= 3 and cfg.gap_prob > 0) or (k >= 2 and rng.random() < cfg.gap_prob),
             'timing': k % 2 == 0,
             'log': True,
             'devsync': k % 3 == 2,

@@ -31,6 +31,10 @@ typedef enum hta_cp_edge_type {
     HTA_CP_LAUNCH = 2,     /* critical_path_kernel_launch_delay */
     HTA_CP_KK = 3,         /* critical_path_kernel_kernel_delay */
     HTA_CP_SYNC = 4,       /* critical_path_sync_dependency */
+    /* the simulation graph's own (hta/sim.h); HTA's graph never has them */
+    HTA_CP_GAP = 5,        /* critical_path_cpu_untraced: a thread's time outside any event */
+    HTA_CP_WAIT = 6,       /* critical_path_wait: a host call's or thread's wait after what it waited for */
+    HTA_CP_PEER_WAIT = 7,  /* critical_path_rank_wait: a collective waiting for the other ranks */
     HTA_CP_NTYPES
 } hta_cp_edge_type;
 
@@ -80,6 +84,8 @@ typedef struct hta_cp_graph {
     int64_t origin_ns;    /* absolute ns of time 0 */
     int zero_weight_launch; /* built with HTA's zero-weight launch edges */
     int hta_compat;         /* built with HTA's rules (names, tie order): bound_by follows them */
+    int32_t *ev_parent;   /* simulation graphs (hta/sim.h): the enclosing event of each event on its
+                           * thread, -1 for none; NULL in HTA's graph */
     char **notes;         /* remarks about the build (HTA would have failed, ...) */
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "hta/cpath.h"
+#include "hta/sim.h"
 
 typedef struct cp_args {
     const char *annotation;
@@ -21,6 +22,7 @@ typedef struct cp_args {
     const char *save, *graph;
     cli_list what_if;
     const char *what_if_trace;
+    int all_ranks;
 } cp_args;
 
 /* "N" or "A:B": HTA's instance_id as an int or an inclusive (a, b) tuple (critical-path.md §1 step 3) */
@@ -113,6 +115,54 @@ done:
     return st;
 }
 
+/* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if. */
+static int job(cli_common *c, const cp_args *a, const char *prog) {
+    if (!c->path || a->graph || a->save || a->overlay) {
+        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph, --save or --overlay\n"
+                        "Try 'hta critical-path --help'.\n");
+        return EXIT_USAGE;
+    }
+    hta_ctx *ctx = NULL;
+    int rc = cli_open(c, c->path, &ctx);
+    if (rc) return rc;
+    hta_error err = {0};
+    hta_sim *sim = NULL;
+    hta_result res;
+    hta_result_init(&res);
+    hta_cpath_rule *rules = calloc(a->what_if.n ? a->what_if.n : 1, sizeof *rules);
+    int64_t *t = NULL;
+    hta_cp_path p = {0};
+    hta_status st = rules ? hta_sim_build_job(ctx, &sim, &err) : hta_oom(&err);
+    if (!st && a->what_if.n) {
+        for (size_t i = 0; !st && i < a->what_if.n; i++) st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], &err);
+        if (!st)
+            st = hta_sim_whatif(ctx, sim, rules, a->what_if.n, a->data_load.v, a->data_load.n, a->what_if_trace, &res,
+                                &err);
+    }
+    if (!st) {
+        const hta_cp_graph *g = hta_sim_graph(sim);
+        t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
+        st = !t ? hta_oom(&err) : hta_sim_run(sim, NULL, t, &err);
+        if (!st) st = hta_sim_path(sim, NULL, t, hta_sim_last_node(sim, t), INT64_MIN, &p, &err);
+        if (!st)
+            st = hta_cpath_summary(g, &p, NULL, a->data_load.v, a->data_load.n, &HTA_CP_SUMMARY_TABLE, &res, &err);
+        if (!st) st = hta_sim_steps_table(sim, NULL, t, a->data_load.v, a->data_load.n, &res, &err);
+        if (!st) hta_result_note(&res, "%zu collective instances joined across %zu ranks", hta_sim_joined(sim),
+                                 hta_ctx_nranks(ctx));
+    }
+    for (size_t i = 0; i < a->what_if.n; i++) hta_cpath_rule_free(&rules[i]);
+    free(rules);
+    free(t);
+    hta_cpath_path_free(&p);
+    hta_sim_free(sim);
+    hta_ctx_free(ctx);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail(prog, &err);
+    }
+    return cli_emit(c, &res);
+}
+
 static int cmd_critical_path(int argc, char **argv) {
     cp_args a = {0};
     a.top = 0;
@@ -132,6 +182,8 @@ static int cmd_critical_path(int argc, char **argv) {
         {"graph", CLI_STR, &a.graph, "FILE", "analyse a stored graph (no trace needed)"},
         {"what-if", CLI_LIST, &a.what_if, "RULE", "change edge weights and recompute (repeatable), e.g. type:comm=x0.5"},
         {"what-if-trace", CLI_STR, &a.what_if_trace, "OUT", "write the simulated trace to OUT"},
+        {"all-ranks", CLI_FLAG, &a.all_ranks, NULL,
+         "one graph for the job: every rank, joined at their collectives (the path may cross ranks)"},
         {0},
     };
     cli_common c;
@@ -183,6 +235,10 @@ static int cmd_critical_path(int argc, char **argv) {
     hta_cp_graph *g = NULL;
     hta_error err = {0};
     hta_status st;
+    if (a.all_ranks) {
+        rc = job(&c, &a, argv[0]);
+        goto out;
+    }
     if (c.path) {
         /* the critical path is one rank's: --ranks names it (only its file is read) */
         if (c.ctx.nranks > 1) {
@@ -227,13 +283,54 @@ static int cmd_critical_path(int argc, char **argv) {
     if (getenv("HTA_TIMING"))
         fprintf(stderr, "hta critical-path: graph %s in %.3f s, cpu %.3f s (%zu events, %zu nodes, %zu edges)\n",
                 a.graph ? "loaded" : "built", secs(t0, t1), secs(c0, c1), g->nev, g->norder, g->nedge);
-    st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, a.top > 0 ? (size_t)a.top : 0, &res, &err);
+    /* The simulation graph (hta/sim.h): the what-if engine, and per-step paths by default (HTA's graph
+     * alone with --hta-compat).  What-if results come first; the breakdown then only with --top. */
+    hta_sim *sim = NULL;
+    hta_cpath_rule *rules = NULL;
+    if (ctx && (a.what_if.n || !c.ctx.hta_compat)) {
+        st = hta_sim_build(ctx, 0, &sim, &err);
+        if (!st && a.what_if.n) {
+            rules = calloc(a.what_if.n, sizeof *rules);
+            if (!rules) st = hta_oom(&err);
+            for (size_t i = 0; !st && i < a.what_if.n; i++) st = hta_cpath_rule_parse(a.what_if.v[i], &rules[i], &err);
+            if (!st)
+                st = hta_sim_whatif(ctx, sim, rules, a.what_if.n, a.data_load.v, a.data_load.n, a.what_if_trace,
+                                    &res, &err);
+            for (size_t i = 0; rules && i < a.what_if.n; i++) hta_cpath_rule_free(&rules[i]);
+            free(rules);
+        }
+    }
+    if (!st) {
+        if (a.what_if.n && sim && a.top <= 0) {
+            /* the answer first: no breakdown of every path edge unless asked for */
+            hta_result tmp;
+            hta_result_init(&tmp);
+            st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, 1, &tmp, &err);
+            for (size_t i = 0; !st && i < tmp.n; i++) {
+                if (!strcmp(tmp.tables[i]->name, "breakdown")) continue;
+                if (hta_result_add(&res, tmp.tables[i])) st = hta_oom(&err);
+                tmp.tables[i] = NULL;
+            }
+            hta_result_free(&tmp);
+        } else {
+            st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, a.top > 0 ? (size_t)a.top : 0, &res,
+                                  &err);
+        }
+    }
+    if (!st && sim && !c.ctx.hta_compat) {
+        size_t nn = hta_sim_graph(sim)->nnode;
+        int64_t *t = malloc((nn ? nn : 1) * sizeof *t);
+        st = !t ? hta_oom(&err) : hta_sim_run(sim, NULL, t, &err);
+        if (!st) st = hta_sim_steps_table(sim, NULL, t, a.data_load.v, a.data_load.n, &res, &err);
+        free(t);
+    }
+    hta_sim_free(sim);
     if (getenv("HTA_TIMING")) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         fprintf(stderr, "hta critical-path: report in %.3f s, cpu %.3f s\n", secs(t1, t0), secs(c1, c0));
     }
-    if (!st && a.what_if.n) st = what_if_tables(ctx, g, &a, &res, &err);
+    if (!st && a.what_if.n && !ctx) st = what_if_tables(ctx, g, &a, &res, &err);
     if (!st && a.save) {
         st = hta_cpath_save(g, a.save, &err);
         if (!st) hta_result_note(&res, "graph saved to %s", a.save);

@@ -16,6 +16,7 @@
 static const char *const TYPE_NAMES[HTA_CP_NTYPES] = {
     "critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency",
+    "critical_path_cpu_untraced", "critical_path_wait", "critical_path_rank_wait",
 };
 
 const char *hta_cpath_edge_type_name(int type) {
@@ -43,6 +44,7 @@ void hta_cpath_free(hta_cp_graph *g) {
     if (!g) return;
     if (g->sym) hta_symtab_free(g->sym);
     free(g->ev);
+    free(g->ev_parent);
     free(g->node);
     free(g->edge);
     free(g->order);

@@ -51,5 +51,14 @@ void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);
 
+/* What-if rules (whatif.c): the selector kinds, and the matches they use. */
+enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE, W_RANK };
+/* a glob on the full or the shortened name */
+int cp_name_match(const char *pat, const char *name);
+/* comm, comp, mem or other: the kernel type of name */
+int cp_type_match(const char *pat, const char *name);
+/* The rule as the user writes it, in buf. */
+const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n);
+
 
 #endif

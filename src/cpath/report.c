@@ -13,30 +13,40 @@ HTA_TABLE_DEFINE(HTA_CP_BREAKDOWN);
 HTA_TABLE_DEFINE(HTA_CP_STATS);
 HTA_TABLE_DEFINE(HTA_CP_WHATIF);
 
+/* Whether ev or (in a simulation graph, where untraced time inside an annotation is attributed to it) an
+ * event enclosing it has a name containing one of the data-loading texts. */
+static int data_loading(const hta_cp_graph *g, int32_t ev, const char *const *data_load, size_t ndata_load) {
+    for (int32_t x = ev; x >= 0; x = g->ev_parent ? g->ev_parent[x] : -1) {
+        const char *name = hta_sym(g->sym, g->ev[x].name);
+        char *s = hta_shorten_name_hta(name);
+        int hit = 0;
+        for (size_t i = 0; i < ndata_load && !hit; i++) hit = strstr(s ? s : name, data_load[i]) != NULL;
+        free(s);
+        if (hit) return 1;
+    }
+    return 0;
+}
+
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load) {
     switch (e->type) {
     case HTA_CP_KK: return "gpu_kernel_kernel_overhead";
     case HTA_CP_LAUNCH: return "gpu_kernel_launch_overhead";
+    case HTA_CP_GAP: return "cpu_bound";
+    case HTA_CP_PEER_WAIT: return "rank_wait";
     case HTA_CP_OPERATOR: break;
     default: return "";
     }
     if (e->attr < 0) return "";
     const hta_cp_event *ev = &g->ev[e->attr];
     const char *name = hta_sym(g->sym, ev->name);
+    if (ev->stream < 0)
+        return data_loading(g, e->attr, data_load, ndata_load) ? "data_loading" : "cpu_bound";
     char *s = hta_shorten_name_hta(name);
-    const char *res;
-    if (ev->stream < 0) {
-        res = "cpu_bound";
-        for (size_t i = 0; i < ndata_load; i++)
-            if (strstr(s ? s : name, data_load[i])) res = "data_loading";
-    } else {
-        /* HTA's rule calls every hip* kernel communication and misses RCCL's */
-        int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_nccl_kernel_name(name);
-        res = comm ? "gpu_communication_bound" : "gpu_compute_bound";
-    }
+    /* HTA's rule calls every hip* kernel communication and misses RCCL's */
+    int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_nccl_kernel_name(name);
     free(s);
-    return res;
+    return comm ? "gpu_communication_bound" : "gpu_compute_bound";
 }
 
 /* bound_by of operator edges depends only on the attributed event's name
@@ -58,7 +68,8 @@ static int bb_init(bb_memo *m, const hta_cp_graph *g, const char *const *dl, siz
 }
 
 static const char *bb_get(bb_memo *m, const hta_cp_edge *e) {
-    if (e->type != HTA_CP_OPERATOR || e->attr < 0) return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
+    if (e->type != HTA_CP_OPERATOR || e->attr < 0 || (m->g->ev_parent && m->ndl))
+        return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
     const hta_cp_event *ev = &m->g->ev[e->attr];
     const char **c = &m->cls[2 * (size_t)ev->name + (ev->stream < 0)];
     if (!*c) *c = hta_cpath_bound_by(m->g, e, m->dl, m->ndl);

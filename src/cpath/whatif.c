@@ -14,7 +14,6 @@
 
 /* The selectors of a rule (docs/critical-path.md, "What-if").  Every selector but edge:... acts on
  * operator edges, through the event the edge's time is attributed to. */
-enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE };
 
 /* The largest factor of xF (docs/critical-path.md, "Limits"): far beyond any real slowdown, small enough
  * that a weight times it is a checked double product, never a wrapped integer. */
@@ -119,13 +118,22 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
     return HTA_OK;
 }
 
+const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n) {
+    static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge", "rank"};
+    char act[64];
+    if (r->scale) snprintf(act, sizeof act, "x%g", r->factor);
+    else hta_raw_format_us(r->value_ns, 0, act);
+    snprintf(buf, n, "%s%s%s=%s", SEL[r->what], *r->pattern ? ":" : "", r->pattern, act);
+    return buf;
+}
+
 void hta_cpath_rule_free(hta_cpath_rule *r) {
     free(r->pattern);
     r->pattern = NULL;
 }
 
 /* HTA's kernel types (analyses.md §1), the same words as its breakdowns */
-static int type_match(const char *pat, const char *name) {
+int cp_type_match(const char *pat, const char *name) {
     hta_kernel_type k = hta_kernel_type_of(name);
     if (!strcmp(pat, "comm")) return k == HTA_KT_COMMUNICATION;
     if (!strcmp(pat, "comp")) return k == HTA_KT_COMPUTATION;
@@ -136,7 +144,7 @@ static int type_match(const char *pat, const char *name) {
 /* Full name or shortened name (analyses.md §0.4): a glob like aten::* or nccl* need not spell out template
  * arguments.  Both shortenings: the breakdown's s_name is HTA's (at::native::::k), the rest of hta
  * writes at::native::k. */
-static int name_match(const char *pat, const char *name) {
+int cp_name_match(const char *pat, const char *name) {
     if (cp_glob(pat, name)) return 1;
     char *s = hta_shorten_name(name), *h = hta_shorten_name_hta(name);
     int m = (s && cp_glob(pat, s)) || (h && cp_glob(pat, h));
@@ -157,9 +165,9 @@ static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_
     switch (r->what) {
     case W_CPU: return !gpu;
     case W_GPU: return gpu;
-    case W_OP: return !gpu && name_match(r->pattern, name);
-    case W_KERNEL: return gpu && name_match(r->pattern, name);
-    case W_TYPE: return gpu && type_match(r->pattern, name);
+    case W_OP: return !gpu && cp_name_match(r->pattern, name);
+    case W_KERNEL: return gpu && cp_name_match(r->pattern, name);
+    case W_TYPE: return gpu && cp_type_match(r->pattern, name);
     case W_STREAM: return gpu && ev->stream == r->num;
     default: return 0;
     }
@@ -205,11 +213,11 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
                 if (!(fabs(x) < 0x1p62)) {
                     free(changed);
                     free(memo);
-                    static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge"};
+                    char rt[600];
                     return hta_fail(err, HTA_EINVAL,
-                                    "what-if rule '%s%s%s=x%g': an edge of %.3f us would weigh %.6g us, beyond "
-                                    "the times hta holds (|t| < 2^62 ns)", SEL[r->what], *r->pattern ? ":" : "",
-                                    r->pattern, r->factor, (double)w[i] / 1000.0, x / 1000.0);
+                                    "what-if rule '%s': an edge of %.3f us would weigh %.6g us, beyond the times "
+                                    "hta holds (|t| < 2^62 ns)", cp_rule_text(r, rt, sizeof rt),
+                                    (double)w[i] / 1000.0, x / 1000.0);
                 }
                 w[i] = llround(x);
             } else {

@@ -158,12 +158,16 @@ class MiddleCut(unittest.TestCase):
         # critical-path's breakdown is HTA's table: HTA's shorten_name, quirk included
         bd = {r["s_name"] for r in rows(tables("critical-path", self.trace)["breakdown"])}
         self.assertIn("at::native::::multi_tensor_apply_kernel", bd)
-        # a what-if glob matches either form: the 500 us kernel ends the path; without it the path is 110 us
-        for pat in ("at::native::multi_tensor_apply_kernel", "at::native::::multi_tensor_apply_kernel", "nothing"):
+        # a what-if glob matches either form (the step ends at 1000 us whatever the kernel takes: the thread
+        # does not wait for it); a glob that matches nothing is an error
+        for pat in ("at::native::multi_tensor_apply_kernel", "at::native::::multi_tensor_apply_kernel"):
             w = {r["name"]: r["value"] for r in
                  rows(tables("critical-path", self.trace, "--what-if", "kernel:%s=x0" % pat)["what_if"])}
-            want = (590, 590, 0) if pat == "nothing" else (590, 110, 1)
-            self.assertEqual((w["baseline_path_us"], w["simulated_path_us"], w["edges_changed"]), want, pat)
+            self.assertEqual((w["baseline_path_us"], w["simulated_path_us"], w["edges_changed"]), (1000, 1000, 1), pat)
+        p = subprocess.run([HTA, "critical-path", self.trace, "--what-if", "kernel:nothing=x0"], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("matches nothing", p.stderr)
         # diff --short-names is HTA's TraceDiff: HTA's strings
         d = [r["short_name"] for r in rows(tables("diff", self.trace, self.trace, "--short-names")["compare_traces"])]
         self.assertIn("at::native::::multi_tensor_apply_kernel", d)

@@ -126,11 +126,11 @@ class Report(unittest.TestCase):
             self.assertLess(len(f), 12)
 
     def test_no_straggler_claimed_on_ties(self):
-        # 3 layers, 3 steps: every rank starts its collectives at the same normalized time,
+        # 3 layers, 3 steps, no slow rank: every rank starts its collectives at the same normalized time,
         # so the data cannot tell which rank straggles
         with tempfile.TemporaryDirectory() as d:
             subprocess.run(["python3", GEN, "--out", d,
-                            "--ranks", "16", "--layers", "3", "--steps", "3", "--straggler", "11", "--quiet"],
+                            "--ranks", "16", "--layers", "3", "--steps", "3", "--quiet"],
                            check=True)
             st, _ = tables("stragglers", d, "--candidates", "16")
             starts = [r["mean_normalized_start"] for r in rows(st["potential_stragglers"])]

@@ -314,13 +314,15 @@ class WhatIfRules(Tmp):
 
     def test_bounds_are_accepted(self):
         d = self.whatif(self.small, "cpu=x1e6")
-        self.assertEqual(d["baseline_path_us"], 580)
-        # aten::a (100 us) and aten::b (50 us), a million times longer: the CPU chain is the path
-        self.assertEqual(d["simulated_path_us"], 150 * 1_000_000)
-        self.assertEqual(self.whatif(self.small, "stream:7=x0")["simulated_path_us"], 150)
-        # the largest weight a rule may set, exactly: 2^62 - 1 ns
-        self.assertEqual(self.whatif(self.small, "edge:launch=4611686018427387.903")["simulated_path_us"],
-                         (MAX_NS + 560_000) / 1000)
+        self.assertEqual(d["baseline_path_us"], 620)
+        # the CPU's 172 us (aten::a 100, the 10 us before the sync, its own 2, the 10 before aten::b, aten::b 50),
+        # a million times longer: the CPU chain is the path
+        self.assertEqual(d["simulated_path_us"], 172 * 1_000_000)
+        self.assertEqual(self.whatif(self.small, "stream:7=x0")["simulated_path_us"], 172)
+        # the largest weight a rule may set, exactly 2^62 - 1 ns, is read; the schedule it makes ends past the
+        # times hta holds, which is said, not wrapped
+        self.refused(["critical-path", self.small, "--what-if", "edge:launch=4611686018427387.903"],
+                     "beyond the times hta holds")
 
     def test_a_slowdown_never_saves(self):
         # the issue: cpu=x1e308 reported a 65% saving (as x0 does), x1e12 wrapped
@@ -337,11 +339,11 @@ class WhatIfRules(Tmp):
         err = self.refused(["critical-path", big, "--what-if", "gpu=x1e6"], "beyond the times hta holds")
         self.assertIn("what-if rule 'gpu=x1e+06'", err)
         # each weight in range, but their sum past int64: the path length is checked as it is summed
-        self.refused(["critical-path", big, "--what-if", "cpu=4611686018427387"], "critical path is longer than int64")
+        self.refused(["critical-path", big, "--what-if", "cpu=4611686018427387"], "beyond the times hta holds")
         # a re-timed trace the loader could not read back is not written
         hi = self.trace("hi.json", small_events(MAX_NS // 1000 - 700))
         sim = os.path.join(self.dir, "sim.json")
-        self.refused(["critical-path", hi, "--what-if", "gpu=x2", "--what-if-trace", sim], "what-if trace: event 2")
+        self.refused(["critical-path", hi, "--what-if", "gpu=x2", "--what-if-trace", sim], "beyond the times hta holds")
         self.assertFalse(os.path.exists(sim))
         # found by fuzz_rule: (2^60 - 1) ns x4 is 2^62 as a double, which the range test let through and
         # llround made 2^62 ns, one past the range
@@ -350,12 +352,14 @@ class WhatIfRules(Tmp):
         ev[2]["dur"] = "K1DUR"
         k = self.write("k.json", json.dumps({"traceEvents": ev}).replace('"K1DUR"', us_text(2**60 - 1)))
         self.refused(["critical-path", k, "--what-if", "kernel:K1=x4"], "would weigh")
-        d = self.whatif(k, "kernel:K1=x3.99")
+        # x3.99 is a weight in range, but K1 would then end past 2^62 ns: the schedule says so
+        self.refused(["critical-path", k, "--what-if", "kernel:K1=x3.99"], "beyond the times hta holds")
+        d = self.whatif(k, "kernel:K1=x1.5")
         self.assertLess(d["saving_us"], 0)
-        # x2 near the top of the range: K1 (500 units of the path's 580) doubles, exactly
+        # x2 near the top of the range: K1 (500 units of the run's 620) doubles, exactly
         unit = (MAX_NS // 1000) // 1600
         d = self.whatif(big, "kernel:K1=x2")
-        self.assertEqual((d["baseline_path_us"], d["saving_us"]), (580 * unit, -500 * unit))
+        self.assertEqual((d["baseline_path_us"], d["saving_us"]), (620 * unit, -500 * unit))
 
 
 def read_graph(path):

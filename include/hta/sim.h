@@ -1,0 +1,128 @@
+/* The simulation graph: the what-if engine (docs/critical-path.md, "Simulation").
+ *
+ * HTA's graph (hta/cpath.h) gives CPU time between operators no weight, so the time a step spends
+ * outside operators (Python, data loading, waits) is never on its path.  The simulation graph accounts
+ * for every nanosecond of a rank's threads and streams, so that replaying it with its own weights gives
+ * back the trace's times exactly, and replaying it with changed weights gives the schedule the change
+ * would produce:
+ *
+ *   - every CPU event (operators, runtime calls, annotations, Python frames) has a start and an end
+ *     node; a thread is one chain of edges through its events' nodes in nesting order, each edge
+ *     attributed to the innermost event open over it (HTA_CP_OPERATOR) or to none (HTA_CP_GAP);
+ *   - a thread that hands work to another one and waits for it (the autograd thread) is joined to it
+ *     (HTA_CP_WAIT edges, detected from a long idle or blocked stretch that the other thread's work
+ *     fills);
+ *   - every GPU operation starts at the latest of: its launch call plus the launch latency
+ *     (HTA_CP_LAUNCH), the previous operation of its stream plus the stream's gap (HTA_CP_KK), and the
+ *     operation a stream-wait event names (HTA_CP_SYNC); a collective's time is split into the wait for
+ *     the other ranks (HTA_CP_PEER_WAIT) and its transfer (HTA_CP_OPERATOR);
+ *   - a host call that blocks (syncs, copies that return when done) ends at the latest of its own time
+ *     and the end of the GPU work it waited for plus the return latency (HTA_CP_SYNC).
+ *
+ * Where a node has several inputs, the one that decided its time in the trace keeps the observed
+ * distance; the others get the latency measured where they did decide (medians over the rank), so a
+ * change that makes them decide gives a realistic time.  Times are the trace's exact ns in every mode.
+ */
+#ifndef HTA_SIM_H
+#define HTA_SIM_H
+
+#include "hta/cpath.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hta_sim hta_sim;
+
+/* One ProfilerStep#N of the simulated ranks. */
+typedef struct hta_sim_step {
+    int32_t rank;
+    int64_t number;          /* N */
+    uint32_t start, end;     /* nodes */
+} hta_sim_step;
+
+/* Builds the simulation graph of the context's rank k (the rows of the context's window, or all). */
+hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
+void hta_sim_free(hta_sim *s);
+
+/* The graph of every rank of the context joined at their collectives (barrier nodes; matched by process
+ * group and Seq, else by order), on one clock base (offsets from the collectives' ends).  Rules then act on
+ * every rank, and a step's simulated time is its rank's. */
+hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err);
+/* Collective instances joined across ranks (0 for one rank's graph). */
+size_t hta_sim_joined(const hta_sim *s);
+
+/* The graph (edges, events, nodes) in hta_cp_graph form: summary and breakdown tables work on it. */
+const hta_cp_graph *hta_sim_graph(const hta_sim *s);
+size_t hta_sim_nsteps(const hta_sim *s);
+const hta_sim_step *hta_sim_steps(const hta_sim *s);
+
+/* Weights after the rules (docs/critical-path.md, "What-if"), applied in order.  A rule that changes no
+ * edge is an error naming it.  w: nedge entries, filled. */
+hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
+                           size_t *nchanged, hta_error *err);
+
+/* The schedule: every node's time (ns, relative to the graph's origin) under weights w (NULL: the
+ * graph's own, which give the trace's times back). */
+hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error *err);
+
+/* The critical path ending at node `last` under weights w and schedule t, back to the first node at or
+ * before time `from` (INT64_MIN: to its source): each step follows the input that decided the node's
+ * time.  p->length = t[last] - t[first]. */
+hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t last, int64_t from,
+                        hta_cp_path *p, hta_error *err);
+
+/* The node that ends last under schedule t (the end of the whole run). */
+uint32_t hta_sim_last_node(const hta_sim *s, const int64_t *t);
+
+/* Writes the rank's trace with every event at its simulated time: graph events exactly, every other
+ * event (annotations on the GPU, flows, counters, instants) moved with its track so that nesting is
+ * kept. */
+hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const char *out_path,
+                         hta_error *err);
+
+/* ---- tables ---- */
+
+#define HTA_SIM_STEPS(T, C, D)                                                                               \
+    T("steps", "per ProfilerStep: its wall time and what bounds its critical path (the simulation graph's)") \
+    C(HTA_SIM_STEPS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_SIM_STEPS_STEP, "step", INT, "", "N of ProfilerStep#N")                                            \
+    C(HTA_SIM_STEPS_WALL, "wall_us", FLOAT, "us", "the step's duration in the trace (or simulated)")         \
+    C(HTA_SIM_STEPS_PATH, "path_us", FLOAT, "us", "length of the step's critical path")                     \
+    C(HTA_SIM_STEPS_CPU, "cpu_us", FLOAT, "us", "path time in CPU work (operators, Python, untraced)")       \
+    C(HTA_SIM_STEPS_DATA, "data_loading_us", FLOAT, "us", "path time in data loading (--data-load)")        \
+    C(HTA_SIM_STEPS_COMP, "gpu_compute_us", FLOAT, "us", "path time in GPU computation and copies")         \
+    C(HTA_SIM_STEPS_COMM, "gpu_comm_us", FLOAT, "us", "path time in collectives' transfers")                \
+    C(HTA_SIM_STEPS_RWAIT, "rank_wait_us", FLOAT, "us", "path time waiting in collectives for other ranks") \
+    C(HTA_SIM_STEPS_LAUNCH, "launch_us", FLOAT, "us", "path time in launch delays and kernel-kernel gaps") \
+    C(HTA_SIM_STEPS_WAIT, "sync_us", FLOAT, "us",                                                           \
+      "path time in a host call's or thread's return after what it waited for")
+HTA_TABLE_DECLARE(HTA_SIM_STEPS)
+
+#define HTA_SIM_WHATIF_STEPS(T, C, D)                                                                        \
+    T("what_if_steps", "with --what-if: each step's time in the trace and simulated")                        \
+    C(HTA_SIM_WS_RANK, "rank", INT, "", "rank of the trace")                                                 \
+    C(HTA_SIM_WS_STEP, "step", INT, "", "N of ProfilerStep#N")                                               \
+    C(HTA_SIM_WS_BASE, "baseline_us", FLOAT, "us", "the step's duration in the trace")                       \
+    C(HTA_SIM_WS_SIM, "simulated_us", FLOAT, "us", "its duration under the rules")                          \
+    C(HTA_SIM_WS_SAVING, "saving_us", FLOAT, "us", "baseline - simulated")                                  \
+    C(HTA_SIM_WS_PCT, "saving_percent", FLOAT, "%", "saving in % of the baseline")
+HTA_TABLE_DECLARE(HTA_SIM_WHATIF_STEPS)
+
+/* Table `steps` for schedule t under weights w (NULL: the graph's own). */
+hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t *t,
+                               const char *const *data_load, size_t ndata_load, hta_result *out,
+                               hta_error *err);
+
+/* The what-if of rules: tables what_if (totals: baseline_path_us, simulated_path_us, saving_us,
+ * saving_percent, edges_changed, simulated_path_nodes), what_if_steps and what_if_summary; with
+ * trace_out, the simulated trace written there.  The total is from the first step's start to the last
+ * step's end (the whole run without steps). */
+hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *rules, size_t nrules,
+                          const char *const *data_load, size_t ndata_load, const char *trace_out,
+                          hta_result *out, hta_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,826 @@
+/* Building the simulation graph of one rank (hta/sim.h, docs/critical-path.md "Simulation").
+ *
+ * Works on the rank's rows with their exact ns in every mode.  The edges are made in four passes (thread
+ * chains, GPU streams, host waits, joins between threads), each edge with an estimate of the time it
+ * would take if it decided its node's time; a last pass gives the deciding input of every node its
+ * observed distance and the others their estimates, so that the graph's own weights replay the trace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_internal.h"
+#include "hta/util.h"
+#include "hta/vocab.h"
+
+/* A thread stretch this long without work of its own, that another thread's work fills, is a wait for
+ * that thread (the autograd engine's thread, a worker the main thread joins). */
+#define SIM_IDLE_NS 1000000
+/* ... when the other thread's work starts (fork) or the waiting thread resumes (join) within this of
+ * the other thread's last step. */
+#define SIM_HANDOVER_NS 200000
+
+typedef struct sedge {
+    uint32_t u, v;
+    int32_t attr;
+    uint8_t type;
+    int64_t est; /* the weight if this input decides v's time; INT64_MIN: the observed distance */
+} sedge;
+
+typedef struct sb {
+    hta_ctx *ctx;
+    size_t k;              /* the rank's position in the context */
+    const hta_trace *t;
+    const hta_rank *r;
+    hta_sim *s;
+    hta_cp_graph *g;
+    hta_error *err;
+    uint8_t *cls;          /* per category index: hta_cat_class */
+    int32_t *ev_of_row;
+    size_t nev;
+    int64_t *nt;           /* node times (absolute ns), grows with mid nodes */
+    size_t nnode, capnode;
+    sedge *e;
+    size_t ne, cap;
+    /* per track (thread index of the rank): its events in track order */
+    uint32_t *toff, *tev;  /* events of track k: tev[toff[k] .. toff[k + 1]) */
+    unsigned char *is_gpu; /* per graph event */
+    int64_t *launch_ts;    /* per graph event on a stream: its launch call's start (or its own start) */
+    uint32_t *chain_in;    /* per node: its thread-chain in-edge, UINT32_MAX */
+    uint32_t *cn;          /* CPU tracks' chain nodes in chain order: track k's are cn[cnoff[k] .. cnoff[k + 1]) */
+    uint32_t *cnoff;
+    size_t ncn;
+} sb;
+
+static inline int64_t ev_start(const sb *b, uint32_t e) { return b->nt[2 * (size_t)e]; }
+static inline int64_t ev_end(const sb *b, uint32_t e) { return b->nt[2 * (size_t)e + 1]; }
+
+static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int64_t est) {
+    /* every input comes before what it decides: an edge back in time is no dependency the trace shows */
+    if (b->nt[v] < b->nt[u] || u == v) return HTA_OK;
+    if (b->ne == b->cap) {
+        size_t nc = b->cap ? 2 * b->cap : 1024;
+        sedge *x = realloc(b->e, nc * sizeof *x);
+        if (!x) return hta_oom(b->err);
+        b->e = x;
+        b->cap = nc;
+    }
+    b->e[b->ne++] = (sedge){u, v, attr, (uint8_t)type, est};
+    return HTA_OK;
+}
+
+static hta_status add_node(sb *b, int64_t ts, uint32_t ev, uint32_t *id) {
+    if (b->nnode == b->capnode) {
+        size_t nc = 2 * b->capnode + 16;
+        int64_t *x = realloc(b->nt, nc * sizeof *x);
+        if (!x) return hta_oom(b->err);
+        b->nt = x;
+        hta_cp_node *y = realloc(b->g->node, nc * sizeof *y);
+        if (!y) return hta_oom(b->err);
+        b->g->node = y;
+        b->capnode = nc;
+    }
+    b->nt[b->nnode] = ts;
+    b->g->node[b->nnode] = (hta_cp_node){ts - b->g->origin_ns, ev, 0};
+    *id = (uint32_t)b->nnode++;
+    return HTA_OK;
+}
+
+/* ---- events ---- */
+
+static int is_gpu_class(int c) {
+    return c == HTA_CC_KERNEL || c == HTA_CC_MEMCPY || c == HTA_CC_MEMSET;
+}
+
+/* qsort_r order of a track's events: start, longer first (the parent before its children), file order */
+static int cmp_track(const void *a, const void *c, void *ctx) {
+    const sb *b = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)c;
+    int64_t sx = ev_start(b, x), sy = ev_start(b, y);
+    if (sx != sy) return sx < sy ? -1 : 1;
+    int64_t dx = ev_end(b, x) - sx, dy = ev_end(b, y) - sy;
+    if (dx != dy) return dx > dy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- thread chains ---- */
+
+/* One CPU track: its events nested by a stack (an event that outlasts its parent is cut at the parent's
+ * end), and one chain edge between consecutive boundaries, attributed to the innermost open event. */
+static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
+    hta_cp_graph *g = b->g;
+    size_t sp = 0;
+    int64_t last = -1;        /* last boundary node */
+    int32_t open = -1;        /* innermost open event after it */
+    for (size_t i = 0; i <= n; i++) {
+        uint32_t x = i < n ? ev[i] : 0;
+        /* close what ended before x starts (all at the end) */
+        while (sp && (i == n || ev_end(b, stack[sp - 1]) <= ev_start(b, x))) {
+            uint32_t c = stack[--sp];
+            uint32_t en = 2 * c + 1;
+            if (last >= 0) {
+                size_t ne0 = b->ne;
+                HTA_TRY(add(b, (uint32_t)last, en, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
+                if (b->ne > ne0) b->chain_in[en] = (uint32_t)(b->ne - 1);
+            }
+            b->cn[b->ncn++] = en;
+            last = en;
+            open = sp ? (int32_t)stack[sp - 1] : -1;
+        }
+        if (i == n) break;
+        if (sp && ev_end(b, x) > ev_end(b, stack[sp - 1])) {
+            /* not nested: cut at the parent's end, so the re-drawn trace nests */
+            b->nt[2 * (size_t)x + 1] = ev_end(b, stack[sp - 1]);
+            g->node[2 * (size_t)x + 1].ts = ev_end(b, x) - g->origin_ns;
+        }
+        g->ev_parent[x] = sp ? (int32_t)stack[sp - 1] : -1;
+        uint32_t st = 2 * x;
+        if (last >= 0) {
+            size_t ne0 = b->ne;
+            HTA_TRY(add(b, (uint32_t)last, st, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
+            if (b->ne > ne0) b->chain_in[st] = (uint32_t)(b->ne - 1);
+        }
+        b->cn[b->ncn++] = st;
+        last = st;
+        open = (int32_t)x;
+        stack[sp++] = x;
+    }
+    return HTA_OK;
+}
+
+/* ---- GPU streams ---- */
+
+static int cmp_i64(const void *a, const void *c) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)c;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of n samples (sorted in place), or dflt without any. */
+static int64_t median(int64_t *x, size_t n, int64_t dflt) {
+    if (!n) return dflt;
+    qsort(x, n, sizeof *x, cmp_i64);
+    return x[n / 2];
+}
+
+typedef struct samples {
+    int64_t *v;
+    size_t n, cap;
+} samples;
+
+static int sample(samples *s, int64_t x) {
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? 2 * s->cap : 256;
+        int64_t *y = realloc(s->v, nc * sizeof *y);
+        if (!y) return -1;
+        s->v = y;
+        s->cap = nc;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+/* The CPU event that launched GPU event x (its correlation partner), or -1. */
+static int32_t launcher(const sb *b, uint32_t x) {
+    int32_t p = b->r->partner[b->g->ev[x].row];
+    if (p < 0) return -1;
+    int32_t c = b->ev_of_row[p];
+    return c >= 0 && !b->is_gpu[c] ? c : -1;
+}
+
+/* Which node of the launch call the GPU work follows: the call's end when the work started after it
+ * (the usual case), else its start (work that starts while the call still runs, a blocking copy). */
+static uint32_t launch_src(const sb *b, uint32_t c, uint32_t x) {
+    return ev_start(b, x) > ev_end(b, c) ? 2 * c + 1 : 2 * c;
+}
+
+/* A collective's transfer: the shortest instance of the same kernel and message size on this rank (the
+ * one where it waited least for the others). */
+typedef struct coll {
+    uint32_t name;
+    int64_t nelems, dur;
+    uint32_t ev;
+} coll;
+
+static int cmp_coll(const void *a, const void *c) {
+    const coll *x = a, *y = c;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->nelems != y->nelems) return x->nelems < y->nelems ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static hta_status streams(sb *b, size_t ntracks) {
+    hta_cp_graph *g = b->g;
+    samples L = {0}, L0 = {0}, S = {0};
+    coll *cl = NULL;
+    size_t ncl = 0;
+    int64_t *transfer = NULL;
+    hta_status st = HTA_ENOMEM;
+    for (size_t k = 0; k < ntracks; k++)
+        for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
+            uint32_t x = b->tev[i];
+            if (!b->is_gpu[x]) break;
+            int32_t prev = i > b->toff[k] ? (int32_t)b->tev[i - 1] : -1;
+            int32_t c = launcher(b, x);
+            if (c >= 0) {
+                uint32_t src = launch_src(b, (uint32_t)c, x);
+                int64_t ts = b->nt[src];
+                if (prev < 0 || ev_end(b, (uint32_t)prev) <= ts) {
+                    if (sample((src & 1) ? &L : &L0, ev_start(b, x) - ts)) goto done;
+                    continue;
+                }
+            }
+            if (prev >= 0 && ev_end(b, (uint32_t)prev) <= ev_start(b, x) &&
+                sample(&S, ev_start(b, x) - ev_end(b, (uint32_t)prev)))
+                goto done;
+        }
+    int64_t lat_end = median(L.v, L.n, SIM_DEFAULT_LAUNCH_NS);
+    int64_t lat_start = median(L0.v, L0.n, lat_end);
+    int64_t gap = median(S.v, S.n, SIM_DEFAULT_GAP_NS);
+    /* collectives' transfer times */
+    cl = malloc((b->nev ? b->nev : 1) * sizeof *cl);
+    transfer = malloc((b->nev ? b->nev : 1) * sizeof *transfer);
+    if (!cl || !transfer) goto done;
+    for (uint32_t x = 0; x < b->nev; x++) {
+        transfer[x] = -1;
+        if (!b->is_gpu[x] || hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) != HTA_KT_COMMUNICATION) continue;
+        int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
+        cl[ncl++] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
+    }
+    qsort(cl, ncl, sizeof *cl, cmp_coll);
+    for (size_t i = 0, j; i < ncl; i = j) {
+        int64_t lo = cl[i].dur;
+        for (j = i; j < ncl && cl[j].name == cl[i].name && cl[j].nelems == cl[i].nelems; j++)
+            if (cl[j].dur < lo) lo = cl[j].dur;
+        for (size_t q = i; q < j; q++) transfer[cl[q].ev] = lo;
+    }
+    for (size_t k = 0; k < ntracks; k++)
+        for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
+            uint32_t x = b->tev[i];
+            if (!b->is_gpu[x]) break;
+            uint32_t s0 = 2 * x, s1 = 2 * x + 1;
+            if (transfer[x] >= 0) {
+                /* the wait for the other ranks, then the transfer */
+                uint32_t mid = 0;
+                if ((st = add_node(b, ev_end(b, x) - transfer[x], x, &mid))) goto done;
+                if ((st = add(b, s0, mid, HTA_CP_PEER_WAIT, (int32_t)x, INT64_MIN)) ||
+                    (st = add(b, mid, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN)))
+                    goto done;
+            } else if ((st = add(b, s0, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN))) {
+                goto done;
+            }
+            if (i > b->toff[k] &&
+                (st = add(b, 2 * b->tev[i - 1] + 1, s0, HTA_CP_KK, (int32_t)b->tev[i - 1], gap)))
+                goto done;
+            int32_t c = launcher(b, x);
+            if (c >= 0) {
+                uint32_t src = launch_src(b, (uint32_t)c, x);
+                if ((st = add(b, src, s0, HTA_CP_LAUNCH, -1, (src & 1) ? lat_end : lat_start))) goto done;
+            }
+        }
+    st = HTA_OK;
+done:
+    free(L.v);
+    free(L0.v);
+    free(S.v);
+    free(cl);
+    free(transfer);
+    return st == HTA_ENOMEM ? hta_oom(b->err) : st;
+}
+
+/* ---- host waits and cross-stream waits ---- */
+
+/* The track of stream `stream` on device pid `pid`, or -1. */
+static long gpu_track(const sb *b, size_t ntracks, int64_t pid, int64_t stream) {
+    for (size_t k = 0; k < ntracks; k++) {
+        if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
+        const hta_thread *th = &b->r->threads[k];
+        if (th->pid == pid && th->tid == stream) return (long)k;
+    }
+    return -1;
+}
+
+/* The last GPU event of track k launched before time `before` (launch call start), or -1. */
+static int32_t last_launched(const sb *b, size_t k, int64_t before) {
+    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->launch_ts[b->tev[mid]] < before) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > b->toff[k] ? (int32_t)b->tev[lo - 1] : -1;
+}
+
+/* The first GPU event of track k launched at or after `after`, or -1. */
+static int32_t first_launched(const sb *b, size_t k, int64_t after) {
+    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->launch_ts[b->tev[mid]] < after) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < b->toff[k + 1] ? (int32_t)b->tev[lo] : -1;
+}
+
+typedef struct corr_row {
+    int64_t corr;
+    int32_t row;
+} corr_row;
+
+static int cmp_corr_row(const void *a, const void *c) {
+    const corr_row *x = a, *y = c;
+    return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The start time of the cudaEventRecord call with correlation id corr, or INT64_MIN. */
+static int64_t record_ts(const sb *b, const corr_row *rec, size_t nrec, int64_t corr) {
+    corr_row key = {corr, 0};
+    const corr_row *f = bsearch(&key, rec, nrec, sizeof *rec, cmp_corr_row);
+    return f ? b->r->ts[f->row] : INT64_MIN;
+}
+
+typedef struct wait_src {
+    uint32_t call, src;
+} wait_src;
+
+static hta_status waits(sb *b, size_t ntracks) {
+    const hta_rank *r = b->r;
+    const hta_trace *t = b->t;
+    corr_row *rec = NULL;
+    wait_src *ws = NULL;
+    size_t nrec = 0, nws = 0, cws = 0;
+    samples own = {0}, ret = {0};
+    hta_status st = HTA_ENOMEM;
+    rec = malloc((r->n ? r->n : 1) * sizeof *rec);
+    if (!rec) goto done;
+    for (size_t i = 0; i < r->n; i++)
+        if ((hta_sym_api(t, r->name[i]) & HTA_API_EVENT_RECORD) && r->correlation[i] >= 0)
+            rec[nrec++] = (corr_row){r->correlation[i], (int32_t)i};
+    qsort(rec, nrec, sizeof *rec, cmp_corr_row);
+#define PUSH(c, s)                                                                                           \
+    do {                                                                                                     \
+        if (nws == cws) {                                                                                    \
+            size_t nc_ = cws ? 2 * cws : 256;                                                                \
+            wait_src *y_ = realloc(ws, nc_ * sizeof *y_);                                                    \
+            if (!y_) goto done;                                                                              \
+            ws = y_;                                                                                         \
+            cws = nc_;                                                                                       \
+        }                                                                                                    \
+        ws[nws++] = (wait_src){(c), (uint32_t)(s)};                                                          \
+    } while (0)
+    /* host calls that waited for the device: which GPU work each waited for */
+    for (uint32_t c = 0; c < b->nev; c++) {
+        if (b->is_gpu[c]) continue;
+        uint32_t row = (uint32_t)b->g->ev[c].row;
+        unsigned a = hta_sym_api(t, r->name[row]);
+        if (!a) continue;
+        int64_t cs = ev_start(b, c), ce = ev_end(b, c);
+        if (a & (HTA_API_MEMCPY | HTA_API_MEMSET)) {
+            /* a copy that returned after its own transfer ended waited for it */
+            int32_t p = r->partner[row];
+            int32_t x = p >= 0 ? b->ev_of_row[p] : -1;
+            if (x >= 0 && b->is_gpu[x] && ev_end(b, (uint32_t)x) <= ce && ev_end(b, (uint32_t)x) > cs) PUSH(c, x);
+            continue;
+        }
+        if (!(a & HTA_API_SYNC)) continue;
+        long one = -1;       /* the one track waited for, when the trace says which */
+        int64_t before = cs; /* launched before this */
+        int32_t q = r->partner[row];
+        if (q >= 0 && hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, (size_t)q))) == HTA_CC_CUDA_SYNC) {
+            hta_sync_kind kind = hta_sync_kind_of(hta_sym(t->sym, r->name[q]));
+            int64_t pid = hta_row_thread(r, (size_t)q)->pid;
+            if (kind == HTA_SYNC_STREAM_SYNC) {
+                one = gpu_track(b, ntracks, pid, hta_row_stream(r, (size_t)q));
+            } else if (kind == HTA_SYNC_EVENT_SYNC) {
+                int64_t s = hta_row_arg_int(t, r, (size_t)q, HTA_ARG_WAIT_ON_STREAM, -1);
+                int64_t rts = record_ts(b, rec, nrec, hta_row_arg_int(t, r, (size_t)q, HTA_ARG_WAIT_ON_EVENT_CORR, -1));
+                if (s >= 0 && rts != INT64_MIN) {
+                    one = gpu_track(b, ntracks, pid, s);
+                    before = rts;
+                }
+            }
+        }
+        for (size_t k = 0; k < ntracks; k++) {
+            if (one >= 0 && (long)k != one) continue;
+            if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
+            int32_t x = last_launched(b, k, before);
+            /* work that ended after the call returned was not waited for */
+            if (x >= 0 && ev_end(b, (uint32_t)x) <= ce) PUSH(c, x);
+        }
+    }
+    /* the calls' own time and their return latency, where each decided */
+    for (size_t i = 0, j; i < nws; i = j) {
+        uint32_t c = ws[i].call;
+        int64_t done_ = INT64_MIN;
+        for (j = i; j < nws && ws[j].call == c; j++)
+            if (ev_end(b, ws[j].src) > done_) done_ = ev_end(b, ws[j].src);
+        if (done_ > ev_start(b, c) ? sample(&ret, ev_end(b, c) - done_) : sample(&own, ev_end(b, c) - ev_start(b, c)))
+            goto done;
+    }
+    int64_t own_ns = median(own.v, own.n, SIM_DEFAULT_SYNC_NS), ret_ns = median(ret.v, ret.n, SIM_DEFAULT_SYNC_NS);
+    for (size_t i = 0; i < nws; i++) {
+        uint32_t c = ws[i].call, en = 2 * c + 1;
+        if ((st = add(b, 2 * ws[i].src + 1, en, HTA_CP_SYNC, -1, ret_ns))) goto done;
+        /* the call's own time: its last stretch, as long as the calls that did not wait */
+        uint32_t ci = b->chain_in[en];
+        if (ci != UINT32_MAX) {
+            int64_t obs = b->nt[en] - b->nt[b->e[ci].u];
+            b->e[ci].est = own_ns < obs ? own_ns : obs;
+        }
+    }
+    /* cross-stream waits (cudaStreamWaitEvent with its CUPTI record): the next work launched to the waiting
+     * stream follows the last work launched to the recorded stream before the record */
+    for (size_t q = 0; q < r->n; q++) {
+        if (hta_sync_kind_of(hta_sym(t->sym, r->name[q])) != HTA_SYNC_STREAM_WAIT_EVENT) continue;
+        if (hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, q))) != HTA_CC_CUDA_SYNC) continue;
+        int32_t call = r->partner[q];
+        if (call < 0 || b->ev_of_row[call] < 0) continue;
+        int64_t pid = hta_row_thread(r, q)->pid;
+        int64_t s = hta_row_arg_int(t, r, q, HTA_ARG_WAIT_ON_STREAM, -1);
+        int64_t rts = record_ts(b, rec, nrec, hta_row_arg_int(t, r, q, HTA_ARG_WAIT_ON_EVENT_CORR, -1));
+        long from = s >= 0 ? gpu_track(b, ntracks, pid, s) : -1;
+        long to = gpu_track(b, ntracks, pid, hta_row_stream(r, q));
+        if (from < 0 || to < 0 || rts == INT64_MIN || from == to) continue;
+        int32_t x = last_launched(b, (size_t)from, rts), y = first_launched(b, (size_t)to, r->ts[call]);
+        if (x < 0 || y < 0) continue;
+        if ((st = add(b, 2 * (uint32_t)x + 1, 2 * (uint32_t)y, HTA_CP_SYNC, -1, SIM_DEFAULT_GAP_NS))) goto done;
+    }
+#undef PUSH
+    st = HTA_OK;
+done:
+    free(rec);
+    free(ws);
+    free(own.v);
+    free(ret.v);
+    return st == HTA_ENOMEM ? hta_oom(b->err) : st;
+}
+
+/* ---- threads that wait for each other ---- */
+
+/* Track k's last top-level event ending at or before t, and the start of the one after it (INT64_MAX
+ * when none): -1 when none ends by t. */
+static int32_t top_before(const sb *b, size_t k, int64_t t, int64_t *next_start) {
+    int32_t best = -1;
+    *next_start = INT64_MAX;
+    /* top-level events are disjoint and in order: a binary search over the track's chain nodes would do;
+     * the walk below only visits top-level events (their count is small next to the rows) */
+    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
+    while (lo < hi) { /* first event starting after t */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ev_start(b, b->tev[mid]) <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint32_t i = lo; i < b->toff[k + 1]; i++)
+        if (b->g->ev_parent[b->tev[i]] < 0) {
+            *next_start = ev_start(b, b->tev[i]);
+            break;
+        }
+    for (uint32_t i = lo; i-- > b->toff[k];) {
+        uint32_t x = b->tev[i];
+        if (b->g->ev_parent[x] >= 0) continue;
+        if (ev_end(b, x) <= t) best = (int32_t)x;
+        else *next_start = INT64_MIN; /* t falls inside a top-level event: the track is busy */
+        break;
+    }
+    return best;
+}
+
+/* Track k's latest chain node strictly before t, or -1. */
+static int64_t node_before(const sb *b, size_t k, int64_t t) {
+    uint32_t lo = b->cnoff[k], hi = b->cnoff[k + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->nt[b->cn[mid]] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > b->cnoff[k] ? (int64_t)b->cn[lo - 1] : -1;
+}
+
+/* How soon after the other thread's step a handover must follow: SIM_HANDOVER_NS, or an eighth of the
+ * stretch it ends (a slow handover, an OS hiccup, is still far shorter than the wait) */
+static int64_t handover(int64_t stretch) {
+    return stretch / 8 > SIM_HANDOVER_NS ? stretch / 8 : SIM_HANDOVER_NS;
+}
+
+static int cpu_track(const sb *b, size_t k) { return b->cnoff[k] < b->cnoff[k + 1]; }
+
+static hta_status joins(sb *b, size_t ntracks) {
+    const hta_rank *r = b->r;
+    size_t nchain = b->ne;
+    /* join: a long stretch of a thread that ends right after another thread of its process finished its
+     * last work before going idle: the thread waited for it (backward() for the autograd thread) */
+    for (size_t i = 0; i < nchain; i++) {
+        sedge *e = &b->e[i];
+        if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
+        if (b->nt[e->v] - b->nt[e->u] < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
+        size_t ka = r->thread[b->g->ev[b->g->node[e->v].ev].row];
+        int64_t tb = INT64_MIN;
+        int32_t who = -1;
+        for (size_t k = 0; k < ntracks; k++) {
+            if (k == ka || !cpu_track(b, k) || r->threads[k].pid != r->threads[ka].pid) continue;
+            int64_t next;
+            int32_t x = top_before(b, k, b->nt[e->v], &next);
+            if (x < 0 || next < b->nt[e->v] || ev_end(b, (uint32_t)x) <= b->nt[e->u]) continue;
+            if (b->nt[e->v] - ev_end(b, (uint32_t)x) > handover(b->nt[e->v] - b->nt[e->u])) continue;
+            if (ev_end(b, (uint32_t)x) > tb) tb = ev_end(b, (uint32_t)x), who = x;
+        }
+        if (who < 0) continue;
+        uint32_t v = e->v;
+        e->est = 0; /* waiting, not working (e may move: add grows the array) */
+        HTA_TRY(add(b, 2 * (uint32_t)who + 1, v, HTA_CP_WAIT, -1, INT64_MIN));
+    }
+    /* fork: a thread's first work after a long idle, right after another thread of its process did
+     * something: that thread handed it the work */
+    for (size_t kb = 0; kb < ntracks; kb++) {
+        if (!cpu_track(b, kb)) continue;
+        int64_t prev_end = INT64_MIN;
+        for (uint32_t i = b->toff[kb]; i < b->toff[kb + 1]; i++) {
+            uint32_t x = b->tev[i];
+            if (b->g->ev_parent[x] >= 0) continue;
+            int64_t xs = ev_start(b, x);
+            /* a first event: as after an idle of 8 ms (a handover within 1 ms) */
+            int64_t idle_ns = prev_end == INT64_MIN ? 8 * SIM_IDLE_NS : xs - prev_end;
+            int idle = idle_ns >= SIM_IDLE_NS;
+            prev_end = ev_end(b, x);
+            if (!idle) continue;
+            int64_t best = -1;
+            for (size_t k = 0; k < ntracks; k++) {
+                if (k == kb || !cpu_track(b, k) || r->threads[k].pid != r->threads[kb].pid) continue;
+                int64_t n = node_before(b, k, xs);
+                if (n >= 0 && xs - b->nt[n] <= handover(idle_ns) && (best < 0 || b->nt[n] > b->nt[best])) best = n;
+            }
+            if (best < 0) continue;
+            uint32_t ci = b->chain_in[2 * x];
+            if (ci != UINT32_MAX) b->e[ci].est = 0;
+            HTA_TRY(add(b, (uint32_t)best, 2 * x, HTA_CP_WAIT, -1, INT64_MIN));
+        }
+    }
+    return HTA_OK;
+}
+
+/* ---- weights: the deciding input keeps the observed distance ---- */
+
+static hta_status decide(sb *b) {
+    hta_cp_graph *g = b->g;
+    size_t nn = b->nnode, ne = b->ne;
+    uint32_t *off = calloc(nn + 1, sizeof *off), *in = malloc((ne ? ne : 1) * sizeof *in);
+    g->edge = malloc((ne ? ne : 1) * sizeof *g->edge);
+    if (!off || !in || !g->edge) {
+        free(off);
+        free(in);
+        return hta_oom(b->err);
+    }
+    for (size_t i = 0; i < ne; i++) off[b->e[i].v + 1]++;
+    for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
+    {
+        uint32_t *fill = malloc((nn + 1) * sizeof *fill);
+        if (!fill) {
+            free(off);
+            free(in);
+            return hta_oom(b->err);
+        }
+        memcpy(fill, off, (nn + 1) * sizeof *fill);
+        for (size_t i = 0; i < ne; i++) in[fill[b->e[i].v]++] = (uint32_t)i;
+        free(fill);
+    }
+    for (size_t v = 0; v < nn; v++) {
+        int64_t best = INT64_MIN;
+        uint32_t bi = UINT32_MAX;
+        for (uint32_t j = off[v]; j < off[v + 1]; j++) {
+            const sedge *e = &b->e[in[j]];
+            int64_t obs = b->nt[v] - b->nt[e->u];
+            int64_t est = e->est == INT64_MIN ? obs : e->est;
+            int64_t at = b->nt[e->u] + (est < obs ? est : obs);
+            /* ties: an input with the observed distance (a thread's own time) before an estimated one */
+            if (at > best || (at == best && e->est == INT64_MIN && bi != UINT32_MAX && b->e[bi].est != INT64_MIN))
+                best = at, bi = in[j];
+        }
+        for (uint32_t j = off[v]; j < off[v + 1]; j++) {
+            const sedge *e = &b->e[in[j]];
+            int64_t obs = b->nt[v] - b->nt[e->u];
+            int64_t w = in[j] == bi || e->est == INT64_MIN ? obs : e->est < 0 ? 0 : e->est < obs ? e->est : obs;
+            g->edge[in[j]] = (hta_cp_edge){e->u, e->v, w, e->attr, e->type};
+        }
+    }
+    g->nedge = ne;
+    g->nnode = nn;
+    free(off);
+    free(in);
+    return sim_index(b->s, b->err);
+}
+
+/* The schedule's inputs and order: every node's in-edges, and a topological order (Kahn's). */
+hta_status sim_index(hta_sim *s, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    size_t nn = g->nnode, ne = g->nedge;
+    free(s->pred_off);
+    free(s->pred_eid);
+    free(s->topo);
+    s->pred_off = calloc(nn + 1, sizeof *s->pred_off);
+    s->pred_eid = malloc((ne ? ne : 1) * sizeof *s->pred_eid);
+    s->topo = malloc((nn ? nn : 1) * sizeof *s->topo);
+    uint32_t *indeg = malloc((nn ? nn : 1) * sizeof *indeg), *soff = calloc(nn + 1, sizeof *soff),
+             *succ = malloc((ne ? ne : 1) * sizeof *succ), *fill = malloc((nn + 1) * sizeof *fill);
+    hta_status st = HTA_OK;
+    if (!s->pred_off || !s->pred_eid || !s->topo || !indeg || !soff || !succ || !fill) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t i = 0; i < ne; i++) s->pred_off[g->edge[i].v + 1]++, soff[g->edge[i].u + 1]++;
+    for (size_t v = 0; v < nn; v++) s->pred_off[v + 1] += s->pred_off[v], soff[v + 1] += soff[v];
+    memcpy(fill, s->pred_off, (nn + 1) * sizeof *fill);
+    for (size_t i = 0; i < ne; i++) s->pred_eid[fill[g->edge[i].v]++] = (uint32_t)i;
+    memcpy(fill, soff, (nn + 1) * sizeof *fill);
+    for (size_t i = 0; i < ne; i++) succ[fill[g->edge[i].u]++] = g->edge[i].v;
+    for (size_t v = 0; v < nn; v++) indeg[v] = s->pred_off[v + 1] - s->pred_off[v];
+    size_t head = 0, tail = 0;
+    for (size_t v = 0; v < nn; v++)
+        if (!indeg[v]) s->topo[tail++] = (uint32_t)v;
+    while (head < tail) {
+        uint32_t u = s->topo[head++];
+        for (uint32_t j = soff[u]; j < soff[u + 1]; j++)
+            if (!--indeg[succ[j]]) s->topo[tail++] = succ[j];
+    }
+    if (tail != nn) {
+        /* only inputs of equal times can close a loop: the graph's rules keep every edge forward in time */
+        size_t v = 0;
+        while (v < nn && !indeg[v]) v++;
+        const hta_cp_event *x = &g->ev[g->node[v].ev];
+        st = hta_fail(err, HTA_EINVAL,
+                      "the simulation graph of rank %d has a cycle through event %u (%s); please report it",
+                      (int)g->rank, x->index, hta_sym(g->sym, x->name));
+    }
+done:
+    free(indeg);
+    free(soff);
+    free(succ);
+    free(fill);
+    return st;
+}
+
+/* ---- the build ---- */
+
+static int cmp_step(const void *a, const void *c) {
+    const hta_sim_step *x = a, *y = c;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static hta_status build(sb *b) {
+    const hta_trace *t = b->t;
+    const hta_rank *r = b->r;
+    hta_cp_graph *g = b->g;
+    const unsigned char *keep = hta_ctx_window_rows(b->ctx, b->k);
+    size_t ncat = t->ncats;
+    b->cls = malloc(ncat + 1);
+    b->ev_of_row = malloc((r->n ? r->n : 1) * sizeof *b->ev_of_row);
+    if (!b->cls || !b->ev_of_row) return hta_oom(b->err);
+    for (size_t c = 0; c < ncat; c++) b->cls[c] = (uint8_t)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
+    /* events: CPU work of every kind on threads, and the GPU's kernels, copies and sets */
+    size_t m = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        b->ev_of_row[i] = -1;
+        if ((keep && !keep[i]) || r->dur[i] < 0) continue;
+        int c = b->cls[r->cat[i]];
+        int64_t s = hta_row_stream(r, i);
+        int gpu = s != -1 && is_gpu_class(c);
+        int cpu = c == HTA_CC_RUNTIME || (s == -1 && !is_gpu_class(c) && c != HTA_CC_CUDA_SYNC &&
+                                          c != HTA_CC_GPU_USER_ANNOTATION && c != HTA_CC_PROFILER_RANGE);
+        if (gpu || cpu) b->ev_of_row[i] = (int32_t)m++;
+    }
+    b->nev = m;
+    g->nev = m;
+    g->ev = calloc(m ? m : 1, sizeof *g->ev);
+    g->ev_parent = malloc((m ? m : 1) * sizeof *g->ev_parent);
+    b->is_gpu = calloc(m ? m : 1, 1);
+    b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
+    b->capnode = 2 * m + 16;
+    b->nt = malloc(b->capnode * sizeof *b->nt);
+    g->node = malloc(b->capnode * sizeof *g->node);
+    b->cn = malloc((2 * m + 1) * sizeof *b->cn);
+    b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
+    b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);
+    b->tev = malloc((m ? m : 1) * sizeof *b->tev);
+    b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
+    uint32_t *stack = malloc((m ? m : 1) * sizeof *stack);
+    hta_status st = HTA_OK;
+    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->nt || !g->node || !b->cn || !b->toff ||
+        !b->cnoff || !b->tev || !b->chain_in || !stack) {
+        st = hta_oom(b->err);
+        goto done;
+    }
+    g->origin_ns = b->ctx->origin_ns;
+    memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
+    for (size_t i = 0; i < r->n; i++) {
+        int32_t x = b->ev_of_row[i];
+        if (x < 0) continue;
+        const hta_thread *th = hta_row_thread(r, i);
+        hta_cp_event *e = &g->ev[x];
+        e->ts = r->ts[i] - g->origin_ns;
+        e->dur = r->dur[i];
+        e->pid = th->pid;
+        e->tid = th->tid;
+        e->index = r->index[i];
+        e->row = (int32_t)i;
+        e->start = 2 * x;
+        e->end = 2 * x + 1;
+        int c = b->cls[r->cat[i]];
+        b->is_gpu[x] = c != HTA_CC_RUNTIME && is_gpu_class(c) && hta_row_stream(r, i) != -1;
+        e->stream = b->is_gpu[x] ? hta_row_stream(r, i) : -1;
+        e->name = hta_symtab_intern(g->sym, hta_sym(t->sym, r->name[i]), hta_sym_len(t->sym, r->name[i]));
+        uint32_t cs = hta_row_cat_sym(t, r, i);
+        e->cat = hta_symtab_intern(g->sym, hta_sym(t->sym, cs), hta_sym_len(t->sym, cs));
+        if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
+            st = hta_oom(b->err);
+            goto done;
+        }
+        g->ev_parent[x] = -1;
+        b->nt[2 * x] = r->ts[i];
+        b->nt[2 * x + 1] = r->ts[i] + r->dur[i];
+        g->node[2 * x] = (hta_cp_node){e->ts, (uint32_t)x, 1};
+        g->node[2 * x + 1] = (hta_cp_node){e->ts + e->dur, (uint32_t)x, 0};
+    }
+    b->nnode = 2 * m;
+    for (uint32_t x = 0; x < m; x++) {
+        int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
+        b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : b->nt[2 * x];
+    }
+    /* tracks: a thread or a stream each (the rank's thread index); events in track order */
+    for (uint32_t x = 0; x < m; x++) b->toff[r->thread[g->ev[x].row] + 1]++;
+    for (size_t k = 0; k < r->nthreads; k++) b->toff[k + 1] += b->toff[k];
+    {
+        uint32_t *fill = malloc((r->nthreads + 1) * sizeof *fill);
+        if (!fill) {
+            st = hta_oom(b->err);
+            goto done;
+        }
+        memcpy(fill, b->toff, (r->nthreads + 1) * sizeof *fill);
+        for (uint32_t x = 0; x < m; x++) b->tev[fill[r->thread[g->ev[x].row]]++] = x;
+        free(fill);
+    }
+    for (size_t k = 0; k < r->nthreads; k++) {
+        uint32_t a = b->toff[k], z = b->toff[k + 1];
+        qsort_r(b->tev + a, z - a, sizeof *b->tev, cmp_track, b);
+        b->cnoff[k] = (uint32_t)b->ncn;
+        /* a track holds either CPU events or GPU work (the loader's threads are per pid and tid) */
+        if (a < z && !b->is_gpu[b->tev[a]] && (st = chain(b, b->tev + a, z - a, stack))) goto done;
+        b->cnoff[k + 1] = (uint32_t)b->ncn;
+    }
+    if ((st = streams(b, r->nthreads)) || (st = waits(b, r->nthreads)) || (st = joins(b, r->nthreads)) ||
+        (st = decide(b)))
+        goto done;
+    g->nnode = b->nnode;
+    if ((st = cp_graph_order(g, b->err))) goto done;
+    /* the steps */
+    size_t ns = 0;
+    for (uint32_t x = 0; x < m; x++)
+        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 &&
+            b->cls[r->cat[g->ev[x].row]] == HTA_CC_USER_ANNOTATION)
+            ns++;
+    b->s->steps = malloc((ns ? ns : 1) * sizeof *b->s->steps);
+    if (!b->s->steps) {
+        st = hta_oom(b->err);
+        goto done;
+    }
+    for (uint32_t x = 0; x < m; x++) {
+        int64_t n = hta_step_number(hta_sym(g->sym, g->ev[x].name));
+        if (b->is_gpu[x] || n < 0 || b->cls[r->cat[g->ev[x].row]] != HTA_CC_USER_ANNOTATION) continue;
+        b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1};
+    }
+    qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
+done:
+    free(stack);
+    return st;
+}
+
+hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
+    *out = NULL;
+    hta_sim *s = calloc(1, sizeof *s);
+    hta_cp_graph *g = calloc(1, sizeof *g);
+    if (!s || !g || !(g->sym = hta_symtab_new())) {
+        free(s);
+        if (g) free(g);
+        return hta_oom(err);
+    }
+    s->g = g;
+    s->r = ctx->trace->ranks[k];
+    g->rank = s->r->rank;
+    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = s->r, .s = s, .g = g, .err = err};
+    hta_status st = build(&b);
+    free(b.cls);
+    free(b.nt);
+    free(b.e);
+    free(b.toff);
+    free(b.tev);
+    free(b.is_gpu);
+    free(b.launch_ts);
+    free(b.chain_in);
+    free(b.cn);
+    free(b.cnoff);
+    if (st) {
+        free(b.ev_of_row);
+        hta_sim_free(s);
+        return st;
+    }
+    s->ev_of_row = b.ev_of_row;
+    s->nrows = s->r->n;
+    *out = s;
+    return HTA_OK;
+}

@@ -1,0 +1,31 @@
+/* The simulation graph's state shared by its build, its runs and its trace writer (not public). */
+#ifndef HTA_SIM_INTERNAL_H
+#define HTA_SIM_INTERNAL_H
+
+#include "cpath/internal.h"
+#include "hta/sim.h"
+
+struct hta_sim {
+    hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
+    const hta_rank *r;     /* the rank the graph was built from (not owned) */
+    int32_t *ev_of_row;    /* rank row -> graph event, -1 */
+    size_t nrows;
+    uint32_t *topo;        /* every node, in a topological order */
+    uint32_t *pred_off;    /* in-edges of node v: pred_eid[pred_off[v] .. pred_off[v + 1]) */
+    uint32_t *pred_eid;
+    hta_sim_step *steps;
+    size_t nsteps;
+    int32_t *ev_rank;      /* a job's graph (hta_sim_build_job): each event's rank; NULL for one rank */
+    size_t ngroups;        /* a job's graph: collective instances joined across ranks */
+};
+
+/* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
+hta_status sim_index(hta_sim *s, hta_error *err);
+
+/* Times from the simulation's own rules: the launch latency and the stream's gap
+ * (defaults when a rank has no sample). */
+#define SIM_DEFAULT_LAUNCH_NS 2000
+#define SIM_DEFAULT_GAP_NS 1000
+#define SIM_DEFAULT_SYNC_NS 2000
+
+#endif

@@ -1,0 +1,215 @@
+/* Running the simulation graph: rules to weights, the schedule, the critical path (hta/sim.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_internal.h"
+#include "hta/vocab.h"
+
+void hta_sim_free(hta_sim *s) {
+    if (!s) return;
+    hta_cpath_free(s->g);
+    free(s->ev_of_row);
+    free(s->topo);
+    free(s->pred_off);
+    free(s->pred_eid);
+    free(s->steps);
+    free(s->ev_rank);
+    free(s);
+}
+
+const hta_cp_graph *hta_sim_graph(const hta_sim *s) { return s->g; }
+size_t hta_sim_nsteps(const hta_sim *s) { return s->nsteps; }
+const hta_sim_step *hta_sim_steps(const hta_sim *s) { return s->steps; }
+size_t hta_sim_joined(const hta_sim *s) { return s->ngroups; }
+
+/* Whether event x or one enclosing it on its thread matches the rule's glob (in[]: -1 unknown). */
+static int inside(const hta_cp_graph *g, const char *pat, int8_t *in, signed char *memo, uint32_t x) {
+    uint32_t chain[256];
+    size_t n = 0;
+    int32_t y = (int32_t)x;
+    int v = 0;
+    while (y >= 0 && in[y] < 0) {
+        signed char *m = &memo[g->ev[y].name];
+        if (*m < 0) *m = (signed char)cp_name_match(pat, hta_sym(g->sym, g->ev[y].name));
+        if (*m) {
+            v = 1;
+            break;
+        }
+        if (n < sizeof chain / sizeof *chain) chain[n++] = (uint32_t)y;
+        y = g->ev_parent[y];
+    }
+    if (y >= 0 && !v) v = in[y];
+    if (y >= 0 && v && in[y] < 0) in[y] = 1;
+    for (size_t i = 0; i < n; i++) in[chain[i]] = (int8_t)v;
+    return v;
+}
+
+hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
+                           size_t *nchanged, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+    size_t nsym = hta_symtab_count(g->sym) + 1;
+    unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
+    signed char *memo = malloc(nsym);
+    int8_t *in = malloc(g->nev ? g->nev : 1);
+    hta_status st = HTA_OK;
+    if (!changed || !memo || !in) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t k = 0; k < nrules; k++) {
+        const hta_cpath_rule *r = &rules[k];
+        memset(memo, -1, nsym);
+        memset(in, -1, g->nev ? g->nev : 1);
+        size_t hits = 0;
+        for (size_t i = 0; i < g->nedge; i++) {
+            const hta_cp_edge *e = &g->edge[i];
+            const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
+            int cpu = e->type == HTA_CP_GAP || (e->type == HTA_CP_OPERATOR && ev && ev->stream == -1);
+            int gpu = e->type == HTA_CP_OPERATOR && ev && ev->stream != -1;
+            int sel = 0;
+            switch (r->what) {
+            case W_CPU: sel = cpu; break;
+            case W_GPU: sel = gpu; break;
+            case W_OP: sel = cpu && ev && inside(g, r->pattern, in, memo, (uint32_t)e->attr); break;
+            case W_KERNEL:
+                if (gpu) {
+                    signed char *m = &memo[ev->name];
+                    if (*m < 0) *m = (signed char)cp_name_match(r->pattern, hta_sym(g->sym, ev->name));
+                    sel = *m;
+                }
+                break;
+            case W_TYPE:
+                if (gpu) {
+                    signed char *m = &memo[ev->name];
+                    if (*m < 0) *m = (signed char)cp_type_match(r->pattern, hta_sym(g->sym, ev->name));
+                    sel = *m;
+                }
+                break;
+            case W_STREAM: sel = gpu && ev->stream == r->num; break;
+            case W_EDGE: sel = e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH); break;
+            default: break;
+            }
+            if (!sel) continue;
+            hits++;
+            if (r->scale) {
+                double x = (double)w[i] * r->factor;
+                if (!(fabs(x) < 0x1p62)) {
+                    char rt[600];
+                    st = hta_fail(err, HTA_EINVAL,
+                                  "what-if rule '%s': an edge of %.3f us would weigh %.6g us, beyond the times hta "
+                                  "holds (|t| < 2^62 ns)", cp_rule_text(r, rt, sizeof rt), (double)w[i] / 1000.0,
+                                  x / 1000.0);
+                    goto done;
+                }
+                w[i] = llround(x);
+            } else {
+                w[i] = r->value_ns;
+            }
+            changed[i] = 1;
+        }
+        if (!hits) {
+            char rt[600];
+            char where[32] = "";
+            if (g->rank >= 0) snprintf(where, sizeof where, " on rank %d", (int)g->rank);
+            st = hta_fail(err, HTA_EINVAL, "what-if rule '%s' matches nothing%s", cp_rule_text(r, rt, sizeof rt),
+                          where);
+            goto done;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->nedge; i++) n += changed[i];
+    *nchanged = n;
+done:
+    free(changed);
+    free(memo);
+    free(in);
+    return st;
+}
+
+hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    for (size_t i = 0; i < g->nnode; i++) {
+        uint32_t v = s->topo[i];
+        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
+        if (a == z) {
+            t[v] = g->node[v].ts; /* a source keeps its time */
+            continue;
+        }
+        int64_t best = INT64_MIN;
+        for (uint32_t j = a; j < z; j++) {
+            uint32_t e = s->pred_eid[j];
+            int64_t d;
+            if (__builtin_add_overflow(t[g->edge[e].u], w ? w[e] : g->edge[e].w, &d) || d > HTA_TIME_MAX_NS)
+                return hta_fail(err, HTA_EINVAL, "the simulated schedule has a time beyond the times hta holds "
+                                                 "(|t| < 2^62 ns)");
+            if (d > best) best = d;
+        }
+        t[v] = best;
+    }
+    return HTA_OK;
+}
+
+uint32_t hta_sim_last_node(const hta_sim *s, const int64_t *t) {
+    uint32_t best = 0;
+    for (uint32_t v = 1; v < s->g->nnode; v++)
+        if (t[v] > t[best]) best = v;
+    return best;
+}
+
+hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t last, int64_t from,
+                        hta_cp_path *p, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    memset(p, 0, sizeof *p);
+    size_t cap = 64, n = 0;
+    uint32_t *nodes = malloc(cap * sizeof *nodes), *edges = malloc(cap * sizeof *edges);
+    if (!nodes || !edges) goto oom;
+    uint32_t v = last;
+    nodes[n] = v;
+    for (;;) {
+        if (t[v] <= from) break;
+        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1], pick = UINT32_MAX;
+        /* the input that decided v's time: the first that reaches it, preferring one that is not a wait
+         * (so the path names the work) */
+        for (uint32_t j = a; j < z; j++) {
+            uint32_t e = s->pred_eid[j];
+            if (t[g->edge[e].u] + (w ? w[e] : g->edge[e].w) != t[v]) continue;
+            if (pick == UINT32_MAX) pick = e;
+        }
+        if (pick == UINT32_MAX) break;
+        if (n + 1 >= cap) {
+            cap *= 2;
+            uint32_t *x = realloc(nodes, cap * sizeof *x), *y = x ? realloc(edges, cap * sizeof *y) : NULL;
+            if (!x) goto oom;
+            nodes = x;
+            if (!y) goto oom;
+            edges = y;
+        }
+        edges[n] = pick;
+        v = g->edge[pick].u;
+        nodes[++n] = v;
+    }
+    n++;
+    /* first to last */
+    for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+        uint32_t x = nodes[i];
+        nodes[i] = nodes[j];
+        nodes[j] = x;
+    }
+    for (size_t i = 0, j = n >= 2 ? n - 2 : 0; n >= 2 && i < j; i++, j--) {
+        uint32_t x = edges[i];
+        edges[i] = edges[j];
+        edges[j] = x;
+    }
+    p->node = nodes;
+    p->edge = edges;
+    p->n = n;
+    p->length = t[last] - t[nodes[0]];
+    return HTA_OK;
+oom:
+    free(nodes);
+    free(edges);
+    return hta_oom(err);
+}

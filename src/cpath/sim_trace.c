@@ -1,0 +1,176 @@
+/* The re-drawn trace of a simulation (hta_sim_trace): every event of the rank's file at its simulated
+ * time.  Graph events take their nodes' times exactly; every other event with a time (annotations on
+ * the GPU, sync records, flows, instants, counters) moves with its track: a piecewise-linear map from
+ * the track's observed node times to its simulated ones, which keeps anything nested in a graph event
+ * nested, and keeps order along the track. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_internal.h"
+
+typedef struct warp {
+    int64_t *obs, *sim; /* ascending obs */
+    size_t n;
+} warp;
+
+typedef struct tw {
+    const hta_sim *s;
+    const int64_t *t;
+    int64_t origin;
+    int32_t *what;     /* per event index: >= 0 row, <= -2 flow -(f + 2), -1 none */
+    size_t nwhat;
+    warp *wk;          /* per track (thread index) */
+    size_t nthreads;
+    hta_raw_obj obj;
+} tw;
+
+static int64_t warp_at(const warp *w, int64_t x) {
+    if (!w || !w->n) return x;
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) { /* first obs > x */
+        size_t mid = (lo + hi) / 2;
+        if (w->obs[mid] <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return w->sim[0] + (x - w->obs[0]);
+    size_t i = lo - 1;
+    if (i + 1 == w->n || w->obs[i + 1] == w->obs[i]) return w->sim[i] + (x - w->obs[i]);
+    __int128 d = (__int128)(x - w->obs[i]) * (w->sim[i + 1] - w->sim[i]);
+    return w->sim[i] + (int64_t)(d / (w->obs[i + 1] - w->obs[i]));
+}
+
+typedef struct pair {
+    int64_t obs, sim;
+} pair;
+
+static int cmp_pair(const void *a, const void *b) {
+    const pair *x = a, *y = b;
+    if (x->obs != y->obs) return x->obs < y->obs ? -1 : 1;
+    return x->sim < y->sim ? -1 : x->sim > y->sim;
+}
+
+/* Each track's nodes, observed -> simulated, in absolute ns. */
+static int build_warps(tw *x) {
+    const hta_cp_graph *g = x->s->g;
+    const hta_rank *r = x->s->r;
+    size_t *cnt = calloc(r->nthreads + 1, sizeof *cnt);
+    if (!cnt) return -1;
+    for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[g->ev[g->node[v].ev].row]]++;
+    for (size_t k = 0; k < r->nthreads; k++) {
+        pair *p = malloc((cnt[k] ? cnt[k] : 1) * sizeof *p);
+        x->wk[k].obs = malloc((cnt[k] ? cnt[k] : 1) * sizeof(int64_t));
+        x->wk[k].sim = malloc((cnt[k] ? cnt[k] : 1) * sizeof(int64_t));
+        if (!p || !x->wk[k].obs || !x->wk[k].sim) {
+            free(p);
+            free(cnt);
+            return -1;
+        }
+        size_t n = 0;
+        for (size_t v = 0; v < g->nnode; v++)
+            if (r->thread[g->ev[g->node[v].ev].row] == k)
+                p[n++] = (pair){g->node[v].ts + x->origin, x->t[v] + x->origin};
+        qsort(p, n, sizeof *p, cmp_pair);
+        for (size_t i = 0; i < n; i++) x->wk[k].obs[i] = p[i].obs, x->wk[k].sim[i] = p[i].sim;
+        x->wk[k].n = n;
+        free(p);
+    }
+    free(cnt);
+    return 0;
+}
+
+/* The track of an event that is no row (an instant, a counter): its pid and tid, or the pid's busiest
+ * track; -1 when the rank has none. */
+static long track_of(const tw *x, const hta_raw_obj *o) {
+    const hta_rank *r = x->s->r;
+    const hta_raw_member *pm = hta_raw_obj_get(o, "pid"), *tm = hta_raw_obj_get(o, "tid");
+    int64_t pid, tid;
+    if (!pm || hta_raw_int(pm, &pid)) return -1;
+    int has_tid = tm && !hta_raw_int(tm, &tid);
+    long best = -1;
+    for (size_t k = 0; k < r->nthreads; k++) {
+        if (r->threads[k].pid != pid) continue;
+        if (has_tid && r->threads[k].tid == tid) return (long)k;
+        if (best < 0 || x->wk[k].n > x->wk[best].n) best = (long)k;
+    }
+    return best;
+}
+
+static int edit_times(tw *x, hta_rawout *w, const char *json, size_t len, int64_t nts, int64_t ndur, int has_dur) {
+    const hta_raw_member *ts = hta_raw_obj_get(&x->obj, "ts");
+    if (!ts) return hta_rawout_event(w, json, len);
+    const hta_raw_member *dur = has_dur ? hta_raw_obj_get(&x->obj, "dur") : NULL;
+    if (nts > HTA_TIME_MAX_NS || nts < -HTA_TIME_MAX_NS || ndur > HTA_TIME_MAX_NS)
+        return hta_rawout_fail(w, HTA_EINVAL, "what-if trace: an event would move beyond the times hta holds "
+                                              "(|t| < 2^62 ns)");
+    char tb[32], db[32];
+    hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(nts, 0, tb)}};
+    if (dur) e[1] = (hta_raw_edit){dur->val, dur->val + dur->vlen, db, hta_raw_format_us(ndur < 0 ? 0 : ndur, 0, db)};
+    return hta_rawout_edited(w, json, len, e, dur ? 2 : 1);
+}
+
+static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
+    tw *x = ctx;
+    const hta_rank *r = x->s->r;
+    int32_t what = index < x->nwhat ? x->what[index] : -1;
+    int rc = hta_raw_obj_parse(&x->obj, json, len);
+    if (rc == -2) return hta_rawout_oom(w);
+    if (rc) return hta_rawout_event(w, json, len);
+    if (what >= 0) {
+        int32_t e = x->s->ev_of_row[what];
+        if (e >= 0) {
+            const hta_cp_event *ev = &x->s->g->ev[e];
+            int64_t a = x->t[ev->start] + x->origin, z = x->t[ev->end] + x->origin;
+            return edit_times(x, w, json, len, a, z - a, 1);
+        }
+        const warp *wk = &x->wk[r->thread[what]];
+        int64_t a = warp_at(wk, r->ts[what]), z = warp_at(wk, r->ts[what] + r->dur[what]);
+        return edit_times(x, w, json, len, a, z - a, 1);
+    }
+    const hta_raw_member *tm = hta_raw_obj_get(&x->obj, "ts");
+    int64_t ts;
+    if (!tm || hta_raw_time_ns(tm, &ts)) return hta_rawout_event(w, json, len);
+    long k = what <= -2 ? (long)r->flows[-what - 2].thread : track_of(x, &x->obj);
+    if (k < 0) return hta_rawout_event(w, json, len);
+    const hta_raw_member *dm = hta_raw_obj_get(&x->obj, "dur");
+    int64_t d;
+    if (dm && !hta_raw_time_ns(dm, &d)) {
+        int64_t a = warp_at(&x->wk[k], ts), z = warp_at(&x->wk[k], ts + d);
+        return edit_times(x, w, json, len, a, z - a, 1);
+    }
+    return edit_times(x, w, json, len, warp_at(&x->wk[k], ts), 0, 0);
+}
+
+hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const char *out_path,
+                         hta_error *err) {
+    if (!s->r) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
+    const hta_rank *r = s->r;
+    tw x = {s, t, s->g->origin_ns, NULL, 0, NULL, r->nthreads, {0}};
+    hta_status st = HTA_OK;
+    x.nwhat = r->n_events;
+    x.what = malloc((x.nwhat ? x.nwhat : 1) * sizeof *x.what);
+    x.wk = calloc(r->nthreads + 1, sizeof *x.wk);
+    if (!x.what || !x.wk) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t i = 0; i < x.nwhat; i++) x.what[i] = -1;
+    for (size_t i = 0; i < r->nflows; i++)
+        if (r->flows[i].index < x.nwhat) x.what[r->flows[i].index] = -(int32_t)i - 2;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->index[i] < x.nwhat) x.what[r->index[i]] = (int32_t)i;
+    if (build_warps(&x)) {
+        st = hta_oom(err);
+        goto done;
+    }
+    (void)ctx;
+    size_t pl = strlen(out_path);
+    hta_rawout_hooks h = {.event = sim_event, .ctx = &x};
+    st = hta_rawout_derive(r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), &h, err);
+done:
+    if (x.wk)
+        for (size_t k = 0; k < r->nthreads; k++) free(x.wk[k].obs), free(x.wk[k].sim);
+    free(x.wk);
+    free(x.what);
+    hta_raw_obj_free(&x.obj);
+    return st;
+}

@@ -93,6 +93,36 @@ static inline const unsigned char *hta_ctx_window_rows(const hta_ctx *c, size_t 
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 
+/* ---- the per-rank iteration: bounded memory for any number of ranks (docs/scaling.md) ----
+ *
+ * For work that looks at one rank at a time: fn runs on a context of one rank, for each file of a rank
+ * plan (hta/trace.h, per_rank set), and the context is freed when fn returns, so at most `threads`
+ * rank models are alive at once, whatever the number of ranks.  fn runs in worker threads, several at
+ * once: it may touch only its context and what belongs to its index (a slot of its own per index: the
+ * per-rank result or summary it keeps).  A context of one rank gives that rank's numbers exactly as the
+ * context of all ranks does when the run keeps each rank's own clock and filter (not hta_compat) and
+ * its window is decided per rank (not annot:NAME#K): hta_ctx_per_rank_ok says so. */
+typedef hta_status (*hta_rank_fn)(hta_ctx *ctx, size_t index, void *user, hta_error *err);
+
+typedef struct hta_each_opts {
+    const size_t *which; /* indices into the plan's files to visit, any order (NULL = all, ascending) */
+    size_t n;            /* how many (with which) */
+    int threads;         /* contexts alive at once; 0 = number of CPUs */
+    /* the loaders' warnings of file `index`, given from the calling thread after every file is done; NULL:
+     * through o->warn */
+    void (*warn_at)(void *user, size_t index, const char *msg);
+} hta_each_opts;
+
+/* Visits every listed file.  On failure: the failing file first in the visiting order is reported
+ * (whichever thread failed first), *failed = its index in the plan, *in_load = 1 when its load failed
+ * (0: fn failed); files after a failure may not be visited.  A file that proves to be JSON without
+ * traceEvents is skipped with a warning, as the whole load of a folder skips it: fn is not called.  The loaders' warnings are given through
+ * o->warn from the calling thread, file by file in the visiting order, after every file is done. */
+hta_status hta_ctx_each_rank(const hta_rank_plan *p, const hta_ctx_opts *o, const hta_each_opts *eo,
+                             hta_rank_fn fn, void *user, size_t *failed, int *in_load, hta_error *err);
+/* 1 when the per-rank iteration gives the numbers of the whole context for options o. */
+int hta_ctx_per_rank_ok(const hta_ctx_opts *o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,6 +168,16 @@ hta_table *hta_result_find(const hta_result *r, const char *name);
 hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const hta_table **out,
                             hta_error *err);
 
+/* Appends src to dst: the rows of each of src's tables after those of dst's table of that name (same
+ * columns, else HTA_EINVAL), a table dst lacks added at the end, each note once.  What src's tables gave
+ * is moved: free src afterwards.  (The per-rank iteration's results, put together in rank order.) */
+hta_status hta_result_append(hta_result *dst, hta_result *src, hta_error *err);
+/* r as bytes (malloc'd, *out) and back: cells bit for bit.  unpack finds each table's declaration by
+ * name in defs (NULL-terminated; may be NULL). */
+hta_status hta_result_pack(const hta_result *r, char **out, size_t *len, hta_error *err);
+hta_status hta_result_unpack(const char *bytes, size_t len, const hta_table_def *const *defs, hta_result *out,
+                             hta_error *err);
+
 typedef enum hta_format { HTA_FMT_TABLE, HTA_FMT_CSV, HTA_FMT_JSON } hta_format;
 int hta_format_parse(const char *s, hta_format *out);
 

@@ -202,6 +202,34 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
                           hta_error *err);
 void hta_trace_free(hta_trace *t);
 
+/* ---- the rank plan: which file is which rank, before any file is parsed ----
+ *
+ * For the per-rank iteration (hta_ctx_each_rank, docs/scaling.md): a folder whose every rank file names
+ * its rank in its head (Kineto writes distributedInfo before traceEvents), no two the same rank and none
+ * a merged trace, can be loaded one file at a time, each file giving exactly its rank, as the whole load
+ * would.  Anything else (a single file, a rank only the file name or file order gives, a merged trace,
+ * a file that is no trace) is left to the whole load: per_rank is 0 and why says the reason. */
+typedef struct hta_rank_file {
+    char *path;
+    int32_t rank;
+    uint64_t bytes; /* size on disk: how work is shared out */
+} hta_rank_file;
+
+typedef struct hta_rank_plan {
+    hta_rank_file *files; /* the selected ranks' files, ascending rank */
+    size_t n;
+    int per_rank;         /* 1: each file can be loaded alone (above) */
+    const char *why;      /* per_rank 0: why not (static text) */
+    char **warnings;      /* the listing's warnings (files skipped), to be given when per_rank is used */
+    size_t nwarnings;
+} hta_rank_plan;
+
+/* Lists path and probes each file's head.  only/nonly: the selected ranks (NULL = all); none of them
+ * present is HTA_ENODATA, as in the whole load. */
+hta_status hta_rank_plan_make(const char *path, const int32_t *only, size_t nonly, hta_rank_plan *p,
+                              hta_error *err);
+void hta_rank_plan_free(hta_rank_plan *p);
+
 /* ---- row accessors (inline: analyses call them in loops) ---- */
 
 static inline uint32_t hta_row_cat_sym(const hta_trace *t, const hta_rank *r, size_t i) {

@@ -91,6 +91,34 @@ int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc,
  * their own options first. */
 int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn);
 
+/* ---- the per-rank iteration (per_rank.c, docs/scaling.md) ----
+ * A command whose answer for each rank depends on that rank alone runs rank by rank: at most --threads
+ * rank models in memory, the per-rank results appended in rank order, printed as the whole run would. */
+int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                     cli_analysis_fn fn);
+/* 1 when command `name` runs rank by rank (hta-mpi shares its ranks among processes). */
+int cli_is_per_rank(const char *name);
+
+/* What one rank gave: its result and its loader's warnings. */
+typedef struct cli_part {
+    hta_result res;
+    char **warn;
+    size_t nwarn;
+    int done; /* the rank was analysed (not skipped) */
+} cli_part;
+
+/* How ranks are shared among processes (hta-mpi, src/cli/mpi_main.c); NULL in `hta`. */
+typedef struct cli_dist {
+    int root; /* this process writes the output */
+    /* this process's share of the plan's files (indices, malloc'd into *which) */
+    hta_status (*share)(const hta_rank_plan *p, size_t **which, size_t *n, hta_error *err);
+    /* after the visits: every process's parts and its failure (st, failed index, in_load, err) go to the
+     * root, whose parts[] and failure are then the run's; collective */
+    hta_status (*gather)(cli_part *parts, size_t n, const cli_command *cmd, hta_status *st, size_t *failed,
+                         int *in_load, hta_error *err);
+} cli_dist;
+extern const cli_dist *cli_distributor;
+
 /* Derived traces (--augment, --overlay, --what-if-trace) rewrite a rank's own file; the ranks of a
  * merged trace (hta merge) share one, so the options are refused before any work is done (the writer
  * refuses too, but only after its scan).  opt names the option in the message. */

@@ -6,8 +6,10 @@ static hta_events_opts eo;
 static int limit;
 
 static hta_status run_events(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    eo.limit = limit;
-    return hta_events(ctx, &eo, out, err);
+    /* a copy: under the per-rank iteration this runs in several threads at once */
+    hta_events_opts o = eo;
+    o.limit = limit;
+    return hta_events(ctx, &o, out, err);
 }
 
 static int cmd_events(int argc, char **argv) {
@@ -20,7 +22,7 @@ static int cmd_events(int argc, char **argv) {
         {"limit", CLI_INT, &limit, "N", "at most N rows per rank"},
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
+    return cli_run_per_rank(argc, argv, "PATH [options]",
                             "The kept events (rows) with exact nanosecond times and the links derived at load\n"
                             "(launch partner, call stack, iteration), given as event indexes (position in\n"
                             "traceEvents).",

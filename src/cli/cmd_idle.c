@@ -25,10 +25,12 @@ static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_er
             if (*e && *e != ',') return hta_fail(err, HTA_EINVAL, "bad stream list '%s' (e.g. 7,20)", streams);
         }
     }
-    g_o.consecutive_kernel_delay_ns = delay;
-    g_o.streams = streams ? sv : NULL;
-    g_o.nstreams = n;
-    return hta_idle_breakdown(ctx, &g_o, out, err);
+    /* a copy: under the per-rank iteration this runs in several threads at once */
+    hta_idle_opts o = g_o;
+    o.consecutive_kernel_delay_ns = delay;
+    o.streams = streams ? sv : NULL;
+    o.nstreams = n;
+    return hta_idle_breakdown(ctx, &o, out, err);
 }
 
 static int cmd_idle(int argc, char **argv) {
@@ -41,7 +43,7 @@ static int cmd_idle(int argc, char **argv) {
         {"streams", CLI_STR, &streams, "LIST", "only these stream ids, e.g. 7,20 (default: all)"},
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
+    return cli_run_per_rank(argc, argv, "PATH [options]",
                             "Idle time breakdown per rank and GPU stream. Each gap before a kernel, memcpy or\n"
                             "memset is host_wait (the CPU launched it only after the stream had gone idle),\n"
                             "kernel_wait (shorter than --consecutive-kernel-delay) or other.",

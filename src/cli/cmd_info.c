@@ -28,7 +28,7 @@ static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, h
 
 static int cmd_info(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
-    return cli_run_analysis(argc, argv, "PATH [options]",
+    return cli_run_per_rank(argc, argv, "PATH [options]",
                             "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
                             "profiler steps; rows per category, in the file and in HTA's table (after its\n"
                             "profiler-step filter); rows and busy time per GPU stream.",

@@ -14,7 +14,7 @@ static int cmd_overlap(int argc, char **argv) {
     static const cli_opt opts[] = {
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
+    return cli_run_per_rank(argc, argv, "PATH [options]",
                             "Communication/computation overlap per rank: the percentage of the time some\n"
                             "communication kernel (NCCL, RCCL, HCCL) runs during which a computation kernel\n"
                             "runs as well, with the three times it comes from.  Null where a rank has no\n"

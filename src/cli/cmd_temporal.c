@@ -14,7 +14,7 @@ static int cmd_temporal(int argc, char **argv) {
     static const cli_opt opts[] = {
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
+    return cli_run_per_rank(argc, argv, "PATH [options]",
                             "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
                             "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
                             "memory copies).",

@@ -19,6 +19,7 @@
 #include "trace/derive.h"
 #include "hta/vocab.h"
 #include "trace/merged.h"
+#include "trace/listing.h"
 #include "core/bigbuf.h"
 #include "trace/parse.h"
 #include "trace/rank_build.h"
@@ -93,8 +94,8 @@ static void warnf(const hta_load_opts *o, const char *fmt, ...) {
     o->warn(o->warn_ctx, msg);
 }
 
-static hta_status list_files(const char *path, const hta_load_opts *o, char ***files, size_t *nf,
-                             hta_error *err) {
+hta_status hta_list_rank_files(const char *path, const hta_load_opts *o, char ***files, size_t *nf,
+                               hta_error *err) {
     struct stat sb;
     if (stat(path, &sb) != 0) return hta_fail(err, HTA_EIO, "%s: %s", path, strerror(errno));
     size_t cap = 0;
@@ -282,9 +283,11 @@ out:
  * never parsed.  The scan stops at distributedInfo or at the first event. */
 typedef struct probe {
     int64_t rank; /* -1: the head does not say */
+    int merged;   /* the head holds htaMerge (a merged trace) */
 } probe;
 
 static int probe_meta(void *ctx, const char *key, size_t klen, const char *json, size_t jlen) {
+    if (klen == 8 && !memcmp(key, "htaMerge", 8)) ((probe *)ctx)->merged = 1;
     if (klen != 15 || memcmp(key, "distributedInfo", 15) || !jlen || json[0] != '{') return 0;
     char *txt = strndup(json, jlen);
     if (!txt) return 1;
@@ -298,11 +301,12 @@ static int probe_event(void *ctx, uint32_t index, const char *json, size_t len) 
     return 1; /* events began without distributedInfo: only a full parse can tell */
 }
 
-static int64_t probe_rank(const char *path) {
-    probe p = {-1};
+int64_t hta_probe_rank(const char *path, int *merged) {
+    probe p = {-1, 0};
     hta_raw_callbacks cb = {probe_meta, probe_event, &p};
     hta_error e;
     (void)hta_raw_scan(path, &cb, &e); /* stopped early on purpose; errors surface when parsed */
+    if (merged) *merged = p.merged;
     return p.rank >= 0 && p.rank <= INT32_MAX ? p.rank : -1;
 }
 
@@ -357,7 +361,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     *out = NULL;
     char **files = NULL;
     size_t nf = 0;
-    hta_status st = list_files(path, o, &files, &nf, err);
+    hta_status st = hta_list_rank_files(path, o, &files, &nf, err);
     if (st) {
         for (size_t i = 0; i < nf; i++) free(files[i]);
         free(files);
@@ -378,7 +382,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         size_t keep = 0;
         for (size_t i = 0; i < nf; i++) {
             /* -1 (the head does not say) keeps the file: only a full parse can place it */
-            int64_t pr = probe_rank(files[i]);
+            int64_t pr = hta_probe_rank(files[i], NULL);
             if (pr >= 0 && !wanted(o, (int32_t)pr)) {
                 other[nother++] = (int32_t)pr;
                 free(files[i]);

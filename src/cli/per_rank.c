@@ -1,0 +1,134 @@
+/* The per-rank iteration of the command line (cli.h): commands whose answer for a rank depends on that
+ * rank alone open no context of all ranks; hta_ctx_each_rank gives each rank a context of its own (at most
+ * --threads alive), each rank's result is kept, and the results are appended in rank order and printed
+ * as one.  Under hta-mpi (cli_distributor) each process visits its share of the files and the root
+ * gathers the parts.  Anything the plan cannot take one file at a time (hta/trace.h) runs whole. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+const cli_dist *cli_distributor;
+
+/* The commands that run rank by rank: each was checked to give, rank by rank, the tables and notes of
+ * the whole run (tests/scale). */
+static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events", NULL};
+
+int cli_is_per_rank(const char *name) {
+    for (const char *const *c = per_rank_cmds; *c; c++)
+        if (!strcmp(*c, name)) return 1;
+    return 0;
+}
+
+typedef struct run {
+    const cli_common *c;
+    cli_analysis_fn fn;
+    cli_part *parts;
+} run;
+
+static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
+    run *u = user;
+    u->parts[i].done = 1;
+    return u->fn(ctx, u->c, &u->parts[i].res, err);
+}
+
+static void warn_at(void *user, size_t i, const char *msg) {
+    cli_part *p = &((run *)user)->parts[i];
+    char **w = realloc(p->warn, (p->nwarn + 1) * sizeof *w);
+    if (!w) return;
+    p->warn = w;
+    if ((w[p->nwarn] = strdup(msg))) p->nwarn++;
+}
+
+static void parts_free(cli_part *parts, size_t n) {
+    for (size_t i = 0; parts && i < n; i++) {
+        hta_result_free(&parts[i].res);
+        for (size_t w = 0; w < parts[i].nwarn; w++) free(parts[i].warn[w]);
+        free(parts[i].warn);
+    }
+    free(parts);
+}
+
+static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+    /* under hta-mpi a run that cannot be shared is the root's alone */
+    if (cli_distributor && !cli_distributor->root) return 0;
+    return cli_analyse(c, cmd, fn);
+}
+
+static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+    const char *env = getenv("HTA_PER_RANK");
+    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn);
+    hta_rank_plan plan;
+    hta_error err = {0};
+    if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err)) {
+        hta_rank_plan_free(&plan);
+        /* the whole load would fail the same way, with the same message */
+        return whole(c, cmd, fn);
+    }
+    if (!plan.per_rank) {
+        hta_rank_plan_free(&plan);
+        return whole(c, cmd, fn);
+    }
+    int root = !cli_distributor || cli_distributor->root;
+    if (root && !c->quiet)
+        for (size_t i = 0; i < plan.nwarnings; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
+    run u = {c, fn, calloc(plan.n ? plan.n : 1, sizeof(cli_part))};
+    int rc = 1;
+    size_t *which = NULL, nwhich = 0, failed = SIZE_MAX;
+    int in_load = 0;
+    hta_status st = HTA_OK;
+    if (!u.parts) {
+        st = hta_oom(&err);
+        goto out;
+    }
+    if (cli_distributor && (st = cli_distributor->share(&plan, &which, &nwhich, &err))) goto out;
+    hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at};
+    st = hta_ctx_each_rank(&plan, &c->ctx, &eo, one_rank, &u, &failed, &in_load, &err);
+    if (cli_distributor) {
+        hta_status gs = cli_distributor->gather(u.parts, plan.n, cli_command_named(cmd), &st, &failed, &in_load,
+                                                &err);
+        if (gs && !st) st = gs, in_load = 0;
+        if (!root) {
+            rc = st ? 1 : 0;
+            goto out;
+        }
+    }
+    /* warnings first, rank by rank, as the whole load gives them before any analysis */
+    for (size_t i = 0; i < plan.n && !c->quiet; i++)
+        for (size_t w = 0; w < u.parts[i].nwarn; w++) fprintf(stderr, "hta: warning: %s\n", u.parts[i].warn[w]);
+    if (st) goto out;
+    hta_result all;
+    hta_result_init(&all);
+    size_t ndone = 0;
+    for (size_t i = 0; i < plan.n && !st; i++) {
+        if (!u.parts[i].done) continue;
+        ndone++;
+        st = hta_result_append(&all, &u.parts[i].res, &err);
+    }
+    if (!st && !ndone) st = hta_fail(&err, HTA_ENODATA, "%s: no trace files", c->path), in_load = 1;
+    if (st) {
+        hta_result_free(&all);
+        goto out;
+    }
+    rc = cli_emit(c, &all);
+out:
+    if (st && root) {
+        /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */
+        if (in_load) fprintf(stderr, "hta: error: %s\n", err.msg);
+        else cli_fail(cmd, &err);
+        rc = 1;
+    }
+    free(which);
+    parts_free(u.parts, plan.n);
+    hta_rank_plan_free(&plan);
+    return rc;
+}
+
+int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                     cli_analysis_fn fn) {
+    cli_common c;
+    int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    return per_rank(&c, argv[0], fn);
+}

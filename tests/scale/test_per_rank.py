@@ -1,0 +1,124 @@
+"""The per-rank iteration (docs/scaling.md): commands that run rank by rank print exactly what the whole
+run prints (HTA_PER_RANK=0 forces the whole load), hold one rank model per thread, and fall back to the
+whole load where the plan cannot go file by file.
+
+Run: HTA=build/hta python3 -m unittest tests/scale/test_per_rank.py
+"""
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+CMDS = [['info'], ['temporal'], ['idle', '--stats'], ['overlap'], ['events', '--limit', '50']]
+
+
+def run(args, whole=False, threads=None):
+    env = dict(os.environ)
+    env['HTA_PER_RANK'] = '0' if whole else '1'
+    extra = ['--threads', str(threads)] if threads else []
+    p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def no_load_s(text):
+    """info's load_s column is a measured time: the one cell two runs cannot share."""
+    return re.sub(r',\s*[0-9.e-]+(?=\]|$)', '', text, flags=re.M)
+
+
+class SameAsWhole(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.gen = os.path.join(cls.tmp, 'g5')
+        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '5', '--target-mb', '0.3', '--straggler',
+                        '3', '--quiet'], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def check(self, path, extra=()):
+        for cmd in CMDS:
+            for fmt in ('csv', 'json'):
+                args = cmd[:1] + [path] + cmd[1:] + ['--format', fmt] + list(extra)
+                w = run(args, whole=True)
+                for th in (1, 2, 3):
+                    p = run(args, threads=th)
+                    self.assertEqual(w[0], p[0], args)
+                    mask = no_load_s if cmd[0] == 'info' else str
+                    self.assertEqual(mask(w[1]), mask(p[1]), args)
+                    self.assertEqual(w[2], p[2], args)
+
+    def test_generated(self):
+        self.check(self.gen)
+
+    def test_rank_selection_and_window(self):
+        self.check(self.gen, ['--ranks', '1,3-4', '--window', '10ms:200ms'])
+
+    def test_hta_traces(self):
+        self.check(os.path.join(ROOT, 'tests', 'data', 'hta', 'trace_filter'))
+
+    def test_skipped_files_named_once(self):
+        d = os.path.join(self.tmp, 'mixed')
+        shutil.copytree(self.gen, d)
+        with open(os.path.join(d, 'notes.txt'), 'w') as f:
+            f.write('x')
+        w, p = run(['temporal', d], whole=True), run(['temporal', d])
+        self.assertEqual(w, p)
+        self.assertEqual(p[2].count('notes.txt: skipped'), 1)
+
+    def test_bad_rank_named(self):
+        d = os.path.join(self.tmp, 'bad')
+        shutil.copytree(self.gen, d)
+        p = os.path.join(d, 'rank-2.json')
+        with open(p) as f:
+            s = f.read()
+        with open(p, 'w') as f:
+            f.write(s[:len(s) // 2])
+        rc, out, errt = run(['temporal', d])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, '')
+        self.assertIn('rank-2.json: byte', errt)
+        self.assertEqual((rc, out, errt), run(['temporal', d], whole=True))
+
+
+class Memory(unittest.TestCase):
+    """Peak memory follows the largest rank, not the number of ranks: 24 ranks on one thread need about
+    what 2 ranks need (the whole load holds all 24)."""
+
+    def peak_kb(self, args):
+        pid = os.fork()
+        if pid == 0:
+            os.environ['HTA_PER_RANK'] = '1'
+            # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
+            os.environ['ASAN_OPTIONS'] = (os.environ.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.execv(HTA, [HTA] + args)
+        _, status, ru = os.wait4(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        return ru.ru_maxrss
+
+    def test_flat(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            subprocess.run([sys.executable, GEN, '--out', tmp, '--ranks', '24', '--target-mb', '1', '--quiet'],
+                           check=True)
+            many = self.peak_kb(['temporal', tmp, '--threads', '1'])
+            two = self.peak_kb(['temporal', tmp, '--threads', '1', '--ranks', '0-1'])
+            # the model of one 1 MB rank is about 0.35 MB; 24 of them would add 8 MB
+            self.assertLess(many, two + 3000, (many, two))
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == '__main__':
+    unittest.main()

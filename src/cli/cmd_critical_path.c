@@ -254,8 +254,11 @@ static int cmd_critical_path(int argc, char **argv) {
             goto out;
         }
         if (hta_ctx_nranks(ctx) > 1 && !c.quiet)
-            fprintf(stderr, "hta: note: analysing rank %d, the lowest loaded; choose one with --ranks R\n",
-                    hta_ctx_rank(ctx, 0)->rank);
+            fprintf(stderr, "hta: note: analysing rank %d, the lowest loaded; choose one with --ranks R%s\n",
+                    hta_ctx_rank(ctx, 0)->rank, a.what_if.n ? ", or every rank with --all-ranks" : "");
+        if (a.what_if.n && hta_ctx_rank(ctx, 0)->world_size > 1 && !c.quiet)
+            fprintf(stderr, "hta: note: a what-if on one rank keeps the other ranks as they were (their lateness "
+                            "at collectives);\n  --all-ranks applies the rules to every rank\n");
     }
     /* The build allocates and frees many large arrays; keeping freed blocks in
      * the heap lets later phases reuse pages already faulted in (page faults

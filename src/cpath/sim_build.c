@@ -381,6 +381,7 @@ static hta_status waits(sb *b, size_t ntracks) {
             continue;
         }
         if (!(a & HTA_API_SYNC)) continue;
+        b->s->sync_calls++;
         long one = -1;       /* the one track waited for, when the trace says which */
         int64_t before = cs; /* launched before this */
         int32_t q = r->partner[row];
@@ -426,6 +427,8 @@ static hta_status waits(sb *b, size_t ntracks) {
             b->e[ci].est = own_ns < obs ? own_ns : obs;
         }
     }
+    for (size_t q = 0; q < r->n; q++)
+        b->s->sync_records += hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, q))) == HTA_CC_CUDA_SYNC;
     /* cross-stream waits (cudaStreamWaitEvent with its CUPTI record): the next work launched to the waiting
      * stream follows the last work launched to the recorded stream before the record */
     for (size_t q = 0; q < r->n; q++) {

@@ -17,6 +17,8 @@ struct hta_sim {
     size_t nsteps;
     int32_t *ev_rank;      /* a job's graph (hta_sim_build_job): each event's rank; NULL for one rank */
     size_t ngroups;        /* a job's graph: collective instances joined across ranks */
+    size_t sync_calls;     /* host syncs in the graph */
+    size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
 };
 
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */

@@ -96,6 +96,8 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
         HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &rs[k], err), done);
         hta_ctx_view_done(ctx, k);
         HTA_TRY_GOTO(st, collectives(ctx, k, rs[k], &ci, &nci, &cci, err), done);
+        s->sync_calls += rs[k]->sync_calls;
+        s->sync_records += rs[k]->sync_records;
     }
     qsort(ci, nci, sizeof *ci, cmp_cinst);
     /* groups: one instance each; valid with 2+ ranks, one kernel per rank, one kernel name */

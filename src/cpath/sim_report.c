@@ -152,6 +152,14 @@ hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *
     ts = NULL;
     HTA_TRY_GOTO(st, hta_cpath_summary(g, &p, w, data_load, ndata_load, &HTA_CP_WHATIF_SUMMARY_TABLE, out, err),
                  done);
+    /* HTA's caveats, where they limit this result */
+    if (s->sync_calls && !s->sync_records)
+        hta_result_note(out, "the trace has no CUDA sync records (cuda_sync): which GPU work each of its %zu host "
+                             "syncs waited for is inferred (every stream's last work launched before it)",
+                        s->sync_calls);
+    if (s->nsteps < 2)
+        hta_result_note(out, "%s: the saving is that of this window only; steps differ (data loading, syncs "
+                             "every N steps), so profile several", s->nsteps ? "a single iteration" : "no ProfilerStep");
     if (trace_out) {
         HTA_TRY_GOTO(st, hta_sim_trace(ctx, s, t1, trace_out, err), done);
         hta_result_note(out, "simulated trace written to %s", trace_out);

@@ -122,6 +122,20 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
             int64_t a = x->t[ev->start] + x->origin, z = x->t[ev->end] + x->origin;
             return edit_times(x, w, json, len, a, z - a, 1);
         }
+        int32_t p = r->partner[what], pe = p >= 0 ? x->s->ev_of_row[p] : -1;
+        if (pe >= 0 && r->dur[what] >= 0) {
+            /* a CUPTI record of a host call (a sync, a stream wait) stays where it was inside its call: its
+             * start as far from the call's start, its end as far from the call's end */
+            const hta_cp_event *c = &x->s->g->ev[pe];
+            int64_t cs = r->ts[p], ce = r->ts[p] + r->dur[p];
+            int64_t ns = x->t[c->start] + x->origin, ne = x->t[c->end] + x->origin;
+            int64_t a = ns + (r->ts[what] - cs), z = ne - (ce - (r->ts[what] + r->dur[what]));
+            if (a > ne) a = ne;
+            if (a < ns) a = ns;
+            if (z > ne) z = ne;
+            if (z < a) z = a;
+            return edit_times(x, w, json, len, a, z - a, 1);
+        }
         const warp *wk = &x->wk[r->thread[what]];
         int64_t a = warp_at(wk, r->ts[what]), z = warp_at(wk, r->ts[what] + r->dur[what]);
         return edit_times(x, w, json, len, a, z - a, 1);

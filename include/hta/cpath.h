@@ -201,6 +201,7 @@ typedef struct hta_cpath_rule {
     int scale;       /* 1: multiply by factor, 0: set to value_ns */
     double factor;
     int64_t value_ns;
+    int median;      /* rank:R=median */
 } hta_cpath_rule;
 
 /* Parses "SELECTOR=ACTION" (docs/critical-path.md, "What-if"). */

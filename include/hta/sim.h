@@ -109,6 +109,50 @@ HTA_TABLE_DECLARE(HTA_SIM_STEPS)
     C(HTA_SIM_WS_PCT, "saving_percent", FLOAT, "%", "saving in % of the baseline")
 HTA_TABLE_DECLARE(HTA_SIM_WHATIF_STEPS)
 
+#define HTA_SIM_COLL(T, C, D)                                                                                \
+    T("collectives", "--all-ranks: each collective instance joined across ranks, its waits and last arriver") \
+    C(HTA_SIM_COLL_PG, "process_group", STR, "", "process group name (Process Group Name), empty for none")    \
+    C(HTA_SIM_COLL_SEQ, "seq", INT, "", "Seq of the instance, or its order in the group")                     \
+    C(HTA_SIM_COLL_STEP, "step", INT, "", "ProfilerStep of its kernels; null for none")                       \
+    C(HTA_SIM_COLL_KERNEL, "kernel", STR, "", "the collective's kernel (shortened name)")                     \
+    C(HTA_SIM_COLL_RANKS, "ranks", INT, "", "participating ranks")                                            \
+    C(HTA_SIM_COLL_LAST, "last_rank", INT, "", "the rank that arrived last (the others waited for it)")      \
+    C(HTA_SIM_COLL_WAIT, "wait_us", FLOAT, "us", "the other ranks' waits for the last arriver, summed")      \
+    C(HTA_SIM_COLL_MAXW, "max_wait_us", FLOAT, "us", "the longest of those waits")                           \
+    C(HTA_SIM_COLL_XFER, "transfer_us", FLOAT, "us", "the transfer: the instance's shortest kernel")
+HTA_TABLE_DECLARE(HTA_SIM_COLL)
+
+#define HTA_SIM_BLAME(T, C, D)                                                                               \
+    T("blame", "--all-ranks: per step, the delay each rank caused the others at collectives, most first")    \
+    C(HTA_SIM_BLAME_STEP, "step", INT, "", "ProfilerStep; null for collectives outside steps")               \
+    C(HTA_SIM_BLAME_RANK, "rank", INT, "", "the rank")                                                       \
+    C(HTA_SIM_BLAME_LAST, "last_arrivals", INT, "", "collectives of the step where it arrived last")        \
+    C(HTA_SIM_BLAME_CAUSED, "caused_wait_us", FLOAT, "us",                                                   \
+      "the other ranks' waits at those collectives, summed: the delay it caused them")                       \
+    C(HTA_SIM_BLAME_WAITED, "waited_us", FLOAT, "us", "its own waits for other ranks in the step")
+HTA_TABLE_DECLARE(HTA_SIM_BLAME)
+
+#define HTA_SIM_HOPS(T, C, D)                                                                                \
+    T("hops", "--all-ranks: where the job's critical path changes rank, in path order")                      \
+    C(HTA_SIM_HOPS_TIME, "time_us", FLOAT, "us", "the barrier's time, from the job's first event")           \
+    C(HTA_SIM_HOPS_STEP, "step", INT, "", "ProfilerStep of the collective; null for none")                   \
+    C(HTA_SIM_HOPS_FROM, "from_rank", INT, "", "the rank the path comes from (the last arriver)")            \
+    C(HTA_SIM_HOPS_TO, "to_rank", INT, "", "the rank it goes on in")                                         \
+    C(HTA_SIM_HOPS_KERNEL, "kernel", STR, "", "the collective (shortened kernel name)")                       \
+    C(HTA_SIM_HOPS_PG, "process_group", STR, "", "its process group")                                        \
+    C(HTA_SIM_HOPS_SEQ, "seq", INT, "", "its Seq or order")
+HTA_TABLE_DECLARE(HTA_SIM_HOPS)
+
+/* --all-ranks tables for schedule t (the graph's own weights) and the job's path p: collectives, blame,
+ * hops. */
+hta_status hta_sim_rank_tables(const hta_sim *s, const int64_t *t, const hta_cp_path *p, hta_result *out,
+                               hta_error *err);
+
+/* The job's path for Perfetto: every rank on one clock, a process per rank and side (CPU, GPU), the path's
+ * events marked "critical": 1, flows along the path (across ranks at hops).  Written to out_path. */
+hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,
+                           hta_error *err);
+
 /* Table `steps` for schedule t under weights w (NULL: the graph's own). */
 hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t *t,
                                const char *const *data_load, size_t ndata_load, hta_result *out,

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+
+#include "hta/outfile.h"
 
 #include "cli/cli.h"
 #include "hta/cpath.h"
@@ -117,8 +120,8 @@ done:
 
 /* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if. */
 static int job(cli_common *c, const cp_args *a, const char *prog) {
-    if (!c->path || a->graph || a->save || a->overlay) {
-        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph, --save or --overlay\n"
+    if (!c->path || a->graph || a->save) {
+        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph or --save\n"
                         "Try 'hta critical-path --help'.\n");
         return EXIT_USAGE;
     }
@@ -146,6 +149,18 @@ static int job(cli_common *c, const cp_args *a, const char *prog) {
         if (!st) st = hta_sim_path(sim, NULL, t, hta_sim_last_node(sim, t), INT64_MIN, &p, &err);
         if (!st)
             st = hta_cpath_summary(g, &p, NULL, a->data_load.v, a->data_load.n, &HTA_CP_SUMMARY_TABLE, &res, &err);
+        if (!st) st = hta_sim_rank_tables(sim, t, &p, &res, &err);
+        if (!st && a->overlay) {
+            /* OUTDIR/overlaid_critical_path_all_ranks.json, the folder made as for one rank's overlay */
+            char *out = NULL;
+            if (mkdir(a->overlay, 0777) && errno != EEXIST)
+                st = hta_fail(&err, HTA_EIO, "%s: cannot create the folder: %s", a->overlay, strerror(errno));
+            else if (asprintf(&out, "%s/overlaid_critical_path_all_ranks.json", a->overlay) < 0)
+                st = hta_oom(&err), out = NULL;
+            else if (!(st = hta_output_check(out, c->path, &err)) && !(st = hta_sim_overlay(sim, t, &p, out, &err)))
+                hta_result_note(&res, "overlay written to %s", out);
+            free(out);
+        }
         if (!st) st = hta_sim_steps_table(sim, NULL, t, a->data_load.v, a->data_load.n, &res, &err);
         if (!st) hta_result_note(&res, "%zu collective instances joined across %zu ranks", hta_sim_joined(sim),
                                  hta_ctx_nranks(ctx));

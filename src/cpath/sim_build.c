@@ -824,6 +824,15 @@ hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) 
     }
     s->ev_of_row = b.ev_of_row;
     s->nrows = s->r->n;
+    s->ev_step = malloc((s->g->nev ? s->g->nev : 1) * sizeof *s->ev_step);
+    if (!s->ev_step) {
+        hta_sim_free(s);
+        return hta_oom(err);
+    }
+    for (size_t x = 0; x < s->g->nev; x++) {
+        int32_t it = s->r->iteration[s->g->ev[x].row];
+        s->ev_step[x] = it >= 0 ? it : -1;
+    }
     *out = s;
     return HTA_OK;
 }

@@ -5,6 +5,15 @@
 #include "cpath/internal.h"
 #include "hta/sim.h"
 
+/* A collective instance joined across ranks (hta_sim_build_job). */
+typedef struct sim_inst {
+    uint32_t bar;          /* its barrier node */
+    uint32_t pg;           /* process group name (a symbol of the graph), UINT32_MAX: none */
+    int64_t seq;           /* Seq, or the order within the group */
+    int64_t step;          /* ProfilerStep of its kernels (the rank's iteration), -1: none */
+    uint32_t first, n;     /* participants: part[first .. first + n), graph events (the kernels) */
+} sim_inst;
+
 struct hta_sim {
     hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
     const hta_rank *r;     /* the rank the graph was built from (not owned) */
@@ -15,8 +24,11 @@ struct hta_sim {
     uint32_t *pred_eid;
     hta_sim_step *steps;
     size_t nsteps;
+    int32_t *ev_step;      /* each event's ProfilerStep (the rank's iteration), -1 for none */
     int32_t *ev_rank;      /* a job's graph (hta_sim_build_job): each event's rank; NULL for one rank */
     size_t ngroups;        /* a job's graph: collective instances joined across ranks */
+    sim_inst *inst;        /* ... and each of them */
+    uint32_t *part;
     size_t sync_calls;     /* host syncs in the graph */
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
 };

@@ -149,12 +149,13 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
     g->ev = calloc(nev ? nev : 1, sizeof *g->ev);
     g->ev_parent = malloc((nev ? nev : 1) * sizeof *g->ev_parent);
     s->ev_rank = malloc((nev ? nev : 1) * sizeof *s->ev_rank);
+    s->ev_step = malloc((nev ? nev : 1) * sizeof *s->ev_step);
     g->node = malloc((nn + nbar + 1) * sizeof *g->node);
     g->edge = malloc((ne + nbe + 1) * sizeof *g->edge);
     size_t nsteps = 0;
     for (size_t k = 0; k < nr; k++) nsteps += rs[k]->nsteps;
     s->steps = malloc((nsteps ? nsteps : 1) * sizeof *s->steps);
-    if (!g->ev || !g->ev_parent || !s->ev_rank || !g->node || !g->edge || !s->steps) {
+    if (!g->ev || !g->ev_parent || !s->ev_rank || !s->ev_step || !g->node || !g->edge || !s->steps) {
         free(ok);
         goto oom;
     }
@@ -183,6 +184,7 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
             g->ev[voff[k] + x] = e;
             g->ev_parent[voff[k] + x] = rg->ev_parent[x] < 0 ? -1 : rg->ev_parent[x] + (int32_t)voff[k];
             s->ev_rank[voff[k] + x] = hta_ctx_rank(ctx, k)->rank;
+            s->ev_step[voff[k] + x] = rs[k]->ev_step[x];
         }
         for (size_t v = 0; v < rg->nnode; v++) {
             hta_cp_node n = rg->node[v];
@@ -226,9 +228,35 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
             g->edge[peer[e->attr]].v == e->u)
             xfer[e->attr] = (int64_t)i;
     }
+    s->inst = malloc((ngroups ? ngroups : 1) * sizeof *s->inst);
+    s->part = malloc((nci ? nci : 1) * sizeof *s->part);
+    if (!s->inst || !s->part) {
+        free(ok);
+        free(peer);
+        free(xfer);
+        goto oom;
+    }
+    size_t npart = 0;
     for (size_t i = 0, j; i < nci; i = j) {
         for (j = i + 1; j < nci && ci[j].pg == ci[i].pg && ci[j].seq == ci[i].seq; j++) {}
         if (!ok[i]) continue;
+        const hta_rank *r0 = hta_ctx_rank(ctx, ci[i].rank);
+        uint32_t pg = UINT32_MAX;
+        if (ci[i].pg != UINT32_MAX) {
+            const char *nm = hta_sym(ctx->trace->sym, ci[i].pg);
+            pg = hta_symtab_intern(g->sym, nm, strlen(nm));
+            if (pg == UINT32_MAX) {
+                free(ok);
+                free(peer);
+                free(xfer);
+                goto oom;
+            }
+        }
+        int32_t it = r0->iteration[rs[ci[i].rank]->g->ev[ci[i].ev].row];
+        s->inst[s->ngroups] = (sim_inst){(uint32_t)g->nnode, pg, ci[i].seq, it >= 0 ? it : -1, (uint32_t)npart,
+                                         (uint32_t)(j - i)};
+        s->ngroups++;
+        for (size_t q = i; q < j; q++) s->part[npart++] = (uint32_t)(voff[ci[q].rank] + ci[q].ev);
         /* the transfer: the shortest kernel of the instance; the barrier: the last arrival */
         int64_t tau = INT64_MAX, arrive = INT64_MIN;
         for (size_t q = i; q < j; q++) {
@@ -258,7 +286,6 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
     free(xfer);
     HTA_TRY_GOTO(st, cp_graph_order(g, err), done);
     HTA_TRY_GOTO(st, sim_index(s, err), done);
-    s->ngroups = ngroups;
     *out = s;
     s = NULL;
     goto done;

@@ -16,6 +16,9 @@ void hta_sim_free(hta_sim *s) {
     free(s->pred_eid);
     free(s->steps);
     free(s->ev_rank);
+    free(s->ev_step);
+    free(s->inst);
+    free(s->part);
     free(s);
 }
 
@@ -46,6 +49,130 @@ static int inside(const hta_cp_graph *g, const char *pat, int8_t *in, signed cha
     return v;
 }
 
+/* The rank whose work an edge is: its source node's event's. */
+static int64_t edge_rank(const hta_sim *s, const hta_cp_edge *e) {
+    return s->ev_rank ? s->ev_rank[s->g->node[e->u].ev] : s->g->rank;
+}
+
+/* rank:R=median compares like with like: the time of each event name (CPU or GPU side) in each step, and the
+ * untraced time at the top of threads in each step. */
+static uint64_t median_key(const hta_sim *s, const hta_cp_edge *e) {
+    const hta_cp_graph *g = s->g;
+    uint32_t x = e->attr >= 0 ? (uint32_t)e->attr : g->node[e->u].ev;
+    uint64_t step = (uint32_t)(s->ev_step[x] + 2);
+    if (e->type == HTA_CP_GAP || e->attr < 0) return (uint64_t)2 * hta_symtab_count(g->sym) << 32 | step;
+    const hta_cp_event *ev = &g->ev[e->attr];
+    return ((uint64_t)2 * ev->name + (ev->stream != -1)) << 32 | step;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Keys to dense indices: open addressing over the edges' keys. */
+typedef struct kmap {
+    uint64_t *k;
+    uint32_t *v;
+    size_t mask, n;
+} kmap;
+
+static long kmap_get(kmap *m, uint64_t key, int add) {
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & m->mask;
+    while (m->k[j] != UINT64_MAX) {
+        if (m->k[j] == key) return m->v[j];
+        j = (j + 1) & m->mask;
+    }
+    if (!add) return -1;
+    m->k[j] = key;
+    m->v[j] = (uint32_t)m->n;
+    return (long)m->n++;
+}
+
+/* Per edge of rank R's work: the median over the other ranks of its key's total time / rank R's (1 where R
+ * has none), the factor that makes rank R's work as long as the median rank's. */
+static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    if (!s->ev_rank)
+        return hta_fail(err, HTA_EINVAL, "what-if rule 'rank:%d=median' needs every rank: --all-ranks", (int)rank);
+    /* the ranks, in order of first appearance */
+    int32_t *ids = NULL;
+    size_t nr = 0;
+    for (size_t x = 0; x < g->nev; x++) {
+        if (nr && ids[nr - 1] == s->ev_rank[x]) continue;
+        size_t j = 0;
+        while (j < nr && ids[j] != s->ev_rank[x]) j++;
+        if (j < nr) continue;
+        int32_t *y = realloc(ids, (nr + 1) * sizeof *y);
+        if (!y) {
+            free(ids);
+            return hta_oom(err);
+        }
+        ids = y;
+        ids[nr++] = s->ev_rank[x];
+    }
+    size_t me = 0;
+    while (me < nr && ids[me] != rank) me++;
+    if (me == nr) {
+        free(ids);
+        return hta_fail(err, HTA_EINVAL, "what-if rule 'rank:%d=median': no rank %d in the trace", (int)rank,
+                        (int)rank);
+    }
+    size_t cap = 64;
+    while (cap < 2 * g->nedge + 2) cap <<= 1;
+    kmap m = {malloc(cap * sizeof *m.k), malloc(cap * sizeof *m.v), cap - 1, 0};
+    double *tot = NULL, *col = malloc(nr * sizeof *col), *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
+    uint32_t *key = malloc((g->nedge ? g->nedge : 1) * sizeof *key);
+    hta_status st = HTA_OK;
+    if (!m.k || !m.v || !col || !f || !key) goto oom;
+    memset(m.k, 0xff, cap * sizeof *m.k);
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        key[i] = UINT32_MAX;
+        if (e->type == HTA_CP_OPERATOR || e->type == HTA_CP_GAP) key[i] = (uint32_t)kmap_get(&m, median_key(s, e), 1);
+    }
+    tot = calloc(nr * (m.n ? m.n : 1), sizeof *tot);
+    if (!tot) goto oom;
+    for (size_t i = 0; i < g->nedge; i++) {
+        if (key[i] == UINT32_MAX) continue;
+        int64_t r = edge_rank(s, &g->edge[i]);
+        size_t j = 0;
+        while (j < nr && ids[j] != r) j++;
+        if (j < nr) tot[j * m.n + key[i]] += (double)g->edge[i].w;
+    }
+    double *fk = malloc((m.n ? m.n : 1) * sizeof *fk);
+    if (!fk) goto oom;
+    for (size_t k = 0; k < m.n; k++) {
+        /* the median of the other ranks (with two ranks: the other one) */
+        size_t no = 0;
+        for (size_t j = 0; j < nr; j++)
+            if (j != me) col[no++] = tot[j * m.n + k];
+        double own = tot[me * m.n + k];
+        if (!no || own <= 0) {
+            fk[k] = 1.0;
+            continue;
+        }
+        qsort(col, no, sizeof *col, cmp_dbl);
+        fk[k] = (no % 2 ? col[no / 2] : (col[no / 2 - 1] + col[no / 2]) / 2) / own;
+    }
+    for (size_t i = 0; i < g->nedge; i++) f[i] = key[i] == UINT32_MAX ? 1.0 : fk[key[i]];
+    free(fk);
+    *out = f;
+    f = NULL;
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    free(ids);
+    free(m.k);
+    free(m.v);
+    free(tot);
+    free(col);
+    free(f);
+    free(key);
+    return st;
+}
+
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
                            size_t *nchanged, hta_error *err) {
     const hta_cp_graph *g = s->g;
@@ -54,6 +181,7 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
     unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
     signed char *memo = malloc(nsym);
     int8_t *in = malloc(g->nev ? g->nev : 1);
+    double *med = NULL;
     hta_status st = HTA_OK;
     if (!changed || !memo || !in) {
         st = hta_oom(err);
@@ -64,6 +192,9 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
         memset(memo, -1, nsym);
         memset(in, -1, g->nev ? g->nev : 1);
         size_t hits = 0;
+        free(med);
+        med = NULL;
+        if (r->median && (st = median_factors(s, (int32_t)r->num, &med, err))) goto done;
         for (size_t i = 0; i < g->nedge; i++) {
             const hta_cp_edge *e = &g->edge[i];
             const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
@@ -89,13 +220,14 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
                 }
                 break;
             case W_STREAM: sel = gpu && ev->stream == r->num; break;
+            case W_RANK: sel = (cpu || gpu) && edge_rank(s, e) == r->num; break;
             case W_EDGE: sel = e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH); break;
             default: break;
             }
             if (!sel) continue;
             hits++;
             if (r->scale) {
-                double x = (double)w[i] * r->factor;
+                double x = (double)w[i] * (med ? med[i] : r->factor);
                 if (!(fabs(x) < 0x1p62)) {
                     char rt[600];
                     st = hta_fail(err, HTA_EINVAL,
@@ -126,6 +258,7 @@ done:
     free(changed);
     free(memo);
     free(in);
+    free(med);
     return st;
 }
 

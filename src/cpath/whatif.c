@@ -71,7 +71,12 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
     char *end;
     /* xF or *F scales, a bare number sets: plain decimals in a bounded range, so that no weight a rule
      * makes can leave int64 (the scaled weight is checked again when applied) */
-    if (*act == 'x' || *act == '*') {
+    if (!strcmp(act, "median") && !strncmp(sel, "rank:", 5)) {
+        /* rank:R=median: the rank as fast as the median rank (hta_sim_weights) */
+        r->scale = 1;
+        r->factor = 1;
+        r->median = 1;
+    } else if (*act == 'x' || *act == '*') {
         r->scale = 1;
         if (decimal(act + 1, &r->factor) || r->factor > FACTOR_MAX)
             return hta_fail(err, HTA_EINVAL,
@@ -104,6 +109,13 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
         r->num = strtoll(a, &end, 10);
         if (!isdigit((unsigned char)*a) || *end || errno)
             return hta_fail(err, HTA_EINVAL, "what-if rule '%s': stream needs a number, 0 <= N < 2^63", text);
+    } else if (IS("rank")) {
+        /* digits only, a rank number */
+        r->what = W_RANK;
+        errno = 0;
+        r->num = strtoll(a, &end, 10);
+        if (!isdigit((unsigned char)*a) || *end || errno || r->num > INT32_MAX)
+            return hta_fail(err, HTA_EINVAL, "what-if rule '%s': rank needs a number, 0 <= R < 2^31", text);
     } else if (IS("edge")) {
         r->what = W_EDGE;
         if (strcmp(a, "launch") && strcmp(a, "kk"))
@@ -111,7 +123,7 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
     } else {
         return hta_fail(err, HTA_EINVAL,
                         "what-if rule '%s': unknown selector (kernel:GLOB, type:comm|comp|mem|other, op:GLOB, "
-                        "cpu, gpu, stream:N, edge:launch|kk)", text);
+                        "cpu, gpu, stream:N, edge:launch|kk, rank:R)", text);
     }
 #undef IS
     if (!(r->pattern = strdup(a))) return hta_oom(err);
@@ -121,7 +133,8 @@ hta_status hta_cpath_rule_parse(const char *text, hta_cpath_rule *r, hta_error *
 const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n) {
     static const char *const SEL[] = {"kernel", "type", "op", "cpu", "gpu", "stream", "edge", "rank"};
     char act[64];
-    if (r->scale) snprintf(act, sizeof act, "x%g", r->factor);
+    if (r->median) snprintf(act, sizeof act, "median");
+    else if (r->scale) snprintf(act, sizeof act, "x%g", r->factor);
     else hta_raw_format_us(r->value_ns, 0, act);
     snprintf(buf, n, "%s%s%s=%s", SEL[r->what], *r->pattern ? ":" : "", r->pattern, act);
     return buf;
@@ -169,6 +182,7 @@ static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_
     case W_KERNEL: return gpu && cp_name_match(r->pattern, name);
     case W_TYPE: return gpu && cp_type_match(r->pattern, name);
     case W_STREAM: return gpu && ev->stream == r->num;
+    case W_RANK: return g->rank == r->num;
     default: return 0;
     }
 }
@@ -191,6 +205,12 @@ hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule 
      * result). */
     for (size_t k = 0; k < nrules; k++) {
         const hta_cpath_rule *r = &rules[k];
+        if (r->median) {
+            free(changed);
+            free(memo);
+            return hta_fail(err, HTA_EINVAL, "what-if rule 'rank:%lld=median' needs every rank: the trace and "
+                                             "--all-ranks", (long long)r->num);
+        }
         int by_name = r->what != W_EDGE && r->what != W_STREAM;
         memset(memo, -1, nm);
         for (size_t i = 0; i < g->nedge; i++) {

@@ -96,6 +96,7 @@ hta_status htad_store_get(const char *key, htad_header_fn header, hta_sink_fn si
 void htad_store_close(void);
 /* The store thread: put requests queued by htad_tick. */
 hta_status htad_store_start(hta_error *err);
+void htad_store_drain(void); /* waits until the queue is empty and the thread idle */
 void htad_store_stop(void);
 void htad_store_enqueue(const char *capture_id, size_t trace_index);
 

@@ -115,8 +115,13 @@ static int parse(int argc, char **argv) {
             g_opt.quiet = 1;
             continue;
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "htad: unknown option or missing value: %s\nTry 'htad --help'.\n", a);
+        static const char *const with_value[] = {"--port", "--http-port", "--interval-ms", "--gc-s", "--max-trace-mb",
+                                                 "--listen", "--store", "--s3-endpoint", "--s3-region", "--trace-dir",
+                                                 "--token-file", "--ipc-dir", "--nvml-lib", "--dcgm-lib", "--host"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) known |= !strcmp(a, with_value[k]);
+        if (!known || i + 1 >= argc) {
+            fprintf(stderr, "htad: %s %s\nTry 'htad --help'.\n", known ? "a value is missing after" : "unknown option", a);
             return -1;
         }
         const char *v = argv[++i];
@@ -416,7 +421,9 @@ int main(int argc, char **argv) {
     close(ifd);
     if (g_opt.ipc_dir && *g_opt.ipc_dir) unlink(me.sun_path);
     for (int k = 0; k < 1000 && atomic_load(&g_conns) > 0; k++) usleep(10000);
-    htad_tick();
+    htad_tick();        /* traces already written go to the store */
+    htad_store_drain();
+    htad_tick();        /* captures they complete get their metrics file */
     htad_store_stop();
     htad_store_close();
     htad_metrics_close();

@@ -141,7 +141,7 @@ static struct job {
     size_t idx; /* a trace of the capture, or (size_t)-1: its metrics file */
 } g_q[QMAX];
 static size_t g_qh, g_qn;
-static int g_stop;
+static int g_stop, g_busy;
 static pthread_t g_thr;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t g_qmu = PTHREAD_MUTEX_INITIALIZER;
@@ -152,7 +152,7 @@ void htad_store_enqueue(const char *capture_id, size_t idx) {
         struct job *j = &g_q[(g_qh + g_qn++) % QMAX];
         snprintf(j->id, sizeof j->id, "%s", capture_id);
         j->idx = idx;
-        pthread_cond_signal(&g_cv);
+        pthread_cond_broadcast(&g_cv);
     }
     pthread_mutex_unlock(&g_qmu);
 }
@@ -209,14 +209,25 @@ static void *store_main(void *arg) {
         struct job j = g_q[g_qh];
         g_qh = (g_qh + 1) % QMAX;
         g_qn--;
+        g_busy = 1;
         pthread_mutex_unlock(&g_qmu);
         run_job(&j);
+        pthread_mutex_lock(&g_qmu);
+        g_busy = 0;
+        pthread_cond_broadcast(&g_cv);
+        pthread_mutex_unlock(&g_qmu);
     }
 }
 
 hta_status htad_store_start(hta_error *err) {
     if (pthread_create(&g_thr, NULL, store_main, NULL)) return hta_fail(err, HTA_EIO, "cannot start a thread");
     return HTA_OK;
+}
+
+void htad_store_drain(void) {
+    pthread_mutex_lock(&g_qmu);
+    while (g_qn || g_busy) pthread_cond_wait(&g_cv, &g_qmu);
+    pthread_mutex_unlock(&g_qmu);
 }
 
 void htad_store_stop(void) {

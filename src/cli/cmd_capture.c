@@ -466,7 +466,7 @@ static int cmd_capture(int argc, char **argv) {
             fprintf(stderr, "hta capture: no trace from %s: %s\n", h->name, h->error);
         }
         if (!h->capture[0]) continue;
-        char path[4500], body[200];
+        char path[4600], body[200];
         uint64_t size;
         snprintf(path, sizeof path, "%s/%s.metrics.jsonl", mdir, h->label);
         snprintf(body, sizeof body, "{\"fn\":\"htaMetrics\",\"since_ms\":%" PRId64 ",\"until_ms\":%" PRId64 "}",

@@ -205,9 +205,9 @@ static hta_status parse_number(jp *p, hta_jval *v) {
     char *end;
     v->type = HTA_JNUM;
     v->d = strtod(tmp, &end);
-    if (*end) {
+    if (*end || !isfinite(v->d)) {
         p->i = st;
-        return perr(p, "bad number");
+        return perr(p, *end ? "bad number" : "number out of range");
     }
     if (integral) {
         errno = 0;

@@ -40,7 +40,8 @@ class BadRequests(unittest.TestCase):
 
     def test_malformed_json(self):
         for text, where in (('{"fn": "getStatus"', "byte 18"), ("{'fn': 1}", "byte 1"), ("[1,2", "byte 4"),
-                            ('{"fn":"x"} trailing', "text after the value"), ("\"\\ud800\"", "surrogate")):
+                            ('{"fn":"x"} trailing', "text after the value"), ("\"\\ud800\"", "surrogate"),
+                            ('{"fn": 1e999}', "number out of range"), ('{"a":' * 40, "nested too deep")):
             r = json.loads(ht.rpc_raw(self.d.port, ht.frame(text)))
             self.refused(r, "malformed request")
             self.assertIn(where, r["error"])

@@ -433,7 +433,7 @@ static int cmd_capture(int argc, char **argv) {
         usleep(300000);
     }
     /* fetch what arrived, and the metrics of every host that answered */
-    int missing = 0;
+    int missing = 0, fetched = 0;
     printf("%-30s %8s  %-10s %12s  %s\n", "host", "pid", "state", "bytes", "file");
     for (size_t k = 0; k < nh; k++) {
         host *h = &hs[k];
@@ -451,6 +451,7 @@ static int cmd_capture(int argc, char **argv) {
                     path[0] = 0;
                 }
             }
+            fetched += path[0] != 0;
             if (!path[0]) {
                 missing++;
                 fprintf(stderr, "hta capture: no trace from %s pid %d (%s)\n", h->name, (int)h->pids[q],
@@ -487,7 +488,8 @@ static int cmd_capture(int argc, char **argv) {
     }
     free(hs);
     if (missing) fprintf(stderr, "hta capture: %d expected traces did not arrive\n", missing);
-    if (report && (size_t)missing < ntrig + 0) {
+    if (report && !fetched) fprintf(stderr, "hta capture: no trace arrived: no report\n");
+    if (report && fetched) {
         char *rargv[] = {"capture", (char *)out, NULL};
         cli_common c;
         int prc = cli_parse(2, rargv, "DIR", "", NULL, 1, 1, &c);

@@ -54,7 +54,7 @@ class TwoHosts(unittest.TestCase):
                        f"localhost-{b.port}_2001.json", f"localhost-{b.port}_2002.json"])
         self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".json")), want)
         self.assertEqual(sorted(os.listdir(os.path.join(out, "metrics"))),
-                         [f"localhost-{a.port}.metrics.jsonl", f"localhost-{b.port}.metrics.jsonl"])
+                         sorted([f"localhost-{a.port}.metrics.jsonl", f"localhost-{b.port}.metrics.jsonl"]))
         for f in want:
             with open(os.path.join(out, f)) as fh:
                 self.assertEqual(fh.read(), ht.small_trace(int(f.split("_")[1][:4])))

@@ -68,9 +68,10 @@ class TwoHosts(unittest.TestCase):
         self.assertEqual(info.returncode, 0, info.stderr)
         self.assertEqual(len(json.loads(info.stdout)["ranks"]["data"]), 4)
         # the daemons keep them too, with the metrics of the capture
+        # (the capture's metrics file follows its last trace into the store, a tick later)
         for d in self.ds:
-            names = sorted(n for _, _, fs in os.walk(d.store) for n in fs)
-            self.assertIn("testhost.metrics.jsonl", names)
+            self.assertTrue(ht.wait_for(lambda: "testhost.metrics.jsonl" in
+                                        [n for _, _, fs in os.walk(d.store) for n in fs], 10))
 
     def test_missing_trace_and_host_down(self):
         a, b = self.ds

@@ -3,7 +3,8 @@
 clients polling).  Starts build/htad (fake NVML and DCGM with 8 GPUs, so that every sample reads GPUs too),
 8 clients that poll as libkineto does (tests/daemon/htadtest.FakeKineto; --poll-s 1, libkineto's default
 is 5 s), measures htad's CPU time (utime + stime from /proc) over --seconds, then runs `hta capture` with no
-start delay and prints the time from the request to all 8 traces in DIR.
+start delay and prints the time from the request to all 8 traces in DIR; also the time htad takes to
+answer a poll (500 polls from a ninth client).
     bench/htad.py [--seconds 30] [--poll-s 1] [--captures 3]"""
 import argparse
 import os
@@ -39,6 +40,16 @@ def main():
         pct = 100 * (c1 - c0) / (t1 - t0)
         print(f"htad CPU: {pct:.3f}% of one core over {t1 - t0:.0f} s (1 s sampling, 8 GPUs, 8 clients polling "
               f"every {a.poll_s:g} s)")
+        probe = ht.FakeKineto(d.ipc, [30000, 29999], job_id=999)  # another job: not captured below
+        lat = []
+        for _ in range(500):
+            t = time.perf_counter()
+            probe.poll(2)
+            lat.append((time.perf_counter() - t) * 1000)
+        probe.stop()
+        lat.sort()
+        print(f"poll answered in {lat[len(lat) // 2]:.3f} ms median, {lat[int(len(lat) * 0.99)]:.3f} ms p99, "
+              f"{lat[-1]:.3f} ms max (500 polls; libkineto waits ~90 ms)")
         for k in range(a.captures):
             out = os.path.join(d.tmp, f"out{k}")
             t = time.time()

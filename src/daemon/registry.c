@@ -25,7 +25,6 @@ typedef struct proc {
     char *pending;                  /* config text to deliver at the next idle poll */
     int cap_slot;                   /* the capture and trace it belongs to */
     size_t cap_trace;
-    int gpu;                        /* from ctxt, -1 */
 } proc;
 
 static proc g_procs[HTAD_MAX_PROCS];
@@ -66,7 +65,6 @@ void htad_on_req(const hta_ipc_req *r, hta_sbuf *out) {
         memcpy(p->pids, r->pids, 4 * (size_t)r->npids);
         memcpy(p->sorted, sorted, sizeof p->sorted);
         p->cap_slot = -1;
-        p->gpu = -1;
         if (!g_opt.quiet) htad_log("process %d registered (job %" PRId64 ")", (int)r->pids[0], r->job_id);
     }
     if (p) {
@@ -85,15 +83,26 @@ void htad_on_req(const hta_ipc_req *r, hta_sbuf *out) {
     pthread_mutex_unlock(&mu);
 }
 
+/* Old clients' registration (dynolog's jobInstancesPerGpu_): a set of pids per (job, gpu); it makes no
+ * process traceable (§3.2), the answer is the set's size, or -1 when the table is full. */
+static struct { int64_t job; int32_t gpu, pid; } g_ctxt[HTAD_MAX_PROCS];
+static size_t g_nctxt;
+
 int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid) {
-    /* old clients' registration: counted per (job, gpu), it makes no process traceable (§3.2) */
     int32_t n = 0;
+    int have = 0;
     pthread_mutex_lock(&mu);
-    for (size_t k = 0; k < g_nprocs; k++)
-        if (g_procs[k].job_id == job_id && g_procs[k].pids[0] == pid) g_procs[k].gpu = gpu;
-    for (size_t k = 0; k < g_nprocs; k++) n += g_procs[k].job_id == job_id && g_procs[k].gpu == gpu;
+    for (size_t k = 0; k < g_nctxt; k++)
+        if (g_ctxt[k].job == job_id && g_ctxt[k].gpu == gpu) n++, have |= g_ctxt[k].pid == pid;
+    if (!have && g_nctxt < HTAD_MAX_PROCS) {
+        g_ctxt[g_nctxt].job = job_id, g_ctxt[g_nctxt].gpu = gpu, g_ctxt[g_nctxt].pid = pid;
+        g_nctxt++;
+        n++;
+    } else if (!have) {
+        n = -1;
+    }
     pthread_mutex_unlock(&mu);
-    return n ? n : 1;
+    return n;
 }
 
 /* dynolog's order of matched processes: std::map over the sorted pid sets. */

@@ -71,6 +71,8 @@ class Protocol(unittest.TestCase):
         data = c.sock.recv(100)
         self.assertEqual(struct.unpack_from("<Q32s", data)[0], 4)
         self.assertEqual(struct.unpack_from("<i", data, 40)[0], 1)
+        c.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, 6002, 0))  # a second pid, GPU 0
+        self.assertEqual(struct.unpack_from("<i", c.sock.recv(100), 40)[0], 2)
         # garbage: too short, a size that lies, n = 0, n too large, an unknown type; all dropped
         c.send_raw(b"\x01\x02")
         c.send_raw(struct.pack("<Q32s", 1000, b"req") + b"\0" * 16)

@@ -26,7 +26,7 @@ endif
 LDLIBS += -lz
 
 # The library's layers, lowest first (src/layers.txt, docs/architecture.md).
-LIB_LAYERS := core trace table rawjson ctx analysis cpath merge report
+LIB_LAYERS := core trace table rawjson ctx analysis cpath merge report capture
 LIB_SRC := $(sort $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -43,7 +43,7 @@ src_cppflags = $(if $(filter src/%,$(1)),-I$(BUILD)/inc/$(call layer_of,$(1)) $(
 $(BUILD)/inc/%/.stamp: src/layers.txt mk/incfarm.sh
 	@sh mk/incfarm.sh $(BUILD)/inc $*
 
-INC_STAMPS = $(foreach l,$(LIB_LAYERS) cli tracer,$(BUILD)/inc/$(l)/.stamp)
+INC_STAMPS = $(foreach l,$(LIB_LAYERS) cli tracer daemon,$(BUILD)/inc/$(l)/.stamp)
 $(BUILD)/obj/%.o: %.c | $(INC_STAMPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(call src_cppflags,$<) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@

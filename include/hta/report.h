@@ -25,7 +25,7 @@ void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical pa
     T("findings", "what the figures say and what to do: for all ranks first, then rank by rank")             \
     C(HTA_FINDINGS_RANK, "rank", INT, "", "the rank it is about; null for all ranks")                        \
     C(HTA_FINDINGS_AREA, "area", STR, "",                                                                    \
-      "idle, communication, launch, kernels, critical path, straggler, gpu or cpu")                          \
+      "idle, communication, launch, kernels, critical path, straggler, gpu, cpu or metrics")               \
     C(HTA_FINDINGS_FINDING, "finding", STR, "", "what the figures say, with the figures")                    \
     C(HTA_FINDINGS_TODO, "what_to_do", STR, "", "the usual remedies and the command to look further")
 HTA_TABLE_DECLARE(HTA_FINDINGS)
@@ -76,6 +76,26 @@ HTA_TABLE_DECLARE(HTA_TOP_KERNELS)
     C(HTA_REPORT_CPATH_DURATION, "duration_us", FLOAT, "us", "summed weight of its path edges")              \
     C(HTA_REPORT_CPATH_PCTG, "percentage", FLOAT, "%", "of the path's length")
 HTA_TABLE_DECLARE(HTA_REPORT_CPATH)
+
+/* Only when the traces' folder has metrics files (DIR/metrics/HOST.metrics.jsonl, written by `hta capture`
+ * from htad; docs/capture.md): src/report/report_metrics.c. */
+#define HTA_GPU_METRICS(T, C, D)                                                                             \
+    T("gpu_metrics", "per host and GPU, from the metrics htad sampled while tracing (only when "             \
+                     "DIR/metrics/ has them)")                                                               \
+    C(HTA_GPU_METRICS_HOST, "host", STR, "", "host, as its metrics file is named")                           \
+    C(HTA_GPU_METRICS_GPU, "gpu", INT, "", "GPU index; null: a host without GPU figures")                    \
+    C(HTA_GPU_METRICS_SAMPLES, "samples", INT, "", "samples in the file")                                    \
+    C(HTA_GPU_METRICS_UTIL, "gpu_util_pctg", FLOAT, "%", "mean NVML utilisation (a kernel running)")         \
+    C(HTA_GPU_METRICS_SM, "sm_active_pctg", FLOAT, "%", "mean DCGM SM activity; null without DCGM")          \
+    C(HTA_GPU_METRICS_TENSOR, "tensor_active_pctg", FLOAT, "%", "mean DCGM tensor-pipe activity")            \
+    C(HTA_GPU_METRICS_MEM_USED, "mem_used_max_gb", FLOAT, "GB", "most GPU memory in use in any sample")      \
+    C(HTA_GPU_METRICS_MEM_TOTAL, "mem_total_gb", FLOAT, "GB", "GPU memory")                                  \
+    C(HTA_GPU_METRICS_POWER, "power_w", FLOAT, "W", "mean power draw")                                       \
+    C(HTA_GPU_METRICS_IDLE, "idle_samples", INT, "", "samples with utilisation under 10%")                   \
+    C(HTA_GPU_METRICS_CPU, "cpu_busy_pctg", FLOAT, "%", "the host's mean CPU busy share")                    \
+    C(HTA_GPU_METRICS_CPU_IDLE, "cpu_busy_when_idle_pctg", FLOAT, "%",                                       \
+      "the host's mean CPU busy share in this GPU's idle samples")
+HTA_TABLE_DECLARE(HTA_GPU_METRICS)
 
 hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
 

@@ -56,4 +56,8 @@ hta_status rp_cpu_tables(const rp_cpu *c, int top, int step_top, hta_result *out
  * that make it up, from the path's operator edges. */
 void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *p, int32_t rank);
 
+/* Findings and the gpu_metrics table from the metrics files beside the traces (DIR/metrics/, written by
+ * `hta capture`; report_metrics.c); nothing when there are none. */
+hta_status rp_metrics(hta_ctx *ctx, findings *f, hta_result *out, hta_error *err);
+
 #endif

@@ -618,6 +618,7 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
     rp_cpu_findings(&f, &cpu);
+    if ((st = rp_metrics(ctx, &f, out, err))) goto done; /* htad's metrics beside the traces */
     /* kernel tables only where some rank ran kernels: on CPU-only traces and tracer files they would be
      * empty tables in the way of the CPU ones */
     if (cpu.n_on < ns) {

@@ -1,0 +1,142 @@
+/* htad's shared state and the interfaces between its files (docs/capture.md).  One main thread runs
+ * the IPC socket (libkineto's polls must be answered within ~90 ms), the metrics timer and the trace
+ * watcher; each TCP or HTTP connection gets a short-lived thread; one store thread moves finished
+ * traces into the store.  Everything below the lock `mu` is shared. */
+#ifndef HTAD_H
+#define HTAD_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "hta/capture.h"
+
+#define HTAD_MAX_PROCS 1024    /* registered processes (more are answered, not registered) */
+#define HTAD_MAX_CAPTURES 64   /* captures kept in memory (the oldest finished one is dropped) */
+#define HTAD_MAX_TRACES 256    /* traces per capture (process_limit is capped to this) */
+#define HTAD_MAX_CONN 16       /* TCP/HTTP connections served at once */
+#define HTAD_WINDOW 4096       /* metrics samples kept (68 minutes at 1 s) */
+
+/* ---- options ---- */
+typedef struct htad_opts {
+    const char *listen;      /* address of both TCP listeners (default 127.0.0.1) */
+    int port, http_port;     /* 1778, 0 = no HTTP */
+    const char *store;       /* DIR or s3://bucket/prefix */
+    const char *s3_endpoint, *s3_region; /* http://host:port, us-east-1 */
+    const char *trace_dir;   /* where libkineto writes (default /tmp/htad): every trace path lies here */
+    const char *token_file;  /* required for requests from other addresses */
+    const char *ipc_dir;     /* KINETO_IPC_SOCKET_DIR (filesystem sockets), NULL: abstract */
+    const char *nvml_lib, *dcgm_lib; /* override the libraries dlopen'ed */
+    int interval_ms, gc_s;
+    int64_t max_trace_bytes;
+    int quiet;
+    char host[256];          /* this host's name, in file names */
+    char token[256];
+} htad_opts;
+extern htad_opts g_opt;
+
+/* ---- logging (stderr, one line each, with a time) ---- */
+void htad_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int64_t htad_now_ms(void);   /* wall clock, Unix ms */
+int64_t htad_mono_ms(void);
+
+/* ---- registered processes and captures (registry.c; every call under mu) ---- */
+extern pthread_mutex_t mu;
+typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED } tr_state;
+typedef struct htad_trace {
+    int32_t pid;
+    tr_state state;
+    char spool[512];         /* where libkineto writes it */
+    char name[300];          /* its name in the store, under the capture's id */
+    int64_t size;
+    char error[200];
+} htad_trace;
+typedef struct htad_capture {
+    char id[64];
+    int64_t job_id, t_request_ms, t_done_ms;
+    int dyno;                /* from setKinetOnDemandRequest */
+    int metrics_written;
+    size_t n;
+    htad_trace tr[HTAD_MAX_TRACES];
+} htad_capture;
+
+/* A capture request (RPC) for the processes it matches; fills the reply text (dyno's keys, or with
+ * capture != NULL the capture's id and host too). */
+typedef struct htad_request {
+    int64_t job_id;
+    int32_t pids[HTAD_MAX_TRACES];
+    size_t npids;
+    int64_t limit;
+    const char *config;      /* dyno: the config as given, with ACTIVITIES_LOG_FILE in trace_dir */
+    hta_capture_opts copts;  /* htaCapture: the config is built per capture (log_file set here) */
+} htad_request;
+hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err);
+/* A `req` or `ctxt` from a client: the reply payload (config text or int32) into out. */
+void htad_on_req(const hta_ipc_req *r, hta_sbuf *out);
+int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid);
+/* Called every ~200 ms by the main loop: garbage collection, finished traces handed to the store. */
+void htad_tick(void);
+size_t htad_nprocs(void);
+htad_capture *htad_capture_find(const char *id);
+/* The capture's state as JSON (htaStatus). */
+void htad_capture_json(const htad_capture *c, hta_sbuf *b);
+void htad_registry_free(void);
+/* Counters for /metrics. */
+extern uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total,
+    g_requests_refused_total;
+
+/* ---- the store (store.c: a folder, or s3.c) ---- */
+hta_status htad_store_open(const char *spec, hta_error *err);
+/* Copies the local file into the store as key (id/name), completely or not at all. */
+hta_status htad_store_put_file(const char *key, const char *path, int64_t *size, hta_error *err);
+hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_error *err);
+/* Streams key to fd as a reply payload: the size is sent first (a JSON header) by send_header. */
+typedef hta_status (*htad_header_fn)(void *ctx, uint64_t size, hta_error *err);
+hta_status htad_store_get(const char *key, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err);
+void htad_store_close(void);
+/* The store thread: put requests queued by htad_tick. */
+hta_status htad_store_start(hta_error *err);
+void htad_store_drain(void); /* waits until the queue is empty and the thread idle */
+void htad_store_stop(void);
+void htad_store_enqueue(const char *capture_id, size_t trace_index);
+
+/* S3 (s3.c): s3://bucket/prefix at endpoint, credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
+typedef struct htad_s3 htad_s3;
+hta_status htad_s3_open(const char *url, const char *endpoint, const char *region, htad_s3 **out, hta_error *err);
+/* Puts the n bytes of fd (from its start), or of data when fd < 0. */
+hta_status htad_s3_put(htad_s3 *s, const char *key, int fd, const char *data, size_t n, hta_error *err);
+/* Gets key into the open file fd (truncated first). */
+hta_status htad_s3_get_fd(htad_s3 *s, const char *key, int fd, hta_error *err);
+void htad_s3_close(htad_s3 *s);
+
+/* SigV4 pieces (sigv4.c), exposed for the unit test. */
+typedef struct htad_sha {
+    uint32_t h[8];
+    unsigned char buf[64];
+    size_t n;
+    uint64_t total;
+} htad_sha;
+void htad_sha256_init(htad_sha *s);
+void htad_sha256_add(htad_sha *s, const void *data, size_t n);
+void htad_sha256_end(htad_sha *s, unsigned char out[32]);
+void htad_sha256(const void *data, size_t n, unsigned char out[32]);
+void htad_hmac_sha256(const void *key, size_t kn, const void *data, size_t n, unsigned char out[32]);
+void htad_hex(const unsigned char *d, size_t n, char *out);
+/* The Authorization header value of a request (payload hash in hex given). */
+void htad_sigv4(const char *method, const char *host, const char *path_enc, const char *query,
+                const char *payload_hash, const char *amz_date, const char *region, const char *access_key,
+                const char *secret, char *auth, size_t cap);
+
+/* ---- metrics (metrics.c) ---- */
+void htad_metrics_init(void);
+void htad_metrics_sample(void);           /* one sample into the window (main thread) */
+void htad_metrics_prometheus(hta_sbuf *b);
+/* The samples with since <= t_ms <= until as JSON lines. */
+void htad_metrics_jsonl(int64_t since, int64_t until, hta_sbuf *b);
+void htad_metrics_close(void);
+
+/* ---- connections (rpc.c, http.c) ---- */
+void htad_serve_rpc(int fd, int trusted);  /* on its own thread: one request, one reply */
+void htad_serve_http(int fd, int trusted);
+
+#endif

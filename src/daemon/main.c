@@ -1,0 +1,437 @@
+/* htad: the per-host profiling daemon (docs/capture.md).  Parses its options, opens its sockets
+ * (libkineto's IPC socket, the request port, the /metrics port), and runs the main loop: answer
+ * every libkineto poll at once, take a metrics sample every --interval-ms, look for finished traces
+ * every 200 ms, hand each TCP connection to a thread.  SIGTERM or SIGINT: stop taking requests, let
+ * the running ones and the store finish, remove the socket, exit 0. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/htad.h"
+
+htad_opts g_opt;
+static atomic_int g_conns;
+
+int64_t htad_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t htad_mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void htad_log(const char *fmt, ...) {
+    char msg[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    time_t now = time(NULL);
+    struct tm tm;
+    char ts[32];
+    localtime_r(&now, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(stderr, "%s htad: %s\n", ts, msg);
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: htad [options]\n"
+            "The per-host profiling daemon: PyTorch processes started with KINETO_USE_DAEMON=1 register\n"
+            "with it (dynolog's IPC protocol); `hta capture` or `dyno gputrace` ask it for traces; it keeps\n"
+            "the finished traces and the host's and GPUs' metrics in a store (docs/capture.md).\n\n"
+            "  --port N            requests (dynolog's JSON RPC and htad's own), default 1778\n"
+            "  --http-port N       GET /metrics in Prometheus' text format, default 9778; 0: none\n"
+            "  --listen ADDR       address of both ports, default 127.0.0.1; another address needs\n"
+            "                      --token-file\n"
+            "  --token-file F      the token requests from other hosts must carry (mode 0600 or stricter)\n"
+            "  --store DIR|s3://BUCKET/PREFIX   where traces and metrics go, default /var/lib/htad\n"
+            "  --s3-endpoint URL   the S3 endpoint (http://host:port); credentials from\n"
+            "                      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n"
+            "  --s3-region R       default us-east-1\n"
+            "  --trace-dir DIR     where libkineto writes traces (every trace path must lie directly\n"
+            "                      in it), default /tmp/htad, created with mode 1777\n"
+            "  --interval-ms N     metrics sampling period, default 1000\n"
+            "  --gc-s N            drop processes silent for N s, default 60\n"
+            "  --max-trace-mb N    larger trace files are refused, default 2048\n"
+            "  --ipc-dir DIR       filesystem sockets in DIR (KINETO_IPC_SOCKET_DIR) instead of the\n"
+            "                      abstract \\0dynolog\\0; default $KINETO_IPC_SOCKET_DIR\n"
+            "  --nvml-lib PATH     NVML library to load, default libnvidia-ml.so.1\n"
+            "  --dcgm-lib PATH     DCGM library to load, default libdcgm.so.4 or .3\n"
+            "  --host NAME         this host's name in file names, default the hostname\n"
+            "  --quiet             log only errors\n"
+            "  --help\n");
+}
+
+static int num_arg(const char *opt, const char *v, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || !*v || x < lo || x > hi) {
+        fprintf(stderr, "htad: %s: '%s' is not a number in [%ld, %ld]\n", opt, v, lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int parse(int argc, char **argv) {
+    g_opt.listen = "127.0.0.1";
+    g_opt.port = HTA_RPC_PORT;
+    g_opt.http_port = 9778;
+    g_opt.store = "/var/lib/htad";
+    g_opt.trace_dir = "/tmp/htad";
+    g_opt.interval_ms = 1000;
+    g_opt.gc_s = 60;
+    g_opt.ipc_dir = getenv("KINETO_IPC_SOCKET_DIR");
+    int max_mb = 2048;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!strcmp(a, "--quiet")) {
+            g_opt.quiet = 1;
+            continue;
+        }
+        static const char *const with_value[] = {"--port", "--http-port", "--interval-ms", "--gc-s", "--max-trace-mb",
+                                                 "--listen", "--store", "--s3-endpoint", "--s3-region", "--trace-dir",
+                                                 "--token-file", "--ipc-dir", "--nvml-lib", "--dcgm-lib", "--host"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) known |= !strcmp(a, with_value[k]);
+        if (!known || i + 1 >= argc) {
+            fprintf(stderr, "htad: %s %s\nTry 'htad --help'.\n", known ? "a value is missing after" : "unknown option", a);
+            return -1;
+        }
+        const char *v = argv[++i];
+        int bad = 0;
+        if (!strcmp(a, "--port")) bad = num_arg(a, v, 1, 65535, &g_opt.port);
+        else if (!strcmp(a, "--http-port")) bad = num_arg(a, v, 0, 65535, &g_opt.http_port);
+        else if (!strcmp(a, "--interval-ms")) bad = num_arg(a, v, 10, 3600000, &g_opt.interval_ms);
+        else if (!strcmp(a, "--gc-s")) bad = num_arg(a, v, 1, 86400, &g_opt.gc_s);
+        else if (!strcmp(a, "--max-trace-mb")) bad = num_arg(a, v, 1, 1 << 20, &max_mb);
+        else if (!strcmp(a, "--listen")) g_opt.listen = v;
+        else if (!strcmp(a, "--store")) g_opt.store = v;
+        else if (!strcmp(a, "--s3-endpoint")) g_opt.s3_endpoint = v;
+        else if (!strcmp(a, "--s3-region")) g_opt.s3_region = v;
+        else if (!strcmp(a, "--trace-dir")) g_opt.trace_dir = v;
+        else if (!strcmp(a, "--token-file")) g_opt.token_file = v;
+        else if (!strcmp(a, "--ipc-dir")) g_opt.ipc_dir = v;
+        else if (!strcmp(a, "--nvml-lib")) g_opt.nvml_lib = v;
+        else if (!strcmp(a, "--dcgm-lib")) g_opt.dcgm_lib = v;
+        else if (!strcmp(a, "--host")) snprintf(g_opt.host, sizeof g_opt.host, "%s", v);
+        else {
+            fprintf(stderr, "htad: unknown option %s\nTry 'htad --help'.\n", a);
+            return -1;
+        }
+        if (bad) return -1;
+    }
+    g_opt.max_trace_bytes = (int64_t)max_mb << 20;
+    if (!g_opt.host[0] && gethostname(g_opt.host, sizeof g_opt.host - 1)) snprintf(g_opt.host, sizeof g_opt.host, "host");
+    /* the host name becomes part of file names */
+    for (char *p = g_opt.host; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.", *p)) *p = '-';
+    return 0;
+}
+
+static int is_loopback(const struct sockaddr_storage *a) {
+    if (a->ss_family == AF_INET) return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    if (a->ss_family == AF_INET6) {
+        const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(x)) return 1;
+        return IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+static int listen_tcp(const char *addr, int port, int *loopback_only) {
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    struct addrinfo hints = {0}, *ai;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    int gr = getaddrinfo(addr, ps, &hints, &ai);
+    if (gr) {
+        fprintf(stderr, "htad: --listen %s: %s\n", addr, gai_strerror(gr));
+        return -1;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+        fprintf(stderr, "htad: cannot listen on %s port %d: %s\n", addr, port, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    struct sockaddr_storage ss = {0};
+    memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+    *loopback_only = is_loopback(&ss);
+    freeaddrinfo(ai);
+    return fd;
+}
+
+static int read_token(void) {
+    int fd = open(g_opt.token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        fprintf(stderr, "htad: %s: %s\n", g_opt.token_file, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+        fprintf(stderr, "htad: %s: must be a regular file readable by its owner only (chmod 600)\n", g_opt.token_file);
+        close(fd);
+        return -1;
+    }
+    ssize_t n = read(fd, g_opt.token, sizeof g_opt.token - 1);
+    close(fd);
+    if (n < 0) n = 0;
+    g_opt.token[n] = 0;
+    g_opt.token[strcspn(g_opt.token, "\r\n")] = 0;
+    if (strlen(g_opt.token) < 16) {
+        fprintf(stderr, "htad: %s: the token must have 16 characters or more\n", g_opt.token_file);
+        return -1;
+    }
+    return 0;
+}
+
+static int trace_dir_setup(void) {
+    static char real[PATH_MAX];
+    struct stat st;
+    if (lstat(g_opt.trace_dir, &st)) {
+        if (errno != ENOENT || mkdir(g_opt.trace_dir, 01777) || chmod(g_opt.trace_dir, 01777)) {
+            fprintf(stderr, "htad: --trace-dir %s: %s\n", g_opt.trace_dir, strerror(errno));
+            return -1;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "htad: --trace-dir %s: not a folder (a link is not followed)\n", g_opt.trace_dir);
+        return -1;
+    }
+    if (!realpath(g_opt.trace_dir, real)) {
+        fprintf(stderr, "htad: --trace-dir %s: %s\n", g_opt.trace_dir, strerror(errno));
+        return -1;
+    }
+    g_opt.trace_dir = real;
+    if (strncmp(real, "/tmp/", 5))
+        htad_log("note: libkineto accepts trace paths outside /tmp only with KINETO_ONDEMAND_TRACE_DIR=%s", real);
+    return 0;
+}
+
+static int ipc_open(struct sockaddr_un *me) {
+    unsigned len;
+    hta_error err = {0};
+    if (hta_ipc_addr(g_opt.ipc_dir, HTA_IPC_DAEMON_NAME, me, &len, &err)) {
+        fprintf(stderr, "htad: %s\n", err.msg);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    if (g_opt.ipc_dir && *g_opt.ipc_dir) unlink(me->sun_path);
+    if (bind(fd, (struct sockaddr *)me, len)) {
+        fprintf(stderr, "htad: cannot bind the IPC socket %s%s: %s%s\n", g_opt.ipc_dir && *g_opt.ipc_dir ? "" : "@",
+                g_opt.ipc_dir && *g_opt.ipc_dir ? me->sun_path : HTA_IPC_DAEMON_NAME, strerror(errno),
+                errno == EADDRINUSE ? " (is another htad or dynolog running?)" : "");
+        close(fd);
+        return -1;
+    }
+    if (g_opt.ipc_dir && *g_opt.ipc_dir) chmod(me->sun_path, 0666); /* every user's processes poll */
+    int buf = 1 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    return fd;
+}
+
+static void ipc_handle(int fd) {
+    static unsigned char in[65536], out[65536];
+    for (int k = 0; k < 256; k++) { /* drain, but let the loop breathe */
+        struct sockaddr_un from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &fl);
+        if (n < 0) return;
+        hta_ipc_msg m;
+        hta_error err = {0};
+        if (hta_ipc_parse(in, (size_t)n, &m, &err)) {
+            if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+            continue;
+        }
+        if (g_opt.ipc_dir && *g_opt.ipc_dir) {
+            /* filesystem mode: only peers in the same folder (dynolog's rule, without its abort) */
+            size_t dl = strlen(g_opt.ipc_dir);
+            if (fl <= offsetof(struct sockaddr_un, sun_path) || strncmp(from.sun_path, g_opt.ipc_dir, dl) ||
+                from.sun_path[dl] != '/') {
+                htad_log("IPC: a datagram from outside %s: dropped", g_opt.ipc_dir);
+                continue;
+            }
+        }
+        size_t rl = 0;
+        if (!strncmp(m.type, "req", 3)) {
+            hta_ipc_req r;
+            if (hta_ipc_parse_req(&m, &r, &err)) {
+                if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+                continue;
+            }
+            hta_sbuf cfg = {0};
+            htad_on_req(&r, &cfg);
+            rl = hta_ipc_build(out, sizeof out, "req", cfg.p, cfg.oom ? 0 : cfg.len);
+            hta_sb_free(&cfg);
+        } else if (!strncmp(m.type, "ctxt", 4)) {
+            if (m.size != 16) continue;
+            int32_t gpu, pid, cnt;
+            int64_t job;
+            memcpy(&gpu, m.payload, 4);
+            memcpy(&pid, m.payload + 4, 4);
+            memcpy(&job, m.payload + 8, 8);
+            cnt = htad_on_ctxt(job, gpu, pid);
+            rl = hta_ipc_build(out, sizeof out, "ctxt", &cnt, 4);
+        } else {
+            continue;
+        }
+        if (rl && sendto(fd, out, rl, MSG_DONTWAIT, (struct sockaddr *)&from, fl) < 0 && !g_opt.quiet)
+            htad_log("IPC: reply: %s", strerror(errno));
+    }
+}
+
+typedef struct conn {
+    int fd, trusted, http;
+} conn;
+
+static void *conn_main(void *arg) {
+    conn c = *(conn *)arg;
+    free(arg);
+    if (c.http) htad_serve_http(c.fd, c.trusted);
+    else htad_serve_rpc(c.fd, c.trusted);
+    close(c.fd);
+    atomic_fetch_sub(&g_conns, 1);
+    return NULL;
+}
+
+static void accept_one(int lfd, int http) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (atomic_load(&g_conns) >= HTAD_MAX_CONN) { /* bounded: a flood costs refused connections only */
+        close(fd);
+        return;
+    }
+    conn *c = malloc(sizeof *c);
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 256 << 10);
+    if (c) *c = (conn){fd, is_loopback(&ss), http};
+    atomic_fetch_add(&g_conns, 1);
+    if (!c || pthread_create(&t, &at, conn_main, c)) {
+        atomic_fetch_sub(&g_conns, 1);
+        free(c);
+        close(fd);
+    }
+    pthread_attr_destroy(&at);
+}
+
+int main(int argc, char **argv) {
+    if (parse(argc, argv)) return 2;
+    int lo_rpc = 1, lo_http = 1;
+    if (g_opt.token_file && read_token()) return 2;
+    if (trace_dir_setup()) return 1;
+    /* signals are taken by the main loop (signalfd); every thread inherits the mask */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    int rfd = listen_tcp(g_opt.listen, g_opt.port, &lo_rpc);
+    if (rfd < 0) return 1;
+    int hfd = -1;
+    if (g_opt.http_port && (hfd = listen_tcp(g_opt.listen, g_opt.http_port, &lo_http)) < 0) return 1;
+    if ((!lo_rpc || !lo_http) && !g_opt.token[0]) {
+        fprintf(stderr, "htad: listening on %s (not loopback) needs --token-file\n", g_opt.listen);
+        return 2;
+    }
+    struct sockaddr_un me;
+    int ifd = ipc_open(&me);
+    if (ifd < 0) return 1;
+    hta_error err = {0};
+    if (htad_store_open(g_opt.store, &err) || htad_store_start(&err)) {
+        fprintf(stderr, "htad: --store %s: %s\n", g_opt.store, err.msg);
+        return 1;
+    }
+    htad_metrics_init();
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    struct itimerspec its = {{g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L},
+                             {g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L}};
+    timerfd_settime(tfd, 0, &its, NULL);
+    htad_log("listening: requests %s:%d, /metrics %s, IPC %s%s, store %s, traces in %s", g_opt.listen, g_opt.port,
+             g_opt.http_port ? "on" : "off", g_opt.ipc_dir && *g_opt.ipc_dir ? me.sun_path : "@",
+             g_opt.ipc_dir && *g_opt.ipc_dir ? "" : HTA_IPC_DAEMON_NAME, g_opt.store, g_opt.trace_dir);
+    if (g_opt.http_port) htad_log("/metrics on port %d", g_opt.http_port);
+    int64_t next_tick = htad_mono_ms();
+    for (;;) {
+        struct pollfd p[5] = {{ifd, POLLIN, 0}, {rfd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {hfd, POLLIN, 0}};
+        int64_t wait = next_tick - htad_mono_ms();
+        int r = poll(p, hfd >= 0 ? 5 : 4, wait < 0 ? 0 : (int)wait);
+        if (r < 0 && errno != EINTR) break;
+        if (p[0].revents) ipc_handle(ifd);
+        if (p[2].revents) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) > 0) {
+                htad_log("signal %u: shutting down", si.ssi_signo);
+                break;
+            }
+        }
+        if (p[1].revents) accept_one(rfd, 0);
+        if (hfd >= 0 && p[4].revents) accept_one(hfd, 1);
+        if (p[3].revents) {
+            uint64_t x;
+            if (read(tfd, &x, sizeof x) > 0) htad_metrics_sample();
+        }
+        if (htad_mono_ms() >= next_tick) {
+            htad_tick();
+            next_tick = htad_mono_ms() + 200;
+        }
+    }
+    /* clean shutdown: no new requests; running ones finish (10 s at most); traces already found are
+     * stored completely; the socket file goes */
+    close(rfd);
+    if (hfd >= 0) close(hfd);
+    close(ifd);
+    if (g_opt.ipc_dir && *g_opt.ipc_dir) unlink(me.sun_path);
+    for (int k = 0; k < 1000 && atomic_load(&g_conns) > 0; k++) usleep(10000);
+    htad_tick();        /* traces already written go to the store */
+    htad_store_drain();
+    htad_tick();        /* captures they complete get their metrics file */
+    htad_store_stop();
+    htad_store_close();
+    htad_metrics_close();
+    pthread_mutex_lock(&mu);
+    htad_registry_free();
+    pthread_mutex_unlock(&mu);
+    close(tfd);
+    close(sfd);
+    htad_log("stopped");
+    return 0;
+}

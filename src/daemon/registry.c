@@ -1,0 +1,354 @@
+/* The processes libkineto registers by polling, their pending configs, and the captures with the
+ * traces each waits for (dynolog-ipc.md §3, §6).  A process is known by its job id and its pid set
+ * (its pid and its ancestors', leaf first), as in dynolog; one pending config each; processes that
+ * stop polling are dropped after --gc-s, and a trace still expected from one is then "lost". */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/htad.h"
+
+pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total, g_requests_refused_total;
+
+typedef struct proc {
+    int64_t job_id;
+    int32_t npids;
+    int32_t pids[HTA_IPC_MAX_PIDS]; /* leaf first, as sent */
+    int32_t sorted[HTA_IPC_MAX_PIDS];
+    int64_t last_poll_ms;
+    char *pending;                  /* config text to deliver at the next idle poll */
+    int cap_slot;                   /* the capture and trace it belongs to */
+    size_t cap_trace;
+} proc;
+
+static proc g_procs[HTAD_MAX_PROCS];
+static size_t g_nprocs;
+static htad_capture *g_caps[HTAD_MAX_CAPTURES];
+static unsigned g_cap_seq;
+
+size_t htad_nprocs(void) { return g_nprocs; }
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static proc *find_proc(int64_t job, const int32_t *sorted, int32_t n) {
+    for (size_t k = 0; k < g_nprocs; k++)
+        if (g_procs[k].job_id == job && g_procs[k].npids == n && !memcmp(g_procs[k].sorted, sorted, 4 * (size_t)n))
+            return &g_procs[k];
+    return NULL;
+}
+
+static htad_trace *proc_trace(const proc *p) {
+    if (p->cap_slot < 0 || !g_caps[p->cap_slot]) return NULL;
+    return &g_caps[p->cap_slot]->tr[p->cap_trace];
+}
+
+void htad_on_req(const hta_ipc_req *r, hta_sbuf *out) {
+    int32_t sorted[HTA_IPC_MAX_PIDS];
+    memcpy(sorted, r->pids, 4 * (size_t)r->npids);
+    qsort(sorted, (size_t)r->npids, 4, cmp_i32);
+    pthread_mutex_lock(&mu);
+    proc *p = find_proc(r->job_id, sorted, r->npids);
+    if (!p && g_nprocs < HTAD_MAX_PROCS) {
+        p = &g_procs[g_nprocs++];
+        memset(p, 0, sizeof *p);
+        p->job_id = r->job_id;
+        p->npids = r->npids;
+        memcpy(p->pids, r->pids, 4 * (size_t)r->npids);
+        memcpy(p->sorted, sorted, sizeof p->sorted);
+        p->cap_slot = -1;
+        if (!g_opt.quiet) htad_log("process %d registered (job %" PRId64 ")", (int)r->pids[0], r->job_id);
+    }
+    if (p) {
+        p->last_poll_ms = htad_mono_ms();
+        /* type 0 means the profiler is busy: the config waits for an idle poll (type & 2) */
+        if (p->pending && (r->type & 2)) {
+            hta_sb_add(out, p->pending, strlen(p->pending));
+            HTA_SB_LIT(out, "\n");
+            free(p->pending);
+            p->pending = NULL;
+            htad_trace *t = proc_trace(p);
+            if (t && t->state == TR_REQUESTED) t->state = TR_DELIVERED;
+            if (!g_opt.quiet) htad_log("config delivered to process %d", (int)p->pids[0]);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* Old clients' registration (dynolog's jobInstancesPerGpu_): a set of pids per (job, gpu); it makes no
+ * process traceable (§3.2), the answer is the set's size, or -1 when the table is full. */
+static struct { int64_t job; int32_t gpu, pid; } g_ctxt[HTAD_MAX_PROCS];
+static size_t g_nctxt;
+
+int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid) {
+    int32_t n = 0;
+    int have = 0;
+    pthread_mutex_lock(&mu);
+    for (size_t k = 0; k < g_nctxt; k++)
+        if (g_ctxt[k].job == job_id && g_ctxt[k].gpu == gpu) n++, have |= g_ctxt[k].pid == pid;
+    if (!have && g_nctxt < HTAD_MAX_PROCS) {
+        g_ctxt[g_nctxt].job = job_id, g_ctxt[g_nctxt].gpu = gpu, g_ctxt[g_nctxt].pid = pid;
+        g_nctxt++;
+        n++;
+    } else if (!have) {
+        n = -1;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+/* dynolog's order of matched processes: std::map over the sorted pid sets. */
+static int cmp_proc_idx(const void *a, const void *b) {
+    const proc *x = &g_procs[*(const size_t *)a], *y = &g_procs[*(const size_t *)b];
+    int32_t n = x->npids < y->npids ? x->npids : y->npids;
+    for (int32_t k = 0; k < n; k++)
+        if (x->sorted[k] != y->sorted[k]) return x->sorted[k] < y->sorted[k] ? -1 : 1;
+    return (x->npids > y->npids) - (x->npids < y->npids);
+}
+
+static int slot_for_new_capture(void) {
+    for (int k = 0; k < HTAD_MAX_CAPTURES; k++)
+        if (!g_caps[k]) return k;
+    /* full: drop the oldest finished capture (its files stay in the store) */
+    int old = -1;
+    for (int k = 0; k < HTAD_MAX_CAPTURES; k++)
+        if (g_caps[k]->t_done_ms && (old < 0 || g_caps[k]->t_request_ms < g_caps[old]->t_request_ms)) old = k;
+    if (old < 0) return -1;
+    for (size_t k = 0; k < g_nprocs; k++)
+        if (g_procs[k].cap_slot == old) g_procs[k].cap_slot = -1;
+    free(g_caps[old]);
+    g_caps[old] = NULL;
+    return old;
+}
+
+static void add_pids(hta_sbuf *b, const char *key, const int32_t *v, size_t n) {
+    hta_sb_printf(b, "\"%s\":[", key);
+    for (size_t k = 0; k < n; k++) hta_sb_printf(b, "%s%d", k ? "," : "", (int)v[k]);
+    HTA_SB_LIT(b, "]");
+}
+
+hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) {
+    if (r->config) {
+        char lf[PATH_MAX];
+        if (!hta_config_log_file(r->config, strlen(r->config), lf, sizeof lf))
+            return hta_fail(err, HTA_EINVAL, "the config has no ACTIVITIES_LOG_FILE");
+        HTA_TRY(hta_path_confined(lf, g_opt.trace_dir, err));
+    }
+    int trace_all = r->npids == 0 || (r->npids == 1 && r->pids[0] == 0);
+    int64_t limit = r->limit < 0 ? 0 : r->limit > HTAD_MAX_TRACES ? HTAD_MAX_TRACES : r->limit;
+    pthread_mutex_lock(&mu);
+    size_t *idx = malloc((g_nprocs + 1) * sizeof *idx), nm = 0;
+    htad_capture *c = calloc(1, sizeof *c);
+    int slot = idx && c ? slot_for_new_capture() : -1;
+    if (slot < 0) {
+        pthread_mutex_unlock(&mu);
+        free(idx);
+        free(c);
+        return idx && c ? hta_fail(err, HTA_EINVAL, "%d captures are still running: try again later",
+                                   HTAD_MAX_CAPTURES)
+                        : hta_oom(err);
+    }
+    for (size_t k = 0; k < g_nprocs; k++) {
+        const proc *p = &g_procs[k];
+        if (p->job_id != r->job_id) continue;
+        int hit = trace_all;
+        for (size_t q = 0; !hit && q < r->npids; q++)
+            for (int32_t j = 0; j < p->npids; j++) hit |= p->pids[j] == r->pids[q];
+        if (hit) idx[nm++] = k;
+    }
+    qsort(idx, nm, sizeof *idx, cmp_proc_idx);
+    if (!r->config && nm == 0) { /* htaCapture: a request that matches nothing is an error, and leaves nothing */
+        if (trace_all) hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " is registered", r->job_id);
+        else hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " has pid %d (or it as an ancestor)%s",
+                      r->job_id, (int)r->pids[0], r->npids > 1 ? " nor the other pids given" : "");
+        free(idx);
+        free(c);
+        pthread_mutex_unlock(&mu);
+        return HTA_ENODATA;
+    }
+    int64_t now = htad_now_ms();
+    snprintf(c->id, sizeof c->id, "%" PRId64 "-%u", now, ++g_cap_seq);
+    c->job_id = r->job_id;
+    c->t_request_ms = now;
+    c->dyno = r->config != NULL;
+    int32_t matched[HTAD_MAX_TRACES], trig[HTAD_MAX_TRACES];
+    size_t nmatch = 0, ntrig = 0, busy = 0;
+    char lf[PATH_MAX] = "";
+    if (r->config) hta_config_log_file(r->config, strlen(r->config), lf, sizeof lf);
+    else snprintf(lf, sizeof lf, "%s/%s.json", g_opt.trace_dir, c->id);
+    hta_status st = HTA_OK;
+    for (size_t m = 0; m < nm && !st; m++) {
+        proc *p = &g_procs[idx[m]];
+        if (nmatch < HTAD_MAX_TRACES) matched[nmatch++] = p->pids[0];
+        if (p->pending) {
+            busy++;
+            continue;
+        }
+        if ((int64_t)ntrig >= limit) continue;
+        hta_sbuf cfg = {0};
+        if (r->config) {
+            hta_sb_add(&cfg, r->config, strlen(r->config));
+            hta_sb_printf(&cfg, "\nREQUEST_TRACE_ID=%s", c->id);
+        } else {
+            hta_capture_opts o = r->copts;
+            o.log_file = lf;
+            o.trace_id = c->id;
+            st = hta_capture_config(&o, &cfg, err);
+        }
+        if (!st && cfg.oom) st = hta_oom(err);
+        if (st) {
+            hta_sb_free(&cfg);
+            break;
+        }
+        htad_trace *t = &c->tr[c->n];
+        memset(t, 0, sizeof *t);
+        t->pid = p->pids[0];
+        t->state = TR_REQUESTED;
+        t->size = -1;
+        if (hta_kineto_trace_path(lf, p->pids[0], t->spool, sizeof t->spool)) {
+            hta_sb_free(&cfg);
+            st = hta_fail(err, HTA_EINVAL, "%s: trace path too long", lf);
+            break;
+        }
+        snprintf(t->name, sizeof t->name, "%s_%d.json", g_opt.host, (int)p->pids[0]);
+        p->pending = cfg.p;
+        p->cap_slot = slot;
+        p->cap_trace = c->n++;
+        trig[ntrig++] = p->pids[0];
+    }
+    free(idx);
+    if (st) { /* nothing half-done: the configs of this capture are withdrawn */
+        for (size_t k = 0; k < g_nprocs; k++)
+            if (g_procs[k].cap_slot == slot && g_procs[k].pending) {
+                free(g_procs[k].pending);
+                g_procs[k].pending = NULL;
+                g_procs[k].cap_slot = -1;
+            }
+        free(c);
+        pthread_mutex_unlock(&mu);
+        return st;
+    }
+    if (c->n == 0) c->t_done_ms = now;
+    g_caps[slot] = c;
+    g_captures_total++;
+    /* dynolog's reply keys, sorted as nlohmann writes them; htaCapture adds the capture's id */
+    hta_sb_printf(reply, "{\"activityProfilersBusy\":%zu,", busy);
+    add_pids(reply, "activityProfilersTriggered", trig, ntrig);
+    if (!r->config) {
+        HTA_SB_LIT(reply, ",\"capture\":");
+        hta_sb_quote(reply, c->id);
+    }
+    HTA_SB_LIT(reply, ",\"eventProfilersBusy\":0,\"eventProfilersTriggered\":[]");
+    if (!r->config) {
+        HTA_SB_LIT(reply, ",\"host\":");
+        hta_sb_quote(reply, g_opt.host);
+    }
+    HTA_SB_LIT(reply, ",");
+    add_pids(reply, "processesMatched", matched, nmatch);
+    HTA_SB_LIT(reply, "}");
+    if (!g_opt.quiet)
+        htad_log("capture %s: %zu processes matched, %zu triggered, %zu busy", c->id, nmatch, ntrig, busy);
+    pthread_mutex_unlock(&mu);
+    return HTA_OK;
+}
+
+htad_capture *htad_capture_find(const char *id) {
+    for (int k = 0; k < HTAD_MAX_CAPTURES; k++)
+        if (g_caps[k] && !strcmp(g_caps[k]->id, id)) return g_caps[k];
+    return NULL;
+}
+
+static const char *state_name(tr_state s) {
+    static const char *const names[] = {"requested", "delivered", "storing", "stored", "lost", "failed"};
+    return names[s];
+}
+
+void htad_capture_json(const htad_capture *c, hta_sbuf *b) {
+    HTA_SB_LIT(b, "{\"status\":\"ok\",\"capture\":");
+    hta_sb_quote(b, c->id);
+    HTA_SB_LIT(b, ",\"host\":");
+    hta_sb_quote(b, g_opt.host);
+    hta_sb_printf(b, ",\"job_id\":%" PRId64 ",\"t_request_ms\":%" PRId64 ",\"done\":%s,\"traces\":[", c->job_id,
+                  c->t_request_ms, c->t_done_ms ? "true" : "false");
+    for (size_t k = 0; k < c->n; k++) {
+        const htad_trace *t = &c->tr[k];
+        hta_sb_printf(b, "%s{\"pid\":%d,\"state\":\"%s\",\"name\":", k ? "," : "", (int)t->pid, state_name(t->state));
+        hta_sb_quote(b, t->name);
+        if (t->size >= 0) hta_sb_printf(b, ",\"size\":%" PRId64, t->size);
+        if (t->error[0]) {
+            HTA_SB_LIT(b, ",\"error\":");
+            hta_sb_quote(b, t->error);
+        }
+        HTA_SB_LIT(b, "}");
+    }
+    HTA_SB_LIT(b, "]}");
+}
+
+/* The trace file is there when libkineto has renamed its .tmp to the final name (§3.6). */
+static int trace_ready(const htad_trace *t, int64_t t_request_ms) {
+    struct stat st;
+    if (lstat(t->spool, &st) || !S_ISREG(st.st_mode)) return 0;
+    /* a file older than the request is a leftover (or planted): not this capture's */
+    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >= t_request_ms - 2000;
+}
+
+static void finish_capture(htad_capture *c) {
+    for (size_t k = 0; k < c->n; k++)
+        if (c->tr[k].state < TR_STORED) return;
+    c->t_done_ms = htad_now_ms();
+    htad_store_enqueue(c->id, (size_t)-1); /* its metrics file */
+    if (!g_opt.quiet) htad_log("capture %s done", c->id);
+}
+
+void htad_tick(void) {
+    int64_t mono = htad_mono_ms();
+    pthread_mutex_lock(&mu);
+    /* garbage collection: processes silent for gc_s, with what they still owed */
+    for (size_t k = 0; k < g_nprocs;) {
+        proc *p = &g_procs[k];
+        if (mono - p->last_poll_ms <= (int64_t)g_opt.gc_s * 1000) {
+            k++;
+            continue;
+        }
+        htad_trace *t = proc_trace(p);
+        if (t && t->state <= TR_DELIVERED && !trace_ready(t, g_caps[p->cap_slot]->t_request_ms)) {
+            t->state = TR_LOST;
+            snprintf(t->error, sizeof t->error, "process %d stopped polling before its trace was written",
+                     (int)t->pid);
+            g_traces_lost_total++;
+        }
+        if (!g_opt.quiet) htad_log("process %d dropped: no poll for %d s", (int)p->pids[0], g_opt.gc_s);
+        free(p->pending);
+        g_procs[k] = g_procs[--g_nprocs];
+    }
+    for (int s = 0; s < HTAD_MAX_CAPTURES; s++) {
+        htad_capture *c = g_caps[s];
+        if (!c || c->t_done_ms) continue;
+        for (size_t k = 0; k < c->n; k++) {
+            htad_trace *t = &c->tr[k];
+            if (t->state <= TR_DELIVERED && trace_ready(t, c->t_request_ms)) {
+                t->state = TR_STORING;
+                htad_store_enqueue(c->id, k);
+            }
+        }
+        finish_capture(c);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void htad_registry_free(void) {
+    for (size_t k = 0; k < g_nprocs; k++) free(g_procs[k].pending);
+    g_nprocs = 0;
+    for (int k = 0; k < HTAD_MAX_CAPTURES; k++) {
+        free(g_caps[k]);
+        g_caps[k] = NULL;
+    }
+}

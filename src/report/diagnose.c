@@ -277,9 +277,10 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
      * others wait for it in collectives per step (median over steps): that much shorter if it kept up */
     int64_t strag_excess = -1;
     if (any[C_STRAG]) {
-        /* The wait overstates it where the others overlap the wait with their own compute: the saving is
-         * the straggler's own extra work per step (computation, copies and data loading beyond the median
-         * other rank's), at most the wait; the wait alone when its GPU work is not larger (a slow host). */
+        /* The wait misstates it: the others overlap part of it with their own compute, and it counts only
+         * what the second latest rank waited.  The saving is the straggler's own extra work per step
+         * (computation, copies and data loading beyond the median other rank's): what "as fast as the
+         * median rank" removes; the wait when that work is not larger (a slow host). */
         int64_t *v = malloc(n * sizeof *v);
         size_t m = 0;
         for (size_t k = 0; v && k < n; k++)
@@ -289,7 +290,7 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
         int64_t mx = 0;
         for (size_t k = 0; k < n; k++) {
             if (!fd[C_STRAG].on[k]) continue;
-            int64_t ex = fg[k].comp + fg[k].mem + fg[k].dl - med, s = ex > 0 && ex < fg[k].late ? ex : fg[k].late;
+            int64_t ex = fg[k].comp + fg[k].mem + fg[k].dl - med, s = ex > 0 ? ex : fg[k].late;
             if (s > mx) mx = s, strag_excess = ex;
         }
         fd[C_STRAG].saving_ns = mx;
@@ -335,12 +336,13 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
             for (size_t k = 0; k < n; k++)
                 if (on[k]) own += pr[k].coll_own_ns, xfer += pr[k].coll_xfer_ns, ex += fg[k].exposed / (double)non;
             fd[c].evidence = fmt("communication kernels take %s per step (%.0f%% of the %s step), %.0f%% of it not "
-                                 "overlapped with compute%s",
+                                 "overlapped with compute",
                                  rp_dur(OVER(comm), b1, sizeof b1), (double)OVER(comm) * sp,
-                                 rp_dur(step, b2, sizeof b2), 100 * ex,
-                                 own > 0 ? "; the rest of this saving is waiting for other ranks" : "");
+                                 rp_dur(step, b2, sizeof b2), 100 * ex);
             if (own > 0 && fd[c].evidence) {
-                char *e2 = fmt("%s (transfer %.0f%% of their time)", fd[c].evidence, 100.0 * (double)xfer / (double)own);
+                char *e2 = fmt("%s; transfer is %.0f%% of their time, the rest waiting for other ranks (the saving "
+                               "counts the transfer only)",
+                               fd[c].evidence, 100.0 * (double)xfer / (double)own);
                 free(fd[c].evidence);
                 fd[c].evidence = e2;
             }
@@ -358,18 +360,22 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
                 if (on[k] && fg[k].late > late) late = fg[k].late;
             fd[c].evidence = fmt("the other ranks wait a median %s per step in collectives for %s (for the other "
                                  "ranks: %s); its computation, copies and data loading take %s more per step than "
-                                 "the median rank's; the saving is the smaller of the two (estimated from "
-                                 "collective lateness, not simulated)",
+                                 "the median rank's; the saving is that extra work, or the wait when there is "
+                                 "none (estimated from collective lateness, not simulated)",
                                  rp_dur(late, b1, sizeof b1), non == 1 ? "this rank" : "these ranks",
                                  rp_dur(med, b2, sizeof b2), rp_dur(strag_excess > 0 ? strag_excess : 0, b3, sizeof b3));
             break;
         }
         case C_GPU: {
-            const char *tk = top && top->nrows ? hta_table_get_str(top, 0, HTA_TOP_KERNELS_NAME) : NULL;
+            const char *tk = NULL; /* the computation kernel with the most time */
+            for (size_t r = 0; top && !tk && r < top->nrows; r++) {
+                const char *ty = hta_table_get_str(top, r, HTA_TOP_KERNELS_TYPE);
+                if (ty && !strcmp(ty, "COMPUTATION")) tk = hta_table_get_str(top, r, HTA_TOP_KERNELS_NAME);
+            }
             char nb[RP_NAME_MAX + 1];
             fd[c].evidence = fmt("the GPU is busy %.0f%% of the %s step, computation kernels %s per step%s%s%s",
                                  (double)OVER(busy) * sp, rp_dur(step, b1, sizeof b1), rp_dur(OVER(comp), b2, sizeof b2),
-                                 tk ? "; the kernel with the most time: " : "", tk ? rp_name(tk, nb) : "",
+                                 tk ? "; the computation kernel with the most time: " : "", tk ? rp_name(tk, nb) : "",
                                  tk ? "" : "");
             break;
         }

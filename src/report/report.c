@@ -731,7 +731,10 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     size_t ntracer = 0;
     for (size_t k = 0; k < ns; k++) ntracer += cpu.tracer[k];
     for (size_t i = 0; ntracer < ns && i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
-    if (o->html && (st = rp_html_write(o->html, ctx, pr, ns, out, p.idle_t, p.launch_stats_t, err))) goto done;
+    if (o->html) {
+        if ((st = rp_html_write(o->html, ctx, pr, ns, out, p.idle_t, p.launch_stats_t, err))) goto done;
+        hta_result_note(out, "wrote the HTML report to %s", o->html);
+    }
 done:
     hta_table_free(f.t);
     hta_table_free(rk);

@@ -57,7 +57,7 @@ void sb_free(sb *b) {
 
 /* Fill of series i: six lightness steps; the last three also striped or dotted. */
 const char *svg_fill(int i) {
-    static const char *const f[] = {"#08306b", "#6baed6", "#deebf7", "url(#p-stripe)", "url(#p-dots)", "#969696"};
+    static const char *const f[] = {"#08306b", "#6baed6", "#deebf7", "url(#p-stripe)", "url(#p-dots)", "#636363"};
     return f[((i % 6) + 6) % 6];
 }
 
@@ -79,8 +79,8 @@ static double nice_step(double hi, int n) {
 }
 
 void svg_open(sb *b, const char *id, const char *title, int w, int h) {
-    sb_printf(b, "<svg class=\"chart\" id=\"chart-%s\" role=\"img\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                 "xmlns=\"http://www.w3.org/2000/svg\"><title>",
+    sb_printf(b, "<svg class=\"chart\" id=\"chart-%s\" role=\"img\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
+                 "<title>",
               id, w, h, w, h);
     sb_text(b, title);
     sb_printf(b, "</title>\n");

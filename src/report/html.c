@@ -82,7 +82,7 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
             const float *v = kind == TS_QUEUE ? p->queue : kind == TS_MEMBW ? p->membw : s ? p->cpu_busy : p->gpu_busy;
             double sc = kind == TS_BUSY ? 1 : vmax;
             if (!s) sb_printf(b, "<path fill=\"%s\" d=\"M%d %.1f", svg_fill(0), left, y1);
-            else sb_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" d=\"", "#d94801");
+            else sb_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" d=\"", svg_fill(1));
             for (int i = 0; i < RP_BINS; i++) {
                 double x = left + pw * (i + 0.5) / RP_BINS, y = y1 - (rowh - 2) * v[i] / sc;
                 sb_printf(b, "%s%.1f %.1f", s && !i ? "M" : "L", x, y);
@@ -90,7 +90,7 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
             if (!s) sb_printf(b, "L%.1f %.1fZ", left + pw, y1);
             sb_printf(b, "\"/>");
         }
-        if (kind == TS_BUSY && p->step_pid != -1)
+        if (kind == TS_BUSY && p->step_num[0] >= 0)
             for (size_t st = 0; st < p->nsteps; st++) {
                 double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 - p->t0 ? p->t1 - p->t0 : 1);
                 sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"st\"/>", x, y0, x, y1);

@@ -91,7 +91,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
             *cd = HTA_ANEW(a, int64_t, n);
     if (!cc || !gs || !gd || !cs || !cd) return hta_oom(err);
     for (size_t c = 0; c < t->ncats; c++) cc[c] = (unsigned char)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
-    size_t ng = 0, nc = 0, nst = 0, ncoll = 0;
+    size_t ng = 0, nc = 0, nst = 0, ncoll = 0, na = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     /* first pass: span, steps, unions' inputs */
     for (size_t i = 0; i < n; i++) {
@@ -111,7 +111,16 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
              * would make every thread look busy all the time */
             if (hta_step_number(nm) >= 0) nst++;
             else if (cl == HTA_CC_CPU_OP || cl == HTA_CC_RUNTIME) cs[nc] = s, cd[nc++] = v->dur[i];
+            else if (cl == HTA_CC_USER_ANNOTATION) na++;
         }
+    }
+    /* a rank without GPU work (a CPU-only trace, gloo collectives as annotations): its annotations are its
+     * work, as on its critical path (docs/critical-path.md, "CPU-only ranks") */
+    for (size_t i = 0; !ng && na && i < n; i++) {
+        size_t row = v->row[i];
+        if (hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_USER_ANNOTATION &&
+            hta_step_number(hta_sym(t->sym, r->name[row])) < 0)
+            cs[nc] = v->ts[i], cd[nc++] = v->dur[i];
     }
     if (!n) t0 = t1 = 0;
     p->t0 = t0, p->t1 = t1;
@@ -149,6 +158,18 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         p->step_num[0] = -1, p->step_ts[0] = t0, p->step_end[0] = t1 > t0 ? t1 : t0 + 1;
         p->nsteps = 1;
         p->step_pid = p->step_tid = -1;
+        /* the "step" thread of a trace without steps: the one that runs the most operators (the main one) */
+        size_t *cnt = HTA_ANEW(a, size_t, r->nthreads);
+        if (!cnt) return hta_oom(err);
+        memset(cnt, 0, (r->nthreads ? r->nthreads : 1) * sizeof *cnt);
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            size_t row = v->row[i];
+            if (hta_row_stream(r, row) != -1 || cc[r->cat[row]] != HTA_CC_CPU_OP) continue;
+            size_t th = r->thread[row];
+            if (++cnt[th] > (best == SIZE_MAX ? 0 : cnt[best])) best = th;
+        }
+        if (best != SIZE_MAX) p->step_pid = r->threads[best].pid, p->step_tid = r->threads[best].tid;
     }
     ms = p->nsteps;
     p->dl_ns = HTA_ANEW(a, int64_t, ms), p->sync_ns = HTA_ANEW(a, int64_t, ms), p->mem_ns = HTA_ANEW(a, int64_t, ms);

@@ -174,7 +174,7 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
         }
         for (size_t s = 0; s < p->nsteps; s++) {
             d[s] = p->step_end[s] - p->step_ts[s];
-            if (p->dl_ns[s] * 20 > d[s]) f->dl_steps++;
+            if ((double)p->dl_ns[s] * 20 > (double)d[s]) f->dl_steps++;
         }
         f->step = median_i64(d, p->nsteps);
         free(d);
@@ -189,21 +189,21 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
                 if (!isnan(ov)) f->exposed = 1 - ov / 100;
             }
         if (!p->has_gpu || f->step <= 0) continue;
-        int64_t step = f->step;
+        double step = (double)f->step; /* thresholds in double: times near 2^62 ns stay in range */
         /* data loading: over 5% of the step in some step */
         if (f->dl_steps) fd[C_DATA].on[k] = 1;
         /* CPU overhead: many short gaps (over 5% of the rank's steps' time), or a GPU idle outside the data
          * loader with an empty launch queue */
-        int64_t steps_ns = 0;
-        for (size_t s = 0; s < p->nsteps; s++) steps_ns += p->step_end[s] - p->step_ts[s];
-        int64_t idle_nodl = step - f->busy - f->dl;
-        if ((double)p->gaps_short_ns > 0.05 * (double)steps_ns ||
-            (idle_nodl * 10 > step && p->queue_median >= 0 && p->queue_median <= 2))
+        double steps_ns = 0;
+        for (size_t s = 0; s < p->nsteps; s++) steps_ns += (double)(p->step_end[s] - p->step_ts[s]);
+        double idle_nodl = step - (double)f->busy - (double)f->dl;
+        if ((double)p->gaps_short_ns > 0.05 * steps_ns ||
+            (idle_nodl > 0.1 * step && p->queue_median >= 0 && p->queue_median <= 2))
             fd[C_CPU].on[k] = 1;
-        if (f->sync * 20 > step) fd[C_SYNC].on[k] = 1;
-        if ((double)f->comm * f->exposed * 20 > (double)step) fd[C_COMM].on[k] = 1;
-        if (f->busy * 10 >= step * 8) fd[C_GPU].on[k] = 1;
-        if (f->mem * 20 > step) fd[C_MEM].on[k] = 1;
+        if ((double)f->sync > 0.05 * step) fd[C_SYNC].on[k] = 1;
+        if ((double)f->comm * f->exposed > 0.05 * step) fd[C_COMM].on[k] = 1;
+        if ((double)f->busy >= 0.8 * step) fd[C_GPU].on[k] = 1;
+        if ((double)f->mem > 0.05 * step) fd[C_MEM].on[k] = 1;
     }
     /* straggler: a rank the others wait for, over 2% of the step and three times the median rank's */
     {
@@ -218,7 +218,8 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
         int64_t med = median_i64(v, m);
         free(v);
         for (size_t k = 0; m >= 2 && k < n; k++)
-            if (pr[k].ncoll && fg[k].late * 50 > job && fg[k].late > 3 * med) fd[C_STRAG].on[k] = 1;
+            if (pr[k].ncoll && (double)fg[k].late > 0.02 * (double)job && (double)fg[k].late > 3.0 * (double)med)
+                fd[C_STRAG].on[k] = 1;
     }
     /* ---- savings: one scenario per cause; cpu_overhead's is counted beyond data loading's ---- */
     rp_scenario sc[NCAUSE + 1];

@@ -23,6 +23,11 @@ const char *const rp_bound_names[RP_NBOUND] = {"cpu_bound",
 /* The data loader's annotation as PyTorch writes it: enumerate(DataLoader)#_SingleProcessDataLoaderIter... */
 #define RP_DATALOADER_GLOB "enumerate(DataLoader)*"
 
+/* Sums of durations saturate: many streams' or threads' times near 2^62 ns must not wrap. */
+static void sat_add(int64_t *a, int64_t b) {
+    if (__builtin_add_overflow(*a, b, a)) *a = INT64_MAX;
+}
+
 long rp_step_of(const rp_rank *p, int64_t ts) {
     if (!p->nsteps || ts < p->step_ts[0]) return -1;
     /* the last step whose start is <= ts (binary search: steps are sorted by start) */
@@ -131,9 +136,9 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     size_t ms = nst ? nst : 1;
     p->step_num = HTA_ANEW(a, int64_t, ms), p->step_ts = HTA_ANEW(a, int64_t, ms);
     p->step_end = HTA_ANEW(a, int64_t, ms);
-    uint32_t *sidx = HTA_ANEW(a, uint32_t, ms);
+    uint32_t *sidx = HTA_ANEW(a, uint32_t, ms), *vix = HTA_ANEW(a, uint32_t, ms);
     int64_t *skey = HTA_ANEW(a, int64_t, ms);
-    if (!p->step_num || !p->step_ts || !p->step_end || !sidx || !skey) return hta_oom(err);
+    if (!p->step_num || !p->step_ts || !p->step_end || !sidx || !vix || !skey) return hta_oom(err);
     size_t j = 0;
     for (size_t i = 0; i < n && nst; i++) {
         size_t row = v->row[i];
@@ -143,13 +148,13 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
             continue;
         int64_t num = hta_step_number(hta_sym(t->sym, r->name[row]));
         if (num < 0) continue;
-        sidx[j] = (uint32_t)i, skey[j++] = v->ts[i];
+        sidx[j] = (uint32_t)j, vix[j] = (uint32_t)i, skey[j++] = v->ts[i];
         if (j == 1) p->step_pid = hta_row_thread(r, row)->pid, p->step_tid = hta_row_thread(r, row)->tid;
     }
     if (nst) {
         HTA_TRY(hta_stable_sort_idx_i64(sidx, nst, skey, err));
         for (size_t q = 0; q < nst; q++) {
-            size_t i = sidx[q];
+            size_t i = vix[sidx[q]];
             p->step_num[q] = hta_step_number(hta_sym(t->sym, r->name[v->row[i]]));
             p->step_ts[q] = v->ts[i], p->step_end[q] = v->ts[i] + v->dur[i];
         }
@@ -200,23 +205,23 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         if (st < 0) continue;
         const char *nm = hta_sym(t->sym, r->name[row]);
         if (gpu) {
-            if (cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET) p->mem_ns[st] += d;
+            if (cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET) sat_add(&p->mem_ns[st], d);
             else if (cl == HTA_CC_KERNEL) {
                 hta_kernel_type kt = hta_kernel_type_of(nm);
                 if (kt == HTA_KT_COMMUNICATION) {
-                    p->comm_ns[st] += d;
+                    sat_add(&p->comm_ns[st], d);
                     coll_ts[p->ncoll] = s, p->coll_dur[p->ncoll] = d, p->coll_step[p->ncoll++] = (int32_t)st;
-                } else if (kt == HTA_KT_MEMORY) p->mem_ns[st] += d;
-                else p->comp_ns[st] += d;
+                } else if (kt == HTA_KT_MEMORY) sat_add(&p->mem_ns[st], d);
+                else sat_add(&p->comp_ns[st], d);
             }
             continue;
         }
         unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(nm);
-        if (api & HTA_API_SYNC) p->sync_ns[st] += d, p->nsync[st]++;
+        if (api & HTA_API_SYNC) sat_add(&p->sync_ns[st], d), p->nsync[st]++;
         if (api & HTA_API_LAUNCH) p->nlaunch[st]++;
         if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
             s >= dl_end) {
-            p->dl_ns[st] += d;
+            sat_add(&p->dl_ns[st], d);
             dl_end = s + d;
         }
     }
@@ -234,12 +239,12 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     if (!gap) return hta_oom(err);
     for (size_t q = 0; q < p->ngpu; q++) {
         long st = rp_step_of(p, p->gpu_s[q]);
-        if (st >= 0) p->gpu_busy_ns[st] += p->gpu_e[q] - p->gpu_s[q];
+        if (st >= 0) sat_add(&p->gpu_busy_ns[st], p->gpu_e[q] - p->gpu_s[q]);
         if (q + 1 < p->ngpu && st >= 0 && rp_step_of(p, p->gpu_s[q + 1]) >= 0) {
             int64_t g = p->gpu_s[q + 1] - p->gpu_e[q];
             gap[ngap++] = g;
-            if (g >= RP_LONG_GAP_NS) p->gaps_long++, p->gaps_long_ns += g;
-            else p->gaps_short++, p->gaps_short_ns += g;
+            if (g >= RP_LONG_GAP_NS) p->gaps_long++, sat_add(&p->gaps_long_ns, g);
+            else p->gaps_short++, sat_add(&p->gaps_short_ns, g);
         }
     }
     if (ngap) {
@@ -386,9 +391,9 @@ size_t rp_lateness(rp_rank *pr, size_t n) {
                 if (d < d1) d2 = d1, d1 = d, last = (long)k;
                 else if (d < d2) d2 = d;
             }
-            if (last >= 0 && d2 != INT64_MAX) pr[last].late_ns[si[last]] += d2 - d1;
+            if (last >= 0 && d2 != INT64_MAX) sat_add(&pr[last].late_ns[si[last]], d2 - d1);
             for (size_t k = 0; k < n; k++)
-                if (pr[k].ncoll) pr[k].coll_own_ns += pr[k].coll_dur[lo[k] + c], pr[k].coll_xfer_ns += d1;
+                if (pr[k].ncoll) sat_add(&pr[k].coll_own_ns, pr[k].coll_dur[lo[k] + c]), sat_add(&pr[k].coll_xfer_ns, d1);
             matched++;
         }
     }

@@ -604,23 +604,23 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
         return NULL;
     }
     size_t steps = 0;
-    int64_t tot = 0, gpu = 0, cpu = 0;
+    double tot = 0, gpu = 0, cpu = 0; /* summed over ranks: double, as times near 2^62 ns may be */
     for (size_t k = 0; k < ns; k++) {
         const rp_rank *p = &pr[k];
         if (p->nsteps > steps) steps = p->nsteps;
         int64_t a = p->step_ts[0], b = p->step_end[p->nsteps - 1];
-        tot += b - a;
-        for (size_t s = 0; s < p->nsteps; s++) gpu += p->gpu_busy_ns[s];
+        tot += (double)(b - a);
+        for (size_t s = 0; s < p->nsteps; s++) gpu += (double)p->gpu_busy_ns[s];
         for (size_t i = 0; i < p->ncpu; i++) {
             int64_t x = p->cpu_s[i] > a ? p->cpu_s[i] : a, y = p->cpu_e[i] < b ? p->cpu_e[i] : b;
-            if (y > x) cpu += y - x;
+            if (y > x) cpu += (double)(y - x);
         }
     }
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_RANKS, (int64_t)ns);
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_STEPS, (int64_t)steps);
     hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_STEP, (double)rp_job_step(pr, ns) / 1e3);
-    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_GPU_BUSY, tot > 0 ? hta_round(100.0 * (double)gpu / (double)tot, 1) : NAN);
-    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_CPU_BUSY, tot > 0 ? hta_round(100.0 * (double)cpu / (double)tot, 1) : NAN);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_GPU_BUSY, tot > 0 ? hta_round(100.0 * gpu / tot, 1) : NAN);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_CPU_BUSY, tot > 0 ? hta_round(100.0 * cpu / tot, 1) : NAN);
     return tb;
 }
 

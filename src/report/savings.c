@@ -354,7 +354,9 @@ static void sgraph_schedule(const hta_cp_graph *g, const sgraph *sg, const int64
         int64_t b = INT64_MIN;
         for (uint32_t k = sg->poff[v]; k < sg->poff[v + 1]; k++) {
             uint32_t e = sg->pe[k];
-            b = i64max(b, t[sg->eu[e]] + w[e]);
+            int64_t x;
+            if (__builtin_add_overflow(t[sg->eu[e]], w[e], &x)) x = INT64_MAX; /* saturate: never wrap */
+            b = i64max(b, x);
         }
         t[v] = b;
     }

@@ -12,6 +12,7 @@ extern "C" {
 typedef struct hta_report_opts {
     int top_kernels;   /* rows of `top_kernels` (default 10) */
     int critical_path; /* also the critical path of each rank (what bounds it) */
+    const char *html;  /* also write the HTML page here (NULL: none), through hta/outfile.h */
 } hta_report_opts;
 void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical paths on */
 
@@ -22,13 +23,39 @@ void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical pa
  * the calls on the path; kernel_types and top_kernels are left out when no
  * rank has GPU work. */
 #define HTA_FINDINGS(T, C, D)                                                                                \
-    T("findings", "what the figures say and what to do: for all ranks first, then rank by rank")             \
-    C(HTA_FINDINGS_RANK, "rank", INT, "", "the rank it is about; null for all ranks")                        \
-    C(HTA_FINDINGS_AREA, "area", STR, "",                                                                    \
-      "idle, communication, launch, kernels, critical path, straggler, gpu, cpu or metrics")               \
-    C(HTA_FINDINGS_FINDING, "finding", STR, "", "what the figures say, with the figures")                    \
-    C(HTA_FINDINGS_TODO, "what_to_do", STR, "", "the usual remedies and the command to look further")
+    T("findings", "the causes of lost time, one per cause for the whole job, ranked by what fixing it would "  \
+                  "save (docs/report.md, \"Causes and savings\")")                                            \
+    C(HTA_FINDINGS_CAUSE, "cause", STR, "",                                                                  \
+      "data_loading, cpu_overhead, host_sync, exposed_communication, straggler, gpu_compute or memory_copy") \
+    C(HTA_FINDINGS_RANKS, "ranks", STR, "", "the ranks it applies to, as --ranks takes them (0,2,5-7)")      \
+    C(HTA_FINDINGS_SAVING_PCT, "saving_pct", FLOAT, "%",                                                     \
+      "estimated saving in % of the job's step time (the median step of the slowest rank), 1 decimal")       \
+    C(HTA_FINDINGS_SAVING_US, "saving_us", FLOAT, "us", "the same saving in us per step")                   \
+    C(HTA_FINDINGS_EVIDENCE, "evidence", STR, "", "the figures that show the cause")                        \
+    C(HTA_FINDINGS_TODO, "what_to_do", STR, "",                                                              \
+      "what to do, and the what-if rule the saving was estimated with")
 HTA_TABLE_DECLARE(HTA_FINDINGS)
+
+#define HTA_REPORT_HEADLINE(T, C, D)                                                                         \
+    T("headline", "the job in one row: its step time and how busy its GPUs are")                            \
+    C(HTA_REPORT_HEADLINE_RANKS, "ranks", INT, "", "ranks analysed")                                          \
+    C(HTA_REPORT_HEADLINE_STEPS, "steps", INT, "", "ProfilerSteps analysed (the most of any rank)")           \
+    C(HTA_REPORT_HEADLINE_STEP, "step_us", FLOAT, "us",                                                      \
+      "step time: median over the steps of the slowest rank's step duration")                                \
+    C(HTA_REPORT_HEADLINE_GPU_BUSY, "gpu_busy_pctg", FLOAT, "%",                                             \
+      "share of the steps' time with a kernel, memcpy or memset running, over all ranks, 1 decimal")         \
+    C(HTA_REPORT_HEADLINE_CPU_BUSY, "cpu_busy_pctg", FLOAT, "%",                                             \
+      "share of the steps' time with a CPU event running on some thread, over all ranks, 1 decimal")
+HTA_TABLE_DECLARE(HTA_REPORT_HEADLINE)
+
+#define HTA_OBS(T, C, D)                                                                                     \
+    T("observations", "what each analysis says, with its figures: for all ranks first, then rank by rank")   \
+    C(HTA_OBS_RANK, "rank", INT, "", "the rank it is about; null for all ranks")                             \
+    C(HTA_OBS_AREA, "area", STR, "",                                                                         \
+      "idle, communication, launch, kernels, critical path, straggler, gpu, cpu or metrics")               \
+    C(HTA_OBS_FINDING, "finding", STR, "", "what the figures say, with the figures")                         \
+    C(HTA_OBS_TODO, "what_to_do", STR, "", "the usual remedies and the command to look further")
+HTA_TABLE_DECLARE(HTA_OBS)
 
 #define HTA_REPORT_RANKS(T, C, D)                                                                            \
     T("ranks", "key figures per rank, from the analyses the report runs")                                    \

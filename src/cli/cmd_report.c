@@ -18,6 +18,8 @@ static int cmd_report(int argc, char **argv) {
         {"top", CLI_INT, &g_o.top_kernels, "N",
          "kernels in the top_kernels table, and operators per rank in cpu_op_time (default 10)"},
         {"no-critical-path", CLI_FLAG, &g_no_cp, NULL, "skip the critical path of each rank (faster)"},
+        {"html", CLI_STR, &g_o.html, "OUT",
+         "also write the report as one self-contained HTML page (charts, findings; no network)"},
         {0},
     };
     return cli_run_analysis(argc, argv, "PATH [options]",
@@ -32,7 +34,7 @@ static int cmd_report(int argc, char **argv) {
 }
 
 HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
-                &HTA_FINDINGS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
+                &HTA_FINDINGS_TABLE, &HTA_REPORT_HEADLINE_TABLE, &HTA_OBS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
                 &HTA_TOP_KERNELS_TABLE, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
                 &HTA_CPU_STEP_OPS_TABLE, &HTA_SCOPE_ARGS_TABLE, &HTA_REPORT_CPATH_TABLE,
                 &HTA_GPU_METRICS_TABLE)

@@ -160,7 +160,7 @@ static int bad(const char *cmd, const char *fmt, const char *arg) {
  * here so that every command's outputs are checked against its inputs in one place, before anything
  * is read: an output that is an input, or that the next load of the input folder would read as a rank,
  * is refused (hta_output_check, docs/loading.md "Output files"). */
-static const char *const out_files[] = {"output", "save", "what-if-trace", NULL};
+static const char *const out_files[] = {"output", "save", "what-if-trace", "html", NULL};
 static const char *const out_dirs[] = {"augment", "overlay", NULL};
 
 static int listed(const char *name, const char *const *l) {

@@ -59,5 +59,95 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
 /* Findings and the gpu_metrics table from the metrics files beside the traces (DIR/metrics/, written by
  * `hta capture`; report_metrics.c); nothing when there are none. */
 hta_status rp_metrics(hta_ctx *ctx, findings *f, hta_result *out, hta_error *err);
+/* ---- what the diagnosis and the HTML page read of each rank (profile.c) ----
+ * Times are ns on the view's clock (the graph's too).  Everything lives in the arena given to
+ * rp_profile_build. */
+
+/* Bins of the time series drawn per rank (CPU and GPU busy, queue length, memory bandwidth). */
+#define RP_BINS 240
+/* Idle gaps at least this long are "long" (data loading, syncs, checkpoints); shorter ones come from
+ * launches that do not keep up. */
+#define RP_LONG_GAP_NS 1000000
+
+/* bound_by classes of the critical path, as hta_cpath_bound_by names them */
+#define RP_NBOUND 6
+extern const char *const rp_bound_names[RP_NBOUND];
+
+typedef struct rp_rank {
+    int32_t rank;
+    int has_gpu;              /* some kernel, memcpy or memset */
+    int64_t t0, t1;           /* first and last time of the view's rows */
+    /* ProfilerStep#N instances of the rank, by start; none: the whole view is one step */
+    size_t nsteps;
+    int64_t *step_num, *step_ts, *step_end;
+    int64_t step_pid, step_tid; /* thread of the steps */
+    /* GPU busy: union of kernels, memcpys and memsets; CPU busy: union of CPU events (not steps) */
+    size_t ngpu, ncpu;
+    int64_t *gpu_s, *gpu_e, *cpu_s, *cpu_e;
+    /* idle gaps between GPU busy intervals inside the steps */
+    size_t gaps_long, gaps_short;
+    int64_t gaps_long_ns, gaps_short_ns, gap_median_ns, gap_max_ns;
+    /* per step: data loading (enumerate(DataLoader) annotations), time blocked in syncs, memcpy time,
+     * communication kernel time, computation kernel time (step's own window) */
+    int64_t *dl_ns, *sync_ns, *mem_ns, *comm_ns, *comp_ns, *gpu_busy_ns;
+    size_t *nsync, *nlaunch;
+    /* series, RP_BINS bins over [t0, t1] */
+    float cpu_busy[RP_BINS], gpu_busy[RP_BINS], queue[RP_BINS], membw[RP_BINS];
+    double queue_median;      /* median launch-queue length over the launch samples (-1: none) */
+    /* communication kernels in start order: step index (-1: outside the steps) and duration */
+    size_t ncoll;
+    int32_t *coll_step;
+    int64_t *coll_dur;
+    /* time others waited for this rank in each step's collectives (rp_lateness fills it) */
+    int64_t *late_ns;
+    /* over the matched collectives: the rank's own kernel time, and the part of it that is transfer (the
+     * shortest kernel of each collective over the ranks: the last to arrive does not wait) */
+    int64_t coll_own_ns, coll_xfer_ns;
+    /* critical path per step and bound_by class (report.c fills it when it builds the path) */
+    int64_t *cp_ns; /* nsteps * RP_NBOUND */
+} rp_rank;
+
+/* Fills p for the context's rank k from its view (the view is left built). */
+hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err);
+/* Step index of time ts in p (the step whose [start, next start) holds it), -1 when outside. */
+long rp_step_of(const rp_rank *p, int64_t ts);
+/* Collective lateness: matches the communication kernels of the ranks (the n-th of each rank, step by
+ * step) and fills each rank's late_ns: per step, the sum over its collectives of how much longer the
+ * rank that arrived last made the others wait (the shortest wait of the others, since the last to
+ * arrive waits least).  0 matched: nothing filled (late_ns all 0). */
+size_t rp_lateness(rp_rank *pr, size_t n);
+
+/* The job's step time: the median over step numbers of the longest rank's step (all ranks move at the
+ * pace of the slowest).  ns; 0 when no rank has a step. */
+int64_t rp_job_step(const rp_rank *pr, size_t n);
+/* The same over n (step number, duration) pairs of any ranks. */
+int64_t rp_job_median(const int64_t *num, const int64_t *dur, size_t n);
+
+/* ---- savings (savings.c): every estimate behind one function ----
+ * A scenario is a list of what-if rules ("op:enumerate(DataLoader)*=0", "cpu=x0.5", "type:comm=x0")
+ * applied on some ranks; the answer is the job's step time before and after. */
+typedef struct rp_scenario {
+    const char *const *rules;
+    size_t nrules;
+    const unsigned char *on; /* per rank index: the rules apply there; NULL: every rank */
+    int64_t baseline_ns, simulated_ns; /* out: the job's median step (rp_job_step's rule) */
+} rp_scenario;
+hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t nsc, hta_error *err);
+
+/* ---- diagnosis (diagnose.c) ----
+ * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving.  rk is
+ * the report's ranks table, top its top_kernels table (may be NULL). */
+hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
+                       hta_table **out, hta_error *err);
+/* ---- the HTML page (html.c) ----
+ * One self-contained file (inline SVG and CSS, no script, nothing fetched) from the report's tables
+ * (res), each rank's profile, the idle breakdown and the launches; written through hta/outfile.h. */
+hta_status rp_html_write(const char *path, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
+                         const hta_table *idle, const hta_table *launches, hta_error *err);
+
+/* "0,2,5-7" of the ranks whose on[] is set (malloc'ed). */
+char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on);
+/* A duration as a person reads it: "52 us", "145.2 ms", "1.25 s". */
+const char *rp_dur(int64_t ns, char *buf, size_t cap);
 
 #endif

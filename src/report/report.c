@@ -16,6 +16,8 @@
 
 
 HTA_TABLE_DEFINE(HTA_FINDINGS);
+HTA_TABLE_DEFINE(HTA_OBS);
+HTA_TABLE_DEFINE(HTA_REPORT_HEADLINE);
 HTA_TABLE_DEFINE(HTA_REPORT_RANKS);
 HTA_TABLE_DEFINE(HTA_REPORT_KERNEL_TYPES);
 HTA_TABLE_DEFINE(HTA_TOP_KERNELS);
@@ -77,15 +79,15 @@ void rp_add_finding(findings *f, int64_t rank, const char *area, const char *det
     }
     long row = hta_table_add_row(f->t);
     int bad = row < 0;
-    bad = bad || hta_table_set_str(f->t, row, HTA_FINDINGS_FINDING, buf);
+    bad = bad || hta_table_set_str(f->t, row, HTA_OBS_FINDING, buf);
     free(buf);
-    if (bad || hta_table_set_str(f->t, row, HTA_FINDINGS_AREA, area) ||
-        hta_table_set_str(f->t, row, HTA_FINDINGS_TODO, detail)) {
+    if (bad || hta_table_set_str(f->t, row, HTA_OBS_AREA, area) ||
+        hta_table_set_str(f->t, row, HTA_OBS_TODO, detail)) {
         f->ok = 0;
         return;
     }
-    if (rank >= 0) hta_table_set_int(f->t, row, HTA_FINDINGS_RANK, rank);
-    else hta_table_set_null(f->t, row, HTA_FINDINGS_RANK);
+    if (rank >= 0) hta_table_set_int(f->t, row, HTA_OBS_RANK, rank);
+    else hta_table_set_null(f->t, row, HTA_OBS_RANK);
 }
 
 /* The usual remedy for each idle cause of the idle breakdown (docs/report.md, "How findings are chosen"). */
@@ -112,7 +114,7 @@ static int sort_findings(findings *f) {
     }
     for (size_t i = 0; i < n; i++) {
         ord[i] = (uint32_t)i;
-        key[i] = isnan(num(t, i, HTA_FINDINGS_RANK)) ? -1 : (int64_t)num(t, i, HTA_FINDINGS_RANK);
+        key[i] = isnan(num(t, i, HTA_OBS_RANK)) ? -1 : (int64_t)num(t, i, HTA_OBS_RANK);
     }
     int rc = hta_stable_sort_idx_i64(ord, n, key, NULL);
     /* The table is columnar and has no row swap: each column is permuted through a copy, 8-byte cells
@@ -148,6 +150,7 @@ typedef struct parts {
     hta_result temporal, idle, kernels, overlap, launch, stragglers;
     /* the tables read, checked to be their declarations' (stragglers: NULL when not run) */
     const hta_table *temporal_t, *idle_t, *kernel_type_t, *all_kernels_t, *overlap_t, *launch_t, *stragglers_t;
+    const hta_table *launch_stats_t; /* every launch: the page's launch-delay distribution */
 } parts;
 
 static void parts_free(parts *p) {
@@ -179,6 +182,7 @@ static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
     HTA_TRY(hta_result_table(&p->overlap, &HTA_OVERLAP_TABLE, &p->overlap_t, err));
     HTA_TRY(hta_launch_stats(ctx, NULL, &p->launch, err));
     HTA_TRY(hta_result_table(&p->launch, &HTA_LAUNCH_SUMMARY_TABLE, &p->launch_t, err));
+    HTA_TRY(hta_result_table(&p->launch, &HTA_LAUNCH_STATS_TABLE, &p->launch_stats_t, err));
     size_t ns = hta_ctx_nranks(ctx);
     if (ns > 2) { /* with two ranks both are "candidates": nothing to say */
         hta_straggler_opts so;
@@ -492,7 +496,7 @@ static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu
 
 /* What bounds each rank's critical path: HTA's bound_by summary per rank, and
  * a finding naming the largest share. */
-static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu,
+static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu, rp_rank *pr,
                                  findings *f, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
@@ -524,6 +528,14 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu,
             hta_result_note(out, "rank %d: no critical path: %s", rank, e2.msg);
             st = HTA_OK;
         } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err))) {
+            /* the path's time per step and bound_by class, for the page's chart */
+            for (size_t i = 0; pr && i + 1 < path.n; i++) {
+                const hta_cp_edge *e = &g->edge[path.edge[i]];
+                const char *bb = hta_cpath_bound_by(g, e, NULL, 0);
+                long s = rp_step_of(&pr[k], g->node[e->u].ts);
+                for (int c = 0; bb && s >= 0 && c < RP_NBOUND; c++)
+                    if (!strcmp(bb, rp_bound_names[c])) pr[k].cp_ns[(size_t)s * RP_NBOUND + c] += e->w > 0 ? e->w : 0;
+            }
             long best = -1;
             for (size_t i = 0; i < sm->nrows; i++) {
                 const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
@@ -583,7 +595,37 @@ static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu,
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
+/* The job in one row (HTA_REPORT_HEADLINE). */
+static hta_table *headline_table(const rp_rank *pr, size_t ns) {
+    hta_table *tb = hta_table_from_def(&HTA_REPORT_HEADLINE_TABLE);
+    long row = tb ? hta_table_add_row(tb) : -1;
+    if (row < 0) {
+        hta_table_free(tb);
+        return NULL;
+    }
+    size_t steps = 0;
+    double tot = 0, gpu = 0, cpu = 0; /* summed over ranks: double, as times near 2^62 ns may be */
+    for (size_t k = 0; k < ns; k++) {
+        const rp_rank *p = &pr[k];
+        if (p->nsteps > steps) steps = p->nsteps;
+        int64_t a = p->step_ts[0], b = p->step_end[p->nsteps - 1];
+        tot += (double)(b - a);
+        for (size_t s = 0; s < p->nsteps; s++) gpu += (double)p->gpu_busy_ns[s];
+        for (size_t i = 0; i < p->ncpu; i++) {
+            int64_t x = p->cpu_s[i] > a ? p->cpu_s[i] : a, y = p->cpu_e[i] < b ? p->cpu_e[i] : b;
+            if (y > x) cpu += (double)(y - x);
+        }
+    }
+    hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_RANKS, (int64_t)ns);
+    hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_STEPS, (int64_t)steps);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_STEP, (double)rp_job_step(pr, ns) / 1e3);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_GPU_BUSY, tot > 0 ? hta_round(100.0 * gpu / tot, 1) : NAN);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_CPU_BUSY, tot > 0 ? hta_round(100.0 * cpu / tot, 1) : NAN);
+    return tb;
+}
+
 void hta_report_opts_default(hta_report_opts *o) {
+    o->html = NULL;
     o->top_kernels = 10;
     o->critical_path = 1;
 }
@@ -597,7 +639,7 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
         return st;
     }
     size_t ns = hta_ctx_nranks(ctx);
-    findings f = {hta_table_from_def(&HTA_FINDINGS_TABLE), 1};
+    findings f = {hta_table_from_def(&HTA_OBS_TABLE), 1};
     hta_table *rk = ranks_table(t, ns, &p);
     kagg *kv = NULL;
     size_t nk = 0;
@@ -605,15 +647,18 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     rp_cpu cpu;
     memset(&cpu, 0, sizeof cpu);
     hta_result_init(&cpu.res);
-    if (!f.t || !rk) {
+    hta_arena pa = HTA_ARENA_INIT;
+    rp_rank *pr = HTA_ANEW(&pa, rp_rank, ns);
+    hta_table *ft = NULL, *hl = NULL;
+    if (!f.t || !rk || !pr) {
         st = hta_oom(err);
         goto done;
     }
     /* the ranks without GPU work (and libhtatrace files): what the CPU side says about them */
     if ((st = rp_cpu_run(ctx, rk, &cpu, err))) goto done;
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
-    hta_table_col_wrap(f.t, HTA_FINDINGS_FINDING);
-    hta_table_col_wrap(f.t, HTA_FINDINGS_TODO);
+    hta_table_col_wrap(f.t, HTA_OBS_FINDING);
+    hta_table_col_wrap(f.t, HTA_OBS_TODO);
     if (ns > RANKS_IN_FULL) summary_findings(&f, rk, &cpu);
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
@@ -636,11 +681,21 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
                     rp_name(sn ? sn : kv[0].name, nb), kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
+    /* what the diagnosis and the page read of each rank, while the views are still built */
+    for (size_t k = 0; k < ns; k++)
+        if ((st = rp_profile_build(ctx, k, &pa, &pr[k], err))) goto done;
+    rp_lateness(pr, ns);
     /* the critical path builds one rank's graph at a time and needs memory of its
      * own: give back the views the analyses shared and their spare scratch first */
     hta_ctx_keep_views(ctx, 0);
     hta_arena_trim(&ctx->scratch);
-    if (o->critical_path && (st = critical_paths(ctx, ns, &cpu, &f, out, err))) goto done;
+    if (o->critical_path && (st = critical_paths(ctx, ns, &cpu, pr, &f, out, err))) goto done;
+    /* the causes, ranked by what fixing them saves */
+    if ((st = rp_diagnose(ctx, pr, ns, rk, hta_result_find(out, "top_kernels"), &ft, err))) goto done;
+    if (!(hl = headline_table(pr, ns))) {
+        st = hta_oom(err);
+        goto done;
+    }
     /* stragglers ran only with three ranks or more (run_parts): ps is NULL otherwise, and straggler_row
      * says -1 */
     const hta_table *ps = p.stragglers_t;
@@ -659,27 +714,34 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
         goto done;
     }
     /* findings first, then the figures */
-    if (hta_result_add(out, f.t) || hta_result_add(out, rk)) {
-        f.t = rk = NULL;
-        st = hta_oom(err);
-        goto done;
-    }
-    /* move findings and ranks to the front: the findings are complete only now, after the critical
-     * paths, while the figure tables went into out as they were made */
+    hta_table *front[4] = {ft, hl, f.t, rk};
+    ft = hl = f.t = rk = NULL;
+    for (int i = 0; i < 4; i++)
+        if (hta_result_add(out, front[i])) {
+            for (int j = i + 1; j < 4; j++) hta_table_free(front[j]);
+            st = hta_oom(err);
+            goto done;
+        }
+    /* move them to the front: they are complete only now, after the critical paths, while the figure
+     * tables went into out as they were made */
     size_t n = out->n;
-    hta_table *a = out->tables[n - 2], *b = out->tables[n - 1];
-    memmove(out->tables + 2, out->tables, (n - 2) * sizeof *out->tables);
-    out->tables[0] = a;
-    out->tables[1] = b;
-    f.t = rk = NULL;
+    memmove(out->tables + 4, out->tables, (n - 4) * sizeof *out->tables);
+    for (int i = 0; i < 4; i++) out->tables[i] = front[i];
     /* temporal's "no GPU activity" notes explain the zeros of the ranks table; for libhtatrace files,
      * which never have GPU activity, they would only be noise */
     size_t ntracer = 0;
     for (size_t k = 0; k < ns; k++) ntracer += cpu.tracer[k];
     for (size_t i = 0; ntracer < ns && i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
+    if (o->html) {
+        if ((st = rp_html_write(o->html, ctx, pr, ns, out, p.idle_t, p.launch_stats_t, err))) goto done;
+        hta_result_note(out, "wrote the HTML report to %s", o->html);
+    }
 done:
     hta_table_free(f.t);
     hta_table_free(rk);
+    hta_table_free(ft);
+    hta_table_free(hl);
+    hta_arena_free(&pa);
     free(kv);
     rp_cpu_free(&cpu);
     parts_free(&p);

@@ -134,7 +134,7 @@ class CpuCriticalPath(Small):
 class CpuReport(Small):
     def test_findings(self):
         rep, err = tables("report", self.path)
-        f = {x["area"]: x for x in rows(rep["findings"])}
+        f = {x["area"]: x for x in rows(rep["observations"])}
         self.assertEqual(sorted(f), ["cpu", "critical path", "gpu"])
         # steps 1 (1000 us) and 2 (800 us): addmm 650, loader 300 (200 + the 100 us inside step 2), relu 150 of
         # 1800 us; 850 us of the main thread's steps run no operator
@@ -169,7 +169,7 @@ class CpuReport(Small):
         self.assertEqual({r["rank"] for r in rows(rep["cpu_ranks"])}, {1})
         self.assertEqual({r["rank"] for r in rows(rep["cpu_op_time"])}, {1})
         self.assertTrue(rows(rep["top_kernels"]))
-        areas = {(x["rank"], x["area"]) for x in rows(rep["findings"])}
+        areas = {(x["rank"], x["area"]) for x in rows(rep["observations"])}
         self.assertIn((1, "cpu"), areas)
         self.assertIn((0, "idle"), areas)
         self.assertNotIn((0, "cpu"), areas)
@@ -179,7 +179,7 @@ class CpuReport(Small):
             for k in range(10):
                 cpu_trace.write(os.path.join(d, "rank%d.json" % k), rank=k)
             rep, _ = tables("report", d, "--no-critical-path")
-        f = rows(rep["findings"])
+        f = rows(rep["observations"])
         self.assertEqual([(x["rank"], x["area"]) for x in f], [(None, "gpu"), (None, "cpu")])
         self.assertEqual(f[1]["finding"],
                          "mean step time: median 900 us over 10 ranks (least 900 us on rank 0, most 900 us on rank 0); "
@@ -211,9 +211,9 @@ class TorchLegacyReport(unittest.TestCase):
         self.assertEqual(ops[0]["total_time (us)"], sum(e["dur"] for e in mm))
         steps = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
         self.assertEqual(len(steps), 3)  # the last step is dropped, as HTA does
-        f = [r for r in rows(out["findings"]) if r["area"] == "cpu"]
+        f = [r for r in rows(out["observations"]) if r["area"] == "cpu"]
         self.assertEqual(len(f), 1)
         self.assertIn("2 steps", f[0]["finding"])
         self.assertIn("aten::mm 24.6%", f[0]["finding"])
-        cp = [r for r in rows(out["findings"]) if r["area"] == "critical path"]
+        cp = [r for r in rows(out["observations"]) if r["area"] == "critical path"]
         self.assertIn("CPU-bound", cp[0]["finding"])

@@ -61,7 +61,7 @@ class ReportMetrics(unittest.TestCase):
         # SM 9%, tensor cores 0, 24 of 80 GB used, idle every 5th sample while the CPU is 95% busy (40% else)
         self.write(metrics_lines("node7", 30, 0.09, 0.0, 24, idle_every=5, cpu_idle=0.95, cpu_busy=0.4))
         out = report(self.dir)
-        found = [r for r in rows(out["findings"]) if r["area"] == "metrics"]
+        found = [r for r in rows(out["observations"]) if r["area"] == "metrics"]
         text = "\n".join(r["finding"] + " | " + r["what_to_do"] for r in found)
         self.assertIn("host node7 GPU 0: SM activity 9.0%, tensor cores active 0.0% of the time (DCGM, 30 "
                       "samples)", text)
@@ -82,7 +82,7 @@ class ReportMetrics(unittest.TestCase):
 
     def test_cpu_saturated_and_healthy_gpu(self):
         self.write(metrics_lines("node7", 10, 0.8, 0.5, 70, cpu_busy=0.97))
-        found = [r for r in rows(report(self.dir)["findings"]) if r["area"] == "metrics"]
+        found = [r for r in rows(report(self.dir)["observations"]) if r["area"] == "metrics"]
         self.assertEqual([r["finding"] for r in found], ["host node7: CPU busy 97% on average over 10 samples"])
 
     def test_no_metrics(self):
@@ -91,7 +91,7 @@ class ReportMetrics(unittest.TestCase):
                         "--seed", "4", "--quiet"], check=True)
         out = report(d)
         self.assertNotIn("gpu_metrics", out)
-        self.assertFalse([r for r in rows(out["findings"]) if r["area"] == "metrics"])
+        self.assertFalse([r for r in rows(out["observations"]) if r["area"] == "metrics"])
 
 
 if __name__ == "__main__":

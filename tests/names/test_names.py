@@ -90,8 +90,8 @@ class Layout(unittest.TestCase):
         for t in TRACES:
             with self.subTest(trace=os.path.basename(t)):
                 text = run("report", t, "--quiet")
-                lines = table_lines(text, "findings")
-                f = rows(tables("report", t)["findings"])
+                lines = table_lines(text, "observations")
+                f = rows(tables("report", t)["observations"])
                 self.assertTrue(f)
                 for r in f:
                     for col in ("finding", "what_to_do"):
@@ -105,7 +105,7 @@ class Layout(unittest.TestCase):
     def test_b200_top_kernel_finding(self):
         """b200's top kernel is a 129-character name: the finding quotes its start and end.  Its 36 calls take
         3181.785 us of the 11665.760 us of kernel time in the file (27.27%)."""
-        f = rows(tables("report", os.path.join(DATA, "real", "b200_eager"))["findings"])
+        f = rows(tables("report", os.path.join(DATA, "real", "b200_eager"))["observations"])
         k = [r["finding"] for r in f if r["area"] == "kernels"]
         self.assertEqual(k, ["top kernel bmm_MxE4m3_MxE2m1MxE4m3_Fp32_..._dynBatch_sm100f (COMPUTATION) takes 27.3% "
                              "of all kernel time (3182 us in 36 calls)"])
@@ -151,7 +151,7 @@ class MiddleCut(unittest.TestCase):
 
     def test_short_names_without_empty_components(self):
         """The report's short name drops '(anonymous namespace)' cleanly; HTA's tables keep HTA's string."""
-        f = [r["finding"] for r in rows(tables("report", self.trace)["findings"]) if r["area"] == "kernels"]
+        f = [r["finding"] for r in rows(tables("report", self.trace)["observations"]) if r["area"] == "kernels"]
         self.assertEqual(len(f), 1)
         self.assertTrue(f[0].startswith("top kernel at::native::multi_tensor_apply_kernel (COMPUTATION) takes"), f[0])
         self.assertNotIn("::::", json.dumps(tables("report", self.trace)))

@@ -181,7 +181,7 @@ class Mi300Falconsai(Common, unittest.TestCase):
         cp = {r["bound_by"]: r["percentage"] for r in rep["critical_path"]}
         self.assertEqual(max(cp, key=cp.get), "cpu_bound")
         self.assertGreater(cp["cpu_bound"], 90)
-        areas = {f["area"]: f["finding"] for f in rep["findings"] if f["rank"] == 0}
+        areas = {f["area"]: f["finding"] for f in rep["observations"] if f["rank"] == 0}
         self.assertIn("GPU idle 75.0%", areas["idle"])
         self.assertIn("cpu_bound", areas["critical path"])
 
@@ -247,7 +247,7 @@ class VllmDecodeGraph(Common, unittest.TestCase):
         cp = {r["bound_by"]: r["percentage"] for r in rep["critical_path"]}
         self.assertGreater(cp["gpu_compute_bound"], 99)
         self.assertNotIn("cpu_bound", cp)
-        areas = {f["area"]: f["finding"] for f in rep["findings"] if f["rank"] == 0}
+        areas = {f["area"]: f["finding"] for f in rep["observations"] if f["rank"] == 0}
         self.assertIn("GPU idle only 0.2%", areas["idle"])
         self.assertIn("gpu_compute_bound", areas["critical path"])
 

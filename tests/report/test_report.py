@@ -43,7 +43,7 @@ class Report(unittest.TestCase):
 
     def test_findings(self):
         rep, _ = tables("report", SAMPLE)
-        f = rows(rep["findings"])
+        f = rows(rep["observations"])
         idle0 = [x for x in f if x["rank"] == 0 and x["area"] == "idle"]
         self.assertEqual(len(idle0), 1)
         self.assertIn("GPU idle 53.6%", idle0[0]["finding"])
@@ -64,19 +64,19 @@ class Report(unittest.TestCase):
             want = {r["bound_by"]: r["percentage"] for r in rows(cp["summary"]) if r["bound_by"]}
             got = {r["bound_by"]: r["percentage"] for r in rows(rep["critical_path"]) if r["rank"] == rank}
             self.assertEqual(got, want)
-        f = [x for x in rows(rep["findings"]) if x["area"] == "critical path" and x["rank"] == 0]
+        f = [x for x in rows(rep["observations"]) if x["area"] == "critical path" and x["rank"] == 0]
         self.assertEqual(len(f), 1)
         self.assertIn("99.7% cpu_bound", f[0]["finding"])
         self.assertIn("--ranks 0 --what-if", f[0]["what_to_do"])
         # findings: all-rank ones first, then rank by rank
-        ranks = [x["rank"] for x in rows(rep["findings"])]
+        ranks = [x["rank"] for x in rows(rep["observations"])]
         self.assertEqual(ranks, sorted(ranks, key=lambda r: -1 if r is None else r))
         no, _ = tables("report", SAMPLE, "--no-critical-path")
         self.assertNotIn("critical_path", no)
 
     def test_cpu_only_trace(self):
         rep, err = tables("report", os.path.join(ROOT, "tests", "data", "hta", "cpu_only"))
-        f = rows(rep["findings"])
+        f = rows(rep["observations"])
         self.assertEqual([x["area"] for x in f], ["gpu", "cpu", "critical path"])
         self.assertIn("no GPU kernels", f[0]["finding"])
         # one step (ProfilerStep#551, 210.11 ms); the two gloo threads' all_reduce calls that start in it
@@ -104,7 +104,7 @@ class Report(unittest.TestCase):
                             "--ranks", "4", "--layers", "2", "--steps", "3", "--straggler", "2", "--quiet"],
                            check=True)
             rep, _ = tables("report", d)
-            s = [x for x in rows(rep["findings"]) if x["area"] == "straggler"]
+            s = [x for x in rows(rep["observations"]) if x["area"] == "straggler"]
             self.assertEqual([x["rank"] for x in s], [2])
 
 
@@ -115,7 +115,7 @@ class Report(unittest.TestCase):
                            check=True)
             rep, _ = tables("report", d)
             self.assertEqual(len(rows(rep["ranks"])), 12)
-            f = rows(rep["findings"])
+            f = rows(rep["observations"])
             idle = [x for x in f if x["area"] == "idle" and x["rank"] is None]
             self.assertEqual(len(idle), 1)
             self.assertIn("over 12 ranks", idle[0]["finding"])
@@ -136,7 +136,7 @@ class Report(unittest.TestCase):
             starts = [r["mean_normalized_start"] for r in rows(st["potential_stragglers"])]
             self.assertLess(max(starts) - min(starts), 0.001)
             rep, _ = tables("report", d)
-            self.assertEqual([x for x in rows(rep["findings"]) if x["area"] == "straggler"], [])
+            self.assertEqual([x for x in rows(rep["observations"]) if x["area"] == "straggler"], [])
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ class TracerReport(unittest.TestCase):
         ranks = {r["rank"]: r for r in rows(self.rep["cpu_ranks"])}
         self.assertEqual({k: (r["threads"], r["calls"], r["steps"], r["tracer"]) for k, r in ranks.items()},
                          {0: (1, 9, 0, 1), 1: (2, 10, 0, 1)})
-        f = rows(self.rep["findings"])
+        f = rows(self.rep["observations"])
         # no "no GPU kernels" for tracer files: one cpu and one critical-path finding per rank
         self.assertEqual([(x["rank"], x["area"]) for x in f],
                          [(0, "cpu"), (0, "critical path"), (1, "cpu"), (1, "critical path")])
@@ -204,7 +204,7 @@ class TracerReport(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         mr, fr = hta("report", flat), hta("report", self.dir)
         self.assertEqual(sorted(r["rank"] for r in rows(mr["cpu_ranks"])), [0, 1])
-        for t in ("findings", "cpu_op_time", "scope_args"):
+        for t in ("findings", "observations", "cpu_op_time", "scope_args"):
             self.assertEqual(mr[t], fr[t], t)
 
 
@@ -226,7 +226,7 @@ class TracerGpuScopes(unittest.TestCase):
                 t.flush()
             """ % d)], env=env, check=True, timeout=120)
             rep = hta("report", d)
-        f = rows(rep["findings"])
+        f = rows(rep["observations"])
         self.assertEqual([x["area"] for x in f], ["cpu", "critical path"])
         self.assertIn("libhtatrace scopes by self time", f[0]["finding"])
         self.assertIn(": gpu_scope ", f[1]["finding"])

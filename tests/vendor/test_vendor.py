@@ -285,7 +285,7 @@ class CudaAndHip(unittest.TestCase):
         """The same findings on idle time, communication and launches, with the same figures; the ranks'
         figures equal but for the memsets' share of compute."""
         c, h = hta("report", self.cuda), hta("report", self.hip)
-        pick = lambda rep: sorted((f["rank"], f["area"], f["finding"]) for f in rep["findings"]  # noqa: E731
+        pick = lambda rep: sorted((f["rank"], f["area"], f["finding"]) for f in rep["observations"]  # noqa: E731
                                   if f["area"] in ("idle", "communication", "launch"))
         self.assertEqual(pick(h), pick(c))
         self.assertEqual(len(pick(c)), 6)
@@ -297,7 +297,7 @@ class CudaAndHip(unittest.TestCase):
                 else:
                     self.assertEqual(rh[k], rc[k], k)
         # the top kernel differs by name only: RCCL runs every collective as one generic kernel
-        top = [f["finding"] for f in h["findings"] if f["area"] == "kernels"]
+        top = [f["finding"] for f in h["observations"] if f["area"] == "kernels"]
         self.assertTrue(top and "ncclDevKernel_Generic_1 (COMMUNICATION)" in top[0], top)
 
     def test_numeric_host_streams(self):

@@ -1,0 +1,411 @@
+/* `hta report --html OUT`: the report as one self-contained HTML page, inline CSS and SVG, no script and
+ * nothing fetched, so that it opens offline in any browser and can be mailed.  It draws the tables the
+ * report made (findings, headline, ranks, kernels, critical path) and each rank's profile (profile.c):
+ * CPU and GPU busy over time with the steps marked, the launch-queue length and memory bandwidth over
+ * time, collective lateness per rank and step, the critical path per rank and step.  Sections and
+ * charts: docs/report.md, "The HTML page".  Size: a few hundred bytes per rank and bin, about 1 MB for
+ * 64 ranks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/breakdown.h"
+#include "hta/launch.h"
+#include "hta/outfile.h"
+#include "hta/vocab.h"
+#include "hta/util.h"
+#include "report/internal.h"
+#include "report/svg.h"
+
+static double num(const hta_table *t, size_t r, int c) { return hta_table_get_float(t, r, c); }
+static const char *txt(const hta_table *t, size_t r, int c) {
+    const char *s = hta_table_get_str(t, r, c);
+    return s ? s : "";
+}
+
+static const hta_table *table(const hta_result *res, const hta_table_def *d) {
+    const hta_table *t = NULL;
+    hta_error e = {0};
+    return hta_result_table(res, d, &t, &e) ? NULL : t;
+}
+
+static const char *CSS =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#111;background:#fff}"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #999}"
+    "p.note{color:#444;font-size:13px}"
+    "table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #bbb;padding:3px 6px;"
+    "vertical-align:top;text-align:left}th{background:#eee}td.n{text-align:right;white-space:nowrap}"
+    ".cards{display:flex;gap:12px;flex-wrap:wrap}.card{border:1px solid #888;padding:8px 12px;min-width:150px}"
+    ".card b{display:block;font-size:22px}"
+    "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
+    ".ax{stroke:#333;stroke-width:1}.tk{font-size:10px;fill:#222}.un{font-size:11px;fill:#222}"
+    ".lb{font-size:11px;fill:#111}.lg{font-size:11px;fill:#111}.st{stroke:#000;stroke-width:0.8;"
+    "stroke-dasharray:2 2}";
+
+/* ---- time series per rank: one row per rank, over the rank's own span ---- */
+
+typedef enum { TS_BUSY, TS_QUEUE, TS_MEMBW } ts_kind;
+
+static void time_rows(sb *b, const char *id, const char *title, const rp_rank *pr, size_t n, ts_kind kind) {
+    int rowh = n <= 8 ? 56 : n <= 16 ? 36 : 18, gap = n <= 16 ? 8 : 3, left = 70, w = 900, top = 30;
+    int plotw = w - left - 20, h = top + (int)n * (rowh + gap) + 45;
+    double tmax = 0, vmax = 0;
+    for (size_t k = 0; k < n; k++) {
+        tmax = fmax(tmax, (double)(pr[k].t1 - pr[k].t0) / 1e6);
+        for (int i = 0; i < RP_BINS; i++)
+            vmax = fmax(vmax, kind == TS_QUEUE ? pr[k].queue[i] : kind == TS_MEMBW ? pr[k].membw[i] : 1);
+    }
+    if (!(tmax > 0)) tmax = 1;
+    if (!(vmax > 0)) vmax = 1;
+    svg_open(b, id, title, w, h);
+    if (kind == TS_BUSY) {
+        static const char *const names[] = {"GPU busy (kernels, copies)", "CPU busy (operators, runtime calls)", "step start"};
+        static const int fills[] = {0, 1, 5};
+        svg_legend(b, left, 16, names, 3, fills);
+    } else {
+        sb_printf(b, "<text x=\"%d\" y=\"16\" class=\"lg\">per rank, the largest value in each of %d bins; scale "
+                     "0 to %.4g %s</text>\n",
+                  left, RP_BINS, vmax, kind == TS_QUEUE ? "kernels queued" : "GB/s");
+    }
+    for (size_t k = 0; k < n; k++) {
+        const rp_rank *p = &pr[k];
+        double y0 = top + (double)k * (rowh + gap), y1 = y0 + rowh;
+        double span = (double)(p->t1 - p->t0) / 1e6, pw = plotw * (span > 0 ? span / tmax : 0);
+        sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">rank %d</text>", left - 6,
+                  (y0 + y1) / 2 + 4, p->rank);
+        sb_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>", left, y0,
+                  pw, rowh);
+        for (int s = 0; s < 2; s++) {
+            if (kind != TS_BUSY && s) break;
+            /* GPU busy as a filled area, CPU busy as a line above it */
+            const float *v = kind == TS_QUEUE ? p->queue : kind == TS_MEMBW ? p->membw : s ? p->cpu_busy : p->gpu_busy;
+            double sc = kind == TS_BUSY ? 1 : vmax;
+            if (!s) sb_printf(b, "<path fill=\"%s\" d=\"M%d %.1f", svg_fill(0), left, y1);
+            else sb_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" d=\"", svg_fill(1));
+            for (int i = 0; i < RP_BINS; i++) {
+                double x = left + pw * (i + 0.5) / RP_BINS, y = y1 - (rowh - 2) * v[i] / sc;
+                sb_printf(b, "%s%.1f %.1f", s && !i ? "M" : "L", x, y);
+            }
+            if (!s) sb_printf(b, "L%.1f %.1fZ", left + pw, y1);
+            sb_printf(b, "\"/>");
+        }
+        if (kind == TS_BUSY && p->step_num[0] >= 0)
+            for (size_t st = 0; st < p->nsteps; st++) {
+                double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 - p->t0 ? p->t1 - p->t0 : 1);
+                sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"st\"/>", x, y0, x, y1);
+                if (rowh >= 36)
+                    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">#%lld</text>", x + 2, y0 + 10,
+                              (long long)p->step_num[st]);
+            }
+        sb_printf(b, "\n");
+    }
+    svg_xaxis(b, left, left + plotw, top + (double)n * (rowh + gap), tmax, "time since the rank's first event (ms)");
+    svg_close(b);
+}
+
+/* ---- collective lateness: rank x step, darker = the others waited longer for this rank ---- */
+
+static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
+    size_t ns = 0;
+    for (size_t k = 0; k < n; k++) ns = pr[k].nsteps > ns ? pr[k].nsteps : ns;
+    int cw = ns > 20 ? 20 : 60, ch = n > 16 ? 12 : 22, left = 70, top = 40, w = left + (int)ns * cw + 200;
+    int h = top + (int)n * ch + 40;
+    svg_open(b, "lateness", "collective lateness per rank and step", w < 900 ? 900 : w, h);
+    sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"lg\">the time the other ranks waited for this rank in the step's "
+                 "collectives, %% of the job's step time; darker = longer</text>",
+              left);
+    for (int i = 0; i <= 4; i++) { /* legend: 0, 5, 10, 15, 20+ % */
+        double f = i / 4.0;
+        sb_printf(b, "<rect x=\"%d\" y=\"20\" width=\"30\" height=\"10\" fill=\"rgb(%d,%d,%d)\" stroke=\"#333\" "
+                     "stroke-width=\"0.5\"/><text x=\"%d\" y=\"29\" class=\"tk\">%d%%%s</text>",
+                  left + 300 + i * 60, (int)(255 - 230 * f), (int)(255 - 230 * f), (int)(255 - 180 * f),
+                  left + 334 + i * 60, i * 5, i == 4 ? "+" : "");
+    }
+    for (size_t k = 0; k < n; k++) {
+        double y = top + (double)k * ch;
+        sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">rank %d</text>", left - 6, y + ch - 4,
+                  pr[k].rank);
+        for (size_t s = 0; s < pr[k].nsteps; s++) {
+            double pc = job > 0 ? 100.0 * (double)pr[k].late_ns[s] / (double)job : 0;
+            double f = fmin(1, pc / 20);
+            sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" stroke=\"#999\" "
+                         "stroke-width=\"0.3\"><title>rank %d step %lld: %.1f%%</title></rect>",
+                      left + (double)s * cw, y, cw, ch, (int)(255 - 230 * f), (int)(255 - 230 * f), (int)(255 - 180 * f),
+                      pr[k].rank, (long long)pr[k].step_num[s], pc);
+        }
+    }
+    for (size_t s = 0; n && s < pr[0].nsteps; s++)
+        if (ns <= 20 || s % 5 == 0)
+            sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">#%lld</text>",
+                      left + ((double)s + 0.5) * cw, top + (double)n * ch + 14, (long long)pr[0].step_num[s]);
+    sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"un\">ProfilerStep</text>\n", left, top + (double)n * ch + 30);
+    svg_close(b);
+}
+
+/* ---- launch delays: how many launches wait how long before their kernel starts ---- */
+
+static void launch_hist(sb *b, const hta_table *ls) {
+    static const char *const bins[] = {"< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", "10-100 ms", ">= 100 ms"};
+    double c[6] = {0};
+    for (size_t r = 0; ls && r < ls->nrows; r++) {
+        double d = num(ls, r, HTA_LAUNCH_STATS_DELAY);
+        if (isnan(d)) continue;
+        int i = d < 10 ? 0 : d < 100 ? 1 : d < 1e3 ? 2 : d < 1e4 ? 3 : d < 1e5 ? 4 : 5;
+        c[i]++;
+    }
+    int w = 900, h = 260, left = 80, top = 20, bw = 110;
+    double hi = 0;
+    for (int i = 0; i < 6; i++) hi = fmax(hi, c[i]);
+    if (!(hi > 0)) hi = 1;
+    svg_open(b, "launch-delay", "launch delay distribution", w, h);
+    double y1 = top + 180;
+    for (int i = 0; i < 6; i++) {
+        double bh = 180 * c[i] / hi, x = left + 10 + i * (bw + 10);
+        sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"/>"
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%.0f</text>"
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"middle\">%s</text>",
+                  x, y1 - bh, bw, bh, svg_fill(1), x + bw / 2.0, y1 - bh - 3, c[i], x + bw / 2.0, y1 + 14, bins[i]);
+    }
+    svg_yaxis(b, left, top, y1, hi, "launches", 5);
+    sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"un\">delay from the end of the launch call to the start of its "
+                 "GPU work, all ranks</text>\n",
+              left + 10, y1 + 34);
+    svg_close(b);
+}
+
+/* ---- sections from the report's tables ---- */
+
+static void findings_section(sb *b, const hta_table *f) {
+    sb_printf(b, "<h2 id=\"findings\">Findings, ranked by what fixing them would save</h2>\n");
+    if (!f || !f->nrows) {
+        sb_printf(b, "<p>No cause of lost time stands out.</p>\n");
+        return;
+    }
+    sb_printf(b, "<table id=\"findings-table\"><tr><th>#</th><th>cause</th><th>ranks</th><th>saving</th>"
+                 "<th>evidence</th><th>what to do</th></tr>\n");
+    for (size_t r = 0; r < f->nrows; r++) {
+        sb_printf(b, "<tr><td class=\"n\">%zu</td><td><b>", r + 1);
+        sb_text(b, txt(f, r, HTA_FINDINGS_CAUSE));
+        sb_printf(b, "</b></td><td>");
+        sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
+        sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                  num(f, r, HTA_FINDINGS_SAVING_US));
+        sb_text(b, txt(f, r, HTA_FINDINGS_EVIDENCE));
+        sb_printf(b, "</td><td>");
+        sb_text(b, txt(f, r, HTA_FINDINGS_TODO));
+        sb_printf(b, "</td></tr>\n");
+    }
+    sb_printf(b, "</table>\n");
+}
+
+/* Any table as HTML, every cell as the json format would give it. */
+static void html_table(sb *b, const hta_table *t, const char *id) {
+    if (!t) return;
+    sb_printf(b, "<table id=\"%s\"><tr>", id);
+    for (size_t c = 0; c < t->ncols; c++) {
+        sb_printf(b, "<th>");
+        sb_text(b, t->cols[c].name);
+        sb_printf(b, "</th>");
+    }
+    sb_printf(b, "</tr>\n");
+    for (size_t r = 0; r < t->nrows; r++) {
+        sb_printf(b, "<tr>");
+        for (size_t c = 0; c < t->ncols; c++) {
+            const hta_column *col = &t->cols[c];
+            if (col->type == HTA_COL_STR) {
+                sb_printf(b, "<td>");
+                sb_text(b, col->v.s[r] ? col->v.s[r] : "");
+            } else if (col->type == HTA_COL_INT && !(col->null && col->null[r])) {
+                sb_printf(b, "<td class=\"n\">%lld", (long long)col->v.i[r]);
+            } else if (col->type == HTA_COL_FLOAT && !isnan(col->v.f[r])) {
+                sb_printf(b, "<td class=\"n\">%.6g", col->v.f[r]);
+            } else {
+                sb_printf(b, "<td>");
+            }
+            sb_printf(b, "</td>");
+        }
+        sb_printf(b, "</tr>\n");
+    }
+    sb_printf(b, "</table>\n");
+}
+
+static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
+                 const hta_table *idle, const hta_table *launches) {
+    const hta_table *f = table(res, &HTA_FINDINGS_TABLE), *hl = table(res, &HTA_REPORT_HEADLINE_TABLE);
+    const hta_table *rk = table(res, &HTA_REPORT_RANKS_TABLE), *kt = table(res, &HTA_REPORT_KERNEL_TYPES_TABLE);
+    const hta_table *tk = table(res, &HTA_TOP_KERNELS_TABLE), *obs = table(res, &HTA_OBS_TABLE);
+    int64_t job = rp_job_step(pr, n);
+    char d1[32];
+    sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<meta name=\"viewport\" content=\"width=device-width\"><title>hta report</title>"
+                 "<style>%s</style></head><body>\n",
+              CSS);
+    svg_defs(b);
+    sb_printf(b, "<h1>hta report: ");
+    sb_text(b, n ? ctx->trace->ranks[0]->path : "");
+    sb_printf(b, "%s</h1>\n", n > 1 ? " and the other ranks' files" : "");
+    /* headline */
+    sb_printf(b, "<div class=\"cards\" id=\"headline\">");
+    sb_printf(b, "<div class=\"card\">step time<b>%s</b>median step of the slowest rank</div>",
+              rp_dur(job, d1, sizeof d1));
+    if (hl && hl->nrows) {
+        sb_printf(b, "<div class=\"card\">GPU busy<b>%.1f%%</b>of the steps' time</div>",
+                  num(hl, 0, HTA_REPORT_HEADLINE_GPU_BUSY));
+        sb_printf(b, "<div class=\"card\">ranks, steps<b>%.0f, %.0f</b>analysed</div>",
+                  num(hl, 0, HTA_REPORT_HEADLINE_RANKS), num(hl, 0, HTA_REPORT_HEADLINE_STEPS));
+    }
+    sb_printf(b, "</div>\n<p>Top causes: ");
+    for (size_t r = 0; f && r < f->nrows && r < 3; r++) {
+        sb_printf(b, "%s<b>", r ? "; " : "");
+        sb_text(b, txt(f, r, HTA_FINDINGS_CAUSE));
+        sb_printf(b, "</b> (ranks ");
+        sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
+        sb_printf(b, "): fixing it would save about %.1f%% of the step (%s)", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                  rp_dur((int64_t)(num(f, r, HTA_FINDINGS_SAVING_US) * 1e3), d1, sizeof d1));
+    }
+    if (!f || !f->nrows) sb_printf(b, "none stands out");
+    sb_printf(b, ".</p>\n");
+    findings_section(b, f);
+    /* what-if savings */
+    sb_printf(b, "<h2 id=\"whatif\">What-if savings</h2><p class=\"note\">Each cause's saving, estimated by "
+                 "simulating the trace with the cause fixed (the rule is in the findings' last column), in %% "
+                 "of the job's step time.</p>\n");
+    {
+        size_t m = f ? f->nrows : 0;
+        const char **lab = calloc(m ? m : 1, sizeof *lab);
+        double *v = calloc(m ? m : 1, sizeof *v);
+        if (lab && v) {
+            for (size_t r = 0; r < m; r++) lab[r] = txt(f, r, HTA_FINDINGS_CAUSE), v[r] = num(f, r, HTA_FINDINGS_SAVING_PCT);
+            svg_hbars(b, "whatif", "what-if savings per cause", lab, v, (int)m, "saving, % of the step time", 170);
+        } else b->oom = 1;
+        free(lab);
+        free(v);
+    }
+    /* over time */
+    sb_printf(b, "<h2 id=\"timeline\">CPU and GPU busy over time</h2><p class=\"note\">Per rank, the share of each "
+                 "of %d time bins in which the GPU runs a kernel, copy or memset (filled) and some CPU thread runs an "
+                 "operator or runtime call (line); dashed lines mark the starts of ProfilerSteps.</p>\n",
+              RP_BINS);
+    time_rows(b, "busy", "CPU and GPU busy over time per rank", pr, n, TS_BUSY);
+    /* time breakdown */
+    sb_printf(b, "<h2 id=\"breakdown\">Time breakdown</h2>\n");
+    {
+        static const char *const ser[] = {"compute", "non-compute (comm, memory)", "idle"};
+        size_t m = rk ? rk->nrows : 0;
+        char (*lab)[24] = calloc(m ? m : 1, sizeof *lab);
+        const char **lp = calloc(m ? m : 1, sizeof *lp);
+        double *v = calloc(3 * (m ? m : 1), sizeof *v);
+        if (lab && lp && v) {
+            for (size_t r = 0; r < m; r++) {
+                snprintf(lab[r], sizeof lab[r], "rank %.0f", num(rk, r, HTA_REPORT_RANKS_RANK));
+                lp[r] = lab[r];
+                v[3 * r] = num(rk, r, HTA_REPORT_RANKS_COMPUTE), v[3 * r + 1] = num(rk, r, HTA_REPORT_RANKS_NON_COMPUTE);
+                v[3 * r + 2] = num(rk, r, HTA_REPORT_RANKS_IDLE);
+            }
+            svg_stacked(b, "breakdown", "GPU time breakdown per rank", lp, (int)m, ser, 3, v, "% of the GPU span", 100, 80);
+            /* idle causes */
+            static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
+            memset(v, 0, 3 * (m ? m : 1) * sizeof *v);
+            for (size_t i = 0; idle && i < idle->nrows; i++)
+                for (size_t r = 0; r < m; r++)
+                    if (num(idle, i, HTA_IDLE_RANK) == num(rk, r, HTA_REPORT_RANKS_RANK))
+                        for (int c = 0; c < 3; c++)
+                            if (!strcmp(txt(idle, i, HTA_IDLE_CATEGORY), causes[c]))
+                                v[3 * r + c] += num(idle, i, HTA_IDLE_TIME) / 1e3;
+            sb_printf(b, "<h2 id=\"idle\">Idle time by cause</h2><p class=\"note\">host_wait: the GPU waits for the "
+                         "CPU to launch work; kernel_wait: short gaps between kernels; other: syncs, copies, the "
+                         "data loader.</p>\n");
+            svg_stacked(b, "idle", "GPU idle time by cause per rank", lp, (int)m, causes, 3, v, "idle time (ms), all streams", 0, 80);
+            /* communication overlap */
+            for (size_t r = 0; r < m; r++) v[r] = num(rk, r, HTA_REPORT_RANKS_OVERLAP);
+            sb_printf(b, "<h2 id=\"overlap\">Communication overlap</h2>\n");
+            svg_hbars(b, "overlap", "communication overlapped with compute per rank", lp, v, (int)m,
+                      "% of communication time overlapped with compute", 80);
+        } else b->oom = 1;
+        free(lab);
+        free(lp);
+        free(v);
+    }
+    /* kernels */
+    sb_printf(b, "<h2 id=\"kernels\">Kernel types and top kernels</h2>\n");
+    {
+        size_t m = kt ? kt->nrows : 0, mt = tk ? tk->nrows : 0;
+        const char **lab = calloc(m + mt + 1, sizeof *lab);
+        char (*nb)[RP_NAME_MAX + 1] = calloc(mt + 1, sizeof *nb);
+        double *v = calloc(m + mt + 1, sizeof *v);
+        if (lab && v && nb) {
+            for (size_t r = 0; r < m; r++) lab[r] = txt(kt, r, HTA_REPORT_KERNEL_TYPES_TYPE), v[r] = num(kt, r, HTA_REPORT_KERNEL_TYPES_SUM) / 1e3;
+            svg_hbars(b, "kernel-types", "time per kernel type, all ranks", lab, v, (int)m, "time (ms), all ranks", 280);
+            for (size_t r = 0; r < mt; r++) {
+                char *sn = hta_shorten_name(txt(tk, r, HTA_TOP_KERNELS_NAME));
+                const char *s = rp_name(sn ? sn : txt(tk, r, HTA_TOP_KERNELS_NAME), nb[r]);
+                if (s != nb[r]) snprintf(nb[r], sizeof nb[r], "%s", s);
+                free(sn);
+                lab[r] = nb[r], v[r] = num(tk, r, HTA_TOP_KERNELS_SUM) / 1e3;
+            }
+            svg_hbars(b, "top-kernels", "kernels with the most GPU time, all ranks", lab, v, (int)mt, "time (ms), all ranks", 330);
+        } else b->oom = 1;
+        free(lab);
+        free(v);
+        free(nb);
+    }
+    sb_printf(b, "<h2 id=\"launch\">Launch delays</h2>\n");
+    launch_hist(b, launches);
+    sb_printf(b, "<h2 id=\"queue\">Launch-queue length over time</h2><p class=\"note\">Kernels launched and not yet "
+                 "started, all streams of the rank: near 0 the GPU waits for the CPU; high, the CPU runs ahead.</p>\n");
+    time_rows(b, "queue", "launch-queue length over time per rank", pr, n, TS_QUEUE);
+    sb_printf(b, "<h2 id=\"membw\">Memory bandwidth over time</h2><p class=\"note\">Copies and memsets in flight.</p>\n");
+    time_rows(b, "membw", "memory bandwidth over time per rank", pr, n, TS_MEMBW);
+    /* critical path per rank and step */
+    sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">HTA's "
+                 "critical path of each rank, its time per ProfilerStep by bound_by class.</p>\n");
+    {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) m += pr[k].nsteps;
+        char (*lab)[40] = calloc(m ? m : 1, sizeof *lab);
+        const char **lp = calloc(m ? m : 1, sizeof *lp);
+        double *v = calloc(RP_NBOUND * (m ? m : 1), sizeof *v);
+        if (lab && lp && v) {
+            size_t j = 0;
+            for (size_t k = 0; k < n; k++)
+                for (size_t s = 0; s < pr[k].nsteps; s++, j++) {
+                    snprintf(lab[j], sizeof lab[j], "rank %d #%lld", pr[k].rank, (long long)pr[k].step_num[s]);
+                    lp[j] = lab[j];
+                    for (int c = 0; c < RP_NBOUND; c++) v[j * RP_NBOUND + c] = (double)pr[k].cp_ns[s * RP_NBOUND + c] / 1e6;
+                }
+            svg_stacked(b, "critical-path", "critical path per rank and step by bound_by", lp, (int)m, rp_bound_names,
+                        RP_NBOUND, v, "time on the critical path (ms)", 0, 110);
+        } else b->oom = 1;
+        free(lab);
+        free(lp);
+        free(v);
+    }
+    sb_printf(b, "<h2 id=\"stragglers\">Across ranks: collective lateness (stragglers)</h2>\n");
+    lateness_map(b, pr, n, job);
+    sb_printf(b, "<h2 id=\"ranks\">Per-rank figures side by side</h2>\n");
+    html_table(b, rk, "ranks-table");
+    sb_printf(b, "<h2 id=\"observations\">What each analysis says</h2>\n");
+    html_table(b, obs, "observations-table");
+    sb_printf(b, "<p class=\"note\">Written by hta report. Savings are estimates of the what-if engine; "
+                 "docs/report.md says how each is made.</p>\n</body></html>\n");
+}
+
+hta_status rp_html_write(const char *path, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
+                         const hta_table *idle, const hta_table *launches, hta_error *err) {
+    sb b = {0};
+    page(&b, ctx, pr, n, res, idle, launches);
+    if (b.oom) {
+        sb_free(&b);
+        return hta_oom(err);
+    }
+    hta_outfile *o = NULL;
+    hta_status st = hta_outfile_open(path, &o, err);
+    if (!st) {
+        st = hta_outfile_write(o, b.s, b.len, err);
+        hta_status st2 = hta_outfile_close(o, !st, st ? NULL : err);
+        if (!st) st = st2;
+    }
+    sb_free(&b);
+    return st;
+}

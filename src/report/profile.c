@@ -1,0 +1,405 @@
+/* What the diagnosis and the HTML page read of one rank, in one pass over its view: the steps, GPU and
+ * CPU busy time (as interval unions and as RP_BINS bins), the GPU's idle gaps told apart by length, per
+ * step the data loading, the syncs, copies, communication and computation, the launch-queue length and
+ * memory bandwidth over time, and the communication kernels that collective lateness matches across
+ * ranks (rp_lateness). */
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/counters.h"
+#include "hta/util.h"
+#include "hta/vocab.h"
+#include "report/internal.h"
+
+const char *const rp_bound_names[RP_NBOUND] = {"cpu_bound",
+                                               "data_loading",
+                                               "gpu_compute_bound",
+                                               "gpu_communication_bound",
+                                               "gpu_kernel_kernel_overhead",
+                                               "gpu_kernel_launch_overhead"};
+
+/* The data loader's annotation as PyTorch writes it: enumerate(DataLoader)#_SingleProcessDataLoaderIter... */
+#define RP_DATALOADER_GLOB "enumerate(DataLoader)*"
+
+/* Sums of durations saturate: many streams' or threads' times near 2^62 ns must not wrap. */
+static void sat_add(int64_t *a, int64_t b) {
+    if (__builtin_add_overflow(*a, b, a)) *a = INT64_MAX;
+}
+
+long rp_step_of(const rp_rank *p, int64_t ts) {
+    if (!p->nsteps || ts < p->step_ts[0]) return -1;
+    /* the last step whose start is <= ts (binary search: steps are sorted by start) */
+    size_t lo = 0, hi = p->nsteps;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (p->step_ts[mid] <= ts) lo = mid;
+        else hi = mid;
+    }
+    return ts < p->step_end[lo] || (lo + 1 < p->nsteps) ? (long)lo : -1;
+}
+
+/* Adds the part of [s, e) inside each bin to bins (ns), for a series over [t0, t1]. */
+static void bin_add(double *bins, int64_t t0, int64_t t1, int64_t s, int64_t e) {
+    if (t1 <= t0 || e <= s) return;
+    double w = (double)(t1 - t0) / RP_BINS;
+    long b0 = (long)((double)(s - t0) / w), b1 = (long)((double)(e - t0) / w);
+    if (b0 < 0) b0 = 0;
+    if (b1 >= RP_BINS) b1 = RP_BINS - 1;
+    for (long b = b0; b <= b1; b++) {
+        double bs = (double)t0 + b * w, be = bs + w;
+        double x = fmin(be, (double)e) - fmax(bs, (double)s);
+        if (x > 0) bins[b] += x;
+    }
+}
+
+static long bin_of(int64_t t0, int64_t t1, int64_t t) {
+    if (t1 <= t0) return 0;
+    long b = (long)((double)(t - t0) * RP_BINS / (double)(t1 - t0));
+    return b < 0 ? 0 : b >= RP_BINS ? RP_BINS - 1 : b;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Union of n intervals (starts s, durations d) into the arena: *os, *oe, *on. */
+static hta_status union_of(hta_arena *a, const int64_t *s, const int64_t *d, size_t n, int64_t **os, int64_t **oe,
+                           size_t *on, hta_error *err) {
+    *os = HTA_ANEW(a, int64_t, n);
+    *oe = HTA_ANEW(a, int64_t, n);
+    if (!*os || !*oe) return hta_oom(err);
+    *on = 0;
+    if (!n) return HTA_OK;
+    return hta_interval_union(s, d, n, *os, *oe, on, err);
+}
+
+hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err) {
+    memset(p, 0, sizeof *p);
+    const hta_trace *t = ctx->trace;
+    const hta_rank *r = t->ranks[k];
+    p->rank = r->rank;
+    p->queue_median = -1;
+    const hta_view *v;
+    HTA_TRY(hta_ctx_view(ctx, k, &v, err));
+    size_t n = v->n;
+    /* categories classified once */
+    unsigned char *cc = HTA_ANEW(a, unsigned char, t->ncats);
+    int64_t *gs = HTA_ANEW(a, int64_t, n), *gd = HTA_ANEW(a, int64_t, n), *cs = HTA_ANEW(a, int64_t, n),
+            *cd = HTA_ANEW(a, int64_t, n);
+    if (!cc || !gs || !gd || !cs || !cd) return hta_oom(err);
+    for (size_t c = 0; c < t->ncats; c++) cc[c] = (unsigned char)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
+    size_t ng = 0, nc = 0, nst = 0, ncoll = 0, na = 0;
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    /* first pass: span, steps, unions' inputs */
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        int64_t s = v->ts[i], e = s + v->dur[i];
+        if (s < t0) t0 = s;
+        if (e > t1) t1 = e;
+        int cl = cc[r->cat[row]];
+        int gpu = hta_row_stream(r, row) != -1;
+        const char *nm = hta_sym(t->sym, r->name[row]);
+        if (gpu && (cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET)) {
+            gs[ng] = s, gd[ng++] = v->dur[i];
+            if (cl == HTA_CC_KERNEL && hta_kernel_type_of(nm) == HTA_KT_COMMUNICATION) ncoll++;
+        } else if (!gpu && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_PYTHON_FUNCTION ||
+                            cl == HTA_CC_RUNTIME)) {
+            /* CPU busy: operators and runtime calls; Python frames and annotations wrap whole phases and
+             * would make every thread look busy all the time */
+            if (hta_step_number(nm) >= 0) nst++;
+            else if (cl == HTA_CC_CPU_OP || cl == HTA_CC_RUNTIME) cs[nc] = s, cd[nc++] = v->dur[i];
+            else if (cl == HTA_CC_USER_ANNOTATION) na++;
+        }
+    }
+    /* a rank without GPU work (a CPU-only trace, gloo collectives as annotations): its annotations are its
+     * work, as on its critical path (docs/critical-path.md, "CPU-only ranks") */
+    for (size_t i = 0; !ng && na && i < n; i++) {
+        size_t row = v->row[i];
+        if (hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_USER_ANNOTATION &&
+            hta_step_number(hta_sym(t->sym, r->name[row])) < 0)
+            cs[nc] = v->ts[i], cd[nc++] = v->dur[i];
+    }
+    if (!n) t0 = t1 = 0;
+    p->t0 = t0, p->t1 = t1;
+    p->has_gpu = ng > 0;
+    HTA_TRY(union_of(a, gs, gd, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));
+    HTA_TRY(union_of(a, cs, cd, nc, &p->cpu_s, &p->cpu_e, &p->ncpu, err));
+    /* steps, by start; no step: one step over the whole view, so that every figure has a step */
+    size_t ms = nst ? nst : 1;
+    p->step_num = HTA_ANEW(a, int64_t, ms), p->step_ts = HTA_ANEW(a, int64_t, ms);
+    p->step_end = HTA_ANEW(a, int64_t, ms);
+    uint32_t *sidx = HTA_ANEW(a, uint32_t, ms), *vix = HTA_ANEW(a, uint32_t, ms);
+    int64_t *skey = HTA_ANEW(a, int64_t, ms);
+    if (!p->step_num || !p->step_ts || !p->step_end || !sidx || !vix || !skey) return hta_oom(err);
+    size_t j = 0;
+    for (size_t i = 0; i < n && nst; i++) {
+        size_t row = v->row[i];
+        int cl = cc[r->cat[row]];
+        if (hta_row_stream(r, row) != -1 || !(cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION ||
+                                              cl == HTA_CC_PYTHON_FUNCTION || cl == HTA_CC_RUNTIME))
+            continue;
+        int64_t num = hta_step_number(hta_sym(t->sym, r->name[row]));
+        if (num < 0) continue;
+        sidx[j] = (uint32_t)j, vix[j] = (uint32_t)i, skey[j++] = v->ts[i];
+        if (j == 1) p->step_pid = hta_row_thread(r, row)->pid, p->step_tid = hta_row_thread(r, row)->tid;
+    }
+    if (nst) {
+        HTA_TRY(hta_stable_sort_idx_i64(sidx, nst, skey, err));
+        for (size_t q = 0; q < nst; q++) {
+            size_t i = vix[sidx[q]];
+            p->step_num[q] = hta_step_number(hta_sym(t->sym, r->name[v->row[i]]));
+            p->step_ts[q] = v->ts[i], p->step_end[q] = v->ts[i] + v->dur[i];
+        }
+        p->nsteps = nst;
+    } else {
+        p->step_num[0] = -1, p->step_ts[0] = t0, p->step_end[0] = t1 > t0 ? t1 : t0 + 1;
+        p->nsteps = 1;
+        p->step_pid = p->step_tid = -1;
+        /* the "step" thread of a trace without steps: the one that runs the most operators (the main one) */
+        size_t *cnt = HTA_ANEW(a, size_t, r->nthreads);
+        if (!cnt) return hta_oom(err);
+        memset(cnt, 0, (r->nthreads ? r->nthreads : 1) * sizeof *cnt);
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            size_t row = v->row[i];
+            if (hta_row_stream(r, row) != -1 || cc[r->cat[row]] != HTA_CC_CPU_OP) continue;
+            size_t th = r->thread[row];
+            if (++cnt[th] > (best == SIZE_MAX ? 0 : cnt[best])) best = th;
+        }
+        if (best != SIZE_MAX) p->step_pid = r->threads[best].pid, p->step_tid = r->threads[best].tid;
+    }
+    ms = p->nsteps;
+    p->dl_ns = HTA_ANEW(a, int64_t, ms), p->sync_ns = HTA_ANEW(a, int64_t, ms), p->mem_ns = HTA_ANEW(a, int64_t, ms);
+    p->comm_ns = HTA_ANEW(a, int64_t, ms), p->comp_ns = HTA_ANEW(a, int64_t, ms);
+    p->gpu_busy_ns = HTA_ANEW(a, int64_t, ms), p->late_ns = HTA_ANEW(a, int64_t, ms);
+    p->nsync = HTA_ANEW(a, size_t, ms), p->nlaunch = HTA_ANEW(a, size_t, ms);
+    p->cp_ns = HTA_ANEW(a, int64_t, ms * RP_NBOUND);
+    p->coll_step = HTA_ANEW(a, int32_t, ncoll), p->coll_dur = HTA_ANEW(a, int64_t, ncoll);
+    int64_t *coll_ts = HTA_ANEW(a, int64_t, ncoll);
+    uint32_t *coll_ix = HTA_ANEW(a, uint32_t, ncoll);
+    if (!p->dl_ns || !p->sync_ns || !p->mem_ns || !p->comm_ns || !p->comp_ns || !p->gpu_busy_ns || !p->late_ns ||
+        !p->nsync || !p->nlaunch || !p->cp_ns || !p->coll_step || !p->coll_dur || !coll_ts || !coll_ix)
+        return hta_oom(err);
+    memset(p->dl_ns, 0, ms * sizeof(int64_t)), memset(p->sync_ns, 0, ms * sizeof(int64_t));
+    memset(p->mem_ns, 0, ms * sizeof(int64_t)), memset(p->comm_ns, 0, ms * sizeof(int64_t));
+    memset(p->comp_ns, 0, ms * sizeof(int64_t)), memset(p->gpu_busy_ns, 0, ms * sizeof(int64_t));
+    memset(p->late_ns, 0, ms * sizeof(int64_t)), memset(p->cp_ns, 0, ms * RP_NBOUND * sizeof(int64_t));
+    memset(p->nsync, 0, ms * sizeof(size_t)), memset(p->nlaunch, 0, ms * sizeof(size_t));
+    /* second pass: per step figures.  A data-loader annotation counts once: nested ones (the iterator's
+     * own) are inside the outer one, and only depth-0 matches on their thread are summed. */
+    int64_t dl_end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        int64_t s = v->ts[i], d = v->dur[i];
+        int cl = cc[r->cat[row]];
+        int gpu = hta_row_stream(r, row) != -1;
+        long st = rp_step_of(p, s);
+        if (st < 0) continue;
+        const char *nm = hta_sym(t->sym, r->name[row]);
+        if (gpu) {
+            if (cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET) sat_add(&p->mem_ns[st], d);
+            else if (cl == HTA_CC_KERNEL) {
+                hta_kernel_type kt = hta_kernel_type_of(nm);
+                if (kt == HTA_KT_COMMUNICATION) {
+                    sat_add(&p->comm_ns[st], d);
+                    coll_ts[p->ncoll] = s, p->coll_dur[p->ncoll] = d, p->coll_step[p->ncoll++] = (int32_t)st;
+                } else if (kt == HTA_KT_MEMORY) sat_add(&p->mem_ns[st], d);
+                else sat_add(&p->comp_ns[st], d);
+            }
+            continue;
+        }
+        unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(nm);
+        if (api & HTA_API_SYNC) sat_add(&p->sync_ns[st], d), p->nsync[st]++;
+        if (api & HTA_API_LAUNCH) p->nlaunch[st]++;
+        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
+            s >= dl_end) {
+            sat_add(&p->dl_ns[st], d);
+            dl_end = s + d;
+        }
+    }
+    /* the communication kernels in start order (the view is not sorted by time) */
+    for (size_t q = 0; q < p->ncoll; q++) coll_ix[q] = (uint32_t)q;
+    HTA_TRY(hta_stable_sort_idx_i64(coll_ix, p->ncoll, coll_ts, err));
+    int32_t *cs2 = HTA_ANEW(a, int32_t, p->ncoll);
+    int64_t *cd2 = HTA_ANEW(a, int64_t, p->ncoll);
+    if (!cs2 || !cd2) return hta_oom(err);
+    for (size_t q = 0; q < p->ncoll; q++) cs2[q] = p->coll_step[coll_ix[q]], cd2[q] = p->coll_dur[coll_ix[q]];
+    p->coll_step = cs2, p->coll_dur = cd2;
+    /* GPU busy per step and the idle gaps between busy intervals inside the steps */
+    int64_t *gap = HTA_ANEW(a, int64_t, p->ngpu);
+    size_t ngap = 0;
+    if (!gap) return hta_oom(err);
+    for (size_t q = 0; q < p->ngpu; q++) {
+        long st = rp_step_of(p, p->gpu_s[q]);
+        if (st >= 0) sat_add(&p->gpu_busy_ns[st], p->gpu_e[q] - p->gpu_s[q]);
+        if (q + 1 < p->ngpu && st >= 0 && rp_step_of(p, p->gpu_s[q + 1]) >= 0) {
+            int64_t g = p->gpu_s[q + 1] - p->gpu_e[q];
+            gap[ngap++] = g;
+            if (g >= RP_LONG_GAP_NS) p->gaps_long++, sat_add(&p->gaps_long_ns, g);
+            else p->gaps_short++, sat_add(&p->gaps_short_ns, g);
+        }
+    }
+    if (ngap) {
+        qsort(gap, ngap, sizeof *gap, cmp_i64);
+        p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
+    }
+    /* series */
+    double b[RP_BINS];
+    memset(b, 0, sizeof b);
+    double bw = t1 > t0 ? (double)(t1 - t0) / RP_BINS : 1;
+    for (size_t q = 0; q < p->ngpu; q++) bin_add(b, t0, t1, p->gpu_s[q], p->gpu_e[q]);
+    for (int q = 0; q < RP_BINS; q++) p->gpu_busy[q] = (float)fmin(1, b[q] / bw);
+    memset(b, 0, sizeof b);
+    for (size_t q = 0; q < p->ncpu; q++) bin_add(b, t0, t1, p->cpu_s[q], p->cpu_e[q]);
+    for (int q = 0; q < RP_BINS; q++) p->cpu_busy[q] = (float)fmin(1, b[q] / bw);
+    if (p->has_gpu) {
+        hta_series_rules rules = ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT;
+        hta_queue_series qs = {0};
+        HTA_TRY(hta_queue_series_build(v, rules, NULL, &qs, err));
+        /* the queue of all streams together: the samples are stream-major, so the running length of each
+         * stream is kept and their sum binned at each sample */
+        double *lens = HTA_ANEW(a, double, qs.n);
+        size_t nl = 0;
+        if (!lens) {
+            hta_queue_series_free(&qs);
+            return hta_oom(err);
+        }
+        for (size_t q = 0; q < qs.n; q++) {
+            long bi = bin_of(t0, t1, qs.ts[q]);
+            if (qs.queue[q] > p->queue[bi]) p->queue[bi] = (float)qs.queue[q];
+            lens[nl++] = (double)qs.queue[q];
+        }
+        if (nl) {
+            qsort(lens, nl, sizeof *lens, cmp_dbl);
+            p->queue_median = lens[nl / 2];
+        }
+        hta_queue_series_free(&qs);
+        hta_membw_series mb = {0};
+        HTA_TRY(hta_membw_series_build(v, rules, NULL, &mb, err));
+        for (size_t q = 0; q < mb.n; q++) {
+            long bi = bin_of(t0, t1, mb.ts[q]);
+            if (mb.bw[q] > p->membw[bi]) p->membw[bi] = (float)mb.bw[q];
+        }
+        hta_membw_series_free(&mb);
+    }
+    return HTA_OK;
+}
+
+typedef struct numdur {
+    int64_t num, dur;
+} numdur;
+
+static int by_num(const void *a, const void *b) {
+    const numdur *x = a, *y = b;
+    return (x->num > y->num) - (x->num < y->num);
+}
+
+int64_t rp_job_median(const int64_t *num, const int64_t *dur, size_t n) {
+    numdur *v = malloc((n ? n : 1) * sizeof *v);
+    int64_t *m = malloc((n ? n : 1) * sizeof *m);
+    int64_t out = 0;
+    if (v && m && n) {
+        for (size_t i = 0; i < n; i++) v[i] = (numdur){num[i], dur[i]};
+        qsort(v, n, sizeof *v, by_num);
+        size_t nm = 0;
+        for (size_t i = 0; i < n;) {
+            int64_t mx = v[i].dur;
+            size_t j = i;
+            while (j < n && v[j].num == v[i].num) mx = v[j].dur > mx ? v[j].dur : mx, j++;
+            m[nm++] = mx;
+            i = j;
+        }
+        qsort(m, nm, sizeof *m, cmp_i64);
+        out = nm % 2 ? m[nm / 2] : (m[nm / 2 - 1] + m[nm / 2]) / 2;
+    }
+    free(v);
+    free(m);
+    return out;
+}
+
+int64_t rp_job_step(const rp_rank *pr, size_t n) {
+    size_t tot = 0;
+    for (size_t k = 0; k < n; k++) tot += pr[k].nsteps;
+    int64_t *num = malloc((tot ? tot : 1) * sizeof *num), *dur = malloc((tot ? tot : 1) * sizeof *dur);
+    int64_t out = 0;
+    if (num && dur) {
+        size_t j = 0;
+        for (size_t k = 0; k < n; k++)
+            for (size_t s = 0; s < pr[k].nsteps; s++)
+                num[j] = pr[k].step_num[s], dur[j++] = pr[k].step_end[s] - pr[k].step_ts[s];
+        out = rp_job_median(num, dur, tot);
+    }
+    free(num);
+    free(dur);
+    return out;
+}
+
+/* Index of the step numbered num in p, or -1. */
+static long step_index(const rp_rank *p, int64_t num) {
+    for (size_t s = 0; s < p->nsteps; s++)
+        if (p->step_num[s] == num) return (long)s;
+    return -1;
+}
+
+size_t rp_lateness(rp_rank *pr, size_t n) {
+    size_t matched = 0, nr = 0;
+    for (size_t k = 0; k < n; k++) nr += pr[k].ncoll > 0;
+    if (nr < 2) return 0;
+    size_t *lo = malloc(n * sizeof *lo), *hi = malloc(n * sizeof *hi);
+    long *si = malloc(n * sizeof *si);
+    if (!lo || !hi || !si) goto done;
+    /* steps by number, as the first rank with collectives has them; each rank's collectives of a step are
+     * contiguous (both sorted by start) */
+    size_t k0 = 0;
+    while (!pr[k0].ncoll) k0++;
+    for (size_t s0 = 0; s0 < pr[k0].nsteps; s0++) {
+        int64_t num = pr[k0].step_num[s0];
+        size_t cnt = SIZE_MAX;
+        int ok = 1;
+        for (size_t k = 0; k < n && ok; k++) {
+            if (!pr[k].ncoll) continue;
+            si[k] = step_index(&pr[k], num);
+            if (si[k] < 0) {
+                ok = 0;
+                break;
+            }
+            size_t a = 0;
+            while (a < pr[k].ncoll && pr[k].coll_step[a] < si[k]) a++;
+            size_t b = a;
+            while (b < pr[k].ncoll && pr[k].coll_step[b] == si[k]) b++;
+            lo[k] = a, hi[k] = b;
+            if (cnt == SIZE_MAX) cnt = b - a;
+            else if (cnt != b - a) ok = 0; /* not the same collectives: nothing to match */
+        }
+        if (!ok || cnt == SIZE_MAX) continue;
+        for (size_t c = 0; c < cnt; c++) {
+            /* the last to arrive waits least: the shortest kernel; the others waited at least the
+             * second shortest minus it */
+            long last = -1;
+            int64_t d1 = INT64_MAX, d2 = INT64_MAX;
+            for (size_t k = 0; k < n; k++) {
+                if (!pr[k].ncoll) continue;
+                int64_t d = pr[k].coll_dur[lo[k] + c];
+                if (d < d1) d2 = d1, d1 = d, last = (long)k;
+                else if (d < d2) d2 = d;
+            }
+            if (last >= 0 && d2 != INT64_MAX) sat_add(&pr[last].late_ns[si[last]], d2 - d1);
+            for (size_t k = 0; k < n; k++)
+                if (pr[k].ncoll) sat_add(&pr[k].coll_own_ns, pr[k].coll_dur[lo[k] + c]), sat_add(&pr[k].coll_xfer_ns, d1);
+            matched++;
+        }
+    }
+done:
+    free(lo);
+    free(hi);
+    free(si);
+    return matched;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""hta report's diagnosis on generated jobs with a planted problem: the first finding names the planted cause,
+and its saving_pct is within 20% of the saving measured by generating the same job without the problem (the
+clean job's step time, a plain measurement: the median over steps of the slowest rank's ProfilerStep).  Also:
+the findings table's shape and order, one finding per cause naming its ranks, the headline's step time against
+the trace itself, and the terminal report (100 columns, findings first, no word or number cut)."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
+GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
+CAUSES = {"data_loading", "cpu_overhead", "host_sync", "exposed_communication", "straggler", "gpu_compute",
+          "memory_copy"}
+
+
+def report(path, *args):
+    p = subprocess.run([HTA, "report", path, "--format", "json", "--quiet", *args], capture_output=True, text=True)
+    if p.returncode:
+        raise AssertionError(p.stderr)
+    return json.loads(p.stdout)
+
+
+def rows(t):
+    return [dict(zip(t["columns"], r)) for r in t["data"]]
+
+
+def generate(out, ranks, *extra, seed=0):
+    subprocess.run(["python3", GEN, "--out", out, "--ranks", str(ranks), "--layers", "4", "--steps", "6",
+                    "--seed", str(seed), "--quiet", *extra], check=True)
+
+
+class Planted:
+    """A job with one planted problem and the same job without it (mixin: RANKS, PLANT, CAUSE)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.bad, cls.clean = os.path.join(cls.tmp.name, "bad"), os.path.join(cls.tmp.name, "clean")
+        generate(cls.bad, cls.RANKS, *cls.PLANT)
+        generate(cls.clean, cls.RANKS)
+        cls.rep, cls.ref = report(cls.bad), report(cls.clean)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def measured(self):
+        step = rows(self.rep["headline"])[0]["step_us"]
+        clean = rows(self.ref["headline"])[0]["step_us"]
+        return 100 * (step - clean) / step
+
+    def check_first_cause(self):
+        f = rows(self.rep["findings"])
+        self.assertEqual(f[0]["cause"], self.CAUSE, [(x["cause"], x["saving_pct"]) for x in f])
+
+    def check_saving(self):
+        got, want = rows(self.rep["findings"])[0]["saving_pct"], self.measured()
+        self.assertLessEqual(abs(got - want), 0.2 * want, (got, want))
+
+
+class DataLoadingStall(Planted, unittest.TestCase):
+    RANKS, PLANT, CAUSE = 2, ("--gap-prob", "1", "--gap-ms", "40"), "data_loading"
+
+    def test_first_finding_is_data_loading(self):
+        self.check_first_cause()
+        f = rows(self.rep["findings"])[0]
+        self.assertEqual(f["ranks"], "0,1")
+        # the idle time told apart: a few long gaps, and the loader's annotation named with its share
+        self.assertRegex(f["evidence"], r"enumerate\(DataLoader\) takes a median [0-9.]+ ms per step \(\d+% of")
+        self.assertRegex(f["evidence"], r"the GPU idles in \d+ gaps of 1 ms or more")
+        self.assertIn("num_workers", f["what_to_do"])
+        self.assertIn("op:enumerate(DataLoader)*=0", f["what_to_do"])
+        # no launch-bound verdict: the queue is not what starves the GPU here
+        self.assertNotIn("cpu_overhead", [x["cause"] for x in rows(self.rep["findings"])])
+
+    def test_saving_matches_the_clean_job(self):
+        self.check_saving()
+
+
+class SlowHost(Planted, unittest.TestCase):
+    RANKS, PLANT, CAUSE = 2, ("--cpu-scale", "6"), "cpu_overhead"
+
+    def test_first_finding_is_cpu_overhead(self):
+        self.check_first_cause()
+        f = rows(self.rep["findings"])[0]
+        self.assertRegex(f["evidence"], r"\d+ shorter ones")
+        self.assertRegex(f["evidence"], r"the launch queue holds a median of \d+ kernel")
+
+    def test_saving_matches_the_clean_job(self):
+        self.check_saving()
+
+
+class SlowRank(Planted, unittest.TestCase):
+    RANKS, PLANT, CAUSE = 8, ("--straggler", "3", "--straggler-slowdown", "1.3"), "straggler"
+
+    def test_first_finding_is_the_straggler(self):
+        self.check_first_cause()
+        f = rows(self.rep["findings"])[0]
+        self.assertEqual(f["ranks"], "3")
+        self.assertIn("wait a median", f["evidence"])
+        # the clean job names no straggler
+        self.assertNotIn("straggler", [x["cause"] for x in rows(self.ref["findings"])])
+
+    def test_saving_matches_the_clean_job(self):
+        self.check_saving()
+
+    def test_findings_table(self):
+        """Ranked by saving, one row per cause, causes from the fixed list, full text in json."""
+        t = self.rep["findings"]
+        self.assertEqual(t["columns"], ["cause", "ranks", "saving_pct", "saving_us", "evidence", "what_to_do"])
+        f = rows(t)
+        self.assertEqual(len({x["cause"] for x in f}), len(f))
+        self.assertTrue({x["cause"] for x in f} <= CAUSES)
+        self.assertEqual([x["saving_us"] for x in f], sorted((x["saving_us"] for x in f), reverse=True))
+        for x in f:
+            self.assertRegex(x["ranks"], r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+            self.assertIn("estimated with what-if", x["what_to_do"])
+            step = rows(self.rep["headline"])[0]["step_us"]
+            self.assertAlmostEqual(x["saving_pct"], round(100 * x["saving_us"] / step, 1), delta=0.11)
+
+    def test_headline_step_time_is_the_traces(self):
+        """step_us: the median over steps of the slowest rank's ProfilerStep (HTA drops the last step)."""
+        steps = {}
+        for name in os.listdir(self.bad):
+            with open(os.path.join(self.bad, name)) as fh:
+                for e in json.load(fh)["traceEvents"]:
+                    if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"):
+                        n = int(e["name"].split("#")[1])
+                        steps[n] = max(steps.get(n, 0), float(e["dur"]))
+        durs = sorted(steps[n] for n in sorted(steps)[:-1])
+        m = len(durs)
+        want = durs[m // 2] if m % 2 else (durs[m // 2 - 1] + durs[m // 2]) / 2
+        self.assertAlmostEqual(rows(self.rep["headline"])[0]["step_us"], want, delta=0.002)
+
+    def test_terminal_report(self):
+        """Findings first, 100 columns, every word and number of the json's text on a line of the table (a wide
+        table goes out in blocks of columns)."""
+        p = subprocess.run([HTA, "report", self.bad, "--quiet"], capture_output=True, text=True, check=True)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("findings ("), lines[0])
+        self.assertEqual([x for x in lines if len(x) > 100], [])
+        end = next(i for i in range(1, len(lines)) if re.match(r"^\S+ \(\d+ rows?\)$", lines[i]))
+        block = lines[1:end]
+        for x in rows(self.rep["findings"]):
+            for col in ("evidence", "what_to_do", "ranks"):
+                for w in x[col].split():
+                    self.assertTrue(any(w in line for line in block), (col, w))
+            for num in re.findall(r"\d+(?:\.\d+)?%?", x["evidence"]):
+                self.assertTrue(any(num in line for line in block), num)
+
+
+if __name__ == "__main__":
+    unittest.main()

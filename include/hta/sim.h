@@ -62,6 +62,9 @@ const hta_sim_step *hta_sim_steps(const hta_sim *s);
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
                            size_t *nchanged, hta_error *err);
 
+/* The rank (its number) whose work edge e is: the rank of the event it starts from. */
+int32_t hta_sim_edge_rank(const hta_sim *s, size_t e);
+
 /* The schedule: every node's time (ns, relative to the graph's origin) under weights w (NULL: the
  * graph's own, which give the trace's times back). */
 hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error *err);

@@ -173,6 +173,8 @@ done:
     return st;
 }
 
+int32_t hta_sim_edge_rank(const hta_sim *s, size_t e) { return (int32_t)edge_rank(s, &s->g->edge[e]); }
+
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
                            size_t *nchanged, hta_error *err) {
     const hta_cp_graph *g = s->g;

@@ -235,7 +235,16 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
     sc[C_CPU] = (rp_scenario){rule_cpu, 2, both, 0, 0};
     sc[C_SYNC] = (rp_scenario){rule_sync, 1, fd[C_SYNC].on, 0, 0};
     sc[C_COMM] = (rp_scenario){rule_comm, 1, fd[C_COMM].on, 0, 0};
-    sc[C_STRAG] = (rp_scenario){NULL, 0, fd[C_STRAG].on, 0, 0};
+    /* the straggler as fast as the median other rank (rank:R=median) on the rank the others wait for most */
+    char strag_rule[48] = "";
+    const char *strag_rules[1] = {strag_rule};
+    {
+        int64_t most = -1;
+        for (size_t k = 0; k < n; k++)
+            if (fd[C_STRAG].on[k] && fg[k].late > most)
+                most = fg[k].late, snprintf(strag_rule, sizeof strag_rule, "rank:%d=median", (int)pr[k].rank);
+    }
+    sc[C_STRAG] = (rp_scenario){strag_rules, strag_rule[0] ? 1 : 0, NULL, 0, 0};
     sc[C_GPU] = (rp_scenario){rule_gpu, 1, fd[C_GPU].on, 0, 0};
     sc[C_MEM] = (rp_scenario){rule_mem, 1, fd[C_MEM].on, 0, 0};
     /* scenario NCAUSE: data loading alone on the ranks of cpu_overhead's scenario, its baseline */
@@ -251,7 +260,7 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
     int idx[NCAUSE + 1];
     size_t nrun = 0;
     for (int c = 0; c <= NCAUSE; c++) {
-        int need = c == NCAUSE ? any[C_CPU] && any[C_DATA] : any[c] && c != C_STRAG;
+        int need = c == NCAUSE ? any[C_CPU] && any[C_DATA] : any[c];
         if (need) idx[nrun] = c, run[nrun++] = sc[c];
     }
     if (nrun && (st = rp_savings(ctx, pr, run, nrun, err))) {
@@ -261,41 +270,13 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
     for (size_t i = 0; i < nrun; i++) sc[idx[i]] = run[i];
     free(both);
     for (int c = 0; c < NCAUSE; c++) {
-        if (!any[c] || c == C_STRAG) continue;
+        if (!any[c]) continue;
         fd[c].saving_ns = sc[c].baseline_ns - sc[c].simulated_ns;
         if (c == C_CPU && any[C_DATA]) fd[c].saving_ns = sc[NCAUSE].simulated_ns - sc[c].simulated_ns;
         if (fd[c].saving_ns < 0) fd[c].saving_ns = 0;
     }
-    /* exposed communication: overlapping hides the transfer, not the wait for late ranks (the
-     * straggler's share): the engine scales all comm kernels, so its saving is cut to the transfer share */
-    if (any[C_COMM]) {
-        int64_t own = 0, xfer = 0;
-        for (size_t k = 0; k < n; k++)
-            if (fd[C_COMM].on[k]) own += pr[k].coll_own_ns, xfer += pr[k].coll_xfer_ns;
-        if (own > 0) fd[C_COMM].saving_ns = (int64_t)((double)fd[C_COMM].saving_ns * (double)xfer / (double)own);
-    }
-    /* straggler: until the engine has rank rules (a rank as fast as the median one), the saving is what the
-     * others wait for it in collectives per step (median over steps): that much shorter if it kept up */
-    int64_t strag_excess = -1;
-    if (any[C_STRAG]) {
-        /* The wait misstates it: the others overlap part of it with their own compute, and it counts only
-         * what the second latest rank waited.  The saving is the straggler's own extra work per step
-         * (computation, copies and data loading beyond the median other rank's): what "as fast as the
-         * median rank" removes; the wait when that work is not larger (a slow host). */
-        int64_t *v = malloc(n * sizeof *v);
-        size_t m = 0;
-        for (size_t k = 0; v && k < n; k++)
-            if (pr[k].ncoll && !fd[C_STRAG].on[k]) v[m++] = fg[k].comp + fg[k].mem + fg[k].dl;
-        int64_t med = v ? median_i64(v, m) : 0;
-        free(v);
-        int64_t mx = 0;
-        for (size_t k = 0; k < n; k++) {
-            if (!fd[C_STRAG].on[k]) continue;
-            int64_t ex = fg[k].comp + fg[k].mem + fg[k].dl - med, s = ex > 0 ? ex : fg[k].late;
-            if (s > mx) mx = s, strag_excess = ex;
-        }
-        fd[C_STRAG].saving_ns = mx;
-    }
+    /* exposed communication: type:comm=x0 takes the collectives' transfers, not their waits for late ranks
+     * (the straggler's share), which the engine keeps apart */
     /* ---- evidence ---- */
     char b1[32], b2[32], b3[32], b4[32];
     for (int c = 0; c < NCAUSE; c++) {
@@ -360,11 +341,11 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
             for (size_t k = 0; k < n; k++)
                 if (on[k] && fg[k].late > late) late = fg[k].late;
             fd[c].evidence = fmt("the other ranks wait a median %s per step in collectives for %s (for the other "
-                                 "ranks: %s); its computation, copies and data loading take %s more per step than "
-                                 "the median rank's; the saving is that extra work, or the wait when there is "
-                                 "none (estimated from collective lateness, not simulated)",
+                                 "ranks: %s); the saving is the job's step if the slowest were as fast as the "
+                                 "median other rank, operation by operation and step by step (what-if %s, "
+                                 "simulated on every rank)",
                                  rp_dur(late, b1, sizeof b1), non == 1 ? "this rank" : "these ranks",
-                                 rp_dur(med, b2, sizeof b2), rp_dur(strag_excess > 0 ? strag_excess : 0, b3, sizeof b3));
+                                 rp_dur(med, b2, sizeof b2), strag_rule);
             break;
         }
         case C_GPU: {

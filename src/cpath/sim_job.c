@@ -2,8 +2,8 @@
  * instance through a barrier node (docs/critical-path.md, "Across ranks";
  * ../shared/design/multirank-critical-path.md §3).
  *
- * Instances are matched by (process group, Seq) where the kernels carry them, else by their order per
- * process group on each rank; a match is kept only with one kernel per rank, all of the same name.  In the
+ * Instances are matched by PyTorch's Comms Id where every collective kernel of a rank carries one, else by
+ * (process group, Seq), else by their order per process group on each rank; a match is kept only with one kernel per rank, all of the same name.  In the
  * joined graph a rank's collective no longer waits a fixed time: it starts its transfer at the barrier,
  * when the last rank has arrived (the wait is whatever that leaves), and the transfer takes the
  * instance's shortest kernel (the last arriver's, which did not wait).  Ranks' clocks are put on one
@@ -42,8 +42,10 @@ static hta_status collectives(hta_ctx *ctx, size_t k, const hta_sim *s, cinst **
     const hta_rank *r = t->ranks[k];
     const hta_cp_graph *g = s->g;
     int64_t ord = 0;
-    int has_seq = 1;
+    int has_seq = 1, has_id = 1;
     size_t first = *n;
+    /* PyTorch's "Comms Id": one hash of (group, seq, p2p, ranks) on every participant, the first key */
+    int64_t cid_sym = t->arg_sym[HTA_ARG_COMMS_ID];
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
         if (e->type != HTA_CP_PEER_WAIT) continue;
@@ -58,8 +60,18 @@ static hta_status collectives(hta_ctx *ctx, size_t k, const hta_sim *s, cinst **
         const hta_arg *pga = t->arg_sym[HTA_ARG_PG_NAME] >= 0 ? hta_row_arg(r, row, t->arg_sym[HTA_ARG_PG_NAME]) : NULL;
         int64_t seq = hta_row_arg_int(t, r, row, HTA_ARG_SEQ, -1);
         if (seq < 0) has_seq = 0;
+        const hta_arg *cid = cid_sym >= 0 ? hta_row_arg(r, row, cid_sym) : NULL;
+        if (!cid || cid->type != HTA_V_INT) has_id = 0;
         (*v)[(*n)++] = (cinst){pga && pga->type == HTA_V_STR ? pga->v.sym : UINT32_MAX, seq, (uint32_t)k,
                                (uint32_t)e->attr, r->name[row]};
+    }
+    if (has_id && *n > first) {
+        for (size_t i = first; i < *n; i++) {
+            const hta_arg *cid = hta_row_arg(r, (uint32_t)g->ev[(*v)[i].ev].row, cid_sym);
+            (*v)[i].pg = UINT32_MAX - 1; /* one key space of its own */
+            (*v)[i].seq = cid->v.i;
+        }
+        return HTA_OK;
     }
     /* without Seq on every kernel: the order of the kernels per process group (edges come in track order,
      * one NCCL stream per group in practice; sort by start to be sure) */
@@ -242,7 +254,7 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
         if (!ok[i]) continue;
         const hta_rank *r0 = hta_ctx_rank(ctx, ci[i].rank);
         uint32_t pg = UINT32_MAX;
-        if (ci[i].pg != UINT32_MAX) {
+        if (ci[i].pg < UINT32_MAX - 1) {
             const char *nm = hta_sym(ctx->trace->sym, ci[i].pg);
             pg = hta_symtab_intern(g->sym, nm, strlen(nm));
             if (pg == UINT32_MAX) {

@@ -134,6 +134,7 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_QUEUED] = "queued",
     [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
+    [HTA_ARG_COMMS_ID] = "Comms Id",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -152,6 +153,7 @@ static int arg_lookup(const char *k, size_t n) {
     case 5: if (IS("bytes")) return HTA_ARG_BYTES;
             if (IS("dtype")) return HTA_ARG_DTYPE;
             break;
+    case 8: if (IS("Comms Id")) return HTA_ARG_COMMS_ID; break;
     case 6: if (IS("stream")) return A_STREAM;
             if (IS("queued")) return HTA_ARG_QUEUED;
             if (IS("device")) return HTA_ARG_DEVICE;

@@ -109,6 +109,36 @@ class Hops(unittest.TestCase):
             self.assertEqual([h["time_us"] for h in hops], sorted(h["time_us"] for h in hops))
 
 
+class Matching(unittest.TestCase):
+    def test_comms_id_first(self):
+        """Comms Id is the key where every collective kernel has one: here rank 1's Seq numbers are scrambled,
+        which (process group, Seq) would match wrongly, and Comms Id still joins every instance."""
+        with tempfile.TemporaryDirectory() as d:
+            gen(d, ranks=2, mode="ddp", seed=1)
+            n = None
+            for rank in (0, 1):
+                f = os.path.join(d, "rank-%d.json" % rank)
+                doc = json.load(open(f))
+                ks = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and "Seq" in e.get("args", {})]
+                n = len(ks)
+                for i, e in enumerate(ks):
+                    e["args"]["Comms Id"] = 7000 + e["args"]["Seq"]
+                    if rank == 1:
+                        e["args"]["Seq"] = 100 + (i * 7) % n  # a different number for each instance
+                json.dump(doc, open(f, "w"))
+            p = hta("critical-path", d, "--all-ranks", "--format", "json")
+            self.assertIn("%d collective instances joined across 2 ranks" % n, p.stderr)
+            # without Comms Id the scrambled Seq numbers join nothing
+            for rank in (0, 1):
+                f = os.path.join(d, "rank-%d.json" % rank)
+                doc = json.load(open(f))
+                for e in doc["traceEvents"]:
+                    e.get("args", {}).pop("Comms Id", None)
+                json.dump(doc, open(f, "w"))
+            p = hta("critical-path", d, "--all-ranks", "--format", "json")
+            self.assertIn("0 collective instances joined across 2 ranks", p.stderr)
+
+
 class HtaTwoRanks(unittest.TestCase):
     """HTA's trace_filter: 2 sampled ranks, P2P SendRecv kernels without process group or Seq (matched by order);
     docs/critical-path.md explains the result."""

@@ -385,6 +385,39 @@ static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const h
     lateness_map(b, pr, n, job);
     sb_printf(b, "<h2 id=\"ranks\">Per-rank figures side by side</h2>\n");
     html_table(b, rk, "ranks-table");
+    /* host metrics, when a capture (hta capture, htad) left them beside the traces */
+    const hta_table *gm = table(res, &HTA_GPU_METRICS_TABLE);
+    if (gm && gm->nrows) {
+        sb_printf(b, "<h2 id=\"metrics\">Host metrics (htad)</h2><p class=\"note\">Sampled by htad while the "
+                     "traces were taken: SM and tensor-core activity (DCGM; NVML utilisation without it), GPU memory "
+                     "in use, the host's CPU.</p>\n");
+        int m = (int)gm->nrows;
+        const char **lab = calloc((size_t)m, sizeof *lab);
+        char **own = calloc((size_t)m, sizeof *own);
+        double *v = calloc((size_t)m * 3, sizeof *v);
+        if (lab && own && v) {
+            for (int i = 0; i < m; i++) {
+                const char *h = txt(gm, (size_t)i, HTA_GPU_METRICS_HOST);
+                if (asprintf(&own[i], "%s gpu %lld", h, (long long)num(gm, (size_t)i, HTA_GPU_METRICS_GPU)) < 0)
+                    own[i] = NULL;
+                lab[i] = own[i] ? own[i] : h;
+                double sm = num(gm, (size_t)i, HTA_GPU_METRICS_SM);
+                v[i] = sm == sm ? sm : num(gm, (size_t)i, HTA_GPU_METRICS_UTIL);
+                double tot = num(gm, (size_t)i, HTA_GPU_METRICS_MEM_TOTAL), used = num(gm, (size_t)i, HTA_GPU_METRICS_MEM_USED);
+                v[m + i] = tot > 0 ? 100.0 * used / tot : 0;
+                v[2 * m + i] = num(gm, (size_t)i, HTA_GPU_METRICS_CPU);
+            }
+            svg_hbars(b, "metrics-sm", "SM activity per GPU", lab, v, m, "% of the time", 170);
+            svg_hbars(b, "metrics-mem", "GPU memory in use (most of any sample)", lab, v + m, m, "% of the GPU's memory",
+                      170);
+            svg_hbars(b, "metrics-cpu", "host CPU busy", lab, v + 2 * m, m, "% of the host's cores", 170);
+            html_table(b, gm, "metrics-table");
+        }
+        for (int i = 0; own && i < m; i++) free(own[i]);
+        free(own);
+        free(lab);
+        free(v);
+    }
     sb_printf(b, "<h2 id=\"observations\">What each analysis says</h2>\n");
     html_table(b, obs, "observations-table");
     sb_printf(b, "<p class=\"note\">Written by hta report. Savings are estimates of the what-if engine; "

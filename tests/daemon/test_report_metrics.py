@@ -80,6 +80,20 @@ class ReportMetrics(unittest.TestCase):
         self.assertAlmostEqual(g[0]["mem_used_max_gb"], 24.0)
         self.assertAlmostEqual(g[0]["cpu_busy_when_idle_pctg"], 95.0)
 
+    def test_html_draws_the_metrics(self):
+        self.write(metrics_lines("node7", 30, 0.09, 0.0, 24, idle_every=5, cpu_idle=0.95, cpu_busy=0.4))
+        page = os.path.join(self.tmp.name, "page.html")
+        p = subprocess.run([ht.HTA, "report", self.dir, "--html", page, "--quiet", "--no-critical-path"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        html = open(page).read()
+        self.assertIn('id="metrics"', html)
+        for chart in ("metrics-sm", "metrics-mem", "metrics-cpu"):
+            body = html.split('id="chart-%s"' % chart, 1)[1].split("</svg>", 1)[0]
+            self.assertIn("node7 gpu 0", body)
+            self.assertIn("node7 gpu 1", body)
+        self.assertIn("SM activity per GPU", html)
+
     def test_cpu_saturated_and_healthy_gpu(self):
         self.write(metrics_lines("node7", 10, 0.8, 0.5, 70, cpu_busy=0.97))
         found = [r for r in rows(report(self.dir)["observations"]) if r["area"] == "metrics"]

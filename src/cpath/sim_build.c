@@ -157,7 +157,7 @@ static int cmp_i64(const void *a, const void *c) {
 /* The median of n samples (sorted in place), or dflt without any. */
 static int64_t median(int64_t *x, size_t n, int64_t dflt) {
     if (!n) return dflt;
-    qsort(x, n, sizeof *x, cmp_i64);
+    if (n > 1) qsort(x, n, sizeof *x, cmp_i64);
     return x[n / 2];
 }
 
@@ -245,7 +245,7 @@ static hta_status streams(sb *b, size_t ntracks) {
         int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
         cl[ncl++] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
     }
-    qsort(cl, ncl, sizeof *cl, cmp_coll);
+    if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll);
     for (size_t i = 0, j; i < ncl; i = j) {
         int64_t lo = cl[i].dur;
         for (j = i; j < ncl && cl[j].name == cl[i].name && cl[j].nelems == cl[i].nelems; j++)
@@ -354,7 +354,7 @@ static hta_status waits(sb *b, size_t ntracks) {
     for (size_t i = 0; i < r->n; i++)
         if ((hta_sym_api(t, r->name[i]) & HTA_API_EVENT_RECORD) && r->correlation[i] >= 0)
             rec[nrec++] = (corr_row){r->correlation[i], (int32_t)i};
-    qsort(rec, nrec, sizeof *rec, cmp_corr_row);
+    if (nrec > 1) qsort(rec, nrec, sizeof *rec, cmp_corr_row);
 #define PUSH(c, s)                                                                                           \
     do {                                                                                                     \
         if (nws == cws) {                                                                                    \
@@ -787,7 +787,7 @@ static hta_status build(sb *b) {
         if (b->is_gpu[x] || n < 0 || b->cls[r->cat[g->ev[x].row]] != HTA_CC_USER_ANNOTATION) continue;
         b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1};
     }
-    qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
+    if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
 done:
     free(stack);
     return st;

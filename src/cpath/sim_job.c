@@ -77,7 +77,7 @@ static hta_status collectives(hta_ctx *ctx, size_t k, const hta_sim *s, cinst **
      * one NCCL stream per group in practice; sort by start to be sure) */
     if (!has_seq) {
         for (size_t i = first; i < *n; i++) (*v)[i].seq = g->ev[(*v)[i].ev].ts;
-        qsort(*v + first, *n - first, sizeof **v, cmp_cinst);
+        if (*n - first > 1) qsort(*v + first, *n - first, sizeof **v, cmp_cinst);
         for (size_t i = first; i < *n; i++) {
             if (i > first && (*v)[i].pg != (*v)[i - 1].pg) ord = 0;
             (*v)[i].seq = ord++;
@@ -111,7 +111,7 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
         s->sync_calls += rs[k]->sync_calls;
         s->sync_records += rs[k]->sync_records;
     }
-    qsort(ci, nci, sizeof *ci, cmp_cinst);
+    if (nci > 1) qsort(ci, nci, sizeof *ci, cmp_cinst);
     /* groups: one instance each; valid with 2+ ranks, one kernel per rank, one kernel name */
     unsigned char *ok = calloc(nci ? nci : 1, 1);
     if (!ok) goto oom;
@@ -144,7 +144,7 @@ hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err) {
             if (e0 != INT64_MIN && ek != INT64_MIN) diff[nd++] = ek - e0;
         }
         if (nd) {
-            qsort(diff, nd, sizeof *diff, cmp_i64);
+            if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
             delta[k] = diff[nd / 2];
         }
     }

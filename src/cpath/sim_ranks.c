@@ -119,7 +119,7 @@ static hta_status blame(const hta_sim *s, const int64_t *t, hta_result *out) {
         e->last++;
         e->caused += caused;
     }
-    qsort(v, n, sizeof *v, cmp_bl);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_bl);
     hta_table *tb = hta_table_from_def(&HTA_SIM_BLAME_TABLE);
     if (!tb) goto oom;
     for (size_t i = 0; i < n; i++) {

@@ -152,7 +152,7 @@ static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, h
             fk[k] = 1.0;
             continue;
         }
-        qsort(col, no, sizeof *col, cmp_dbl);
+        if (no > 1) qsort(col, no, sizeof *col, cmp_dbl);
         fk[k] = (no % 2 ? col[no / 2] : (col[no / 2 - 1] + col[no / 2]) / 2) / own;
     }
     for (size_t i = 0; i < g->nedge; i++) f[i] = key[i] == UINT32_MAX ? 1.0 : fk[key[i]];

@@ -69,7 +69,7 @@ static int build_warps(tw *x) {
         for (size_t v = 0; v < g->nnode; v++)
             if (r->thread[g->ev[g->node[v].ev].row] == k)
                 p[n++] = (pair){g->node[v].ts + x->origin, x->t[v] + x->origin};
-        qsort(p, n, sizeof *p, cmp_pair);
+        if (n > 1) qsort(p, n, sizeof *p, cmp_pair);
         for (size_t i = 0; i < n; i++) x->wk[k].obs[i] = p[i].obs, x->wk[k].sim[i] = p[i].sim;
         x->wk[k].n = n;
         free(p);

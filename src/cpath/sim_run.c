@@ -298,6 +298,7 @@ hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, ui
                         hta_cp_path *p, hta_error *err) {
     const hta_cp_graph *g = s->g;
     memset(p, 0, sizeof *p);
+    if (last >= g->nnode) return HTA_OK; /* an empty graph: an empty path */
     size_t cap = 64, n = 0;
     uint32_t *nodes = malloc(cap * sizeof *nodes), *edges = malloc(cap * sizeof *edges);
     if (!nodes || !edges) goto oom;

@@ -20,6 +20,8 @@ typedef struct tw {
     int32_t *what;     /* per event index: >= 0 row, <= -2 flow -(f + 2), -1 none */
     size_t nwhat;
     warp *wk;          /* per track (thread index) */
+    unsigned char *gpu_track; /* per track: a GPU stream */
+    const hta_symtab *sym;
     size_t nthreads;
     hta_raw_obj obj;
 } tw;
@@ -78,21 +80,28 @@ static int build_warps(tw *x) {
     return 0;
 }
 
-/* The track of an event that is no row (an instant, a counter): its pid and tid, or the pid's busiest
- * track; -1 when the rank has none. */
+/* The track of an event that is no row (an instant, a counter): its pid and tid, or the pid's busiest track;
+ * a pid of no thread (Kineto's "GPU 0 Counters") moves with the busiest GPU stream when it names a GPU,
+ * else with the busiest track; -1 when the rank has none. */
 static long track_of(const tw *x, const hta_raw_obj *o) {
     const hta_rank *r = x->s->r;
     const hta_raw_member *pm = hta_raw_obj_get(o, "pid"), *tm = hta_raw_obj_get(o, "tid");
-    int64_t pid, tid;
-    if (!pm || hta_raw_int(pm, &pid)) return -1;
+    int64_t pid = 0, tid;
+    int num_pid = pm && !hta_raw_int(pm, &pid);
     int has_tid = tm && !hta_raw_int(tm, &tid);
-    long best = -1;
+    long best = -1, any = -1, gpu = -1;
     for (size_t k = 0; k < r->nthreads; k++) {
-        if (r->threads[k].pid != pid) continue;
-        if (has_tid && r->threads[k].tid == tid) return (long)k;
-        if (best < 0 || x->wk[k].n > x->wk[best].n) best = (long)k;
+        const hta_thread *th = &r->threads[k];
+        int same = num_pid ? th->pid_sym < 0 && th->pid == pid
+                           : pm && th->pid_sym >= 0 && hta_raw_str_is(pm, hta_sym(x->sym, (uint32_t)th->pid_sym));
+        if (same && has_tid && th->tid_sym < 0 && th->tid == tid) return (long)k;
+        if (same && (best < 0 || x->wk[k].n > x->wk[best].n)) best = (long)k;
+        if (any < 0 || x->wk[k].n > x->wk[any].n) any = (long)k;
+        if (x->gpu_track[k] && (gpu < 0 || x->wk[k].n > x->wk[gpu].n)) gpu = (long)k;
     }
-    return best;
+    if (best >= 0) return best;
+    if (pm && !num_pid && gpu >= 0 && memmem(pm->val, pm->vlen, "GPU", 3)) return gpu;
+    return any;
 }
 
 static int edit_times(tw *x, hta_rawout *w, const char *json, size_t len, int64_t nts, int64_t ndur, int has_dur) {
@@ -158,16 +167,19 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
                          hta_error *err) {
     if (!s->r) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
     const hta_rank *r = s->r;
-    tw x = {s, t, s->g->origin_ns, NULL, 0, NULL, r->nthreads, {0}};
+    tw x = {s, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
     hta_status st = HTA_OK;
     x.nwhat = r->n_events;
     x.what = malloc((x.nwhat ? x.nwhat : 1) * sizeof *x.what);
     x.wk = calloc(r->nthreads + 1, sizeof *x.wk);
-    if (!x.what || !x.wk) {
+    x.gpu_track = calloc(r->nthreads + 1, 1);
+    if (!x.what || !x.wk || !x.gpu_track) {
         st = hta_oom(err);
         goto done;
     }
     for (size_t i = 0; i < x.nwhat; i++) x.what[i] = -1;
+    for (size_t i = 0; i < s->g->nev; i++)
+        if (s->g->ev[i].stream != -1) x.gpu_track[r->thread[s->g->ev[i].row]] = 1;
     for (size_t i = 0; i < r->nflows; i++)
         if (r->flows[i].index < x.nwhat) x.what[r->flows[i].index] = -(int32_t)i - 2;
     for (size_t i = 0; i < r->n; i++)
@@ -176,7 +188,6 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
         st = hta_oom(err);
         goto done;
     }
-    (void)ctx;
     size_t pl = strlen(out_path);
     hta_rawout_hooks h = {.event = sim_event, .ctx = &x};
     st = hta_rawout_derive(r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), &h, err);
@@ -184,6 +195,7 @@ done:
     if (x.wk)
         for (size_t k = 0; k < r->nthreads; k++) free(x.wk[k].obs), free(x.wk[k].sim);
     free(x.wk);
+    free(x.gpu_track);
     free(x.what);
     hta_raw_obj_free(&x.obj);
     return st;

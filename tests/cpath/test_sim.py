@@ -132,6 +132,24 @@ class Generated(unittest.TestCase):
                     self.assertAlmostEqual(float(f["ts"]), calls[f["id"]], delta=0.002)
 
 
+class Counters(unittest.TestCase):
+    def test_counters_move_with_their_device(self):
+        """Kineto's counter tracks ("GPU 0 Counters", a pid of no thread) move with the GPU's busiest stream."""
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([sys.executable, GEN, "--out", d, "--ranks", "1", "--layers", "1", "--steps", "3",
+                            "--seed", "1", "--counters", "--quiet"], check=True)
+            out = os.path.join(d, "sim.json")
+            hta("critical-path", os.path.join(d, "rank-0.json"), "--what-if", "cpu=x0.5", "--what-if-trace", out,
+                "--quiet")
+            a = [e for e in load(os.path.join(d, "rank-0.json")) if e.get("ph") == "C"]
+            b = [e for e in load(out) if e.get("ph") == "C"]
+            self.assertEqual(len(a), len(b))
+            self.assertLess(float(b[-1]["ts"]), float(a[-1]["ts"]) - 1000)  # the run is shorter: they moved
+            for name in {e["name"] for e in b}:
+                ts = [float(e["ts"]) for e in b if e["name"] == name]
+                self.assertEqual(ts, sorted(ts))
+
+
 def trace_file(path):
     if os.path.isdir(path):
         return os.path.join(path, sorted(os.listdir(path))[0])

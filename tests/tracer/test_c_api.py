@@ -198,13 +198,18 @@ class CApi(unittest.TestCase):
             self.assertEqual([e["name"] for e in gpu],
                              ["gpu_step", "gpu_inner"] * 3 + ["gpu_after_flush"])
             self.assertEqual([e["name"] for e in cpu], [e["name"] for e in gpu])
+            dts, ddur = [], []
             for c, g in zip(cpu, gpu):
                 self.assertEqual((g["pid"], g["tid"]), (0, 7))       # device 0, default stream id
                 self.assertEqual(g["args"]["cpu_tid"], c["tid"])
-                # the fake GPU runs 3 us behind; calibration puts it within a few us
-                # (50 us slack: sanitized builds are slow between the CPU stamp and the record)
-                self.assertLess(abs(tc_.ns(g["ts"]) - tc_.ns(c["ts"])), 50000, (c, g))
-                self.assertLess(abs(tc_.ns(g["dur"]) - tc_.ns(c["dur"])), 50000, (c, g))  # slack for sanitizers
+                dts.append(abs(tc_.ns(g["ts"]) - tc_.ns(c["ts"])))
+                ddur.append(abs(tc_.ns(g["dur"]) - tc_.ns(c["dur"])))
+            # the fake GPU runs 3 us behind; calibration puts it within a few us.  The median of the scopes, with
+            # 50 us of slack (sanitized builds are slow between the CPU stamp and the record), and every scope
+            # within 5 ms: a busy machine may preempt the thread between the two stamps of one scope
+            for d_ in (dts, ddur):
+                self.assertLess(sorted(d_)[len(d_) // 2], 50000, (dts, ddur))
+                self.assertLess(max(d_), 5000000, (dts, ddur))
             self.assertEqual([g["args"].get("i") for g in gpu if g["name"] == "gpu_step"], [0, 1, 2])
             meta = tc_.events(d, ph="M")
             self.assertIn({"ph": "M", "name": "thread_name", "pid": 0, "tid": 7,

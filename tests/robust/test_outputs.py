@@ -318,8 +318,10 @@ class BigTrace(unittest.TestCase):
         temporary file's name."""
         out = tmpdir(self, 'hta-robust-sig-out-')
         for _ in range(5):
+            # the signal's default disposition in hta, whatever ours is (a background shell job, as `make test
+            # &` runs it, ignores SIGINT, which hta then keeps ignoring, as nohup wants)
             p = subprocess.Popen([HTA] + args(os.path.join(out, name)), stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE)
+                                 stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
             seen = []
             while p.poll() is None and not seen:
                 seen = os.listdir(out)

@@ -178,6 +178,10 @@ hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const 
     C(HTA_CP_WHATIF_VALUE, "value", FLOAT, "", "the figure")
 HTA_TABLE_DECLARE(HTA_CP_WHATIF)
 
+/* The what_if table from its figures (ns; changed edges, simulated path nodes). */
+hta_status hta_cpath_whatif_table(int64_t baseline_ns, int64_t simulated_ns, size_t edges_changed, size_t path_nodes,
+                                  hta_result *out, hta_error *err);
+
 /* Overlay (critical-path.md §10): the rank's trace with "critical": 1 on path
  * events and flow events for edges.  Writes outdir/overlaid_critical_path_<base>;
  * *written gets the path (malloc'ed). */

@@ -80,6 +80,16 @@ hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta
 int hta_strlist_vadd(char ***list, size_t *n, const char *fmt, va_list ap);
 int hta_strlist_add(char ***list, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A growable byte buffer for packed data (results sent between MPI processes): appends that run out of
+ * memory set oom and stop; the caller checks oom once at the end and frees p. */
+typedef struct hta_bytes {
+    char *p;
+    size_t n, cap;
+    int oom;
+} hta_bytes;
+void hta_bytes_put(hta_bytes *b, const void *x, size_t n);
+static inline void hta_bytes_put_u64(hta_bytes *b, uint64_t v) { hta_bytes_put(b, &v, sizeof v); }
+
 /* Writes s as a JSON string literal (quotes and escapes) through put, which
  * returns non-zero to stop.  Returns the first non-zero put result, or 0. */
 typedef int (*hta_put_fn)(void *ctx, const char *s, size_t n);

@@ -45,7 +45,6 @@ static int parse_instance(const char *s, int64_t *a, int64_t *b) {
     return 0;
 }
 
-static double us(int64_t ns) { return (double)ns / 1000.0; }
 static double secs(struct timespec a, struct timespec b) {
     return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 }
@@ -68,36 +67,7 @@ static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_a
     /* the new path on the same graph with the changed weights: same nodes, same tie rules, so baseline and
      * simulation differ only by the rules */
     if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
-    hta_table *tb = hta_table_from_def(&HTA_CP_WHATIF_TABLE);
-    if (!tb) {
-        st = hta_oom(err);
-        goto done;
-    }
-    int64_t base = g->path.length, sim = p.length;
-    struct {
-        const char *n;
-        double v;
-    } rows[] = {
-        {"baseline_path_us", us(base)},
-        {"simulated_path_us", us(sim)},
-        {"saving_us", us(base - sim)},
-        {"saving_percent", base ? (double)(base - sim) / (double)base * 100.0 : 0.0},
-        {"edges_changed", (double)changed},
-        {"simulated_path_nodes", (double)p.n},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        long r = hta_table_add_row(tb);
-        if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_CP_WHATIF_NAME, rows[i].n)) {
-            hta_table_free(tb);
-            st = hta_oom(err);
-            goto done;
-        }
-        hta_table_set_float(tb, (size_t)r, HTA_CP_WHATIF_VALUE, rows[i].v);
-    }
-    if (hta_result_add(out, tb)) {
-        st = hta_oom(err);
-        goto done;
-    }
+    if ((st = hta_cpath_whatif_table(g->path.length, p.length, changed, p.n, out, err))) goto done;
     /* the simulated path's summary, with the simulated weights */
     if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
                                 err)))

@@ -273,3 +273,30 @@ hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const 
     free(bm.cls);
     return bad ? hta_oom(err) : HTA_OK;
 }
+
+hta_status hta_cpath_whatif_table(int64_t base, int64_t sim, size_t changed, size_t nodes, hta_result *out,
+                                  hta_error *err) {
+    hta_table *tb = hta_table_from_def(&HTA_CP_WHATIF_TABLE);
+    if (!tb) return hta_oom(err);
+    struct {
+        const char *n;
+        double v;
+    } rows[] = {
+        {"baseline_path_us", us(base)},
+        {"simulated_path_us", us(sim)},
+        {"saving_us", us(base - sim)},
+        {"saving_percent", base ? (double)(base - sim) / (double)base * 100.0 : 0.0},
+        {"edges_changed", (double)changed},
+        {"simulated_path_nodes", (double)nodes},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        long r = hta_table_add_row(tb);
+        if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_CP_WHATIF_NAME, rows[i].n)) {
+            hta_table_free(tb);
+            return hta_oom(err);
+        }
+        hta_table_set_float(tb, (size_t)r, HTA_CP_WHATIF_VALUE, rows[i].v);
+    }
+    if (hta_result_add(out, tb)) return hta_oom(err);
+    return HTA_OK;
+}

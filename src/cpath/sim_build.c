@@ -298,26 +298,26 @@ static long gpu_track(const sb *b, size_t ntracks, int64_t pid, int64_t stream) 
     return -1;
 }
 
-/* The last GPU event of track k launched before time `before` (launch call start), or -1. */
-static int32_t last_launched(const sb *b, size_t k, int64_t before) {
-    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
+/* The first position in ids[lo .. hi) whose key[ids[pos]] is t or more (the keys ascend along ids). */
+static uint32_t lower_bound(const uint32_t *ids, uint32_t lo, uint32_t hi, const int64_t *key, int64_t t) {
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (b->launch_ts[b->tev[mid]] < before) lo = mid + 1;
+        if (key[ids[mid]] < t) lo = mid + 1;
         else hi = mid;
     }
-    return lo > b->toff[k] ? (int32_t)b->tev[lo - 1] : -1;
+    return lo;
+}
+
+/* The last GPU event of track k launched before time `before` (launch call start), or -1. */
+static int32_t last_launched(const sb *b, size_t k, int64_t before) {
+    uint32_t i = lower_bound(b->tev, b->toff[k], b->toff[k + 1], b->launch_ts, before);
+    return i > b->toff[k] ? (int32_t)b->tev[i - 1] : -1;
 }
 
 /* The first GPU event of track k launched at or after `after`, or -1. */
 static int32_t first_launched(const sb *b, size_t k, int64_t after) {
-    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->launch_ts[b->tev[mid]] < after) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < b->toff[k + 1] ? (int32_t)b->tev[lo] : -1;
+    uint32_t i = lower_bound(b->tev, b->toff[k], b->toff[k + 1], b->launch_ts, after);
+    return i < b->toff[k + 1] ? (int32_t)b->tev[i] : -1;
 }
 
 typedef struct corr_row {
@@ -488,13 +488,8 @@ static int32_t top_before(const sb *b, size_t k, int64_t t, int64_t *next_start)
 
 /* Track k's latest chain node strictly before t, or -1. */
 static int64_t node_before(const sb *b, size_t k, int64_t t) {
-    uint32_t lo = b->cnoff[k], hi = b->cnoff[k + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->nt[b->cn[mid]] < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo > b->cnoff[k] ? (int64_t)b->cn[lo - 1] : -1;
+    uint32_t i = lower_bound(b->cn, b->cnoff[k], b->cnoff[k + 1], b->nt, t);
+    return i > b->cnoff[k] ? (int64_t)b->cn[i - 1] : -1;
 }
 
 /* How soon after the other thread's step a handover must follow: SIM_HANDOVER_NS, or an eighth of the

@@ -91,7 +91,7 @@ hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *
     int64_t *t0 = malloc(nn * sizeof *t0), *t1 = malloc(nn * sizeof *t1);
     hta_cp_path p = {0};
     hta_status st = HTA_OK;
-    hta_table *tb = NULL, *ts = NULL;
+    hta_table *ts = NULL;
     if (!w || !t0 || !t1) {
         st = hta_oom(err);
         goto done;
@@ -108,26 +108,9 @@ hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *
     for (size_t i = 0; i < s->nsteps; i++)
         if (t1[s->steps[i].end] > t1[last]) last = s->steps[i].end;
     HTA_TRY_GOTO(st, hta_sim_path(s, w, t1, last, a1, &p, err), done);
-    tb = hta_table_from_def(&HTA_CP_WHATIF_TABLE);
+    HTA_TRY_GOTO(st, hta_cpath_whatif_table(z0 - a0, z1 - a1, changed, p.n, out, err), done);
     ts = hta_table_from_def(&HTA_SIM_WHATIF_STEPS_TABLE);
-    if (!tb || !ts) goto oom;
-    int64_t base = z0 - a0, sim = z1 - a1;
-    struct {
-        const char *n;
-        double v;
-    } rows[] = {
-        {"baseline_path_us", us(base)},
-        {"simulated_path_us", us(sim)},
-        {"saving_us", us(base - sim)},
-        {"saving_percent", base ? (double)(base - sim) / (double)base * 100.0 : 0.0},
-        {"edges_changed", (double)changed},
-        {"simulated_path_nodes", (double)p.n},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        long r = hta_table_add_row(tb);
-        if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_CP_WHATIF_NAME, rows[i].n)) goto oom;
-        hta_table_set_float(tb, (size_t)r, HTA_CP_WHATIF_VALUE, rows[i].v);
-    }
+    if (!ts) goto oom;
     for (size_t i = 0; i < s->nsteps; i++) {
         const hta_sim_step *x = &s->steps[i];
         int64_t b = t0[x->end] - t0[x->start], m = t1[x->end] - t1[x->start];
@@ -140,11 +123,6 @@ hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *
         hta_table_set_float(ts, (size_t)r, HTA_SIM_WS_SAVING, us(b - m));
         hta_table_set_float(ts, (size_t)r, HTA_SIM_WS_PCT, b ? (double)(b - m) / (double)b * 100.0 : 0.0);
     }
-    if (hta_result_add(out, tb)) {
-        tb = NULL;
-        goto oom;
-    }
-    tb = NULL;
     if (hta_result_add(out, ts)) {
         ts = NULL;
         goto oom;
@@ -168,7 +146,6 @@ hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *
 oom:
     st = hta_oom(err);
 done:
-    hta_table_free(tb);
     hta_table_free(ts);
     hta_cpath_path_free(&p);
     free(w);

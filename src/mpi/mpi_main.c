@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/util.h"
+
 #include "cli/cli.h"
 
 int hta_cli_main(int argc, char **argv); /* src/cli/main.c, compiled for hta-mpi under this name */
@@ -60,28 +62,10 @@ static hta_status share(const hta_rank_plan *p, size_t **which, size_t *n, hta_e
 }
 
 /* ---- the parts as bytes: per part its index, done flag, packed result and warnings; then the failure */
-typedef struct out {
-    char *p;
-    size_t n, cap;
-    int oom;
-} out;
+typedef hta_bytes out;
 
-static void put(out *b, const void *x, size_t n) {
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->n + n) c *= 2;
-        char *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q, b->cap = c;
-    }
-    memcpy(b->p + b->n, x, n);
-    b->n += n;
-}
-static void put_u64(out *b, uint64_t v) { put(b, &v, sizeof v); }
+static void put(out *b, const void *x, size_t n) { hta_bytes_put(b, x, n); }
+static void put_u64(out *b, uint64_t v) { hta_bytes_put_u64(b, v); }
 static void put_str(out *b, const char *s) {
     put_u64(b, strlen(s));
     put(b, s, strlen(s));

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/util.h"
+
 #include "hta/table.h"
 
 static size_t cell_size(hta_col_type ty) {
@@ -89,28 +91,10 @@ hta_status hta_result_append(hta_result *dst, hta_result *src, hta_error *err) {
  * u64 counts and lengths, little-endian as the machine writes them: the processes of one MPI run share
  * one architecture.  Layout: ntables, then per table its name, ncols, nrows, per column its name, type,
  * wrap, has-null, cells (strings as length + 1 and text, 0 for NULL), null flags; then nnotes and notes. */
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} buf;
+typedef hta_bytes buf;
 
-static void put(buf *b, const void *x, size_t n) {
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->n + n) c *= 2;
-        char *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q, b->cap = c;
-    }
-    memcpy(b->p + b->n, x, n);
-    b->n += n;
-}
-static void put_u64(buf *b, uint64_t v) { put(b, &v, sizeof v); }
+static void put(buf *b, const void *x, size_t n) { hta_bytes_put(b, x, n); }
+static void put_u64(buf *b, uint64_t v) { hta_bytes_put_u64(b, v); }
 static void put_str(buf *b, const char *s) {
     put_u64(b, s ? strlen(s) + 1 : 0);
     if (s) put(b, s, strlen(s));

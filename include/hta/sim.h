@@ -26,6 +26,7 @@
 #ifndef HTA_SIM_H
 #define HTA_SIM_H
 
+#include "hta/context.h"
 #include "hta/cpath.h"
 
 #ifdef __cplusplus
@@ -168,6 +169,44 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
 hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *rules, size_t nrules,
                           const char *const *data_load, size_t ndata_load, const char *trace_out,
                           hta_result *out, hta_error *err);
+
+
+/* ---- the job in bounded memory (docs/scaling.md, "The critical path across ranks") ----
+ *
+ * The same answers as the joined graph (hta_sim_build_job and the functions above on it), without ever
+ * holding more than one rank's graph per thread: each rank's graph is reduced to a skeleton (the longest
+ * distances from its collectives' ends to its arrivals and step boundaries), the barriers are replayed
+ * from the skeletons, and paths are summed rank by rank where they pass. */
+typedef struct hta_job hta_job;
+
+typedef struct hta_job_scenario {
+    const hta_cpath_rule *rules; /* applied in order, as hta_sim_weights applies them (at most 64) */
+    size_t nrules;
+    const unsigned char *on;     /* per rank position: the rules apply to that rank (NULL: every rank) */
+    int lenient;                 /* a rule that matches nothing is no error (it changes nothing) */
+} hta_job_scenario;
+
+typedef struct hta_job_opts {
+    const hta_job_scenario *scn; /* what-if scenarios, each replayed on the job */
+    size_t nscn;
+    const char *const *data_load;
+    size_t ndata_load;
+    int paths;   /* the tables: what_if, what_if_steps, what_if_summary (of scn[0]) and their notes, then
+                  * summary, hops, blame, collectives, steps (those of critical-path --all-ranks) */
+    int threads; /* with a plan: rank contexts alive at once (0: the CPUs) */
+} hta_job_opts;
+
+/* Over the ranks of a loaded context (visited one after the other). */
+hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, hta_result *res, hta_error *err);
+/* Over a rank plan's files (hta_ctx_each_rank): a failing file is *failed (its index), *in_load when its
+ * load failed. */
+hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
+                            hta_result *res, size_t *failed, int *in_load, hta_error *err);
+/* Every rank's steps, rank by rank: step i's rank, number and duration (ns) in scenario scn (0: the trace's
+ * own weights, k: o->scn[k - 1]). */
+size_t hta_job_nsteps(const hta_job *j);
+void hta_job_step(const hta_job *j, size_t scn, size_t i, int32_t *rank, int64_t *number, int64_t *dur_ns);
+void hta_job_free(hta_job *j);
 
 #ifdef __cplusplus
 }

@@ -88,13 +88,60 @@ done:
     return st;
 }
 
-/* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if. */
+/* --all-ranks in bounded memory (hta_job_*): rank by rank where the plan allows, else over the loaded
+ * context; never more than one rank's graph per thread. */
+static int job_bounded(cli_common *c, const cp_args *a, const char *prog) {
+    hta_error err = {0};
+    hta_result res;
+    hta_result_init(&res);
+    hta_rank_plan plan = {0};
+    hta_ctx *ctx = NULL;
+    hta_job *job = NULL;
+    size_t failed = SIZE_MAX;
+    int in_load = 0, rc = 0;
+    hta_cpath_rule *rules = calloc(a->what_if.n ? a->what_if.n : 1, sizeof *rules);
+    hta_status st = rules ? HTA_OK : hta_oom(&err);
+    for (size_t i = 0; !st && i < a->what_if.n; i++) st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], &err);
+    hta_job_scenario sc = {rules, a->what_if.n, NULL, 0};
+    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads};
+    int planned = !st && hta_ctx_per_rank_ok(&c->ctx) &&
+                  !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err) && plan.per_rank;
+    if (st) {
+        /* a rule that does not parse */
+    } else if (planned) {
+        for (size_t i = 0; i < plan.nwarnings && !c->quiet; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
+        st = hta_job_run_plan(&plan, &c->ctx, &jo, &job, &res, &failed, &in_load, &err);
+    } else {
+        if ((rc = cli_open(c, c->path, &ctx))) goto out;
+        st = hta_job_run_ctx(ctx, &jo, &job, &res, &err);
+    }
+    if (st) {
+        if (in_load) fprintf(stderr, "hta: error: %s\n", err.msg), rc = 1;
+        else rc = cli_fail(prog, &err);
+        hta_result_free(&res);
+    } else {
+        rc = cli_emit(c, &res);
+    }
+out:
+    hta_rank_plan_free(&plan);
+    for (size_t i = 0; rules && i < a->what_if.n; i++) hta_cpath_rule_free(&rules[i]);
+    free(rules);
+    hta_job_free(job);
+    hta_ctx_free(ctx);
+    return rc;
+}
+
+/* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if.
+ * The joined graph holds every rank at once: kept for --overlay and --what-if-trace, and as the reference
+ * the bounded engine is checked against (HTA_PER_RANK=0). */
 static int job(cli_common *c, const cp_args *a, const char *prog) {
     if (!c->path || a->graph || a->save) {
         fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph or --save\n"
                         "Try 'hta critical-path --help'.\n");
         return EXIT_USAGE;
     }
+    const char *env = getenv("HTA_PER_RANK");
+    if (!a->overlay && !a->what_if_trace && !(env && !strcmp(env, "0"))) return job_bounded(c, a, prog);
     hta_ctx *ctx = NULL;
     int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;

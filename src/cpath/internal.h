@@ -29,6 +29,9 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
 
 /* Fills g->order from g->edge (first appearance, source before destination). */
 hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
+/* The summary table (hta_cpath_summary) from per-class sums: n classes present on the path. */
+hta_status cp_summary_of(const char *const *names, const __int128 *sums, size_t n, const hta_table_def *d,
+                         hta_result *out, hta_error *err);
 
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -100,6 +100,23 @@ static int cmp_brow(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* The summary table from per-class sums (names sorted, as the table lists them). */
+static hta_status summary_write(const cls *c, size_t nc, __int128 total, const hta_table_def *d, hta_result *out) {
+    hta_table *t = hta_table_from_def(d);
+    if (!t) return HTA_ENOMEM;
+    for (size_t j = 0; j < nc; j++) {
+        long r = hta_table_add_row(t);
+        if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_SUMMARY_BOUND_BY, c[j].name)) goto oom;
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, (double)c[j].sum / 1000.0);
+        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG,
+                            total ? (double)c[j].sum / (double)total * 100.0 : NAN);
+    }
+    return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
+oom:
+    hta_table_free(t);
+    return HTA_ENOMEM;
+}
+
 static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                                 bb_memo *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
@@ -116,19 +133,17 @@ static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, con
         total += ew;
     }
     qsort(c, nc, sizeof *c, cmp_cls);
-    hta_table *t = hta_table_from_def(d);
-    if (!t) return HTA_ENOMEM;
-    for (size_t j = 0; j < nc; j++) {
-        long r = hta_table_add_row(t);
-        if (r < 0 || hta_table_set_str(t, (size_t)r, HTA_CP_SUMMARY_BOUND_BY, c[j].name)) goto oom;
-        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_DURATION, (double)c[j].sum / 1000.0);
-        hta_table_set_float(t, (size_t)r, HTA_CP_SUMMARY_PCTG,
-                            total ? (double)c[j].sum / (double)total * 100.0 : NAN);
-    }
-    return hta_result_add(out, t) ? HTA_ENOMEM : HTA_OK;
-oom:
-    hta_table_free(t);
-    return HTA_ENOMEM;
+    return summary_write(c, nc, total, d, out);
+}
+
+hta_status cp_summary_of(const char *const *names, const __int128 *sums, size_t n, const hta_table_def *d,
+                         hta_result *out, hta_error *err) {
+    cls c[16];
+    size_t nc = 0;
+    __int128 total = 0;
+    for (size_t i = 0; i < n && nc < 16; i++) c[nc++] = (cls){names[i], sums[i]}, total += sums[i];
+    qsort(c, nc, sizeof *c, cmp_cls);
+    return summary_write(c, nc, total, d, out) ? hta_oom(err) : HTA_OK;
 }
 
 /* The `top` first rows of cmp_brow's order (a total order), in that order:

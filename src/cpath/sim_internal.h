@@ -33,6 +33,29 @@ struct hta_sim {
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
 };
 
+/* Options of sim_weights, the rules' weights for the job's bounded engine (sim_job_*.c). */
+typedef struct sim_wopts {
+    const double *const *med; /* per rule: a median rule's factor per edge; NULL for a median rule of this
+                               * rank: not known yet, the rule is counted as a hit and leaves the weights */
+    size_t *hits;             /* per rule, added to: edges it selected; given, a rule that selects none is
+                               * no error (it may select on another rank) */
+    uint64_t *mask;           /* per edge, or'ed: bit k when rule k selected it (rules < 64) */
+} sim_wopts;
+
+/* hta_sim_weights with options (wo NULL: hta_sim_weights). */
+hta_status sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, const sim_wopts *wo,
+                       int64_t *w, size_t *nchanged, hta_error *err);
+
+/* The factor rank:R=median gives a key: the median of the other ranks' totals / rank R's (1 where R has
+ * none).  Sorts others[]. */
+double sim_median_factor(double *others, size_t n, double own);
+
+/* The key rank:R=median compares an edge's time by (sim_run.c): its event's name and side, or untraced. */
+uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e);
+
+/* The steps table's column (HTA_SIM_STEPS_*) of a path edge of class bound_by. */
+int sim_step_column(const char *bound_by);
+
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
 hta_status sim_index(hta_sim *s, hta_error *err);
 

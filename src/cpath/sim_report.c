@@ -11,8 +11,7 @@ HTA_TABLE_DEFINE(HTA_SIM_WHATIF_STEPS);
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
 /* The column of HTA_SIM_STEPS a path edge's time goes to. */
-static int step_column(const hta_cp_graph *g, const hta_cp_edge *e, const char *const *dl, size_t ndl) {
-    const char *b = hta_cpath_bound_by(g, e, dl, ndl);
+int sim_step_column(const char *b) {
     if (!strcmp(b, "cpu_bound")) return HTA_SIM_STEPS_CPU;
     if (!strcmp(b, "data_loading")) return HTA_SIM_STEPS_DATA;
     if (!strcmp(b, "gpu_compute_bound")) return HTA_SIM_STEPS_COMP;
@@ -37,12 +36,12 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
             hta_table_free(tb);
             return rc;
         }
-        double col[HTA_SIM_STEPS_WAIT + 1] = {0};
+        int64_t col[HTA_SIM_STEPS_WAIT + 1] = {0}; /* ns: exact in any order (the job's engine sums by piece) */
         int64_t from = t[st->start];
         for (size_t j = 0; j + 1 < p.n; j++) {
             const hta_cp_edge *e = &g->edge[p.edge[j]];
             int64_t a = t[p.node[j]] > from ? t[p.node[j]] : from, z = t[p.node[j + 1]];
-            if (z > a) col[step_column(g, e, data_load, ndata_load)] += us(z - a);
+            if (z > a) col[sim_step_column(hta_cpath_bound_by(g, e, data_load, ndata_load))] += z - a;
         }
         long r = hta_table_add_row(tb);
         if (r < 0) {
@@ -55,7 +54,7 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
         hta_table_set_float(tb, (size_t)r, HTA_SIM_STEPS_WALL, us(t[st->end] - t[st->start]));
         int64_t first = p.n ? t[p.node[0]] : t[st->end];
         hta_table_set_float(tb, (size_t)r, HTA_SIM_STEPS_PATH, us(t[st->end] - (first > from ? first : from)));
-        for (int c = HTA_SIM_STEPS_CPU; c <= HTA_SIM_STEPS_WAIT; c++) hta_table_set_float(tb, (size_t)r, c, col[c]);
+        for (int c = HTA_SIM_STEPS_CPU; c <= HTA_SIM_STEPS_WAIT; c++) hta_table_set_float(tb, (size_t)r, c, us(col[c]));
         hta_cpath_path_free(&p);
     }
     if (hta_result_add(out, tb)) return hta_oom(err);

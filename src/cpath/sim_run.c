@@ -56,7 +56,7 @@ static int64_t edge_rank(const hta_sim *s, const hta_cp_edge *e) {
 
 /* rank:R=median compares like with like: the time of each event name (CPU or GPU side) in each step, and the
  * untraced time at the top of threads in each step. */
-static uint64_t median_key(const hta_sim *s, const hta_cp_edge *e) {
+uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e) {
     const hta_cp_graph *g = s->g;
     uint32_t x = e->attr >= 0 ? (uint32_t)e->attr : g->node[e->u].ev;
     uint64_t step = (uint32_t)(s->ev_step[x] + 2);
@@ -68,6 +68,12 @@ static uint64_t median_key(const hta_sim *s, const hta_cp_edge *e) {
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+double sim_median_factor(double *others, size_t n, double own) {
+    if (!n || own <= 0) return 1.0;
+    if (n > 1) qsort(others, n, sizeof *others, cmp_dbl);
+    return (n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2) / own;
 }
 
 /* Keys to dense indices: open addressing over the edges' keys. */
@@ -121,7 +127,10 @@ static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, h
     size_t cap = 64;
     while (cap < 2 * g->nedge + 2) cap <<= 1;
     kmap m = {malloc(cap * sizeof *m.k), malloc(cap * sizeof *m.v), cap - 1, 0};
-    double *tot = NULL, *col = malloc(nr * sizeof *col), *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
+    /* totals in integer ns: exact whatever the order of the sums (the job's bounded engine adds the same
+     * edges rank by rank, sim_job_*.c) */
+    int64_t *tot = NULL;
+    double *col = malloc(nr * sizeof *col), *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
     uint32_t *key = malloc((g->nedge ? g->nedge : 1) * sizeof *key);
     hta_status st = HTA_OK;
     if (!m.k || !m.v || !col || !f || !key) goto oom;
@@ -129,7 +138,7 @@ static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, h
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
         key[i] = UINT32_MAX;
-        if (e->type == HTA_CP_OPERATOR || e->type == HTA_CP_GAP) key[i] = (uint32_t)kmap_get(&m, median_key(s, e), 1);
+        if (e->type == HTA_CP_OPERATOR || e->type == HTA_CP_GAP) key[i] = (uint32_t)kmap_get(&m, sim_median_key(s, e), 1);
     }
     tot = calloc(nr * (m.n ? m.n : 1), sizeof *tot);
     if (!tot) goto oom;
@@ -138,7 +147,7 @@ static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, h
         int64_t r = edge_rank(s, &g->edge[i]);
         size_t j = 0;
         while (j < nr && ids[j] != r) j++;
-        if (j < nr) tot[j * m.n + key[i]] += (double)g->edge[i].w;
+        if (j < nr) tot[j * m.n + key[i]] += g->edge[i].w;
     }
     double *fk = malloc((m.n ? m.n : 1) * sizeof *fk);
     if (!fk) goto oom;
@@ -146,14 +155,8 @@ static hta_status median_factors(const hta_sim *s, int32_t rank, double **out, h
         /* the median of the other ranks (with two ranks: the other one) */
         size_t no = 0;
         for (size_t j = 0; j < nr; j++)
-            if (j != me) col[no++] = tot[j * m.n + k];
-        double own = tot[me * m.n + k];
-        if (!no || own <= 0) {
-            fk[k] = 1.0;
-            continue;
-        }
-        if (no > 1) qsort(col, no, sizeof *col, cmp_dbl);
-        fk[k] = (no % 2 ? col[no / 2] : (col[no / 2 - 1] + col[no / 2]) / 2) / own;
+            if (j != me) col[no++] = (double)tot[j * m.n + k];
+        fk[k] = sim_median_factor(col, no, (double)tot[me * m.n + k]);
     }
     for (size_t i = 0; i < g->nedge; i++) f[i] = key[i] == UINT32_MAX ? 1.0 : fk[key[i]];
     free(fk);
@@ -173,10 +176,18 @@ done:
     return st;
 }
 
+/* Whether the graph holds work of rank `rank` (one rank's graph: whether it is that rank). */
+static int edge_rank_is(const hta_sim *s, int64_t rank) { return !s->ev_rank && s->g->rank == rank; }
+
 int32_t hta_sim_edge_rank(const hta_sim *s, size_t e) { return (int32_t)edge_rank(s, &s->g->edge[e]); }
 
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
                            size_t *nchanged, hta_error *err) {
+    return sim_weights(s, rules, nrules, NULL, w, nchanged, err);
+}
+
+hta_status sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, const sim_wopts *wo,
+                       int64_t *w, size_t *nchanged, hta_error *err) {
     const hta_cp_graph *g = s->g;
     for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
     size_t nsym = hta_symtab_count(g->sym) + 1;
@@ -196,7 +207,15 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
         size_t hits = 0;
         free(med);
         med = NULL;
-        if (r->median && (st = median_factors(s, (int32_t)r->num, &med, err))) goto done;
+        const double *mf = NULL;
+        if (r->median && wo && wo->med) mf = wo->med[k];
+        else if (r->median && (st = median_factors(s, (int32_t)r->num, &med, err))) goto done;
+        else mf = med;
+        if (r->median && wo && wo->med && !mf && edge_rank_is(s, r->num)) {
+            /* the factors are not known yet (the job's first pass): this rank's work is left as it is */
+            if (wo->hits) wo->hits[k] += 1;
+            continue;
+        }
         for (size_t i = 0; i < g->nedge; i++) {
             const hta_cp_edge *e = &g->edge[i];
             const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
@@ -229,7 +248,7 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
             if (!sel) continue;
             hits++;
             if (r->scale) {
-                double x = (double)w[i] * (med ? med[i] : r->factor);
+                double x = (double)w[i] * (mf ? mf[i] : r->factor);
                 if (!(fabs(x) < 0x1p62)) {
                     char rt[600];
                     st = hta_fail(err, HTA_EINVAL,
@@ -243,6 +262,11 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
                 w[i] = r->value_ns;
             }
             changed[i] = 1;
+            if (wo && wo->mask) wo->mask[i] |= (uint64_t)1 << k;
+        }
+        if (wo && wo->hits) {
+            wo->hits[k] += hits;
+            continue;
         }
         if (!hits) {
             char rt[600];

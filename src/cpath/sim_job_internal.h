@@ -1,0 +1,202 @@
+/* The job's critical path in bounded memory (hta_job_*, hta/sim.h; docs/scaling.md "The critical path
+ * across ranks"): the state its passes share (not public).
+ *
+ * The joined graph (sim_job.c) holds every rank's graph at once.  Here no two ranks' graphs are ever
+ * alive together (beyond the per-rank iteration's threads):
+ *
+ *   1. skeleton (sim_job_skel.c): each rank's graph is built and reduced to labels: at each collective's
+ *      arrival node and each step's start and end node, the longest distance from each collective's end
+ *      that reaches it (or from the rank's own sources), under each scenario's weights.  A collective's
+ *      end is where the other ranks come in: its time is the barrier's time plus the rank's own rest.
+ *      Labels that can never decide are pruned (a later collective's end always comes after them), so a
+ *      node keeps a few;
+ *   2. replay (sim_job_replay.c): collectives are matched across ranks as the joined graph matches them,
+ *      and every barrier's time follows, instance by instance, from the labels at its participants'
+ *      arrivals: the joined graph's schedule at every arrival, collective end and step boundary;
+ *   3. local (sim_job_local.c): where paths are wanted, each rank's graph is built once more with its
+ *      barriers as sources at their replayed times, which gives that rank's part of the joined schedule
+ *      exactly; the critical path's pieces in that rank (from each arrival, step end and the rank's last
+ *      node back to a barrier or a source) are summed per class, and the pieces are chained across ranks
+ *      at the barriers (sim_job.c's last arriver rule); a piece cut at a time (a step's start) is one more
+ *      visit of the ranks concerned. */
+#ifndef HTA_SIM_JOB_INTERNAL_H
+#define HTA_SIM_JOB_INTERNAL_H
+
+#include <pthread.h>
+
+#include "cpath/sim_internal.h"
+
+/* A label: the longest distance to a node from collective `src`'s end (its time: that collective's
+ * value), or from the rank's sources (src -1: d is then a time, the rank's own clock). */
+typedef struct sj_label {
+    int32_t src;
+    int64_t d;
+} sj_label;
+
+/* One collective of a rank: a kernel the build split into the wait for the other ranks and the transfer. */
+typedef struct sj_coll {
+    uint32_t pg;        /* process group name (job's symbols), UINT32_MAX: none */
+    int kind;           /* key: SJ_KEY_* */
+    int64_t seq;        /* Comms Id, Seq, or the order in its process group */
+    uint32_t name;      /* kernel name (job's symbols) */
+    int64_t ts, dur;    /* absolute ns on the rank's clock */
+    int64_t step;       /* the rank's iteration, -1 */
+    int64_t pw, tr;     /* the rank's own wait and transfer weights */
+} sj_coll;
+
+enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE }; /* order of key spaces: by group name, Comms Id, no group */
+
+/* rank:R=median's totals of one rank: per (event name, side, step) the time of its edges in ns (collective
+ * transfers left out: their weight is the job's, added in the replay). */
+typedef struct sj_tot {
+    uint32_t name;      /* event name (job's symbols), UINT32_MAX: untraced time */
+    int gpu;
+    int64_t step;
+    int64_t ns;
+} sj_tot;
+
+/* One scenario's skeleton of one rank. */
+typedef struct sj_skel {
+    sj_label *lab;
+    size_t nlab;
+    uint32_t *a_off;    /* per collective c: its arrival's labels, lab[a_off[c] .. a_off[c + 1]) */
+    uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]) */
+    int64_t *trw;       /* per collective: its transfer's weight under the scenario */
+    uint64_t *trmask;   /* per collective: the rules that selected its transfer */
+    size_t *hits;       /* per rule: edges selected on this rank */
+    size_t changed;     /* edges changed on this rank */
+    int done;           /* computed (a median rule's rank waits for the factors) */
+} sj_skel;
+
+typedef struct sj_rank {
+    int present;        /* visited (a file of JSON without traceEvents is skipped) */
+    int32_t rank;
+    int64_t origin;     /* the rank's graph times + origin = absolute ns */
+    sj_coll *coll;
+    size_t ncoll;
+    hta_sim_step *steps;
+    size_t nsteps;
+    sj_tot *tot;
+    size_t ntot;
+    size_t nev;
+    size_t sync_calls, sync_records;
+    sj_skel *skel;      /* per scenario (0: the trace's own weights) */
+} sj_rank;
+
+/* rank:R=median's factors: sorted by key (sj_med_key). */
+typedef struct sj_med {
+    uint64_t *key;
+    double *f;
+    size_t n;
+} sj_med;
+static inline uint64_t sj_med_key(uint32_t name, int gpu, int64_t step) {
+    return (uint64_t)name << 33 | (uint64_t)(gpu != 0) << 32 | (uint32_t)(step + 2);
+}
+
+/* A scenario as the engine runs it. */
+typedef struct sj_scn {
+    const hta_cpath_rule *rules;
+    size_t nrules;
+    const unsigned char *on;   /* per rank position: the rules apply there (NULL: every rank) */
+    int lenient;               /* a rule that matches nothing is no error */
+    struct sj_med **med;       /* per rule: rank:R=median's factors by (name, side, step) of rank R */
+} sj_scn;
+
+/* A collective instance of the job: matched across ranks, or one rank's alone (not matched). */
+typedef struct sj_inst {
+    uint32_t pg;
+    int kind;
+    int64_t seq;
+    int64_t step;
+    uint32_t first, n;  /* participants: job->part[first .. first + n) */
+    int matched;
+    int64_t tau;        /* matched: the transfer (the shortest kernel) */
+    int64_t arrive;     /* matched: the latest start on the job's clock */
+} sj_inst;
+
+typedef struct sj_part {
+    uint32_t rank;      /* position */
+    uint32_t coll;      /* the rank's collective */
+} sj_part;
+
+struct hta_job {
+    sj_rank *r;
+    size_t nr;
+    hta_symtab *sym;    /* names of every rank's collectives and totals */
+    pthread_mutex_t lock; /* around sym while ranks are visited in threads */
+    sj_scn *scn;        /* 0: the trace's own weights */
+    size_t nscn;
+    int want_tot;
+    const char *const *data_load;
+    size_t ndata_load;
+    /* replay */
+    int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
+    sj_inst *inst;
+    size_t ninst, nmatched;
+    sj_part *part;
+    uint32_t **inst_of; /* per rank, per collective: its instance */
+    uint32_t *order;    /* instances in an order of their dependencies */
+    /* per scenario: per rank, per collective: arrival and end time; barrier per instance; steps */
+    int64_t ***arr, ***end;
+    int64_t **bar;
+    int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end) */
+};
+
+/* job's clock of rank k: absolute ns - delta */
+static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k].origin - j->delta[k]; }
+
+/* Pass 1: the skeleton of the context's rank k (position pos) for every scenario. */
+hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
+/* A median rule's factors per edge of the rank's graph s (1 where it has none). */
+hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err);
+/* The class (index into sj_class_names) of a bound_by text. */
+int sj_class_of(const char *bound_by);
+
+/* The replay: matching (once), then every scenario's schedule at the skeleton's nodes. */
+hta_status sj_match(struct hta_job *j, hta_error *err);
+hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
+/* A matched transfer's weight under scenario scn on rank pos. */
+int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau);
+/* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
+hta_status sj_median(struct hta_job *j, hta_error *err);
+
+/* ---- pass 3: paths ---- */
+
+/* Path pieces summed per class (the summary's bound_by classes, the steps table's columns). */
+enum { SJ_NCLS = 8 };
+typedef struct sj_acc {
+    __int128 cls[SJ_NCLS];  /* summed weights per bound_by class (sj_class_names order) */
+    int64_t col[SJ_NCLS];   /* positive time per steps-table column */
+    uint32_t present;       /* classes with an edge on the path */
+    size_t edges;
+} sj_acc;
+extern const char *const sj_class_names[SJ_NCLS];
+
+/* A walk back from a node: where it stopped (a barrier: inst >= 0; a source: -1; cut: at or before
+ * the time asked), the time there, and what it passed. */
+typedef struct sj_piece {
+    sj_acc acc;
+    int64_t inst;       /* the barrier it reached (the joined graph's next node), -1 */
+    int64_t t0, t1;     /* the job's times where it stopped and where it started */
+    int cut;            /* stopped because of the time asked */
+} sj_piece;
+
+/* A walk to do in pass 3: from node (kind, index) of rank pos, under scenario scn, back to time `from`. */
+enum { SJ_AT_ARRIVAL, SJ_AT_STEP_END, SJ_AT_LAST };
+typedef struct sj_query {
+    uint32_t pos;
+    uint32_t scn;
+    int at;
+    uint32_t idx;       /* collective or step */
+    int64_t from;       /* job's clock; INT64_MIN: to a barrier or a source */
+    sj_piece out;
+    int64_t last_t;     /* SJ_AT_LAST: the rank's latest node time; first node: */
+    uint32_t last_node;
+    int64_t min_t;      /* the rank's earliest node time */
+} sj_query;
+
+/* Answers the queries of the context's rank k (position pos), sorted by pos: q[0 .. n). */
+hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
+                    hta_error *err);
+
+#endif

@@ -1,0 +1,215 @@
+/* The job's paths, one rank at a time (sim_job_internal.h): the rank's graph with each matched collective's
+ * barrier as a source at its replayed time, so that running it gives the rank's part of the joined graph's
+ * schedule; then walks back from the nodes asked for, as hta_sim_path walks, to a barrier, a source or a
+ * time, summing what they pass per class. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_job_internal.h"
+
+const char *const sj_class_names[SJ_NCLS] = {"",
+                                             "cpu_bound",
+                                             "data_loading",
+                                             "gpu_communication_bound",
+                                             "gpu_compute_bound",
+                                             "gpu_kernel_kernel_overhead",
+                                             "gpu_kernel_launch_overhead",
+                                             "rank_wait"};
+
+int sj_class_of(const char *bound_by) {
+    for (int i = 0; i < SJ_NCLS; i++)
+        if (!strcmp(sj_class_names[i], bound_by)) return i;
+    return 0;
+}
+
+/* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own). */
+static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, size_t scn, uint32_t *stub_first,
+                           hta_error *err) {
+    hta_cp_graph *g = s->g;
+    const sj_rank *R = &j->r[pos];
+    size_t nm = 0;
+    for (size_t c = 0; c < R->ncoll; c++) nm += j->inst[j->inst_of[pos][c]].matched;
+    hta_cp_node *nn = realloc(g->node, (g->nnode + nm + 1) * sizeof *nn);
+    if (!nn) return hta_oom(err);
+    g->node = nn;
+    hta_cp_edge *ne = realloc(g->edge, (g->nedge + nm + 1) * sizeof *ne);
+    if (!ne) return hta_oom(err);
+    g->edge = ne;
+    *stub_first = (uint32_t)g->nnode;
+    /* the rank's collectives are its wait edges in edge order (sj_skeleton's order) */
+    size_t c = 0, ne0 = g->nedge;
+    uint32_t *from_mid = malloc((g->nnode ? g->nnode : 1) * sizeof *from_mid);
+    if (!from_mid) return hta_oom(err);
+    for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
+    for (size_t i = 0; i < ne0; i++)
+        if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
+    int64_t off = sj_off(j, pos);
+    for (size_t i = 0; i < ne0; i++) {
+        hta_cp_edge *pw = &g->edge[i];
+        if (pw->type != HTA_CP_PEER_WAIT) continue;
+        const sj_inst *in = &j->inst[j->inst_of[pos][c]];
+        const sj_coll *x = &R->coll[c];
+        c++;
+        if (!in->matched) continue;
+        uint32_t mid = pw->v;
+        if (from_mid[mid] != UINT32_MAX) g->edge[from_mid[mid]].w = in->tau;
+        pw->w = 0;
+        int64_t md = x->ts + x->dur - j->delta[pos] - in->tau, d = md - in->arrive;
+        uint32_t stub = (uint32_t)g->nnode++;
+        g->node[stub] = (hta_cp_node){j->bar[scn][j->inst_of[pos][c - 1]] - off, (uint32_t)pw->attr, 0};
+        g->edge[g->nedge++] = (hta_cp_edge){stub, mid, d > 0 ? d : 0, pw->attr, HTA_CP_PEER_WAIT};
+    }
+    free(from_mid);
+    return sim_index(s, err);
+}
+
+/* hta_sim_path's choice at v: the first input that reaches it. */
+static uint32_t pick(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t v) {
+    const hta_cp_graph *g = s->g;
+    for (uint32_t q = s->pred_off[v]; q < s->pred_off[v + 1]; q++) {
+        uint32_t e = s->pred_eid[q];
+        if (t[g->edge[e].u] + w[e] == t[v]) return e;
+    }
+    return UINT32_MAX;
+}
+
+typedef struct walker {
+    const hta_sim *s;
+    const int64_t *w, *t;
+    int64_t off;
+    uint32_t stub_first;
+    const uint32_t *stub_inst; /* per stub: its instance */
+    const char *const *dl;
+    size_t ndl;
+    signed char *cls;          /* per edge: its class, -1 not yet */
+} walker;
+
+static void walk(walker *k, uint32_t v, int64_t from, sj_piece *out) {
+    const hta_cp_graph *g = k->s->g;
+    memset(out, 0, sizeof *out);
+    out->inst = -1;
+    out->t1 = k->t[v] + k->off;
+    for (;;) {
+        if (from != INT64_MIN && k->t[v] + k->off <= from) {
+            out->cut = 1;
+            break;
+        }
+        uint32_t e = pick(k->s, k->w, k->t, v);
+        if (e == UINT32_MAX) {
+            if (v >= k->stub_first) out->inst = k->stub_inst[v - k->stub_first];
+            break;
+        }
+        const hta_cp_edge *x = &g->edge[e];
+        if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bound_by(g, x, k->dl, k->ndl));
+        int c = k->cls[e];
+        out->acc.cls[c] += k->w[e];
+        out->acc.present |= 1u << c;
+        out->acc.edges++;
+        int64_t a = k->t[x->u] + k->off, z = k->t[v] + k->off;
+        if (from != INT64_MIN && a < from) a = from;
+        if (z > a) out->acc.col[c] += z - a;
+        v = x->u;
+    }
+    out->t0 = k->t[v] + k->off;
+}
+
+hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
+                    hta_error *err) {
+    hta_sim *s = NULL;
+    int64_t *w = NULL, *t = NULL;
+    uint32_t *stub_inst = NULL, *arrival = NULL;
+    signed char *cls = NULL;
+    double **med = NULL;
+    size_t nmed = 0;
+    hta_status st = HTA_OK;
+    const sj_rank *R = &j->r[pos];
+    for (size_t a = 0, z; a < n; a = z) {
+        size_t scn = q[a].scn;
+        for (z = a + 1; z < n && q[z].scn == scn; z++) {}
+        hta_sim_free(s);
+        s = NULL;
+        HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
+        uint32_t stub_first = 0;
+        HTA_TRY_GOTO(st, joinable(j, s, pos, scn, &stub_first, err), done);
+        hta_cp_graph *g = s->g;
+        free(w);
+        free(t);
+        free(stub_inst);
+        free(cls);
+        free(arrival);
+        w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
+        t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
+        stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
+        cls = malloc(g->nedge ? g->nedge : 1);
+        arrival = malloc((R->ncoll + 1) * sizeof *arrival);
+        if (!w || !t || !stub_inst || !cls || !arrival) goto oom;
+        memset(cls, -1, g->nedge ? g->nedge : 1);
+        size_t c = 0, ns = 0;
+        for (size_t i = 0; i < g->nedge && c < R->ncoll; i++) {
+            if (g->edge[i].type != HTA_CP_PEER_WAIT || g->edge[i].u >= stub_first) continue;
+            arrival[c] = g->edge[i].u;
+            if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
+            c++;
+        }
+        const sj_scn *sc = &j->scn[scn];
+        if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
+            for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+        } else {
+            if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
+            nmed = sc->nrules;
+            size_t *hits = calloc(sc->nrules + 1, sizeof *hits);
+            if (!hits) goto oom;
+            for (size_t r = 0; r < sc->nrules && !st; r++)
+                if (sc->rules[r].median && sc->rules[r].num == R->rank && sc->med && sc->med[r])
+                    st = sj_med_edges(j, s, sc->med[r], &med[r], err);
+            size_t changed;
+            sim_wopts wo = {(const double *const *)med, hits, NULL};
+            if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, &changed, err);
+            free(hits);
+            for (size_t r = 0; r < nmed; r++) free(med[r]);
+            free(med);
+            med = NULL;
+            nmed = 0;
+            if (st) goto done;
+        }
+        HTA_TRY_GOTO(st, hta_sim_run(s, w, t, err), done);
+        int64_t off = sj_off(j, pos);
+        /* the replay gave every arrival: the rank's graph must give them back */
+        for (size_t cc = 0; cc < R->ncoll; cc++)
+            if (t[arrival[cc]] + off != j->arr[scn][pos][cc]) {
+                st = hta_fail(err, HTA_EINVAL, "rank %d: the replayed and the rank's schedule disagree at collective "
+                                               "%zu (%lld ns against %lld); please report it", (int)R->rank, cc,
+                              (long long)j->arr[scn][pos][cc], (long long)(t[arrival[cc]] + off));
+                goto done;
+            }
+        int64_t last_t = INT64_MIN, min_t = INT64_MAX;
+        uint32_t last = 0;
+        for (uint32_t v = 0; v < stub_first; v++) {
+            if (t[v] > last_t) last_t = t[v], last = v;
+            if (t[v] < min_t) min_t = t[v];
+        }
+        walker wk = {s, w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls};
+        for (size_t i = a; i < z; i++) {
+            uint32_t v = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
+                       : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
+                                                   : last;
+            q[i].last_t = last_t + off;
+            q[i].last_node = last;
+            q[i].min_t = min_t + off;
+            walk(&wk, v, q[i].from, &q[i].out);
+        }
+    }
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
+    free(med);
+    free(w);
+    free(t);
+    free(stub_inst);
+    free(cls);
+    free(arrival);
+    hta_sim_free(s);
+    return st;
+}

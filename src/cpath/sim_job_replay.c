@@ -1,0 +1,349 @@
+/* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
+ * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
+ * skeletons' nodes, barrier by barrier in an order of their dependencies. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_job_internal.h"
+
+typedef struct jkey {
+    const char *pg;   /* for the order only */
+    int kind;
+    int64_t seq;
+    uint32_t pos, coll, name, pgid;
+} jkey;
+
+static int cmp_key(const void *a, const void *b) {
+    const jkey *x = a, *y = b;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    if (x->kind == SJ_KEY_PG && x->pgid != y->pgid) {
+        int c = strcmp(x->pg, y->pg);
+        if (c) return c;
+    }
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int same(const jkey *x, const jkey *y) { return x->kind == y->kind && x->pgid == y->pgid && x->seq == y->seq; }
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+hta_status sj_match(struct hta_job *j, hta_error *err) {
+    size_t n = 0;
+    for (size_t p = 0; p < j->nr; p++) n += j->r[p].ncoll;
+    jkey *k = malloc((n ? n : 1) * sizeof *k);
+    int64_t *diff = NULL;
+    unsigned char *ok = calloc(n ? n : 1, 1);
+    j->delta = calloc(j->nr ? j->nr : 1, sizeof *j->delta);
+    j->inst_of = calloc(j->nr ? j->nr : 1, sizeof *j->inst_of);
+    j->inst = malloc((n ? n : 1) * sizeof *j->inst);
+    j->part = malloc((n ? n : 1) * sizeof *j->part);
+    if (!k || !ok || !j->delta || !j->inst_of || !j->inst || !j->part) goto oom;
+    size_t m = 0;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_rank *R = &j->r[p];
+        if (!(j->inst_of[p] = malloc((R->ncoll ? R->ncoll : 1) * sizeof **j->inst_of))) goto oom;
+        for (size_t c = 0; c < R->ncoll; c++) {
+            const sj_coll *x = &R->coll[c];
+            k[m++] = (jkey){x->pg != UINT32_MAX ? hta_sym(j->sym, x->pg) : "", x->kind, x->seq, (uint32_t)p,
+                           (uint32_t)c, x->name, x->pg};
+        }
+    }
+    if (n > 1) qsort(k, n, sizeof *k, cmp_key);
+    /* an instance: 2+ ranks, one kernel each, one kernel name */
+    size_t ngroups = 0;
+    for (size_t i = 0, e; i < n; i = e) {
+        int valid = 1;
+        for (e = i + 1; e < n && same(&k[e], &k[i]); e++)
+            if (k[e].pos == k[e - 1].pos || k[e].name != k[i].name) valid = 0;
+        if (valid && e - i >= 2) {
+            memset(ok + i, 1, e - i);
+            ngroups++;
+        }
+    }
+    /* clock offsets: each rank's collective ends against the first rank's, the median over shared instances */
+    if (!(diff = malloc((ngroups ? ngroups : 1) * sizeof *diff))) goto oom;
+    for (size_t q = 1; q < j->nr; q++) {
+        size_t nd = 0;
+        for (size_t i = 0, e; i < n; i = e) {
+            int64_t e0 = INT64_MIN, eq = INT64_MIN;
+            for (e = i; e < n && same(&k[e], &k[i]); e++) {
+                if (!ok[e]) continue;
+                const sj_coll *x = &j->r[k[e].pos].coll[k[e].coll];
+                if (k[e].pos == 0) e0 = x->ts + x->dur;
+                if (k[e].pos == q) eq = x->ts + x->dur;
+            }
+            if (e0 != INT64_MIN && eq != INT64_MIN) diff[nd++] = eq - e0;
+        }
+        if (nd) {
+            if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
+            j->delta[q] = diff[nd / 2];
+        }
+    }
+    /* instances: the matched ones in key order, then every other collective alone */
+    size_t np = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0, e; i < n; i = e) {
+            for (e = i + 1; e < n && same(&k[e], &k[i]); e++) {}
+            if (ok[i] != (pass == 0)) continue;
+            for (size_t a = i; a < e; a += pass ? 1 : e - i) {
+                size_t z = pass ? a + 1 : e;
+                sj_inst *in = &j->inst[j->ninst];
+                const sj_coll *x0 = &j->r[k[a].pos].coll[k[a].coll];
+                *in = (sj_inst){x0->pg, x0->kind, x0->seq, x0->step, (uint32_t)np, (uint32_t)(z - a), !pass,
+                                INT64_MAX, INT64_MIN};
+                for (size_t q = a; q < z; q++) {
+                    const sj_coll *x = &j->r[k[q].pos].coll[k[q].coll];
+                    j->part[np++] = (sj_part){k[q].pos, k[q].coll};
+                    j->inst_of[k[q].pos][k[q].coll] = (uint32_t)j->ninst;
+                    if (x->dur < in->tau) in->tau = x->dur;
+                    if (x->ts - j->delta[k[q].pos] > in->arrive) in->arrive = x->ts - j->delta[k[q].pos];
+                }
+                j->ninst++;
+            }
+        }
+    j->nmatched = ngroups;
+    free(k);
+    free(ok);
+    free(diff);
+    return HTA_OK;
+oom:
+    free(k);
+    free(ok);
+    free(diff);
+    return hta_oom(err);
+}
+
+static double med_factor(const sj_med *m, uint64_t key) {
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t md = (lo + hi) / 2;
+        if (m->key[md] < key) lo = md + 1;
+        else hi = md;
+    }
+    return lo < m->n && m->key[lo] == key ? m->f[lo] : 1.0;
+}
+
+int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau) {
+    const sj_scn *sc = &j->scn[scn];
+    uint64_t mask = j->r[pos].skel[scn].trmask[c];
+    int64_t x = tau;
+    for (size_t r = 0; mask && r < sc->nrules; r++) {
+        if (!(mask >> r & 1)) continue;
+        const hta_cpath_rule *ru = &sc->rules[r];
+        if (!ru->scale) {
+            x = ru->value_ns;
+            continue;
+        }
+        const sj_coll *cc = &j->r[pos].coll[c];
+        double f = ru->median ? (sc->med && sc->med[r] ? med_factor(sc->med[r], sj_med_key(cc->name, 1, cc->step)) : 1.0)
+                              : ru->factor;
+        double y = (double)x * f;
+        x = fabs(y) < 0x1p62 ? llround(y) : x;
+    }
+    return x;
+}
+
+/* The value of label l of rank pos: a time on the job's clock. */
+static inline int64_t value(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l) {
+    if (l->src < 0) return l->d - j->delta[pos];
+    return j->end[scn][pos][l->src] + l->d;
+}
+
+static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, size_t n) {
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = value(j, scn, pos, &l[i]);
+        if (v > best) best = v;
+    }
+    return best;
+}
+
+hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
+    size_t ni = j->ninst;
+    uint32_t *indeg = calloc(ni ? ni : 1, sizeof *indeg), *soff = calloc(ni + 1, sizeof *soff), *succ = NULL,
+             *fill = NULL, *queue = malloc((ni ? ni : 1) * sizeof *queue);
+    hta_status st = HTA_OK;
+    if (!indeg || !soff || !queue) goto oom;
+    /* dependencies: a label of a participant's arrival names a collective whose end it waits for */
+    size_t nd = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t e = 0; e < ni; e++) {
+            const sj_inst *in = &j->inst[e];
+            for (uint32_t q = in->first; q < in->first + in->n; q++) {
+                const sj_part *pt = &j->part[q];
+                const sj_skel *sk = &j->r[pt->rank].skel[scn];
+                for (uint32_t l = sk->a_off[pt->coll]; l < sk->a_off[pt->coll + 1]; l++) {
+                    if (sk->lab[l].src < 0) continue;
+                    uint32_t dep = j->inst_of[pt->rank][sk->lab[l].src];
+                    if (!pass) {
+                        soff[dep + 1]++;
+                        indeg[e]++;
+                        nd++;
+                    } else {
+                        succ[fill[dep]++] = (uint32_t)e;
+                    }
+                }
+            }
+        }
+        if (!pass) {
+            for (size_t e = 0; e < ni; e++) soff[e + 1] += soff[e];
+            succ = malloc((nd ? nd : 1) * sizeof *succ);
+            fill = malloc((ni + 1) * sizeof *fill);
+            if (!succ || !fill) goto oom;
+            memcpy(fill, soff, (ni + 1) * sizeof *fill);
+        }
+    }
+    size_t head = 0, tail = 0;
+    for (size_t e = 0; e < ni; e++)
+        if (!indeg[e]) queue[tail++] = (uint32_t)e;
+    while (head < tail) {
+        uint32_t e = queue[head++];
+        const sj_inst *in = &j->inst[e];
+        int64_t b = INT64_MIN;
+        for (uint32_t q = in->first; q < in->first + in->n; q++) {
+            const sj_part *pt = &j->part[q];
+            const sj_skel *sk = &j->r[pt->rank].skel[scn];
+            int64_t a = at(j, scn, pt->rank, sk->lab + sk->a_off[pt->coll], sk->a_off[pt->coll + 1] - sk->a_off[pt->coll]);
+            j->arr[scn][pt->rank][pt->coll] = a;
+            if (a > b) b = a;
+        }
+        j->bar[scn][e] = b;
+        for (uint32_t q = in->first; q < in->first + in->n; q++) {
+            const sj_part *pt = &j->part[q];
+            const sj_coll *x = &j->r[pt->rank].coll[pt->coll];
+            const sj_skel *sk = &j->r[pt->rank].skel[scn];
+            int64_t v;
+            if (in->matched) {
+                /* the joined graph: the transfer starts at the barrier, or later when this rank's own rest
+                 * of the wait (its kernel ran longer than the shortest) says so */
+                int64_t mid = x->ts + x->dur - j->delta[pt->rank] - in->tau, d = mid - in->arrive;
+                v = b + (d > 0 ? d : 0) + sj_transfer(j, scn, pt->rank, pt->coll, in->tau);
+            } else {
+                v = j->arr[scn][pt->rank][pt->coll] + x->pw + sk->trw[pt->coll];
+            }
+            j->end[scn][pt->rank][pt->coll] = v;
+        }
+        for (uint32_t s = soff[e]; s < soff[e + 1]; s++)
+            if (!--indeg[succ[s]]) queue[tail++] = succ[s];
+    }
+    if (tail != ni) {
+        st = hta_fail(err, HTA_EINVAL, "the job's collectives wait for each other in a cycle (are they matched "
+                                       "in different orders on different ranks?)");
+        goto done;
+    }
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_rank *R = &j->r[p];
+        const sj_skel *sk = &R->skel[scn];
+        for (size_t i = 0; i < 2 * R->nsteps; i++)
+            j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i]);
+    }
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    free(indeg);
+    free(soff);
+    free(succ);
+    free(fill);
+    free(queue);
+    return st;
+}
+
+/* ---- rank:R=median ---- */
+
+typedef struct mk {
+    uint64_t key;
+    size_t idx;
+} mk;
+
+static int cmp_mk(const void *a, const void *b) {
+    uint64_t x = ((const mk *)a)->key, y = ((const mk *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static long find_key(const mk *v, size_t n, uint64_t key) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t md = (lo + hi) / 2;
+        if (v[md].key < key) lo = md + 1;
+        else hi = md;
+    }
+    return lo < n && v[lo].key == key ? (long)v[lo].idx : -1;
+}
+
+/* Rank p's total of each of rank R's keys, added to tot[key index * nranks + column]. */
+static void add_rank(const struct hta_job *j, size_t p, const mk *keys, size_t nk, int64_t *tot, size_t nr,
+                     size_t col) {
+    const sj_rank *P = &j->r[p];
+    for (size_t i = 0; i < P->ntot; i++) {
+        long x = find_key(keys, nk, sj_med_key(P->tot[i].name, P->tot[i].gpu, P->tot[i].step));
+        if (x >= 0) tot[(size_t)x * nr + col] += P->tot[i].ns;
+    }
+    for (size_t c = 0; c < P->ncoll; c++) {
+        const sj_coll *x = &P->coll[c];
+        long y = find_key(keys, nk, sj_med_key(x->name, 1, x->step));
+        const sj_inst *in = &j->inst[j->inst_of[p][c]];
+        if (y >= 0) tot[(size_t)y * nr + col] += in->matched ? in->tau : x->tr;
+    }
+}
+
+hta_status sj_median(struct hta_job *j, hta_error *err) {
+    for (size_t q = 1; q < j->nscn; q++) {
+        sj_scn *sc = &j->scn[q];
+        for (size_t r = 0; r < sc->nrules; r++) {
+            if (!sc->rules[r].median) continue;
+            size_t me = 0;
+            while (me < j->nr && !(j->r[me].present && j->r[me].rank == sc->rules[r].num)) me++;
+            if (me == j->nr) continue; /* checked by the caller */
+            /* R's keys: its totals and its collectives' transfers */
+            const sj_rank *R = &j->r[me];
+            size_t nk = 0;
+            mk *keys = malloc((R->ntot + R->ncoll + 1) * sizeof *keys);
+            size_t nr = 0;
+            for (size_t p = 0; p < j->nr; p++) nr += j->r[p].present && j->r[p].nev;
+            if (!keys) return hta_oom(err);
+            for (size_t i = 0; i < R->ntot; i++) keys[nk] = (mk){sj_med_key(R->tot[i].name, R->tot[i].gpu, R->tot[i].step), nk}, nk++;
+            for (size_t c = 0; c < R->ncoll; c++) keys[nk] = (mk){sj_med_key(R->coll[c].name, 1, R->coll[c].step), nk}, nk++;
+            qsort(keys, nk, sizeof *keys, cmp_mk);
+            size_t u = 0; /* unique keys, re-indexed */
+            for (size_t i = 0; i < nk; i++)
+                if (!u || keys[u - 1].key != keys[i].key) keys[u] = keys[i], keys[u].idx = u, u++;
+            nk = u;
+            int64_t *tot = calloc(nk * (nr ? nr : 1) + 1, sizeof *tot);
+            double *col = malloc((nr + 1) * sizeof *col);
+            sj_med *m = calloc(1, sizeof *m);
+            if (!tot || !col || !m || !(m->key = malloc((nk + 1) * sizeof *m->key)) ||
+                !(m->f = malloc((nk + 1) * sizeof *m->f))) {
+                free(keys);
+                free(tot);
+                free(col);
+                if (m) free(m->key), free(m->f), free(m);
+                return hta_oom(err);
+            }
+            size_t mycol = 0, c0 = 0;
+            for (size_t p = 0; p < j->nr; p++) {
+                if (!j->r[p].present || !j->r[p].nev) continue;
+                if (p == me) mycol = c0;
+                add_rank(j, p, keys, nk, tot, nr, c0++);
+            }
+            for (size_t i = 0; i < nk; i++) {
+                size_t no = 0;
+                for (size_t c = 0; c < nr; c++)
+                    if (c != mycol) col[no++] = (double)tot[i * nr + c];
+                m->key[i] = keys[i].key;
+                m->f[i] = sim_median_factor(col, no, (double)tot[i * nr + mycol]);
+            }
+            m->n = nk;
+            sc->med[r] = m;
+            free(keys);
+            free(tot);
+            free(col);
+        }
+    }
+    return HTA_OK;
+}

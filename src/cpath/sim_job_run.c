@@ -1,0 +1,704 @@
+/* The job in bounded memory (hta/sim.h, hta_job_*; sim_job_internal.h): the passes over the ranks, and
+ * the tables the joined graph gives (sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_job_internal.h"
+#include "hta/util.h"
+#include "hta/vocab.h"
+
+
+/* ---- visiting the ranks ---- */
+
+typedef hta_status (*visit_fn)(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err);
+
+typedef struct source {
+    hta_ctx *ctx;
+    const hta_rank_plan *plan;
+    const hta_ctx_opts *co;
+    int threads;
+    int visits;          /* visits so far: loaders' warnings are given on the first only */
+    size_t failed;
+    int in_load;
+} source;
+
+typedef struct closure {
+    struct hta_job *j;
+    visit_fn fn;
+    void *arg;
+} closure;
+
+static hta_status each(hta_ctx *ctx, size_t index, void *user, hta_error *err) {
+    closure *c = user;
+    return c->fn(c->j, ctx, 0, index, c->arg, err);
+}
+
+static void quiet(void *ctx, const char *msg) { (void)ctx, (void)msg; }
+
+static hta_status visit(struct hta_job *j, source *src, const size_t *which, size_t n, visit_fn fn, void *arg,
+                        hta_error *err) {
+    if (src->ctx) {
+        for (size_t i = 0; i < n; i++) HTA_TRY(fn(j, src->ctx, which[i], which[i], arg, err));
+        return HTA_OK;
+    }
+    hta_ctx_opts co = *src->co;
+    if (src->visits++) co.warn = quiet, co.warn_ctx = NULL;
+    hta_each_opts eo = {which, n, src->threads, NULL};
+    closure c = {j, fn, arg};
+    return hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &src->failed, &src->in_load, err);
+}
+
+static hta_status skel_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
+    return sj_skeleton(j, ctx, k, pos, arg != NULL, err);
+}
+
+/* ---- the job ---- */
+
+void hta_job_free(hta_job *j) {
+    if (!j) return;
+    for (size_t p = 0; p < j->nr; p++) {
+        sj_rank *R = &j->r[p];
+        for (size_t q = 0; R->skel && q < j->nscn; q++) {
+            free(R->skel[q].lab);
+            free(R->skel[q].a_off);
+            free(R->skel[q].s_off);
+            free(R->skel[q].trw);
+            free(R->skel[q].trmask);
+            free(R->skel[q].hits);
+        }
+        free(R->skel);
+        free(R->coll);
+        free(R->steps);
+        free(R->tot);
+        if (j->inst_of) free(j->inst_of[p]);
+    }
+    for (size_t q = 0; q < j->nscn; q++) {
+        for (size_t p = 0; p < j->nr; p++) {
+            if (j->arr && j->arr[q]) free(j->arr[q][p]);
+            if (j->end && j->end[q]) free(j->end[q][p]);
+            if (j->step_t && j->step_t[q]) free(j->step_t[q][p]);
+        }
+        if (j->arr) free(j->arr[q]);
+        if (j->end) free(j->end[q]);
+        if (j->step_t) free(j->step_t[q]);
+        if (j->bar) free(j->bar[q]);
+        for (size_t r = 0; j->scn[q].med && r < j->scn[q].nrules; r++) {
+            if (!j->scn[q].med[r]) continue;
+            free(j->scn[q].med[r]->key);
+            free(j->scn[q].med[r]->f);
+            free(j->scn[q].med[r]);
+        }
+        free(j->scn[q].med);
+    }
+    free(j->arr);
+    free(j->end);
+    free(j->step_t);
+    free(j->bar);
+    free(j->scn);
+    free(j->inst_of);
+    free(j->inst);
+    free(j->part);
+    free(j->delta);
+    free(j->order);
+    free(j->r);
+    hta_symtab_free(j->sym);
+    pthread_mutex_destroy(&j->lock);
+    free(j);
+}
+
+size_t hta_job_nsteps(const hta_job *j) {
+    size_t n = 0;
+    for (size_t p = 0; p < j->nr; p++) n += j->r[p].nsteps;
+    return n;
+}
+
+void hta_job_step(const hta_job *j, size_t scn, size_t i, int32_t *rank, int64_t *number, int64_t *dur_ns) {
+    size_t p = 0;
+    while (p < j->nr && i >= j->r[p].nsteps) i -= j->r[p].nsteps, p++;
+    *rank = j->r[p].rank;
+    *number = j->r[p].steps[i].number;
+    *dur_ns = j->step_t[scn][p][2 * i + 1] - j->step_t[scn][p][2 * i];
+}
+
+/* The rules' checks the joined graph makes (hta_sim_weights): each must select an edge somewhere. */
+static hta_status check_rules(const struct hta_job *j, hta_error *err) {
+    for (size_t q = 1; q < j->nscn; q++) {
+        const sj_scn *sc = &j->scn[q];
+        if (sc->lenient) continue;
+        for (size_t r = 0; r < sc->nrules; r++) {
+            const hta_cpath_rule *ru = &sc->rules[r];
+            if (ru->median) {
+                size_t p = 0;
+                while (p < j->nr && !(j->r[p].present && j->r[p].rank == ru->num)) p++;
+                if (p == j->nr)
+                    return hta_fail(err, HTA_EINVAL, "what-if rule 'rank:%d=median': no rank %d in the trace",
+                                    (int)ru->num, (int)ru->num);
+            }
+            size_t hits = 0;
+            for (size_t p = 0; p < j->nr; p++)
+                if (j->r[p].present) hits += j->r[p].skel[q].hits[r];
+            if (!hits) {
+                char rt[600];
+                return hta_fail(err, HTA_EINVAL, "what-if rule '%s' matches nothing", cp_rule_text(ru, rt, sizeof rt));
+            }
+        }
+    }
+    return HTA_OK;
+}
+
+static hta_status alloc_times(struct hta_job *j, hta_error *err) {
+    j->arr = calloc(j->nscn, sizeof *j->arr);
+    j->end = calloc(j->nscn, sizeof *j->end);
+    j->step_t = calloc(j->nscn, sizeof *j->step_t);
+    j->bar = calloc(j->nscn, sizeof *j->bar);
+    if (!j->arr || !j->end || !j->step_t || !j->bar) return hta_oom(err);
+    for (size_t q = 0; q < j->nscn; q++) {
+        j->arr[q] = calloc(j->nr ? j->nr : 1, sizeof **j->arr);
+        j->end[q] = calloc(j->nr ? j->nr : 1, sizeof **j->end);
+        j->step_t[q] = calloc(j->nr ? j->nr : 1, sizeof **j->step_t);
+        j->bar[q] = malloc((j->ninst ? j->ninst : 1) * sizeof **j->bar);
+        if (!j->arr[q] || !j->end[q] || !j->step_t[q] || !j->bar[q]) return hta_oom(err);
+        for (size_t p = 0; p < j->nr; p++) {
+            size_t nc = j->r[p].ncoll ? j->r[p].ncoll : 1, ns = 2 * j->r[p].nsteps + 1;
+            j->arr[q][p] = malloc(nc * sizeof ***j->arr);
+            j->end[q][p] = malloc(nc * sizeof ***j->end);
+            j->step_t[q][p] = malloc(ns * sizeof ***j->step_t);
+            if (!j->arr[q][p] || !j->end[q][p] || !j->step_t[q][p]) return hta_oom(err);
+        }
+    }
+    return HTA_OK;
+}
+
+/* ---- paths ---- */
+
+typedef struct paths {
+    sj_query *q;        /* sorted by position, then scenario */
+    size_t n;
+    size_t *first;      /* per position: its queries q[first[p] .. first[p + 1]) */
+} paths;
+
+static hta_status local_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
+    paths *P = arg;
+    return sj_local(j, ctx, k, pos, P->q + P->first[pos], P->first[pos + 1] - P->first[pos], err);
+}
+
+static sj_query query(size_t pos, size_t scn, int at, size_t idx, int64_t from) {
+    sj_query q;
+    memset(&q, 0, sizeof q);
+    q.pos = (uint32_t)pos, q.scn = (uint32_t)scn, q.at = at, q.idx = (uint32_t)idx, q.from = from;
+    return q;
+}
+
+static int cmp_query(const void *a, const void *b) {
+    const sj_query *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x->scn < y->scn ? -1 : x->scn > y->scn;
+}
+
+/* Runs queries q[0 .. n) (any order; sorted here) over the ranks they name. */
+static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_error *err) {
+    if (P->n > 1) qsort(P->q, P->n, sizeof *P->q, cmp_query);
+    free(P->first);
+    P->first = calloc(j->nr + 1, sizeof *P->first);
+    size_t *which = malloc((j->nr ? j->nr : 1) * sizeof *which), nw = 0;
+    if (!P->first || !which) {
+        free(which);
+        return hta_oom(err);
+    }
+    for (size_t i = 0; i < P->n; i++) P->first[P->q[i].pos + 1]++;
+    for (size_t p = 0; p < j->nr; p++) {
+        if (P->first[p + 1]) which[nw++] = p;
+        P->first[p + 1] += P->first[p];
+    }
+    hta_status st = nw ? visit(j, src, which, nw, local_fn, P, err) : HTA_OK;
+    free(which);
+    return st;
+}
+
+/* The answer to query (scn, pos, at, idx) with from = INT64_MIN among q (sorted). */
+static const sj_query *piece(const paths *P, size_t scn, size_t pos, int at, uint32_t idx) {
+    for (size_t i = P->first[pos]; i < P->first[pos + 1]; i++) {
+        const sj_query *x = &P->q[i];
+        if (x->scn == scn && x->at == at && x->idx == idx) return x;
+    }
+    return NULL;
+}
+
+/* One hop of the path: at a barrier, from the last arriver's rank to the rank it goes on in. */
+typedef struct hop {
+    int64_t t;
+    uint32_t inst;
+    int32_t from, to;
+} hop;
+
+typedef struct trail {
+    sj_acc acc;
+    int64_t first;      /* the time where it stops */
+    int need_cut;
+    sj_query cut;       /* the walk to make, from the last piece's start, when need_cut */
+    hop *hops;
+    size_t nhops, caphops;
+} trail;
+
+static void acc_add(sj_acc *a, const sj_acc *b) {
+    for (int c = 0; c < SJ_NCLS; c++) a->cls[c] += b->cls[c], a->col[c] += b->col[c];
+    a->present |= b->present;
+    a->edges += b->edges;
+}
+
+/* The path back from (pos, at, idx) to time `from`, as hta_sim_path walks the joined graph: pieces chained
+ * at barriers, each barrier left through its last arriver (the first participant whose arrival is the
+ * barrier's time).  Stops where a piece would be cut (need_cut, with the walk to make). */
+static int follow(const struct hta_job *j, const paths *P, size_t scn, size_t pos, int at, uint32_t idx,
+                  int64_t from, trail *tr, int want_hops) {
+    memset(&tr->acc, 0, sizeof tr->acc);
+    tr->need_cut = 0;
+    tr->nhops = 0;
+    for (;;) {
+        const sj_query *x = piece(P, scn, pos, at, idx);
+        if (!x) return -1;
+        if (from != INT64_MIN && x->out.t1 <= from) {
+            tr->first = x->out.t1;
+            return 0;
+        }
+        if (from != INT64_MIN && x->out.t0 <= from) {
+            tr->need_cut = 1;
+            tr->cut = query(pos, scn, at, idx, from);
+            return 0;
+        }
+        acc_add(&tr->acc, &x->out.acc);
+        if (x->out.inst < 0) {
+            tr->first = x->out.t0;
+            return 0;
+        }
+        const sj_inst *in = &j->inst[x->out.inst];
+        int64_t b = j->bar[scn][x->out.inst];
+        const sj_part *last = NULL;
+        for (uint32_t q = in->first; q < in->first + in->n && !last; q++)
+            if (j->arr[scn][j->part[q].rank][j->part[q].coll] == b) last = &j->part[q];
+        if (!last) return -1;
+        /* the edge from the last arriver into the barrier (a dependency, no weight) */
+        tr->acc.present |= 1u; /* class "" */
+        tr->acc.edges++;
+        if (want_hops && last->rank != pos) {
+            if (tr->nhops == tr->caphops) {
+                size_t nc = tr->caphops ? 2 * tr->caphops : 64;
+                hop *y = realloc(tr->hops, nc * sizeof *y);
+                if (!y) return -2;
+                tr->hops = y;
+                tr->caphops = nc;
+            }
+            tr->hops[tr->nhops++] = (hop){b, (uint32_t)x->out.inst, j->r[last->rank].rank, j->r[pos].rank};
+        }
+        pos = last->rank;
+        at = SJ_AT_ARRIVAL;
+        idx = last->coll;
+    }
+}
+
+/* ---- tables ---- */
+
+static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+static hta_status summary(const sj_acc *a, const hta_table_def *d, hta_result *out, hta_error *err) {
+    const char *names[SJ_NCLS];
+    __int128 sums[SJ_NCLS];
+    size_t n = 0;
+    for (int c = 0; c < SJ_NCLS; c++)
+        if (a->present >> c & 1) names[n] = sj_class_names[c], sums[n++] = a->cls[c];
+    return cp_summary_of(names, sums, n, d, out, err);
+}
+
+static int set_name(hta_table *tb, size_t r, int col, const char *name) {
+    char *sh = hta_shorten_name(name);
+    int rc = hta_table_set_str(tb, r, col, sh ? sh : name);
+    free(sh);
+    return rc;
+}
+
+/* The last arriver of instance e under scenario 0: the first participant whose arrival is the latest. */
+static const sj_part *last_of(const struct hta_job *j, const sj_inst *in) {
+    const sj_part *best = &j->part[in->first];
+    for (uint32_t q = in->first; q < in->first + in->n; q++)
+        if (j->arr[0][j->part[q].rank][j->part[q].coll] > j->arr[0][best->rank][best->coll]) best = &j->part[q];
+    return best;
+}
+
+static hta_status collectives_table(const struct hta_job *j, hta_result *out) {
+    hta_table *tb = hta_table_from_def(&HTA_SIM_COLL_TABLE);
+    if (!tb) return HTA_ENOMEM;
+    for (size_t e = 0; e < j->ninst; e++) {
+        const sj_inst *in = &j->inst[e];
+        if (!in->matched) continue;
+        const sj_part *last = last_of(j, in);
+        int64_t sum = 0, mx = 0;
+        for (uint32_t q = in->first; q < in->first + in->n; q++) {
+            int64_t w = j->bar[0][e] - j->arr[0][j->part[q].rank][j->part[q].coll];
+            if (w < 0) w = 0;
+            sum += w;
+            if (w > mx) mx = w;
+        }
+        long r = hta_table_add_row(tb);
+        if (r < 0 ||
+            hta_table_set_str(tb, (size_t)r, HTA_SIM_COLL_PG, in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg)) ||
+            set_name(tb, (size_t)r, HTA_SIM_COLL_KERNEL, hta_sym(j->sym, j->r[last->rank].coll[last->coll].name)))
+            goto oom;
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_SEQ, in->seq);
+        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_STEP, in->step);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_RANKS, in->n);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_LAST, j->r[last->rank].rank);
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_WAIT, us(sum));
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_MAXW, us(mx));
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_XFER, us(in->tau));
+    }
+    return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
+oom:
+    hta_table_free(tb);
+    return HTA_ENOMEM;
+}
+
+typedef struct bl {
+    int64_t step;
+    int32_t rank;
+    int64_t last, caused, waited;
+} bl;
+
+static int cmp_key(const void *a, const void *b) {
+    const bl *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int cmp_bl(const void *a, const void *b) {
+    const bl *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    if (x->caused != y->caused) return x->caused > y->caused ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static hta_status blame_table(const struct hta_job *j, hta_result *out) {
+    size_t n = 0;
+    for (size_t e = 0; e < j->ninst; e++)
+        if (j->inst[e].matched) n += j->inst[e].n + 1;
+    bl *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return HTA_ENOMEM;
+    size_t m = 0;
+    for (size_t e = 0; e < j->ninst; e++) {
+        const sj_inst *in = &j->inst[e];
+        if (!in->matched) continue;
+        int64_t caused = 0;
+        for (uint32_t q = in->first; q < in->first + in->n; q++) {
+            int64_t w = j->bar[0][e] - j->arr[0][j->part[q].rank][j->part[q].coll];
+            if (w < 0) w = 0;
+            v[m++] = (bl){in->step, j->r[j->part[q].rank].rank, 0, 0, w};
+            caused += w;
+        }
+        v[m++] = (bl){in->step, j->r[last_of(j, in)->rank].rank, 1, caused, 0};
+    }
+    if (m > 1) qsort(v, m, sizeof *v, cmp_key);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (u && v[u - 1].step == v[i].step && v[u - 1].rank == v[i].rank) {
+            v[u - 1].last += v[i].last, v[u - 1].caused += v[i].caused, v[u - 1].waited += v[i].waited;
+            continue;
+        }
+        v[u++] = v[i];
+    }
+    if (u > 1) qsort(v, u, sizeof *v, cmp_bl);
+    hta_table *tb = hta_table_from_def(&HTA_SIM_BLAME_TABLE);
+    if (!tb) {
+        free(v);
+        return HTA_ENOMEM;
+    }
+    for (size_t i = 0; i < u; i++) {
+        long r = hta_table_add_row(tb);
+        if (r < 0) {
+            free(v);
+            hta_table_free(tb);
+            return HTA_ENOMEM;
+        }
+        if (v[i].step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_STEP, v[i].step);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_RANK, v[i].rank);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_LAST, v[i].last);
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_CAUSED, us(v[i].caused));
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_WAITED, us(v[i].waited));
+    }
+    free(v);
+    return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
+}
+
+static hta_status hops_table(const struct hta_job *j, const trail *tr, int64_t t0, hta_result *out) {
+    hta_table *tb = hta_table_from_def(&HTA_SIM_HOPS_TABLE);
+    if (!tb) return HTA_ENOMEM;
+    for (size_t i = tr->nhops; i-- > 0;) { /* path order: first to last */
+        const hop *h = &tr->hops[i];
+        const sj_inst *in = &j->inst[h->inst];
+        const sj_part *p0 = &j->part[in->first];
+        long r = hta_table_add_row(tb);
+        if (r < 0 || set_name(tb, (size_t)r, HTA_SIM_HOPS_KERNEL, hta_sym(j->sym, j->r[p0->rank].coll[p0->coll].name)) ||
+            hta_table_set_str(tb, (size_t)r, HTA_SIM_HOPS_PG, in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg))) {
+            hta_table_free(tb);
+            return HTA_ENOMEM;
+        }
+        hta_table_set_float(tb, (size_t)r, HTA_SIM_HOPS_TIME, us(h->t - t0));
+        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_STEP, in->step);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_FROM, h->from);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_TO, h->to);
+        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_SEQ, in->seq);
+    }
+    return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
+}
+
+/* The span the what-if totals cover under scenario q: the steps', else the whole run's. */
+static void span(const struct hta_job *j, const paths *P, size_t q, int64_t *a, int64_t *z) {
+    *a = INT64_MAX;
+    *z = INT64_MIN;
+    int steps = 0;
+    for (size_t p = 0; p < j->nr; p++)
+        for (size_t i = 0; i < j->r[p].nsteps; i++) {
+            steps = 1;
+            if (j->step_t[q][p][2 * i] < *a) *a = j->step_t[q][p][2 * i];
+            if (j->step_t[q][p][2 * i + 1] > *z) *z = j->step_t[q][p][2 * i + 1];
+        }
+    if (steps) return;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_query *x = P ? piece(P, q, p, SJ_AT_LAST, 0) : NULL;
+        if (!x) continue;
+        if (x->min_t < *a) *a = x->min_t;
+        if (x->last_t > *z) *z = x->last_t;
+    }
+    if (*a > *z) *a = *z = 0;
+}
+
+/* A finished trail: cut where needed (one more visit of the ranks concerned). */
+static hta_status finish(struct hta_job *j, source *src, trail *tr, size_t n, hta_error *err) {
+    paths C = {0};
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) nc += tr[i].need_cut;
+    if (!nc) return HTA_OK;
+    if (!(C.q = malloc(nc * sizeof *C.q))) return hta_oom(err);
+    for (size_t i = 0; i < n; i++)
+        if (tr[i].need_cut) C.q[C.n++] = tr[i].cut;
+    hta_status st = run_queries(j, src, &C, err);
+    for (size_t i = 0; !st && i < n; i++) {
+        if (!tr[i].need_cut) continue;
+        const sj_query *x = NULL;
+        for (size_t k = C.first[tr[i].cut.pos]; k < C.first[tr[i].cut.pos + 1] && !x; k++) {
+            const sj_query *y = &C.q[k];
+            if (y->scn == tr[i].cut.scn && y->at == tr[i].cut.at && y->idx == tr[i].cut.idx && y->from == tr[i].cut.from)
+                x = y;
+        }
+        if (!x) {
+            st = hta_fail(err, HTA_EINVAL, "the job's path lost a piece; please report it");
+            break;
+        }
+        acc_add(&tr[i].acc, &x->out.acc);
+        tr[i].first = x->out.t0;
+        tr[i].need_cut = 0;
+    }
+    free(C.q);
+    free(C.first);
+    return st;
+}
+
+static hta_status path_tables(struct hta_job *j, source *src, hta_result *out, hta_error *err) {
+    int wi = j->nscn > 1;
+    size_t nq = 0;
+    for (size_t p = 0; p < j->nr; p++) {
+        if (!j->r[p].present) continue;
+        size_t nm = 0;
+        for (size_t c = 0; c < j->r[p].ncoll; c++) nm += j->inst[j->inst_of[p][c]].matched;
+        nq += (size_t)(1 + wi) * (nm + j->r[p].nsteps + 1);
+    }
+    paths P = {malloc((nq ? nq : 1) * sizeof *P.q), 0, NULL};
+    size_t nsteps = hta_job_nsteps(j);
+    trail *tr = calloc(nsteps + 2, sizeof *tr);
+    hta_table *tb = NULL;
+    hta_status st = HTA_OK;
+    if (!P.q || !tr) goto oom;
+    for (size_t p = 0; p < j->nr; p++) {
+        if (!j->r[p].present) continue;
+        for (uint32_t q = 0; q <= (uint32_t)wi; q++) {
+            for (size_t c = 0; c < j->r[p].ncoll; c++)
+                if (j->inst[j->inst_of[p][c]].matched)
+                    P.q[P.n++] = query(p, q, SJ_AT_ARRIVAL, c, INT64_MIN);
+            for (size_t i = 0; i < j->r[p].nsteps; i++)
+                P.q[P.n++] = query(p, q, SJ_AT_STEP_END, i, INT64_MIN);
+            P.q[P.n++] = query(p, q, SJ_AT_LAST, 0, INT64_MIN);
+        }
+    }
+    HTA_TRY_GOTO(st, run_queries(j, src, &P, err), done);
+    /* the trails: every step (baseline), the job's whole path (baseline), the what-if's path */
+    size_t t = 0;
+    for (size_t p = 0; p < j->nr; p++)
+        for (size_t i = 0; i < j->r[p].nsteps; i++, t++)
+            if (follow(j, &P, 0, p, SJ_AT_STEP_END, (uint32_t)i, j->step_t[0][p][2 * i], &tr[t], 0)) goto lost;
+    size_t lastp = SIZE_MAX;
+    int64_t lt = INT64_MIN, t0 = INT64_MAX;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_query *x = j->r[p].present ? piece(&P, 0, p, SJ_AT_LAST, 0) : NULL;
+        if (!x) continue;
+        if (x->last_t > lt) lt = x->last_t, lastp = p;
+        if (x->min_t < t0) t0 = x->min_t;
+    }
+    trail *whole = &tr[nsteps], *wt = &tr[nsteps + 1];
+    if (lastp != SIZE_MAX && follow(j, &P, 0, lastp, SJ_AT_LAST, 0, INT64_MIN, whole, 1)) goto lost;
+    int64_t a0, z0, a1 = 0, z1 = 0;
+    span(j, &P, 0, &a0, &z0);
+    if (wi) {
+        span(j, &P, 1, &a1, &z1);
+        size_t bp = SIZE_MAX, bi = 0;
+        for (size_t p = 0; p < j->nr; p++)
+            for (size_t i = 0; i < j->r[p].nsteps; i++)
+                if (bp == SIZE_MAX || j->step_t[1][p][2 * i + 1] > j->step_t[1][bp][2 * bi + 1]) bp = p, bi = i;
+        if (bp != SIZE_MAX) {
+            if (follow(j, &P, 1, bp, SJ_AT_STEP_END, (uint32_t)bi, a1, wt, 0)) goto lost;
+        } else {
+            size_t lp = SIZE_MAX;
+            int64_t l1 = INT64_MIN;
+            for (size_t p = 0; p < j->nr; p++) {
+                const sj_query *x = j->r[p].present ? piece(&P, 1, p, SJ_AT_LAST, 0) : NULL;
+                if (x && x->last_t > l1) l1 = x->last_t, lp = p;
+            }
+            if (lp != SIZE_MAX && follow(j, &P, 1, lp, SJ_AT_LAST, 0, a1, wt, 0)) goto lost;
+        }
+    }
+    HTA_TRY_GOTO(st, finish(j, src, tr, nsteps + 2, err), done);
+    if (wi) {
+        size_t changed = 0, sc = 0, sr = 0;
+        for (size_t p = 0; p < j->nr; p++)
+            if (j->r[p].present) changed += j->r[p].skel[1].changed, sc += j->r[p].sync_calls, sr += j->r[p].sync_records;
+        HTA_TRY_GOTO(st, hta_cpath_whatif_table(z0 - a0, z1 - a1, changed, wt->acc.edges + 1, out, err), done);
+        if (!(tb = hta_table_from_def(&HTA_SIM_WHATIF_STEPS_TABLE))) goto oom;
+        for (size_t p = 0; p < j->nr; p++)
+            for (size_t i = 0; i < j->r[p].nsteps; i++) {
+                int64_t b = j->step_t[0][p][2 * i + 1] - j->step_t[0][p][2 * i],
+                        m = j->step_t[1][p][2 * i + 1] - j->step_t[1][p][2 * i];
+                long r = hta_table_add_row(tb);
+                if (r < 0) goto oom;
+                hta_table_set_int(tb, (size_t)r, HTA_SIM_WS_RANK, j->r[p].rank);
+                hta_table_set_int(tb, (size_t)r, HTA_SIM_WS_STEP, j->r[p].steps[i].number);
+                hta_table_set_float(tb, (size_t)r, HTA_SIM_WS_BASE, us(b));
+                hta_table_set_float(tb, (size_t)r, HTA_SIM_WS_SIM, us(m));
+                hta_table_set_float(tb, (size_t)r, HTA_SIM_WS_SAVING, us(b - m));
+                hta_table_set_float(tb, (size_t)r, HTA_SIM_WS_PCT, b ? (double)(b - m) / (double)b * 100.0 : 0.0);
+            }
+        if (hta_result_add(out, tb)) goto oom;
+        tb = NULL;
+        HTA_TRY_GOTO(st, summary(&wt->acc, &HTA_CP_WHATIF_SUMMARY_TABLE, out, err), done);
+        if (sc && !sr)
+            hta_result_note(out, "the trace has no CUDA sync records (cuda_sync): which GPU work each of its %zu host "
+                                 "syncs waited for is inferred (every stream's last work launched before it)", sc);
+        if (nsteps < 2)
+            hta_result_note(out, "%s: the saving is that of this window only; steps differ (data loading, syncs "
+                                 "every N steps), so profile several", nsteps ? "a single iteration" : "no ProfilerStep");
+    }
+    HTA_TRY_GOTO(st, summary(&whole->acc, &HTA_CP_SUMMARY_TABLE, out, err), done);
+    if (hops_table(j, whole, t0, out) || blame_table(j, out) || collectives_table(j, out)) goto oom;
+    if (!(tb = hta_table_from_def(&HTA_SIM_STEPS_TABLE))) goto oom;
+    t = 0;
+    for (size_t p = 0; p < j->nr; p++)
+        for (size_t i = 0; i < j->r[p].nsteps; i++, t++) {
+            int64_t from = j->step_t[0][p][2 * i], end = j->step_t[0][p][2 * i + 1];
+            int64_t col[HTA_SIM_STEPS_WAIT + 1] = {0};
+            for (int c = 0; c < SJ_NCLS; c++) col[sim_step_column(sj_class_names[c])] += tr[t].acc.col[c];
+            long r = hta_table_add_row(tb);
+            if (r < 0) goto oom;
+            hta_table_set_int(tb, (size_t)r, HTA_SIM_STEPS_RANK, j->r[p].rank);
+            hta_table_set_int(tb, (size_t)r, HTA_SIM_STEPS_STEP, j->r[p].steps[i].number);
+            hta_table_set_float(tb, (size_t)r, HTA_SIM_STEPS_WALL, us(end - from));
+            hta_table_set_float(tb, (size_t)r, HTA_SIM_STEPS_PATH, us(end - (tr[t].first > from ? tr[t].first : from)));
+            for (int c = HTA_SIM_STEPS_CPU; c <= HTA_SIM_STEPS_WAIT; c++) hta_table_set_float(tb, (size_t)r, c, us(col[c]));
+        }
+    if (hta_result_add(out, tb)) goto oom;
+    tb = NULL;
+    goto done;
+lost:
+    st = hta_fail(err, HTA_EINVAL, "the job's path lost its way at a barrier; please report it");
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    hta_table_free(tb);
+    for (size_t i = 0; tr && i < nsteps + 2; i++) free(tr[i].hops);
+    free(tr);
+    free(P.q);
+    free(P.first);
+    return st;
+}
+
+/* ---- the run ---- */
+
+static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **out, hta_result *res,
+                      hta_error *err) {
+    *out = NULL;
+    struct hta_job *j = calloc(1, sizeof *j);
+    if (!j) return hta_oom(err);
+    pthread_mutex_init(&j->lock, NULL);
+    j->nr = nr;
+    j->nscn = o->nscn + 1;
+    j->data_load = o->data_load;
+    j->ndata_load = o->ndata_load;
+    j->r = calloc(nr ? nr : 1, sizeof *j->r);
+    j->scn = calloc(j->nscn, sizeof *j->scn);
+    j->sym = hta_symtab_new();
+    size_t *all = malloc((nr ? nr : 1) * sizeof *all), *again = NULL;
+    hta_status st = HTA_OK;
+    if (!j->r || !j->scn || !j->sym || !all) goto oom;
+    for (size_t q = 1; q < j->nscn; q++) {
+        const hta_job_scenario *s = &o->scn[q - 1];
+        if (s->nrules > 64) {
+            st = hta_fail(err, HTA_EINVAL, "at most 64 what-if rules at once (%zu given)", s->nrules);
+            goto done;
+        }
+        j->scn[q] = (sj_scn){s->rules, s->nrules, s->on, s->lenient, calloc(s->nrules + 1, sizeof(sj_med *))};
+        if (!j->scn[q].med) goto oom;
+        for (size_t r = 0; r < s->nrules; r++) j->want_tot |= s->rules[r].median;
+    }
+    for (size_t p = 0; p < nr; p++) all[p] = p;
+    HTA_TRY_GOTO(st, visit(j, src, all, nr, skel_fn, NULL, err), done);
+    HTA_TRY_GOTO(st, check_rules(j, err), done);
+    HTA_TRY_GOTO(st, sj_match(j, err), done);
+    if (j->want_tot) {
+        /* rank:R=median: the factors from every rank's totals, then rank R once more with them */
+        HTA_TRY_GOTO(st, sj_median(j, err), done);
+        if (!(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
+        size_t na = 0;
+        for (size_t p = 0; p < nr; p++) {
+            int pending = 0;
+            for (size_t q = 0; j->r[p].present && q < j->nscn; q++) pending |= !j->r[p].skel[q].done;
+            if (pending) again[na++] = p;
+        }
+        if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
+    }
+    HTA_TRY_GOTO(st, alloc_times(j, err), done);
+    for (size_t q = 0; q < j->nscn; q++) HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
+    if (o->paths) {
+        HTA_TRY_GOTO(st, path_tables(j, src, res, err), done);
+        hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);
+    }
+    *out = j;
+    j = NULL;
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    free(all);
+    free(again);
+    hta_job_free(j);
+    return st;
+}
+
+hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, hta_result *res, hta_error *err) {
+    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0};
+    return run(&src, hta_ctx_nranks(ctx), o, out, res, err);
+}
+
+hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
+                            hta_result *res, size_t *failed, int *in_load, hta_error *err) {
+    source src = {NULL, p, co, o->threads, 0, SIZE_MAX, 0};
+    hta_status st = run(&src, p->n, o, out, res, err);
+    *failed = src.failed;
+    *in_load = src.in_load;
+    return st;
+}

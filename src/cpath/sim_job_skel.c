@@ -1,0 +1,445 @@
+/* The job's first pass (sim_job_internal.h): one rank's graph reduced to its skeleton.  For each scenario
+ * the labels of the rank's collective arrivals and step boundaries: for each collective end (and the
+ * rank's own sources) whose time can decide them, the longest distance.  What the replay needs of the rank
+ * besides: its collectives (keys, times, own weights), its steps, and rank:R=median's totals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_job_internal.h"
+#include "hta/vocab.h"
+
+static uint32_t intern(struct hta_job *j, const char *s) {
+    pthread_mutex_lock(&j->lock);
+    uint32_t id = hta_symtab_intern(j->sym, s, strlen(s));
+    pthread_mutex_unlock(&j->lock);
+    return id;
+}
+
+typedef struct ord {
+    uint32_t pg;
+    int64_t ts;
+    size_t i;
+} ord;
+
+static int cmp_ord(const void *a, const void *b) {
+    const ord *x = a, *y = b;
+    if (x->pg != y->pg) return x->pg < y->pg ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The rank's collectives, keyed as sim_job.c keys them: Comms Id where every one has it, else (process
+ * group, Seq) where every one has Seq, else the order of starts within each process group.
+ * pw_edge/tr_edge: per collective, its wait and transfer edges in s's graph. */
+static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const hta_sim *s, sj_rank *R,
+                              uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
+    const hta_trace *t = ctx->trace;
+    const hta_rank *r = t->ranks[k];
+    const hta_cp_graph *g = s->g;
+    size_t n = 0;
+    for (size_t i = 0; i < g->nedge; i++) n += g->edge[i].type == HTA_CP_PEER_WAIT;
+    R->coll = calloc(n ? n : 1, sizeof *R->coll);
+    *pw_edge = malloc((n ? n : 1) * sizeof **pw_edge);
+    *tr_edge = malloc((n ? n : 1) * sizeof **tr_edge);
+    uint32_t *from_mid = malloc((g->nnode ? g->nnode : 1) * sizeof *from_mid);
+    ord *o = NULL;
+    if (!R->coll || !*pw_edge || !*tr_edge || !from_mid) goto oom;
+    /* the transfer leaves the wait's node (the mid node) */
+    for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
+    for (size_t i = 0; i < g->nedge; i++)
+        if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
+    int has_id = 1, has_seq = 1;
+    int64_t cid_sym = t->arg_sym[HTA_ARG_COMMS_ID], pg_sym = t->arg_sym[HTA_ARG_PG_NAME];
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        if (e->type != HTA_CP_PEER_WAIT) continue;
+        const hta_cp_event *x = &g->ev[e->attr];
+        uint32_t row = (uint32_t)x->row;
+        sj_coll *c = &R->coll[R->ncoll];
+        const hta_arg *pga = pg_sym >= 0 ? hta_row_arg(r, row, pg_sym) : NULL;
+        c->pg = pga && pga->type == HTA_V_STR ? intern(j, hta_sym(t->sym, pga->v.sym)) : UINT32_MAX;
+        c->kind = c->pg == UINT32_MAX ? SJ_KEY_NONE : SJ_KEY_PG;
+        c->seq = hta_row_arg_int(t, r, row, HTA_ARG_SEQ, -1);
+        if (c->seq < 0) has_seq = 0;
+        const hta_arg *cid = cid_sym >= 0 ? hta_row_arg(r, row, cid_sym) : NULL;
+        if (!cid || cid->type != HTA_V_INT) has_id = 0;
+        c->name = intern(j, hta_sym(g->sym, x->name));
+        if (c->name == UINT32_MAX || (pga && pga->type == HTA_V_STR && c->pg == UINT32_MAX)) goto oom;
+        c->ts = x->ts + g->origin_ns;
+        c->dur = x->dur;
+        c->step = s->ev_step[e->attr];
+        c->pw = e->w;
+        uint32_t tr = from_mid[e->v];
+        c->tr = tr != UINT32_MAX ? g->edge[tr].w : 0;
+        (*pw_edge)[R->ncoll] = (uint32_t)i;
+        (*tr_edge)[R->ncoll] = tr;
+        if (tr == UINT32_MAX) {
+            free(from_mid);
+            return hta_fail(err, HTA_EINVAL, "rank %d: collective %s has no transfer edge; please report it",
+                            (int)R->rank, hta_sym(g->sym, x->name));
+        }
+        R->ncoll++;
+    }
+    free(from_mid);
+    from_mid = NULL;
+    if (has_id && R->ncoll) {
+        for (size_t i = 0; i < R->ncoll; i++) {
+            R->coll[i].kind = SJ_KEY_ID;
+            R->coll[i].pg = UINT32_MAX;
+            R->coll[i].seq = hta_row_arg(r, (uint32_t)g->ev[g->edge[(*pw_edge)[i]].attr].row, cid_sym)->v.i;
+        }
+    } else if (!has_seq && R->ncoll) {
+        if (!(o = malloc(R->ncoll * sizeof *o))) goto oom;
+        for (size_t i = 0; i < R->ncoll; i++) o[i] = (ord){R->coll[i].pg, R->coll[i].ts, i};
+        qsort(o, R->ncoll, sizeof *o, cmp_ord);
+        int64_t n1 = 0;
+        for (size_t i = 0; i < R->ncoll; i++) {
+            if (i && o[i].pg != o[i - 1].pg) n1 = 0;
+            R->coll[o[i].i].seq = n1++;
+        }
+        free(o);
+    }
+    return HTA_OK;
+oom:
+    free(from_mid);
+    free(o);
+    return hta_oom(err);
+}
+
+/* rank:R=median's totals (sim_run.c's keys, by name): every work edge but the collectives' transfers. */
+static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const uint32_t *tr_edge,
+                         hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    unsigned char *skip = calloc(g->nedge ? g->nedge : 1, 1);
+    if (!skip) return hta_oom(err);
+    for (size_t c = 0; c < R->ncoll; c++) skip[tr_edge[c]] = 1;
+    uint32_t nsym = hta_symtab_count(g->sym);
+    uint32_t *map = malloc(((size_t)nsym + 1) * sizeof *map);
+    /* keys to totals: open addressing */
+    size_t cap = 64;
+    while (cap < 2 * g->nedge + 2) cap <<= 1;
+    uint64_t *kk = malloc(cap * sizeof *kk);
+    uint32_t *kv = malloc(cap * sizeof *kv);
+    size_t nt = 0, ct = 0;
+    if (!map || !kk || !kv) goto oom;
+    memset(kk, 0xff, cap * sizeof *kk);
+    for (uint32_t y = 0; y <= nsym; y++) map[y] = UINT32_MAX;
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        if (skip[i] || (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP)) continue;
+        uint64_t key = sim_median_key(s, e);
+        size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+        while (kk[h] != UINT64_MAX && kk[h] != key) h = (h + 1) & (cap - 1);
+        if (kk[h] == UINT64_MAX) {
+            if (nt == ct) {
+                size_t nc = ct ? 2 * ct : 256;
+                sj_tot *y = realloc(R->tot, nc * sizeof *y);
+                if (!y) goto oom;
+                R->tot = y;
+                ct = nc;
+            }
+            uint32_t hi = (uint32_t)(key >> 32), nm = UINT32_MAX;
+            if (hi < 2 * nsym) {
+                if (map[hi / 2] == UINT32_MAX && (map[hi / 2] = intern(j, hta_sym(g->sym, hi / 2))) == UINT32_MAX)
+                    goto oom;
+                nm = map[hi / 2];
+            }
+            R->tot[nt] = (sj_tot){nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2, 0};
+            kk[h] = key;
+            kv[h] = (uint32_t)nt++;
+        }
+        R->tot[kv[h]].ns += e->w;
+    }
+    R->ntot = nt;
+    free(skip);
+    free(map);
+    free(kk);
+    free(kv);
+    return HTA_OK;
+oom:
+    free(skip);
+    free(map);
+    free(kk);
+    free(kv);
+    return hta_oom(err);
+}
+
+/* ---- labels ---- */
+
+typedef struct lab_state {
+    const hta_sim *s;
+    const int64_t *w;
+    const int32_t *tr_c;    /* per edge: the collective whose transfer it is, -1 */
+    const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
+    uint32_t *arr;          /* per collective: its arrival node */
+    int64_t origin;
+    uint32_t *off, *cnt;    /* per node: its labels pool[off .. off + cnt) */
+    sj_label *pool;
+    size_t npool, cap;
+    sj_label *cand;
+    size_t ncand, ccand;
+} lab_state;
+
+static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        sj_label *y = realloc(*v, nc * sizeof *y);
+        if (!y) return -1;
+        *v = y;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* The label of src in node v's set, or INT64_MIN. */
+static int64_t find(const lab_state *L, uint32_t v, int32_t src) {
+    const sj_label *x = L->pool + L->off[v];
+    for (uint32_t i = 0; i < L->cnt[v]; i++)
+        if (x[i].src == src) return x[i].d;
+    return INT64_MIN;
+}
+
+/* Candidates to v's set: the largest per source, then those another label always beats dropped: x is
+ * beaten by y (a collective) when x.d <= (x's distance to y's arrival) + y.d, for y's end comes after
+ * its barrier, which comes after this rank's arrival, which comes at least that long after x's value. */
+static int settle(lab_state *L, uint32_t v) {
+    sj_label *c = L->cand;
+    size_t n = 0;
+    for (size_t i = 0; i < L->ncand; i++) {
+        size_t q = 0;
+        while (q < n && c[q].src != c[i].src) q++;
+        if (q == n) c[n++] = c[i];
+        else if (c[i].d > c[q].d) c[q].d = c[i].d;
+    }
+    L->off[v] = (uint32_t)L->npool;
+    for (size_t i = 0; i < n; i++) {
+        int beaten = 0;
+        for (size_t q = 0; q < n && !beaten; q++) {
+            if (q == i || c[q].src < 0 || c[q].d == INT64_MIN) continue;
+            int64_t la = find(L, L->arr[c[q].src], c[i].src);
+            if (la != INT64_MIN && c[i].d <= la + c[q].d) beaten = 1;
+        }
+        if (beaten) {
+            c[i].d = INT64_MIN; /* gone: it beats nothing either */
+            continue;
+        }
+        if (push(&L->pool, &L->npool, &L->cap, c[i])) return -1;
+    }
+    if (L->npool - L->off[v] > UINT32_MAX) return -1;
+    L->cnt[v] = (uint32_t)(L->npool - L->off[v]);
+    return 0;
+}
+
+static hta_status label_pass(lab_state *L, hta_error *err) {
+    const hta_sim *s = L->s;
+    const hta_cp_graph *g = s->g;
+    for (size_t i = 0; i < g->nnode; i++) {
+        uint32_t v = s->topo[i];
+        L->ncand = 0;
+        L->off[v] = (uint32_t)L->npool;
+        L->cnt[v] = 0;
+        if (L->mid[v]) continue;
+        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
+        if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, g->node[v].ts + L->origin})) goto oom;
+        for (uint32_t q = a; q < z; q++) {
+            uint32_t e = s->pred_eid[q];
+            if (L->tr_c[e] >= 0) {
+                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){L->tr_c[e], 0})) goto oom;
+                continue;
+            }
+            uint32_t u = g->edge[e].u;
+            if (L->mid[u])
+                return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
+                                                 "please report it", (int)g->rank);
+            const sj_label *x = L->pool + L->off[u];
+            for (uint32_t y = 0; y < L->cnt[u]; y++)
+                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + L->w[e]})) goto oom;
+        }
+        if (settle(L, v)) goto oom;
+    }
+    return HTA_OK;
+oom:
+    return hta_oom(err);
+}
+
+/* Copies the sets of the nodes asked for into the skeleton. */
+static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_label **lab, size_t *nlab,
+                       uint32_t *off, hta_error *err) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += L->cnt[nodes[i]];
+    *lab = malloc((total ? total : 1) * sizeof **lab);
+    if (!*lab) return hta_oom(err);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        off[i] = (uint32_t)m;
+        memcpy(*lab + m, L->pool + L->off[nodes[i]], L->cnt[nodes[i]] * sizeof **lab);
+        m += L->cnt[nodes[i]];
+    }
+    off[n] = (uint32_t)m;
+    *nlab = m;
+    return HTA_OK;
+}
+
+/* Per edge of the rank's graph, the factor of a median rule: the job's factors by key (1 elsewhere). */
+hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    double *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
+    if (!f) return hta_oom(err);
+    uint32_t nsym = hta_symtab_count(g->sym);
+    for (size_t i = 0; i < g->nedge; i++) {
+        const hta_cp_edge *e = &g->edge[i];
+        f[i] = 1.0;
+        if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
+        uint64_t key = sim_median_key(s, e);
+        uint32_t hi = (uint32_t)(key >> 32), nm = UINT32_MAX;
+        if (hi < 2 * nsym) {
+            const char *name = hta_sym(g->sym, hi / 2);
+            int64_t id = hta_symtab_find(j->sym, name, strlen(name));
+            if (id < 0) continue;
+            nm = (uint32_t)id;
+        }
+        uint64_t jk = sj_med_key(nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2);
+        size_t lo = 0, hi2 = m->n;
+        while (lo < hi2) {
+            size_t md = (lo + hi2) / 2;
+            if (m->key[md] < jk) lo = md + 1;
+            else hi2 = md;
+        }
+        if (lo < m->n && m->key[lo] == jk) f[i] = m->f[lo];
+    }
+    *out = f;
+    return HTA_OK;
+}
+
+hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err) {
+    sj_rank *R = &j->r[pos];
+    hta_sim *s = NULL;
+    uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
+    int64_t *w = NULL;
+    int32_t *tr_c = NULL;
+    unsigned char *mid = NULL;
+    uint64_t *mask = NULL;
+    double **med = NULL;
+    lab_state L = {0};
+    size_t nmed = 0;
+    hta_status st = HTA_OK;
+    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
+    hta_ctx_view_done(ctx, k);
+    const hta_cp_graph *g = s->g;
+    if (revisit) {
+        sj_rank tmp = {0};
+        tmp.rank = R->rank;
+        HTA_TRY_GOTO(st, collectives(j, ctx, k, s, &tmp, &pw_edge, &tr_edge, err), done);
+        free(tmp.coll);
+    } else {
+        R->present = 1;
+        R->rank = hta_ctx_rank(ctx, k)->rank;
+        R->origin = g->origin_ns;
+        R->nev = g->nev;
+        R->sync_calls = s->sync_calls;
+        R->sync_records = s->sync_records;
+        HTA_TRY_GOTO(st, collectives(j, ctx, k, s, R, &pw_edge, &tr_edge, err), done);
+        R->nsteps = s->nsteps;
+        R->steps = malloc((s->nsteps ? s->nsteps : 1) * sizeof *R->steps);
+        if (!R->steps) goto oom;
+        memcpy(R->steps, s->steps, s->nsteps * sizeof *R->steps);
+        if (j->want_tot) HTA_TRY_GOTO(st, totals(j, s, R, tr_edge, err), done);
+        if (!(R->skel = calloc(j->nscn, sizeof *R->skel))) goto oom;
+    }
+    size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
+    w = malloc(ne * sizeof *w);
+    tr_c = malloc(ne * sizeof *tr_c);
+    mid = calloc(nn, 1);
+    mask = malloc(ne * sizeof *mask);
+    nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
+    L.off = malloc(nn * sizeof *L.off);
+    L.cnt = malloc(nn * sizeof *L.cnt);
+    L.arr = malloc((R->ncoll ? R->ncoll : 1) * sizeof *L.arr);
+    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !L.arr) goto oom;
+    for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
+    for (size_t c = 0; c < R->ncoll; c++) {
+        tr_c[tr_edge[c]] = (int32_t)c;
+        mid[g->edge[tr_edge[c]].u] = 1;
+        L.arr[c] = g->edge[pw_edge[c]].u;
+        nodes[c] = L.arr[c];
+    }
+    for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
+    L.s = s;
+    L.tr_c = tr_c;
+    L.mid = mid;
+    L.origin = g->origin_ns;
+    for (size_t q = 0; q < j->nscn; q++) {
+        sj_skel *sk = &R->skel[q];
+        const sj_scn *sc = &j->scn[q];
+        if (sk->done) continue;
+        if (!sk->hits && !(sk->hits = calloc(sc->nrules + 1, sizeof *sk->hits))) goto oom;
+        memset(mask, 0, ne * sizeof *mask);
+        memset(sk->hits, 0, (sc->nrules + 1) * sizeof *sk->hits);
+        int pending = 0;
+        if (q == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
+            for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+            sk->changed = 0;
+        } else {
+            /* the median rules' factors, per edge, where they are known */
+            if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
+            nmed = sc->nrules;
+            for (size_t r = 0; r < sc->nrules; r++) {
+                if (!sc->rules[r].median || sc->rules[r].num != R->rank) continue;
+                if (!sc->med || !sc->med[r]) pending = 1;
+                else HTA_TRY_GOTO(st, sj_med_edges(j, s, sc->med[r], &med[r], err), done);
+            }
+            sim_wopts wo = {(const double *const *)med, sk->hits, mask};
+            HTA_TRY_GOTO(st, sim_weights(s, sc->rules, sc->nrules, &wo, w, &sk->changed, err), done);
+            for (size_t r = 0; r < sc->nrules; r++) free(med[r]);
+            free(med);
+            med = NULL;
+            nmed = 0;
+        }
+        free(sk->trw);
+        free(sk->trmask);
+        sk->trw = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trw);
+        sk->trmask = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trmask);
+        if (!sk->trw || !sk->trmask) goto oom;
+        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_edge[c]], sk->trmask[c] = mask[tr_edge[c]];
+        if (pending) continue; /* done after the factors (the revisit) */
+        L.w = w;
+        L.npool = 0;
+        memset(L.cnt, 0, nn * sizeof *L.cnt);
+        memset(L.off, 0, nn * sizeof *L.off);
+        HTA_TRY_GOTO(st, label_pass(&L, err), done);
+        free(sk->lab);
+        free(sk->a_off);
+        sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
+        sk->s_off = malloc((2 * R->nsteps + 1) * sizeof *sk->s_off);
+        off = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *off);
+        if (!sk->a_off || !sk->s_off || !off) goto oom;
+        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps, &sk->lab, &sk->nlab, off, err), done);
+        for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
+        for (size_t i = 0; i <= 2 * R->nsteps; i++) sk->s_off[i] = off[R->ncoll + i];
+        free(off);
+        off = NULL;
+        sk->done = 1;
+    }
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
+    free(med);
+    free(off);
+    free(pw_edge);
+    free(tr_edge);
+    free(nodes);
+    free(w);
+    free(tr_c);
+    free(mid);
+    free(mask);
+    free(L.off);
+    free(L.cnt);
+    free(L.arr);
+    free(L.pool);
+    free(L.cand);
+    hta_sim_free(s);
+    return st;
+}

@@ -56,6 +56,21 @@ uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e);
 /* The steps table's column (HTA_SIM_STEPS_*) of a path edge of class bound_by. */
 int sim_step_column(const char *bound_by);
 
+/* The job's overlay writer (sim_overlay.c), shared by the joined graph and the bounded engine. */
+typedef struct sim_ow sim_ow;
+typedef struct sim_flow {
+    int64_t pid_u, tid_u, ts_u; /* the arrow's start: merged process (rank * 2 + GPU), thread, time */
+    int64_t pid_v, tid_v, ts_v;
+    int type;                   /* the path edge's type */
+} sim_flow;
+/* Opens path (a temporary file until closed); times are written relative to t0. */
+hta_status sim_ow_open(const char *path, int64_t t0, sim_ow **out, hta_error *err);
+void sim_ow_rank(sim_ow *w, int32_t rank);          /* a rank's two process names (before any event) */
+void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32_t rank, int64_t start, int64_t end,
+                  int crit);
+void sim_ow_flow(sim_ow *w, const sim_flow *f);      /* the next path arrow (numbered in order) */
+hta_status sim_ow_close(sim_ow *w, int ok);          /* ok 0: the file is dropped */
+
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
 hta_status sim_index(hta_sim *s, hta_error *err);
 

@@ -12,12 +12,15 @@
 #include "hta/util.h"
 #include "hta/vocab.h"
 
-typedef struct ow {
+typedef struct sim_ow {
     hta_outfile *o;
     hta_error *err;
     hta_status st;
-    char buf[1 << 16];
+    int64_t t0;
+    int first;
+    uint64_t id;
     size_t n;
+    char buf[1 << 16];
 } ow;
 
 static int flush(ow *w) {
@@ -57,12 +60,76 @@ static void us3(int64_t ns, char *b) {
     snprintf(b, 40, "%s%llu.%03llu", sign ? "-" : "", (unsigned long long)(a / 1000), (unsigned long long)(a % 1000));
 }
 
-/* The merged process of a rank's event: rank * 2 for its CPU threads, rank * 2 + 1 for its GPU. */
-static int64_t opid(const hta_sim *s, uint32_t x) {
-    return (int64_t)s->ev_rank[x] * 2 + (s->g->ev[x].stream != -1);
+hta_status sim_ow_open(const char *path, int64_t t0, sim_ow **out, hta_error *err) {
+    ow *w = calloc(1, sizeof *w);
+    if (!w) return hta_oom(err);
+    w->err = err;
+    w->t0 = t0;
+    w->first = 1;
+    w->id = 1;
+    hta_status st = hta_outfile_open(path, &w->o, err);
+    if (st) {
+        free(w);
+        return st;
+    }
+    putf(w, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    *out = w;
+    return HTA_OK;
 }
 
-static int64_t otid(const hta_cp_event *e) { return e->stream != -1 ? e->stream : e->tid; }
+void sim_ow_rank(sim_ow *w, int32_t rank) {
+    for (int gpu = 0; gpu < 2; gpu++)
+        putf(w, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"tid\": 0, \"args\": {\"name\": "
+                "\"rank %d %s\"}}", w->first ? "" : ",\n", (long long)(rank * 2 + gpu), (int)rank, gpu ? "GPU" : "CPU"),
+            w->first = 0;
+}
+
+void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32_t rank, int64_t start, int64_t end,
+                  int crit) {
+    char a[40], b[40];
+    us3(start - w->t0, a);
+    us3(end - start, b);
+    putf(w, ",\n{\"ph\": \"X\", \"cat\": ");
+    hta_json_quote(hta_sym(g->sym, e->cat), put, w);
+    putf(w, ", \"name\": ");
+    hta_json_quote(hta_sym(g->sym, e->name), put, w);
+    putf(w, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %s, \"dur\": %s, \"args\": {\"rank\": %d, \"index\": %u%s}}",
+         (long long)((int64_t)rank * 2 + (e->stream != -1)), (long long)(e->stream != -1 ? e->stream : e->tid), a, b,
+         (int)rank, e->index, crit ? ", \"critical\": 1" : "");
+}
+
+void sim_ow_flow(sim_ow *w, const sim_flow *f) {
+    char a[40], b[40];
+    us3(f->ts_u - w->t0, a);
+    us3(f->ts_v - w->t0, b);
+    putf(w, ",\n{\"ph\": \"s\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": %llu, \"pid\": "
+            "%lld, \"tid\": %lld, \"ts\": %s, \"args\": {\"type\": \"%s\", \"hop\": %d}}",
+         (unsigned long long)w->id, (long long)f->pid_u, (long long)f->tid_u, a, hta_cpath_edge_type_name(f->type),
+         f->pid_u / 2 != f->pid_v / 2);
+    putf(w, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": "
+            "%llu, \"pid\": %lld, \"tid\": %lld, \"ts\": %s}",
+         (unsigned long long)w->id, (long long)f->pid_v, (long long)f->tid_v, b);
+    w->id++;
+}
+
+hta_status sim_ow_close(sim_ow *w, int ok) {
+    putf(w, "\n]}\n");
+    flush(w);
+    hta_error ignored = {0};
+    hta_status st = w->st;
+    hta_status cst = hta_outfile_close(w->o, ok && !st, st || !ok ? &ignored : w->err);
+    free(w);
+    return st ? st : cst;
+}
+
+/* The merged process and thread of a joined graph's event. */
+static sim_flow flow_of(const hta_sim *s, const int64_t *t, uint32_t nu, uint32_t nv, int type) {
+    const hta_cp_graph *g = s->g;
+    const hta_cp_event *u = &g->ev[g->node[nu].ev], *v = &g->ev[g->node[nv].ev];
+    return (sim_flow){(int64_t)s->ev_rank[g->node[nu].ev] * 2 + (u->stream != -1), u->stream != -1 ? u->stream : u->tid,
+                      t[nu], (int64_t)s->ev_rank[g->node[nv].ev] * 2 + (v->stream != -1),
+                      v->stream != -1 ? v->stream : v->tid, t[nv], type};
+}
 
 hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,
                            hta_error *err) {
@@ -71,63 +138,30 @@ hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path
     unsigned char *crit = calloc(g->nev ? g->nev : 1, 1);
     if (!crit) return hta_oom(err);
     for (size_t i = 0; i < p->n; i++) crit[g->node[p->node[i]].ev] = 1;
-    ow w = {0};
-    w.err = err;
-    hta_status st = hta_outfile_open(out_path, &w.o, err);
+    int64_t t0 = INT64_MAX;
+    for (size_t v = 0; v < g->nnode; v++)
+        if (t[v] < t0) t0 = t[v];
+    sim_ow *w = NULL;
+    hta_status st = sim_ow_open(out_path, t0, &w, err);
     if (st) {
         free(crit);
         return st;
     }
-    int64_t t0 = INT64_MAX;
-    for (size_t v = 0; v < g->nnode; v++)
-        if (t[v] < t0) t0 = t[v];
-    char a[40], b[40];
-    putf(&w, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
     /* a process per rank and side, named */
     int32_t lastr = INT32_MIN;
-    int first = 1;
     for (size_t x = 0; x < g->nev; x++) {
         if (s->ev_rank[x] == lastr) continue;
         lastr = s->ev_rank[x];
-        for (int gpu = 0; gpu < 2; gpu++)
-            putf(&w, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"tid\": 0, \"args\": {\"name\": "
-                     "\"rank %d %s\"}}", first ? "" : ",\n", (long long)(lastr * 2 + gpu), (int)lastr,
-                 gpu ? "GPU" : "CPU"), first = 0;
+        sim_ow_rank(w, lastr);
     }
-    for (size_t x = 0; x < g->nev && !w.st; x++) {
-        const hta_cp_event *e = &g->ev[x];
-        us3(t[e->start] - t0, a);
-        us3(t[e->end] - t[e->start], b);
-        putf(&w, ",\n{\"ph\": \"X\", \"cat\": ");
-        hta_json_quote(hta_sym(g->sym, e->cat), put, &w);
-        putf(&w, ", \"name\": ");
-        hta_json_quote(hta_sym(g->sym, e->name), put, &w);
-        putf(&w, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %s, \"dur\": %s, \"args\": {\"rank\": %d, \"index\": %u%s}}",
-             (long long)opid(s, (uint32_t)x), (long long)otid(e), a, b, (int)s->ev_rank[x], e->index,
-             crit[x] ? ", \"critical\": 1" : "");
-    }
+    for (size_t x = 0; x < g->nev && !w->st; x++)
+        sim_ow_event(w, g, &g->ev[x], s->ev_rank[x], t[g->ev[x].start], t[g->ev[x].end], crit[x]);
     /* the path's arrows: one flow per edge between two events, across ranks at a hop */
-    uint64_t id = 1;
-    for (size_t i = 0; i + 1 < p->n && !w.st; i++) {
-        uint32_t u = g->node[p->node[i]].ev, v = g->node[p->node[i + 1]].ev;
-        if (u == v) continue;
-        const hta_cp_edge *e = &g->edge[p->edge[i]];
-        us3(t[p->node[i]] - t0, a);
-        us3(t[p->node[i + 1]] - t0, b);
-        int hop = s->ev_rank[u] != s->ev_rank[v];
-        putf(&w, ",\n{\"ph\": \"s\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": %llu, \"pid\": "
-                 "%lld, \"tid\": %lld, \"ts\": %s, \"args\": {\"type\": \"%s\", \"hop\": %d}}",
-             (unsigned long long)id, (long long)opid(s, u), (long long)otid(&g->ev[u]), a,
-             hta_cpath_edge_type_name(e->type), hop);
-        putf(&w, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": "
-                 "%llu, \"pid\": %lld, \"tid\": %lld, \"ts\": %s}",
-             (unsigned long long)id, (long long)opid(s, v), (long long)otid(&g->ev[v]), b);
-        id++;
+    for (size_t i = 0; i + 1 < p->n && !w->st; i++) {
+        if (g->node[p->node[i]].ev == g->node[p->node[i + 1]].ev) continue;
+        sim_flow f = flow_of(s, t, p->node[i], p->node[i + 1], g->edge[p->edge[i]].type);
+        sim_ow_flow(w, &f);
     }
-    putf(&w, "\n]}\n");
-    flush(&w);
     free(crit);
-    hta_error ignored = {0};
-    hta_status cst = hta_outfile_close(w.o, !w.st, w.st ? &ignored : err);
-    return w.st ? w.st : cst;
+    return sim_ow_close(w, 1);
 }

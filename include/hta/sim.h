@@ -194,6 +194,7 @@ typedef struct hta_job_opts {
     int paths;   /* the tables: what_if, what_if_steps, what_if_summary (of scn[0]) and their notes, then
                   * summary, hops, blame, collectives, steps (those of critical-path --all-ranks) */
     int threads; /* with a plan: rank contexts alive at once (0: the CPUs) */
+    const char *overlay; /* with paths: the job's path drawn there (as hta_sim_overlay draws it) */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */

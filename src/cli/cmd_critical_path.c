@@ -103,7 +103,18 @@ static int job_bounded(cli_common *c, const cp_args *a, const char *prog) {
     hta_status st = rules ? HTA_OK : hta_oom(&err);
     for (size_t i = 0; !st && i < a->what_if.n; i++) st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], &err);
     hta_job_scenario sc = {rules, a->what_if.n, NULL, 0};
-    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads};
+    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL};
+    char *ovl = NULL;
+    if (!st && a->overlay) {
+        /* OUTDIR/overlaid_critical_path_all_ranks.json, the folder made as for one rank's overlay */
+        if (mkdir(a->overlay, 0777) && errno != EEXIST)
+            st = hta_fail(&err, HTA_EIO, "%s: cannot create the folder: %s", a->overlay, strerror(errno));
+        else if (asprintf(&ovl, "%s/overlaid_critical_path_all_ranks.json", a->overlay) < 0)
+            st = hta_oom(&err), ovl = NULL;
+        else
+            st = hta_output_check(ovl, c->path, &err);
+        jo.overlay = ovl;
+    }
     int planned = !st && hta_ctx_per_rank_ok(&c->ctx) &&
                   !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err) && plan.per_rank;
     if (st) {
@@ -126,13 +137,14 @@ out:
     hta_rank_plan_free(&plan);
     for (size_t i = 0; rules && i < a->what_if.n; i++) hta_cpath_rule_free(&rules[i]);
     free(rules);
+    free(ovl);
     hta_job_free(job);
     hta_ctx_free(ctx);
     return rc;
 }
 
 /* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if.
- * The joined graph holds every rank at once: kept for --overlay and --what-if-trace, and as the reference
+ * The joined graph holds every rank at once: kept for --what-if-trace, and as the reference
  * the bounded engine is checked against (HTA_PER_RANK=0). */
 static int job(cli_common *c, const cp_args *a, const char *prog) {
     if (!c->path || a->graph || a->save) {
@@ -141,7 +153,7 @@ static int job(cli_common *c, const cp_args *a, const char *prog) {
         return EXIT_USAGE;
     }
     const char *env = getenv("HTA_PER_RANK");
-    if (!a->overlay && !a->what_if_trace && !(env && !strcmp(env, "0"))) return job_bounded(c, a, prog);
+    if (!a->what_if_trace && !(env && !strcmp(env, "0"))) return job_bounded(c, a, prog);
     hta_ctx *ctx = NULL;
     int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;

@@ -62,6 +62,7 @@ typedef struct sim_flow {
     int64_t pid_u, tid_u, ts_u; /* the arrow's start: merged process (rank * 2 + GPU), thread, time */
     int64_t pid_v, tid_v, ts_v;
     int type;                   /* the path edge's type */
+    int hop;                    /* its two ends are on different ranks */
 } sim_flow;
 /* Opens path (a temporary file until closed); times are written relative to t0. */
 hta_status sim_ow_open(const char *path, int64_t t0, sim_ow **out, hta_error *err);

@@ -42,6 +42,7 @@ typedef struct sj_coll {
     int64_t ts, dur;    /* absolute ns on the rank's clock */
     int64_t step;       /* the rank's iteration, -1 */
     int64_t pw, tr;     /* the rank's own wait and transfer weights */
+    int64_t stream;     /* the kernel's stream (the overlay's arrows) */
 } sj_coll;
 
 enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE }; /* order of key spaces: by group name, Comms Id, no group */
@@ -129,6 +130,7 @@ struct hta_job {
     int want_tot;
     const char *const *data_load;
     size_t ndata_load;
+    const char *overlay;
     /* replay */
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;
@@ -194,6 +196,28 @@ typedef struct sj_query {
     uint32_t last_node;
     int64_t min_t;      /* the rank's earliest node time */
 } sj_query;
+
+/* The rank's graph as the joined graph has it (matched waits split at a barrier source with its replayed
+ * time under scenario scn), its weights under scn and its schedule t (the rank's clock).  Stub nodes (one per
+ * matched collective, in order) are the graph's nodes from *stub_first; arrival[c]: collective c's arrival. */
+hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, size_t scn, hta_sim **s,
+                            int64_t **w, int64_t **t, uint32_t *stub_first, uint32_t **arrival, hta_error *err);
+
+/* A walk back through a rank's schedule (sj_walk), as hta_sim_path walks. */
+typedef struct sj_walker {
+    const hta_sim *s;
+    const int64_t *w, *t;
+    int64_t off;
+    uint32_t stub_first;
+    const uint32_t *stub_inst; /* per stub: its instance */
+    const char *const *dl;
+    size_t ndl;
+    signed char *cls;          /* per edge: its class, -1 not yet */
+    void (*edge)(void *ctx, uint32_t e); /* each edge walked, or NULL */
+    void *ctx;
+} sj_walker;
+/* From node v back to a stub (a barrier), a source, or the first node at or before `from`. */
+void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out);
 
 /* Answers the queries of the context's rank k (position pos), sorted by pos: q[0 .. n). */
 hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,

@@ -73,18 +73,8 @@ static uint32_t pick(const hta_sim *s, const int64_t *w, const int64_t *t, uint3
     return UINT32_MAX;
 }
 
-typedef struct walker {
-    const hta_sim *s;
-    const int64_t *w, *t;
-    int64_t off;
-    uint32_t stub_first;
-    const uint32_t *stub_inst; /* per stub: its instance */
-    const char *const *dl;
-    size_t ndl;
-    signed char *cls;          /* per edge: its class, -1 not yet */
-} walker;
 
-static void walk(walker *k, uint32_t v, int64_t from, sj_piece *out) {
+void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
     const hta_cp_graph *g = k->s->g;
     memset(out, 0, sizeof *out);
     out->inst = -1;
@@ -100,6 +90,7 @@ static void walk(walker *k, uint32_t v, int64_t from, sj_piece *out) {
             break;
         }
         const hta_cp_edge *x = &g->edge[e];
+        if (k->edge) k->edge(k->ctx, e);
         if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bound_by(g, x, k->dl, k->ndl));
         int c = k->cls[e];
         out->acc.cls[c] += k->w[e];
@@ -113,82 +104,102 @@ static void walk(walker *k, uint32_t v, int64_t from, sj_piece *out) {
     out->t0 = k->t[v] + k->off;
 }
 
+hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, size_t scn, hta_sim **sp,
+                            int64_t **wp, int64_t **tp, uint32_t *stub_first, uint32_t **arrp, hta_error *err) {
+    hta_sim *s = NULL;
+    int64_t *w = NULL, *t = NULL;
+    uint32_t *arrival = NULL;
+    double **med = NULL;
+    size_t nmed = 0;
+    hta_status st = HTA_OK;
+    const sj_rank *R = &j->r[pos];
+    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
+    HTA_TRY_GOTO(st, joinable(j, s, pos, scn, stub_first, err), done);
+    hta_cp_graph *g = s->g;
+    w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
+    t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
+    arrival = malloc((R->ncoll + 1) * sizeof *arrival);
+    if (!w || !t || !arrival) goto oom;
+    size_t c = 0;
+    for (size_t i = 0; i < g->nedge && c < R->ncoll; i++)
+        if (g->edge[i].type == HTA_CP_PEER_WAIT && g->edge[i].u < *stub_first) arrival[c++] = g->edge[i].u;
+    const sj_scn *sc = &j->scn[scn];
+    if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
+        for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+    } else {
+        if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
+        nmed = sc->nrules;
+        size_t *hits = calloc(sc->nrules + 1, sizeof *hits);
+        if (!hits) goto oom;
+        for (size_t r = 0; r < sc->nrules && !st; r++)
+            if (sc->rules[r].median && sc->rules[r].num == R->rank && sc->med && sc->med[r])
+                st = sj_med_edges(j, s, sc->med[r], &med[r], err);
+        size_t changed;
+        sim_wopts wo = {(const double *const *)med, hits, NULL};
+        if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, &changed, err);
+        free(hits);
+        if (st) goto done;
+    }
+    HTA_TRY_GOTO(st, hta_sim_run(s, w, t, err), done);
+    int64_t off = sj_off(j, pos);
+    /* the replay gave every arrival: the rank's graph must give them back */
+    for (size_t cc = 0; cc < R->ncoll; cc++)
+        if (t[arrival[cc]] + off != j->arr[scn][pos][cc]) {
+            st = hta_fail(err, HTA_EINVAL, "rank %d: the replayed and the rank's schedule disagree at collective "
+                                           "%zu (%lld ns against %lld); please report it", (int)R->rank, cc,
+                          (long long)j->arr[scn][pos][cc], (long long)(t[arrival[cc]] + off));
+            goto done;
+        }
+    *sp = s, *wp = w, *tp = t, *arrp = arrival;
+    s = NULL, w = t = NULL, arrival = NULL;
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
+    free(med);
+    free(w);
+    free(t);
+    free(arrival);
+    hta_sim_free(s);
+    return st;
+}
+
 hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
                     hta_error *err) {
     hta_sim *s = NULL;
     int64_t *w = NULL, *t = NULL;
     uint32_t *stub_inst = NULL, *arrival = NULL;
     signed char *cls = NULL;
-    double **med = NULL;
-    size_t nmed = 0;
     hta_status st = HTA_OK;
     const sj_rank *R = &j->r[pos];
     for (size_t a = 0, z; a < n; a = z) {
         size_t scn = q[a].scn;
         for (z = a + 1; z < n && q[z].scn == scn; z++) {}
         hta_sim_free(s);
-        s = NULL;
-        HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
-        uint32_t stub_first = 0;
-        HTA_TRY_GOTO(st, joinable(j, s, pos, scn, &stub_first, err), done);
-        hta_cp_graph *g = s->g;
         free(w);
         free(t);
+        free(arrival);
+        s = NULL, w = t = NULL, arrival = NULL;
+        uint32_t stub_first = 0;
+        HTA_TRY_GOTO(st, sj_rank_schedule(j, ctx, k, pos, scn, &s, &w, &t, &stub_first, &arrival, err), done);
+        const hta_cp_graph *g = s->g;
         free(stub_inst);
         free(cls);
-        free(arrival);
-        w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
-        t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
         stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
         cls = malloc(g->nedge ? g->nedge : 1);
-        arrival = malloc((R->ncoll + 1) * sizeof *arrival);
-        if (!w || !t || !stub_inst || !cls || !arrival) goto oom;
+        if (!stub_inst || !cls) goto oom;
         memset(cls, -1, g->nedge ? g->nedge : 1);
-        size_t c = 0, ns = 0;
-        for (size_t i = 0; i < g->nedge && c < R->ncoll; i++) {
-            if (g->edge[i].type != HTA_CP_PEER_WAIT || g->edge[i].u >= stub_first) continue;
-            arrival[c] = g->edge[i].u;
+        size_t ns = 0;
+        for (size_t c = 0; c < R->ncoll; c++)
             if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
-            c++;
-        }
-        const sj_scn *sc = &j->scn[scn];
-        if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
-            for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
-        } else {
-            if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
-            nmed = sc->nrules;
-            size_t *hits = calloc(sc->nrules + 1, sizeof *hits);
-            if (!hits) goto oom;
-            for (size_t r = 0; r < sc->nrules && !st; r++)
-                if (sc->rules[r].median && sc->rules[r].num == R->rank && sc->med && sc->med[r])
-                    st = sj_med_edges(j, s, sc->med[r], &med[r], err);
-            size_t changed;
-            sim_wopts wo = {(const double *const *)med, hits, NULL};
-            if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, &changed, err);
-            free(hits);
-            for (size_t r = 0; r < nmed; r++) free(med[r]);
-            free(med);
-            med = NULL;
-            nmed = 0;
-            if (st) goto done;
-        }
-        HTA_TRY_GOTO(st, hta_sim_run(s, w, t, err), done);
-        int64_t off = sj_off(j, pos);
-        /* the replay gave every arrival: the rank's graph must give them back */
-        for (size_t cc = 0; cc < R->ncoll; cc++)
-            if (t[arrival[cc]] + off != j->arr[scn][pos][cc]) {
-                st = hta_fail(err, HTA_EINVAL, "rank %d: the replayed and the rank's schedule disagree at collective "
-                                               "%zu (%lld ns against %lld); please report it", (int)R->rank, cc,
-                              (long long)j->arr[scn][pos][cc], (long long)(t[arrival[cc]] + off));
-                goto done;
-            }
-        int64_t last_t = INT64_MIN, min_t = INT64_MAX;
+        int64_t off = sj_off(j, pos), last_t = INT64_MIN, min_t = INT64_MAX;
         uint32_t last = 0;
         for (uint32_t v = 0; v < stub_first; v++) {
             if (t[v] > last_t) last_t = t[v], last = v;
             if (t[v] < min_t) min_t = t[v];
         }
-        walker wk = {s, w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls};
+        sj_walker wk = {s, w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL};
         for (size_t i = a; i < z; i++) {
             uint32_t v = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
                        : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
@@ -196,15 +207,13 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             q[i].last_t = last_t + off;
             q[i].last_node = last;
             q[i].min_t = min_t + off;
-            walk(&wk, v, q[i].from, &q[i].out);
+            sj_walk(&wk, v, q[i].from, &q[i].out);
         }
     }
     goto done;
 oom:
     st = hta_oom(err);
 done:
-    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
-    free(med);
     free(w);
     free(t);
     free(stub_inst);

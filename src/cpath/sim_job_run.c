@@ -231,7 +231,20 @@ typedef struct hop {
     int32_t from, to;
 } hop;
 
+/* A piece of the whole path (for the overlay): where it starts, and the barrier it ends at. */
+typedef struct seg {
+    uint32_t pos;
+    int at;
+    uint32_t idx;
+    int64_t inst;       /* -1: the path's first piece (it ends at a source) */
+    sj_part last;       /* the barrier's last arriver: the next piece back */
+    sim_flow *fl;       /* the overlay: its arrows, last to first */
+    size_t nfl, capfl;
+} seg;
+
 typedef struct trail {
+    seg *segs;          /* want_hops: the pieces, last to first */
+    size_t nsegs, capsegs;
     sj_acc acc;
     int64_t first;      /* the time where it stops */
     int need_cut;
@@ -257,6 +270,16 @@ static int follow(const struct hta_job *j, const paths *P, size_t scn, size_t po
     for (;;) {
         const sj_query *x = piece(P, scn, pos, at, idx);
         if (!x) return -1;
+        if (want_hops) {
+            if (tr->nsegs == tr->capsegs) {
+                size_t nc = tr->capsegs ? 2 * tr->capsegs : 64;
+                seg *y = realloc(tr->segs, nc * sizeof *y);
+                if (!y) return -2;
+                tr->segs = y;
+                tr->capsegs = nc;
+            }
+            tr->segs[tr->nsegs++] = (seg){(uint32_t)pos, at, idx, -1, {0, 0}, NULL, 0, 0};
+        }
         if (from != INT64_MIN && x->out.t1 <= from) {
             tr->first = x->out.t1;
             return 0;
@@ -277,6 +300,7 @@ static int follow(const struct hta_job *j, const paths *P, size_t scn, size_t po
         for (uint32_t q = in->first; q < in->first + in->n && !last; q++)
             if (j->arr[scn][j->part[q].rank][j->part[q].coll] == b) last = &j->part[q];
         if (!last) return -1;
+        if (want_hops) tr->segs[tr->nsegs - 1].inst = x->out.inst, tr->segs[tr->nsegs - 1].last = *last;
         /* the edge from the last arriver into the barrier (a dependency, no weight) */
         tr->acc.present |= 1u; /* class "" */
         tr->acc.edges++;
@@ -501,6 +525,165 @@ static hta_status finish(struct hta_job *j, source *src, trail *tr, size_t n, ht
     return st;
 }
 
+/* ---- the overlay (--overlay): every rank's events on the job's clock, the path's marked ---- */
+
+typedef struct ovl {
+    struct hta_job *j;
+    trail *whole;
+    sim_ow *w;
+    /* the rank being visited */
+    size_t pos;
+    const hta_sim *s;
+    const int64_t *t;
+    const uint32_t *arrival;
+    int64_t off;
+    uint32_t stub_first;
+    const uint32_t *stub_inst;
+    unsigned char *crit;
+    seg *cur;
+    int oom;
+} ovl;
+
+static int push_flow(seg *sg, const sim_flow *f) {
+    if (sg->nfl == sg->capfl) {
+        size_t nc = sg->capfl ? 2 * sg->capfl : 64;
+        sim_flow *y = realloc(sg->fl, nc * sizeof *y);
+        if (!y) return -1;
+        sg->fl = y;
+        sg->capfl = nc;
+    }
+    sg->fl[sg->nfl++] = *f;
+    return 0;
+}
+
+/* An edge of the path in the visited rank: its events marked, its arrow kept (the joined graph's barrier node
+ * is the instance's first participant's kernel). */
+static void ov_edge(void *ctx, uint32_t e) {
+    ovl *o = ctx;
+    const hta_cp_graph *g = o->s->g;
+    const hta_cp_edge *x = &g->edge[e];
+    const hta_cp_event *ev = &g->ev[g->node[x->v].ev];
+    int32_t rank = o->j->r[o->pos].rank;
+    o->crit[g->node[x->v].ev] = 1;
+    sim_flow f;
+    memset(&f, 0, sizeof f);
+    int same;
+    if (x->u >= o->stub_first) {
+        const sj_inst *in = &o->j->inst[o->stub_inst[x->u - o->stub_first]];
+        const sj_part *fp = &o->j->part[in->first];
+        f.pid_u = (int64_t)o->j->r[fp->rank].rank * 2 + 1;
+        f.tid_u = o->j->r[fp->rank].coll[fp->coll].stream;
+        same = fp->rank == o->pos && g->node[o->arrival[fp->coll]].ev == g->node[x->v].ev;
+        f.hop = o->j->r[fp->rank].rank != rank;
+    } else {
+        const hta_cp_event *u = &g->ev[g->node[x->u].ev];
+        o->crit[g->node[x->u].ev] = 1;
+        same = g->node[x->u].ev == g->node[x->v].ev;
+        f.pid_u = (int64_t)rank * 2 + (u->stream != -1);
+        f.tid_u = u->stream != -1 ? u->stream : u->tid;
+    }
+    if (same) return;
+    f.ts_u = o->t[x->u] + o->off;
+    f.pid_v = (int64_t)rank * 2 + (ev->stream != -1);
+    f.tid_v = ev->stream != -1 ? ev->stream : ev->tid;
+    f.ts_v = o->t[x->v] + o->off;
+    f.type = x->type;
+    if (push_flow(o->cur, &f)) o->oom = 1;
+}
+
+static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
+    ovl *o = arg;
+    hta_sim *s = NULL;
+    int64_t *w = NULL, *t = NULL;
+    uint32_t stub_first = 0, *arrival = NULL, *stub_inst = NULL;
+    signed char *cls = NULL;
+    hta_status st;
+    HTA_TRY(sj_rank_schedule(j, ctx, k, pos, 0, &s, &w, &t, &stub_first, &arrival, err));
+    const hta_cp_graph *g = s->g;
+    const sj_rank *R = &j->r[pos];
+    o->crit = calloc(g->nev ? g->nev : 1, 1);
+    stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
+    cls = malloc(g->nedge ? g->nedge : 1);
+    if (!o->crit || !stub_inst || !cls) goto oom;
+    memset(cls, -1, g->nedge ? g->nedge : 1);
+    size_t ns = 0;
+    for (size_t c = 0; c < R->ncoll; c++)
+        if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
+    uint32_t last = 0;
+    for (uint32_t v = 1; v < stub_first; v++)
+        if (t[v] > t[last]) last = v;
+    o->pos = pos, o->s = s, o->t = t, o->arrival = arrival, o->off = sj_off(j, pos), o->stub_first = stub_first;
+    o->stub_inst = stub_inst;
+    sj_walker wk = {s, w, t, o->off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, ov_edge, o};
+    for (size_t i = 0; i < o->whole->nsegs; i++) {
+        seg *sg = &o->whole->segs[i];
+        if (sg->inst >= 0) { /* the barrier's node: its first participant's kernel */
+            const sj_part *fp = &j->part[j->inst[sg->inst].first];
+            if (fp->rank == pos) o->crit[g->node[arrival[fp->coll]].ev] = 1;
+        }
+        if (sg->pos != pos) continue;
+        uint32_t v = sg->at == SJ_AT_ARRIVAL ? arrival[sg->idx] : sg->at == SJ_AT_STEP_END ? R->steps[sg->idx].end : last;
+        o->crit[g->node[v].ev] = 1;
+        o->cur = sg;
+        sj_piece pc;
+        sj_walk(&wk, v, INT64_MIN, &pc);
+        if (o->oom) goto oom;
+    }
+    for (size_t x = 0; x < g->nev; x++)
+        sim_ow_event(o->w, g, &g->ev[x], R->rank, t[g->ev[x].start] + o->off, t[g->ev[x].end] + o->off, o->crit[x]);
+    st = HTA_OK;
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    free(o->crit);
+    o->crit = NULL;
+    free(stub_inst);
+    free(cls);
+    free(arrival);
+    free(w);
+    free(t);
+    hta_sim_free(s);
+    return st;
+}
+
+/* The overlay file: process names, every rank's events (one rank at a time, in order), the path's arrows. */
+static hta_status overlay(struct hta_job *j, source *src, trail *whole, int64_t t0, const char *path,
+                          hta_error *err) {
+    sim_ow *w = NULL;
+    HTA_TRY(sim_ow_open(path, t0, &w, err));
+    size_t *which = malloc((j->nr ? j->nr : 1) * sizeof *which), n = 0;
+    hta_status st = HTA_OK;
+    if (!which) {
+        sim_ow_close(w, 0);
+        return hta_oom(err);
+    }
+    for (size_t p = 0; p < j->nr; p++)
+        if (j->r[p].present && j->r[p].nev) sim_ow_rank(w, j->r[p].rank), which[n++] = p;
+    ovl o = {j, whole, w, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
+    int th = src->threads;
+    src->threads = 1; /* in rank order, straight into the file */
+    st = visit(j, src, which, n, ov_fn, &o, err);
+    src->threads = th;
+    /* the arrows in path order: first piece first, each piece's last to first reversed, the hop between */
+    for (size_t k = whole->nsegs; !st && k-- > 0;) {
+        const seg *sg = &whole->segs[k];
+        for (size_t i = sg->nfl; i-- > 0;) sim_ow_flow(w, &sg->fl[i]);
+        if (!k) break;
+        const seg *later = &whole->segs[k - 1];
+        const sj_part *q = &later->last, *fp = &j->part[j->inst[later->inst].first];
+        if (q->rank == fp->rank) continue; /* the same kernel */
+        int64_t b = j->bar[0][later->inst];
+        sim_flow f = {(int64_t)j->r[q->rank].rank * 2 + 1, j->r[q->rank].coll[q->coll].stream, b,
+                      (int64_t)j->r[fp->rank].rank * 2 + 1, j->r[fp->rank].coll[fp->coll].stream, b,
+                      HTA_CP_DEPENDENCY, j->r[q->rank].rank != j->r[fp->rank].rank};
+        sim_ow_flow(w, &f);
+    }
+    free(which);
+    hta_status cst = sim_ow_close(w, !st);
+    return st ? st : cst;
+}
+
 static hta_status path_tables(struct hta_job *j, source *src, hta_result *out, hta_error *err) {
     int wi = j->nscn > 1;
     size_t nq = 0;
@@ -595,6 +778,10 @@ static hta_status path_tables(struct hta_job *j, source *src, hta_result *out, h
     }
     HTA_TRY_GOTO(st, summary(&whole->acc, &HTA_CP_SUMMARY_TABLE, out, err), done);
     if (hops_table(j, whole, t0, out) || blame_table(j, out) || collectives_table(j, out)) goto oom;
+    if (j->overlay) {
+        HTA_TRY_GOTO(st, overlay(j, src, whole, t0, j->overlay, err), done);
+        hta_result_note(out, "overlay written to %s", j->overlay);
+    }
     if (!(tb = hta_table_from_def(&HTA_SIM_STEPS_TABLE))) goto oom;
     t = 0;
     for (size_t p = 0; p < j->nr; p++)
@@ -620,7 +807,11 @@ oom:
     st = hta_oom(err);
 done:
     hta_table_free(tb);
-    for (size_t i = 0; tr && i < nsteps + 2; i++) free(tr[i].hops);
+    for (size_t i = 0; tr && i < nsteps + 2; i++) {
+        for (size_t k = 0; k < tr[i].nsegs; k++) free(tr[i].segs[k].fl);
+        free(tr[i].segs);
+        free(tr[i].hops);
+    }
     free(tr);
     free(P.q);
     free(P.first);
@@ -639,6 +830,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     j->nscn = o->nscn + 1;
     j->data_load = o->data_load;
     j->ndata_load = o->ndata_load;
+    j->overlay = o->overlay;
     j->r = calloc(nr ? nr : 1, sizeof *j->r);
     j->scn = calloc(j->nscn, sizeof *j->scn);
     j->sym = hta_symtab_new();

@@ -69,6 +69,7 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
         c->dur = x->dur;
         c->step = s->ev_step[e->attr];
         c->pw = e->w;
+        c->stream = x->stream;
         uint32_t tr = from_mid[e->v];
         c->tr = tr != UINT32_MAX ? g->edge[tr].w : 0;
         (*pw_edge)[R->ncoll] = (uint32_t)i;

@@ -105,7 +105,7 @@ void sim_ow_flow(sim_ow *w, const sim_flow *f) {
     putf(w, ",\n{\"ph\": \"s\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": %llu, \"pid\": "
             "%lld, \"tid\": %lld, \"ts\": %s, \"args\": {\"type\": \"%s\", \"hop\": %d}}",
          (unsigned long long)w->id, (long long)f->pid_u, (long long)f->tid_u, a, hta_cpath_edge_type_name(f->type),
-         f->pid_u / 2 != f->pid_v / 2);
+         f->hop);
     putf(w, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"critical_path\", \"name\": \"critical_path\", \"id\": "
             "%llu, \"pid\": %lld, \"tid\": %lld, \"ts\": %s}",
          (unsigned long long)w->id, (long long)f->pid_v, (long long)f->tid_v, b);
@@ -128,7 +128,8 @@ static sim_flow flow_of(const hta_sim *s, const int64_t *t, uint32_t nu, uint32_
     const hta_cp_event *u = &g->ev[g->node[nu].ev], *v = &g->ev[g->node[nv].ev];
     return (sim_flow){(int64_t)s->ev_rank[g->node[nu].ev] * 2 + (u->stream != -1), u->stream != -1 ? u->stream : u->tid,
                       t[nu], (int64_t)s->ev_rank[g->node[nv].ev] * 2 + (v->stream != -1),
-                      v->stream != -1 ? v->stream : v->tid, t[nv], type};
+                      v->stream != -1 ? v->stream : v->tid, t[nv], type,
+                      s->ev_rank[g->node[nu].ev] != s->ev_rank[g->node[nv].ev]};
 }
 
 hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,

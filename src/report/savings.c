@@ -54,7 +54,7 @@ hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t n
         js[i] = (hta_job_scenario){rules + parsed, sc[i].nrules, sc[i].on, 1};
         for (size_t r = 0; r < sc[i].nrules; r++) HTA_TRY_GOTO(st, hta_cpath_rule_parse(sc[i].rules[r], &rules[parsed++], err), done);
     }
-    hta_job_opts o = {js, nsc, NULL, 0, 0, 1};
+    hta_job_opts o = {js, nsc, NULL, 0, 0, 1, NULL};
     HTA_TRY_GOTO(st, hta_job_run_ctx(ctx, &o, &j, NULL, err), done);
     size_t ns = hta_job_nsteps(j) + 1;
     num = malloc(ns * sizeof *num);

@@ -71,6 +71,21 @@ class SameAsJoined(unittest.TestCase):
         self.assertIn("joined across 3 ranks", sub[2])
         self.assertEqual(sub, run(path, "--ranks", "0,1,3", "--what-if", "cpu=x0.5", joined=True))
 
+    def test_overlay_rank_by_rank_is_the_joined_graphs(self):
+        for name, path in self.jobs.items():
+            with self.subTest(job=name), tempfile.TemporaryDirectory() as d:
+                files = []
+                for joined in (False, True):
+                    out = os.path.join(d, "j" if joined else "b")
+                    rc, _, err = run(path, "--overlay", out, joined=joined)
+                    self.assertEqual(rc, 0, err)
+                    self.assertIn("overlay written to " + out, err)
+                    with open(os.path.join(out, "overlaid_critical_path_all_ranks.json"), "rb") as f:
+                        files.append(f.read())
+                self.assertEqual(files[0], files[1])
+                self.assertTrue(b'"critical": 1' in files[0])
+                self.assertTrue(b'"ph": "s", "cat": "critical_path"' in files[0])
+
     def test_rule_errors_as_the_joined_graph_gives_them(self):
         path = self.jobs["fsdp"]
         for rules in (["--what-if", "nothing*=x2"], ["--what-if", "rank:99=median"],

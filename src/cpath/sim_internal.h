@@ -72,6 +72,19 @@ void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32
 void sim_ow_flow(sim_ow *w, const sim_flow *f);      /* the next path arrow (numbered in order) */
 hta_status sim_ow_close(sim_ow *w, int ok);          /* ok 0: the file is dropped */
 
+/* The --all-ranks tables' rows (sim_ranks.c), shared by the joined graph and the bounded engine. */
+typedef struct sim_bl {
+    int64_t step;
+    int32_t rank;
+    int64_t last, caused, waited;
+} sim_bl;
+int sim_coll_row(hta_table *tb, const char *pg, const char *kernel, int64_t seq, int64_t step, uint32_t n,
+                 int32_t last_rank, int64_t wait, int64_t max_wait, int64_t tau);
+int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to, const char *kernel, const char *pg,
+                int64_t seq);
+/* Sorts v (per step, most caused first) and adds the blame table. */
+hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
+
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
 hta_status sim_index(hta_sim *s, hta_error *err);
 

@@ -151,6 +151,10 @@ static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k]
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
 /* A median rule's factors per edge of the rank's graph s (1 where it has none). */
 hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err);
+/* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
+ * has no factors yet (its rule then leaves the weights). */
+hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t scn, int64_t *w, size_t *hits,
+                      uint64_t *mask, size_t *changed, int *pending, hta_error *err);
 /* The class (index into sj_class_names) of a bound_by text. */
 int sj_class_of(const char *bound_by);
 

@@ -109,8 +109,6 @@ hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t po
     hta_sim *s = NULL;
     int64_t *w = NULL, *t = NULL;
     uint32_t *arrival = NULL;
-    double **med = NULL;
-    size_t nmed = 0;
     hta_status st = HTA_OK;
     const sj_rank *R = &j->r[pos];
     HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
@@ -123,23 +121,12 @@ hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t po
     size_t c = 0;
     for (size_t i = 0; i < g->nedge && c < R->ncoll; i++)
         if (g->edge[i].type == HTA_CP_PEER_WAIT && g->edge[i].u < *stub_first) arrival[c++] = g->edge[i].u;
-    const sj_scn *sc = &j->scn[scn];
-    if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
-        for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
-    } else {
-        if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
-        nmed = sc->nrules;
-        size_t *hits = calloc(sc->nrules + 1, sizeof *hits);
-        if (!hits) goto oom;
-        for (size_t r = 0; r < sc->nrules && !st; r++)
-            if (sc->rules[r].median && sc->rules[r].num == R->rank && sc->med && sc->med[r])
-                st = sj_med_edges(j, s, sc->med[r], &med[r], err);
-        size_t changed;
-        sim_wopts wo = {(const double *const *)med, hits, NULL};
-        if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, &changed, err);
-        free(hits);
-        if (st) goto done;
-    }
+    size_t changed, *hits = calloc(j->scn[scn].nrules + 1, sizeof *hits);
+    int pending;
+    if (!hits) goto oom;
+    st = sj_weights(j, s, pos, scn, w, hits, NULL, &changed, &pending, err);
+    free(hits);
+    if (st) goto done;
     HTA_TRY_GOTO(st, hta_sim_run(s, w, t, err), done);
     int64_t off = sj_off(j, pos);
     /* the replay gave every arrival: the rank's graph must give them back */
@@ -156,8 +143,6 @@ hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t po
 oom:
     st = hta_oom(err);
 done:
-    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
-    free(med);
     free(w);
     free(t);
     free(arrival);

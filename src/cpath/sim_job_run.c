@@ -333,13 +333,6 @@ static hta_status summary(const sj_acc *a, const hta_table_def *d, hta_result *o
     return cp_summary_of(names, sums, n, d, out, err);
 }
 
-static int set_name(hta_table *tb, size_t r, int col, const char *name) {
-    char *sh = hta_shorten_name(name);
-    int rc = hta_table_set_str(tb, r, col, sh ? sh : name);
-    free(sh);
-    return rc;
-}
-
 /* The last arriver of instance e under scenario 0: the first participant whose arrival is the latest. */
 static const sj_part *last_of(const struct hta_job *j, const sj_inst *in) {
     const sj_part *best = &j->part[in->first];
@@ -362,18 +355,10 @@ static hta_status collectives_table(const struct hta_job *j, hta_result *out) {
             sum += w;
             if (w > mx) mx = w;
         }
-        long r = hta_table_add_row(tb);
-        if (r < 0 ||
-            hta_table_set_str(tb, (size_t)r, HTA_SIM_COLL_PG, in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg)) ||
-            set_name(tb, (size_t)r, HTA_SIM_COLL_KERNEL, hta_sym(j->sym, j->r[last->rank].coll[last->coll].name)))
+        if (sim_coll_row(tb, in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg),
+                         hta_sym(j->sym, j->r[last->rank].coll[last->coll].name), in->seq, in->step, in->n,
+                         j->r[last->rank].rank, sum, mx, in->tau))
             goto oom;
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_SEQ, in->seq);
-        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_STEP, in->step);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_RANKS, in->n);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_LAST, j->r[last->rank].rank);
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_WAIT, us(sum));
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_MAXW, us(mx));
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_XFER, us(in->tau));
     }
     return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
 oom:
@@ -381,22 +366,11 @@ oom:
     return HTA_ENOMEM;
 }
 
-typedef struct bl {
-    int64_t step;
-    int32_t rank;
-    int64_t last, caused, waited;
-} bl;
+typedef sim_bl bl;
 
 static int cmp_key(const void *a, const void *b) {
     const bl *x = a, *y = b;
     if (x->step != y->step) return x->step < y->step ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-static int cmp_bl(const void *a, const void *b) {
-    const bl *x = a, *y = b;
-    if (x->step != y->step) return x->step < y->step ? -1 : 1;
-    if (x->caused != y->caused) return x->caused > y->caused ? -1 : 1;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
@@ -428,27 +402,9 @@ static hta_status blame_table(const struct hta_job *j, hta_result *out) {
         }
         v[u++] = v[i];
     }
-    if (u > 1) qsort(v, u, sizeof *v, cmp_bl);
-    hta_table *tb = hta_table_from_def(&HTA_SIM_BLAME_TABLE);
-    if (!tb) {
-        free(v);
-        return HTA_ENOMEM;
-    }
-    for (size_t i = 0; i < u; i++) {
-        long r = hta_table_add_row(tb);
-        if (r < 0) {
-            free(v);
-            hta_table_free(tb);
-            return HTA_ENOMEM;
-        }
-        if (v[i].step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_STEP, v[i].step);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_RANK, v[i].rank);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_LAST, v[i].last);
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_CAUSED, us(v[i].caused));
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_WAITED, us(v[i].waited));
-    }
+    hta_status st = sim_blame_table(v, u, out);
     free(v);
-    return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
+    return st;
 }
 
 static hta_status hops_table(const struct hta_job *j, const trail *tr, int64_t t0, hta_result *out) {
@@ -458,17 +414,11 @@ static hta_status hops_table(const struct hta_job *j, const trail *tr, int64_t t
         const hop *h = &tr->hops[i];
         const sj_inst *in = &j->inst[h->inst];
         const sj_part *p0 = &j->part[in->first];
-        long r = hta_table_add_row(tb);
-        if (r < 0 || set_name(tb, (size_t)r, HTA_SIM_HOPS_KERNEL, hta_sym(j->sym, j->r[p0->rank].coll[p0->coll].name)) ||
-            hta_table_set_str(tb, (size_t)r, HTA_SIM_HOPS_PG, in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg))) {
+        if (sim_hop_row(tb, h->t - t0, in->step, h->from, h->to, hta_sym(j->sym, j->r[p0->rank].coll[p0->coll].name),
+                        in->pg == UINT32_MAX ? "" : hta_sym(j->sym, in->pg), in->seq)) {
             hta_table_free(tb);
             return HTA_ENOMEM;
         }
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_HOPS_TIME, us(h->t - t0));
-        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_STEP, in->step);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_FROM, h->from);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_TO, h->to);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_SEQ, in->seq);
     }
     return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
 }

@@ -313,6 +313,32 @@ hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, do
     return HTA_OK;
 }
 
+hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t scn, int64_t *w, size_t *hits,
+                      uint64_t *mask, size_t *changed, int *pending, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    const sj_scn *sc = &j->scn[scn];
+    const sj_rank *R = &j->r[pos];
+    *pending = 0;
+    *changed = 0;
+    if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
+        for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+        return HTA_OK;
+    }
+    double **med = calloc(sc->nrules, sizeof *med);
+    if (!med) return hta_oom(err);
+    hta_status st = HTA_OK;
+    for (size_t r = 0; r < sc->nrules && !st; r++) {
+        if (!sc->rules[r].median || sc->rules[r].num != R->rank) continue;
+        if (!sc->med || !sc->med[r]) *pending = 1;
+        else st = sj_med_edges(j, s, sc->med[r], &med[r], err);
+    }
+    sim_wopts wo = {(const double *const *)med, hits, mask};
+    if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, changed, err);
+    for (size_t r = 0; r < sc->nrules; r++) free(med[r]);
+    free(med);
+    return st;
+}
+
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err) {
     sj_rank *R = &j->r[pos];
     hta_sim *s = NULL;
@@ -321,9 +347,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     int32_t *tr_c = NULL;
     unsigned char *mid = NULL;
     uint64_t *mask = NULL;
-    double **med = NULL;
     lab_state L = {0};
-    size_t nmed = 0;
     hta_status st = HTA_OK;
     HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
     hta_ctx_view_done(ctx, k);
@@ -378,25 +402,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         memset(mask, 0, ne * sizeof *mask);
         memset(sk->hits, 0, (sc->nrules + 1) * sizeof *sk->hits);
         int pending = 0;
-        if (q == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
-            for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
-            sk->changed = 0;
-        } else {
-            /* the median rules' factors, per edge, where they are known */
-            if (!(med = calloc(sc->nrules, sizeof *med))) goto oom;
-            nmed = sc->nrules;
-            for (size_t r = 0; r < sc->nrules; r++) {
-                if (!sc->rules[r].median || sc->rules[r].num != R->rank) continue;
-                if (!sc->med || !sc->med[r]) pending = 1;
-                else HTA_TRY_GOTO(st, sj_med_edges(j, s, sc->med[r], &med[r], err), done);
-            }
-            sim_wopts wo = {(const double *const *)med, sk->hits, mask};
-            HTA_TRY_GOTO(st, sim_weights(s, sc->rules, sc->nrules, &wo, w, &sk->changed, err), done);
-            for (size_t r = 0; r < sc->nrules; r++) free(med[r]);
-            free(med);
-            med = NULL;
-            nmed = 0;
-        }
+        HTA_TRY_GOTO(st, sj_weights(j, s, pos, q, w, sk->hits, mask, &sk->changed, &pending, err), done);
         free(sk->trw);
         free(sk->trmask);
         sk->trw = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trw);
@@ -426,8 +432,6 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
 oom:
     st = hta_oom(err);
 done:
-    for (size_t r = 0; med && r < nmed; r++) free(med[r]);
-    free(med);
     free(off);
     free(pw_edge);
     free(tr_edge);

@@ -30,6 +30,34 @@ static int set_name(hta_table *tb, size_t r, int col, const char *name) {
     return rc;
 }
 
+int sim_coll_row(hta_table *tb, const char *pg, const char *kernel, int64_t seq, int64_t step, uint32_t n,
+                 int32_t last_rank, int64_t wait, int64_t max_wait, int64_t tau) {
+    long r = hta_table_add_row(tb);
+    if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_SIM_COLL_PG, pg) || set_name(tb, (size_t)r, HTA_SIM_COLL_KERNEL, kernel))
+        return -1;
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_SEQ, seq);
+    if (step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_STEP, step);
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_RANKS, n);
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_LAST, last_rank);
+    hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_WAIT, us(wait));
+    hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_MAXW, us(max_wait));
+    hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_XFER, us(tau));
+    return 0;
+}
+
+int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to, const char *kernel, const char *pg,
+                int64_t seq) {
+    long r = hta_table_add_row(tb);
+    if (r < 0 || set_name(tb, (size_t)r, HTA_SIM_HOPS_KERNEL, kernel) || hta_table_set_str(tb, (size_t)r, HTA_SIM_HOPS_PG, pg))
+        return -1;
+    hta_table_set_float(tb, (size_t)r, HTA_SIM_HOPS_TIME, us(t));
+    if (step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_STEP, step);
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_FROM, from);
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_TO, to);
+    hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_SEQ, seq);
+    return 0;
+}
+
 static hta_status collectives(const hta_sim *s, const int64_t *t, hta_result *out) {
     const hta_cp_graph *g = s->g;
     hta_table *tb = hta_table_from_def(&HTA_SIM_COLL_TABLE);
@@ -46,17 +74,9 @@ static hta_status collectives(const hta_sim *s, const int64_t *t, hta_result *ou
             if (w > mx) mx = w;
             if (g->ev[x].dur < tau) tau = g->ev[x].dur;
         }
-        long r = hta_table_add_row(tb);
-        if (r < 0 || hta_table_set_str(tb, (size_t)r, HTA_SIM_COLL_PG, in->pg == UINT32_MAX ? "" : hta_sym(g->sym, in->pg)) ||
-            set_name(tb, (size_t)r, HTA_SIM_COLL_KERNEL, hta_sym(g->sym, g->ev[last].name)))
+        if (sim_coll_row(tb, in->pg == UINT32_MAX ? "" : hta_sym(g->sym, in->pg), hta_sym(g->sym, g->ev[last].name),
+                         in->seq, in->step, in->n, s->ev_rank[last], sum, mx, tau))
             goto oom;
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_SEQ, in->seq);
-        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_STEP, in->step);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_RANKS, in->n);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_COLL_LAST, s->ev_rank[last]);
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_WAIT, us(sum));
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_MAXW, us(mx));
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_COLL_XFER, us(tau));
     }
     return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
 oom:
@@ -64,11 +84,7 @@ oom:
     return HTA_ENOMEM;
 }
 
-typedef struct bl {
-    int64_t step;
-    int32_t rank;
-    int64_t last, caused, waited;
-} bl;
+typedef sim_bl bl;
 
 static int cmp_bl(const void *a, const void *b) {
     const bl *x = a, *y = b;
@@ -119,14 +135,25 @@ static hta_status blame(const hta_sim *s, const int64_t *t, hta_result *out) {
         e->last++;
         e->caused += caused;
     }
+    {
+        hta_status st = sim_blame_table(v, n, out);
+        free(v);
+        return st;
+    }
+oom:
+    free(v);
+    return HTA_ENOMEM;
+}
+
+hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out) {
     if (n > 1) qsort(v, n, sizeof *v, cmp_bl);
     hta_table *tb = hta_table_from_def(&HTA_SIM_BLAME_TABLE);
-    if (!tb) goto oom;
+    if (!tb) return HTA_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         long r = hta_table_add_row(tb);
         if (r < 0) {
             hta_table_free(tb);
-            goto oom;
+            return HTA_ENOMEM;
         }
         if (v[i].step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_STEP, v[i].step);
         hta_table_set_int(tb, (size_t)r, HTA_SIM_BLAME_RANK, v[i].rank);
@@ -134,11 +161,7 @@ static hta_status blame(const hta_sim *s, const int64_t *t, hta_result *out) {
         hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_CAUSED, us(v[i].caused));
         hta_table_set_float(tb, (size_t)r, HTA_SIM_BLAME_WAITED, us(v[i].waited));
     }
-    free(v);
     return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
-oom:
-    free(v);
-    return HTA_ENOMEM;
 }
 
 static hta_status hops(const hta_sim *s, const int64_t *t, const hta_cp_path *p, hta_result *out) {
@@ -157,17 +180,11 @@ static hta_status hops(const hta_sim *s, const int64_t *t, const hta_cp_path *p,
         const hta_cp_edge *e = &g->edge[p->edge[i]];
         if (e->attr >= 0) to = s->ev_rank[e->attr];
         if (from == to) continue;
-        long r = hta_table_add_row(tb);
-        if (r < 0 || set_name(tb, (size_t)r, HTA_SIM_HOPS_KERNEL, hta_sym(g->sym, g->ev[s->part[in->first]].name)) ||
-            hta_table_set_str(tb, (size_t)r, HTA_SIM_HOPS_PG, in->pg == UINT32_MAX ? "" : hta_sym(g->sym, in->pg))) {
+        if (sim_hop_row(tb, t[b] - t0, in->step, from, to, hta_sym(g->sym, g->ev[s->part[in->first]].name),
+                        in->pg == UINT32_MAX ? "" : hta_sym(g->sym, in->pg), in->seq)) {
             hta_table_free(tb);
             return HTA_ENOMEM;
         }
-        hta_table_set_float(tb, (size_t)r, HTA_SIM_HOPS_TIME, us(t[b] - t0));
-        if (in->step >= 0) hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_STEP, in->step);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_FROM, from);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_TO, to);
-        hta_table_set_int(tb, (size_t)r, HTA_SIM_HOPS_SEQ, in->seq);
     }
     return hta_result_add(out, tb) ? HTA_ENOMEM : HTA_OK;
 }

@@ -189,6 +189,13 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             uint32_t v = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
                        : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
                                                    : last;
+            if (!stub_first) { /* a rank without nodes: nothing to walk, and never the job's last */
+                memset(&q[i].out, 0, sizeof q[i].out);
+                q[i].out.inst = -1;
+                q[i].last_t = INT64_MIN;
+                q[i].min_t = INT64_MAX;
+                continue;
+            }
             q[i].last_t = last_t + off;
             q[i].last_node = last;
             q[i].min_t = min_t + off;

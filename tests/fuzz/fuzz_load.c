@@ -69,6 +69,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else if (!e2.msg[0]) {
             abort();
         }
+        /* ... and the same in bounded memory (rank skeletons, replay, paths), with a what-if */
+        hta_cpath_rule jr;
+        if (hta_cpath_rule_parse("gpu=x0.5", &jr, &e2) == HTA_OK) {
+            hta_job_scenario sc = {&jr, 1, NULL, 1};
+            hta_job_opts jo = {&sc, 1, NULL, 0, 1, 1, NULL};
+            hta_job *job = NULL;
+            hta_result_init(&res);
+            if (hta_job_run_ctx(ctx, &jo, &job, &res, &e2) != HTA_OK && !e2.msg[0]) abort();
+            hta_result_free(&res);
+            hta_job_free(job);
+            hta_cpath_rule_free(&jr);
+        }
         hta_ctx_free(ctx);
     } else if (!err.msg[0]) {
         abort(); /* every failure must explain itself */

@@ -129,6 +129,15 @@ class HtaTraces(Inputs):
             self.assertEqual(len(files), 4 if args[0] == 'counters' else 3)
             shutil.rmtree(out)
 
+    def test_analysis_errors(self):
+        for args in (['kernels', self.dirs['gen'], '--duration-ratio', '2'],
+                     ['ops', self.dirs['gen'], '--sort-by', 'nope'],
+                     ['counters', self.dirs['gen'], '--augment', self.dirs['gen']]):
+            w = run(args, whole=True)
+            self.assertEqual(w[:2], (1, ''))
+            self.assertRegex(w[2], r'^hta (kernels|ops|counters): error: ')
+            self.assertEqual(w, run(args, threads=2), args)
+
     def test_bad_rank_named(self):
         d = os.path.join(self.tmp, 'bad')
         shutil.copytree(self.dirs['gen'], d)

@@ -15,7 +15,7 @@ const cli_dist *cli_distributor;
 /* The commands that run rank by rank: each was checked to give, rank by rank, the tables and notes of
  * the whole run (tests/scale). */
 static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events",
-                                            /* reduced (cli_analyse_per_rank with a reduce) */
+                                            /* put together over the ranks (cli_analyse_per_rank) */
                                             "kernels", "launch", "annotations", "ops", "cpu-ops", "counters",
                                             "cupti", "patterns", NULL};
 

@@ -4,6 +4,7 @@
 # same total bytes.  The ranks are generated once into bench/out/scale/ (git-ignored) by
 # tools/gen_kineto_trace.py.  docs/scaling.md.
 #   bench/scale.sh [BIG_MB]     (BIG_MB: size of the one large rank, default 1400)
+#   CMDS="kernels launch" bench/scale.sh    other commands (default: info temporal); the reduced ones too
 set -eu
 cd "$(dirname "$0")/.."
 HTA=${HTA:-build/hta}
@@ -23,7 +24,7 @@ measure() { # label env command...
   printf '%-34s %6s MB  %7.2f s  %7.1f MB/s  peak RSS %6d MB\n' "$label" "$mb" "$s" \
     "$(echo "$mb / $s" | bc -l)" $((kb / 1024))
 }
-for cmd in info temporal; do
+for cmd in ${CMDS:-info temporal}; do
   for n in 16 64 256 1000; do
     dir=$OUT/r$n
     measure "$cmd $n ranks, rank by rank" HTA_PER_RANK=1 "$HTA" $cmd "$dir"

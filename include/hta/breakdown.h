@@ -117,6 +117,12 @@ HTA_TABLE_DECLARE(HTA_ALL_KERNELS)
 
 hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out,
                                 hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the part of the ranks of ctx (all_kernels' rows of each
+ * rank, each rank's time per kernel-type label in ns, the notes) and the reduce of the parts, appended in
+ * rank order, into kernel_type (summed over the ranks) and all_kernels (in HTA's order). */
+hta_status hta_kernel_breakdown_part(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err);
+hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *parts, hta_result *out,
+                                       hta_error *err);
 
 typedef struct hta_overlap_opts {
     hta_gpu_rows gpu_rows;

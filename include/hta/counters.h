@@ -113,6 +113,10 @@ HTA_TABLE_DECLARE(HTA_QUEUE_SERIES)
 HTA_TABLE_DECLARE(HTA_MEMBW_SERIES)
 
 hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the tables' rows of the ranks of ctx, their notes, and
+ * how many ranks have memory bandwidth; the reduce notes a run where none has. */
+hta_status hta_counters_part(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err);
+hta_status hta_counters_reduce(const hta_counters_opts *o, hta_result *parts, hta_result *out, hta_error *err);
 
 #define HTA_AUGMENTED(T, C, D)                                                                               \
     T("augmented", "with --augment: the traces written with counter tracks, one per rank")                   \
@@ -248,6 +252,11 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
 HTA_TABLE_DECLARE(HTA_CUPTI)
 
 hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the rows of the ranks of ctx without the counter
+ * columns, each row's counter values, the counter names its ranks have, and how many ranges; the reduce
+ * gives the table the counter columns of every rank (sorted by name; -1 where a rank lacks one). */
+hta_status hta_cupti_counters_part(hta_ctx *ctx, hta_result *out, hta_error *err);
+hta_status hta_cupti_counters_reduce(hta_result *parts, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,10 @@ HTA_TABLE_DECLARE(HTA_SCOPE_ARGS)
  * always all five.  A call belongs to the step holding its start (hta_rank.iteration).
  * A rank without CPU rows adds a cpu_ranks row only. */
 hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the five tables' rows of the ranks of ctx; the reduce
+ * notes a run without any operator row. */
+hta_status hta_cpu_ops_part(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err);
+hta_status hta_cpu_ops_reduce(const hta_cpu_ops_opts *o, hta_result *parts, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus
 }

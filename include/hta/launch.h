@@ -52,6 +52,10 @@ HTA_TABLE_DECLARE(HTA_LAUNCH_STATS)
 HTA_TABLE_DECLARE(HTA_LAUNCH_SUMMARY)
 
 hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): both tables' rows of the ranks of ctx and how many launch
+ * names they have; the reduce notes a run without any. */
+hta_status hta_launch_stats_part(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err);
+hta_status hta_launch_stats_reduce(const hta_launch_opts *o, hta_result *parts, hta_result *out, hta_error *err);
 
 /* ---- `hta annotations` (§5.1) ---- */
 typedef struct hta_annotation_opts {
@@ -74,6 +78,12 @@ HTA_TABLE_DECLARE(HTA_ANNOTATIONS)
 
 hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
                                     hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the rows of the ranks of ctx, whether they have the
+ * annotation category and how many names they folded; the reduce gives the notes about the whole run. */
+hta_status hta_annotation_breakdown_part(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
+                                         hta_error *err);
+hta_status hta_annotation_breakdown_reduce(const hta_annotation_opts *o, hta_result *parts, hta_result *out,
+                                           hta_error *err);
 
 /* ---- `hta stragglers` (§14) ---- */
 typedef struct hta_straggler_opts {
@@ -144,6 +154,10 @@ void hta_aten_opts_default(hta_aten_opts *o);
 HTA_TABLE_DECLARE(HTA_ATEN_OPS)
 
 hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err);
+/* Its two halves (hta/table.h, "reducing parts"): the rows of the ranks of ctx and the launches they skipped
+ * (outside every op, without a kernel, with several); the reduce gives the notes about the whole run. */
+hta_status hta_aten_op_kernels_part(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err);
+hta_status hta_aten_op_kernels_reduce(const hta_aten_opts *o, hta_result *parts, hta_result *out, hta_error *err);
 
 #ifdef __cplusplus
 }

@@ -145,6 +145,8 @@ void hta_table_col_wrap(hta_table *t, int col);
 
 /* A cell as a number: ints converted, null and text cells NaN. */
 double hta_table_get_float(const hta_table *t, size_t row, int col);
+/* An INT cell (0 when null, not an int, or out of range). */
+int64_t hta_table_get_int(const hta_table *t, size_t row, int col);
 /* A text cell; NULL when null or not text. */
 const char *hta_table_get_str(const hta_table *t, size_t row, int col);
 
@@ -177,6 +179,25 @@ hta_status hta_result_append(hta_result *dst, hta_result *src, hta_error *err);
 hta_status hta_result_pack(const hta_result *r, char **out, size_t *len, hta_error *err);
 hta_status hta_result_unpack(const char *bytes, size_t len, const hta_table_def *const *defs, hta_result *out,
                              hta_error *err);
+
+/* ---- reducing parts (src/table/reduce.c; docs/scaling.md, "Reduce") ----
+ * An analysis whose result is not rank by rank row for row is split in two: its part gives, for the
+ * ranks of one context, the per-rank rows and partial tables of its own (counts, sums in int64 ns, the
+ * keys a rank saw); its reduce turns the parts, appended in rank order with hta_result_append, into the
+ * result.  The parts of one-rank contexts reduce to exactly what a context of all the ranks gives, since
+ * the whole load is reduced the same way.  These are the tools the reduce functions share. */
+
+/* Takes the table named d->name out of r into *out (the caller's from then on), its def set to d:
+ * HTA_EINVAL when r has none or its columns are not d's declared ones (names and types, in order). */
+hta_status hta_result_take(hta_result *r, const hta_table_def *d, hta_table **out, hta_error *err);
+/* Copies every note of src to the end of dst, in order (hta_result_append has made them unique). */
+hta_status hta_result_copy_notes(hta_result *dst, const hta_result *src, hta_error *err);
+/* The sum of INT column col (declared number) over t's rows. */
+int64_t hta_table_sum_int(const hta_table *t, int col);
+/* Orders t's rows by cmp (rows a and b of t): a stable merge sort, so rows cmp finds equal keep their
+ * order; cells move bit for bit. */
+typedef int (*hta_row_cmp)(const hta_table *t, size_t a, size_t b, void *ctx);
+hta_status hta_table_sort_rows(hta_table *t, hta_row_cmp cmp, void *ctx, hta_error *err);
 
 typedef enum hta_format { HTA_FMT_TABLE, HTA_FMT_CSV, HTA_FMT_JSON } hta_format;
 int hta_format_parse(const char *s, hta_format *out);

@@ -12,6 +12,14 @@
 
 HTA_TABLE_DEFINE(HTA_ANNOTATIONS);
 
+/* The part's own table (hta/table.h, "reducing parts"): one row per context. */
+#define HTA_ANNOTATIONS_PART(T, C, D)                                                                     \
+    T("annotations_part", "per context: whether its trace has the category, and the names folded")      \
+    C(HTA_AP_HAS_CAT, "has_category", INT, "", "1 when the trace has the annotation category")          \
+    C(HTA_AP_FOLDED, "folded", INT, "", "annotation names folded into others, over its ranks")
+HTA_TABLE_DECLARE(HTA_ANNOTATIONS_PART)
+HTA_TABLE_DEFINE(HTA_ANNOTATIONS_PART);
+
 void hta_annotation_opts_default(hta_annotation_opts *o) {
     memset(o, 0, sizeof *o);
     o->num_kernels = 1000;
@@ -154,40 +162,73 @@ done:
     return st;
 }
 
-hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
-                                    hta_error *err) {
+hta_status hta_annotation_breakdown_part(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
+                                         hta_error *err) {
     hta_annotation_opts dflt_;
     if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
     const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
-    hta_table *tb = hta_table_from_def(&HTA_ANNOTATIONS_TABLE);
-    if (!tb) return hta_oom(err);
+    hta_table *tb = hta_table_from_def(&HTA_ANNOTATIONS_TABLE), *part = hta_table_from_def(&HTA_ANNOTATIONS_PART_TABLE);
+    long prow;
+    if (!tb || !part || (prow = hta_table_add_row(part)) < 0) {
+        hta_table_free(tb);
+        hta_table_free(part);
+        return hta_oom(err);
+    }
     int64_t cat = -1;
     for (size_t k = 0; k < t->ncats; k++)
         if (!strcmp(hta_sym(t->sym, t->cats[k]), catname)) cat = (int64_t)k;
-    /* HTA returns None when the category is not in its symbol table (§5.1); an empty table and a note
-     * here. */
-    if (cat < 0) {
+    size_t folded = 0;
+    /* without the category there is nothing to break down: the reduce notes it when no rank has it */
+    for (size_t k = 0; cat >= 0 && k < hta_ctx_nranks(ctx); k++) {
+        hta_status st = one_rank(ctx, k, (uint16_t)cat, o, tb, &folded, err);
+        hta_ctx_view_done(ctx, k);
+        if (st) {
+            hta_table_free(tb);
+            hta_table_free(part);
+            return st;
+        }
+    }
+    hta_table_set_int(part, (size_t)prow, HTA_AP_HAS_CAT, cat >= 0);
+    hta_table_set_int(part, (size_t)prow, HTA_AP_FOLDED, (int64_t)folded);
+    if (hta_result_add(out, tb)) {
+        hta_table_free(part);
+        return hta_oom(err);
+    }
+    return hta_result_add(out, part) ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_annotation_breakdown_reduce(const hta_annotation_opts *o, hta_result *parts, hta_result *out,
+                                           hta_error *err) {
+    hta_annotation_opts dflt_;
+    if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
+    hta_table *part, *tb;
+    HTA_TRY(hta_result_take(parts, &HTA_ANNOTATIONS_PART_TABLE, &part, err));
+    int64_t has = hta_table_sum_int(part, HTA_AP_HAS_CAT), folded = hta_table_sum_int(part, HTA_AP_FOLDED);
+    hta_table_free(part);
+    HTA_TRY(hta_result_copy_notes(out, parts, err));
+    const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
+    /* HTA returns None when the category is not in its symbol table (§5.1), that is in no rank's: an empty
+     * table and a note here. */
+    if (!has)
         hta_result_note(out, "no '%s' events in the trace: nothing to break down%s", catname,
                         o->use_cpu_annotation ? "" : " (try --cpu for CPU-side user annotations)");
-    } else {
-        size_t ns = hta_ctx_nranks(ctx);
-        size_t folded = 0;
-        for (size_t k = 0; k < ns; k++) {
-            hta_status st = one_rank(ctx, k, (uint16_t)cat, o, tb, &folded, err);
-            hta_ctx_view_done(ctx, k);
-            if (st) {
-                hta_table_free(tb);
-                return st;
-            }
-        }
-        if (folded)
-            hta_result_note(out,
-                            "%zu annotation names folded into \"others\" (--top %d, --duration-ratio %g); every row "
-                            "shows the statistics of its own annotation instances (HTA shows max = min = mean = "
-                            "sum for them)",
-                            folded, o->num_kernels, o->duration_ratio);
-    }
-    if (hta_result_add(out, tb)) return hta_oom(err);
-    return HTA_OK;
+    else if (folded)
+        hta_result_note(out,
+                        "%lld annotation names folded into \"others\" (--top %d, --duration-ratio %g); every row "
+                        "shows the statistics of its own annotation instances (HTA shows max = min = mean = "
+                        "sum for them)",
+                        (long long)folded, o->num_kernels, o->duration_ratio);
+    HTA_TRY(hta_result_take(parts, &HTA_ANNOTATIONS_TABLE, &tb, err));
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
+                                    hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_annotation_breakdown_part(ctx, o, &parts, err);
+    if (!st) st = hta_annotation_breakdown_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
+    return st;
 }

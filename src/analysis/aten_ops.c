@@ -18,6 +18,15 @@
 
 HTA_TABLE_DEFINE(HTA_ATEN_OPS);
 
+/* The part's own table (hta/table.h, "reducing parts"): one row per context. */
+#define HTA_ATEN_OPS_PART(T, C, D)                                                                        \
+    T("aten_ops_part", "per context: the launches its ranks skipped, for the notes about the whole run") \
+    C(HTA_OP_OUTSIDE, "launches_outside", INT, "", "launches outside every aten:: op")                   \
+    C(HTA_OP_NO_KERNEL, "no_kernel", INT, "", "launches inside an op without a kernel in the trace")     \
+    C(HTA_OP_MANY, "many_kernels", INT, "", "launches with several GPU activities")
+HTA_TABLE_DECLARE(HTA_ATEN_OPS_PART)
+HTA_TABLE_DEFINE(HTA_ATEN_OPS_PART);
+
 void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
 
 /* ---- the deepest enclosing op: rightmost op (by start) whose end covers ---- */
@@ -354,7 +363,7 @@ out:
     return st;
 }
 
-hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_aten_op_kernels_part(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
     hta_aten_opts dflt_;
     if (!o) hta_aten_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
@@ -375,9 +384,14 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
             sortk[nsort++] = f;
         }
     }
-    hta_table *tb = hta_table_from_def(&HTA_ATEN_OPS_TABLE);
+    hta_table *tb = hta_table_from_def(&HTA_ATEN_OPS_TABLE), *part = hta_table_from_def(&HTA_ATEN_OPS_PART_TABLE);
     unsigned char *kind = NULL;
-    if (!tb) return hta_oom(err);
+    long prow;
+    if (!tb || !part || (prow = hta_table_add_row(part)) < 0) {
+        hta_table_free(tb);
+        hta_table_free(part);
+        return hta_oom(err);
+    }
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
     /* per symbol, decided once: 1 = aten op, 2 = kernel launch (every vendor's kernel and graph launches;
      * with --hta-compat HTA's KERNEL_LAUNCH_CATEGORY_PATTERN, TF§4.4, which misses HIP's) */
@@ -399,28 +413,62 @@ hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result 
             inst_acc_free(&acc);
             hta_arena_reset(&ctx->scratch, mark);
             hta_table_free(tb);
+            hta_table_free(part);
             return st;
         }
     }
     inst_acc_free(&acc);
-    if (!tb->nrows)
-        hta_result_note(out,
-                        "no kernel launch (cuda*LaunchKernel*, cuLaunchKernel*, runFunction*) inside an aten:: op "
-                        "with its kernel in the trace (%zu launch%s outside every aten:: op): nothing to report "
-                        "(HTA raises KeyError('thread_id') here)",
-                        nt.launches_outside, nt.launches_outside == 1 ? "" : "es");
-    if (nt.no_kernel)
-        hta_result_note(out, "%zu launch%s inside an aten:: op without a kernel in the trace skipped (HTA fails on "
-                             "them)",
-                        nt.no_kernel, nt.no_kernel == 1 ? "" : "es");
-    if (nt.many_kernels)
-        hta_result_note(out, "%zu launch%s with several GPU activities: the first one is used", nt.many_kernels,
-                        nt.many_kernels == 1 ? "" : "es");
     hta_arena_reset(&ctx->scratch, mark);
-    if (hta_result_add(out, tb)) return hta_oom(err);
-    return HTA_OK;
+    hta_table_set_int(part, (size_t)prow, HTA_OP_OUTSIDE, (int64_t)nt.launches_outside);
+    hta_table_set_int(part, (size_t)prow, HTA_OP_NO_KERNEL, (int64_t)nt.no_kernel);
+    hta_table_set_int(part, (size_t)prow, HTA_OP_MANY, (int64_t)nt.many_kernels);
+    if (hta_result_add(out, tb)) {
+        hta_table_free(part);
+        return hta_oom(err);
+    }
+    return hta_result_add(out, part) ? hta_oom(err) : HTA_OK;
 oom:
     hta_arena_reset(&ctx->scratch, mark);
     hta_table_free(tb);
+    hta_table_free(part);
     return hta_oom(err);
+}
+
+hta_status hta_aten_op_kernels_reduce(const hta_aten_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
+    (void)o;
+    hta_table *part, *tb;
+    HTA_TRY(hta_result_take(parts, &HTA_ATEN_OPS_PART_TABLE, &part, err));
+    long long outside = (long long)hta_table_sum_int(part, HTA_OP_OUTSIDE);
+    long long no_kernel = (long long)hta_table_sum_int(part, HTA_OP_NO_KERNEL);
+    long long many = (long long)hta_table_sum_int(part, HTA_OP_MANY);
+    hta_table_free(part);
+    HTA_TRY(hta_result_take(parts, &HTA_ATEN_OPS_TABLE, &tb, err));
+    hta_status st = hta_result_copy_notes(out, parts, err);
+    if (!st && !tb->nrows)
+        hta_result_note(out,
+                        "no kernel launch (cuda*LaunchKernel*, cuLaunchKernel*, runFunction*) inside an aten:: op "
+                        "with its kernel in the trace (%lld launch%s outside every aten:: op): nothing to report "
+                        "(HTA raises KeyError('thread_id') here)",
+                        outside, outside == 1 ? "" : "es");
+    if (!st && no_kernel)
+        hta_result_note(out, "%lld launch%s inside an aten:: op without a kernel in the trace skipped (HTA fails on "
+                             "them)",
+                        no_kernel, no_kernel == 1 ? "" : "es");
+    if (!st && many)
+        hta_result_note(out, "%lld launch%s with several GPU activities: the first one is used", many,
+                        many == 1 ? "" : "es");
+    if (st) {
+        hta_table_free(tb);
+        return st;
+    }
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_aten_op_kernels_part(ctx, o, &parts, err);
+    if (!st) st = hta_aten_op_kernels_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
+    return st;
 }

@@ -12,6 +12,14 @@ HTA_TABLE_DEFINE(HTA_QUEUE_BLOCKED);
 HTA_TABLE_DEFINE(HTA_QUEUE_SERIES);
 HTA_TABLE_DEFINE(HTA_MEMBW_SERIES);
 
+/* The part's own table (hta/table.h, "reducing parts"): one row per context. */
+#define HTA_COUNTERS_PART(T, C, D)                                                                        \
+    T("counters_part", "per context: its ranks, and those with a memory-bandwidth series")               \
+    C(HTA_CP_RANKS, "ranks", INT, "", "ranks of the context")                                            \
+    C(HTA_CP_MEMBW, "ranks_with_membw", INT, "", "ranks with memory copies or memsets on a GPU stream")
+HTA_TABLE_DECLARE(HTA_COUNTERS_PART)
+HTA_TABLE_DEFINE(HTA_COUNTERS_PART);
+
 void hta_counters_opts_default(hta_counters_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_queue_length = 1024;
@@ -134,11 +142,13 @@ static hta_status rank_membw(const hta_view *v, const hta_membw_series *m, table
     return HTA_OK;
 }
 
-hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_counters_part(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
     hta_counters_opts dflt_;
     if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
     tables tb = {0};
+    hta_table *part = hta_table_from_def(&HTA_COUNTERS_PART_TABLE);
+    long prow = part ? hta_table_add_row(part) : -1;
     double *buf = NULL;
     const hta_view *v = NULL;
     hta_queue_series q = {0};
@@ -151,7 +161,7 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
         tb.qser = hta_table_from_def(&HTA_QUEUE_SERIES_TABLE);
         tb.bser = hta_table_from_def(&HTA_MEMBW_SERIES_TABLE);
     }
-    if (!tb.qsum || !tb.bsum || !tb.blocked || (o->series && (!tb.qser || !tb.bser))) goto oom;
+    if (!tb.qsum || !tb.bsum || !tb.blocked || (o->series && (!tb.qser || !tb.bser)) || prow < 0) goto oom;
     size_t ns = hta_ctx_nranks(ctx);
     size_t with_q = 0, with_m = 0;
     for (size_t k = 0; k < ns; k++) {
@@ -175,15 +185,15 @@ hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *ou
         hta_queue_series_free(&q);
         hta_membw_series_free(&m);
     }
-    if (!with_m && ns && hta_result_note(out, "no memory copies or memsets on a GPU stream: no memory bandwidth"))
-        goto oom;
     free(buf);
-    /* the tables in declaration order, the series only when asked for (NULL otherwise) */
-    hta_table *all[] = {tb.qsum, tb.bsum, tb.blocked, tb.qser, tb.bser};
+    hta_table_set_int(part, (size_t)prow, HTA_CP_RANKS, (int64_t)ns);
+    hta_table_set_int(part, (size_t)prow, HTA_CP_MEMBW, (int64_t)with_m);
+    /* the tables in declaration order, the series only when asked for (NULL otherwise), then the part's */
+    hta_table *all[] = {tb.qsum, tb.bsum, tb.blocked, tb.qser, tb.bser, part};
     memset(&tb, 0, sizeof tb);
-    for (size_t k = 0; k < 5; k++)
+    for (size_t k = 0; k < 6; k++)
         if (all[k] && hta_result_add(out, all[k])) {
-            for (size_t j = k + 1; j < 5; j++) hta_table_free(all[j]);
+            for (size_t j = k + 1; j < 6; j++) hta_table_free(all[j]);
             return hta_oom(err);
         }
     return HTA_OK;
@@ -198,5 +208,35 @@ fail:
     hta_table_free(tb.blocked);
     hta_table_free(tb.qser);
     hta_table_free(tb.bser);
+    hta_table_free(part);
+    return st;
+}
+
+hta_status hta_counters_reduce(const hta_counters_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
+    hta_counters_opts dflt_;
+    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    hta_table *part;
+    HTA_TRY(hta_result_take(parts, &HTA_COUNTERS_PART_TABLE, &part, err));
+    int64_t ns = hta_table_sum_int(part, HTA_CP_RANKS), with_m = hta_table_sum_int(part, HTA_CP_MEMBW);
+    hta_table_free(part);
+    HTA_TRY(hta_result_copy_notes(out, parts, err));
+    if (!with_m && ns && hta_result_note(out, "no memory copies or memsets on a GPU stream: no memory bandwidth"))
+        return hta_oom(err);
+    const hta_table_def *defs[] = {&HTA_QUEUE_SUMMARY_TABLE, &HTA_MEMBW_SUMMARY_TABLE, &HTA_QUEUE_BLOCKED_TABLE,
+                                   &HTA_QUEUE_SERIES_TABLE, &HTA_MEMBW_SERIES_TABLE};
+    for (size_t k = 0; k < (o->series ? 5u : 3u); k++) {
+        hta_table *t;
+        HTA_TRY(hta_result_take(parts, defs[k], &t, err));
+        if (hta_result_add(out, t)) return hta_oom(err);
+    }
+    return HTA_OK;
+}
+
+hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_counters_part(ctx, o, &parts, err);
+    if (!st) st = hta_counters_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
     return st;
 }

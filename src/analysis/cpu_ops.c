@@ -416,7 +416,7 @@ done:
     return st;
 }
 
-hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_cpu_ops_part(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err) {
     hta_cpu_ops_opts dflt_;
     if (!o) hta_cpu_ops_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
@@ -446,7 +446,6 @@ hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out,
             return hta_oom(err);
         }
     }
-    if (!tb.ops->nrows) hta_result_note(out, "no cpu_op or user_annotation rows in the analysed window");
     return HTA_OK;
 fail:
     free(kind);
@@ -455,5 +454,32 @@ fail:
     hta_table_free(tb.steps);
     hta_table_free(tb.step_ops);
     hta_table_free(tb.args);
+    return st;
+}
+
+/* The tables of the declaration, in its order. */
+static const hta_table_def *const g_tables[] = {&HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
+                                                &HTA_CPU_STEP_OPS_TABLE, &HTA_SCOPE_ARGS_TABLE};
+
+hta_status hta_cpu_ops_reduce(const hta_cpu_ops_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
+    (void)o;
+    HTA_TRY(hta_result_copy_notes(out, parts, err));
+    int none = 0;
+    for (size_t i = 0; i < 5; i++) {
+        hta_table *t;
+        HTA_TRY(hta_result_take(parts, g_tables[i], &t, err));
+        if (g_tables[i] == &HTA_CPU_OP_TIME_TABLE) none = !t->nrows;
+        if (hta_result_add(out, t)) return hta_oom(err);
+    }
+    if (none) hta_result_note(out, "no cpu_op or user_annotation rows in the analysed window");
+    return HTA_OK;
+}
+
+hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_cpu_ops_part(ctx, o, &parts, err);
+    if (!st) st = hta_cpu_ops_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
     return st;
 }

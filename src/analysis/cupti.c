@@ -13,6 +13,27 @@
 
 HTA_TABLE_DEFINE(HTA_CUPTI);
 
+/* The part's own tables (hta/table.h, "reducing parts").  The counter columns are the union of every
+ * rank's keys, which one rank does not know: the part keeps its rows without them, and each row's values
+ * in cupti_part_cells, a marker row (key null) per row of the cupti table and then its values, so that
+ * the two stay in step when parts are appended. */
+#define HTA_CUPTI_PART(T, C, D)                                                                           \
+    T("cupti_part", "per context: its profiled ranges")                                                  \
+    C(HTA_CUP_RANGES, "ranges", INT, "", "cuda_profiler_range events of its ranks")
+HTA_TABLE_DECLARE(HTA_CUPTI_PART)
+HTA_TABLE_DEFINE(HTA_CUPTI_PART);
+#define HTA_CUPTI_PART_KEYS(T, C, D)                                                                      \
+    T("cupti_part_keys", "per context: the args keys of its profiled ranges, by name")                   \
+    C(HTA_CUK_KEY, "key", STR, "", "args key: a counter column")
+HTA_TABLE_DECLARE(HTA_CUPTI_PART_KEYS)
+HTA_TABLE_DEFINE(HTA_CUPTI_PART_KEYS);
+#define HTA_CUPTI_PART_CELLS(T, C, D)                                                                     \
+    T("cupti_part_cells", "per row of the cupti table: a marker (key null), then its counter values")    \
+    C(HTA_CUC_KEY, "key", STR, "", "counter column; null marks the next row")                            \
+    C(HTA_CUC_VALUE, "value", INT, "", "the row's value, -1 where its range lacks the key")
+HTA_TABLE_DECLARE(HTA_CUPTI_PART_CELLS)
+HTA_TABLE_DEFINE(HTA_CUPTI_PART_CELLS);
+
 /* HTA's default arg columns (TF§5.1): the arg each shows and its value when absent.  HTA's output carries
  * every column of its table (§13), so these are printed even though the analysis does not use them.
  * External id has a column of its own in the model, hence the HTA_ARG_KNOWN_COUNT marker. */
@@ -104,8 +125,8 @@ static hta_status sub_build(const hta_view *v, const hta_cgraph *g, hta_arena *a
     return HTA_OK;
 }
 
-static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
-                            size_t nkeys, hta_table *tb, hta_result *out, hta_error *err) {
+static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys, size_t nkeys, hta_table *tb,
+                            hta_table *cells, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[ri];
     const hta_view *v = NULL;
@@ -176,11 +197,15 @@ static hta_status rank_rows(hta_ctx *ctx, size_t ri, const uint32_t *keys,
             else if (hta_table_set_str(tb, R, col, hta_row_arg_text(t, r, i, defcols[d].key, defcols[d].sdflt)))
                 goto oom;
         }
-        /* the counter columns: HTA's extra Int columns (TF§5.2), -1 where a range lacks the key */
+        /* the counter columns: HTA's extra Int columns (TF§5.2), -1 where a range lacks the key; the reduce
+         * makes them columns */
+        if (hta_table_add_row(cells) < 0) goto oom;
         for (size_t q = 0; q < nkeys; q++) {
             const hta_arg *a = hta_row_arg(r, i, keys[q]);
             int64_t val = !a ? -1 : a->type == HTA_V_INT ? a->v.i : a->type == HTA_V_FLOAT ? (int64_t)a->v.f : -1;
-            hta_table_set_int(tb, R, HTA_CUPTI_NCOLS + (int)q, val);
+            long c = hta_table_add_row(cells);
+            if (c < 0 || hta_table_set_str(cells, (size_t)c, HTA_CUC_KEY, hta_sym(t->sym, keys[q]))) goto oom;
+            hta_table_set_int(cells, (size_t)c, HTA_CUC_VALUE, val);
         }
         /* index_correlation as HTA writes it (TF§7.2): -1 no correlation id, 0 no partner, else the
          * partner's index.  The model keeps "no partner" apart (Q7); the column is rebuilt for HTA's
@@ -252,7 +277,7 @@ done:
     return st;
 }
 
-hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
+hta_status hta_cupti_counters_part(hta_ctx *ctx, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     size_t ns = hta_ctx_nranks(ctx);
     /* Counter columns: every args key of every profiled range on any loaded rank (TF§5.2: the union of the
@@ -261,10 +286,12 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
     unsigned char *seen = hta_arena_calloc(&ctx->scratch, nsym ? nsym : 1, 1);
     uint32_t *keys = HTA_ANEW(&ctx->scratch, uint32_t, nsym);
-    hta_table *tb = hta_table_from_def(&HTA_CUPTI_TABLE);
+    hta_table *tb = hta_table_from_def(&HTA_CUPTI_TABLE), *part = hta_table_from_def(&HTA_CUPTI_PART_TABLE);
+    hta_table *kt = hta_table_from_def(&HTA_CUPTI_PART_KEYS_TABLE), *cells = hta_table_from_def(&HTA_CUPTI_PART_CELLS_TABLE);
     size_t nkeys = 0, nranges = 0;
     hta_status st = HTA_OK;
-    if (!seen || !keys || !tb) goto oom;
+    long prow;
+    if (!seen || !keys || !tb || !part || !kt || !cells || (prow = hta_table_add_row(part)) < 0) goto oom;
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
         for (size_t i = 0; i < r->n; i++) {
@@ -275,25 +302,101 @@ hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
         }
     }
     qsort_r(keys, nkeys, sizeof *keys, sym_cmp, t->sym);
-    /* the counter columns: numbered HTA_CUPTI_NCOLS + q, printed before index_correlation */
-    for (size_t q = 0; q < nkeys; q++)
-        if (hta_table_add_dyn_col(tb, hta_sym(t->sym, keys[q]), HTA_COL_INT) < 0) goto oom;
-    if (!nranges) {
-        if (hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
-            goto oom;
-    } else {
-        for (size_t k = 0; k < ns && !st; k++) {
-            st = rank_rows(ctx, k, keys, nkeys, tb, out, err);
-            hta_ctx_view_done(ctx, k);
-        }
-        if (st) goto fail;
+    for (size_t q = 0; q < nkeys; q++) {
+        long row = hta_table_add_row(kt);
+        if (row < 0 || hta_table_set_str(kt, (size_t)row, HTA_CUK_KEY, hta_sym(t->sym, keys[q]))) goto oom;
     }
+    hta_table_set_int(part, (size_t)prow, HTA_CUP_RANGES, (int64_t)nranges);
+    /* without ranges nothing to attribute: the reduce notes it when no rank has any */
+    for (size_t k = 0; nranges && k < ns && !st; k++) {
+        st = rank_rows(ctx, k, keys, nkeys, tb, cells, out, err);
+        hta_ctx_view_done(ctx, k);
+    }
+    if (st) goto fail;
     hta_arena_reset(&ctx->scratch, mark);
-    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
+    hta_table *all[] = {tb, part, kt, cells};
+    for (size_t k = 0; k < 4; k++)
+        if (hta_result_add(out, all[k])) {
+            for (size_t j = k + 1; j < 4; j++) hta_table_free(all[j]);
+            return hta_oom(err);
+        }
+    return HTA_OK;
 oom:
     st = hta_oom(err);
 fail:
     hta_arena_reset(&ctx->scratch, mark);
     hta_table_free(tb);
+    hta_table_free(part);
+    hta_table_free(kt);
+    hta_table_free(cells);
+    return st;
+}
+
+static int str_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+hta_status hta_cupti_counters_reduce(hta_result *parts, hta_result *out, hta_error *err) {
+    hta_table *part = NULL, *kt = NULL, *cells = NULL, *tb = NULL;
+    const char **names = NULL;
+    int *cols = NULL;
+    hta_status st;
+    if ((st = hta_result_take(parts, &HTA_CUPTI_PART_TABLE, &part, err)) ||
+        (st = hta_result_take(parts, &HTA_CUPTI_PART_KEYS_TABLE, &kt, err)) ||
+        (st = hta_result_take(parts, &HTA_CUPTI_PART_CELLS_TABLE, &cells, err)) ||
+        (st = hta_result_take(parts, &HTA_CUPTI_TABLE, &tb, err)) || (st = hta_result_copy_notes(out, parts, err)))
+        goto out;
+    if (!hta_table_sum_int(part, HTA_CUP_RANGES) &&
+        hta_result_note(out, "no cuda_profiler_range events (CUPTI range profiler): nothing to attribute"))
+        goto oom;
+    /* the counter columns: every rank's keys, each once, by name (code point order, as sym_cmp) */
+    names = malloc((kt->nrows ? kt->nrows : 1) * sizeof *names);
+    if (!names) goto oom;
+    size_t nk = 0;
+    for (size_t r = 0; r < kt->nrows; r++) names[nk++] = hta_table_get_str(kt, r, HTA_CUK_KEY);
+    qsort(names, nk, sizeof *names, str_cmp);
+    size_t nu = 0;
+    for (size_t k = 0; k < nk; k++)
+        if (!nu || strcmp(names[nu - 1], names[k])) names[nu++] = names[k];
+    cols = malloc((nu ? nu : 1) * sizeof *cols);
+    if (!cols) goto oom;
+    for (size_t q = 0; q < nu; q++) {
+        if ((cols[q] = hta_table_add_dyn_col(tb, names[q], HTA_COL_INT)) < 0) goto oom;
+        for (size_t r = 0; r < tb->nrows; r++) hta_table_set_int(tb, r, cols[q], -1);
+    }
+    /* the values: row by row, each marker starting the next row */
+    size_t row = SIZE_MAX;
+    for (size_t c = 0; c < cells->nrows; c++) {
+        const char *key = hta_table_get_str(cells, c, HTA_CUC_KEY);
+        if (!key) {
+            row++;
+            continue;
+        }
+        const char **f = bsearch(&key, names, nu, sizeof *names, str_cmp);
+        if (!f || row >= tb->nrows) {
+            st = hta_fail(err, HTA_EINVAL, "cupti_part_cells does not match the cupti table of the parts");
+            goto out;
+        }
+        hta_table_set_int(tb, row, cols[f - names], hta_table_get_int(cells, c, HTA_CUC_VALUE));
+    }
+    st = hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
+    tb = NULL;
+    goto out;
+oom:
+    st = hta_oom(err);
+out:
+    free(names);
+    free(cols);
+    hta_table_free(part);
+    hta_table_free(kt);
+    hta_table_free(cells);
+    hta_table_free(tb);
+    return st;
+}
+
+hta_status hta_cupti_counters(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_cupti_counters_part(ctx, &parts, err);
+    if (!st) st = hta_cupti_counters_reduce(&parts, out, err);
+    hta_result_free(&parts);
     return st;
 }

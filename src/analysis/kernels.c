@@ -12,6 +12,15 @@
 HTA_TABLE_DEFINE(HTA_KERNEL_TYPE);
 HTA_TABLE_DEFINE(HTA_ALL_KERNELS);
 
+/* The part's own table (hta/table.h, "reducing parts"): per rank, its time under each label it has, in
+ * exact ns, so that the sum over the ranks does not depend on how they were put together. */
+#define HTA_KERNEL_TYPE_PART(T, C, D)                                                                     \
+    T("kernel_type_part", "per rank and kernel-type label: the time under it (kernel_type's parts)")    \
+    C(HTA_KTP_LABEL, "label", INT, "", "bits of the active types: 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY") \
+    C(HTA_KTP_NS, "time_ns", INT, "ns", "time under the label, zero-length segments included")
+HTA_TABLE_DECLARE(HTA_KERNEL_TYPE_PART)
+HTA_TABLE_DEFINE(HTA_KERNEL_TYPE_PART);
+
 void hta_kernel_opts_default(hta_kernel_opts *o) {
     memset(o, 0, sizeof *o);
     o->gpu_rows = HTA_GPU_ROWS_ACTIVITY;
@@ -37,7 +46,7 @@ static int cmp_bound(const void *a, const void *b) {
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[]. */
+/* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[] (zeroed by the caller). */
 static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8], hta_error *err) {
     int64_t *us[NT] = {0}, *ue[NT] = {0};
     size_t nu[NT] = {0};
@@ -68,7 +77,6 @@ static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int s
          * cannot arise.  Sums <= 0 are dropped as in HTA. */
         if (run <= 0 || run > 7) continue;
         /* zero-length segments between coincident boundaries still name their label, as in HTA */
-        /* summed over all ranks: the table has one row per label (§4.1) */
         sum[run] += bs[i + 1].time - bs[i].time;
         seen[run] = 1;
     }
@@ -157,14 +165,6 @@ static int cmp_group(const void *a, const void *b, void *sym) {
     const group *x = a, *y = b;
     if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
     return strcmp(hta_sym(sym, x->name), hta_sym(sym, y->name));
-}
-
-static int cmp_krow(const void *a, const void *b) {
-    const krow *x = a, *y = b;
-    int c = strcmp(x->type, y->type);
-    if (!c) c = strcmp(x->name, y->name);
-    if (!c) c = (x->rank > y->rank) - (x->rank < y->rank);
-    return c;
 }
 
 static hta_status push(krows *k, krow r, hta_error *err) {
@@ -284,12 +284,8 @@ out:
     return st;
 }
 
-static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
-    hta_table *tb = hta_table_from_def(&HTA_ALL_KERNELS_TABLE);
-    if (!tb) return hta_oom(err);
-    /* HTA's final order: (kernel_type, name, rank) ascending, strings by code point (§0.2), so "others"
-     * sorts where pandas puts it. */
-    if (k->n) qsort(k->v, k->n, sizeof *k->v, cmp_krow);
+/* all_kernels' rows of the ranks in k, in rank order (the reduce gives them HTA's order). */
+static hta_status all_kernels_rows(const krows *k, hta_table *tb, hta_error *err) {
     for (size_t i = 0; i < k->n; i++) {
         const krow *x = &k->v[i];
         long row = hta_table_add_row(tb);
@@ -305,14 +301,23 @@ static hta_status all_kernels_table(krows *k, hta_result *out, hta_error *err) {
         hta_table_set_int(tb, row, HTA_ALL_KERNELS_RANK, x->rank);
         hta_table_set_int(tb, row, HTA_ALL_KERNELS_COUNT, x->count);
     }
-    if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 oom:
-    hta_table_free(tb);
     return hta_oom(err);
 }
 
-hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
+/* HTA's final order of all_kernels: (kernel_type, name, rank) ascending, strings by code point (§0.2), so
+ * "others" sorts where pandas puts it. */
+static int cmp_all_kernels(const hta_table *t, size_t a, size_t b, void *ctx) {
+    (void)ctx;
+    int c = strcmp(hta_table_get_str(t, a, HTA_ALL_KERNELS_TYPE), hta_table_get_str(t, b, HTA_ALL_KERNELS_TYPE));
+    if (!c) c = strcmp(hta_table_get_str(t, a, HTA_ALL_KERNELS_NAME), hta_table_get_str(t, b, HTA_ALL_KERNELS_NAME));
+    if (c) return c;
+    int64_t x = hta_table_get_int(t, a, HTA_ALL_KERNELS_RANK), y = hta_table_get_int(t, b, HTA_ALL_KERNELS_RANK);
+    return (x > y) - (x < y);
+}
+
+hta_status hta_kernel_breakdown_part(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
     hta_kernel_opts dflt_;
     if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
@@ -320,43 +325,94 @@ hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_resu
     if (o->duration_ratio < 0 || o->duration_ratio > 1)
         return hta_fail(err, HTA_EINVAL, "duration ratio %g is not between 0 and 1", o->duration_ratio);
     int ntypes = o->include_memory ? 3 : 2;
-    int64_t sum[8] = {0};
-    int seen[8] = {0};
     krows k = {0};
     size_t nsym = hta_symtab_count(t->sym);
     /* symbol id -> group of name_stats (-1: none); one array for every rank and type */
     int32_t *gid = malloc((nsym ? nsym : 1) * sizeof *gid);
+    hta_table *kt = hta_table_from_def(&HTA_KERNEL_TYPE_PART_TABLE), *ak = hta_table_from_def(&HTA_ALL_KERNELS_TABLE);
     size_t ns = hta_ctx_nranks(ctx);
-    if (!gid) goto oom;
+    hta_status st = HTA_OK;
+    if (!gid || !kt || !ak) {
+        st = hta_oom(err);
+        goto out;
+    }
     memset(gid, 0xff, (nsym ? nsym : 1) * sizeof *gid);
-    for (size_t i = 0; i < ns; i++) {
+    for (size_t i = 0; i < ns && !st; i++) {
         bd_rows b;
-        hta_status st = bd_rows_build(ctx, i, bd_gpu_rows(ctx, o->gpu_rows), &b, err);
-        if (st) {
-            free(gid), free(k.v);
-            return st;
-        }
+        if ((st = bd_rows_build(ctx, i, bd_gpu_rows(ctx, o->gpu_rows), &b, err))) break;
         int32_t rank = t->ranks[i]->rank;
         size_t nk = 0;
         /* OTHER rows (sync records with --hta-compat) belong to no analysed type (§4) */
         for (size_t j = 0; j < b.n; j++) nk += b.type[j] != HTA_KT_OTHER && (o->include_memory || b.type[j] != HTA_KT_MEMORY);
         if (!nk) bd_note_empty(t, t->ranks[i], bd_gpu_rows(ctx, o->gpu_rows), "GPU kernels to break down", out);
-        /* sum[] and seen[] accumulate over the ranks: kernel_type is one table for all ranks (§4.1),
-         * all_kernels has rows per rank */
+        /* kernel_type is one table for all ranks (§4.1), summed by the reduce; all_kernels has rows per rank */
+        int64_t sum[8] = {0};
+        int seen[8] = {0};
         st = type_sweep(&b, ntypes, sum, seen, err);
-        for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, ctx->hta_compat, gid, &k, err);
-        bd_rows_free(&b);
-        if (st) {
-            free(gid), free(k.v);
-            return st;
+        for (int bits = 1; !st && bits < 8; bits++) {
+            if (!seen[bits]) continue;
+            long row = hta_table_add_row(kt);
+            if (row < 0) {
+                st = hta_oom(err);
+                break;
+            }
+            hta_table_set_int(kt, row, HTA_KTP_LABEL, bits);
+            hta_table_set_int(kt, row, HTA_KTP_NS, sum[bits]);
         }
+        size_t from = k.n;
+        for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, ctx->hta_compat, gid, &k, err);
+        if (!st) {
+            krows mine = {k.v + from, k.n - from, 0};
+            st = all_kernels_rows(&mine, ak, err);
+        }
+        bd_rows_free(&b);
     }
-    free(gid);
-    hta_status st = kernel_type_table(sum, seen, ntypes, out, err);
-    if (!st) st = all_kernels_table(&k, out, err);
-    free(k.v);
-    return st;
-oom:
+    if (!st) {
+        /* out owns them from here (hta_result_add frees the one it fails to add) */
+        hta_table *a = ak, *b = kt;
+        ak = kt = NULL;
+        if (hta_result_add(out, a)) hta_table_free(b), st = hta_oom(err);
+        else if (hta_result_add(out, b)) st = hta_oom(err);
+    }
+out:
     free(gid), free(k.v);
-    return hta_oom(err);
+    hta_table_free(kt);
+    hta_table_free(ak);
+    return st;
+}
+
+hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *parts, hta_result *out,
+                                       hta_error *err) {
+    hta_kernel_opts dflt_;
+    if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
+    hta_table *kt, *ak;
+    HTA_TRY(hta_result_take(parts, &HTA_KERNEL_TYPE_PART_TABLE, &kt, err));
+    int64_t sum[8] = {0};
+    int seen[8] = {0};
+    /* int64 ns: the same sums in whatever order the ranks come */
+    for (size_t r = 0; r < kt->nrows; r++) {
+        int64_t bits = hta_table_get_int(kt, r, HTA_KTP_LABEL);
+        if (bits < 1 || bits > 7) continue;
+        sum[bits] += hta_table_get_int(kt, r, HTA_KTP_NS);
+        seen[bits] = 1;
+    }
+    hta_table_free(kt);
+    HTA_TRY(hta_result_copy_notes(out, parts, err));
+    HTA_TRY(kernel_type_table(sum, seen, o->include_memory ? 3 : 2, out, err));
+    HTA_TRY(hta_result_take(parts, &HTA_ALL_KERNELS_TABLE, &ak, err));
+    hta_status st = hta_table_sort_rows(ak, cmp_all_kernels, NULL, err);
+    if (st) {
+        hta_table_free(ak);
+        return st;
+    }
+    return hta_result_add(out, ak) ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_kernel_breakdown_part(ctx, o, &parts, err);
+    if (!st) st = hta_kernel_breakdown_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
+    return st;
 }

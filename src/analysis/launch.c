@@ -13,6 +13,14 @@
 HTA_TABLE_DEFINE(HTA_LAUNCH_STATS);
 HTA_TABLE_DEFINE(HTA_LAUNCH_SUMMARY);
 
+/* The part's own table (hta/table.h, "reducing parts"): one row per context. */
+#define HTA_LAUNCH_PART(T, C, D)                                                                          \
+    T("launch_part", "per context: how many names of its trace are launch calls")                        \
+    C(HTA_LP_NAMES, "launch_names", INT, "", "names that launch_syms selects")                           \
+    C(HTA_LP_COMPAT, "hta_compat", INT, "", "1 with --hta-compat (HTA's names, and its note)")
+HTA_TABLE_DECLARE(HTA_LAUNCH_PART)
+HTA_TABLE_DEFINE(HTA_LAUNCH_PART);
+
 void hta_launch_opts_default(hta_launch_opts *o) {
     memset(o, 0, sizeof *o);
     o->runtime_cutoff_us = 50;
@@ -166,46 +174,72 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     return HTA_OK;
 }
 
-hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_launch_stats_part(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
     hta_launch_opts dflt_;
     if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_LAUNCH_STATS_TABLE);
     hta_table *sum = hta_table_from_def(&HTA_LAUNCH_SUMMARY_TABLE);
-    if (!tb || !sum) goto oom;
-
+    hta_table *part = hta_table_from_def(&HTA_LAUNCH_PART_TABLE);
     unsigned char *sel = malloc(hta_symtab_count(t->sym) + 1);
-    if (!sel) goto oom;
-    size_t nids = launch_syms(ctx, o->include_memory_events, sel);
-    size_t ns = hta_ctx_nranks(ctx);
-    for (size_t k = 0; k < ns; k++) {
-        hta_status st = one_rank(ctx, k, o, sel, tb, sum, err);
-        hta_ctx_view_done(ctx, k);
-        if (st) {
-            free(sel);
-            hta_table_free(tb);
-            hta_table_free(sum);
-            return st;
-        }
+    hta_status st = HTA_OK;
+    long row;
+    if (!tb || !sum || !part || !sel || (row = hta_table_add_row(part)) < 0) {
+        st = hta_oom(err);
+        goto out;
     }
+    size_t nids = launch_syms(ctx, o->include_memory_events, sel);
+    hta_table_set_int(part, (size_t)row, HTA_LP_NAMES, (int64_t)nids);
+    hta_table_set_int(part, (size_t)row, HTA_LP_COMPAT, ctx->hta_compat != 0);
+    size_t ns = hta_ctx_nranks(ctx);
+    for (size_t k = 0; k < ns && !st; k++) {
+        st = one_rank(ctx, k, o, sel, tb, sum, err);
+        hta_ctx_view_done(ctx, k);
+    }
+    hta_table *all[] = {tb, sum, part};
+    for (size_t k = 0; k < 3 && !st; k++) {
+        /* out owns them from here (hta_result_add frees the one it fails to add) */
+        if (hta_result_add(out, all[k])) st = hta_oom(err);
+        all[k] = NULL;
+    }
+    tb = all[0], sum = all[1], part = all[2];
+out:
     free(sel);
+    hta_table_free(tb);
+    hta_table_free(sum);
+    hta_table_free(part);
+    return st;
+}
+
+hta_status hta_launch_stats_reduce(const hta_launch_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
+    hta_launch_opts dflt_;
+    if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
+    hta_table *part, *tb, *sum;
+    HTA_TRY(hta_result_take(parts, &HTA_LAUNCH_PART_TABLE, &part, err));
+    int64_t nids = hta_table_sum_int(part, HTA_LP_NAMES), compat = hta_table_sum_int(part, HTA_LP_COMPAT);
+    hta_table_free(part);
+    HTA_TRY(hta_result_copy_notes(out, parts, err));
     /* No launch name at all is worth a note: on AMD and Triton traces HTA's names never match (§8), and an
      * empty table alone would look like a bug. */
-    if (!nids && ctx->hta_compat)
+    if (!nids && compat &&
         hta_result_note(out,
                         "no cudaLaunchKernel/cudaLaunchKernelExC/runFunction%s calls in the trace: HTA's launch "
                         "statistics know no other launch API (HIP, cuLaunchKernel), so the table is empty",
-                        o->include_memory_events ? "/cudaMemcpyAsync/cudaMemsetAsync" : "");
-    else if (!nids)
-        hta_result_note(out, "no kernel launch call (CUDA, HIP or MTIA) in the trace: the table is empty");
-    if (hta_result_add(out, tb)) {
-        hta_table_free(sum);
+                        o->include_memory_events ? "/cudaMemcpyAsync/cudaMemsetAsync" : ""))
         return hta_oom(err);
-    }
-    if (hta_result_add(out, sum)) return hta_oom(err);
-    return HTA_OK;
-oom:
-    hta_table_free(tb);
-    hta_table_free(sum);
-    return hta_oom(err);
+    if (!nids && !compat && hta_result_note(out, "no kernel launch call (CUDA, HIP or MTIA) in the trace: the table is empty"))
+        return hta_oom(err);
+    HTA_TRY(hta_result_take(parts, &HTA_LAUNCH_STATS_TABLE, &tb, err));
+    if (hta_result_add(out, tb)) return hta_oom(err);
+    HTA_TRY(hta_result_take(parts, &HTA_LAUNCH_SUMMARY_TABLE, &sum, err));
+    return hta_result_add(out, sum) ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
+    hta_result parts;
+    hta_result_init(&parts);
+    hta_status st = hta_launch_stats_part(ctx, o, &parts, err);
+    if (!st) st = hta_launch_stats_reduce(o, &parts, out, err);
+    hta_result_free(&parts);
+    return st;
 }

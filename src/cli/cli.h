@@ -98,6 +98,14 @@ int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc,
                      cli_analysis_fn fn);
 /* 1 when command `name` runs rank by rank (hta-mpi shares its ranks among processes). */
 int cli_is_per_rank(const char *name);
+/* A command whose result is not rank by rank row for row (kernels' sums over the ranks, notes about the
+ * whole run) is reduced: fn gives the part of its context's ranks (the analysis's _part), reduce turns the
+ * parts, appended in rank order, into the result (its _reduce).  The whole load reduces the part of all
+ * ranks, so both print the same.  reduce NULL: the parts appended are the result, as cli_run_per_rank. */
+typedef hta_status (*cli_reduce_fn)(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err);
+int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce);
+int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                    cli_analysis_fn fn, cli_reduce_fn reduce);
 
 /* What one rank gave: its result and its loader's warnings. */
 typedef struct cli_part {

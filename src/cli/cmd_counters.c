@@ -1,6 +1,7 @@
 /* `hta counters`: the command-line front of hta_counters and, with --augment, hta_counters_augment
- * (src/analysis/counters.c, augment.c; analyses.md §10-§11).  Checks its options, then cli_analyse
- * loads, runs and prints. */
+ * (src/analysis/counters.c, augment.c; analyses.md §10-§11).  Checks its options, then runs rank by
+ * rank: each rank's part, reduced (the note about a run without memory bandwidth), printed; with
+ * --augment each rank's file written and its row appended. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -10,10 +11,14 @@ static hta_counters_opts g_o;
 static int maxq;
 static const char *augment;
 
+/* called from the per-rank threads: the statics are only read */
 static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    g_o.max_queue_length = maxq;
     if (augment) HTA_TRY(cli_check_derivable(ctx, "--augment", err));
-    return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters(ctx, &g_o, out, err);
+    return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters_part(ctx, &g_o, out, err);
+}
+
+static hta_status reduce_counters(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_counters_reduce(&g_o, parts, out, err);
 }
 
 static int cmd_counters(int argc, char **argv) {
@@ -37,7 +42,9 @@ static int cmd_counters(int argc, char **argv) {
         fprintf(stderr, "hta counters: --max-queue-length must be >= 0\n");
         return EXIT_USAGE;
     }
-    return cli_analyse(&c, argv[0], run_counters);
+    g_o.max_queue_length = maxq;
+    /* --augment's rows are per rank: appended as they are */
+    return cli_analyse_per_rank(&c, argv[0], run_counters, augment ? NULL : reduce_counters);
 }
 
 HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment",

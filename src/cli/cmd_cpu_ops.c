@@ -1,6 +1,7 @@
 /* `hta cpu-ops`: the command-line front of hta_cpu_ops (src/analysis/cpu_ops.c, hta/cpuops.h): where
  * the CPU threads spend their time, per operator, annotation or libhtatrace scope, and per ProfilerStep.
- * cli_analyse loads, runs and prints. */
+ * Checks its options, then runs rank by rank: each rank's part, reduced (the note about a run without
+ * operators), printed. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -9,10 +10,13 @@
 static hta_cpu_ops_opts g_o;
 static int g_args, g_no_args;
 
+/* called from the per-rank threads: g_o is only read */
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (g_args) g_o.args = 1;
-    if (g_no_args) g_o.args = 0;
-    return hta_cpu_ops(ctx, &g_o, out, err);
+    return hta_cpu_ops_part(ctx, &g_o, out, err);
+}
+
+static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_cpu_ops_reduce(&g_o, parts, out, err);
 }
 
 static int cmd_cpu_ops(int argc, char **argv) {
@@ -38,7 +42,9 @@ static int cmd_cpu_ops(int argc, char **argv) {
         fprintf(stderr, "hta cpu-ops: --args and --no-args exclude each other\nTry 'hta cpu-ops --help'.\n");
         return EXIT_USAGE;
     }
-    return cli_analyse(&c, argv[0], run);
+    if (g_args) g_o.args = 1;
+    if (g_no_args) g_o.args = 0;
+    return cli_analyse_per_rank(&c, argv[0], run, reduce);
 }
 
 HTA_CLI_COMMAND(34, "cpu-ops", "CPU time per operator, annotation or tracer scope, and per ProfilerStep",

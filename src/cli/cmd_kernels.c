@@ -1,5 +1,6 @@
 /* `hta kernels`: the command-line front of hta_kernel_breakdown (src/analysis/kernels.c,
- * analyses.md §4).  Checks its options, then cli_analyse loads, runs and prints. */
+ * analyses.md §4).  Checks its options, then runs rank by rank: each rank's part, reduced over the ranks
+ * (kernel_type sums them), printed. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -8,9 +9,13 @@
 static hta_kernel_opts g_o;
 static int no_memory, include_memory;
 
+/* called from the per-rank threads: g_o is only read */
 static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    g_o.include_memory = include_memory || !no_memory;
-    return hta_kernel_breakdown(ctx, &g_o, out, err);
+    return hta_kernel_breakdown_part(ctx, &g_o, out, err);
+}
+
+static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_kernel_breakdown_reduce(&g_o, parts, out, err);
 }
 
 static int cmd_kernels(int argc, char **argv) {
@@ -36,7 +41,8 @@ static int cmd_kernels(int argc, char **argv) {
         fprintf(stderr, "hta kernels: --top must be >= 0\nTry 'hta kernels --help'.\n");
         return EXIT_USAGE;
     }
-    return cli_analyse(&c, argv[0], run);
+    g_o.include_memory = include_memory || !no_memory;
+    return cli_analyse_per_rank(&c, argv[0], run, reduce);
 }
 
 HTA_CLI_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels, &HTA_KERNEL_TYPE_TABLE,

@@ -1,14 +1,27 @@
 /* `hta launch`: the command-line front of hta_launch_stats (src/analysis/launch.c, analyses.md §8).
- * Parses its options, then cli_run_analysis loads, runs and prints. */
+ * Parses its options, then runs rank by rank: each rank's part, reduced (the note about a run without
+ * launch calls), printed. */
 #include "cli/cli.h"
 #include "hta/launch.h"
 
 static hta_launch_opts g_o;
 static int g_no_memory;
 
+/* the options as given; the statics are only read (the per-rank threads call run_launch) */
+static hta_launch_opts given(void) {
+    hta_launch_opts o = g_o;
+    if (g_no_memory) o.include_memory_events = 0;
+    return o;
+}
+
 static hta_status run_launch(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (g_no_memory) g_o.include_memory_events = 0;
-    return hta_launch_stats(ctx, &g_o, out, err);
+    hta_launch_opts o = given();
+    return hta_launch_stats_part(ctx, &o, out, err);
+}
+
+static hta_status reduce_launch(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+    hta_launch_opts o = given();
+    return hta_launch_stats_reduce(&o, parts, out, err);
 }
 
 static int cmd_launch(int argc, char **argv) {
@@ -21,13 +34,13 @@ static int cmd_launch(int argc, char **argv) {
         {"no-memory", CLI_FLAG, &g_no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
-                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch\n"
-                            "call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
-                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity\n"
-                            "by correlation id, flagged as a short kernel, a runtime outlier or a launch-delay\n"
-                            "outlier by HTA's rules, and counted per rank.",
-                            opts, run_launch);
+    return cli_run_reduced(argc, argv, "PATH [options]",
+                           "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch\n"
+                           "call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
+                           "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity\n"
+                           "by correlation id, flagged as a short kernel, a runtime outlier or a launch-delay\n"
+                           "outlier by HTA's rules, and counted per rank.",
+                           opts, run_launch, reduce_launch);
 }
 
 HTA_CLI_COMMAND(30, "launch", "CUDA kernel launch statistics: cpu/gpu duration, launch delay, outliers",

@@ -1,5 +1,6 @@
 /* `hta patterns --op NAME`: the command-line front of hta_patterns (src/analysis/patterns.c,
- * analyses.md §12), with --overlay writing the trace marked with the patterns found. */
+ * analyses.md §12), with --overlay writing the trace marked with the patterns found.  Its rows and notes
+ * are per rank: it runs rank by rank, the ranks' results appended. */
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -38,7 +39,7 @@ static int cmd_patterns(int argc, char **argv) {
     o.op = op;
     o.overlay = overlay;
     g_o = &o;
-    return cli_analyse(&c, argv[0], run_patterns);
+    return cli_analyse_per_rank(&c, argv[0], run_patterns, NULL);
 }
 
 HTA_CLI_COMMAND(41, "patterns", "most frequent CUDA kernel sequences under an operator; --overlay",

@@ -2,7 +2,8 @@
  * rank alone open no context of all ranks; hta_ctx_each_rank gives each rank a context of its own (at most
  * --threads alive), each rank's result is kept, and the results are appended in rank order and printed
  * as one.  Under hta-mpi (cli_distributor) each process visits its share of the files and the root
- * gathers the parts.  Anything the plan cannot take one file at a time (hta/trace.h) runs whole. */
+ * gathers the parts.  Anything the plan cannot take one file at a time (hta/trace.h) runs whole.  A reduced
+ * command's parts are reduced after they are put together, on the whole load's part too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,10 @@ const cli_dist *cli_distributor;
 
 /* The commands that run rank by rank: each was checked to give, rank by rank, the tables and notes of
  * the whole run (tests/scale). */
-static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events", NULL};
+static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events",
+                                            /* put together over the ranks (cli_analyse_per_rank) */
+                                            "kernels", "launch", "annotations", "ops", "cpu-ops", "counters",
+                                            "cupti", "patterns", NULL};
 
 int cli_is_per_rank(const char *name) {
     for (const char *const *c = per_rank_cmds; *c; c++)
@@ -50,25 +54,49 @@ static void parts_free(cli_part *parts, size_t n) {
     free(parts);
 }
 
-static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn) {
-    /* under hta-mpi a run that cannot be shared is the root's alone */
-    if (cli_distributor && !cli_distributor->root) return 0;
-    return cli_analyse(c, cmd, fn);
+/* The whole load of a reduced command: the part of every rank, its notes made unique as the appended
+ * parts' are (hta_result_append), then reduced. */
+static int whole_reduced(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+    hta_ctx *ctx;
+    int rc = cli_open(c, c->path, &ctx);
+    if (rc) return rc;
+    hta_result part, all, res;
+    hta_result_init(&part);
+    hta_result_init(&all);
+    hta_result_init(&res);
+    hta_error err = {0};
+    hta_status st = fn(ctx, c, &part, &err);
+    hta_ctx_free(ctx);
+    if (!st) st = hta_result_append(&all, &part, &err);
+    if (!st) st = reduce(c, &all, &res, &err);
+    hta_result_free(&part);
+    hta_result_free(&all);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail(cmd, &err);
+    }
+    return cli_emit(c, &res);
 }
 
-static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+    /* under hta-mpi a run that cannot be shared is the root's alone */
+    if (cli_distributor && !cli_distributor->root) return 0;
+    return reduce ? whole_reduced(c, cmd, fn, reduce) : cli_analyse(c, cmd, fn);
+}
+
+static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
     const char *env = getenv("HTA_PER_RANK");
-    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn);
+    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn, reduce);
     hta_rank_plan plan;
     hta_error err = {0};
     if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err)) {
         hta_rank_plan_free(&plan);
         /* the whole load would fail the same way, with the same message */
-        return whole(c, cmd, fn);
+        return whole(c, cmd, fn, reduce);
     }
     if (!plan.per_rank) {
         hta_rank_plan_free(&plan);
-        return whole(c, cmd, fn);
+        return whole(c, cmd, fn, reduce);
     }
     int root = !cli_distributor || cli_distributor->root;
     if (root && !c->quiet)
@@ -107,6 +135,13 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn) {
         st = hta_result_append(&all, &u.parts[i].res, &err);
     }
     if (!st && !ndone) st = hta_fail(&err, HTA_ENODATA, "%s: no trace files", c->path), in_load = 1;
+    if (!st && reduce) {
+        hta_result red;
+        hta_result_init(&red);
+        st = reduce(c, &all, &red, &err);
+        hta_result_free(&all);
+        all = red;
+    }
     if (st) {
         hta_result_free(&all);
         goto out;
@@ -130,5 +165,17 @@ int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc,
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn);
+    return per_rank(&c, argv[0], fn, NULL);
+}
+
+int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+    return per_rank(c, cmd, fn, reduce);
+}
+
+int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                    cli_analysis_fn fn, cli_reduce_fn reduce) {
+    cli_common c;
+    int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    return per_rank(&c, argv[0], fn, reduce);
 }

@@ -189,6 +189,13 @@ double hta_table_get_float(const hta_table *t, size_t row, int col) {
     return NAN;
 }
 
+int64_t hta_table_get_int(const hta_table *t, size_t row, int col) {
+    size_t k = col_at(t, col);
+    if (col < 0 || k >= t->ncols || row >= t->nrows || t->cols[k].type != HTA_COL_INT) return 0;
+    const hta_column *c = &t->cols[k];
+    return c->null && c->null[row] ? 0 : c->v.i[row];
+}
+
 const char *hta_table_get_str(const hta_table *t, size_t row, int col) {
     size_t k = col_at(t, col);
     if (col < 0 || k >= t->ncols || row >= t->nrows || t->cols[k].type != HTA_COL_STR) return NULL;

@@ -18,6 +18,8 @@ HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 HTA_MPI = os.path.join(os.path.dirname(HTA), 'hta-mpi')
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 MPIRUN = shutil.which('mpirun')
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'scale'))
+import reduced  # noqa: E402
 
 
 def no_load_s(text):
@@ -77,6 +79,39 @@ class SameAsHta(unittest.TestCase):
             self.assertNotEqual(rc, 0)
             self.assertEqual(out, '')
             self.assertIn('rank-3.json: byte', errt)
+
+
+@unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
+class ReducedSameAsHta(unittest.TestCase):
+    """The reduced commands (docs/scaling.md, "Reduce"): every process's parts gathered, reduced on process 0."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.dirs = reduced.make_inputs(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def same(self, args, nps=(1, 2, 3)):
+        h = subprocess.run([HTA] + args, capture_output=True, text=True)
+        self.assertEqual(h.returncode, 0, (args, h.stderr))
+        for np in nps:
+            self.assertEqual((h.returncode, h.stdout, h.stderr), mpi(np, args), (np, args))
+
+    def test_each_command(self):
+        # a job with a rank without GPU work; cupti on ranks with different counters
+        for cmd, fmt in (('kernels', 'csv'), ('launch', 'json'), ('annotations', 'csv'), ('ops', 'json'),
+                         ('cpu-ops', 'csv'), ('counters', 'json'), ('patterns', 'csv')):
+            extra = ['--op', 'ProfilerStep'] if cmd == 'patterns' else []
+            self.same([cmd, self.dirs['mixed'], '--format', fmt] + extra)
+        self.same(['cupti', self.dirs['cupti'], '--format', 'csv'])
+        self.same(['kernels', self.dirs['mixed'], '--ranks', '1-3', '--window', '0ms:80ms'])
+
+    def test_notes_about_the_whole_run(self):
+        for cmd in ('kernels', 'launch', 'annotations', 'ops', 'counters', 'cupti'):
+            self.same([cmd, self.dirs['cpu']], nps=(3,))
 
 
 if __name__ == '__main__':

@@ -28,6 +28,15 @@ HTA_TABLE_DEFINE(TEST_DYN);
 HTA_TABLE_DECLARE(TEST_IMPOSTOR)
 HTA_TABLE_DEFINE(TEST_IMPOSTOR);
 
+/* test_dyn's name with other columns: what hta_result_take must refuse */
+#define TEST_DYN_IMPOSTOR(T, C, D)                    \
+    T("test_dyn", "same name, other columns")         \
+    C(TEST_DYN_IMPOSTOR_A, "a", FLOAT, "", "a float") \
+    C(TEST_DYN_IMPOSTOR_C, "c", FLOAT, "us", "c")     \
+    C(TEST_DYN_IMPOSTOR_D, "d", STR, "", "d")
+HTA_TABLE_DECLARE(TEST_DYN_IMPOSTOR)
+HTA_TABLE_DEFINE(TEST_DYN_IMPOSTOR);
+
 #define CHECK(c)                                                                      \
     do {                                                                              \
         if (!(c)) {                                                                   \
@@ -98,8 +107,61 @@ static int reader_checks_declaration(void) {
     return 0;
 }
 
+/* The reduce steps' tools (src/table/reduce.c): a partial table taken out by its declaration (its def set,
+ * as after unpacking, where it has none), counts summed, rows ordered stably with their cells, notes
+ * carried over. */
+static int cmp_a_then_d(const hta_table *t, size_t a, size_t b, void *ctx) {
+    (void)ctx;
+    int64_t x = hta_table_get_int(t, a, TEST_DYN_A), y = hta_table_get_int(t, b, TEST_DYN_A);
+    return (x > y) - (x < y);
+}
+
+static int reduce_tools(void) {
+    hta_result parts, out;
+    hta_result_init(&parts);
+    hta_result_init(&out);
+    hta_error err = {0};
+    hta_table *t = hta_table_from_def(&TEST_DYN_TABLE), *got = NULL;
+    static const int64_t a[] = {3, 1, 3, 2, 1};
+    static const char *const d[] = {"p", "q", "r", NULL, "s"};
+    for (size_t r = 0; r < 5; r++) {
+        CHECK(hta_table_add_row(t) == (long)r);
+        hta_table_set_int(t, r, TEST_DYN_A, a[r]);
+        hta_table_set_float(t, r, TEST_DYN_C, 0.1 * (double)r);
+        CHECK(!hta_table_set_str(t, r, TEST_DYN_D, d[r]));
+    }
+    t->def = NULL; /* as hta_result_unpack leaves a table no command prints */
+    CHECK(!hta_result_add(&parts, t));
+    CHECK(!hta_result_note(&parts, "one") && !hta_result_note(&parts, "two"));
+    /* another declaration of the name: refused; one the result lacks: refused */
+    CHECK(hta_result_take(&parts, &TEST_DYN_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got && parts.n == 1);
+    CHECK(strstr(err.msg, "table `test_dyn` of the parts is not the one declared"));
+    CHECK(hta_result_take(&parts, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_EINVAL && !got);
+    CHECK(strstr(err.msg, "the parts have no table `temporal_breakdown`"));
+    CHECK(hta_result_take(&parts, &TEST_DYN_TABLE, &got, &err) == HTA_OK && got == t && !parts.n);
+    CHECK(got->def == &TEST_DYN_TABLE && hta_table_sum_int(got, TEST_DYN_A) == 10);
+    CHECK(hta_table_get_int(got, 4, TEST_DYN_A) == 1 && hta_table_get_int(got, 5, TEST_DYN_A) == 0);
+    /* stable: the two 1s and the two 3s keep their order, every cell moves with its row */
+    CHECK(hta_table_sort_rows(got, cmp_a_then_d, NULL, &err) == HTA_OK);
+    static const int64_t sa[] = {1, 1, 2, 3, 3};
+    static const char *const sd[] = {"q", "s", NULL, "p", "r"};
+    static const int from[] = {1, 4, 3, 0, 2}; /* the row each came from */
+    for (size_t r = 0; r < 5; r++) {
+        CHECK(hta_table_get_int(got, r, TEST_DYN_A) == sa[r]);
+        CHECK(hta_table_get_float(got, r, TEST_DYN_C) == 0.1 * (double)from[r]);
+        const char *s = hta_table_get_str(got, r, TEST_DYN_D);
+        CHECK(sd[r] ? s && !strcmp(s, sd[r]) : !s);
+    }
+    CHECK(hta_result_copy_notes(&out, &parts, &err) == HTA_OK && out.nnotes == 2);
+    CHECK(!strcmp(out.notes[0], "one") && !strcmp(out.notes[1], "two"));
+    hta_table_free(got);
+    hta_result_free(&parts);
+    hta_result_free(&out);
+    return 0;
+}
+
 int main(void) {
-    if (dynamic_columns() || reader_checks_declaration()) return 1;
+    if (dynamic_columns() || reader_checks_declaration() || reduce_tools()) return 1;
     printf("test_table: ok\n");
     return 0;
 }

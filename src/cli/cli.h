@@ -99,6 +99,15 @@ int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc,
 /* 1 when command `name` runs rank by rank (hta-mpi shares its ranks among processes). */
 int cli_is_per_rank(const char *name);
 
+/* A command across ranks (stragglers, merge) rank by rank: fn gives one rank's summary (tables, from a
+ * context of that rank alone); done gets every rank's summaries appended in rank order, finishes the
+ * command (prints), frees all and returns the exit status; whole runs the command on the whole load where
+ * the plan cannot go file by file (and under HTA_PER_RANK=0).  Under hta-mpi the summaries are gathered
+ * on process 0, which alone calls done. */
+typedef int (*cli_done_fn)(cli_common *c, const char *cmd, hta_result *all);
+typedef int (*cli_whole_fn)(cli_common *c, const char *cmd);
+int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole);
+
 /* What one rank gave: its result and its loader's warnings. */
 typedef struct cli_part {
     hta_result res;

@@ -14,9 +14,14 @@ const cli_dist *cli_distributor;
 /* The commands that run rank by rank: each was checked to give, rank by rank, the tables and notes of
  * the whole run (tests/scale). */
 static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events", NULL};
+/* The commands across ranks that run on per-rank summaries (cli_run_summaries): hta-mpi shares their ranks
+ * too. */
+static const char *const summary_cmds[] = {"stragglers", "merge", NULL};
 
 int cli_is_per_rank(const char *name) {
     for (const char *const *c = per_rank_cmds; *c; c++)
+        if (!strcmp(*c, name)) return 1;
+    for (const char *const *c = summary_cmds; *c; c++)
         if (!strcmp(*c, name)) return 1;
     return 0;
 }
@@ -50,25 +55,31 @@ static void parts_free(cli_part *parts, size_t n) {
     free(parts);
 }
 
-static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+/* A command across ranks: how it finishes from the summaries, and how it runs on the whole load. */
+typedef struct summaries {
+    cli_done_fn done;
+    cli_whole_fn whole;
+} summaries;
+
+static int whole_run(cli_common *c, const char *cmd, cli_analysis_fn fn, const summaries *x) {
     /* under hta-mpi a run that cannot be shared is the root's alone */
     if (cli_distributor && !cli_distributor->root) return 0;
-    return cli_analyse(c, cmd, fn);
+    return x ? x->whole(c, cmd) : cli_analyse(c, cmd, fn);
 }
 
-static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, const summaries *x) {
     const char *env = getenv("HTA_PER_RANK");
-    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn);
+    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole_run(c, cmd, fn, x);
     hta_rank_plan plan;
     hta_error err = {0};
     if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err)) {
         hta_rank_plan_free(&plan);
         /* the whole load would fail the same way, with the same message */
-        return whole(c, cmd, fn);
+        return whole_run(c, cmd, fn, x);
     }
     if (!plan.per_rank) {
         hta_rank_plan_free(&plan);
-        return whole(c, cmd, fn);
+        return whole_run(c, cmd, fn, x);
     }
     int root = !cli_distributor || cli_distributor->root;
     if (root && !c->quiet)
@@ -111,7 +122,7 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn) {
         hta_result_free(&all);
         goto out;
     }
-    rc = cli_emit(c, &all);
+    rc = x ? x->done(c, cmd, &all) : cli_emit(c, &all);
 out:
     if (st && root) {
         /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */
@@ -130,5 +141,10 @@ int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc,
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn);
+    return per_rank(&c, argv[0], fn, NULL);
+}
+
+int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole) {
+    const summaries x = {done, whole};
+    return per_rank(c, cmd, fn, &x);
 }

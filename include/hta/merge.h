@@ -77,6 +77,46 @@ typedef struct hta_merge_plan {
 
 hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *plan,
                                 hta_error *err);
+
+/* Rank by rank (docs/scaling.md): hta_merge_plan_build is hta_merge_summary followed by
+ * hta_merge_plan_from_summary.  A rank's summary is what the plan needs of it: its clock, the span of its
+ * times, and its anchors (the collective ends, or barrier markers, the alignment fits offsets with), each
+ * as the instance's base key (numbered by occurrence when the plan is built) and its time; a rank whose
+ * clock cannot be used carries the error, raised when the plan is built.  As tables, summaries travel
+ * between processes (hta-mpi) as any result does; those of several contexts appended in rank order give
+ * the plan of one context holding all those ranks. */
+#define HTA_MERGE_SUM_RANKS(T, C, D)                                                                         \
+    T("merge_summary_ranks", "summary: per rank, its file, clock and span")                                  \
+    C(HTA_MSUM_RANK, "rank", INT, "", "rank of the trace")                                                   \
+    C(HTA_MSUM_FILE, "file", STR, "", "trace file")                                                          \
+    C(HTA_MSUM_MERGED, "merged", INT, "", "1: the rank comes from a merged trace")                           \
+    C(HTA_MSUM_CLOCK, "clock", INT, "", "hta_clock_source")                                                  \
+    C(HTA_MSUM_BASE, "base_ns", INT, "ns", "u = ts + base_ns")                                               \
+    C(HTA_MSUM_UNIX, "unix", INT, "", "0: its clock is no unix time (a tracer file without an anchor)")     \
+    C(HTA_MSUM_TMIN, "t_min_ns", INT, "ns", "earliest time of the file (t_min > t_max: none)")               \
+    C(HTA_MSUM_TMAX, "t_max_ns", INT, "ns", "latest time of the file")                                       \
+    C(HTA_MSUM_MIN_U, "min_u_ns", INT, "ns", "earliest row on its unix clock (INT64_MAX: none)")             \
+    C(HTA_MSUM_ERROR, "error", STR, "", "why its clock cannot be used; null when it can")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_RANKS)
+
+#define HTA_MERGE_SUM_BASES(T, C, D)                                                                         \
+    T("merge_summary_bases", "summary: per rank, the base keys of its anchors, in order of first use")       \
+    C(HTA_MSUM_BASE_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_MSUM_BASE_KEY, "key", STR, "", "what names one collective or marker on every rank")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_BASES)
+
+#define HTA_MERGE_SUM_ANCHORS(T, C, D)                                                                       \
+    T("merge_summary_anchors", "summary: per rank, its anchors in order (the k-th of a key is instance k)")  \
+    C(HTA_MSUM_ANCHOR_RANK, "rank", INT, "", "rank of the trace")                                            \
+    C(HTA_MSUM_ANCHOR_KEY, "key", INT, "", "the rank's base key (its n-th row of merge_summary_bases)")      \
+    C(HTA_MSUM_ANCHOR_U, "u_ns", INT, "ns", "its time on the rank's unix clock")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_ANCHORS)
+
+/* The summary of every rank of ctx (ctx's rank order) for options o, added to out (three tables). */
+hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *out, hta_error *err);
+/* The plan from summaries (every rank's, appended in rank order). */
+hta_status hta_merge_plan_from_summary(const hta_result *sum, const hta_merge_opts *o, hta_merge_plan *plan,
+                                       hta_error *err);
 void hta_merge_plan_free(hta_merge_plan *plan);
 
 /* Merged time of u on rank i, in ns (rounded to the nearest ns). */

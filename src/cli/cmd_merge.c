@@ -1,6 +1,10 @@
 /* `hta merge DIR -o OUT`: the command-line front of src/merge/ (docs/merge.md).  Unlike the analysis
- * commands it runs in two phases, the alignment plan on the loaded ranks and then the writer that
- * streams the files again, and it times both for its notes. */
+ * commands it runs in two phases, the alignment plan and then the writer that streams the files again,
+ * and it times both for its notes.  The plan is made rank by rank (docs/scaling.md): each rank's context
+ * gives its summary (hta_merge_summary: clock, span, anchors) and is freed, and the plan is fitted on the
+ * summaries (hta_merge_plan_from_summary); where the rank plan cannot go file by file, on the whole
+ * load.  The writer holds one rank's file at a time either way.  Under hta-mpi the summaries are made by
+ * every process and the plan and the file by process 0. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +21,72 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static hta_merge_opts g_mo;
+static const char *g_out;
+static double g_t0;
+
+/* Writes the merged trace with plan (freed) and prints the alignment table and the notes. */
+static int write_merged(cli_common *c, hta_merge_plan *plan) {
+    double t1 = now_s();
+    hta_merge_stats ms;
+    hta_error err = {0};
+    hta_status st = hta_merge_write(plan, g_out, ends_with(g_out, ".gz"), &ms, &err);
+    if (st) {
+        hta_merge_plan_free(plan);
+        return cli_fail("merge", &err);
+    }
+    double t2 = now_s();
+    hta_result res;
+    hta_result_init(&res);
+    st = hta_merge_result(plan, &res, &err);
+    if (!st) {
+        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", g_out,
+                        (unsigned long long)ms.events_in, plan->n, (unsigned long long)ms.events_added);
+        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - g_t0, t2 - t1,
+                        ms.bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
+        if (ms.ids_kept)
+            hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
+                            "across ranks)", (unsigned long long)ms.ids_kept);
+    }
+    hta_merge_plan_free(plan);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail("merge", &err);
+    }
+    return cli_emit(c, &res);
+}
+
+/* The whole load: the plan from the loaded ranks, which are freed before the writer streams the files. */
+static int whole(cli_common *c, const char *cmd) {
+    (void)cmd;
+    hta_ctx *ctx;
+    int rc = cli_open(c, c->path, &ctx);
+    if (rc) return rc;
+    hta_merge_plan plan;
+    hta_error err = {0};
+    hta_status st = hta_merge_plan_build(ctx, &g_mo, &plan, &err);
+    hta_ctx_free(ctx);
+    if (st) return cli_fail("merge", &err);
+    return write_merged(c, &plan);
+}
+
+/* one rank's summary */
+static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    (void)c;
+    return hta_merge_summary(ctx, &g_mo, out, err);
+}
+
+/* the plan from every rank's summary, then the file */
+static int done(cli_common *c, const char *cmd, hta_result *all) {
+    (void)cmd;
+    hta_merge_plan plan;
+    hta_error err = {0};
+    hta_status st = hta_merge_plan_from_summary(all, &g_mo, &plan, &err);
+    hta_result_free(all);
+    if (st) return cli_fail("merge", &err);
+    return write_merged(c, &plan);
 }
 
 static int cmd_merge(int argc, char **argv) {
@@ -77,42 +147,10 @@ static int cmd_merge(int argc, char **argv) {
     }
     mo.barrier = barrier;
 
-    double t0 = now_s();
-    hta_ctx *ctx;
-    if ((rc = cli_open(&c, c.path, &ctx))) return rc;
-    hta_merge_plan plan;
-    hta_error err = {0};
-    hta_status st = hta_merge_plan_build(ctx, &mo, &plan, &err);
-    /* the loaded rows are no longer needed: the writer streams the files */
-    hta_ctx_free(ctx);
-    if (st) return cli_fail("merge", &err);
-    double t1 = now_s();
-    hta_merge_stats ms;
-    int gz = ends_with(out, ".gz");
-    st = hta_merge_write(&plan, out, gz, &ms, &err);
-    if (st) {
-        hta_merge_plan_free(&plan);
-        return cli_fail("merge", &err);
-    }
-    double t2 = now_s();
-    hta_result res;
-    hta_result_init(&res);
-    st = hta_merge_result(&plan, &res, &err);
-    if (!st) {
-        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", out,
-                        (unsigned long long)ms.events_in, plan.n, (unsigned long long)ms.events_added);
-        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - t0, t2 - t1,
-                        ms.bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
-        if (ms.ids_kept)
-            hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
-                            "across ranks)", (unsigned long long)ms.ids_kept);
-    }
-    hta_merge_plan_free(&plan);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail("merge", &err);
-    }
-    return cli_emit(&c, &res);
+    g_mo = mo;
+    g_out = out;
+    g_t0 = now_s();
+    return cli_run_summaries(&c, "merge", summarise, done, whole);
 }
 
 HTA_CLI_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",

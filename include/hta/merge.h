@@ -81,7 +81,8 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
 /* Rank by rank (docs/scaling.md): hta_merge_plan_build is hta_merge_summary followed by
  * hta_merge_plan_from_summary.  A rank's summary is what the plan needs of it: its clock, the span of its
  * times, and its anchors (the collective ends, or barrier markers, the alignment fits offsets with), each
- * as the instance's base key (numbered by occurrence when the plan is built) and its time; a rank whose
+ * as the instance's key (numbered by occurrence when the plan is built) and its time, a key's group (a
+ * process group names all its ranks: kilobytes in a large job) once per rank; a rank whose
  * clock cannot be used carries the error, raised when the plan is built.  As tables, summaries travel
  * between processes (hta-mpi) as any result does; those of several contexts appended in rank order give
  * the plan of one context holding all those ranks. */
@@ -99,16 +100,19 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     C(HTA_MSUM_ERROR, "error", STR, "", "why its clock cannot be used; null when it can")
 HTA_TABLE_DECLARE(HTA_MERGE_SUM_RANKS)
 
-#define HTA_MERGE_SUM_BASES(T, C, D)                                                                         \
-    T("merge_summary_bases", "summary: per rank, the base keys of its anchors, in order of first use")       \
-    C(HTA_MSUM_BASE_RANK, "rank", INT, "", "rank of the trace")                                              \
-    C(HTA_MSUM_BASE_KEY, "key", STR, "", "what names one collective or marker on every rank")
-HTA_TABLE_DECLARE(HTA_MERGE_SUM_BASES)
+#define HTA_MERGE_SUM_GROUPS(T, C, D)                                                                        \
+    T("merge_summary_groups", "summary: per rank, the groups of its anchors' keys, in order of first use")   \
+    C(HTA_MSUM_GROUP_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_MSUM_GROUP, "group", STR, "",                                                                      \
+      "a key up to its last '|': the process group (with its list of ranks), kernel or marker")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_GROUPS)
 
 #define HTA_MERGE_SUM_ANCHORS(T, C, D)                                                                       \
     T("merge_summary_anchors", "summary: per rank, its anchors in order (the k-th of a key is instance k)")  \
     C(HTA_MSUM_ANCHOR_RANK, "rank", INT, "", "rank of the trace")                                            \
-    C(HTA_MSUM_ANCHOR_KEY, "key", INT, "", "the rank's base key (its n-th row of merge_summary_bases)")      \
+    C(HTA_MSUM_ANCHOR_GROUP, "group", INT, "", "its key's group: the rank's n-th row of merge_summary_groups") \
+    C(HTA_MSUM_ANCHOR_KEY, "key", STR, "", "the rest of its key, after the group's '|' (a sequence number, "   \
+      "a stream)")                                                                                           \
     C(HTA_MSUM_ANCHOR_U, "u_ns", INT, "ns", "its time on the rank's unix clock")
 HTA_TABLE_DECLARE(HTA_MERGE_SUM_ANCHORS)
 

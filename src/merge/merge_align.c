@@ -140,31 +140,42 @@ static int push(rank_anchors *ra, uint32_t cid, int64_t u) {
     return 0;
 }
 
-/* One rank's summary being written (hta/merge.h): its anchors' base keys get dense ids in order of first
- * use, which are their row numbers among the rank's rows of merge_summary_bases; the instance is numbered
- * by occurrence when the plan is built. */
+/* One rank's summary being written (hta/merge.h).  An anchor's key is "tag|...|rest": its group (up to
+ * the last '|') gets a dense id in order of first use, its row number among the rank's rows of
+ * merge_summary_groups, so that a process group's text (every member rank listed) is kept once per rank,
+ * not once per collective; the instance is numbered by occurrence when the plan is built. */
 typedef struct rsum {
     int32_t rank;
-    hta_symtab *bases;
-    hta_table *bt, *at;
+    hta_symtab *groups;
+    hta_table *gt, *at;
 } rsum;
 
-/* An anchor of base key base (bl bytes) at time u on the rank's unix clock; -1 when out of memory. */
-static int add_anchor(rsum *s, const char *base, size_t bl, int64_t u) {
-    uint32_t n0 = hta_symtab_count(s->bases);
-    uint32_t b = hta_symtab_intern(s->bases, base, bl);
-    if (b == UINT32_MAX) return -1;
+/* An anchor of key (kl bytes) at time u on the rank's unix clock; -1 when out of memory. */
+static int add_anchor(rsum *s, const char *key, size_t kl, int64_t u) {
+    size_t cut = kl;
+    while (cut && key[cut - 1] != '|') cut--;
+    /* every key starts with its tag and '|': cut >= 1; the group leaves that '|' out */
+    size_t gl = cut ? cut - 1 : 0;
+    uint32_t n0 = hta_symtab_count(s->groups);
+    uint32_t g = hta_symtab_intern(s->groups, key, gl);
+    if (g == UINT32_MAX) return -1;
     long row;
-    if (b == n0) {
-        if ((row = hta_table_add_row(s->bt)) < 0) return -1;
-        hta_table_set_int(s->bt, (size_t)row, HTA_MSUM_BASE_RANK, s->rank);
-        if (hta_table_set_str(s->bt, (size_t)row, HTA_MSUM_BASE_KEY, hta_sym(s->bases, b))) return -1;
+    if (g == n0) {
+        if ((row = hta_table_add_row(s->gt)) < 0) return -1;
+        hta_table_set_int(s->gt, (size_t)row, HTA_MSUM_GROUP_RANK, s->rank);
+        if (hta_table_set_str(s->gt, (size_t)row, HTA_MSUM_GROUP, hta_sym(s->groups, g))) return -1;
     }
-    if ((row = hta_table_add_row(s->at)) < 0) return -1;
+    char *rest = strndup(key + cut, kl - cut);
+    if (!rest || (row = hta_table_add_row(s->at)) < 0) {
+        free(rest);
+        return -1;
+    }
     hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_RANK, s->rank);
-    hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_KEY, b);
+    hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_GROUP, g);
+    int rc = hta_table_set_str(s->at, (size_t)row, HTA_MSUM_ANCHOR_KEY, rest);
+    free(rest);
     hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_U, u);
-    return 0;
+    return rc;
 }
 
 /* Growable text for a base key. */
@@ -692,12 +703,12 @@ out:
 /* ---- the summaries ---- */
 
 HTA_TABLE_DEFINE(HTA_MERGE_SUM_RANKS);
-HTA_TABLE_DEFINE(HTA_MERGE_SUM_BASES);
+HTA_TABLE_DEFINE(HTA_MERGE_SUM_GROUPS);
 HTA_TABLE_DEFINE(HTA_MERGE_SUM_ANCHORS);
 
 /* Rank r's row of merge_summary_ranks and its anchors. */
 static hta_status summarise_rank(const hta_trace *t, const hta_rank *r, const hta_merge_opts *o, hta_table *rt,
-                                 hta_table *bt, hta_table *at, hta_error *err) {
+                                 hta_table *gt, hta_table *at, hta_error *err) {
     long row = hta_table_add_row(rt);
     if (row < 0) return hta_oom(err);
     size_t rw = (size_t)row;
@@ -736,20 +747,20 @@ static hta_status summarise_rank(const hta_trace *t, const hta_rank *r, const ht
         if (r->ts[j] < mn) mn = r->ts[j];
     hta_table_set_int(rt, rw, HTA_MSUM_MIN_U, mn == INT64_MAX ? mn : mn + m.base_ns);
     if (o->method == HTA_ALIGN_NONE) return HTA_OK;
-    /* occurrences are counted per rank (bases), instance ids over all ranks when the plan is built */
-    rsum k = {r->rank, hta_symtab_new(), bt, at};
-    int rc = !k.bases;
+    /* occurrences are counted per rank, instance ids over all ranks, when the plan is built */
+    rsum k = {r->rank, hta_symtab_new(), gt, at};
+    int rc = !k.groups;
     if (!rc && o->method == HTA_ALIGN_BARRIER) rc = barrier_anchors(t, r, m.base_ns, o, &k);
     else if (!rc && !(rc = collective_anchors(t, r, m.base_ns, &k)) && meta_json(r, "htaTracer"))
         rc = tracer_anchors(r, m.base_ns, &k);
-    hta_symtab_free(k.bases);
+    hta_symtab_free(k.groups);
     return rc ? hta_oom(err) : HTA_OK;
 }
 
 hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     hta_table *rt = hta_table_from_def(&HTA_MERGE_SUM_RANKS_TABLE);
-    hta_table *bt = hta_table_from_def(&HTA_MERGE_SUM_BASES_TABLE);
+    hta_table *bt = hta_table_from_def(&HTA_MERGE_SUM_GROUPS_TABLE);
     hta_table *at = hta_table_from_def(&HTA_MERGE_SUM_ANCHORS_TABLE);
     hta_status st = !rt || !bt || !at ? hta_oom(err) : HTA_OK;
     for (size_t i = 0; i < t->nranks && !st; i++) st = summarise_rank(t, t->ranks[i], o, rt, bt, at, err);
@@ -783,61 +794,76 @@ static hta_status sum_table(const hta_result *sum, const hta_table_def *d, const
 
 #define I64(t, c, r) ((t)->cols[c].v.i[r])
 
-/* Instance ids of one base key over all ranks: the k-th occurrence of the key on any rank is one
- * instance, which is how instances pair up across ranks. */
+/* Instance ids of one key over all ranks: the k-th occurrence of the key on any rank is one instance,
+ * which is how instances pair up across ranks. */
 typedef struct occ_ids {
     uint32_t *v;
     size_t n, cap;
+    uint32_t occ;  /* occurrences on the rank being read */
+    size_t seen;   /* that rank's index + 1 */
 } occ_ids;
 
 /* Every rank's anchors with instance ids (ra[0..p->n)); *ncid: the instances.  -1 when out of memory, 1
  * when the summaries' rows are not those of their ranks, in rank order. */
-static int anchors_of(const hta_merge_plan *p, const hta_table *bt, const hta_table *at, rank_anchors *ra,
+static int anchors_of(const hta_merge_plan *p, const hta_table *gt, const hta_table *at, rank_anchors *ra,
                       size_t *ncid) {
-    hta_symtab *keys = hta_symtab_new();
+    hta_symtab *groups = hta_symtab_new(), *keys = hta_symtab_new();
     occ_ids *ids = NULL;
-    size_t nids = 0, bc = 0, ac = 0;
-    uint32_t *loc = NULL, *occ = NULL;
-    int rc = keys ? 0 : -1;
+    size_t nids = 0, gc = 0, ac = 0, kcap = 0;
+    uint32_t *loc = NULL;
+    char *kb = NULL;
+    int rc = groups && keys ? 0 : -1;
     *ncid = 0;
     for (size_t i = 0; i < p->n && !rc; i++) {
-        size_t b0 = bc;
-        while (bc < bt->nrows && I64(bt, HTA_MSUM_BASE_RANK, bc) == p->r[i].rank) bc++;
-        size_t nb = bc - b0;
-        free(loc), free(occ);
-        loc = malloc((nb ? nb : 1) * sizeof *loc);
-        occ = calloc(nb ? nb : 1, sizeof *occ);
-        if (!loc || !occ) {
+        size_t g0 = gc;
+        while (gc < gt->nrows && I64(gt, HTA_MSUM_GROUP_RANK, gc) == p->r[i].rank) gc++;
+        size_t ng = gc - g0;
+        free(loc);
+        if (!(loc = malloc((ng ? ng : 1) * sizeof *loc))) {
             rc = -1;
             break;
         }
-        /* the rank's keys in the id space of all ranks */
-        for (size_t j = 0; j < nb && !rc; j++) {
-            const char *key = bt->cols[HTA_MSUM_BASE_KEY].v.s[b0 + j];
-            if (!key) {
-                rc = 1;
-                break;
-            }
-            uint32_t id = hta_symtab_intern(keys, key, strlen(key));
-            if (id == UINT32_MAX) rc = -1;
-            else if (id >= nids) {
-                occ_ids *q = realloc(ids, (id + 1) * sizeof *q);
-                if (!q) rc = -1;
-                else {
-                    memset(q + nids, 0, (id + 1 - nids) * sizeof *q);
-                    ids = q, nids = id + 1;
-                }
-            }
-            loc[j] = id;
+        /* the rank's groups in the id space of all ranks */
+        for (size_t j = 0; j < ng && !rc; j++) {
+            const char *g = gt->cols[HTA_MSUM_GROUP].v.s[g0 + j];
+            loc[j] = hta_symtab_intern(groups, g ? g : "", g ? strlen(g) : 0);
+            if (loc[j] == UINT32_MAX) rc = -1;
         }
         for (; ac < at->nrows && !rc && I64(at, HTA_MSUM_ANCHOR_RANK, ac) == p->r[i].rank; ac++) {
-            int64_t lk = I64(at, HTA_MSUM_ANCHOR_KEY, ac);
-            if (lk < 0 || (size_t)lk >= nb) {
+            int64_t lg = I64(at, HTA_MSUM_ANCHOR_GROUP, ac);
+            const char *rest = at->cols[HTA_MSUM_ANCHOR_KEY].v.s[ac];
+            if (lg < 0 || (size_t)lg >= ng) {
                 rc = 1;
                 break;
             }
-            occ_ids *e = &ids[loc[lk]];
-            uint32_t k = occ[lk]++;
+            /* the key in the id space of all ranks: "group id|rest" */
+            size_t need = (rest ? strlen(rest) : 0) + 16;
+            if (need > kcap) {
+                char *q = realloc(kb, need * 2);
+                if (!q) {
+                    rc = -1;
+                    break;
+                }
+                kb = q, kcap = need * 2;
+            }
+            int kl = snprintf(kb, kcap, "%u|%s", loc[lg], rest ? rest : "");
+            uint32_t id = hta_symtab_intern(keys, kb, (size_t)kl);
+            if (id == UINT32_MAX) {
+                rc = -1;
+                break;
+            }
+            if (id >= nids) {
+                occ_ids *q = realloc(ids, (id + 1) * sizeof *q);
+                if (!q) {
+                    rc = -1;
+                    break;
+                }
+                memset(q + nids, 0, (id + 1 - nids) * sizeof *q);
+                ids = q, nids = id + 1;
+            }
+            occ_ids *e = &ids[id];
+            if (e->seen != i + 1) e->seen = i + 1, e->occ = 0;
+            uint32_t k = e->occ++;
             if (k == e->n) {
                 /* the first rank with a k-th instance of this key: a new instance */
                 if (e->n == e->cap) {
@@ -854,9 +880,10 @@ static int anchors_of(const hta_merge_plan *p, const hta_table *bt, const hta_ta
             if (push(&ra[i], e->v[k], I64(at, HTA_MSUM_ANCHOR_U, ac))) rc = -1;
         }
     }
-    if (!rc && (bc != bt->nrows || ac != at->nrows)) rc = 1;
+    if (!rc && (gc != gt->nrows || ac != at->nrows)) rc = 1;
     for (size_t i = 0; i < nids; i++) free(ids[i].v);
-    free(ids), free(loc), free(occ);
+    free(ids), free(loc), free(kb);
+    hta_symtab_free(groups);
     hta_symtab_free(keys);
     return rc;
 }
@@ -880,7 +907,7 @@ hta_status hta_merge_plan_from_summary(const hta_result *sum, const hta_merge_op
     p->opts = *o;
     const hta_table *rt, *bt, *at;
     HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_RANKS_TABLE, &rt, err));
-    HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_BASES_TABLE, &bt, err));
+    HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_GROUPS_TABLE, &bt, err));
     HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_ANCHORS_TABLE, &at, err));
     size_t n = rt->nrows;
     if (!n) return hta_fail(err, HTA_ENODATA, "no ranks to merge");

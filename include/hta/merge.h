@@ -140,6 +140,36 @@ typedef struct hta_merge_stats {
 hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int gz,
                            hta_merge_stats *st, hta_error *err);
 
+/* ---- the merged trace written by several processes (hta-mpi, docs/scaling.md) ----
+ * Each process writes the ranks of its share to part files (hta_merge_write_part: the rank's events
+ * exactly as hta_merge_write writes them, and an account of them); process 0 joins the parts in rank
+ * order with the accounts of every rank appended in rank order (hta_merge_join), which gives the file
+ * hta_merge_write gives, byte for byte.  The parts must be readable by process 0 (a folder all share). */
+#define HTA_MERGE_PART(T, C, D)                                                                              \
+    T("merge_part", "account of one rank's part of a merged trace")                                          \
+    C(HTA_MPART_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    C(HTA_MPART_EVENTS, "events", INT, "", "events written, added metadata included")                        \
+    C(HTA_MPART_BYTES, "bytes", INT, "", "bytes of the part")                                                \
+    C(HTA_MPART_EVENTS_IN, "events_in", INT, "", "events read")                                              \
+    C(HTA_MPART_BYTES_IN, "bytes_in", INT, "", "JSON bytes read")                                            \
+    C(HTA_MPART_ADDED, "events_added", INT, "", "metadata events added")                                     \
+    C(HTA_MPART_IDS_KEPT, "ids_kept", INT, "", "ids kept as written")                                        \
+    C(HTA_MPART_DINFO, "distributed_info", STR, "", "its distributedInfo as written; null when none")
+HTA_TABLE_DECLARE(HTA_MERGE_PART)
+#define HTA_MERGE_PART_PIDS(T, C, D)                                                                         \
+    T("merge_part_pids", "the original pids of one rank's part, in merged pid order")                        \
+    C(HTA_MPART_PIDS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_MPART_PID, "pid", STR, "", "raw JSON of the pid")
+HTA_TABLE_DECLARE(HTA_MERGE_PART_PIDS)
+
+/* Rank i of the plan to part_path (plain JSON text, through a temporary file); its account added to info. */
+hta_status hta_merge_write_part(const hta_merge_plan *p, size_t i, const char *part_path, hta_result *info,
+                                hta_error *err);
+/* The merged trace from the parts (part_paths[i]: rank i's) and their accounts (every rank's, appended in
+ * rank order), as hta_merge_write writes it. */
+hta_status hta_merge_join(const hta_merge_plan *p, const char *out_path, int gz, const hta_result *info,
+                          const char *const *part_paths, hta_merge_stats *st, hta_error *err);
+
 #define HTA_MERGE_ALIGNMENT(T, C, D)                                                                         \
     T("merge_alignment", "per rank: how its clock was mapped onto the merged timeline, and how well")        \
     C(HTA_MERGE_RANK, "rank", INT, "", "rank of the trace")                                                  \

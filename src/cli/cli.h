@@ -125,6 +125,9 @@ typedef struct cli_dist {
      * root, whose parts[] and failure are then the run's; collective */
     hta_status (*gather)(cli_part *parts, size_t n, const cli_command *cmd, hta_status *st, size_t *failed,
                          int *in_load, hta_error *err);
+    int nproc; /* the processes */
+    /* the root's bytes (*bytes, *len) to every process (*bytes malloc'd there); collective */
+    hta_status (*bcast)(char **bytes, size_t *len, hta_error *err);
 } cli_dist;
 extern const cli_dist *cli_distributor;
 

@@ -1,7 +1,8 @@
 """hta-mpi with the commands across ranks (docs/scaling.md): `stragglers` and `merge` make their per-rank
-summaries in every process, gathered on process 0, which finishes; under mpirun -np 1, 2 and 3 they print,
-and merge writes, exactly what hta does; a bad rank file makes the run exit non-zero with the file named,
-nothing on stdout and no output file.
+summaries in every process, gathered on process 0, which finishes (merge: every process writes the ranks
+of its share to part files beside the output, which process 0 joins); under mpirun -np 1, 2 and 3 they
+print, and merge writes, exactly what hta does, and no part file is left; a bad rank file, or a part that
+cannot be written, makes the run exit non-zero with the file named, nothing on stdout and no output file.
 
 Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
 """
@@ -79,13 +80,28 @@ class CrossRank(unittest.TestCase):
         return rc, out, no_times(errt), data
 
     def test_merge(self):
-        out = os.path.join(self.tmp, 'm.json')
-        for extra in (['--align', 'collective'], ['--align', 'barrier', '--ranks', '1-4'], ['--align', 'none']):
-            args = ['merge', self.gen, '-o', out, '--format', 'csv'] + extra
+        od = os.path.join(self.tmp, 'merged')
+        os.mkdir(od)
+        for name, extra in (('m.json', ['--align', 'collective']), ('m.json', ['--align', 'barrier', '--ranks', '1-4']),
+                            ('m.json.gz', ['--align', 'none'])):
+            args = ['merge', self.gen, '-o', os.path.join(od, name), '--format', 'csv'] + extra
             h = self.merged(hta, None, args)
             self.assertEqual(h[0], 0, h[2])
             for np in (1, 2, 3):
                 self.assertEqual(h, self.merged(mpi, np, args), (np, args))
+                self.assertEqual([n for n in os.listdir(od) if n.startswith('.')], [])  # the parts are gone
+
+    def test_part_not_written(self):
+        od = os.path.join(self.tmp, 'blocked')
+        os.mkdir(od)
+        # a folder where rank 2's part goes: that process's write fails
+        os.mkdir(os.path.join(od, '.m.json.rank-2.part'))
+        for np in (2, 3):
+            rc, out, errt = mpi(np, ['merge', self.gen, '-o', os.path.join(od, 'm.json')])
+            self.assertNotEqual(rc, 0)
+            self.assertEqual(out, '')
+            self.assertIn('.m.json.rank-2.part: is a folder', errt)
+            self.assertEqual(os.listdir(od), ['.m.json.rank-2.part'])
 
     def test_bad_file_fails_named(self):
         d = os.path.join(self.tmp, 'bad')

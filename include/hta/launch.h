@@ -133,6 +133,46 @@ HTA_TABLE_DECLARE(HTA_STRAGGLER_KERNELS)
 hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err);
 
+/* Rank by rank (docs/scaling.md): hta_potential_stragglers is hta_straggler_summary followed by
+ * hta_stragglers_from_summary.  The summary of a rank is what the cross-rank analysis reads of it: the
+ * steps its rows name, the span of each iteration's rows, and its collective kernels (start, duration),
+ * a few rows per step; as tables it travels between processes (hta-mpi) as any result does.  The
+ * summaries of several contexts, appended in rank order (hta_result_append), give the answer of one
+ * context holding all those ranks, byte for byte. */
+#define HTA_STRAGGLER_SUM_RANKS(T, C, D)                                                                     \
+    T("straggler_summary_ranks", "summary: the ranks summarised")                                            \
+    C(HTA_SSUM_RANK, "rank", INT, "", "rank of the trace")
+HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_RANKS)
+
+#define HTA_STRAGGLER_SUM_ITERS(T, C, D)                                                                     \
+    T("straggler_summary_iterations", "summary: per rank, each step its rows name and each iteration of "    \
+                                      "its rows")                                                            \
+    C(HTA_SSUM_ITER_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_SSUM_ITER, "iteration", INT, "", "step number")                                                    \
+    C(HTA_SSUM_ITER_NAMED, "named", INT, "", "1 when a row of the rank is named ProfilerStep#iteration")     \
+    C(HTA_SSUM_ITER_ROWS, "rows", INT, "", "rows of this iteration")                                         \
+    C(HTA_SSUM_ITER_FIRST, "first_ns", INT, "ns", "earliest start of those rows (view frame)")               \
+    C(HTA_SSUM_ITER_END, "end_ns", INT, "ns", "latest end of those rows (view frame)")
+HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_ITERS)
+
+#define HTA_STRAGGLER_SUM_COLLS(T, C, D)                                                                     \
+    T("straggler_summary_collectives", "summary: per rank, its communication kernels in a step")             \
+    C(HTA_SSUM_COLL_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(HTA_SSUM_COLL_STREAM, "stream", INT, "", "GPU stream")                                                 \
+    C(HTA_SSUM_COLL_ITER, "iteration", INT, "", "iteration of the kernel")                                   \
+    C(HTA_SSUM_COLL_TS, "ts_ns", INT, "ns", "start (view frame)")                                            \
+    C(HTA_SSUM_COLL_DUR, "dur_ns", INT, "ns", "duration")                                                    \
+    C(HTA_SSUM_COLL_POS, "pos", INT, "", "position in the rank's view (table order)")                        \
+    C(HTA_SSUM_COLL_NAME, "kernel", STR, "", "kernel name")
+HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_COLLS)
+
+/* The summary of every rank of ctx, in ctx's rank order, added to out (its three tables). */
+hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err);
+/* The analysis from summaries (every rank's, appended in rank order); hta_compat as the context that
+ * made them had it. */
+hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggler_opts *o, int hta_compat,
+                                       hta_result *out, hta_error *err);
+
 /* ---- `hta ops` (§9) ---- */
 typedef struct hta_aten_opts {
     const char *const *sort_by; /* output columns, descending; NULL = occurrence_count */

@@ -77,6 +77,50 @@ typedef struct hta_merge_plan {
 
 hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *plan,
                                 hta_error *err);
+
+/* Rank by rank (docs/scaling.md): hta_merge_plan_build is hta_merge_summary followed by
+ * hta_merge_plan_from_summary.  A rank's summary is what the plan needs of it: its clock, the span of its
+ * times, and its anchors (the collective ends, or barrier markers, the alignment fits offsets with), each
+ * as the instance's key (numbered by occurrence when the plan is built) and its time, a key's group (a
+ * process group names all its ranks: kilobytes in a large job) once per rank; a rank whose
+ * clock cannot be used carries the error, raised when the plan is built.  As tables, summaries travel
+ * between processes (hta-mpi) as any result does; those of several contexts appended in rank order give
+ * the plan of one context holding all those ranks. */
+#define HTA_MERGE_SUM_RANKS(T, C, D)                                                                         \
+    T("merge_summary_ranks", "summary: per rank, its file, clock and span")                                  \
+    C(HTA_MSUM_RANK, "rank", INT, "", "rank of the trace")                                                   \
+    C(HTA_MSUM_FILE, "file", STR, "", "trace file")                                                          \
+    C(HTA_MSUM_MERGED, "merged", INT, "", "1: the rank comes from a merged trace")                           \
+    C(HTA_MSUM_CLOCK, "clock", INT, "", "hta_clock_source")                                                  \
+    C(HTA_MSUM_BASE, "base_ns", INT, "ns", "u = ts + base_ns")                                               \
+    C(HTA_MSUM_UNIX, "unix", INT, "", "0: its clock is no unix time (a tracer file without an anchor)")     \
+    C(HTA_MSUM_TMIN, "t_min_ns", INT, "ns", "earliest time of the file (t_min > t_max: none)")               \
+    C(HTA_MSUM_TMAX, "t_max_ns", INT, "ns", "latest time of the file")                                       \
+    C(HTA_MSUM_MIN_U, "min_u_ns", INT, "ns", "earliest row on its unix clock (INT64_MAX: none)")             \
+    C(HTA_MSUM_ERROR, "error", STR, "", "why its clock cannot be used; null when it can")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_RANKS)
+
+#define HTA_MERGE_SUM_GROUPS(T, C, D)                                                                        \
+    T("merge_summary_groups", "summary: per rank, the groups of its anchors' keys, in order of first use")   \
+    C(HTA_MSUM_GROUP_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_MSUM_GROUP, "group", STR, "",                                                                      \
+      "a key up to its last '|': the process group (with its list of ranks), kernel or marker")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_GROUPS)
+
+#define HTA_MERGE_SUM_ANCHORS(T, C, D)                                                                       \
+    T("merge_summary_anchors", "summary: per rank, its anchors in order (the k-th of a key is instance k)")  \
+    C(HTA_MSUM_ANCHOR_RANK, "rank", INT, "", "rank of the trace")                                            \
+    C(HTA_MSUM_ANCHOR_GROUP, "group", INT, "", "its key's group: the rank's n-th row of merge_summary_groups") \
+    C(HTA_MSUM_ANCHOR_KEY, "key", STR, "", "the rest of its key, after the group's '|' (a sequence number, "   \
+      "a stream)")                                                                                           \
+    C(HTA_MSUM_ANCHOR_U, "u_ns", INT, "ns", "its time on the rank's unix clock")
+HTA_TABLE_DECLARE(HTA_MERGE_SUM_ANCHORS)
+
+/* The summary of every rank of ctx (ctx's rank order) for options o, added to out (three tables). */
+hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *out, hta_error *err);
+/* The plan from summaries (every rank's, appended in rank order). */
+hta_status hta_merge_plan_from_summary(const hta_result *sum, const hta_merge_opts *o, hta_merge_plan *plan,
+                                       hta_error *err);
 void hta_merge_plan_free(hta_merge_plan *plan);
 
 /* Merged time of u on rank i, in ns (rounded to the nearest ns). */
@@ -95,6 +139,36 @@ typedef struct hta_merge_stats {
  * file renamed into place. */
 hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int gz,
                            hta_merge_stats *st, hta_error *err);
+
+/* ---- the merged trace written by several processes (hta-mpi, docs/scaling.md) ----
+ * Each process writes the ranks of its share to part files (hta_merge_write_part: the rank's events
+ * exactly as hta_merge_write writes them, and an account of them); process 0 joins the parts in rank
+ * order with the accounts of every rank appended in rank order (hta_merge_join), which gives the file
+ * hta_merge_write gives, byte for byte.  The parts must be readable by process 0 (a folder all share). */
+#define HTA_MERGE_PART(T, C, D)                                                                              \
+    T("merge_part", "account of one rank's part of a merged trace")                                          \
+    C(HTA_MPART_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    C(HTA_MPART_EVENTS, "events", INT, "", "events written, added metadata included")                        \
+    C(HTA_MPART_BYTES, "bytes", INT, "", "bytes of the part")                                                \
+    C(HTA_MPART_EVENTS_IN, "events_in", INT, "", "events read")                                              \
+    C(HTA_MPART_BYTES_IN, "bytes_in", INT, "", "JSON bytes read")                                            \
+    C(HTA_MPART_ADDED, "events_added", INT, "", "metadata events added")                                     \
+    C(HTA_MPART_IDS_KEPT, "ids_kept", INT, "", "ids kept as written")                                        \
+    C(HTA_MPART_DINFO, "distributed_info", STR, "", "its distributedInfo as written; null when none")
+HTA_TABLE_DECLARE(HTA_MERGE_PART)
+#define HTA_MERGE_PART_PIDS(T, C, D)                                                                         \
+    T("merge_part_pids", "the original pids of one rank's part, in merged pid order")                        \
+    C(HTA_MPART_PIDS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(HTA_MPART_PID, "pid", STR, "", "raw JSON of the pid")
+HTA_TABLE_DECLARE(HTA_MERGE_PART_PIDS)
+
+/* Rank i of the plan to part_path (plain JSON text, through a temporary file); its account added to info. */
+hta_status hta_merge_write_part(const hta_merge_plan *p, size_t i, const char *part_path, hta_result *info,
+                                hta_error *err);
+/* The merged trace from the parts (part_paths[i]: rank i's) and their accounts (every rank's, appended in
+ * rank order), as hta_merge_write writes it. */
+hta_status hta_merge_join(const hta_merge_plan *p, const char *out_path, int gz, const hta_result *info,
+                          const char *const *part_paths, hta_merge_stats *st, hta_error *err);
 
 #define HTA_MERGE_ALIGNMENT(T, C, D)                                                                         \
     T("merge_alignment", "per rank: how its clock was mapped onto the merged timeline, and how well")        \

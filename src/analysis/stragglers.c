@@ -19,6 +19,9 @@
 HTA_TABLE_DEFINE(HTA_STRAGGLERS);
 HTA_TABLE_DEFINE(HTA_STRAGGLER_METRIC);
 HTA_TABLE_DEFINE(HTA_STRAGGLER_KERNELS);
+HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_RANKS);
+HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_ITERS);
+HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_COLLS);
 
 void hta_straggler_opts_default(hta_straggler_opts *o) {
     memset(o, 0, sizeof *o);
@@ -179,10 +182,135 @@ static int cmp_desc_d(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-/* The call's scratch, all of it from the context's arena. */
+/* ---- one rank's summary ----
+ * What the cross-rank analysis below reads of a rank, so that a rank's model can be freed before the next
+ * is loaded (docs/scaling.md): per iteration, whether a row names it as a step and its rows' span; the
+ * rank's candidate communication kernels.  Which steps count (named on any rank, --steps) and which
+ * kernels are long enough (1% of the mean step over all ranks) are decided across ranks, so every
+ * iteration and every communication kernel of the rank is kept. */
+
+typedef struct iter_span {
+    int64_t it, rows, first, end;
+    int named;
+} iter_span;
+
+/* The entry of iteration it in v[0..*n) (ascending), added when missing. */
+static iter_span *span_of(hta_arena *A, iter_span **v, size_t *n, size_t *cap, int64_t it) {
+    size_t lo = HTA_LOWER_BOUND(*n, m, (*v)[m].it < it);
+    if (lo < *n && (*v)[lo].it == it) return &(*v)[lo];
+    if (*n == *cap) {
+        iter_span *q = hta_arena_grow(A, *v, cap, *n + 1, sizeof *q);
+        if (!q) return NULL;
+        *v = q;
+    }
+    memmove(*v + lo + 1, *v + lo, (*n - lo) * sizeof **v);
+    (*n)++;
+    (*v)[lo] = (iter_span){it, 0, INT64_MAX, INT64_MIN, 0};
+    return &(*v)[lo];
+}
+
+static hta_status summarise_rank(hta_ctx *ctx, size_t k, hta_table *rt, hta_table *it, hta_table *ct,
+                                 hta_error *err) {
+    const hta_trace *t = ctx->trace;
+    const hta_rank *r = t->ranks[k];
+    const hta_view *v;
+    HTA_TRY(hta_ctx_view(ctx, k, &v, err));
+    hta_arena *A = &ctx->scratch;
+    hta_arena_mark mark = hta_arena_save(A);
+    size_t n = 0, cap = 16;
+    iter_span *sp = HTA_ANEW(A, iter_span, cap);
+    long row = hta_table_add_row(rt);
+    if (!sp || row < 0) goto oom;
+    hta_table_set_int(rt, (size_t)row, HTA_SSUM_RANK, r->rank);
+    for (size_t p = 0; p < v->n; p++) {
+        uint32_t i = v->row[p];
+        const char *nm = hta_sym(t->sym, r->name[i]);
+        int64_t s = hta_step_iteration(nm);
+        iter_span *e;
+        if (s >= 0) {
+            if (!(e = span_of(A, &sp, &n, &cap, s))) goto oom;
+            e->named = 1;
+        }
+        /* the steps are numbers >= 0: rows of other iterations are in none */
+        int64_t itr = r->iteration[i];
+        if (itr < 0) continue;
+        if (!(e = span_of(A, &sp, &n, &cap, itr))) goto oom;
+        e->rows++;
+        if (v->ts[p] < e->first) e->first = v->ts[p];
+        if (v->ts[p] + v->dur[p] > e->end) e->end = v->ts[p] + v->dur[p];
+        /* HTA's straggler rule takes stream > 0 (§0.5); --hta-compat: iteration > 0 (Quirk A10) */
+        if (hta_row_stream(r, i) <= 0 || (ctx->hta_compat && itr <= 0)) continue;
+        if (ctx->hta_compat ? !hta_is_nccl_kernel_name_hta(nm) : !hta_is_nccl_kernel_name(nm)) continue;
+        if ((row = hta_table_add_row(ct)) < 0) goto oom;
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_RANK, r->rank);
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_STREAM, hta_row_stream(r, i));
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_ITER, itr);
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_TS, v->ts[p]);
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_DUR, v->dur[p]);
+        hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_POS, (int64_t)p);
+        if (hta_table_set_str(ct, (size_t)row, HTA_SSUM_COLL_NAME, nm)) goto oom;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if ((row = hta_table_add_row(it)) < 0) goto oom;
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER_RANK, r->rank);
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER, sp[j].it);
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER_NAMED, sp[j].named);
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER_ROWS, sp[j].rows);
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER_FIRST, sp[j].rows ? sp[j].first : 0);
+        hta_table_set_int(it, (size_t)row, HTA_SSUM_ITER_END, sp[j].rows ? sp[j].end : 0);
+    }
+    hta_arena_reset(A, mark);
+    hta_ctx_view_done(ctx, k); /* one rank's view at a time */
+    return HTA_OK;
+oom:
+    hta_arena_reset(A, mark);
+    hta_ctx_view_done(ctx, k);
+    return hta_oom(err);
+}
+
+hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    hta_table *rt = hta_table_from_def(&HTA_STRAGGLER_SUM_RANKS_TABLE);
+    hta_table *it = hta_table_from_def(&HTA_STRAGGLER_SUM_ITERS_TABLE);
+    hta_table *ct = hta_table_from_def(&HTA_STRAGGLER_SUM_COLLS_TABLE);
+    hta_status st = !rt || !it || !ct ? hta_oom(err) : HTA_OK;
+    for (size_t k = 0; k < hta_ctx_nranks(ctx) && !st; k++) st = summarise_rank(ctx, k, rt, it, ct, err);
+    if (st) {
+        hta_table_free(rt), hta_table_free(it), hta_table_free(ct);
+        return st;
+    }
+    /* hta_result_add frees the table it cannot take */
+    if (hta_result_add(out, rt)) {
+        hta_table_free(it), hta_table_free(ct);
+        return hta_oom(err);
+    }
+    if (hta_result_add(out, it)) {
+        hta_table_free(ct);
+        return hta_oom(err);
+    }
+    if (hta_result_add(out, ct)) return hta_oom(err);
+    return HTA_OK;
+}
+
+/* The summary table of declaration d in sum, checked column by column: summaries may come from another
+ * process (hta-mpi), where the table arrives without its declaration. */
+static hta_status sum_table(const hta_result *sum, const hta_table_def *d, const hta_table **out, hta_error *err) {
+    const hta_table *t = hta_result_find(sum, d->name);
+    int ok = t && t->ncols == d->ncols;
+    for (size_t c = 0; ok && c < d->ncols; c++)
+        ok = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
+    if (!ok) return hta_fail(err, HTA_EINVAL, "straggler summaries: table `%s` missing or not as declared", d->name);
+    *out = t;
+    return HTA_OK;
+}
+
+static int cmp_rank(const void *a, const void *b) {
+    const rank_count *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The call's scratch, all of it from one arena. */
 typedef struct work {
-    const hta_view **v; /* the context's views */
-    size_t nv;
+    hta_arena A;
     int64_t *steps;
     ck *k;
     double *tmp;
@@ -191,43 +319,41 @@ typedef struct work {
 
 hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, hta_result *out,
                                     hta_error *err) {
+    hta_result sum;
+    hta_result_init(&sum);
+    hta_status st = hta_straggler_summary(ctx, &sum, err);
+    if (!st) st = hta_stragglers_from_summary(&sum, o, ctx->hta_compat, out, err);
+    hta_result_free(&sum);
+    return st;
+}
+
+#define I64(t, c, r) ((t)->cols[c].v.i[r])
+
+hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggler_opts *o, int hta_compat,
+                                       hta_result *out, hta_error *err) {
     hta_straggler_opts dflt_;
     if (!o) hta_straggler_opts_default(&dflt_), o = &dflt_;
-    const hta_trace *t = ctx->trace;
+    const hta_table *RT, *IT, *CT;
+    HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_RANKS_TABLE, &RT, err));
+    HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_ITERS_TABLE, &IT, err));
+    HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_COLLS_TABLE, &CT, err));
     hta_table *res = hta_table_from_def(&HTA_STRAGGLERS_TABLE);
     hta_table *met = hta_table_from_def(&HTA_STRAGGLER_METRIC_TABLE);
     hta_table *ker = hta_table_from_def(&HTA_STRAGGLER_KERNELS_TABLE);
-    work w = {0};
+    work w = {.A = HTA_ARENA_INIT};
+    hta_arena *A = &w.A;
     hta_status st = HTA_OK;
-    hta_arena *A = &ctx->scratch;
-    hta_arena_mark mark = hta_arena_save(A); /* released at `done` and `fail` */
     if (!res || !met || !ker) goto oom;
-    size_t ns = hta_ctx_nranks(ctx);
+    size_t ns = RT->nrows;
     /* §14.2 step 1: fewer than one candidate means one */
     int k_cand = o->num_candidates < 1 ? 1 : o->num_candidates;
 
-    /* Views and profiler steps of every selected rank.  All views are held at once: every rank's kernels
-     * are compared with every other's.  Steps by their names, as HTA's get_profiler_steps (§14.1). */
-    w.v = hta_arena_calloc(A, ns ? ns : 1, sizeof *w.v);
-    if (!w.v) goto oom;
-    size_t nsteps = 0, cap = 16;
-    w.steps = HTA_ANEW(A, int64_t, cap);
+    /* The profiler steps of every rank, by their names, as HTA's get_profiler_steps (§14.1). */
+    size_t nsteps = 0;
+    w.steps = HTA_ANEW(A, int64_t, IT->nrows);
     if (!w.steps) goto oom;
-    for (size_t k = 0; k < ns; k++) {
-        if ((st = hta_ctx_view(ctx, k, &w.v[k], err))) goto fail;
-        w.nv = k + 1;
-        const hta_rank *r = t->ranks[k];
-        for (size_t p = 0; p < w.v[k]->n; p++) {
-            int64_t s = hta_step_iteration(hta_sym(t->sym, r->name[w.v[k]->row[p]]));
-            if (s < 0) continue;
-            if (nsteps == cap) {
-                int64_t *q = hta_arena_grow(A, w.steps, &cap, nsteps + 1, sizeof *q);
-                if (!q) goto oom;
-                w.steps = q;
-            }
-            w.steps[nsteps++] = s;
-        }
-    }
+    for (size_t q = 0; q < IT->nrows; q++)
+        if (I64(IT, HTA_SSUM_ITER_NAMED, q)) w.steps[nsteps++] = I64(IT, HTA_SSUM_ITER, q);
     nsteps = uniq_i64(w.steps, nsteps);
     /* §14.2 step 1: the requested steps that exist (all when none are requested). */
     if (o->steps) {
@@ -257,21 +383,14 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     /* D = rows in a valid step (§14.2 step 2): its span gives the mean step time, the unit every start and
      * duration is measured in, so that ranks and steps compare. */
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
-    size_t nk = 0;
     unsigned char *present = hta_arena_calloc(A, nsteps, 1);
     if (!present) goto oom;
-    for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[k];
-        for (size_t p = 0; p < w.v[k]->n; p++) {
-            uint32_t i = w.v[k]->row[p];
-            long si = find_i64(w.steps, nsteps, r->iteration[i]);
-            if (si < 0) continue;
-            present[si] = 1;
-            if (w.v[k]->ts[p] < tmin) tmin = w.v[k]->ts[p];
-            if (w.v[k]->ts[p] + w.v[k]->dur[p] > tmax) tmax = w.v[k]->ts[p] + w.v[k]->dur[p];
-            /* an upper bound of the candidate kernels below (HTA's straggler rule takes stream > 0, §0.5) */
-            if (hta_row_stream(r, i) > 0) nk++;
-        }
+    for (size_t q = 0; q < IT->nrows; q++) {
+        long si = find_i64(w.steps, nsteps, I64(IT, HTA_SSUM_ITER, q));
+        if (si < 0 || !I64(IT, HTA_SSUM_ITER_ROWS, q)) continue;
+        present[si] = 1;
+        if (I64(IT, HTA_SSUM_ITER_FIRST, q) < tmin) tmin = I64(IT, HTA_SSUM_ITER_FIRST, q);
+        if (I64(IT, HTA_SSUM_ITER_END, q) > tmax) tmax = I64(IT, HTA_SSUM_ITER_END, q);
     }
     /* HTA divides by the steps actually present in D */
     size_t nd = 0;
@@ -284,27 +403,22 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     /* HTA's min_normalized_duration: kernels under 1% of a step are not significant collectives */
     double min_dur_ns = 0.01 * iter_ns;
 
-    w.k = HTA_ANEW(A, ck, nk);
+    w.k = HTA_ANEW(A, ck, CT->nrows);
     if (!w.k) goto oom;
-    nk = 0;
-    for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = t->ranks[k];
-        for (size_t p = 0; p < w.v[k]->n; p++) {
-            uint32_t i = w.v[k]->row[p];
-            int64_t it = r->iteration[i];
-            if (!has_i64(w.steps, nsteps, it) || hta_row_stream(r, i) <= 0) continue;
-            if (ctx->hta_compat && it <= 0) continue; /* HTA: iteration > 0 (Quirk A10) */
-            const char *nm = hta_sym(t->sym, r->name[i]);
-            if (ctx->hta_compat ? !hta_is_nccl_kernel_name_hta(nm) : !hta_is_nccl_kernel_name(nm)) continue;
-            w.k[nk++] = (ck){hta_row_stream(r, i), it, w.v[k]->ts[p], w.v[k]->dur[p], nm, r->rank, (uint32_t)p, 0};
-        }
+    size_t nk = 0;
+    for (size_t q = 0; q < CT->nrows; q++) {
+        int64_t it = I64(CT, HTA_SSUM_COLL_ITER, q);
+        if (!has_i64(w.steps, nsteps, it)) continue;
+        w.k[nk++] = (ck){I64(CT, HTA_SSUM_COLL_STREAM, q), it, I64(CT, HTA_SSUM_COLL_TS, q),
+                         I64(CT, HTA_SSUM_COLL_DUR, q), CT->cols[HTA_SSUM_COLL_NAME].v.s[q],
+                         (int32_t)I64(CT, HTA_SSUM_COLL_RANK, q), (uint32_t)I64(CT, HTA_SSUM_COLL_POS, q), 0};
     }
-    nk = ctx->hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);
+    nk = hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);
     if (!nk) {
         hta_result_note(out,
                         "no communication kernel of at least 1%% of the mean step time (%.3f us) in the selected "
                         "steps%s",
-                        min_dur_ns / 1000.0, ctx->hta_compat ? " (--hta-compat: only ncclKernel* names count)" : "");
+                        min_dur_ns / 1000.0, hta_compat ? " (--hta-compat: only ncclKernel* names count)" : "");
         goto done;
     }
 
@@ -315,7 +429,8 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     w.tmp = HTA_ANEW(A, double, nk);
     w.rc = hta_arena_calloc(A, ns, sizeof *w.rc);
     if (!w.tmp || !w.rc) goto oom;
-    for (size_t k = 0; k < ns; k++) w.rc[k].rank = t->ranks[k]->rank;
+    for (size_t k = 0; k < ns; k++) w.rc[k].rank = (int32_t)I64(RT, HTA_SSUM_RANK, k);
+    qsort(w.rc, ns, sizeof *w.rc, cmp_rank); /* find_rank's order (the ranks come in rank order anyway) */
     size_t best_first = 0, best_n = 0;
     double best = NAN;
     size_t best_rows_first = 0, best_rows = 0; /* fallback when no spread is defined anywhere */
@@ -419,8 +534,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
                     (long long)mk->stream, k_cand);
 
 done:
-    for (size_t k = 0; k < w.nv; k++) hta_ctx_view_done(ctx, k); /* every rank's view was needed at once */
-    hta_arena_reset(A, mark);
+    hta_arena_free(A);
     if (hta_result_add(out, res)) res = NULL, st = hta_oom(err);
     else res = NULL;
     if (hta_result_add(out, met)) met = NULL, st = hta_oom(err);
@@ -429,9 +543,7 @@ done:
     return st;
 oom:
     st = hta_oom(err);
-fail:
-    for (size_t k = 0; k < w.nv; k++) hta_ctx_view_done(ctx, k);
-    hta_arena_reset(A, mark);
+    hta_arena_free(A);
     hta_table_free(res);
     hta_table_free(met);
     hta_table_free(ker);

@@ -107,6 +107,15 @@ int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli
 int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
                     cli_analysis_fn fn, cli_reduce_fn reduce);
 
+/* A command across ranks (stragglers, merge) rank by rank: fn gives one rank's summary (tables, from a
+ * context of that rank alone); done gets every rank's summaries appended in rank order, finishes the
+ * command (prints), frees all and returns the exit status; whole runs the command on the whole load where
+ * the plan cannot go file by file (and under HTA_PER_RANK=0).  Under hta-mpi the summaries are gathered
+ * on process 0, which alone calls done. */
+typedef int (*cli_done_fn)(cli_common *c, const char *cmd, hta_result *all);
+typedef int (*cli_whole_fn)(cli_common *c, const char *cmd);
+int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole);
+
 /* What one rank gave: its result and its loader's warnings. */
 typedef struct cli_part {
     hta_result res;
@@ -124,6 +133,9 @@ typedef struct cli_dist {
      * root, whose parts[] and failure are then the run's; collective */
     hta_status (*gather)(cli_part *parts, size_t n, const cli_command *cmd, hta_status *st, size_t *failed,
                          int *in_load, hta_error *err);
+    int nproc; /* the processes */
+    /* the root's bytes (*bytes, *len) to every process (*bytes malloc'd there); collective */
+    hta_status (*bcast)(char **bytes, size_t *len, hta_error *err);
 } cli_dist;
 extern const cli_dist *cli_distributor;
 

@@ -1,9 +1,19 @@
 /* `hta merge DIR -o OUT`: the command-line front of src/merge/ (docs/merge.md).  Unlike the analysis
- * commands it runs in two phases, the alignment plan on the loaded ranks and then the writer that
- * streams the files again, and it times both for its notes. */
+ * commands it runs in two phases, the alignment plan and then the writer that streams the files again,
+ * and it times both for its notes.  The plan is made rank by rank (docs/scaling.md): each rank's context
+ * gives its summary (hta_merge_summary: clock, span, anchors) and is freed, and the plan is fitted on the
+ * summaries (hta_merge_plan_from_summary); where the rank plan cannot go file by file, on the whole
+ * load.  The writer holds one rank's file at a time either way.  Under hta-mpi (several processes) every
+ * process makes the summaries of its share; process 0 fits the plan and sends the summaries to all, each
+ * process fits the same plan and writes its share's ranks to part files beside OUT, and process 0 joins
+ * them in rank order: the file `hta merge` writes, byte for byte.  A FIFO or a device as OUT is written
+ * by process 0 alone. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "hta/merge.h"
@@ -17,6 +27,182 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static hta_merge_opts g_mo;
+static const char *g_out;
+static double g_t0;
+
+/* Prints the alignment table and the notes of a merged trace written from t1 to t2; frees plan. */
+static int report(cli_common *c, hta_merge_plan *plan, const hta_merge_stats *ms, double t1, double t2) {
+    hta_error err = {0};
+    hta_status st;
+    hta_result res;
+    hta_result_init(&res);
+    st = hta_merge_result(plan, &res, &err);
+    if (!st) {
+        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", g_out,
+                        (unsigned long long)ms->events_in, plan->n, (unsigned long long)ms->events_added);
+        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - g_t0, t2 - t1,
+                        ms->bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
+        if (ms->ids_kept)
+            hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
+                            "across ranks)", (unsigned long long)ms->ids_kept);
+    }
+    hta_merge_plan_free(plan);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail("merge", &err);
+    }
+    return cli_emit(c, &res);
+}
+
+/* Writes the merged trace with plan (freed) and prints the alignment table and the notes. */
+static int write_merged(cli_common *c, hta_merge_plan *plan) {
+    double t1 = now_s();
+    hta_merge_stats ms;
+    hta_error err = {0};
+    hta_status st = hta_merge_write(plan, g_out, ends_with(g_out, ".gz"), &ms, &err);
+    if (st) {
+        hta_merge_plan_free(plan);
+        return cli_fail("merge", &err);
+    }
+    return report(c, plan, &ms, t1, now_s());
+}
+
+/* hta-mpi: process 0's summaries packed for the others, when the processes write the parts */
+static char *g_sum;
+static size_t g_sumlen;
+
+/* Parts can be written beside OUT unless it is a FIFO or a device (written through, by process 0). */
+static int parts_possible(const char *out) {
+    struct stat sb;
+    return stat(out, &sb) != 0 || S_ISREG(sb.st_mode);
+}
+
+/* The part of rank `rank` beside OUT: hidden, and no .json, so that no load of the folder takes it. */
+static char *part_path(const char *out, int32_t rank) {
+    const char *slash = strrchr(out, '/');
+    int dl = slash ? (int)(slash - out) : 1;
+    const char *dir = slash ? out : ".", *base = slash ? slash + 1 : out;
+    size_t n = strlen(out) + 64;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%.*s/.%s.rank-%d.part", slash == out ? 0 : dl, dir, base, (int)rank);
+    return p;
+}
+
+/* hta-mpi with several processes, after the summaries: every process takes part, whatever happened
+ * before (rc: its status so far).  Process 0 sends the summaries (nothing when the run is over: a
+ * failure, the whole load, or a FIFO as OUT written already); each process fits the plan from them and
+ * writes the parts of its share; process 0 joins the parts, removes them, and prints. */
+static int spread(cli_common *c, int rc) {
+    const cli_dist *d = cli_distributor;
+    char *bytes = d->root ? g_sum : NULL;
+    size_t len = d->root ? g_sumlen : 0;
+    hta_error err = {0};
+    hta_status st = d->bcast(&bytes, &len, &err);
+    g_sum = NULL;
+    if (st || !len) {
+        free(bytes);
+        return st ? 1 : rc;
+    }
+    double t1 = now_s();
+    hta_result sum;
+    hta_merge_plan plan;
+    memset(&plan, 0, sizeof plan);
+    st = hta_result_unpack(bytes, len, NULL, &sum, &err);
+    free(bytes);
+    if (!st) {
+        st = hta_merge_plan_from_summary(&sum, &g_mo, &plan, &err);
+        hta_result_free(&sum);
+    }
+    size_t n = plan.n, *which = NULL, nwhich = 0, failed = SIZE_MAX;
+    int in_load = 0;
+    cli_part *parts = calloc(n ? n : 1, sizeof *parts);
+    char **paths = calloc(n ? n : 1, sizeof *paths);
+    hta_rank_plan rp;
+    memset(&rp, 0, sizeof rp);
+    rp.files = calloc(n ? n : 1, sizeof *rp.files);
+    if (!st && (!parts || !paths || !rp.files)) st = hta_oom(&err);
+    for (size_t i = 0; i < n && !st; i++) {
+        /* the share of the writing, by file size as for the summaries: the same in every process */
+        struct stat sb;
+        rp.files[i].rank = plan.r[i].rank;
+        rp.files[i].path = plan.r[i].path;
+        rp.files[i].bytes = stat(plan.r[i].path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        if (!(paths[i] = part_path(g_out, plan.r[i].rank))) st = hta_oom(&err);
+    }
+    rp.n = n;
+    if (!st) st = d->share(&rp, &which, &nwhich, &err);
+    for (size_t k = 0; k < nwhich && !st; k++) {
+        size_t i = which[k];
+        parts[i].done = 1;
+        if ((st = hta_merge_write_part(&plan, i, paths[i], &parts[i].res, &err))) failed = i;
+    }
+    hta_status gs = d->gather(parts, n, cli_command_named("merge"), &st, &failed, &in_load, &err);
+    if (gs && !st) st = gs;
+    rc = st ? 1 : 0;
+    if (d->root) {
+        hta_result info;
+        hta_result_init(&info);
+        for (size_t i = 0; i < n && !st; i++) st = hta_result_append(&info, &parts[i].res, &err);
+        hta_merge_stats ms;
+        if (!st) st = hta_merge_join(&plan, g_out, ends_with(g_out, ".gz"), &info, (const char *const *)paths, &ms,
+                                     &err);
+        hta_result_free(&info);
+        for (size_t i = 0; i < n && paths; i++)
+            if (paths[i]) unlink(paths[i]);
+        if (st) rc = cli_fail("merge", &err);
+        else {
+            rc = report(c, &plan, &ms, t1, now_s());
+            memset(&plan, 0, sizeof plan); /* report freed it */
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (parts) hta_result_free(&parts[i].res);
+        if (paths) free(paths[i]);
+    }
+    free(parts), free(paths), free(rp.files), free(which);
+    hta_merge_plan_free(&plan);
+    return rc;
+}
+
+/* The whole load: the plan from the loaded ranks, which are freed before the writer streams the files. */
+static int whole(cli_common *c, const char *cmd) {
+    (void)cmd;
+    hta_ctx *ctx;
+    int rc = cli_open(c, c->path, &ctx);
+    if (rc) return rc;
+    hta_merge_plan plan;
+    hta_error err = {0};
+    hta_status st = hta_merge_plan_build(ctx, &g_mo, &plan, &err);
+    hta_ctx_free(ctx);
+    if (st) return cli_fail("merge", &err);
+    return write_merged(c, &plan);
+}
+
+/* one rank's summary */
+static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    (void)c;
+    return hta_merge_summary(ctx, &g_mo, out, err);
+}
+
+/* the plan from every rank's summary, then the file */
+static int done(cli_common *c, const char *cmd, hta_result *all) {
+    (void)cmd;
+    hta_merge_plan plan;
+    hta_error err = {0};
+    hta_status st = hta_merge_plan_from_summary(all, &g_mo, &plan, &err);
+    if (!st && cli_distributor && cli_distributor->nproc > 1 && parts_possible(g_out)) {
+        /* the processes write the parts (spread): the summaries go to all of them */
+        hta_merge_plan_free(&plan);
+        st = hta_result_pack(all, &g_sum, &g_sumlen, &err);
+        hta_result_free(all);
+        return st ? cli_fail("merge", &err) : 0;
+    }
+    hta_result_free(all);
+    if (st) return cli_fail("merge", &err);
+    return write_merged(c, &plan);
 }
 
 static int cmd_merge(int argc, char **argv) {
@@ -77,42 +263,12 @@ static int cmd_merge(int argc, char **argv) {
     }
     mo.barrier = barrier;
 
-    double t0 = now_s();
-    hta_ctx *ctx;
-    if ((rc = cli_open(&c, c.path, &ctx))) return rc;
-    hta_merge_plan plan;
-    hta_error err = {0};
-    hta_status st = hta_merge_plan_build(ctx, &mo, &plan, &err);
-    /* the loaded rows are no longer needed: the writer streams the files */
-    hta_ctx_free(ctx);
-    if (st) return cli_fail("merge", &err);
-    double t1 = now_s();
-    hta_merge_stats ms;
-    int gz = ends_with(out, ".gz");
-    st = hta_merge_write(&plan, out, gz, &ms, &err);
-    if (st) {
-        hta_merge_plan_free(&plan);
-        return cli_fail("merge", &err);
-    }
-    double t2 = now_s();
-    hta_result res;
-    hta_result_init(&res);
-    st = hta_merge_result(&plan, &res, &err);
-    if (!st) {
-        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", out,
-                        (unsigned long long)ms.events_in, plan.n, (unsigned long long)ms.events_added);
-        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - t0, t2 - t1,
-                        ms.bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
-        if (ms.ids_kept)
-            hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
-                            "across ranks)", (unsigned long long)ms.ids_kept);
-    }
-    hta_merge_plan_free(&plan);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail("merge", &err);
-    }
-    return cli_emit(&c, &res);
+    g_mo = mo;
+    g_out = out;
+    g_t0 = now_s();
+    rc = cli_run_summaries(&c, "merge", summarise, done, whole);
+    if (cli_distributor && cli_distributor->nproc > 1) rc = spread(&c, rc);
+    return rc;
 }
 
 HTA_CLI_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",

@@ -1,6 +1,8 @@
 /* `hta stragglers`: the command-line front of hta_potential_stragglers (src/analysis/stragglers.c,
- * analyses.md §14).  cli_run_analysis loads, runs and prints; the --steps list is expanded in the
- * analysis callback. */
+ * analyses.md §14).  It runs rank by rank (docs/scaling.md): each rank's context gives its summary
+ * (hta_straggler_summary), and the analysis runs on the summaries of all ranks
+ * (hta_stragglers_from_summary); where the plan cannot go file by file, on the whole load.  The --steps
+ * list is expanded where the analysis runs, after every rank has loaded, as the whole load does. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,15 +36,46 @@ static long parse_steps(const char *s) {
     return (long)n;
 }
 
-static hta_status run_stragglers(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_straggler_opts o = g_o;
+static hta_status opts_of(hta_straggler_opts *o, hta_error *err) {
+    *o = g_o;
     if (g_steps) {
         long n = parse_steps(g_steps);
         if (n < 0) return hta_fail(err, HTA_EINVAL, "bad step list '%s' (e.g. 551,553-555)", g_steps);
-        o.steps = g_step_list;
-        o.nsteps = (size_t)n;
+        o->steps = g_step_list;
+        o->nsteps = (size_t)n;
     }
+    return HTA_OK;
+}
+
+static hta_status run_stragglers(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    (void)c;
+    hta_straggler_opts o;
+    HTA_TRY(opts_of(&o, err));
     return hta_potential_stragglers(ctx, &o, out, err);
+}
+
+static int whole(cli_common *c, const char *cmd) { return cli_analyse(c, cmd, run_stragglers); }
+
+/* one rank's summary */
+static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    (void)c;
+    return hta_straggler_summary(ctx, out, err);
+}
+
+/* the analysis on every rank's summary */
+static int done(cli_common *c, const char *cmd, hta_result *all) {
+    hta_straggler_opts o;
+    hta_result res;
+    hta_result_init(&res);
+    hta_error err = {0};
+    hta_status st = opts_of(&o, &err);
+    if (!st) st = hta_stragglers_from_summary(all, &o, c->ctx.hta_compat, &res, &err);
+    hta_result_free(all);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail(cmd, &err);
+    }
+    return cli_emit(c, &res);
 }
 
 static int cmd_stragglers(int argc, char **argv) {
@@ -52,13 +85,16 @@ static int cmd_stragglers(int argc, char **argv) {
         {"steps", CLI_STR, &g_steps, "LIST", "profiler steps to use, e.g. 551,553-555 (default: all)"},
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
-                            "Potential stragglers (HTA's get_potential_stragglers): picks the collective kernel\n"
-                            "whose duration varies most between ranks, and in every profiler step flags the\n"
-                            "ranks that start it last (the others wait for them). Every NCCL/RCCL kernel naming\n"
-                            "counts as communication (HTA only knows ncclKernel*; --hta-compat applies HTA's\n"
-                            "rules: only ncclKernel* names count, step 0 is ignored).",
-                            opts, run_stragglers);
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "Potential stragglers (HTA's get_potential_stragglers): picks the collective kernel\n"
+                       "whose duration varies most between ranks, and in every profiler step flags the\n"
+                       "ranks that start it last (the others wait for them). Every NCCL/RCCL kernel naming\n"
+                       "counts as communication (HTA only knows ncclKernel*; --hta-compat applies HTA's\n"
+                       "rules: only ncclKernel* names count, step 0 is ignored).",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    return cli_run_summaries(&c, argv[0], summarise, done, whole);
 }
 
 HTA_CLI_COMMAND(32, "stragglers", "ranks whose collectives start last, step after step", cmd_stragglers,

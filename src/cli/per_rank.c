@@ -18,9 +18,14 @@ static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap
                                             /* put together over the ranks (cli_analyse_per_rank) */
                                             "kernels", "launch", "annotations", "ops", "cpu-ops", "counters",
                                             "cupti", "patterns", NULL};
+/* The commands across ranks that run on per-rank summaries (cli_run_summaries): hta-mpi shares their ranks
+ * too. */
+static const char *const summary_cmds[] = {"stragglers", "merge", NULL};
 
 int cli_is_per_rank(const char *name) {
     for (const char *const *c = per_rank_cmds; *c; c++)
+        if (!strcmp(*c, name)) return 1;
+    for (const char *const *c = summary_cmds; *c; c++)
         if (!strcmp(*c, name)) return 1;
     return 0;
 }
@@ -78,25 +83,32 @@ static int whole_reduced(cli_common *c, const char *cmd, cli_analysis_fn fn, cli
     return cli_emit(c, &res);
 }
 
-static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+/* A command across ranks: how it finishes from the summaries, and how it runs on the whole load. */
+typedef struct summaries {
+    cli_done_fn done;
+    cli_whole_fn whole;
+} summaries;
+
+static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce, const summaries *x) {
     /* under hta-mpi a run that cannot be shared is the root's alone */
     if (cli_distributor && !cli_distributor->root) return 0;
+    if (x) return x->whole(c, cmd);
     return reduce ? whole_reduced(c, cmd, fn, reduce) : cli_analyse(c, cmd, fn);
 }
 
-static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce, const summaries *x) {
     const char *env = getenv("HTA_PER_RANK");
-    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn, reduce);
+    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn, reduce, x);
     hta_rank_plan plan;
     hta_error err = {0};
     if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err)) {
         hta_rank_plan_free(&plan);
         /* the whole load would fail the same way, with the same message */
-        return whole(c, cmd, fn, reduce);
+        return whole(c, cmd, fn, reduce, x);
     }
     if (!plan.per_rank) {
         hta_rank_plan_free(&plan);
-        return whole(c, cmd, fn, reduce);
+        return whole(c, cmd, fn, reduce, x);
     }
     int root = !cli_distributor || cli_distributor->root;
     if (root && !c->quiet)
@@ -146,7 +158,7 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_redu
         hta_result_free(&all);
         goto out;
     }
-    rc = cli_emit(c, &all);
+    rc = x ? x->done(c, cmd, &all) : cli_emit(c, &all);
 out:
     if (st && root) {
         /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */
@@ -165,11 +177,11 @@ int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc,
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn, NULL);
+    return per_rank(&c, argv[0], fn, NULL, NULL);
 }
 
 int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
-    return per_rank(c, cmd, fn, reduce);
+    return per_rank(c, cmd, fn, reduce, NULL);
 }
 
 int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
@@ -177,5 +189,10 @@ int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, 
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn, reduce);
+    return per_rank(&c, argv[0], fn, reduce, NULL);
+}
+
+int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole_fn) {
+    const summaries x = {done, whole_fn};
+    return per_rank(c, cmd, fn, NULL, &x);
 }

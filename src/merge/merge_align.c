@@ -140,43 +140,42 @@ static int push(rank_anchors *ra, uint32_t cid, int64_t u) {
     return 0;
 }
 
-/* Instance key: base text plus its occurrence on the rank, interned in keys
- * (one id space shared by all ranks).  occ is a per-rank symtab counting
- * bases. */
-typedef struct keyer {
-    hta_symtab *keys;
-    hta_symtab *occ_names; /* per rank: base -> dense id */
-    uint32_t *occ;
-    size_t occ_cap;
-    char *buf;
-    size_t cap;
-} keyer;
+/* One rank's summary being written (hta/merge.h).  An anchor's key is "tag|...|rest": its group (up to
+ * the last '|') gets a dense id in order of first use, its row number among the rank's rows of
+ * merge_summary_groups, so that a process group's text (every member rank listed) is kept once per rank,
+ * not once per collective; the instance is numbered by occurrence when the plan is built. */
+typedef struct rsum {
+    int32_t rank;
+    hta_symtab *groups;
+    hta_table *gt, *at;
+} rsum;
 
-static int key_id(keyer *k, const char *base, size_t bl, uint32_t *cid) {
-    uint32_t b = hta_symtab_intern(k->occ_names, base, bl);
-    if (b == UINT32_MAX) return -1;
-    if (b >= k->occ_cap) {
-        size_t c = k->occ_cap ? k->occ_cap * 2 : 256;
-        while (c <= b) c *= 2;
-        uint32_t *o = realloc(k->occ, c * sizeof *o);
-        if (!o) return -1;
-        memset(o + k->occ_cap, 0, (c - k->occ_cap) * sizeof *o);
-        k->occ = o;
-        k->occ_cap = c;
+/* An anchor of key (kl bytes) at time u on the rank's unix clock; -1 when out of memory. */
+static int add_anchor(rsum *s, const char *key, size_t kl, int64_t u) {
+    size_t cut = kl;
+    while (cut && key[cut - 1] != '|') cut--;
+    /* every key starts with its tag and '|': cut >= 1; the group leaves that '|' out */
+    size_t gl = cut ? cut - 1 : 0;
+    uint32_t n0 = hta_symtab_count(s->groups);
+    uint32_t g = hta_symtab_intern(s->groups, key, gl);
+    if (g == UINT32_MAX) return -1;
+    long row;
+    if (g == n0) {
+        if ((row = hta_table_add_row(s->gt)) < 0) return -1;
+        hta_table_set_int(s->gt, (size_t)row, HTA_MSUM_GROUP_RANK, s->rank);
+        if (hta_table_set_str(s->gt, (size_t)row, HTA_MSUM_GROUP, hta_sym(s->groups, g))) return -1;
     }
-    if (bl + 16 > k->cap) {
-        size_t c = bl + 64;
-        char *nb = realloc(k->buf, c);
-        if (!nb) return -1;
-        k->buf = nb;
-        k->cap = c;
+    char *rest = strndup(key + cut, kl - cut);
+    if (!rest || (row = hta_table_add_row(s->at)) < 0) {
+        free(rest);
+        return -1;
     }
-    memcpy(k->buf, base, bl);
-    /* "base#k": the k-th instance of the same base on every rank gets the same id, which is how instances
-     * pair up across ranks */
-    int l = snprintf(k->buf + bl, 16, "#%u", k->occ[b]++);
-    *cid = hta_symtab_intern(k->keys, k->buf, bl + (size_t)l);
-    return *cid == UINT32_MAX ? -1 : 0;
+    hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_RANK, s->rank);
+    hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_GROUP, g);
+    int rc = hta_table_set_str(s->at, (size_t)row, HTA_MSUM_ANCHOR_KEY, rest);
+    free(rest);
+    hta_table_set_int(s->at, (size_t)row, HTA_MSUM_ANCHOR_U, u);
+    return rc;
 }
 
 /* Growable text for a base key. */
@@ -251,8 +250,7 @@ static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const 
            hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
 }
 
-static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, keyer *k,
-                              rank_anchors *ra) {
+static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, rsum *k) {
     sbuf b = {0};
     int rc = 0;
     size_t nc;
@@ -281,10 +279,9 @@ static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t bas
             rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
         }
         if (rc) break;
-        uint32_t cid;
         /* the anchor is the kernel's end: a collective ends when the last rank's data has arrived, on
          * every rank alike; early ranks wait inside the kernel, so starts differ */
-        rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, r->ts[i] + r->dur[i] + base);
+        rc = add_anchor(k, b.s, b.n, r->ts[i] + r->dur[i] + base);
     }
     free(b.s);
     free(cand);
@@ -294,8 +291,7 @@ static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t bas
 /* Scopes our tracer marks as collectives (args "collective": 1): the loader
  * keeps no such arg, so the tracer's file is read again for them. */
 typedef struct tscan {
-    keyer *k;
-    rank_anchors *ra;
+    rsum *k;
     int64_t base;
     int failed;
     sbuf b;
@@ -341,19 +337,17 @@ static int tracer_event(void *ctx, uint32_t index, const char *json, size_t len)
     rc = sb_add(&s->b, "u|");
     if (cat) rc |= sb_addn(&s->b, cat->val, cat->vlen);
     if (name) rc |= sb_addn(&s->b, name->val, name->vlen);
-    uint32_t cid;
-    if (rc || key_id(s->k, s->b.s, s->b.n, &cid) || push(s->ra, cid, t + d + s->base)) {
+    if (rc || add_anchor(s->k, s->b.s, s->b.n, t + d + s->base)) {
         s->failed = 1;
         return 1;
     }
     return 0;
 }
 
-static int tracer_anchors(const hta_rank *r, int64_t base, keyer *k, rank_anchors *ra) {
+static int tracer_anchors(const hta_rank *r, int64_t base, rsum *k) {
     tscan *s = calloc(1, sizeof *s);
     if (!s) return -1;
     s->k = k;
-    s->ra = ra;
     s->base = base;
     hta_raw_callbacks cb = {NULL, tracer_event, s};
     hta_error e;
@@ -368,7 +362,7 @@ static int tracer_anchors(const hta_rank *r, int64_t base, keyer *k, rank_anchor
 }
 
 static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, const hta_merge_opts *o,
-                           keyer *k, rank_anchors *ra) {
+                           rsum *k) {
     sbuf b = {0};
     int rc = 0;
     size_t nc;
@@ -380,11 +374,10 @@ static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, 
         const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
         b.n = 0;
         if ((rc = sb_add(&b, cat) | sb_add(&b, "|") | sb_add(&b, name))) break;
-        uint32_t cid;
         /* begin by default; ranks leave a real barrier together but enter it at different times, hence
          * --barrier-edge end for a scope around one */
         int64_t tt = r->ts[i] + (o->barrier_end ? r->dur[i] : 0) + base;
-        rc = key_id(k, b.s, b.n, &cid) || push(ra, cid, tt);
+        rc = add_anchor(k, b.s, b.n, tt);
     }
     free(b.s);
     free(cand);
@@ -707,56 +700,246 @@ out:
     return rc;
 }
 
-/* ---- the plan ---- */
+/* ---- the summaries ---- */
 
-hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *p,
-                                hta_error *err) {
-    const hta_trace *t = ctx->trace;
-    memset(p, 0, sizeof *p);
-    p->opts = *o;
-    if (!t->nranks) return hta_fail(err, HTA_ENODATA, "no ranks to merge");
-    /* a merged trace's ranks share one file, which the writer would copy whole once per rank */
-    for (size_t i = 0; i < t->nranks; i++)
-        if (t->ranks[i]->merged)
-            return hta_fail(err, HTA_EINVAL,
-                            "%s: already a merged trace (hta merge): merge the per-rank files it was made from",
-                            t->ranks[i]->path);
-    p->r = calloc(t->nranks, sizeof *p->r);
-    if (!p->r) return hta_oom(err);
-    p->n = t->nranks;
-    p->unix_known = 1;
-    p->pid_stride = PID_STRIDE;
-    int32_t maxrank = 0;
-    for (size_t i = 0; i < t->nranks; i++) {
-        const hta_rank *r = t->ranks[i];
-        hta_merge_rank *m = &p->r[i];
-        m->rank = r->rank;
-        if (r->rank > maxrank) maxrank = r->rank;
-        if (!(m->path = strdup(r->path))) goto oom;
-        if (clock_of(r, m, &p->unix_known)) {
-            hta_merge_plan_free(p);
-            return hta_fail(err, HTA_EFORMAT, "%s: htaClockAnchor gives a clock beyond the times hta holds "
-                            "(|t| < 2^62 ns)", r->path);
-        }
+HTA_TABLE_DEFINE(HTA_MERGE_SUM_RANKS);
+HTA_TABLE_DEFINE(HTA_MERGE_SUM_GROUPS);
+HTA_TABLE_DEFINE(HTA_MERGE_SUM_ANCHORS);
+
+/* Rank r's row of merge_summary_ranks and its anchors. */
+static hta_status summarise_rank(const hta_trace *t, const hta_rank *r, const hta_merge_opts *o, hta_table *rt,
+                                 hta_table *gt, hta_table *at, hta_error *err) {
+    long row = hta_table_add_row(rt);
+    if (row < 0) return hta_oom(err);
+    size_t rw = (size_t)row;
+    hta_table_set_int(rt, rw, HTA_MSUM_RANK, r->rank);
+    hta_table_set_int(rt, rw, HTA_MSUM_MERGED, r->merged != 0);
+    hta_table_set_int(rt, rw, HTA_MSUM_TMIN, r->t_min);
+    hta_table_set_int(rt, rw, HTA_MSUM_TMAX, r->t_max);
+    hta_table_set_int(rt, rw, HTA_MSUM_MIN_U, INT64_MAX);
+    hta_table_set_int(rt, rw, HTA_MSUM_UNIX, 1);
+    if (hta_table_set_str(rt, rw, HTA_MSUM_FILE, r->path)) return hta_oom(err);
+    /* a merged trace is refused when the plan is built */
+    if (r->merged) return HTA_OK;
+    hta_merge_rank m = {0};
+    int unix_known = 1;
+    hta_error bad = {0};
+    if (clock_of(r, &m, &unix_known)) {
+        hta_fail(&bad, HTA_EFORMAT, "%s: htaClockAnchor gives a clock beyond the times hta holds (|t| < 2^62 ns)",
+                 r->path);
+    } else {
         /* every time of the file on the unix clock must be a time the model holds, so that differences of
          * them (offsets, residuals) and the writer's ts + base stay exact */
         int64_t lo, hi;
         if (r->t_min <= r->t_max &&
-            (__builtin_add_overflow(r->t_min, m->base_ns, &lo) || __builtin_add_overflow(r->t_max, m->base_ns, &hi) ||
-             lo < -HTA_TIME_MAX_NS || hi > HTA_TIME_MAX_NS)) {
-            hta_status st = hta_fail(err, HTA_EFORMAT, "%s: ts + %s beyond the times hta holds (|t| < 2^62 ns)",
-                                     r->path, m->clock == HTA_CLOCK_TRACER_ANCHOR ? "the htaClockAnchor base"
-                                                                                  : "baseTimeNanoseconds");
+            (__builtin_add_overflow(r->t_min, m.base_ns, &lo) || __builtin_add_overflow(r->t_max, m.base_ns, &hi) ||
+             lo < -HTA_TIME_MAX_NS || hi > HTA_TIME_MAX_NS))
+            hta_fail(&bad, HTA_EFORMAT, "%s: ts + %s beyond the times hta holds (|t| < 2^62 ns)", r->path,
+                     m.clock == HTA_CLOCK_TRACER_ANCHOR ? "the htaClockAnchor base" : "baseTimeNanoseconds");
+    }
+    hta_table_set_int(rt, rw, HTA_MSUM_CLOCK, m.clock);
+    hta_table_set_int(rt, rw, HTA_MSUM_BASE, m.base_ns);
+    hta_table_set_int(rt, rw, HTA_MSUM_UNIX, unix_known);
+    if (bad.msg[0]) return hta_table_set_str(rt, rw, HTA_MSUM_ERROR, bad.msg) ? hta_oom(err) : HTA_OK;
+    int64_t mn = INT64_MAX;
+    /* the earliest row on the rank's unix clock: the merged origin is placed from it */
+    for (size_t j = 0; j < r->n; j++)
+        if (r->ts[j] < mn) mn = r->ts[j];
+    hta_table_set_int(rt, rw, HTA_MSUM_MIN_U, mn == INT64_MAX ? mn : mn + m.base_ns);
+    if (o->method == HTA_ALIGN_NONE) return HTA_OK;
+    /* occurrences are counted per rank, instance ids over all ranks, when the plan is built */
+    rsum k = {r->rank, hta_symtab_new(), gt, at};
+    int rc = !k.groups;
+    if (!rc && o->method == HTA_ALIGN_BARRIER) rc = barrier_anchors(t, r, m.base_ns, o, &k);
+    else if (!rc && !(rc = collective_anchors(t, r, m.base_ns, &k)) && meta_json(r, "htaTracer"))
+        rc = tracer_anchors(r, m.base_ns, &k);
+    hta_symtab_free(k.groups);
+    return rc ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *out, hta_error *err) {
+    const hta_trace *t = ctx->trace;
+    hta_table *rt = hta_table_from_def(&HTA_MERGE_SUM_RANKS_TABLE);
+    hta_table *bt = hta_table_from_def(&HTA_MERGE_SUM_GROUPS_TABLE);
+    hta_table *at = hta_table_from_def(&HTA_MERGE_SUM_ANCHORS_TABLE);
+    hta_status st = !rt || !bt || !at ? hta_oom(err) : HTA_OK;
+    for (size_t i = 0; i < t->nranks && !st; i++) st = summarise_rank(t, t->ranks[i], o, rt, bt, at, err);
+    if (st) {
+        hta_table_free(rt), hta_table_free(bt), hta_table_free(at);
+        return st;
+    }
+    /* hta_result_add frees the table it cannot take */
+    if (hta_result_add(out, rt)) {
+        hta_table_free(bt), hta_table_free(at);
+        return hta_oom(err);
+    }
+    if (hta_result_add(out, bt)) {
+        hta_table_free(at);
+        return hta_oom(err);
+    }
+    return hta_result_add(out, at) ? hta_oom(err) : HTA_OK;
+}
+
+/* The summary table of declaration d, checked column by column: summaries may come from another process
+ * (hta-mpi), where the table arrives without its declaration. */
+static hta_status sum_table(const hta_result *sum, const hta_table_def *d, const hta_table **out, hta_error *err) {
+    const hta_table *t = hta_result_find(sum, d->name);
+    int ok = t && t->ncols == d->ncols;
+    for (size_t c = 0; ok && c < d->ncols; c++)
+        ok = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
+    if (!ok) return hta_fail(err, HTA_EINVAL, "merge summaries: table `%s` missing or not as declared", d->name);
+    *out = t;
+    return HTA_OK;
+}
+
+#define I64(t, c, r) ((t)->cols[c].v.i[r])
+
+/* Instance ids of one key over all ranks: the k-th occurrence of the key on any rank is one instance,
+ * which is how instances pair up across ranks. */
+typedef struct occ_ids {
+    uint32_t *v;
+    size_t n, cap;
+    uint32_t occ;  /* occurrences on the rank being read */
+    size_t seen;   /* that rank's index + 1 */
+} occ_ids;
+
+/* Every rank's anchors with instance ids (ra[0..p->n)); *ncid: the instances.  -1 when out of memory, 1
+ * when the summaries' rows are not those of their ranks, in rank order. */
+static int anchors_of(const hta_merge_plan *p, const hta_table *gt, const hta_table *at, rank_anchors *ra,
+                      size_t *ncid) {
+    hta_symtab *groups = hta_symtab_new(), *keys = hta_symtab_new();
+    occ_ids *ids = NULL;
+    size_t nids = 0, gc = 0, ac = 0, kcap = 0;
+    uint32_t *loc = NULL;
+    char *kb = NULL;
+    int rc = groups && keys ? 0 : -1;
+    *ncid = 0;
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        size_t g0 = gc;
+        while (gc < gt->nrows && I64(gt, HTA_MSUM_GROUP_RANK, gc) == p->r[i].rank) gc++;
+        size_t ng = gc - g0;
+        free(loc);
+        if (!(loc = malloc((ng ? ng : 1) * sizeof *loc))) {
+            rc = -1;
+            break;
+        }
+        /* the rank's groups in the id space of all ranks */
+        for (size_t j = 0; j < ng && !rc; j++) {
+            const char *g = gt->cols[HTA_MSUM_GROUP].v.s[g0 + j];
+            loc[j] = hta_symtab_intern(groups, g ? g : "", g ? strlen(g) : 0);
+            if (loc[j] == UINT32_MAX) rc = -1;
+        }
+        for (; ac < at->nrows && !rc && I64(at, HTA_MSUM_ANCHOR_RANK, ac) == p->r[i].rank; ac++) {
+            int64_t lg = I64(at, HTA_MSUM_ANCHOR_GROUP, ac);
+            const char *rest = at->cols[HTA_MSUM_ANCHOR_KEY].v.s[ac];
+            if (lg < 0 || (size_t)lg >= ng) {
+                rc = 1;
+                break;
+            }
+            /* the key in the id space of all ranks: "group id|rest" */
+            size_t need = (rest ? strlen(rest) : 0) + 16;
+            if (need > kcap) {
+                char *q = realloc(kb, need * 2);
+                if (!q) {
+                    rc = -1;
+                    break;
+                }
+                kb = q, kcap = need * 2;
+            }
+            int kl = snprintf(kb, kcap, "%u|%s", loc[lg], rest ? rest : "");
+            uint32_t id = hta_symtab_intern(keys, kb, (size_t)kl);
+            if (id == UINT32_MAX) {
+                rc = -1;
+                break;
+            }
+            if (id >= nids) {
+                occ_ids *q = realloc(ids, (id + 1) * sizeof *q);
+                if (!q) {
+                    rc = -1;
+                    break;
+                }
+                memset(q + nids, 0, (id + 1 - nids) * sizeof *q);
+                ids = q, nids = id + 1;
+            }
+            occ_ids *e = &ids[id];
+            if (e->seen != i + 1) e->seen = i + 1, e->occ = 0;
+            uint32_t k = e->occ++;
+            if (k == e->n) {
+                /* the first rank with a k-th instance of this key: a new instance */
+                if (e->n == e->cap) {
+                    size_t c = e->cap ? e->cap * 2 : 8;
+                    uint32_t *q = realloc(e->v, c * sizeof *q);
+                    if (!q) {
+                        rc = -1;
+                        break;
+                    }
+                    e->v = q, e->cap = c;
+                }
+                e->v[e->n++] = (uint32_t)(*ncid)++;
+            }
+            if (push(&ra[i], e->v[k], I64(at, HTA_MSUM_ANCHOR_U, ac))) rc = -1;
+        }
+    }
+    if (!rc && (gc != gt->nrows || ac != at->nrows)) rc = 1;
+    for (size_t i = 0; i < nids; i++) free(ids[i].v);
+    free(ids), free(loc), free(kb);
+    hta_symtab_free(groups);
+    hta_symtab_free(keys);
+    return rc;
+}
+
+/* ---- the plan ---- */
+
+hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge_plan *p,
+                                hta_error *err) {
+    hta_result sum;
+    hta_result_init(&sum);
+    memset(p, 0, sizeof *p);
+    hta_status st = hta_merge_summary(ctx, o, &sum, err);
+    if (!st) st = hta_merge_plan_from_summary(&sum, o, p, err);
+    hta_result_free(&sum);
+    return st;
+}
+
+hta_status hta_merge_plan_from_summary(const hta_result *sum, const hta_merge_opts *o, hta_merge_plan *p,
+                                       hta_error *err) {
+    memset(p, 0, sizeof *p);
+    p->opts = *o;
+    const hta_table *rt, *bt, *at;
+    HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_RANKS_TABLE, &rt, err));
+    HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_GROUPS_TABLE, &bt, err));
+    HTA_TRY(sum_table(sum, &HTA_MERGE_SUM_ANCHORS_TABLE, &at, err));
+    size_t n = rt->nrows;
+    if (!n) return hta_fail(err, HTA_ENODATA, "no ranks to merge");
+    /* a merged trace's ranks share one file, which the writer would copy whole once per rank */
+    for (size_t i = 0; i < n; i++)
+        if (I64(rt, HTA_MSUM_MERGED, i))
+            return hta_fail(err, HTA_EINVAL,
+                            "%s: already a merged trace (hta merge): merge the per-rank files it was made from",
+                            rt->cols[HTA_MSUM_FILE].v.s[i]);
+    p->r = calloc(n, sizeof *p->r);
+    if (!p->r) return hta_oom(err);
+    p->n = n;
+    p->unix_known = 1;
+    p->pid_stride = PID_STRIDE;
+    int32_t maxrank = 0;
+    for (size_t i = 0; i < n; i++) {
+        hta_merge_rank *m = &p->r[i];
+        m->rank = (int32_t)I64(rt, HTA_MSUM_RANK, i);
+        if (m->rank > maxrank) maxrank = m->rank;
+        const char *path = rt->cols[HTA_MSUM_FILE].v.s[i], *bad = rt->cols[HTA_MSUM_ERROR].v.s[i];
+        if (bad) {
+            hta_status st = hta_fail(err, HTA_EFORMAT, "%s", bad);
             hta_merge_plan_free(p);
             return st;
         }
-        m->pid_base = (int64_t)r->rank * PID_STRIDE;
+        if (!(m->path = strdup(path ? path : ""))) goto oom;
+        m->clock = (hta_clock_source)I64(rt, HTA_MSUM_CLOCK, i);
+        m->base_ns = I64(rt, HTA_MSUM_BASE, i);
+        if (!I64(rt, HTA_MSUM_UNIX, i)) p->unix_known = 0;
+        m->pid_base = (int64_t)m->rank * PID_STRIDE;
         m->rms_ns = m->max_ns = NAN;
-        int64_t mn = INT64_MAX;
-        /* the earliest row on the rank's unix clock: the merged origin is placed from it */
-        for (size_t j = 0; j < r->n; j++)
-            if (r->ts[j] < mn) mn = r->ts[j];
-        m->min_u = mn == INT64_MAX ? mn : mn + m->base_ns;
+        m->min_u = I64(rt, HTA_MSUM_MIN_U, i);
     }
     /* merged flow id = id * S + rank with S the smallest power of ten above the largest rank: ids of
      * different ranks never collide, and the rank can be read off the last digits */
@@ -764,47 +947,30 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     while (p->id_stride <= maxrank) p->id_stride *= 10;
 
     /* one rank has nothing to align to: it is its own reference */
-    if (o->method != HTA_ALIGN_NONE && t->nranks == 1) p->r[0].reference = 1;
-    if (o->method != HTA_ALIGN_NONE && t->nranks > 1) {
-        keyer k = {0};
-        rank_anchors *ra = calloc(t->nranks, sizeof *ra);
-        int rc = !ra || !(k.keys = hta_symtab_new());
-        for (size_t i = 0; i < t->nranks && !rc; i++) {
-            /* occurrences are counted per rank, instance ids over all ranks */
-            hta_symtab_free(k.occ_names);
-            if (k.occ) memset(k.occ, 0, k.occ_cap * sizeof *k.occ);
-            if (!(k.occ_names = hta_symtab_new())) {
-                rc = 1;
-                break;
-            }
-            if (o->method == HTA_ALIGN_BARRIER)
-                rc = barrier_anchors(t, t->ranks[i], p->r[i].base_ns, o, &k, &ra[i]);
-            else if (!(rc = collective_anchors(t, t->ranks[i], p->r[i].base_ns, &k, &ra[i])) &&
-                     meta_json(t->ranks[i], "htaTracer"))
-                rc = tracer_anchors(t->ranks[i], p->r[i].base_ns, &k, &ra[i]);
-        }
-        size_t ncid = k.keys ? hta_symtab_count(k.keys) : 0;
+    if (o->method != HTA_ALIGN_NONE && n == 1) p->r[0].reference = 1;
+    if (o->method != HTA_ALIGN_NONE && n > 1) {
+        rank_anchors *ra = calloc(n, sizeof *ra);
+        size_t ncid = 0;
+        int rc = ra ? anchors_of(p, bt, at, ra, &ncid) : -1;
         if (!rc)
             rc = o->method == HTA_ALIGN_COLLECTIVE ? solve_collective(p, ra, ncid, o->drift)
                                                    : solve_barrier(p, ra, ncid);
-        for (size_t i = 0; ra && i < t->nranks; i++) free(ra[i].a);
+        for (size_t i = 0; ra && i < n; i++) free(ra[i].a);
         free(ra);
-        hta_symtab_free(k.keys);
-        hta_symtab_free(k.occ_names);
-        free(k.occ);
-        free(k.buf);
+        if (rc > 0) {
+            hta_merge_plan_free(p);
+            return hta_fail(err, HTA_EINVAL, "merge summaries: anchors not in the order of their ranks");
+        }
         if (rc) goto oom;
     }
 
     /* the corrections first (the origin is placed with them), then the merged times (below) */
     for (size_t i = 0; i < p->n; i++) {
-        const hta_rank *r = t->ranks[i];
-        if (r->t_min > r->t_max ||
-            map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 0))
-            continue;
+        int64_t tmin = I64(rt, HTA_MSUM_TMIN, i), tmax = I64(rt, HTA_MSUM_TMAX, i);
+        if (tmin > tmax || map_in_range(p, i, tmin + p->r[i].base_ns, tmax + p->r[i].base_ns, 0)) continue;
         hta_status st = hta_fail(err, HTA_EFORMAT,
                                  "%s: the alignment (offset %.0f ns, drift %g) moves times beyond the times hta "
-                                 "holds (|t| < 2^62 ns)", r->path, p->r[i].offset_ns, p->r[i].drift);
+                                 "holds (|t| < 2^62 ns)", p->r[i].path, p->r[i].offset_ns, p->r[i].drift);
         hta_merge_plan_free(p);
         return st;
     }
@@ -825,13 +991,11 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
     int64_t ms = o0 / 1000000 - (o0 % 1000000 < 0);
     p->origin_ns = ms * 1000000;
     for (size_t i = 0; i < p->n; i++) {
-        const hta_rank *r = t->ranks[i];
-        if (r->t_min > r->t_max ||
-            map_in_range(p, i, r->t_min + p->r[i].base_ns, r->t_max + p->r[i].base_ns, 1))
-            continue;
+        int64_t tmin = I64(rt, HTA_MSUM_TMIN, i), tmax = I64(rt, HTA_MSUM_TMAX, i);
+        if (tmin > tmax || map_in_range(p, i, tmin + p->r[i].base_ns, tmax + p->r[i].base_ns, 1)) continue;
         hta_status st = hta_fail(err, HTA_EFORMAT,
                                  "%s: the aligned times (offset %.0f ns) fall beyond the times hta holds "
-                                 "(|t| < 2^62 ns)", r->path, p->r[i].offset_ns);
+                                 "(|t| < 2^62 ns)", p->r[i].path, p->r[i].offset_ns);
         hta_merge_plan_free(p);
         return st;
     }

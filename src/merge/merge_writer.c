@@ -3,6 +3,7 @@
  * its pid, ts (dur under drift) and ids rewritten; all other members are
  * copied as they are.  Memory: the writer's buffer and a small per-rank pid
  * table. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,65 +364,13 @@ static int put_summary(wctx *w) {
     return 0;
 }
 
-hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz, hta_merge_stats *stats,
-                           hta_error *err) {
-    hta_merge_stats dummy;
-    if (!stats) stats = &dummy;
-    memset(stats, 0, sizeof *stats);
-    wctx *w = calloc(1, sizeof *w);
-    if (!w) return hta_oom(err);
-    w->p = p;
-    w->stats = stats;
-    w->pids = calloc((size_t)p->pid_stride, sizeof *w->pids);
-    w->dinfo = calloc(p->n + 1, sizeof *w->dinfo);
-    w->rank_pids = calloc(p->n + 1, sizeof *w->rank_pids);
-    w->rank_npids = calloc(p->n + 1, sizeof *w->rank_npids);
-    w->rank_events = calloc(p->n + 1, sizeof *w->rank_events);
-    hta_status st = HTA_OK;
-    if (!w->pids || !w->dinfo || !w->rank_pids || !w->rank_npids || !w->rank_events) {
-        st = hta_oom(err);
-        goto out;
-    }
-    if ((st = hta_rawout_open(out_path, gz, &w->o, err))) goto out;
-    if (room(w, 128)) goto write_failed;
-    PUTS(w, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",");
-    if (p->unix_known) {
-        PUTS(w, "\"baseTimeNanoseconds\":");
-        put_i64(w, p->origin_ns);
-        PUTS(w, ",");
-    }
-    PUTS(w, "\n\"traceEvents\":[");
-    done(w);
-    hta_rawout_hooks h = {.event = on_event, .meta = on_meta, .ctx = w};
-    for (size_t i = 0; i < p->n; i++) {
-        w->ri = i;
-        w->r = &p->r[i];
-        w->npids = 0;
-        w->last_pid = 0;
-        uint64_t ev0 = hta_rawout_count(w->o);
-        int bad = hta_rawout_events(w->o, w->r->path, &h) || add_missing_meta(w);
-        w->rank_events[i] = hta_rawout_count(w->o) - ev0;
-        /* the pid texts move to the rank's list, for htaMerge */
-        w->rank_pids[i] = malloc((w->npids ? w->npids : 1) * sizeof(char *));
-        if (w->rank_pids[i]) {
-            for (size_t j = 0; j < w->npids; j++) w->rank_pids[i][j] = w->pids[j].text;
-            w->rank_npids[i] = w->npids;
-        } else {
-            for (size_t j = 0; j < w->npids; j++) free(w->pids[j].text);
-            if (!bad) bad = hta_rawout_fail(w->o, HTA_ENOMEM, "out of memory");
-        }
-        if (bad) goto write_failed;
-    }
-    put_summary(w);
-write_failed: /* the writer keeps the failure: close answers with it */
-    stats->bytes_out = hta_rawout_bytes(w->o);
-    st = hta_rawout_close(w->o, 1);
-out:
+static void wctx_free(wctx *w) {
+    if (!w) return;
     if (w->dinfo)
-        for (size_t i = 0; i < p->n; i++) free(w->dinfo[i]);
+        for (size_t i = 0; i < w->p->n; i++) free(w->dinfo[i]);
     free(w->dinfo);
     if (w->rank_pids)
-        for (size_t i = 0; i < p->n; i++) {
+        for (size_t i = 0; i < w->p->n; i++) {
             for (size_t j = 0; w->rank_pids[i] && j < w->rank_npids[i]; j++) free(w->rank_pids[i][j]);
             free(w->rank_pids[i]);
         }
@@ -432,5 +381,216 @@ out:
     hta_raw_obj_free(&w->ev);
     hta_raw_obj_free(&w->args);
     free(w);
+}
+
+static wctx *wctx_new(const hta_merge_plan *p, hta_merge_stats *stats) {
+    memset(stats, 0, sizeof *stats);
+    wctx *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->p = p;
+    w->stats = stats;
+    w->pids = calloc((size_t)p->pid_stride, sizeof *w->pids);
+    w->dinfo = calloc(p->n + 1, sizeof *w->dinfo);
+    w->rank_pids = calloc(p->n + 1, sizeof *w->rank_pids);
+    w->rank_npids = calloc(p->n + 1, sizeof *w->rank_npids);
+    w->rank_events = calloc(p->n + 1, sizeof *w->rank_events);
+    if (!w->pids || !w->dinfo || !w->rank_pids || !w->rank_npids || !w->rank_events) {
+        wctx_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int put_header(wctx *w) {
+    if (room(w, 128)) return -1;
+    PUTS(w, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",");
+    if (w->p->unix_known) {
+        PUTS(w, "\"baseTimeNanoseconds\":");
+        put_i64(w, w->p->origin_ns);
+        PUTS(w, ",");
+    }
+    PUTS(w, "\n\"traceEvents\":[");
+    done(w);
+    return 0;
+}
+
+/* Rank i's events (added metadata included) to w->o; non-zero when the writer failed. */
+static int write_rank(wctx *w, size_t i) {
+    hta_rawout_hooks h = {.event = on_event, .meta = on_meta, .ctx = w};
+    w->ri = i;
+    w->r = &w->p->r[i];
+    w->npids = 0;
+    w->last_pid = 0;
+    uint64_t ev0 = hta_rawout_count(w->o);
+    int bad = hta_rawout_events(w->o, w->r->path, &h) || add_missing_meta(w);
+    w->rank_events[i] = hta_rawout_count(w->o) - ev0;
+    /* the pid texts move to the rank's list, for htaMerge */
+    w->rank_pids[i] = malloc((w->npids ? w->npids : 1) * sizeof(char *));
+    if (w->rank_pids[i]) {
+        for (size_t j = 0; j < w->npids; j++) w->rank_pids[i][j] = w->pids[j].text;
+        w->rank_npids[i] = w->npids;
+    } else {
+        for (size_t j = 0; j < w->npids; j++) free(w->pids[j].text);
+        if (!bad) bad = hta_rawout_fail(w->o, HTA_ENOMEM, "out of memory");
+    }
+    return bad;
+}
+
+hta_status hta_merge_write(const hta_merge_plan *p, const char *out_path, int gz, hta_merge_stats *stats,
+                           hta_error *err) {
+    hta_merge_stats dummy;
+    if (!stats) stats = &dummy;
+    wctx *w = wctx_new(p, stats);
+    if (!w) return hta_oom(err);
+    hta_status st = hta_rawout_open(out_path, gz, &w->o, err);
+    if (st) goto out;
+    if (put_header(w)) goto write_failed;
+    for (size_t i = 0; i < p->n; i++)
+        if (write_rank(w, i)) goto write_failed;
+    put_summary(w);
+write_failed: /* the writer keeps the failure: close answers with it */
+    stats->bytes_out = hta_rawout_bytes(w->o);
+    st = hta_rawout_close(w->o, 1);
+out:
+    wctx_free(w);
+    return st;
+}
+
+/* ---- the merged trace in parts (hta-mpi) ---- */
+
+HTA_TABLE_DEFINE(HTA_MERGE_PART);
+HTA_TABLE_DEFINE(HTA_MERGE_PART_PIDS);
+
+hta_status hta_merge_write_part(const hta_merge_plan *p, size_t i, const char *part_path, hta_result *info,
+                                hta_error *err) {
+    hta_merge_stats stats;
+    wctx *w = wctx_new(p, &stats);
+    hta_table *pt = hta_table_from_def(&HTA_MERGE_PART_TABLE), *qt = hta_table_from_def(&HTA_MERGE_PART_PIDS_TABLE);
+    hta_status st = HTA_OK;
+    if (!w || !pt || !qt) {
+        st = hta_oom(err);
+        goto out;
+    }
+    /* the rank's events exactly as the whole file has them, but for the first separator (hta_merge_join) */
+    if ((st = hta_rawout_open(part_path, 0, &w->o, err))) goto out;
+    write_rank(w, i);
+    uint64_t bytes = hta_rawout_bytes(w->o);
+    if ((st = hta_rawout_close(w->o, 1))) goto out;
+    long row = hta_table_add_row(pt);
+    if (row < 0) goto oom;
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_RANK, p->r[i].rank);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_EVENTS, (int64_t)w->rank_events[i]);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_BYTES, (int64_t)bytes);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_EVENTS_IN, (int64_t)stats.events_in);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_BYTES_IN, (int64_t)stats.bytes_in);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_ADDED, (int64_t)stats.events_added);
+    hta_table_set_int(pt, (size_t)row, HTA_MPART_IDS_KEPT, (int64_t)stats.ids_kept);
+    if (hta_table_set_str(pt, (size_t)row, HTA_MPART_DINFO, w->dinfo[i])) goto oom;
+    for (size_t j = 0; j < w->rank_npids[i]; j++) {
+        if ((row = hta_table_add_row(qt)) < 0) goto oom;
+        hta_table_set_int(qt, (size_t)row, HTA_MPART_PIDS_RANK, p->r[i].rank);
+        if (hta_table_set_str(qt, (size_t)row, HTA_MPART_PID, w->rank_pids[i][j])) goto oom;
+    }
+    /* hta_result_add frees the table it cannot take */
+    int bad = hta_result_add(info, pt);
+    pt = NULL;
+    if (!bad) bad = hta_result_add(info, qt);
+    else hta_table_free(qt);
+    qt = NULL;
+    if (bad) st = hta_oom(err);
+    goto out;
+oom:
+    st = hta_oom(err);
+out:
+    hta_table_free(pt);
+    hta_table_free(qt);
+    wctx_free(w);
+    return st;
+}
+
+/* The table of declaration d in info, checked column by column (it comes from another process). */
+static const hta_table *part_table(const hta_result *info, const hta_table_def *d) {
+    const hta_table *t = hta_result_find(info, d->name);
+    int ok = t && t->ncols == d->ncols;
+    for (size_t c = 0; ok && c < d->ncols; c++)
+        ok = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
+    return ok ? t : NULL;
+}
+
+#define I64(t, c, r) ((t)->cols[c].v.i[r])
+
+hta_status hta_merge_join(const hta_merge_plan *p, const char *out_path, int gz, const hta_result *info,
+                          const char *const *part_paths, hta_merge_stats *stats, hta_error *err) {
+    hta_merge_stats dummy;
+    if (!stats) stats = &dummy;
+    const hta_table *pt = part_table(info, &HTA_MERGE_PART_TABLE), *qt = part_table(info, &HTA_MERGE_PART_PIDS_TABLE);
+    if (!pt || !qt || pt->nrows != p->n) return hta_fail(err, HTA_EINVAL, "merge: the parts' accounts are damaged");
+    wctx *w = wctx_new(p, stats);
+    char *buf = malloc(1 << 20);
+    hta_status st = HTA_OK;
+    if (!w || !buf) {
+        st = hta_oom(err);
+        goto out;
+    }
+    /* what each part's writer saw: the accounts htaMerge and the notes give */
+    for (size_t i = 0, q = 0; i < p->n; i++) {
+        if (I64(pt, HTA_MPART_RANK, i) != p->r[i].rank) {
+            st = hta_fail(err, HTA_EINVAL, "merge: the parts' accounts are damaged");
+            goto out;
+        }
+        w->rank_events[i] = (uint64_t)I64(pt, HTA_MPART_EVENTS, i);
+        stats->events_in += (uint64_t)I64(pt, HTA_MPART_EVENTS_IN, i);
+        stats->bytes_in += (uint64_t)I64(pt, HTA_MPART_BYTES_IN, i);
+        stats->events_added += (uint64_t)I64(pt, HTA_MPART_ADDED, i);
+        stats->ids_kept += (uint64_t)I64(pt, HTA_MPART_IDS_KEPT, i);
+        const char *d = pt->cols[HTA_MPART_DINFO].v.s[i];
+        if (d && !(w->dinfo[i] = strdup(d))) goto oom;
+        size_t q0 = q;
+        while (q < qt->nrows && I64(qt, HTA_MPART_PIDS_RANK, q) == p->r[i].rank) q++;
+        if (!(w->rank_pids[i] = calloc(q - q0 + 1, sizeof(char *)))) goto oom;
+        for (size_t j = q0; j < q; j++) {
+            const char *t = qt->cols[HTA_MPART_PID].v.s[j];
+            if (!(w->rank_pids[i][w->rank_npids[i]++] = strdup(t ? t : ""))) goto oom;
+        }
+    }
+    if ((st = hta_rawout_open(out_path, gz, &w->o, err))) goto out;
+    if (put_header(w)) goto write_failed;
+    uint64_t before = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        FILE *f = fopen(part_paths[i], "rb");
+        if (!f) {
+            hta_rawout_fail(w->o, HTA_EIO, "%s: cannot open: %s (the output's folder must be one all processes "
+                            "share)", part_paths[i], strerror(errno));
+            goto write_failed;
+        }
+        /* a part starts its first event as the first of a file does; after other events it takes a comma */
+        if (before && w->rank_events[i] && hta_rawout_put(w->o, ",", 1)) {
+            fclose(f);
+            goto write_failed;
+        }
+        before += w->rank_events[i];
+        uint64_t got = 0;
+        size_t k;
+        while ((k = fread(buf, 1, 1 << 20, f)) > 0) {
+            got += k;
+            if (hta_rawout_put(w->o, buf, k)) break;
+        }
+        int rerr = ferror(f);
+        fclose(f);
+        if (rerr || got != (uint64_t)I64(pt, HTA_MPART_BYTES, i)) {
+            hta_rawout_fail(w->o, HTA_EIO, "%s: %s", part_paths[i], rerr ? "read error" : "not the part written");
+            goto write_failed;
+        }
+    }
+    put_summary(w);
+write_failed: /* the writer keeps the failure: close answers with it */
+    stats->bytes_out = hta_rawout_bytes(w->o);
+    st = hta_rawout_close(w->o, 1);
+    goto out;
+oom:
+    st = hta_oom(err);
+out:
+    free(buf);
+    wctx_free(w);
     return st;
 }

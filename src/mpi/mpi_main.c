@@ -192,6 +192,23 @@ static hta_status gather(cli_part *parts, size_t n, const cli_command *cmd, hta_
     return rs;
 }
 
+/* MPI counts are int: the bytes go in pieces of at most 1 GiB */
+static hta_status bcast(char **bytes, size_t *len, hta_error *err) {
+    uint64_t n = g_rank == 0 ? (uint64_t)*len : 0;
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (g_rank != 0) {
+        /* every process must take part in every piece: without memory there is no way on */
+        if (!(*bytes = malloc(n ? n : 1))) MPI_Abort(MPI_COMM_WORLD, 1);
+        *len = n;
+    }
+    for (uint64_t at = 0; at < n; at += (uint64_t)1 << 30) {
+        uint64_t k = n - at < ((uint64_t)1 << 30) ? n - at : (uint64_t)1 << 30;
+        MPI_Bcast(*bytes + at, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    (void)err;
+    return HTA_OK;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -204,6 +221,8 @@ int main(int argc, char **argv) {
     d.root = g_rank == 0;
     d.share = share;
     d.gather = gather;
+    d.nproc = g_size;
+    d.bcast = bcast;
     cli_distributor = &d;
     int rc = 0;
     if (g_rank == 0 || (argc > 1 && cli_is_per_rank(argv[1]))) rc = hta_cli_main(argc, argv);

@@ -1,0 +1,126 @@
+"""hta-mpi with the commands across ranks (docs/scaling.md): `stragglers` and `merge` make their per-rank
+summaries in every process, gathered on process 0, which finishes (merge: every process writes the ranks
+of its share to part files beside the output, which process 0 joins); under mpirun -np 1, 2 and 3 they
+print, and merge writes, exactly what hta does, and no part file is left; a bad rank file, or a part that
+cannot be written, makes the run exit non-zero with the file named, nothing on stdout and no output file.
+
+Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+HTA_MPI = os.path.join(os.path.dirname(HTA), 'hta-mpi')
+GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+MPIRUN = shutil.which('mpirun')
+
+
+def mpi(np, args):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+               OMPI_MCA_rmaps_base_oversubscribe='1')
+    # under SAN=1: OpenMPI's own allocations left at exit are not ours (tests/mpi/test_mpi.py)
+    env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':detect_leaks=0').lstrip(':')
+    p = subprocess.run([MPIRUN, '--oversubscribe', '-np', str(np), HTA_MPI] + args, capture_output=True,
+                       text=True, env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def hta(args):
+    p = subprocess.run([HTA] + args, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def no_times(text):
+    """merge's notes say how long it took: the one line two runs cannot share."""
+    return re.sub(r'load \+ align .*', 'load + align (time)', text)
+
+
+@unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
+class CrossRank(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.gen = os.path.join(cls.tmp, 'g5')
+        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '5', '--target-mb', '0.3', '--straggler',
+                        '3', '--clock-skew-us', '500', '--quiet'], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_stragglers(self):
+        for args in (['stragglers', self.gen, '--format', 'csv'],
+                     ['stragglers', self.gen, '--ranks', '0,2-4', '--steps', '11-13', '--candidates', '1'],
+                     ['stragglers', self.gen, '--steps', 'x']):
+            h = hta(args)
+            for np in (1, 2, 3):
+                m = mpi(np, args)
+                if h[0]:
+                    # mpirun adds its own lines about a process that exited non-zero
+                    self.assertEqual((h[1], h[2]), (m[1], m[2][:len(h[2])]), (np, args))
+                    self.assertNotEqual(m[0], 0)
+                else:
+                    self.assertEqual(h, m, (np, args))
+
+    def merged(self, run, np, args):
+        dst = args[args.index('-o') + 1]
+        if os.path.exists(dst):
+            os.unlink(dst)
+        rc, out, errt = run(args) if np is None else run(np, args)
+        data = None
+        if os.path.exists(dst):
+            with open(dst, 'rb') as f:
+                data = f.read()
+        return rc, out, no_times(errt), data
+
+    def test_merge(self):
+        od = os.path.join(self.tmp, 'merged')
+        os.mkdir(od)
+        for name, extra in (('m.json', ['--align', 'collective']), ('m.json', ['--align', 'barrier', '--ranks', '1-4']),
+                            ('m.json.gz', ['--align', 'none'])):
+            args = ['merge', self.gen, '-o', os.path.join(od, name), '--format', 'csv'] + extra
+            h = self.merged(hta, None, args)
+            self.assertEqual(h[0], 0, h[2])
+            for np in (1, 2, 3):
+                self.assertEqual(h, self.merged(mpi, np, args), (np, args))
+                self.assertEqual([n for n in os.listdir(od) if n.startswith('.')], [])  # the parts are gone
+
+    def test_part_not_written(self):
+        od = os.path.join(self.tmp, 'blocked')
+        os.mkdir(od)
+        # a folder where rank 2's part goes: that process's write fails
+        os.mkdir(os.path.join(od, '.m.json.rank-2.part'))
+        for np in (2, 3):
+            rc, out, errt = mpi(np, ['merge', self.gen, '-o', os.path.join(od, 'm.json')])
+            self.assertNotEqual(rc, 0)
+            self.assertEqual(out, '')
+            self.assertIn('.m.json.rank-2.part: is a folder', errt)
+            self.assertEqual(os.listdir(od), ['.m.json.rank-2.part'])
+
+    def test_bad_file_fails_named(self):
+        d = os.path.join(self.tmp, 'bad')
+        shutil.copytree(self.gen, d)
+        p = os.path.join(d, 'rank-3.json')
+        with open(p) as f:
+            s = f.read()
+        with open(p, 'w') as f:
+            f.write(s[:len(s) // 3])
+        od = os.path.join(self.tmp, 'out')
+        os.mkdir(od)
+        for np in (1, 3):
+            for args in (['stragglers', d], ['merge', d, '-o', os.path.join(od, 'm.json')]):
+                rc, out, errt = mpi(np, args)
+                self.assertNotEqual(rc, 0)
+                self.assertEqual(out, '')
+                self.assertIn('rank-3.json: byte', errt)
+                self.assertEqual(os.listdir(od), [])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -362,7 +362,7 @@ hta_status hta_kernel_breakdown_part(hta_ctx *ctx, const hta_kernel_opts *o, hta
         size_t from = k.n;
         for (int j = 0; !st && j < ntypes; j++) st = name_stats(t, &b, rank, (int)g_types[j], o, ctx->hta_compat, gid, &k, err);
         if (!st) {
-            krows mine = {k.v + from, k.n - from, 0};
+            krows mine = {k.v ? k.v + from : NULL, k.n - from, 0};
             st = all_kernels_rows(&mine, ak, err);
         }
         bd_rows_free(&b);

@@ -14,21 +14,8 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
-HTA_MPI = os.path.join(os.path.dirname(HTA), 'hta-mpi')
-GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
-MPIRUN = shutil.which('mpirun')
-
-
-def mpi(np, args):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-               OMPI_MCA_rmaps_base_oversubscribe='1')
-    # under SAN=1: OpenMPI's own allocations left at exit are not ours (tests/mpi/test_mpi.py)
-    env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':detect_leaks=0').lstrip(':')
-    p = subprocess.run([MPIRUN, '--oversubscribe', '-np', str(np), HTA_MPI] + args, capture_output=True,
-                       text=True, env=env, timeout=120)
-    return p.returncode, p.stdout, p.stderr
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, ROOT, mpi  # noqa: E402
 
 
 def hta(args):

@@ -126,6 +126,26 @@ HTA_TABLE_DECLARE(HTA_GPU_METRICS)
 
 hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
 
+/* Rank by rank (docs/scaling.md): hta_report is hta_report_part on the context, then hta_report_reduce of
+ * that part.  The part of a context is what the report reads of its ranks: per rank the analyses' rows,
+ * the summaries of the cross-rank ones (kernel types, stragglers), the critical path's summary, and a
+ * profile of its steps, collectives and time series: a few rows per step and collective, 240 per rank
+ * for the series.  The parts of several contexts, appended in rank order (hta_result_append), reduce
+ * to the report of one context holding all those ranks, byte for byte. */
+hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
+
+/* Where the reduce reads the ranks again: the savings re-run every rank through the what-if engine
+ * (hta/sim.h, hta_job_*), one rank's graph at a time.  Either the loaded context, or a rank plan's files
+ * with the options they are loaded with. */
+typedef struct hta_report_src {
+    hta_ctx *ctx;              /* the whole load; NULL: the plan's files */
+    const hta_rank_plan *plan; /* the files (hta_rank_plan_make), in the parts' rank order */
+    const hta_ctx_opts *co;    /* how they load (threads too) */
+} hta_report_src;
+/* The report from the parts of every rank (appended in rank order; the reduce takes tables out of it). */
+hta_status hta_report_reduce(const hta_report_opts *o, const hta_report_src *src, hta_result *parts,
+                             hta_result *out, hta_error *err);
+
 #ifdef __cplusplus
 }
 #endif

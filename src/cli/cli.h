@@ -107,12 +107,13 @@ int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli
 int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
                     cli_analysis_fn fn, cli_reduce_fn reduce);
 
-/* A command across ranks (stragglers, merge) rank by rank: fn gives one rank's summary (tables, from a
- * context of that rank alone); done gets every rank's summaries appended in rank order, finishes the
- * command (prints), frees all and returns the exit status; whole runs the command on the whole load where
- * the plan cannot go file by file (and under HTA_PER_RANK=0).  Under hta-mpi the summaries are gathered
+/* A command across ranks (stragglers, merge, report) rank by rank: fn gives one rank's summary (tables,
+ * from a context of that rank alone); done gets every rank's summaries appended in rank order and the
+ * plan of the files (to read them again), finishes the command (prints), frees all and returns the exit
+ * status; whole runs the command on the whole load where the plan cannot go file by file (and under
+ * HTA_PER_RANK=0).  Under hta-mpi the summaries are gathered
  * on process 0, which alone calls done. */
-typedef int (*cli_done_fn)(cli_common *c, const char *cmd, hta_result *all);
+typedef int (*cli_done_fn)(cli_common *c, const char *cmd, const hta_rank_plan *plan, hta_result *all);
 typedef int (*cli_whole_fn)(cli_common *c, const char *cmd);
 int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole);
 

@@ -188,7 +188,8 @@ static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, 
 }
 
 /* the plan from every rank's summary, then the file */
-static int done(cli_common *c, const char *cmd, hta_result *all) {
+static int done(cli_common *c, const char *cmd, const hta_rank_plan *files, hta_result *all) {
+    (void)files;
     (void)cmd;
     hta_merge_plan plan;
     hta_error err = {0};

@@ -1,5 +1,8 @@
 /* `hta report`: the command-line front of hta_report (src/report/report.c, docs/report.md), the
- * summary that runs every analysis.  cli_run_analysis loads, runs and prints. */
+ * summary that runs every analysis.  It runs rank by rank (docs/scaling.md): each rank's context gives
+ * its part (hta_report_part), and the report is reduced from the parts of all ranks
+ * (hta_report_reduce), whose savings read the files once more, one rank's graph at a time; where the
+ * plan cannot go file by file, on the whole load. */
 #include "cli/cli.h"
 #include "hta/cpuops.h"
 #include "hta/report.h"
@@ -8,8 +11,31 @@ static hta_report_opts g_o;
 static int g_no_cp;
 
 static hta_status run_report(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (g_no_cp) g_o.critical_path = 0;
+    (void)c;
     return hta_report(ctx, &g_o, out, err);
+}
+
+static int whole(cli_common *c, const char *cmd) { return cli_analyse(c, cmd, run_report); }
+
+/* one rank's part */
+static hta_status part(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    (void)c;
+    return hta_report_part(ctx, &g_o, out, err);
+}
+
+/* the report from every rank's part */
+static int done(cli_common *c, const char *cmd, const hta_rank_plan *plan, hta_result *all) {
+    hta_result res;
+    hta_result_init(&res);
+    hta_error err = {0};
+    hta_report_src src = {NULL, plan, &c->ctx};
+    hta_status st = hta_report_reduce(&g_o, &src, all, &res, &err);
+    hta_result_free(all);
+    if (st) {
+        hta_result_free(&res);
+        return cli_fail(cmd, &err);
+    }
+    return cli_emit(c, &res);
 }
 
 static int cmd_report(int argc, char **argv) {
@@ -22,15 +48,20 @@ static int cmd_report(int argc, char **argv) {
          "also write the report as one self-contained HTML page (charts, findings; no network)"},
         {0},
     };
-    return cli_run_analysis(argc, argv, "PATH [options]",
-                            "The holistic summary: runs every analysis that applies to the traces and says, per\n"
-                            "rank, where GPU time went, the largest idle cause, how much communication overlaps\n"
-                            "compute, launch-delay outliers, the kernels that dominate and the straggler ranks,\n"
-                            "what bounds each rank's critical path, with the figures and what to look at next.\n"
-                            "Ranks without GPU work (CPU-only traces, libhtatrace files) get the CPU side instead:\n"
-                            "steps, the operators or scopes with the most self time, the critical path over the\n"
-                            "CPU threads (the cpu_* tables, scope_args).",
-                            opts, run_report);
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "The holistic summary: runs every analysis that applies to the traces and says, per\n"
+                       "rank, where GPU time went, the largest idle cause, how much communication overlaps\n"
+                       "compute, launch-delay outliers, the kernels that dominate and the straggler ranks,\n"
+                       "what bounds each rank's critical path, with the figures and what to look at next.\n"
+                       "Ranks without GPU work (CPU-only traces, libhtatrace files) get the CPU side instead:\n"
+                       "steps, the operators or scopes with the most self time, the critical path over the\n"
+                       "CPU threads (the cpu_* tables, scope_args).  A folder of ranks is read one rank at a\n"
+                       "time (--threads at once), so memory does not grow with the number of ranks.",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    if (g_no_cp) g_o.critical_path = 0;
+    return cli_run_summaries(&c, argv[0], part, done, whole);
 }
 
 HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,

@@ -63,7 +63,8 @@ static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, 
 }
 
 /* the analysis on every rank's summary */
-static int done(cli_common *c, const char *cmd, hta_result *all) {
+static int done(cli_common *c, const char *cmd, const hta_rank_plan *files, hta_result *all) {
+    (void)files;
     hta_straggler_opts o;
     hta_result res;
     hta_result_init(&res);

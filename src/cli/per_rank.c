@@ -20,7 +20,7 @@ static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap
                                             "cupti", "patterns", NULL};
 /* The commands across ranks that run on per-rank summaries (cli_run_summaries): hta-mpi shares their ranks
  * too. */
-static const char *const summary_cmds[] = {"stragglers", "merge", NULL};
+static const char *const summary_cmds[] = {"stragglers", "merge", "report", NULL};
 
 int cli_is_per_rank(const char *name) {
     for (const char *const *c = per_rank_cmds; *c; c++)
@@ -158,7 +158,7 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_redu
         hta_result_free(&all);
         goto out;
     }
-    rc = x ? x->done(c, cmd, &all) : cli_emit(c, &all);
+    rc = x ? x->done(c, cmd, &plan, &all) : cli_emit(c, &all);
 out:
     if (st && root) {
         /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */

@@ -148,7 +148,7 @@ static int by_saving(const void *a, const void *b) {
     return x->cause - y->cause;
 }
 
-hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
+hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
                        hta_table **out, hta_error *err) {
     *out = NULL;
     hta_status st = HTA_OK;
@@ -263,7 +263,7 @@ hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_tabl
         int need = c == NCAUSE ? any[C_CPU] && any[C_DATA] : any[c];
         if (need) idx[nrun] = c, run[nrun++] = sc[c];
     }
-    if (nrun && (st = rp_savings(ctx, pr, run, nrun, err))) {
+    if (nrun && (st = rp_savings(src, pr, n, run, nrun, err))) {
         free(both);
         goto done;
     }

@@ -145,15 +145,11 @@ static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
 
 /* ---- launch delays: how many launches wait how long before their kernel starts ---- */
 
-static void launch_hist(sb *b, const hta_table *ls) {
-    static const char *const bins[] = {"< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", "10-100 ms", ">= 100 ms"};
-    double c[6] = {0};
-    for (size_t r = 0; ls && r < ls->nrows; r++) {
-        double d = num(ls, r, HTA_LAUNCH_STATS_DELAY);
-        if (isnan(d)) continue;
-        int i = d < 10 ? 0 : d < 100 ? 1 : d < 1e3 ? 2 : d < 1e4 ? 3 : d < 1e5 ? 4 : 5;
-        c[i]++;
-    }
+static void launch_hist(sb *b, const rp_rank *pr, size_t n) {
+    static const char *const bins[RP_DELAY_BINS] = {"< 10 us", "10-100 us", "0.1-1 ms", "1-10 ms", "10-100 ms", ">= 100 ms"};
+    double c[RP_DELAY_BINS] = {0};
+    for (size_t k = 0; k < n; k++)
+        for (int i = 0; i < RP_DELAY_BINS; i++) c[i] += (double)pr[k].delays[i];
     int w = 900, h = 260, left = 80, top = 20, bw = 110;
     double hi = 0;
     for (int i = 0; i < 6; i++) hi = fmax(hi, c[i]);
@@ -230,8 +226,7 @@ static void html_table(sb *b, const hta_table *t, const char *id) {
     sb_printf(b, "</table>\n");
 }
 
-static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
-                 const hta_table *idle, const hta_table *launches) {
+static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, const hta_table *idle) {
     const hta_table *f = table(res, &HTA_FINDINGS_TABLE), *hl = table(res, &HTA_REPORT_HEADLINE_TABLE);
     const hta_table *rk = table(res, &HTA_REPORT_RANKS_TABLE), *kt = table(res, &HTA_REPORT_KERNEL_TYPES_TABLE);
     const hta_table *tk = table(res, &HTA_TOP_KERNELS_TABLE), *obs = table(res, &HTA_OBS_TABLE);
@@ -243,7 +238,7 @@ static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const h
               CSS);
     svg_defs(b);
     sb_printf(b, "<h1>hta report: ");
-    sb_text(b, n ? ctx->trace->ranks[0]->path : "");
+    sb_text(b, n && pr[0].path ? pr[0].path : "");
     sb_printf(b, "%s</h1>\n", n > 1 ? " and the other ranks' files" : "");
     /* headline */
     sb_printf(b, "<div class=\"cards\" id=\"headline\">");
@@ -351,7 +346,7 @@ static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const h
         free(nb);
     }
     sb_printf(b, "<h2 id=\"launch\">Launch delays</h2>\n");
-    launch_hist(b, launches);
+    launch_hist(b, pr, n);
     sb_printf(b, "<h2 id=\"queue\">Launch-queue length over time</h2><p class=\"note\">Kernels launched and not yet "
                  "started, all streams of the rank: near 0 the GPU waits for the CPU; high, the CPU runs ahead.</p>\n");
     time_rows(b, "queue", "launch-queue length over time per rank", pr, n, TS_QUEUE);
@@ -424,10 +419,10 @@ static void page(sb *b, const hta_ctx *ctx, const rp_rank *pr, size_t n, const h
                  "docs/report.md says how each is made.</p>\n</body></html>\n");
 }
 
-hta_status rp_html_write(const char *path, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
-                         const hta_table *idle, const hta_table *launches, hta_error *err) {
+hta_status rp_html_write(const char *path, const rp_rank *pr, size_t n, const hta_result *res,
+                         const hta_table *idle, hta_error *err) {
     sb b = {0};
-    page(&b, ctx, pr, n, res, idle, launches);
+    page(&b, pr, n, res, idle);
     if (b.oom) {
         sb_free(&b);
         return hta_oom(err);

@@ -4,8 +4,12 @@
 #ifndef HTA_REPORT_INTERNAL_H
 #define HTA_REPORT_INTERNAL_H
 
+#include "hta/breakdown.h"
 #include "hta/cpath.h"
+#include "hta/cpuops.h"
 #include "hta/report.h"
+
+typedef struct rp_rank rp_rank; /* below */
 
 /* ok is sticky, as stdio's error flag: the many rp_add_finding calls need no
  * check each; an out-of-memory is seen once, before the table is used. */
@@ -44,7 +48,14 @@ typedef struct rp_cpu {
 /* Decides which ranks the CPU part covers (no GPU span in the report's
  * ranks table rk, or a libhtatrace file) and runs hta_cpu_ops when some are.
  * c is filled (n_on 0: nothing to do); free with rp_cpu_free. */
-hta_status rp_cpu_run(hta_ctx *ctx, const hta_table *rk, rp_cpu *c, hta_error *err);
+hta_status rp_cpu_run(const rp_rank *pr, size_t n, const hta_table *rk, hta_result *parts, rp_cpu *c,
+                      hta_error *err);
+/* Whether the CPU part covers a rank: a libhtatrace file, or no GPU span (NaN: no temporal row). */
+int rp_covered(int tracer, double span);
+/* hta_cpu_ops' options for the report: every row (the findings aggregate over all of them). */
+void rp_cpu_opts(hta_cpu_ops_opts *o);
+/* hta_kernel_breakdown's options for the report: every kernel with its own statistics. */
+void rp_kernel_opts(hta_kernel_opts *o);
 void rp_cpu_free(rp_cpu *c);
 /* Findings about the steps and the operators (or scopes) of the covered
  * ranks: one per rank, or one for all when there are many. */
@@ -58,7 +69,7 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
 
 /* Findings and the gpu_metrics table from the metrics files beside the traces (DIR/metrics/, written by
  * `hta capture`; report_metrics.c); nothing when there are none. */
-hta_status rp_metrics(hta_ctx *ctx, findings *f, hta_result *out, hta_error *err);
+hta_status rp_metrics(const rp_rank *pr, size_t n, findings *f, hta_result *out, hta_error *err);
 /* ---- what the diagnosis and the HTML page read of each rank (profile.c) ----
  * Times are ns on the view's clock (the graph's too).  Everything lives in the arena given to
  * rp_profile_build. */
@@ -69,11 +80,15 @@ hta_status rp_metrics(hta_ctx *ctx, findings *f, hta_result *out, hta_error *err
  * launches that do not keep up. */
 #define RP_LONG_GAP_NS 1000000
 
+/* Launch delays binned for the page: < 10 us, 10-100 us, 0.1-1 ms, 1-10 ms, 10-100 ms, >= 100 ms. */
+#define RP_DELAY_BINS 6
+int rp_delay_bin(double us);
+
 /* bound_by classes of the critical path, as hta_cpath_bound_by names them */
 #define RP_NBOUND 6
 extern const char *const rp_bound_names[RP_NBOUND];
 
-typedef struct rp_rank {
+struct rp_rank {
     int32_t rank;
     int has_gpu;              /* some kernel, memcpy or memset */
     int64_t t0, t1;           /* first and last time of the view's rows */
@@ -103,11 +118,17 @@ typedef struct rp_rank {
     /* over the matched collectives: the rank's own kernel time, and the part of it that is transfer (the
      * shortest kernel of each collective over the ranks: the last to arrive does not wait) */
     int64_t coll_own_ns, coll_xfer_ns;
-    /* critical path per step and bound_by class (report.c fills it when it builds the path) */
+    /* critical path per step and bound_by class (part.c fills it when it builds the path) */
     int64_t *cp_ns; /* nsteps * RP_NBOUND */
-} rp_rank;
+    const char *cp_bound;     /* the path's largest bound_by class (NULL: no path) */
+    const char *path;         /* the rank's file */
+    int tracer;               /* written by libhtatrace */
+    int64_t cpu_steps_ns;     /* CPU busy (the union above) inside [first step's start, last step's end] */
+    int64_t delays[RP_DELAY_BINS]; /* launches by launch delay (rp_delay_bin) */
+};
 
-/* Fills p for the context's rank k from its view (the view is left built). */
+/* Fills p for the context's rank k from its view (the view is left built); path, tracer, cp_* and delays
+ * are the caller's. */
 hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err);
 /* Step index of time ts in p (the step whose [start, next start) holds it), -1 when outside. */
 long rp_step_of(const rp_rank *p, int64_t ts);
@@ -132,22 +153,112 @@ typedef struct rp_scenario {
     const unsigned char *on; /* per rank index: the rules apply there; NULL: every rank */
     int64_t baseline_ns, simulated_ns; /* out: the job's median step (rp_job_step's rule) */
 } rp_scenario;
-hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t nsc, hta_error *err);
+hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t n, rp_scenario *sc, size_t nsc,
+                      hta_error *err);
 
 /* ---- diagnosis (diagnose.c) ----
  * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving.  rk is
  * the report's ranks table, top its top_kernels table (may be NULL). */
-hta_status rp_diagnose(hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
+hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
                        hta_table **out, hta_error *err);
 /* ---- the HTML page (html.c) ----
  * One self-contained file (inline SVG and CSS, no script, nothing fetched) from the report's tables
- * (res), each rank's profile, the idle breakdown and the launches; written through hta/outfile.h. */
-hta_status rp_html_write(const char *path, const hta_ctx *ctx, const rp_rank *pr, size_t n, const hta_result *res,
-                         const hta_table *idle, const hta_table *launches, hta_error *err);
+ * (res), each rank's profile (its launch delays too) and the idle breakdown; written through
+ * hta/outfile.h. */
+hta_status rp_html_write(const char *path, const rp_rank *pr, size_t n, const hta_result *res,
+                         const hta_table *idle, hta_error *err);
 
 /* "0,2,5-7" of the ranks whose on[] is set (malloc'ed). */
 char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on);
 /* A duration as a person reads it: "52 us", "145.2 ms", "1.25 s". */
 const char *rp_dur(int64_t ns, char *buf, size_t cap);
+
+/* ---- the part (part.c): what the report keeps of each rank, as tables ----
+ * Beside the analyses' own tables and summaries, hta_report_part gives these; each has its ranks' rows
+ * rank by rank, in the ranks' order, so the parts of several contexts append (hta_result_append). */
+#define RP_PART_RANKS(T, C, D)                                                                               \
+    T("report_part_ranks", "report part: a rank's profile, one row")                                         \
+    C(RP_PART_RANKS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_RANKS_PATH, "path", STR, "", "its file")                                                       \
+    C(RP_PART_RANKS_TRACER, "tracer", INT, "", "1: written by libhtatrace")                                  \
+    C(RP_PART_RANKS_HAS_GPU, "has_gpu", INT, "", "1: some kernel, memcpy or memset")                         \
+    C(RP_PART_RANKS_T0, "t0_ns", INT, "ns", "first time of the view's rows")                                 \
+    C(RP_PART_RANKS_T1, "t1_ns", INT, "ns", "last time of the view's rows")                                  \
+    C(RP_PART_RANKS_STEP_PID, "step_pid", INT, "", "process of the steps")                                  \
+    C(RP_PART_RANKS_STEP_TID, "step_tid", INT, "", "thread of the steps")                                   \
+    C(RP_PART_RANKS_GAPS_LONG, "gaps_long", INT, "", "GPU idle gaps of 1 ms or more in the steps")          \
+    C(RP_PART_RANKS_GAPS_SHORT, "gaps_short", INT, "", "shorter ones")                                      \
+    C(RP_PART_RANKS_GAPS_LONG_NS, "gaps_long_ns", INT, "ns", "their time")                                  \
+    C(RP_PART_RANKS_GAPS_SHORT_NS, "gaps_short_ns", INT, "ns", "their time")                                \
+    C(RP_PART_RANKS_GAP_MEDIAN, "gap_median_ns", INT, "ns", "median gap")                                   \
+    C(RP_PART_RANKS_GAP_MAX, "gap_max_ns", INT, "ns", "longest gap")                                        \
+    C(RP_PART_RANKS_CPU_STEPS, "cpu_steps_ns", INT, "ns", "CPU busy inside the steps")                      \
+    C(RP_PART_RANKS_QUEUE_MEDIAN, "queue_median", FLOAT, "", "median launch-queue length (-1: none)")      \
+    C(RP_PART_RANKS_DELAY0, "delay_10us", INT, "", "launches delayed < 10 us")                              \
+    C(RP_PART_RANKS_DELAY1, "delay_100us", INT, "", "10-100 us")                                            \
+    C(RP_PART_RANKS_DELAY2, "delay_1ms", INT, "", "0.1-1 ms")                                               \
+    C(RP_PART_RANKS_DELAY3, "delay_10ms", INT, "", "1-10 ms")                                               \
+    C(RP_PART_RANKS_DELAY4, "delay_100ms", INT, "", "10-100 ms")                                            \
+    C(RP_PART_RANKS_DELAY5, "delay_more", INT, "", ">= 100 ms")                                             \
+    C(RP_PART_RANKS_CP_BOUND, "cp_bound", STR, "", "the critical path's largest bound_by class")
+HTA_TABLE_DECLARE(RP_PART_RANKS)
+
+#define RP_PART_STEPS(T, C, D)                                                                               \
+    T("report_part_steps", "report part: a rank's steps")                                                    \
+    C(RP_PART_STEPS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_STEPS_NUM, "step", INT, "", "ProfilerStep number (-1: the whole view)")                       \
+    C(RP_PART_STEPS_TS, "ts_ns", INT, "ns", "start")                                                         \
+    C(RP_PART_STEPS_END, "end_ns", INT, "ns", "end")                                                         \
+    C(RP_PART_STEPS_DL, "data_loading_ns", INT, "ns", "enumerate(DataLoader) time")                         \
+    C(RP_PART_STEPS_SYNC, "sync_ns", INT, "ns", "time blocked in syncs")                                    \
+    C(RP_PART_STEPS_MEM, "memory_ns", INT, "ns", "memcpy and memset time")                                  \
+    C(RP_PART_STEPS_COMM, "comm_ns", INT, "ns", "communication kernel time")                                \
+    C(RP_PART_STEPS_COMP, "comp_ns", INT, "ns", "computation kernel time")                                  \
+    C(RP_PART_STEPS_BUSY, "gpu_busy_ns", INT, "ns", "GPU busy")                                             \
+    C(RP_PART_STEPS_NSYNC, "syncs", INT, "", "sync calls")                                                  \
+    C(RP_PART_STEPS_NLAUNCH, "launches", INT, "", "launch calls")                                           \
+    C(RP_PART_STEPS_CP0, "cp_cpu_bound_ns", INT, "ns", "critical path per bound_by class (rp_bound_names)")\
+    C(RP_PART_STEPS_CP1, "cp_data_loading_ns", INT, "ns", "")                                               \
+    C(RP_PART_STEPS_CP2, "cp_gpu_compute_bound_ns", INT, "ns", "")                                          \
+    C(RP_PART_STEPS_CP3, "cp_gpu_communication_bound_ns", INT, "ns", "")                                    \
+    C(RP_PART_STEPS_CP4, "cp_gpu_kernel_kernel_overhead_ns", INT, "ns", "")                                 \
+    C(RP_PART_STEPS_CP5, "cp_gpu_kernel_launch_overhead_ns", INT, "ns", "")
+HTA_TABLE_DECLARE(RP_PART_STEPS)
+
+#define RP_PART_COLLS(T, C, D)                                                                               \
+    T("report_part_collectives", "report part: a rank's communication kernels in start order")              \
+    C(RP_PART_COLLS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_COLLS_STEP, "step_index", INT, "", "index of its step (-1: outside)")                          \
+    C(RP_PART_COLLS_DUR, "dur_ns", INT, "ns", "duration")
+HTA_TABLE_DECLARE(RP_PART_COLLS)
+
+#define RP_PART_SERIES(T, C, D)                                                                              \
+    T("report_part_series", "report part: a rank's series, RP_BINS rows")                                    \
+    C(RP_PART_SERIES_RANK, "rank", INT, "", "rank of the trace")                                             \
+    C(RP_PART_SERIES_CPU, "cpu_busy", FLOAT, "", "CPU busy share of the bin")                               \
+    C(RP_PART_SERIES_GPU, "gpu_busy", FLOAT, "", "GPU busy share of the bin")                               \
+    C(RP_PART_SERIES_QUEUE, "queue", FLOAT, "", "longest launch queue in the bin")                         \
+    C(RP_PART_SERIES_MEMBW, "membw", FLOAT, "", "highest memory bandwidth in the bin")
+HTA_TABLE_DECLARE(RP_PART_SERIES)
+
+#define RP_PART_NOTES(T, C, D)                                                                               \
+    T("report_part_notes", "report part: a rank's notes (no critical path)")                                \
+    C(RP_PART_NOTES_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_NOTES_NOTE, "note", STR, "", "the note")
+HTA_TABLE_DECLARE(RP_PART_NOTES)
+
+/* a rank's critical-path finding, as the report gives it for a few ranks */
+#define RP_PART_FINDINGS(T, C, D) T("report_part_findings", "report part: a rank's critical-path finding")
+HTA_TABLE_DECLARE_LIKE(RP_PART_FINDINGS, HTA_OBS)
+
+/* The profiles of the parts (every rank's, appended): pr[n] in the caller's arena, reading strings of the
+ * tables kept here. */
+typedef struct rp_parts {
+    size_t n;
+    rp_rank *pr;
+    hta_table *ranks, *steps, *colls, *series;
+} rp_parts;
+hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *out, hta_error *err);
+void rp_parts_free(rp_parts *p);
 
 #endif

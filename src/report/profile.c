@@ -233,6 +233,12 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     if (!cs2 || !cd2) return hta_oom(err);
     for (size_t q = 0; q < p->ncoll; q++) cs2[q] = p->coll_step[coll_ix[q]], cd2[q] = p->coll_dur[coll_ix[q]];
     p->coll_step = cs2, p->coll_dur = cd2;
+    /* CPU busy inside the steps (the headline's) */
+    for (size_t q = 0; q < p->ncpu; q++) {
+        int64_t lo = p->step_ts[0], hi = p->step_end[p->nsteps - 1];
+        int64_t x = p->cpu_s[q] > lo ? p->cpu_s[q] : lo, y = p->cpu_e[q] < hi ? p->cpu_e[q] : hi;
+        if (y > x) sat_add(&p->cpu_steps_ns, y - x);
+    }
     /* GPU busy per step and the idle gaps between busy intervals inside the steps */
     int64_t *gap = HTA_ANEW(a, int64_t, p->ngpu);
     size_t ngap = 0;

@@ -17,6 +17,7 @@
 
 HTA_TABLE_DEFINE(HTA_FINDINGS);
 HTA_TABLE_DEFINE(HTA_OBS);
+HTA_TABLE_DEFINE_LIKE(RP_PART_FINDINGS, HTA_OBS); /* the parts' critical-path findings (part.c) */
 HTA_TABLE_DEFINE(HTA_REPORT_HEADLINE);
 HTA_TABLE_DEFINE(HTA_REPORT_RANKS);
 HTA_TABLE_DEFINE(HTA_REPORT_KERNEL_TYPES);
@@ -144,51 +145,53 @@ static int sort_findings(findings *f) {
     return rc;
 }
 
-/* ---- the analyses ---- */
+/* ---- the analyses, reduced from the parts ---- */
+
+void rp_kernel_opts(hta_kernel_opts *ko) {
+    hta_kernel_opts_default(ko);
+    ko->top = 1 << 20; /* every kernel with its own statistics: the report ranks them itself */
+    ko->duration_ratio = 1.0;
+}
 
 typedef struct parts {
-    hta_result temporal, idle, kernels, overlap, launch, stragglers;
-    /* the tables read, checked to be their declarations' (stragglers: NULL when not run) */
-    const hta_table *temporal_t, *idle_t, *kernel_type_t, *all_kernels_t, *overlap_t, *launch_t, *stragglers_t;
-    const hta_table *launch_stats_t; /* every launch: the page's launch-delay distribution */
+    hta_result kernels, stragglers;
+    /* taken from the parts (owned), checked to be their declarations' */
+    hta_table *temporal_t, *idle_t, *overlap_t, *launch_t, *cpath_t, *notes_t, *findings_t;
+    /* read in kernels and stragglers (stragglers: NULL when not run) */
+    const hta_table *kernel_type_t, *all_kernels_t, *stragglers_t;
 } parts;
 
 static void parts_free(parts *p) {
-    hta_result_free(&p->temporal);
-    hta_result_free(&p->idle);
     hta_result_free(&p->kernels);
-    hta_result_free(&p->overlap);
-    hta_result_free(&p->launch);
     hta_result_free(&p->stragglers);
+    hta_table *t[] = {p->temporal_t, p->idle_t, p->overlap_t, p->launch_t, p->cpath_t, p->notes_t, p->findings_t};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) hta_table_free(t[i]);
 }
 
-/* Every analysis with its library defaults (the kernel breakdown unfolded, below), so that every figure of
- * the report is one the analysis' own command prints (tests/report/test_report.py checks that they
- * agree). */
-static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
+/* The analyses' tables out of the parts, the cross-rank ones reduced: the kernel breakdown's sums over
+ * the ranks, and the stragglers from every rank's summary (with three ranks or more: with two both are
+ * "candidates", nothing to say). */
+static hta_status reduce_parts(hta_result *all, size_t ns, int hta_compat, int cpath, parts *p, hta_error *err) {
     memset(p, 0, sizeof *p);
-    HTA_TRY(hta_temporal_breakdown(ctx, NULL, &p->temporal, err));
-    HTA_TRY(hta_result_table(&p->temporal, &HTA_TEMPORAL_TABLE, &p->temporal_t, err));
-    HTA_TRY(hta_idle_breakdown(ctx, NULL, &p->idle, err));
-    HTA_TRY(hta_result_table(&p->idle, &HTA_IDLE_TABLE, &p->idle_t, err));
+    HTA_TRY(hta_result_take(all, &HTA_TEMPORAL_TABLE, &p->temporal_t, err));
+    HTA_TRY(hta_result_take(all, &HTA_IDLE_TABLE, &p->idle_t, err));
+    HTA_TRY(hta_result_take(all, &HTA_OVERLAP_TABLE, &p->overlap_t, err));
+    HTA_TRY(hta_result_take(all, &HTA_LAUNCH_SUMMARY_TABLE, &p->launch_t, err));
+    if (cpath) {
+        HTA_TRY(hta_result_take(all, &HTA_REPORT_CPATH_TABLE, &p->cpath_t, err));
+        HTA_TRY(hta_result_take(all, &RP_PART_NOTES_TABLE, &p->notes_t, err));
+        HTA_TRY(hta_result_take(all, &RP_PART_FINDINGS_TABLE, &p->findings_t, err));
+    }
     hta_kernel_opts ko;
-    hta_kernel_opts_default(&ko);
-    ko.top = 1 << 20; /* every kernel with its own statistics: the report ranks them itself */
-    ko.duration_ratio = 1.0;
-    HTA_TRY(hta_kernel_breakdown(ctx, &ko, &p->kernels, err));
+    rp_kernel_opts(&ko);
+    HTA_TRY(hta_kernel_breakdown_reduce(&ko, all, &p->kernels, err));
     HTA_TRY(hta_result_table(&p->kernels, &HTA_KERNEL_TYPE_TABLE, &p->kernel_type_t, err));
     HTA_TRY(hta_result_table(&p->kernels, &HTA_ALL_KERNELS_TABLE, &p->all_kernels_t, err));
-    HTA_TRY(hta_overlap(ctx, NULL, &p->overlap, err));
-    HTA_TRY(hta_result_table(&p->overlap, &HTA_OVERLAP_TABLE, &p->overlap_t, err));
-    HTA_TRY(hta_launch_stats(ctx, NULL, &p->launch, err));
-    HTA_TRY(hta_result_table(&p->launch, &HTA_LAUNCH_SUMMARY_TABLE, &p->launch_t, err));
-    HTA_TRY(hta_result_table(&p->launch, &HTA_LAUNCH_STATS_TABLE, &p->launch_stats_t, err));
-    size_t ns = hta_ctx_nranks(ctx);
-    if (ns > 2) { /* with two ranks both are "candidates": nothing to say */
+    if (ns > 2) {
         hta_straggler_opts so;
         hta_straggler_opts_default(&so);
         so.num_candidates = (int)ns; /* every rank's figure, to judge the margin */
-        HTA_TRY(hta_potential_stragglers(ctx, &so, &p->stragglers, err));
+        HTA_TRY(hta_stragglers_from_summary(all, &so, hta_compat, &p->stragglers, err));
         HTA_TRY(hta_result_table(&p->stragglers, &HTA_STRAGGLERS_TABLE, &p->stragglers_t, err));
     }
     return HTA_OK;
@@ -198,12 +201,12 @@ static hta_status run_parts(hta_ctx *ctx, parts *p, hta_error *err) {
 
 /* One row per selected rank with the figures the findings are drawn from, each read from its analysis'
  * table by declared column; where an analysis has no row for the rank, the new row's empty cells stay. */
-static hta_table *ranks_table(const hta_trace *t, size_t ns, const parts *p) {
+static hta_table *ranks_table(const rp_rank *pr, size_t ns, const parts *p) {
     hta_table *tb = hta_table_from_def(&HTA_REPORT_RANKS_TABLE);
     if (!tb) return NULL;
     const hta_table *tt = p->temporal_t, *it = p->idle_t, *ot = p->overlap_t, *ls = p->launch_t;
     for (size_t k = 0; k < ns; k++) {
-        int32_t rank = t->ranks[k]->rank;
+        int32_t rank = pr[k].rank;
         long row = hta_table_add_row(tb);
         if (row < 0) goto oom;
         hta_table_set_int(tb, row, HTA_REPORT_RANKS_RANK, rank);
@@ -494,104 +497,43 @@ static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu
                     lod, la, 100 * lod / la);
 }
 
-/* What bounds each rank's critical path: HTA's bound_by summary per rank, and
- * a finding naming the largest share. */
-static hta_status critical_paths(hta_ctx *ctx, size_t ns, const rp_cpu *cpu, rp_rank *pr,
-                                 findings *f, hta_result *out, hta_error *err) {
-    const hta_trace *t = ctx->trace;
-    hta_table *tb = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
-    if (!tb) return hta_oom(err);
-    hta_status st = HTA_OK;
-    char *bound[16]; /* many ranks: how often each bound_by is the largest */
-    size_t bound_n[16] = {0}, nbound = 0;
-    for (size_t k = 0; k < ns && !st; k++) {
-        int32_t rank = t->ranks[k]->rank;
-        hta_cpath_opts co;
-        /* HTA's defaults (whole trace, no zero-weight launch edges): the path `hta critical-path` prints
-         * by default */
-        hta_cpath_opts_default(&co);
-        hta_cp_graph *g = NULL;
-        hta_cp_path path = {0};
-        hta_result part;
-        hta_result_init(&part);
-        /* a rank's own error, so that a failure the report goes past leaves err untouched */
-        hta_error e2 = {0};
-        const hta_table *sm;
-        st = hta_cpath_build(ctx, k, &co, &g, &e2);
-        if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
-        if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
-        /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
-         * (docs/critical-path.md), which is worth a note, not the whole report. */
-        if (st == HTA_ENOMEM) {
-            *err = e2;
-        } else if (st) { /* a rank HTA's graph cannot cover: say so, go on */
-            hta_result_note(out, "rank %d: no critical path: %s", rank, e2.msg);
-            st = HTA_OK;
-        } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err))) {
-            /* the path's time per step and bound_by class, for the page's chart */
-            for (size_t i = 0; pr && i + 1 < path.n; i++) {
-                const hta_cp_edge *e = &g->edge[path.edge[i]];
-                const char *bb = hta_cpath_bound_by(g, e, NULL, 0);
-                long s = rp_step_of(&pr[k], g->node[e->u].ts);
-                for (int c = 0; bb && s >= 0 && c < RP_NBOUND; c++)
-                    if (!strcmp(bb, rp_bound_names[c])) pr[k].cp_ns[(size_t)s * RP_NBOUND + c] += e->w > 0 ? e->w : 0;
-            }
-            long best = -1;
-            for (size_t i = 0; i < sm->nrows; i++) {
-                const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
-                /* the "" class holds dependency and sync edges, which weigh 0: no bound */
-                if (!bb || !*bb) continue;
-                long row = hta_table_add_row(tb);
-                if (row < 0 || hta_table_set_str(tb, row, HTA_REPORT_CPATH_BOUND_BY, bb)) {
-                    st = hta_oom(err);
-                    break;
-                }
-                hta_table_set_int(tb, row, HTA_REPORT_CPATH_RANK, rank);
-                hta_table_set_float(tb, row, HTA_REPORT_CPATH_DURATION, num(sm, i, HTA_CP_SUMMARY_DURATION));
-                hta_table_set_float(tb, row, HTA_REPORT_CPATH_PCTG, num(sm, i, HTA_CP_SUMMARY_PCTG));
-                if (best < 0 || num(sm, i, HTA_CP_SUMMARY_DURATION) > num(sm, (size_t)best, HTA_CP_SUMMARY_DURATION))
-                    best = (long)i;
-            }
-            char todo[256];
-            snprintf(todo, sizeof todo,
-                     "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
-                     "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
-            /* with many ranks, count which class bounds each rank's path instead of a finding per rank */
-            if (best >= 0 && ns > RANKS_IN_FULL) {
-                const char *bb = txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY);
-                size_t j = 0;
-                while (j < nbound && strcmp(bound[j], bb)) j++;
-                if (j == nbound && nbound < 16) bound[nbound++] = bb ? strdup(bb) : NULL;
-                if (j < 16) bound_n[j]++;
-            } else if (best >= 0 && cpu->on[k]) {
-                /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
-                rp_cpu_path_finding(f, g, &path, rank);
-            } else if (best >= 0)
-                rp_add_finding(f, rank, "critical path", todo,
-                            "critical path %.0f us, %.1f%% %s", (double)path.length / 1000.0,
-                            num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
-                            txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+/* What bounds each rank's critical path: the parts' summary rows (HTA's bound_by summary per rank), the
+ * notes of ranks without a path, and the findings: each rank's own for a few ranks; for many, how often
+ * each bound_by class is a rank's largest. */
+static hta_status critical_paths(const rp_rank *pr, size_t ns, parts *p, findings *f, hta_result *out,
+                                 hta_error *err) {
+    for (size_t i = 0; i < p->notes_t->nrows; i++)
+        if (hta_result_note(out, "%s", txt(p->notes_t, i, RP_PART_NOTES_NOTE))) return hta_oom(err);
+    if (ns > RANKS_IN_FULL) {
+        const char *bound[16];
+        size_t bound_n[16] = {0}, nbound = 0;
+        for (size_t k = 0; k < ns; k++) {
+            const char *bb = pr[k].cp_bound;
+            if (!bb) continue;
+            size_t j = 0;
+            while (j < nbound && strcmp(bound[j], bb)) j++;
+            if (j == nbound && nbound < 16) bound[nbound++] = bb;
+            if (j < 16) bound_n[j]++;
         }
-        hta_result_free(&part);
-        hta_cpath_path_free(&path);
-        hta_cpath_free(g);
-    }
-    if (!st && nbound) {
-        char text[512] = "";
-        for (size_t j = 0; j < nbound; j++) {
-            size_t l = strlen(text);
-            snprintf(text + l, sizeof text - l, "%s%s on %zu rank%s", j ? ", " : "", bound[j] ? bound[j] : "?",
-                     bound_n[j], bound_n[j] == 1 ? "" : "s");
+        if (nbound) {
+            char text[512] = "";
+            for (size_t j = 0; j < nbound; j++) {
+                size_t l = strlen(text);
+                snprintf(text + l, sizeof text - l, "%s%s on %zu rank%s", j ? ", " : "", bound[j], bound_n[j],
+                         bound_n[j] == 1 ? "" : "s");
+            }
+            rp_add_finding(f, -1, "critical path",
+                           "`hta critical-path --ranks R --what-if RULE` estimates what an optimisation would save",
+                           "largest share of the critical path: %s", text);
         }
-        rp_add_finding(f, -1, "critical path",
-                    "`hta critical-path --ranks R --what-if RULE` estimates what an optimisation would save",
-                    "largest share of the critical path: %s", text);
+    } else {
+        const hta_table *ft = p->findings_t;
+        for (size_t i = 0; i < ft->nrows; i++)
+            rp_add_finding(f, (int64_t)num(ft, i, HTA_OBS_RANK), txt(ft, i, HTA_OBS_AREA), txt(ft, i, HTA_OBS_TODO),
+                           "%s", txt(ft, i, HTA_OBS_FINDING));
     }
-    for (size_t j = 0; j < nbound; j++) free(bound[j]);
-    if (st) {
-        hta_table_free(tb);
-        return st;
-    }
+    hta_table *tb = p->cpath_t;
+    p->cpath_t = NULL;
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
@@ -611,10 +553,7 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
         int64_t a = p->step_ts[0], b = p->step_end[p->nsteps - 1];
         tot += (double)(b - a);
         for (size_t s = 0; s < p->nsteps; s++) gpu += (double)p->gpu_busy_ns[s];
-        for (size_t i = 0; i < p->ncpu; i++) {
-            int64_t x = p->cpu_s[i] > a ? p->cpu_s[i] : a, y = p->cpu_e[i] < b ? p->cpu_e[i] : b;
-            if (y > x) cpu += (double)(y - x);
-        }
+        cpu += (double)p->cpu_steps_ns;
     }
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_RANKS, (int64_t)ns);
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_STEPS, (int64_t)steps);
@@ -630,32 +569,32 @@ void hta_report_opts_default(hta_report_opts *o) {
     o->critical_path = 1;
 }
 
-static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
-    const hta_trace *t = ctx->trace;
+static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src, hta_result *all, hta_result *out,
+                             hta_error *err) {
+    hta_arena pa = HTA_ARENA_INIT;
+    rp_parts pp;
     parts p;
-    hta_status st = run_parts(ctx, &p, err);
-    if (st) {
-        parts_free(&p);
-        return st;
-    }
-    size_t ns = hta_ctx_nranks(ctx);
-    findings f = {hta_table_from_def(&HTA_OBS_TABLE), 1};
-    hta_table *rk = ranks_table(t, ns, &p);
-    kagg *kv = NULL;
-    size_t nk = 0;
-    double ktotal = 0;
+    memset(&p, 0, sizeof p);
     rp_cpu cpu;
     memset(&cpu, 0, sizeof cpu);
     hta_result_init(&cpu.res);
-    hta_arena pa = HTA_ARENA_INIT;
-    rp_rank *pr = HTA_ANEW(&pa, rp_rank, ns);
-    hta_table *ft = NULL, *hl = NULL;
-    if (!f.t || !rk || !pr) {
+    findings f = {hta_table_from_def(&HTA_OBS_TABLE), 1};
+    hta_table *rk = NULL, *ft = NULL, *hl = NULL;
+    kagg *kv = NULL;
+    size_t nk = 0;
+    double ktotal = 0;
+    int hta_compat = src->ctx ? src->ctx->hta_compat : src->co ? src->co->hta_compat : 0;
+    hta_status st = rp_part_unpack(all, &pa, &pp, err);
+    size_t ns = pp.n;
+    rp_rank *pr = pp.pr;
+    if (!st) st = reduce_parts(all, ns, hta_compat, o->critical_path, &p, err);
+    if (st) goto done;
+    if (!f.t || !(rk = ranks_table(pr, ns, &p))) {
         st = hta_oom(err);
         goto done;
     }
     /* the ranks without GPU work (and libhtatrace files): what the CPU side says about them */
-    if ((st = rp_cpu_run(ctx, rk, &cpu, err))) goto done;
+    if ((st = rp_cpu_run(pr, ns, rk, all, &cpu, err))) goto done;
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_OBS_FINDING);
     hta_table_col_wrap(f.t, HTA_OBS_TODO);
@@ -663,7 +602,7 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
     rp_cpu_findings(&f, &cpu);
-    if ((st = rp_metrics(ctx, &f, out, err))) goto done; /* htad's metrics beside the traces */
+    if ((st = rp_metrics(pr, ns, &f, out, err))) goto done; /* htad's metrics beside the traces */
     /* kernel tables only where some rank ran kernels: on CPU-only traces and tracer files they would be
      * empty tables in the way of the CPU ones */
     if (cpu.n_on < ns) {
@@ -681,23 +620,16 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
                     rp_name(sn ? sn : kv[0].name, nb), kv[0].type, 100 * kv[0].sum / ktotal, kv[0].sum, kv[0].count);
         free(sn);
     }
-    /* what the diagnosis and the page read of each rank, while the views are still built */
-    for (size_t k = 0; k < ns; k++)
-        if ((st = rp_profile_build(ctx, k, &pa, &pr[k], err))) goto done;
     rp_lateness(pr, ns);
-    /* the critical path builds one rank's graph at a time and needs memory of its
-     * own: give back the views the analyses shared and their spare scratch first */
-    hta_ctx_keep_views(ctx, 0);
-    hta_arena_trim(&ctx->scratch);
-    if (o->critical_path && (st = critical_paths(ctx, ns, &cpu, pr, &f, out, err))) goto done;
+    if (o->critical_path && (st = critical_paths(pr, ns, &p, &f, out, err))) goto done;
     /* the causes, ranked by what fixing them saves */
-    if ((st = rp_diagnose(ctx, pr, ns, rk, hta_result_find(out, "top_kernels"), &ft, err))) goto done;
+    if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &ft, err))) goto done;
     if (!(hl = headline_table(pr, ns))) {
         st = hta_oom(err);
         goto done;
     }
-    /* stragglers ran only with three ranks or more (run_parts): ps is NULL otherwise, and straggler_row
-     * says -1 */
+    /* stragglers ran only with three ranks or more (reduce_parts): ps is NULL otherwise, and
+     * straggler_row says -1 */
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
     if (worst >= 0)
@@ -727,13 +659,13 @@ static hta_status report_run(hta_ctx *ctx, const hta_report_opts *o, hta_result 
     size_t n = out->n;
     memmove(out->tables + 4, out->tables, (n - 4) * sizeof *out->tables);
     for (int i = 0; i < 4; i++) out->tables[i] = front[i];
-    /* temporal's "no GPU activity" notes explain the zeros of the ranks table; for libhtatrace files,
-     * which never have GPU activity, they would only be noise */
+    /* temporal's "no GPU activity" notes (the parts' notes) explain the zeros of the ranks table; for
+     * libhtatrace files, which never have GPU activity, they would only be noise */
     size_t ntracer = 0;
     for (size_t k = 0; k < ns; k++) ntracer += cpu.tracer[k];
-    for (size_t i = 0; ntracer < ns && i < p.temporal.nnotes; i++) hta_result_note(out, "%s", p.temporal.notes[i]);
+    for (size_t i = 0; ntracer < ns && i < all->nnotes; i++) hta_result_note(out, "%s", all->notes[i]);
     if (o->html) {
-        if ((st = rp_html_write(o->html, ctx, pr, ns, out, p.idle_t, p.launch_stats_t, err))) goto done;
+        if ((st = rp_html_write(o->html, pr, ns, out, p.idle_t, err))) goto done;
         hta_result_note(out, "wrote the HTML report to %s", o->html);
     }
 done:
@@ -741,19 +673,31 @@ done:
     hta_table_free(rk);
     hta_table_free(ft);
     hta_table_free(hl);
-    hta_arena_free(&pa);
     free(kv);
     rp_cpu_free(&cpu);
     parts_free(&p);
+    rp_parts_free(&pp);
+    hta_arena_free(&pa);
     return st;
 }
 
-hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+hta_status hta_report_reduce(const hta_report_opts *o, const hta_report_src *src, hta_result *all,
+                             hta_result *out, hta_error *err) {
     hta_report_opts dflt_;
     if (!o) hta_report_opts_default(&dflt_), o = &dflt_;
-    /* every analysis of the report reads the same views: build each once */
-    int kept = hta_ctx_keep_views(ctx, 1);
-    hta_status st = report_run(ctx, o, out, err);
-    hta_ctx_keep_views(ctx, kept);
+    return reduce_run(o, src, all, out, err);
+}
+
+hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    hta_result part, all;
+    hta_result_init(&part);
+    hta_result_init(&all);
+    hta_status st = hta_report_part(ctx, o, &part, err);
+    /* as the parts of the ranks one by one would be put together (their notes each once) */
+    if (!st) st = hta_result_append(&all, &part, err);
+    hta_report_src src = {ctx, NULL, NULL};
+    if (!st) st = hta_report_reduce(o, &src, &all, out, err);
+    hta_result_free(&part);
+    hta_result_free(&all);
     return st;
 }

@@ -38,33 +38,39 @@ static int covered(const rp_cpu *c, const hta_table *t, size_t i, int col) {
     return k >= 0 && c->on[k];
 }
 
-hta_status rp_cpu_run(hta_ctx *ctx, const hta_table *rk, rp_cpu *c, hta_error *err) {
+int rp_covered(int tracer, double span) { return tracer || isnan(span) || span <= 0; }
+
+void rp_cpu_opts(hta_cpu_ops_opts *o) {
+    hta_cpu_ops_opts_default(o);
+    /* every row: the findings aggregate over all of them, and rp_cpu_tables keeps the top ones */
+    o->top = 0;
+    o->step_top = 0;
+}
+
+hta_status rp_cpu_run(const rp_rank *pr, size_t ns, const hta_table *rk, hta_result *parts, rp_cpu *c,
+                      hta_error *err) {
     memset(c, 0, sizeof *c);
     hta_result_init(&c->res);
-    size_t ns = hta_ctx_nranks(ctx);
     c->n = ns;
     c->rank = malloc((ns ? ns : 1) * sizeof *c->rank);
     c->on = calloc(ns ? ns : 1, 1);
     c->tracer = calloc(ns ? ns : 1, 1);
     if (!c->rank || !c->on || !c->tracer) return hta_oom(err);
     for (size_t k = 0; k < ns; k++) {
-        const hta_rank *r = hta_ctx_rank(ctx, k);
-        c->rank[k] = r->rank;
-        c->tracer[k] = (unsigned char)hta_rank_is_tracer(r);
+        c->rank[k] = pr[k].rank;
+        c->tracer[k] = (unsigned char)pr[k].tracer;
         /* the GPU span of the report's ranks table: a rank without one has nothing on a GPU stream */
         double span = NAN;
         for (size_t i = 0; i < rk->nrows; i++)
-            if (num(rk, i, HTA_REPORT_RANKS_RANK) == r->rank) span = num(rk, i, HTA_REPORT_RANKS_SPAN);
-        c->on[k] = c->tracer[k] || isnan(span) || span <= 0;
+            if (num(rk, i, HTA_REPORT_RANKS_RANK) == pr[k].rank) span = num(rk, i, HTA_REPORT_RANKS_SPAN);
+        c->on[k] = (unsigned char)rp_covered(c->tracer[k], span);
         c->n_on += c->on[k];
     }
     if (!c->n_on) return HTA_OK;
+    /* the parts of the ranks with some covered rank (hta_report_part runs hta_cpu_ops there) */
     hta_cpu_ops_opts o;
-    hta_cpu_ops_opts_default(&o);
-    /* every row: the findings aggregate over all of them, and rp_cpu_tables keeps the top ones */
-    o.top = 0;
-    o.step_top = 0;
-    HTA_TRY(hta_cpu_ops(ctx, &o, &c->res, err));
+    rp_cpu_opts(&o);
+    HTA_TRY(hta_cpu_ops_reduce(&o, parts, &c->res, err));
     HTA_TRY(hta_result_table(&c->res, &HTA_CPU_RANKS_TABLE, &c->ranks, err));
     HTA_TRY(hta_result_table(&c->res, &HTA_CPU_OP_TIME_TABLE, &c->ops, err));
     HTA_TRY(hta_result_table(&c->res, &HTA_CPU_STEPS_TABLE, &c->steps, err));

@@ -127,10 +127,10 @@ static void host_findings(findings *f, const char *host, const hta_metrics_sampl
 }
 
 /* The folders of the loaded rank files, each once. */
-static size_t trace_dirs(const hta_ctx *ctx, char (*dirs)[4096], size_t cap) {
+static size_t trace_dirs(const rp_rank *pr, size_t n, char (*dirs)[4096], size_t cap) {
     size_t nd = 0;
-    for (size_t k = 0; k < hta_ctx_nranks(ctx) && nd < cap; k++) {
-        const char *p = hta_ctx_rank(ctx, k)->path, *sl = strrchr(p, '/');
+    for (size_t k = 0; k < n && nd < cap; k++) {
+        const char *p = pr[k].path ? pr[k].path : "", *sl = strrchr(p, '/');
         char d[4096];
         snprintf(d, sizeof d, "%.*s", sl ? (int)(sl - p) : 1, sl ? p : ".");
         size_t j = 0;
@@ -142,9 +142,9 @@ static size_t trace_dirs(const hta_ctx *ctx, char (*dirs)[4096], size_t cap) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-hta_status rp_metrics(hta_ctx *ctx, findings *f, hta_result *out, hta_error *err) {
+hta_status rp_metrics(const rp_rank *pr, size_t npr, findings *f, hta_result *out, hta_error *err) {
     char dirs[8][4096];
-    size_t nd = trace_dirs(ctx, dirs, 8);
+    size_t nd = trace_dirs(pr, npr, dirs, 8);
     hta_table *t = NULL;
     hta_status st = HTA_OK;
     for (size_t d = 0; d < nd && !st; d++) {

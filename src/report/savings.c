@@ -16,37 +16,51 @@
 #include "hta/sim.h"
 #include "report/internal.h"
 
-/* Whether the report counts step `number` of the context's rank k (its profile's steps: HTA's view may
- * leave the last step out). */
-static int counted(const rp_rank *pr, long k, int64_t number) {
-    if (k < 0) return 0;
-    for (size_t i = 0; i < pr[k].nsteps; i++)
-        if (pr[k].step_num[i] == number) return 1;
+/* A rank's index in the profiles, for lookups by rank. */
+typedef struct rank_ix {
+    int32_t rank;
+    size_t k;
+} rank_ix;
+
+static int by_rank(const void *a, const void *b) {
+    int32_t x = ((const rank_ix *)a)->rank, y = ((const rank_ix *)b)->rank;
+    return (x > y) - (x < y);
+}
+
+/* Whether the report counts step `number` of rank `rank` (its profile's steps: HTA's view may leave the
+ * last step out).  ix: the n profiles by rank. */
+static int counted(const rp_rank *pr, const rank_ix *ix, size_t n, int32_t rank, int64_t number) {
+    const rank_ix key = {rank, 0}, *f = bsearch(&key, ix, n, sizeof *ix, by_rank);
+    for (size_t i = 0; f && i < pr[f->k].nsteps; i++)
+        if (pr[f->k].step_num[i] == number) return 1;
     return 0;
 }
 
 /* The job's step time in scenario q: the report's steps of every rank as (number, duration) pairs. */
-static int64_t job_step(hta_ctx *ctx, const rp_rank *pr, const hta_job *j, size_t q, int64_t *num, int64_t *dur) {
+static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const hta_job *j, size_t q, int64_t *num,
+                        int64_t *dur) {
     size_t n = hta_job_nsteps(j), m = 0;
     for (size_t i = 0; i < n; i++) {
         int32_t rank;
         int64_t number, d;
         hta_job_step(j, q, i, &rank, &number, &d);
-        if (counted(pr, hta_ctx_find_rank(ctx, rank), number)) num[m] = number, dur[m++] = d;
+        if (counted(pr, ix, nr, rank, number)) num[m] = number, dur[m++] = d;
     }
     return rp_job_median(num, dur, m);
 }
 
-hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t nsc, hta_error *err) {
+hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, rp_scenario *sc, size_t nsc,
+                      hta_error *err) {
     size_t nr = 0;
     for (size_t i = 0; i < nsc; i++) nr += sc[i].nrules;
     hta_cpath_rule *rules = calloc(nr + 1, sizeof *rules);
     hta_job_scenario *js = calloc(nsc + 1, sizeof *js);
     int64_t *num = NULL, *dur = NULL;
+    rank_ix *ix = malloc((npr ? npr : 1) * sizeof *ix);
     hta_job *j = NULL;
     size_t parsed = 0;
     hta_status st = HTA_OK;
-    if (!rules || !js) {
+    if (!rules || !js || !ix) {
         st = hta_oom(err);
         goto done;
     }
@@ -54,8 +68,18 @@ hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t n
         js[i] = (hta_job_scenario){rules + parsed, sc[i].nrules, sc[i].on, 1};
         for (size_t r = 0; r < sc[i].nrules; r++) HTA_TRY_GOTO(st, hta_cpath_rule_parse(sc[i].rules[r], &rules[parsed++], err), done);
     }
+    for (size_t k = 0; k < npr; k++) ix[k] = (rank_ix){pr[k].rank, k};
+    qsort(ix, npr, sizeof *ix, by_rank);
     hta_job_opts o = {js, nsc, NULL, 0, 0, 1, NULL};
-    HTA_TRY_GOTO(st, hta_job_run_ctx(ctx, &o, &j, NULL, err), done);
+    if (src->ctx) {
+        HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, NULL, err), done);
+    } else {
+        /* the files once more, one rank's graph at a time; a file that fails here loaded for the parts */
+        size_t failed;
+        int in_load;
+        o.threads = src->co->threads;
+        HTA_TRY_GOTO(st, hta_job_run_plan(src->plan, src->co, &o, &j, NULL, &failed, &in_load, err), done);
+    }
     size_t ns = hta_job_nsteps(j) + 1;
     num = malloc(ns * sizeof *num);
     dur = malloc(ns * sizeof *dur);
@@ -63,10 +87,10 @@ hta_status rp_savings(hta_ctx *ctx, const rp_rank *pr, rp_scenario *sc, size_t n
         st = hta_oom(err);
         goto done;
     }
-    int64_t base = job_step(ctx, pr, j, 0, num, dur);
+    int64_t base = job_step(pr, ix, npr, j, 0, num, dur);
     for (size_t i = 0; i < nsc; i++) {
         sc[i].baseline_ns = base;
-        sc[i].simulated_ns = job_step(ctx, pr, j, i + 1, num, dur);
+        sc[i].simulated_ns = job_step(pr, ix, npr, j, i + 1, num, dur);
     }
 done:
     for (size_t r = 0; r < parsed; r++) hta_cpath_rule_free(&rules[r]);
@@ -74,6 +98,7 @@ done:
     free(js);
     free(num);
     free(dur);
+    free(ix);
     hta_job_free(j);
     return st;
 }

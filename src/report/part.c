@@ -1,0 +1,374 @@
+/* The report rank by rank (docs/scaling.md, "report"): hta_report_part gives what the report reads of
+ * the ranks of a context, and nothing it does not: per rank the analyses' rows (temporal, idle, overlap,
+ * launch_summary), the parts of the analyses summed over ranks (the kernel breakdown, the straggler
+ * summary, hta_cpu_ops where a rank has no GPU work), its critical path's summary and finding, and its
+ * profile (rp_rank: steps, collectives, series) as tables.  Tables travel between threads and processes
+ * (hta-mpi) as any result does; rp_part_unpack turns the profiles back into rp_rank.  The whole load's
+ * report is its own part reduced, so both give the same bytes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hta/breakdown.h"
+#include "hta/cpuops.h"
+#include "hta/launch.h"
+#include "hta/util.h"
+#include "report/internal.h"
+
+HTA_TABLE_DEFINE(RP_PART_RANKS);
+HTA_TABLE_DEFINE(RP_PART_STEPS);
+HTA_TABLE_DEFINE(RP_PART_COLLS);
+HTA_TABLE_DEFINE(RP_PART_SERIES);
+HTA_TABLE_DEFINE(RP_PART_NOTES);
+
+static double num(const hta_table *t, size_t row, int col) { return hta_table_get_float(t, row, col); }
+static const char *txt(const hta_table *t, size_t row, int col) { return hta_table_get_str(t, row, col); }
+
+int rp_delay_bin(double us) { return us < 10 ? 0 : us < 100 ? 1 : us < 1e3 ? 2 : us < 1e4 ? 3 : us < 1e5 ? 4 : 5; }
+
+/* Moves the table of declaration d from src to dst. */
+static hta_status move(hta_result *dst, hta_result *src, const hta_table_def *d, hta_error *err) {
+    hta_table *t;
+    HTA_TRY(hta_result_take(src, d, &t, err));
+    return hta_result_add(dst, t) ? hta_oom(err) : HTA_OK;
+}
+
+/* Moves every table of src to dst. */
+static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
+    while (src->n) {
+        hta_table *t = src->tables[0];
+        memmove(src->tables, src->tables + 1, --src->n * sizeof *src->tables);
+        if (hta_result_add(dst, t)) return hta_oom(err);
+    }
+    return HTA_OK;
+}
+
+/* ---- the critical path of each rank ---- */
+
+/* Rank k's critical path (HTA's defaults: whole trace, no zero-weight launch edges, the path `hta
+ * critical-path` prints): its summary rows into cp, its time per step and bound_by class into p->cp_ns,
+ * its largest class into p->cp_bound, its finding (as a rank of few would get it) into f; a rank HTA's
+ * graph cannot cover gets a note instead. */
+static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta_arena *a, hta_table *cp,
+                            findings *f, hta_table *notes, hta_error *err) {
+    int32_t rank = p->rank;
+    hta_cpath_opts co;
+    hta_cpath_opts_default(&co);
+    hta_cp_graph *g = NULL;
+    hta_cp_path path = {0};
+    hta_result part;
+    hta_result_init(&part);
+    /* a rank's own error, so that a failure the report goes past leaves err untouched */
+    hta_error e2 = {0};
+    const hta_table *sm;
+    hta_status st = hta_cpath_build(ctx, k, &co, &g, &e2);
+    if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
+    if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
+    /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
+     * (docs/critical-path.md), which is worth a note, not the whole report. */
+    if (st == HTA_ENOMEM) {
+        *err = e2;
+    } else if (st) {
+        long row = hta_table_add_row(notes);
+        char msg[sizeof e2.msg + 64];
+        snprintf(msg, sizeof msg, "rank %d: no critical path: %s", rank, e2.msg);
+        if (row < 0 || hta_table_set_str(notes, row, RP_PART_NOTES_NOTE, msg)) st = hta_oom(err);
+        else hta_table_set_int(notes, row, RP_PART_NOTES_RANK, rank), st = HTA_OK;
+    } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err))) {
+        /* the path's time per step and bound_by class, for the page's chart */
+        for (size_t i = 0; i + 1 < path.n; i++) {
+            const hta_cp_edge *e = &g->edge[path.edge[i]];
+            const char *bb = hta_cpath_bound_by(g, e, NULL, 0);
+            long s = rp_step_of(p, g->node[e->u].ts);
+            for (int c = 0; bb && s >= 0 && c < RP_NBOUND; c++)
+                if (!strcmp(bb, rp_bound_names[c])) p->cp_ns[(size_t)s * RP_NBOUND + c] += e->w > 0 ? e->w : 0;
+        }
+        long best = -1;
+        for (size_t i = 0; i < sm->nrows; i++) {
+            const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
+            /* the "" class holds dependency and sync edges, which weigh 0: no bound */
+            if (!bb || !*bb) continue;
+            long row = hta_table_add_row(cp);
+            if (row < 0 || hta_table_set_str(cp, row, HTA_REPORT_CPATH_BOUND_BY, bb)) {
+                st = hta_oom(err);
+                break;
+            }
+            hta_table_set_int(cp, row, HTA_REPORT_CPATH_RANK, rank);
+            hta_table_set_float(cp, row, HTA_REPORT_CPATH_DURATION, num(sm, i, HTA_CP_SUMMARY_DURATION));
+            hta_table_set_float(cp, row, HTA_REPORT_CPATH_PCTG, num(sm, i, HTA_CP_SUMMARY_PCTG));
+            if (best < 0 || num(sm, i, HTA_CP_SUMMARY_DURATION) > num(sm, (size_t)best, HTA_CP_SUMMARY_DURATION))
+                best = (long)i;
+        }
+        if (!st && best >= 0) {
+            p->cp_bound = hta_arena_strdup(a, txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+            if (!p->cp_bound) st = hta_oom(err);
+            char todo[256];
+            snprintf(todo, sizeof todo,
+                     "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
+                     "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
+            /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
+            if (covered) rp_cpu_path_finding(f, g, &path, rank);
+            else
+                rp_add_finding(f, rank, "critical path", todo, "critical path %.0f us, %.1f%% %s",
+                               (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
+                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+        }
+    }
+    hta_result_free(&part);
+    hta_cpath_path_free(&path);
+    hta_cpath_free(g);
+    return st;
+}
+
+/* ---- a profile as rows ---- */
+
+static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_table *colls, hta_table *series,
+                       hta_error *err) {
+    long row = hta_table_add_row(rk);
+    if (row < 0 || hta_table_set_str(rk, row, RP_PART_RANKS_PATH, p->path)) return hta_oom(err);
+    if (p->cp_bound && hta_table_set_str(rk, row, RP_PART_RANKS_CP_BOUND, p->cp_bound)) return hta_oom(err);
+    const int64_t ints[] = {p->rank,          p->tracer,        p->has_gpu,      p->t0,
+                            p->t1,            p->step_pid,      p->step_tid,     (int64_t)p->gaps_long,
+                            (int64_t)p->gaps_short, p->gaps_long_ns, p->gaps_short_ns, p->gap_median_ns,
+                            p->gap_max_ns,    p->cpu_steps_ns};
+    static const int icol[] = {RP_PART_RANKS_RANK,       RP_PART_RANKS_TRACER,      RP_PART_RANKS_HAS_GPU,
+                               RP_PART_RANKS_T0,         RP_PART_RANKS_T1,          RP_PART_RANKS_STEP_PID,
+                               RP_PART_RANKS_STEP_TID,   RP_PART_RANKS_GAPS_LONG,   RP_PART_RANKS_GAPS_SHORT,
+                               RP_PART_RANKS_GAPS_LONG_NS, RP_PART_RANKS_GAPS_SHORT_NS, RP_PART_RANKS_GAP_MEDIAN,
+                               RP_PART_RANKS_GAP_MAX,    RP_PART_RANKS_CPU_STEPS};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) hta_table_set_int(rk, row, icol[i], ints[i]);
+    hta_table_set_float(rk, row, RP_PART_RANKS_QUEUE_MEDIAN, p->queue_median);
+    for (int b = 0; b < RP_DELAY_BINS; b++) hta_table_set_int(rk, row, RP_PART_RANKS_DELAY0 + b, p->delays[b]);
+    for (size_t s = 0; s < p->nsteps; s++) {
+        long r = hta_table_add_row(steps);
+        if (r < 0) return hta_oom(err);
+        const int64_t v[] = {p->rank,       p->step_num[s],  p->step_ts[s],     p->step_end[s],
+                             p->dl_ns[s],   p->sync_ns[s],   p->mem_ns[s],      p->comm_ns[s],
+                             p->comp_ns[s], p->gpu_busy_ns[s], (int64_t)p->nsync[s], (int64_t)p->nlaunch[s]};
+        for (int c = 0; c < (int)(sizeof v / sizeof *v); c++) hta_table_set_int(steps, r, RP_PART_STEPS_RANK + c, v[c]);
+        for (int c = 0; c < RP_NBOUND; c++)
+            hta_table_set_int(steps, r, RP_PART_STEPS_CP0 + c, p->cp_ns[s * RP_NBOUND + (size_t)c]);
+    }
+    for (size_t i = 0; i < p->ncoll; i++) {
+        long r = hta_table_add_row(colls);
+        if (r < 0) return hta_oom(err);
+        hta_table_set_int(colls, r, RP_PART_COLLS_RANK, p->rank);
+        hta_table_set_int(colls, r, RP_PART_COLLS_STEP, p->coll_step[i]);
+        hta_table_set_int(colls, r, RP_PART_COLLS_DUR, p->coll_dur[i]);
+    }
+    for (int b = 0; b < RP_BINS; b++) {
+        long r = hta_table_add_row(series);
+        if (r < 0) return hta_oom(err);
+        hta_table_set_int(series, r, RP_PART_SERIES_RANK, p->rank);
+        hta_table_set_float(series, r, RP_PART_SERIES_CPU, p->cpu_busy[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_GPU, p->gpu_busy[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_QUEUE, p->queue[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_MEMBW, p->membw[b]);
+    }
+    return HTA_OK;
+}
+
+/* ---- the part ---- */
+
+static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    size_t ns = hta_ctx_nranks(ctx);
+    hta_result r;
+    hta_result_init(&r);
+    hta_arena pa = HTA_ARENA_INIT;
+    rp_rank *pr = HTA_ANEW(&pa, rp_rank, ns);
+    unsigned char *on = HTA_ANEW(&pa, unsigned char, ns);
+    hta_table *rk = hta_table_from_def(&RP_PART_RANKS_TABLE), *steps = hta_table_from_def(&RP_PART_STEPS_TABLE),
+              *colls = hta_table_from_def(&RP_PART_COLLS_TABLE), *series = hta_table_from_def(&RP_PART_SERIES_TABLE),
+              *notes = hta_table_from_def(&RP_PART_NOTES_TABLE), *cp = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
+    findings f = {hta_table_from_def(&RP_PART_FINDINGS_TABLE), 1};
+    hta_status st = HTA_OK;
+    if (!pr || !on || !rk || !steps || !colls || !series || !notes || !cp || !f.t) {
+        st = hta_oom(err);
+        goto done;
+    }
+    memset(pr, 0, (ns ? ns : 1) * sizeof *pr);
+    /* Every analysis with its library defaults, so that every figure of the report is one the analysis'
+     * own command prints (tests/report/test_report.py checks that they agree).  temporal's notes are the
+     * part's notes: the report passes them on. */
+    HTA_TRY_GOTO(st, hta_temporal_breakdown(ctx, NULL, &r, err), done);
+    HTA_TRY_GOTO(st, hta_result_copy_notes(out, &r, err), done);
+    const hta_table *tt;
+    HTA_TRY_GOTO(st, hta_result_table(&r, &HTA_TEMPORAL_TABLE, &tt, err), done);
+    /* the ranks the CPU part covers: no GPU span (temporal's), or a libhtatrace file */
+    for (size_t k = 0; k < ns; k++) {
+        const hta_rank *hr = hta_ctx_rank(ctx, k);
+        double span = NAN;
+        for (size_t i = 0; i < tt->nrows; i++)
+            if (num(tt, i, HTA_TEMPORAL_RANK) == hr->rank)
+                span = num(tt, i, HTA_TEMPORAL_IDLE_US) + num(tt, i, HTA_TEMPORAL_COMPUTE_US) +
+                       num(tt, i, HTA_TEMPORAL_NON_COMPUTE_US);
+        on[k] = (unsigned char)rp_covered(hta_rank_is_tracer(hr), span);
+    }
+    HTA_TRY_GOTO(st, move(out, &r, &HTA_TEMPORAL_TABLE, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_idle_breakdown(ctx, NULL, &r, err), done);
+    HTA_TRY_GOTO(st, move(out, &r, &HTA_IDLE_TABLE, err), done);
+    hta_result_free(&r);
+    hta_kernel_opts ko;
+    rp_kernel_opts(&ko);
+    HTA_TRY_GOTO(st, hta_kernel_breakdown_part(ctx, &ko, &r, err), done);
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_overlap(ctx, NULL, &r, err), done);
+    HTA_TRY_GOTO(st, move(out, &r, &HTA_OVERLAP_TABLE, err), done);
+    hta_result_free(&r);
+    /* launches: the summary row of each rank, and each rank's launch delays binned for the page */
+    HTA_TRY_GOTO(st, hta_launch_stats(ctx, NULL, &r, err), done);
+    HTA_TRY_GOTO(st, move(out, &r, &HTA_LAUNCH_SUMMARY_TABLE, err), done);
+    const hta_table *ls;
+    HTA_TRY_GOTO(st, hta_result_table(&r, &HTA_LAUNCH_STATS_TABLE, &ls, err), done);
+    for (size_t i = 0; i < ls->nrows; i++) {
+        double d = num(ls, i, HTA_LAUNCH_STATS_DELAY);
+        long k = hta_ctx_find_rank(ctx, (int32_t)hta_table_get_int(ls, i, HTA_LAUNCH_STATS_RANK));
+        if (!isnan(d) && k >= 0) pr[k].delays[rp_delay_bin(d)]++;
+    }
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_straggler_summary(ctx, &r, err), done);
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    size_t n_on = 0;
+    for (size_t k = 0; k < ns; k++) n_on += on[k];
+    if (n_on) {
+        hta_cpu_ops_opts co;
+        rp_cpu_opts(&co);
+        HTA_TRY_GOTO(st, hta_cpu_ops_part(ctx, &co, &r, err), done);
+        HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+        hta_result_free(&r);
+    }
+    /* what the diagnosis and the page read of each rank, while the views are still built */
+    for (size_t k = 0; k < ns; k++) {
+        int64_t d[RP_DELAY_BINS];
+        memcpy(d, pr[k].delays, sizeof d);
+        HTA_TRY_GOTO(st, rp_profile_build(ctx, k, &pa, &pr[k], err), done);
+        memcpy(pr[k].delays, d, sizeof d);
+        pr[k].path = hta_ctx_rank(ctx, k)->path;
+        pr[k].tracer = hta_rank_is_tracer(hta_ctx_rank(ctx, k));
+    }
+    /* the critical path builds one rank's graph at a time and needs memory of its own: give back the
+     * views the analyses shared and their spare scratch first */
+    hta_ctx_keep_views(ctx, 0);
+    hta_arena_trim(&ctx->scratch);
+    for (size_t k = 0; o->critical_path && k < ns; k++)
+        HTA_TRY_GOTO(st, rank_path(ctx, k, on[k], &pr[k], &pa, cp, &f, notes, err), done);
+    if (!f.ok) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t k = 0; k < ns; k++) HTA_TRY_GOTO(st, pack(&pr[k], rk, steps, colls, series, err), done);
+    hta_table *mine[] = {rk, steps, colls, series, notes, f.t, cp};
+    size_t nmine = o->critical_path ? 7 : 4;
+    rk = steps = colls = series = notes = f.t = cp = NULL;
+    for (size_t i = 0; i < 7; i++) {
+        if (i >= nmine) hta_table_free(mine[i]);
+        else if (!st && hta_result_add(out, mine[i])) st = hta_oom(err);
+        else if (st) hta_table_free(mine[i]);
+    }
+done:
+    hta_result_free(&r);
+    hta_table_free(rk), hta_table_free(steps), hta_table_free(colls), hta_table_free(series);
+    hta_table_free(notes), hta_table_free(cp), hta_table_free(f.t);
+    hta_arena_free(&pa);
+    return st;
+}
+
+hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err) {
+    hta_report_opts dflt_;
+    if (!o) hta_report_opts_default(&dflt_), o = &dflt_;
+    /* every analysis of the report reads the same views: build each once */
+    int kept = hta_ctx_keep_views(ctx, 1);
+    hta_status st = part_run(ctx, o, out, err);
+    hta_ctx_keep_views(ctx, kept);
+    return st;
+}
+
+/* ---- the profiles back ---- */
+
+hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_error *err) {
+    memset(o, 0, sizeof *o);
+    HTA_TRY(hta_result_take(parts, &RP_PART_RANKS_TABLE, &o->ranks, err));
+    HTA_TRY(hta_result_take(parts, &RP_PART_STEPS_TABLE, &o->steps, err));
+    HTA_TRY(hta_result_take(parts, &RP_PART_COLLS_TABLE, &o->colls, err));
+    HTA_TRY(hta_result_take(parts, &RP_PART_SERIES_TABLE, &o->series, err));
+    const hta_table *rk = o->ranks, *st = o->steps, *cl = o->colls, *se = o->series;
+    size_t n = rk->nrows;
+    o->n = n;
+    o->pr = HTA_ANEW(a, rp_rank, n);
+    if (!o->pr) return hta_oom(err);
+    memset(o->pr, 0, (n ? n : 1) * sizeof *o->pr);
+    /* the rows of each table come rank by rank, in the order of the ranks table */
+    size_t si = 0, ci = 0, bi = 0;
+    for (size_t k = 0; k < n; k++) {
+        rp_rank *p = &o->pr[k];
+        int64_t rank = hta_table_get_int(rk, k, RP_PART_RANKS_RANK);
+        p->rank = (int32_t)rank;
+        p->path = txt(rk, k, RP_PART_RANKS_PATH);
+        p->cp_bound = txt(rk, k, RP_PART_RANKS_CP_BOUND);
+        p->tracer = (int)hta_table_get_int(rk, k, RP_PART_RANKS_TRACER);
+        p->has_gpu = (int)hta_table_get_int(rk, k, RP_PART_RANKS_HAS_GPU);
+        p->t0 = hta_table_get_int(rk, k, RP_PART_RANKS_T0);
+        p->t1 = hta_table_get_int(rk, k, RP_PART_RANKS_T1);
+        p->step_pid = hta_table_get_int(rk, k, RP_PART_RANKS_STEP_PID);
+        p->step_tid = hta_table_get_int(rk, k, RP_PART_RANKS_STEP_TID);
+        p->gaps_long = (size_t)hta_table_get_int(rk, k, RP_PART_RANKS_GAPS_LONG);
+        p->gaps_short = (size_t)hta_table_get_int(rk, k, RP_PART_RANKS_GAPS_SHORT);
+        p->gaps_long_ns = hta_table_get_int(rk, k, RP_PART_RANKS_GAPS_LONG_NS);
+        p->gaps_short_ns = hta_table_get_int(rk, k, RP_PART_RANKS_GAPS_SHORT_NS);
+        p->gap_median_ns = hta_table_get_int(rk, k, RP_PART_RANKS_GAP_MEDIAN);
+        p->gap_max_ns = hta_table_get_int(rk, k, RP_PART_RANKS_GAP_MAX);
+        p->cpu_steps_ns = hta_table_get_int(rk, k, RP_PART_RANKS_CPU_STEPS);
+        p->queue_median = num(rk, k, RP_PART_RANKS_QUEUE_MEDIAN);
+        for (int b = 0; b < RP_DELAY_BINS; b++) p->delays[b] = hta_table_get_int(rk, k, RP_PART_RANKS_DELAY0 + b);
+        size_t s0 = si, c0 = ci;
+        while (si < st->nrows && hta_table_get_int(st, si, RP_PART_STEPS_RANK) == rank) si++;
+        while (ci < cl->nrows && hta_table_get_int(cl, ci, RP_PART_COLLS_RANK) == rank) ci++;
+        size_t ms = si - s0, mc = ci - c0;
+        if (!ms) return hta_fail(err, HTA_EINVAL, "the report's parts: rank %lld has no step", (long long)rank);
+        p->nsteps = ms, p->ncoll = mc;
+        p->step_num = HTA_ANEW(a, int64_t, ms), p->step_ts = HTA_ANEW(a, int64_t, ms);
+        p->step_end = HTA_ANEW(a, int64_t, ms), p->dl_ns = HTA_ANEW(a, int64_t, ms);
+        p->sync_ns = HTA_ANEW(a, int64_t, ms), p->mem_ns = HTA_ANEW(a, int64_t, ms);
+        p->comm_ns = HTA_ANEW(a, int64_t, ms), p->comp_ns = HTA_ANEW(a, int64_t, ms);
+        p->gpu_busy_ns = HTA_ANEW(a, int64_t, ms), p->late_ns = HTA_ANEW(a, int64_t, ms);
+        p->nsync = HTA_ANEW(a, size_t, ms), p->nlaunch = HTA_ANEW(a, size_t, ms);
+        p->cp_ns = HTA_ANEW(a, int64_t, ms * RP_NBOUND);
+        p->coll_step = HTA_ANEW(a, int32_t, mc), p->coll_dur = HTA_ANEW(a, int64_t, mc);
+        if (!p->step_num || !p->step_ts || !p->step_end || !p->dl_ns || !p->sync_ns || !p->mem_ns || !p->comm_ns ||
+            !p->comp_ns || !p->gpu_busy_ns || !p->late_ns || !p->nsync || !p->nlaunch || !p->cp_ns ||
+            !p->coll_step || !p->coll_dur)
+            return hta_oom(err);
+        int64_t *dst[] = {p->step_num, p->step_ts, p->step_end, p->dl_ns, p->sync_ns,
+                          p->mem_ns,   p->comm_ns, p->comp_ns,  p->gpu_busy_ns};
+        for (size_t s = 0; s < ms; s++) {
+            for (int c = 0; c < 9; c++) dst[c][s] = hta_table_get_int(st, s0 + s, RP_PART_STEPS_NUM + c);
+            p->nsync[s] = (size_t)hta_table_get_int(st, s0 + s, RP_PART_STEPS_NSYNC);
+            p->nlaunch[s] = (size_t)hta_table_get_int(st, s0 + s, RP_PART_STEPS_NLAUNCH);
+            p->late_ns[s] = 0;
+            for (int c = 0; c < RP_NBOUND; c++)
+                p->cp_ns[s * RP_NBOUND + (size_t)c] = hta_table_get_int(st, s0 + s, RP_PART_STEPS_CP0 + c);
+        }
+        for (size_t i = 0; i < mc; i++) {
+            p->coll_step[i] = (int32_t)hta_table_get_int(cl, c0 + i, RP_PART_COLLS_STEP);
+            p->coll_dur[i] = hta_table_get_int(cl, c0 + i, RP_PART_COLLS_DUR);
+        }
+        if (bi + RP_BINS > se->nrows)
+            return hta_fail(err, HTA_EINVAL, "the report's parts: rank %lld has no series", (long long)rank);
+        for (int b = 0; b < RP_BINS; b++, bi++) {
+            p->cpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_CPU);
+            p->gpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_GPU);
+            p->queue[b] = (float)num(se, bi, RP_PART_SERIES_QUEUE);
+            p->membw[b] = (float)num(se, bi, RP_PART_SERIES_MEMBW);
+        }
+    }
+    return HTA_OK;
+}
+
+void rp_parts_free(rp_parts *o) {
+    hta_table_free(o->ranks), hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
+    memset(o, 0, sizeof *o);
+}

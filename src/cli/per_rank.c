@@ -145,6 +145,7 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_redu
         if (!u.parts[i].done) continue;
         ndone++;
         st = hta_result_append(&all, &u.parts[i].res, &err);
+        hta_result_free(&u.parts[i].res); /* its rows moved: give its columns back as we go */
     }
     if (!st && !ndone) st = hta_fail(&err, HTA_ENODATA, "%s: no trace files", c->path), in_load = 1;
     if (!st && reduce) {

@@ -152,6 +152,10 @@ static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const 
         R->tot[kv[h]].ns += e->w;
     }
     R->ntot = nt;
+    if (nt && nt < ct) { /* kept for the whole run, for every rank: no spare room */
+        sj_tot *y = realloc(R->tot, nt * sizeof *y);
+        if (y) R->tot = y;
+    }
     free(skip);
     free(map);
     free(kk);

@@ -157,7 +157,7 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
         hta_table_set_int(colls, r, RP_PART_COLLS_STEP, p->coll_step[i]);
         hta_table_set_int(colls, r, RP_PART_COLLS_DUR, p->coll_dur[i]);
     }
-    for (int b = 0; b < RP_BINS; b++) {
+    for (int b = 0; series && b < RP_BINS; b++) {
         long r = hta_table_add_row(series);
         if (r < 0) return hta_oom(err);
         hta_table_set_int(series, r, RP_PART_SERIES_RANK, p->rank);
@@ -260,14 +260,15 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
         st = hta_oom(err);
         goto done;
     }
+    /* the series only for the page: 240 rows a rank that nothing else reads */
+    if (!o->html) hta_table_free(series), series = NULL;
     for (size_t k = 0; k < ns; k++) HTA_TRY_GOTO(st, pack(&pr[k], rk, steps, colls, series, err), done);
-    hta_table *mine[] = {rk, steps, colls, series, notes, f.t, cp};
-    size_t nmine = o->critical_path ? 7 : 4;
+    hta_table *mine[] = {rk, steps, colls, notes, f.t, cp, series};
+    int keep[] = {1, 1, 1, o->critical_path, o->critical_path, o->critical_path, series != NULL};
     rk = steps = colls = series = notes = f.t = cp = NULL;
-    for (size_t i = 0; i < 7; i++) {
-        if (i >= nmine) hta_table_free(mine[i]);
-        else if (!st && hta_result_add(out, mine[i])) st = hta_oom(err);
-        else if (st) hta_table_free(mine[i]);
+    for (size_t i = 0; i < sizeof mine / sizeof *mine; i++) {
+        if (!keep[i] || st) hta_table_free(mine[i]);
+        else if (hta_result_add(out, mine[i])) st = hta_oom(err);
     }
 done:
     hta_result_free(&r);
@@ -294,7 +295,9 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
     HTA_TRY(hta_result_take(parts, &RP_PART_RANKS_TABLE, &o->ranks, err));
     HTA_TRY(hta_result_take(parts, &RP_PART_STEPS_TABLE, &o->steps, err));
     HTA_TRY(hta_result_take(parts, &RP_PART_COLLS_TABLE, &o->colls, err));
-    HTA_TRY(hta_result_take(parts, &RP_PART_SERIES_TABLE, &o->series, err));
+    /* the series only with --html (a part without them: the series stay 0) */
+    if (hta_result_find(parts, RP_PART_SERIES_TABLE.name))
+        HTA_TRY(hta_result_take(parts, &RP_PART_SERIES_TABLE, &o->series, err));
     const hta_table *rk = o->ranks, *st = o->steps, *cl = o->colls, *se = o->series;
     size_t n = rk->nrows;
     o->n = n;
@@ -356,9 +359,9 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
             p->coll_step[i] = (int32_t)hta_table_get_int(cl, c0 + i, RP_PART_COLLS_STEP);
             p->coll_dur[i] = hta_table_get_int(cl, c0 + i, RP_PART_COLLS_DUR);
         }
-        if (bi + RP_BINS > se->nrows)
+        if (se && bi + RP_BINS > se->nrows)
             return hta_fail(err, HTA_EINVAL, "the report's parts: rank %lld has no series", (long long)rank);
-        for (int b = 0; b < RP_BINS; b++, bi++) {
+        for (int b = 0; se && b < RP_BINS; b++, bi++) {
             p->cpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_CPU);
             p->gpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_GPU);
             p->queue[b] = (float)num(se, bi, RP_PART_SERIES_QUEUE);

@@ -1,7 +1,8 @@
-"""hta-mpi with the commands across ranks (docs/scaling.md): `stragglers` and `merge` make their per-rank
-summaries in every process, gathered on process 0, which finishes (merge: every process writes the ranks
-of its share to part files beside the output, which process 0 joins); under mpirun -np 1, 2 and 3 they
-print, and merge writes, exactly what hta does, and no part file is left; a bad rank file, or a part that
+"""hta-mpi with the commands across ranks (docs/scaling.md): `stragglers`, `merge` and `report` make their
+per-rank summaries in every process, gathered on process 0, which finishes (merge: every process writes the
+ranks of its share to part files beside the output, which process 0 joins; report: process 0 reads the
+files again for the savings); under mpirun -np 1, 2 and 3 they print, and merge and report --html write,
+exactly what hta does, and no part file is left; a bad rank file, or a part that
 cannot be written, makes the run exit non-zero with the file named, nothing on stdout and no output file.
 
 Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
@@ -78,6 +79,30 @@ class CrossRank(unittest.TestCase):
                 self.assertEqual(h, self.merged(mpi, np, args), (np, args))
                 self.assertEqual([n for n in os.listdir(od) if n.startswith('.')], [])  # the parts are gone
 
+    def paged(self, run, np, args):
+        """report with --html: (status, stdout, stderr, the page's bytes or None)"""
+        page = args[args.index('--html') + 1]
+        if os.path.exists(page):
+            os.unlink(page)
+        rc, out, errt = run(args) if np is None else run(np, args)
+        data = None
+        if os.path.exists(page):
+            with open(page, 'rb') as f:
+                data = f.read()
+        return rc, out, errt, data
+
+    def test_report(self):
+        od = os.path.join(self.tmp, 'pages')
+        os.mkdir(od)
+        page = os.path.join(od, 'r.html')
+        for extra in (['--format', 'csv'], ['--ranks', '0,2-4', '--no-critical-path'], ['--format', 'json']):
+            args = ['report', self.gen, '--html', page] + extra
+            h = self.paged(hta, None, args)
+            self.assertEqual(h[0], 0, h[2])
+            for np in (1, 2, 3):
+                self.assertEqual(h, self.paged(mpi, np, args), (np, args))
+        self.assertIn('straggler', h[1])
+
     def test_part_not_written(self):
         od = os.path.join(self.tmp, 'blocked')
         os.mkdir(od)
@@ -101,7 +126,8 @@ class CrossRank(unittest.TestCase):
         od = os.path.join(self.tmp, 'out')
         os.mkdir(od)
         for np in (1, 3):
-            for args in (['stragglers', d], ['merge', d, '-o', os.path.join(od, 'm.json')]):
+            for args in (['stragglers', d], ['merge', d, '-o', os.path.join(od, 'm.json')],
+                         ['report', d, '--html', os.path.join(od, 'r.html')]):
                 rc, out, errt = mpi(np, args)
                 self.assertNotEqual(rc, 0)
                 self.assertEqual(out, '')

@@ -1,0 +1,155 @@
+"""`hta report` rank by rank (docs/scaling.md, "report"): each rank's context gives its part (the analyses'
+rows, the cross-rank summaries, the critical path's summary, a profile of steps, collectives and series),
+the report is reduced from the parts, and its savings read the files once more one rank's graph at a
+time.  It prints, and --html writes, byte for byte what the whole load gives (HTA_PER_RANK=0 forces it),
+for 1, 2 and 3 threads, in every format, with few ranks (findings per rank) and many (findings for all);
+a bad rank file is named, exits 1 and leaves no page; peak memory does not grow with the ranks.
+
+Run: HTA=build/hta python3 -m unittest tests/scale/test_report_ranks.py
+"""
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
+
+
+def tables(out):
+    """csv output -> {name: rows as dicts}"""
+    res = {}
+    for block in out.strip().split('\n\n'):
+        head, body = block.split('\n', 1)
+        res[head[2:]] = list(csv.DictReader(io.StringIO(body)))
+    return res
+
+
+def gen(out, *extra):
+    subprocess.run([sys.executable, GEN, '--out', out, '--target-mb', '0.3', '--quiet'] + list(extra), check=True)
+
+
+class Report(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.g5 = os.path.join(cls.tmp, 'g5')
+        gen(cls.g5, '--ranks', '5', '--straggler', '3', '--steps', '4')
+        # more ranks than the report names one by one (RANKS_IN_FULL): its findings speak for all
+        cls.g10 = os.path.join(cls.tmp, 'g10')
+        gen(cls.g10, '--ranks', '10', '--straggler', '7', '--steps', '3', '--gap-prob', '0.3')
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def run_report(self, args, whole=False, threads=None):
+        """(status, stdout, stderr, the page's bytes or None); the page's name is the same in every run"""
+        env = dict(os.environ, HTA_PER_RANK='0' if whole else '1')
+        page = os.path.join(self.tmp, 'page.html')
+        if os.path.exists(page):
+            os.unlink(page)
+        extra = ['--threads', str(threads)] if threads else []
+        p = subprocess.run([HTA, 'report'] + args + ['--html', page] + extra, capture_output=True, text=True,
+                           env=env)
+        data = None
+        if os.path.exists(page):
+            with open(page, 'rb') as f:
+                data = f.read()
+        return p.returncode, p.stdout, p.stderr, data
+
+    def check(self, path, extra=(), fmts=('table', 'csv', 'json')):
+        for fmt in fmts:
+            args = [path, '--format', fmt] + list(extra)
+            w = self.run_report(args, whole=True)
+            for th in (1, 2, 3):
+                self.assertEqual(w, self.run_report(args, threads=th), (args, th))
+        return w
+
+    def test_few_ranks(self):
+        rc, out, errt, page = self.check(self.g5)
+        self.assertEqual(rc, 0, errt)
+        self.assertIn(b'<svg', page)
+        t = tables(self.run_report([self.g5, '--format', 'csv'])[1])
+        # the straggler: the first cause, from the cross-rank lateness and the job engine's savings
+        self.assertEqual((t['findings'][0]['cause'], t['findings'][0]['ranks']), ('straggler', '3'))
+        obs = [(o['rank'], o['area']) for o in t['observations']]
+        self.assertIn(('3', 'straggler'), obs)  # from the stragglers' summaries
+        self.assertEqual([o['rank'] for o in t['observations'] if o['area'] == 'critical path'],
+                         ['0', '1', '2', '3', '4'])  # each rank's own path
+        self.assertEqual([r['rank'] for r in t['ranks']], ['0', '1', '2', '3', '4'])
+        self.assertEqual(t['headline'][0]['ranks'], '5')
+
+    def test_many_ranks(self):
+        rc, out, errt, page = self.check(self.g10, fmts=('csv',))
+        self.assertEqual(rc, 0, errt)
+        t = tables(out)
+        self.assertEqual([int(r['rank']) for r in t['ranks']], list(range(10)))
+        self.assertEqual({r['rank'] for r in t['critical_path']}, {str(k) for k in range(10)})
+        cp = [o for o in t['observations'] if o['area'] == 'critical path']
+        self.assertEqual(len(cp), 1)  # one for all ranks
+        self.assertIn('largest share of the critical path', cp[0]['finding'])
+
+    def test_options(self):
+        self.check(self.g10, ['--no-critical-path', '--top', '3'], fmts=('csv',))
+        self.check(self.g10, ['--ranks', '1,3-4,7'], fmts=('csv',))
+        self.check(self.g5, ['--window', '10ms:200ms'], fmts=('table',))
+
+    def test_hta_traces(self):
+        # CPU-only ranks get the CPU side (cpu_* tables, their critical-path finding); a rank without GPU
+        for name in ('cpu_only', 'rank_non_gpu', 'trace_filter', 'mixed_files'):
+            rc, out, errt, page = self.check(os.path.join(ROOT, 'tests', 'data', 'hta', name), fmts=('csv',))
+            self.assertEqual(rc, 0, (name, errt))
+
+    def test_bad_rank_named_no_page(self):
+        d = os.path.join(self.tmp, 'bad')
+        shutil.copytree(self.g5, d)
+        p = os.path.join(d, 'rank-2.json')
+        with open(p) as f:
+            s = f.read()
+        with open(p, 'w') as f:
+            f.write(s[:len(s) // 2])
+        rc, out, errt, page = self.check(d, fmts=('table',))
+        self.assertEqual((rc, out, page), (1, '', None))
+        self.assertIn('rank-2.json: byte', errt)
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith('.')], [])  # no temp file
+
+
+@unittest.skipUnless(os.path.exists(PEAK_RSS), 'build/peak_rss not built (make builds it)')
+class Memory(unittest.TestCase):
+    """Peak memory follows the largest rank, not the number of ranks: from 2 to 24 ranks on one thread it
+    grows by the parts and the savings' labels (about 100 KB a rank here, whatever the rank's size),
+    a fraction of what the whole load grows by (every rank's model and views, about 0.5 MB a rank of
+    1 MB)."""
+
+    def peak_kb(self, args, whole=False):
+        with tempfile.NamedTemporaryFile() as f:
+            env = dict(os.environ, HTA_PER_RANK='0' if whole else '1')
+            # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
+            env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
+            p = subprocess.run([PEAK_RSS, f.name, HTA] + args, env=env, capture_output=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return int(open(f.name).read())
+
+    def test_flat(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            src = os.path.join(tmp, 'r24')
+            subprocess.run([sys.executable, GEN, '--out', src, '--ranks', '24', '--target-mb', '1', '--quiet',
+                            '--straggler', '5'], check=True)
+            args = ['report', src, '--threads', '1']
+            grow = self.peak_kb(args) - self.peak_kb(args + ['--ranks', '0-1'])
+            grow_whole = self.peak_kb(args, True) - self.peak_kb(args + ['--ranks', '0-1'], True)
+            self.assertLess(grow, grow_whole / 3, (grow, grow_whole))
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == '__main__':
+    unittest.main()

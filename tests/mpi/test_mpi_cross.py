@@ -56,8 +56,9 @@ class CrossRank(unittest.TestCase):
                 else:
                     self.assertEqual(h, m, (np, args))
 
-    def merged(self, run, np, args):
-        dst = args[args.index('-o') + 1]
+    def with_file(self, run, np, args, flag='-o'):
+        """(status, stdout, stderr without times, the bytes of the file after flag or None)"""
+        dst = args[args.index(flag) + 1]
         if os.path.exists(dst):
             os.unlink(dst)
         rc, out, errt = run(args) if np is None else run(np, args)
@@ -66,6 +67,9 @@ class CrossRank(unittest.TestCase):
             with open(dst, 'rb') as f:
                 data = f.read()
         return rc, out, no_times(errt), data
+
+    def merged(self, run, np, args):
+        return self.with_file(run, np, args)
 
     def test_merge(self):
         od = os.path.join(self.tmp, 'merged')
@@ -80,16 +84,7 @@ class CrossRank(unittest.TestCase):
                 self.assertEqual([n for n in os.listdir(od) if n.startswith('.')], [])  # the parts are gone
 
     def paged(self, run, np, args):
-        """report with --html: (status, stdout, stderr, the page's bytes or None)"""
-        page = args[args.index('--html') + 1]
-        if os.path.exists(page):
-            os.unlink(page)
-        rc, out, errt = run(args) if np is None else run(np, args)
-        data = None
-        if os.path.exists(page):
-            with open(page, 'rb') as f:
-                data = f.read()
-        return rc, out, errt, data
+        return self.with_file(run, np, args, '--html')
 
     def test_report(self):
         od = os.path.join(self.tmp, 'pages')

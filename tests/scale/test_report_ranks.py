@@ -20,6 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cross_rank import gen  # noqa: E402
 
 
 def tables(out):
@@ -29,10 +31,6 @@ def tables(out):
         head, body = block.split('\n', 1)
         res[head[2:]] = list(csv.DictReader(io.StringIO(body)))
     return res
-
-
-def gen(out, *extra):
-    subprocess.run([sys.executable, GEN, '--out', out, '--target-mb', '0.3', '--quiet'] + list(extra), check=True)
 
 
 class Report(unittest.TestCase):

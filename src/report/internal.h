@@ -45,9 +45,9 @@ typedef struct rp_cpu {
     size_t n_on;
 } rp_cpu;
 
-/* Decides which ranks the CPU part covers (no GPU span in the report's
- * ranks table rk, or a libhtatrace file) and runs hta_cpu_ops when some are.
- * c is filled (n_on 0: nothing to do); free with rp_cpu_free. */
+/* Decides which of the n profiled ranks the CPU part covers (no GPU span in the report's ranks table rk,
+ * or a libhtatrace file) and, when some are, reduces hta_cpu_ops' parts (hta_report_part gave them) out
+ * of parts.  c is filled (n_on 0: nothing to do); free with rp_cpu_free. */
 hta_status rp_cpu_run(const rp_rank *pr, size_t n, const hta_table *rk, hta_result *parts, rp_cpu *c,
                       hta_error *err);
 /* Whether the CPU part covers a rank: a libhtatrace file, or no GPU span (NaN: no temporal row). */

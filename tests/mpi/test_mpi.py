@@ -67,13 +67,7 @@ class SameAsHta(unittest.TestCase):
                 self.assertEqual(h.stderr, errt, (np, args))
 
     def test_bad_file_fails_named(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.gen, d)
-        p = os.path.join(d, 'rank-3.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 3])
+        d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-3.json', 3)
         for np in (1, 3):
             rc, out, errt = mpi(np, ['temporal', d])
             self.assertNotEqual(rc, 0)

@@ -16,7 +16,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, ROOT, mpi  # noqa: E402
+from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, ROOT, mpi, reduced  # noqa: E402
 
 
 def hta(args):
@@ -111,13 +111,7 @@ class CrossRank(unittest.TestCase):
             self.assertEqual(os.listdir(od), ['.m.json.rank-2.part'])
 
     def test_bad_file_fails_named(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.gen, d)
-        p = os.path.join(d, 'rank-3.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 3])
+        d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-3.json', 3)
         od = os.path.join(self.tmp, 'out')
         os.mkdir(od)
         for np in (1, 3):

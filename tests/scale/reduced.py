@@ -5,6 +5,7 @@ import copy
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -28,6 +29,18 @@ CMDS = [
     ['cupti'],
     ['patterns', '--op', 'ProfilerStep'],
 ]
+
+
+def cut_copy(src, dst, name, frac=2):
+    """A copy of folder src at dst whose file `name` is cut to 1/frac of its length (a bad rank file);
+    returns dst."""
+    shutil.copytree(src, dst)
+    p = os.path.join(dst, name)
+    with open(p) as f:
+        s = f.read()
+    with open(p, 'w') as f:
+        f.write(s[:len(s) // frac])
+    return dst
 
 
 def write_rank(path, head, events):

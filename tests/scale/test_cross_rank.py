@@ -18,6 +18,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reduced  # noqa: E402
 
 
 def run(args, whole=False, threads=None):
@@ -82,13 +84,7 @@ class Stragglers(unittest.TestCase):
         self.check(os.path.join(ROOT, 'tests', 'data', 'hta', 'trace_filter'))
 
     def test_bad_rank_named(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.gen, d)
-        p = os.path.join(d, 'rank-2.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 2])
+        d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-2.json')
         rc, out, errt = self.check(d)
         self.assertEqual((rc, out), (1, ''))
         self.assertIn('rank-2.json: byte', errt)
@@ -146,13 +142,7 @@ class Merge(unittest.TestCase):
         self.assertEqual((rc, data[:2]), (0, b'\x1f\x8b'))
 
     def test_bad_rank_named_nothing_written(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.gen, d)
-        p = os.path.join(d, 'rank-1.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 2])
+        d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-1.json')
         rc, out, errt, data = self.check(d, ['--align', 'collective'], name='bad.json')
         self.assertEqual((rc, out, data), (1, '', None))
         self.assertIn('rank-1.json: byte', errt)

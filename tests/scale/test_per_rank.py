@@ -16,6 +16,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reduced  # noqa: E402
 CMDS = [['info'], ['temporal'], ['idle', '--stats'], ['overlap'], ['events', '--limit', '50']]
 
 
@@ -75,13 +77,7 @@ class SameAsWhole(unittest.TestCase):
         self.assertEqual(p[2].count('notes.txt: skipped'), 1)
 
     def test_bad_rank_named(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.gen, d)
-        p = os.path.join(d, 'rank-2.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 2])
+        d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-2.json')
         rc, out, errt = run(['temporal', d])
         self.assertEqual(rc, 1)
         self.assertEqual(out, '')

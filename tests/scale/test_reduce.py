@@ -139,13 +139,7 @@ class HtaTraces(Inputs):
             self.assertEqual(w, run(args, threads=2), args)
 
     def test_bad_rank_named(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.dirs['gen'], d)
-        p = os.path.join(d, 'rank-2.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 2])
+        d = reduced.cut_copy(self.dirs['gen'], os.path.join(self.tmp, 'bad'), 'rank-2.json')
         for cmd in reduced.CMDS:
             args = cmd[:1] + [d] + cmd[1:]
             w = run(args, whole=True)

@@ -22,6 +22,7 @@ GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_cross_rank import gen  # noqa: E402
+import reduced  # noqa: E402
 
 
 def tables(out):
@@ -106,13 +107,7 @@ class Report(unittest.TestCase):
             self.assertEqual(rc, 0, (name, errt))
 
     def test_bad_rank_named_no_page(self):
-        d = os.path.join(self.tmp, 'bad')
-        shutil.copytree(self.g5, d)
-        p = os.path.join(d, 'rank-2.json')
-        with open(p) as f:
-            s = f.read()
-        with open(p, 'w') as f:
-            f.write(s[:len(s) // 2])
+        d = reduced.cut_copy(self.g5, os.path.join(self.tmp, 'bad'), 'rank-2.json')
         rc, out, errt, page = self.check(d, fmts=('table',))
         self.assertEqual((rc, out, page), (1, '', None))
         self.assertIn('rank-2.json: byte', errt)

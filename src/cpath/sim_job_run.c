@@ -65,6 +65,9 @@ void hta_job_free(hta_job *j) {
             free(R->skel[q].trw);
             free(R->skel[q].trmask);
             free(R->skel[q].hits);
+            free(R->skel[q].ref);
+            free(R->skel[q].pkey);
+            free(R->skel[q].pdef);
         }
         free(R->skel);
         free(R->coll);
@@ -814,7 +817,19 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
     }
     HTA_TRY_GOTO(st, alloc_times(j, err), done);
-    for (size_t q = 0; q < j->nscn; q++) HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
+    if (!again && !(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
+    for (size_t q = 0; q < j->nscn; q++) {
+        /* the skeletons' pruning checked against the replayed times: ranks where a dropped label could
+         * have decided are visited again with those times as reference, until none is (sj_check) */
+        for (;;) {
+            size_t na = 0;
+            HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
+            sj_check(j, q, again, &na);
+            if (!na) break;
+            j->revisits += na;
+            HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
+        }
+    }
     if (o->paths) {
         HTA_TRY_GOTO(st, path_tables(j, src, res, err), done);
         hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);

@@ -61,7 +61,8 @@ typedef struct sj_skel {
     sj_label *lab;
     size_t nlab;
     uint32_t *a_off;    /* per collective c: its arrival's labels, lab[a_off[c] .. a_off[c + 1]) */
-    uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]) */
+    uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]); then the
+                         * run's end (its last node): lab[s_off[2n] .. s_off[2n+1]) */
     int64_t *trw;       /* per collective: its transfer's weight under the scenario */
     uint64_t *trmask;   /* per collective: the rules that selected its transfer */
     size_t *hits;       /* per rule: edges selected on this rank */
@@ -89,6 +90,7 @@ typedef struct sj_rank {
     int present;        /* visited (a file of JSON without traceEvents is skipped) */
     int32_t rank;
     int64_t origin;     /* the rank's graph times + origin = absolute ns */
+    int64_t first;      /* the run's start: its earliest node (absolute ns; INT64_MAX: no node) */
     sj_coll *coll;
     size_t ncoll;
     hta_sim_step *steps;
@@ -157,7 +159,7 @@ struct hta_job {
     /* per scenario: per rank, per collective: arrival and end time; barrier per instance; steps */
     int64_t ***arr, ***end;
     int64_t **bar;
-    int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end) */
+    int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end), then the run's end */
     size_t revisits;    /* rank visits again for the pruning's check (sj_check) */
 };
 

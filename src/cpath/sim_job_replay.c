@@ -239,7 +239,8 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
     for (size_t p = 0; p < j->nr; p++) {
         const sj_rank *R = &j->r[p];
         const sj_skel *sk = &R->skel[scn];
-        for (size_t i = 0; i < 2 * R->nsteps; i++)
+        if (!R->present) continue;
+        for (size_t i = 0; i <= 2 * R->nsteps; i++)
             j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i]);
     }
     goto done;

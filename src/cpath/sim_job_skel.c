@@ -186,6 +186,7 @@ typedef struct lab_state {
     const int64_t *w;
     const int32_t *tr_c;    /* per edge: the collective whose transfer it is, -1 */
     const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
+    const unsigned char *has_succ; /* per node: an edge leaves it */
     const int32_t *arr_c;   /* per node: the collective whose arrival it is, -1 */
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     int64_t origin;
@@ -336,6 +337,15 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         }
         if (settle(L, v)) goto oom;
     }
+    /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
+    L->ncand = 0;
+    for (size_t v = 0; v < g->nnode; v++) {
+        if (L->has_succ[v] || L->mid[v]) continue;
+        const sj_label *x = L->pool + L->off[v];
+        for (uint32_t y = 0; y < L->cnt[v]; y++)
+            if (push(&L->cand, &L->ncand, &L->ccand, x[y])) goto oom;
+    }
+    if (settle(L, (uint32_t)g->nnode)) goto oom;
     return HTA_OK;
 oom:
     return hta_oom(err);
@@ -422,7 +432,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     int64_t *w = NULL;
     int32_t *tr_c = NULL, *arr_c = NULL;
-    unsigned char *mid = NULL;
+    unsigned char *mid = NULL, *has_succ = NULL;
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
@@ -438,6 +448,11 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         R->present = 1;
         R->rank = hta_ctx_rank(ctx, k)->rank;
         R->origin = g->origin_ns;
+        /* the run's start: its earliest source (no rule moves a source) */
+        R->first = INT64_MAX;
+        for (size_t v = 0; v < g->nnode; v++)
+            if (s->pred_off[v] == s->pred_off[v + 1] && g->node[v].ts + g->origin_ns < R->first)
+                R->first = g->node[v].ts + g->origin_ns;
         R->nev = g->nev;
         R->sync_calls = s->sync_calls;
         R->sync_records = s->sync_records;
@@ -452,17 +467,20 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     tr_c = malloc(ne * sizeof *tr_c);
-    mid = calloc(nn, 1);
+    mid = calloc(nn + 1, 1);
     mask = malloc(ne * sizeof *mask);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
-    L.off = malloc(nn * sizeof *L.off);
-    L.cnt = malloc(nn * sizeof *L.cnt);
-    arr_c = malloc(nn * sizeof *arr_c);
+    L.off = malloc((nn + 1) * sizeof *L.off);
+    L.cnt = malloc((nn + 1) * sizeof *L.cnt);
+    arr_c = malloc((nn + 1) * sizeof *arr_c);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
-    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot) goto oom;
+    has_succ = calloc(nn + 1, 1);
+    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ)
+        goto oom;
+    for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
     for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
-    for (size_t v = 0; v < g->nnode; v++) arr_c[v] = -1;
+    for (size_t v = 0; v <= g->nnode; v++) arr_c[v] = -1;
     for (size_t c = 0; c < R->ncoll; c++) {
         tr_c[tr_edge[c]] = (int32_t)c;
         mid[g->edge[tr_edge[c]].u] = 1;
@@ -470,10 +488,12 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         arr_c[nodes[c]] = (int32_t)c;
     }
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
+    nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
     L.s = s;
     L.tr_c = tr_c;
     L.mid = mid;
     L.arr_c = arr_c;
+    L.has_succ = has_succ;
     L.pw_e = pw_edge;
     L.tr_e = tr_edge;
     L.origin = g->origin_ns;
@@ -495,8 +515,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (pending) continue; /* done after the factors (the revisit) */
         L.w = w;
         L.npool = 0;
-        memset(L.cnt, 0, nn * sizeof *L.cnt);
-        memset(L.off, 0, nn * sizeof *L.off);
+        memset(L.cnt, 0, (nn + 1) * sizeof *L.cnt);
+        memset(L.off, 0, (nn + 1) * sizeof *L.off);
         memset(L.stamp, 0, (R->ncoll + 1) * sizeof *L.stamp);
         if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
         L.ref = sk->ref;
@@ -517,12 +537,12 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         free(sk->lab);
         free(sk->a_off);
         sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
-        sk->s_off = malloc((2 * R->nsteps + 1) * sizeof *sk->s_off);
-        off = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *off);
+        sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
+        off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);
         if (!sk->a_off || !sk->s_off || !off) goto oom;
-        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps, &sk->lab, &sk->nlab, off, err), done);
+        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps + 1, &sk->lab, &sk->nlab, off, err), done);
         for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
-        for (size_t i = 0; i <= 2 * R->nsteps; i++) sk->s_off[i] = off[R->ncoll + i];
+        for (size_t i = 0; i <= 2 * R->nsteps + 1; i++) sk->s_off[i] = off[R->ncoll + i];
         free(off);
         off = NULL;
         sk->done = 1;
@@ -542,6 +562,7 @@ done:
     free(L.off);
     free(L.cnt);
     free(arr_c);
+    free(has_succ);
     free(L.stamp);
     free(L.slot);
     free(L.rv);

@@ -144,7 +144,7 @@ class MiddleCut(unittest.TestCase):
         # the two elementwise kernels show where they differ
         self.assertIn("CUDAFunctor_add", shown[2])
         self.assertIn("BinaryFunctor", shown[3])
-        self.assertTrue(shown[2].startswith("void at::native::vecto"), shown[2])
+        self.assertTrue(shown[2].startswith("void at::native::vect"), shown[2])
 
     def test_csv_keeps_full_names(self):
         out = run("kernels", self.trace, "--format", "csv", "--quiet")

@@ -460,6 +460,11 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         job *j = &p.jobs[i];
         if (j->st) continue;
         hta_rank *r = j->r;
+        if (j->b.cut)
+            warnf(o, "%s: truncated at byte %llu (a crashed job's trace?): loaded the %llu complete events before "
+                     "%sbyte %llu; the rest is lost",
+                  j->path, (unsigned long long)j->b.cut_file, (unsigned long long)r->n_events,
+                  j->b.cut == 2 ? "JSON " : "", (unsigned long long)j->b.cut_json);
         r->path = j->path;
         j->path = NULL;
         if (j->b.dist_rank >= 0 && j->b.dist_rank <= INT32_MAX) {

@@ -72,6 +72,7 @@ hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, 
     lo.only_ranks = o->ranks;
     lo.n_only_ranks = o->nranks;
     lo.hta_streams = o->hta_compat;
+    lo.hta_names = o->hta_compat;
     hta_trace *t;
     *out = NULL;
     HTA_TRY(hta_trace_load(path, &lo, &t, err));

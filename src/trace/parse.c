@@ -135,6 +135,7 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
     [HTA_ARG_COMMS_ID] = "Comms Id",
+    [HTA_ARG_EXTERNAL_ID_LEGACY] = "external id",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -165,6 +166,7 @@ static int arg_lookup(const char *k, size_t n) {
              break;
     case 11: if (IS("correlation")) return A_CORR;
              if (IS("External id")) return A_EXTID;
+             if (IS("external id")) return HTA_ARG_EXTERNAL_ID_LEGACY;
              break;
     case 13: if (IS("Input Strides")) return HTA_ARG_INPUT_STRIDES;
              if (IS("In msg nelems")) return HTA_ARG_IN_MSG_NELEMS;

@@ -90,6 +90,23 @@ class Truncated(unittest.TestCase):
         self.assertIn("%s: truncated at byte %d " % (path, len(gz) // 2), p.stderr)
         self.assertIn("loaded the %d complete events before JSON byte " % events, p.stderr)
 
+    def test_real_trace_cut(self):
+        # Kineto's 2021 ResNet-50 sample (tests/data/real-diag, BSD-3) cut at half its gzip bytes, as a crash
+        # while copying leaves it: its six steps (written first) load, and the report runs on them
+        src = os.path.join(ROOT, "tests", "data", "real-diag", "pytorch__kineto", "tb_plugin", "samples",
+                           "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz")
+        with open(src, "rb") as f:
+            gz = f.read()
+        path = self.write("worker0.json.gz", gz[:600000])
+        p = run("info", path, "--table", "ranks", "--format", "json", "--quiet")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = dict(zip(*(lambda t: (t["columns"], t["data"][0]))(json.loads(p.stdout)["ranks"])))
+        self.assertEqual((r["events"], r["profiler_steps"]), (38691, 6))
+        p = run("report", path, "--table", "headline", "--format", "csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("worker0.json.gz: truncated at byte 600000 (a crashed job's trace?): loaded the 38691 complete "
+                      "events before JSON byte 24369104; the rest is lost", p.stderr)
+
     def test_a_folder_with_one_cut_rank(self):
         folder = os.path.join(self.dir, "job")
         os.mkdir(folder)

@@ -135,6 +135,8 @@ typedef struct hta_rank {
      * (a rewrite of path) is refused for it. */
     uint64_t ev_begin, ev_end;
     int merged;
+    int legacy_schema;        /* written in PyTorch <= 1.9's names (Operator, Runtime, "external id", ...),
+                               * read as today's (hta_load_opts.hta_names 0, docs/loading.md) */
 
     /* rows: kept events */
     size_t n;

@@ -103,8 +103,9 @@ class Legacy(unittest.TestCase):
     def test_steps_dataloader_launches(self):
         h = rows(tables("report", self.old)["headline"])[0]
         self.assertEqual(h["steps"], 2)  # the last of 3 dropped, HTA's filter, as for any trace
-        f = rows(tables("report", self.old)["findings"])
-        self.assertEqual(f[0]["cause"], "data_loading")
+        # the DataLoader range is data loading (which cause ranks first is the report's, docs/report.md)
+        f = rows(tables("report", self.old)["findings"]) + rows(tables("report", self.old)["observations"])
+        self.assertIn("data_loading", {r.get("cause", r.get("area")) for r in f})
         self.assertEqual(len(rows(tables("launch", self.old)["cuda_kernel_launch_stats"])), 6)  # 2 steps x 3
         ev = rows(tables("events", self.old, "--cat", "cuda_runtime")["events"])
         self.assertEqual([(e["external_id"], e["partner"] is not None) for e in ev[:3]], [(3, True)] * 3)
@@ -114,6 +115,11 @@ class Legacy(unittest.TestCase):
         self.assertEqual(cats, {"Operator", "Runtime", "Kernel", "Memcpy", "Memset"})
         cats = {r["cat"] for r in rows(tables("info", self.old)["categories"])}
         self.assertEqual(cats, {"cpu_op", "cuda_runtime", "kernel", "gpu_memcpy", "gpu_memset"})
+        # info says why the categories differ from the file's; not for a trace in today's names
+        note = subprocess.run([HTA, "info", self.old], capture_output=True, text=True).stderr
+        self.assertIn("old.json: written by PyTorch <= 1.9", note)
+        note = subprocess.run([HTA, "info", self.new], capture_output=True, text=True).stderr
+        self.assertNotIn("PyTorch <= 1.9", note)
 
 
 class Kineto2021(unittest.TestCase):
@@ -131,9 +137,8 @@ class Kineto2021(unittest.TestCase):
         self.assertEqual(c["steps"], 5)
 
     def test_dataloader_and_launches(self):
-        f = rows(tables("report", KINETO)["findings"])
-        self.assertEqual(f[0]["cause"], "data_loading")
-        self.assertIn("(40% of the 176.5 ms step)", f[0]["evidence"])
+        f = {r["cause"]: r for r in rows(tables("report", KINETO)["findings"])}
+        self.assertIn("enumerate(DataLoader) takes a median 70.8 ms per step", f["data_loading"]["evidence"])
         ops = {r["name"]: r for r in rows(tables("cpu-ops", KINETO)["cpu_op_time"])}
         self.assertEqual(ops["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"]["count"], 5)
         launches = rows(tables("launch", KINETO)["cuda_kernel_launch_stats"])

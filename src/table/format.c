@@ -178,7 +178,10 @@ static void num_cell(const hta_column *c, size_t r, char *buf, size_t n) {
         snprintf(buf, n, "%" PRId64, c->v.i[r]);
         return;
     }
-    double v = c->v.f[r];
+    hta_table_float_text(c->v.f[r], buf, n);
+}
+
+void hta_table_float_text(double v, char *buf, size_t n) {
     double a = fabs(v);
     /* (beyond 1e50, which no time or count here reaches, the digits would not fit a cell: %g there) */
     if (a >= 1e50) snprintf(buf, n, "%.6g", v);

@@ -47,6 +47,19 @@ class NoExponent(unittest.TestCase):
                 self.assertIsNone(re.search(r"\d[eE][+-]\d", out), out[:2000])
 
 
+    def test_html_tables(self):
+        # the report's page shows its tables with the same numbers (13328071.7 us, not 1.33281e+07)
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            page = os.path.join(d, "r.html")
+            p = run("report", MTIA, "--quiet", "--html", page)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(page) as f:
+                cells = re.findall(r'<td class="n">([^<]*)', f.read())
+        self.assertIn("13328071.7", cells)
+        self.assertEqual([c for c in cells if re.search(r"\d[eE][+-]\d", c)], [])
+
+
 class OneTable(unittest.TestCase):
     def test_csv_of_one_table_is_plain_csv(self):
         p = run("kernels", MTIA, "--quiet", "--format", "csv", "--table", "all_kernels")

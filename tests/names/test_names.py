@@ -158,7 +158,7 @@ class MiddleCut(unittest.TestCase):
         self.assertTrue(f[0].startswith("top kernel at::native::multi_tensor_apply_kernel (COMPUTATION) takes"), f[0])
         self.assertNotIn("::::", json.dumps(tables("report", self.trace)))
         # critical-path's breakdown is HTA's table: HTA's shorten_name, quirk included
-        bd = {r["s_name"] for r in rows(tables("critical-path", self.trace)["breakdown"])}
+        bd = {r["s_name"] for r in rows(tables("critical-path", self.trace, "--hta-compat")["breakdown"])}
         self.assertIn("at::native::::multi_tensor_apply_kernel", bd)
         # a what-if glob matches either form (the step ends at 1000 us whatever the kernel takes: the thread
         # does not wait for it); a glob that matches nothing is an error

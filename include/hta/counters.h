@@ -188,6 +188,11 @@ typedef struct hta_diff_opts {
     int64_t control_iteration, test_iteration; /* -1: the first iteration; every row of a trace without
                                                 * ProfilerStep, or of the context's window when it has one */
     const char *control_label, *test_label;    /* "Control", "Test" */
+    /* Rows by the size of the change, largest first: |diff_duration|, then |diff_counts|, then the name
+     * (ops_diff too, within each of its lists).  With hta_compat HTA's order instead: the control's
+     * names, then the test's own.  top > 0: only the first top rows of compare_traces and of each
+     * ops_diff list. */
+    size_t top;
 } hta_diff_opts;
 void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration (see above) of each side */
 

@@ -20,8 +20,9 @@ typedef enum hta_kernel_type {
     HTA_KT_OTHER,
 } hta_kernel_type;
 /* Kernel types (analyses.md §1), from the full kernel name.  hta_kernel_type_of
- * is the corrected rule: communication is any NCCL/RCCL/HCCL kernel
- * (hta_is_nccl_kernel_name), copies and sets of both vendors are memory,
+ * is the corrected rule: communication is any kernel hta_is_comm_kernel_name
+ * names (NCCL/RCCL/HCCL, MSCCL, DeepEP, NVSHMEM, custom all-reduce), copies
+ * and sets of both vendors are memory,
  * sync records, host API names and MTIA's runtime work are other.
  * hta_kernel_type_of_hta is HTA's get_kernel_type, which calls every hip*
  * name communication and misses RCCL's and NCCL >= 2.19's kernels. */
@@ -34,6 +35,22 @@ const char *hta_memory_kernel_type(const char *name, char *buf);
  * of NCCL >= 2.19, RCCL's), by name: the corrected rule, used unless a caller
  * reproduces HTA. */
 int hta_is_nccl_kernel_name(const char *name);
+/* Communication kernels by name, the corrected rule (docs/differences-from-hta.md, "Communication
+ * kernels"): the NCCL family above; MSCCL and MSCCL++ (msccl*); DeepEP's dispatch/combine kernels
+ * (dpsk::ep::, deep_ep::, but not its get_dispatch_layout, which only counts tokens on one GPU);
+ * NVSHMEM and rocSHMEM (nvshmem*, rocshmem*); custom all-reduce kernels: vLLM's and SGLang's
+ * cross_device_reduce_*, one-shot and two-shot all-reduces (TensorRT-LLM's oneShotAllReduceKernel,
+ * PyTorch's symmetric-memory one_shot_all_reduce, ROCm quick-reduce's *_twoshot), multimem all-reduces,
+ * and every kernel of PyTorch's c10d:: namespace.  A leading return type ("void ") is skipped, so a
+ * namespace is matched at the start of the name only (DeepSeek's traces also hold CUB kernels in a
+ * cdpsk::ep:: namespace, which are not DeepEP's). */
+int hta_is_comm_kernel_name(const char *name);
+/* The operators whose kernels are communication, whatever their names (hta_ctx_kernel_types): c10d's
+ * (c10d::allreduce_, c10d::alltoall_base_, ..., and the functional collectives' _c10d_functional::*),
+ * record_param_comms (around every collective of PyTorch >= 2.1) and ProcessGroupNCCL's nccl:* ranges. */
+int hta_is_comm_op_name(const char *name);
+/* 1 when name matches one of the n fnmatch(3) globs (--comm-kernel): the full kernel name. */
+int hta_name_matches_glob(const char *name, const char *const *globs, size_t n);
 /* HTA's communication rule of get_kernel_type (analyses.md §1): starts with
  * nccl, hip or hccl, or contains ncclKernel.  (It calls every hip* name
  * communication and misses RCCL's.) */

@@ -2,6 +2,7 @@
  * iteration of one rank in two traces, side by side.  Beyond HTA: a trace
  * without ProfilerStep (inference) is compared whole, and a window
  * (--window) replaces the default iteration on both sides. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,17 @@ static joined *join(const ops *c, const ops *t, hta_arena *A, size_t *n) {
     return j;
 }
 
+/* By the size of the change: the names whose duration moved most first, then count changes, then the
+ * name, so equal changes keep one order (docs/differences-from-hta.md, "diff"). */
+static int by_change(const void *a, const void *b) {
+    const joined *x = a, *y = b;
+    double dx = fabs(x->td - x->cd), dy = fabs(y->td - y->cd);
+    if (dx != dy) return dx < dy ? 1 : -1;
+    double cx = fabs(x->tc - x->cc), cy = fabs(y->tc - y->cc);
+    if (cx != cy) return cx < cy ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
 /* What one side compared, for the note: an iteration, the window or the whole trace. */
 static void what(const hta_ctx *c, int64_t it, char *buf, size_t n) {
     int w = c->window.kind != HTA_WINDOW_NONE;
@@ -193,6 +205,9 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     j = join(&c, &t, A, &n);
     ct = hta_table_from_def(&HTA_DIFF_TABLE), od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
     if (!j || !ct || !od) goto oom;
+    int by_size = !control->hta_compat;
+    if (by_size) qsort(j, n, sizeof *j, by_change);
+    size_t top = o->top ? o->top : SIZE_MAX;
     /* the headers the declaration says depend on the options */
     static const struct {
         int col, test;
@@ -207,7 +222,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
         if (hta_table_rename_col(ct, label_cols[k].col, h)) goto oom;
     }
     if (o->short_names && hta_table_rename_col(ct, HTA_DIFF_NAME, "short_name")) goto oom;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && i < top; i++) {
         long row = hta_table_add_row(ct);
         if (row < 0 || hta_table_set_str(ct, (size_t)row, HTA_DIFF_NAME, j[i].name)) goto oom;
         double dc = j[i].tc - j[i].cc, dd = j[i].td - j[i].cd;
@@ -225,12 +240,13 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
             (st = summarize(test, o->test_rank, ti, o->device, 0, "test", A, &t, err)))
             goto fail;
         if (!(j = join(&c, &t, A, &n))) goto oom;
+        if (by_size) qsort(j, n, sizeof *j, by_change);
     }
     /* HTA's five lists (§15), each in index order.  A name that disappears is "deleted", not also
      * "decreased": decreased needs test > 0. */
     static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
     for (int k = 0; k < 5; k++)
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0, listed = 0; i < n && listed < top; i++) {
             double dc = j[i].tc - j[i].cc;
             int in = k == 0   ? j[i].cc == 0 && j[i].tc > 0
                      : k == 1 ? j[i].cc > 0 && j[i].tc == 0
@@ -238,6 +254,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
                      : k == 3 ? j[i].tc > 0 && dc < 0
                               : j[i].tc > 0 && dc == 0;
             if (!in) continue;
+            listed++;
             long row = hta_table_add_row(od);
             if (row < 0 || hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_CATEGORY, cats[k]) ||
                 hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_NAME, j[i].name))

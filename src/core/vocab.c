@@ -4,6 +4,8 @@
  * comes from). */
 #include "hta/vocab.h"
 
+#include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ static int is_rocclr_fill(const char *n) { return starts(n, "__amd_rocclr_fill")
 static int is_rocclr_copy(const char *n) { return starts(n, "__amd_rocclr_copy"); }
 
 hta_kernel_type hta_kernel_type_of(const char *n) {
-    if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
+    if (hta_is_comm_kernel_name(n)) return HTA_KT_COMMUNICATION;
     if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma") || is_rocclr_fill(n) ||
         is_rocclr_copy(n))
         return HTA_KT_MEMORY;
@@ -72,6 +74,49 @@ const char *hta_memory_kernel_type(const char *name, char *buf) {
 int hta_is_nccl_kernel_name(const char *n) {
     return starts(n, "nccl") || strstr(n, "ncclKernel") || strstr(n, "ncclDevKernel") || starts(n, "rccl") ||
            strstr(n, "rcclKernel") || starts(n, "hccl");
+}
+
+/* Whether the name holds a after removing '_' and ASCII case: "one_shot_all_reduce" and
+ * "oneShotAllReduce" are one spelling.  a is lower case without '_'. */
+static int has_folded(const char *n, const char *a) {
+    size_t al = strlen(a);
+    for (; *n; n++) {
+        const char *p = n;
+        size_t k = 0;
+        while (*p && k < al) {
+            if (*p == '_') {
+                p++;
+                continue;
+            }
+            if (tolower((unsigned char)*p) != a[k]) break;
+            p++, k++;
+        }
+        if (k == al) return 1;
+    }
+    return 0;
+}
+
+int hta_is_comm_kernel_name(const char *n) {
+    if (hta_is_nccl_kernel_name(n)) return 1;
+    /* kernels return void: the namespace follows the return type */
+    const char *b = starts(n, "void ") ? n + 5 : n;
+    if (starts(b, "msccl") || starts(b, "nvshmem") || starts(b, "rocshmem") || starts(b, "c10d::")) return 1;
+    if (starts(b, "dpsk::ep::") || starts(b, "deep_ep::")) return !strstr(b, "get_dispatch_layout");
+    if (strstr(n, "cross_device_reduce")) return 1;
+    /* one-shot / two-shot / multimem all-reduce of the custom all-reduce libraries */
+    return has_folded(n, "allreduce") &&
+           (has_folded(n, "oneshot") || has_folded(n, "twoshot") || has_folded(n, "multimem"));
+}
+
+int hta_is_comm_op_name(const char *n) {
+    return starts(n, "c10d::") || starts(n, "_c10d_functional::") || starts(n, "c10d_functional::") ||
+           !strcmp(n, "record_param_comms") || starts(n, "nccl:");
+}
+
+int hta_name_matches_glob(const char *name, const char *const *globs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!fnmatch(globs[i], name, 0)) return 1;
+    return 0;
 }
 
 int hta_is_comm_name_hta(const char *n) {

@@ -59,6 +59,7 @@ typedef enum hta_arg_key {
     HTA_ARG_DEVICE,             /* "device" */
     HTA_ARG_KERNEL_BACKEND,     /* "kernel_backend" */
     HTA_ARG_COMMS_ID,           /* "Comms Id" (a collective instance's id on every rank) */
+    HTA_ARG_CONCRETE_INPUTS,    /* "Concrete Inputs" (scalar arguments of an operator, record_shapes) */
     HTA_ARG_KNOWN_COUNT
 } hta_arg_key;
 

@@ -367,12 +367,15 @@ hta_kernel_category hta_kernel_category_of(const char *n) {
     }
     /* FlashAttention (fmha, flash_fwd), xFormers/CUTLASS fmha, cuDNN's sdpa, AITER/CK fmha and paged
      * attention, SageAttention, vLLM's unified and paged attention */
+    /* quantisation kernels (FlashInfer's carry its namespace in their arguments) are pointwise */
+    if (has_ci(n, "quantize") || has_ci(n, "quant_kernel")) return HTA_KC_ELEMENTWISE;
     static const char *const attn[] = {"flash", "fmha", "attention", "attn_fwd", "attn_bwd", "mha_fwd",
                                        "mha_bwd", "sage_fwd", "sage_bwd", "sdpa", NULL};
     if (any_ci(n, attn)) return HTA_KC_ATTENTION;
     /* cuDNN (implicit/explicit_convolve_sgemm, *scudnn*, winograd, fprop/dgrad/wgrad engines, im2col),
      * MIOpen (igemm_fwd/bwd/wrw, naive_conv, Im2d2Col), CK (grouped_conv) */
-    static const char *const conv[] = {"conv", "scudnn", "winograd", "fprop", "dgrad", "wgrad", "im2col",
+    static const char *const conv[] = {"convolution", "convolve", "conv1d", "conv2d", "conv3d", "grouped_conv",
+                                       "naive_conv", "conv_fwd", "conv_bwd", "conv_wrw", "_conv_", "scudnn", "winograd", "fprop", "dgrad", "wgrad", "im2col",
                                        "im2d2col", "igemm_fwd", "igemm_bwd", "igemm_wrw", "cask_cudnn", NULL};
     if (any_ci(n, conv) && !has_ci(n, "bn_fw") && !has_ci(n, "bn_bw")) return HTA_KC_CONVOLUTION;
     /* cuBLAS/cuBLASLt (*gemm*, nvjet, gemv, splitKreduce, dot_kernel), CUTLASS, hipBLASLt/Tensile (Cijk_),
@@ -384,12 +387,14 @@ hta_kernel_category hta_kernel_category_of(const char *n) {
                                       "pool", "topk", NULL};
     if (any_ci(n, red)) return HTA_KC_REDUCTION;
     /* ATen's layer/group/batch norm, cuDNN's bn_fw/bn_bw, AITER/vLLM rmsnorm, softmax */
-    static const char *const norm[] = {"norm", "bn_fw", "bn_bw", "softmax", "welford", NULL};
-    if (any_ci(n, norm)) return HTA_KC_NORMALIZATION;
+    static const char *const norm[] = {"bn_fw", "bn_bw", "softmax", "welford", NULL};
+    /* "norm", but not the random "normal" kernels nor MoE routing's "renormalize" */
+    if (any_ci(n, norm) || (has_ci(n, "norm") && !has_ci(n, "normal"))) return HTA_KC_NORMALIZATION;
     /* ATen's elementwise kernels and functors, copies, fills, cat, transposes; MIOpen's OpTensor */
     static const char *const elt[] = {"elementwise", "functor", "copy", "fill", "cat_", "catarray",
                                       "transpose", "tensorop", "upsample", "index", "where", "activation",
-                                      "relu", "gelu", "silu", "sigmoid", "dropout", "quant", NULL};
+                                      "relu", "gelu", "silu", "sigmoid", "dropout", "quant", "gather",
+                                      "scatter", "rotary", "nchwtonhwc", "nhwctonchw", NULL};
     if (any_ci(n, elt)) return HTA_KC_ELEMENTWISE;
     return HTA_KC_OTHER;
 }

@@ -367,8 +367,9 @@ hta_kernel_category hta_kernel_category_of(const char *n) {
     }
     /* FlashAttention (fmha, flash_fwd), xFormers/CUTLASS fmha, cuDNN's sdpa, AITER/CK fmha and paged
      * attention, SageAttention, vLLM's unified and paged attention */
-    /* quantisation kernels (FlashInfer's carry its namespace in their arguments) are pointwise */
-    if (has_ci(n, "quantize") || has_ci(n, "quant_kernel")) return HTA_KC_ELEMENTWISE;
+    /* quantisation kernels (FlashInfer's carry its namespace in their arguments) are pointwise, unless
+     * fused into a norm (AITER's add_rmsnorm_quant) */
+    if (has_ci(n, "quantize") && !has_ci(n, "norm")) return HTA_KC_ELEMENTWISE;
     static const char *const attn[] = {"flash", "fmha", "attention", "attn_fwd", "attn_bwd", "mha_fwd",
                                        "mha_bwd", "sage_fwd", "sage_bwd", "sdpa", NULL};
     if (any_ci(n, attn)) return HTA_KC_ATTENTION;

@@ -552,5 +552,43 @@ class Categories(unittest.TestCase):
         self.assertEqual(run("diff", a, b, "--by", "kernel")[0], 2)
 
 
+class Report(Hand):
+    def test_slow_operators_named_with_saving(self):
+        # a GEMM at a small share of the H100's bf16 roof, an add near its memory roof
+        p = os.path.join(self.dir, "t.json")
+        write_trace(p, [op("aten::mm", [[1024, 1024], [1024, 1024]], [BF, BF], kernel_us=400),
+                        op("aten::add", [[1 << 20], [1 << 20]], [BF, BF], kernel_us=2)])
+        eff, _ = tables("efficiency", p)
+        mm = [r for r in eff["op_roofline"] if r["op"] == "aten::mm"][0]
+        self.assertLess(mm["peak_pct"], 50)
+        html = os.path.join(self.dir, "r.html")
+        rep, _ = tables("report", p, "--html", html, "--quiet")
+        # the report's op_roofline is efficiency's, row for row
+        self.assertEqual(rep["op_roofline"], eff["op_roofline"])
+        self.assertEqual(rep["device"], eff["device"])
+        obs = [r["finding"] for r in rep["observations"] if r["area"] == "efficiency"]
+        self.assertEqual(len(obs), 1)
+        save = mm["gpu_us"] * (1 - mm["peak_pct"] / 70)
+        self.assertIn("aten::mm [1024x1024, 1024x1024] at %.0f%% of its compute roof (%.1f TFLOP/s, 400 us)"
+                      % (mm["peak_pct"], mm["tflops"]), obs[0])
+        self.assertIn("would save %.0f us" % save, obs[0])
+        self.assertNotIn("aten::add", obs[0])
+        for f in rep["findings"]:
+            if f["cause"] == "gpu_compute":
+                self.assertIn(obs[0], f["evidence"])
+        with open(html) as f:
+            page = f.read()
+        chart = page.split('id="chart-roofline"', 1)[1].split("</svg>", 1)[0]
+        self.assertEqual(chart.count("<circle"), 1)  # the add has no FLOPs: not a point
+        self.assertIn("989.5 TFLOP/s, 3.35 TB/s", chart)
+
+    def test_no_shapes_no_efficiency_tables(self):
+        p = os.path.join(self.dir, "t.json")
+        write_trace(p, [op("aten::mm", kernel_us=400)])
+        rep, _ = tables("report", p, "--quiet")
+        self.assertNotIn("op_roofline", rep)
+        self.assertEqual([r for r in rep["observations"] if r["area"] == "efficiency"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

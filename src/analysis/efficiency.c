@@ -11,6 +11,7 @@
  * int64 calls and ns; figures are doubles only when a cell is written. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,17 @@ static int int_list(const char *s, int64_t *v, int n) {
 
 /* ---- the formulas ---- */
 
+/* Appends to the text in buf (cap bytes), cut where it does not fit. */
+static void append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t cap, const char *fmt, ...) {
+    size_t l = strlen(buf);
+    if (l + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + l, cap - l, fmt, ap);
+    va_end(ap);
+}
+
 typedef struct fig {
     int64_t flops, bytes; /* -1: none */
     hta_peak_dtype pdt;
@@ -437,16 +449,11 @@ static void conv(fig *f, const call *c, int in, int wt, int bias, int ps, int pp
         flops = mul(&A, 2, macs);
         if (bias >= 0 && is_tensor(c, bias)) flops = add(&A, flops, outn);
         bytes = add(&A, bytes, mul(&A, outn, esz(c, in)));
-        size_t o = 0;
-        o += snprintf(f->extra + o, sizeof f->extra - o, "stride %" PRId64 " pad %" PRId64 "%s", s[0], p[0],
-                      same ? "(same)" : "");
-        if (d[0] != 1) o += snprintf(f->extra + o, sizeof f->extra - o, " dil %" PRId64, d[0]);
-        if (o < sizeof f->extra && tr) o += snprintf(f->extra + o, sizeof f->extra - o, " transposed");
+        snprintf(f->extra, sizeof f->extra, "stride %" PRId64 " pad %" PRId64 "%s", s[0], p[0], same ? "(same)" : "");
+        if (d[0] != 1) append(f->extra, sizeof f->extra, " dil %" PRId64, d[0]);
+        if (tr) append(f->extra, sizeof f->extra, " transposed");
     }
-    if (g != 1) {
-        size_t o = strlen(f->extra);
-        snprintf(f->extra + o, sizeof f->extra - o, " groups %" PRId64, g);
-    }
+    if (g != 1) append(f->extra, sizeof f->extra, " groups %" PRId64, g);
     f->flops = flops, f->bytes = bytes, f->pdt = pdt_of(c, in);
     if (A.over) fail(f, "figures overflow int64");
 }
@@ -659,7 +666,6 @@ typedef struct gkey {
 typedef struct group {
     gkey k;
     int64_t calls, ns;
-    int32_t last_op; /* the op row last counted: a call is counted once, however many kernels */
 } group;
 
 typedef struct gtab {
@@ -694,7 +700,7 @@ static group *gtab_get(gtab *t, const gkey *k, hta_error *err) {
         if (!memcmp(&t->g[j].k, k, sizeof *k)) return &t->g[j];
         j = (j + 1) & (t->cap - 1);
     }
-    t->g[j] = (group){*k, 0, 0, -1};
+    t->g[j] = (group){*k, 0, 0};
     t->n++;
     return &t->g[j];
 }
@@ -852,7 +858,8 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
     gtab gt = {0};
     bd_rows b = {0};
     hta_status st = HTA_OK;
-    if (!s.top || !s.formula || !s.farg) {
+    uint8_t *counted = calloc(r->n ? r->n : 1, 1); /* per row: an operator call already counted */
+    if (!s.top || !s.formula || !s.farg || !counted) {
         st = hta_oom(err);
         goto out;
     }
@@ -880,16 +887,17 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
             st = HTA_ENOMEM;
             goto out;
         }
-        /* one call per operator row (kernels outside any operator: each its own call) */
-        if (op < 0 || g->last_op != op) g->calls++;
-        g->last_op = op;
+        /* one call per operator row, however many kernels it launched and in whatever order they ran
+         * (kernels outside any operator: each its own call) */
+        if (op < 0 || !counted[op]) g->calls++;
+        if (op >= 0) counted[op] = 1;
         g->ns += b.dur[j];
     }
     for (size_t i = 0; i < gt.cap && !st; i++)
         if (gt.g[i].calls >= 0) st = group_row(&s, &gt.g[i], ops, err);
 out:
     bd_rows_free(&b);
-    free(s.top), free(s.formula), free(s.farg), free(gt.g);
+    free(s.top), free(s.formula), free(s.farg), free(gt.g), free(counted);
     return st;
 }
 

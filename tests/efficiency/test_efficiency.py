@@ -590,5 +590,29 @@ class Report(Hand):
         self.assertEqual([r for r in rep["observations"] if r["area"] == "efficiency"], [])
 
 
+class Robust(Hand):
+    NAMES = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+             "aten::_scaled_mm", "aten::conv2d", "aten::convolution", "aten::convolution_backward",
+             "aten::scaled_dot_product_attention", "aten::_flash_attention_forward",
+             "aten::_flash_attention_backward", "aten::layer_norm", "aten::rms_norm", "aten::group_norm",
+             "aten::native_group_norm", "aten::batch_norm", "aten::_softmax", "aten::add", "aten::add_",
+             "aten::copy_", "aten::fill_", "aten::sum", "aten::linalg_vector_norm"]
+    ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
+            ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
+            ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),
+            ([[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1]], [F32, F32], ["[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]", "x"]),
+            ([[4, 4, 4, 4]] * 40, [BF] * 40, ["True"] * 40),
+            ([[2, 8, 0, 0], [0, 8, 3, 3], [], [], [], [], [], [], [], [], []], [BF] * 11,
+             ["", "", "", "[0]", "[0, 0]", "[-5]", "[0]", "[1]", "[9]", "0", "[True]"])]
+
+    def test_odd_shapes_never_crash(self):
+        ops = [op(n, d, t, c) for n in self.NAMES for (d, t, c) in self.ARGS]
+        rows = self.rows(ops)
+        # every kernel is somewhere, and a figure is either there or explained
+        self.assertEqual(sum(r["gpu_us"] for r in rows), 10 * len(ops))
+        for r in rows:
+            self.assertTrue(r["gbytes"] is not None or r["note"], r)
+
+
 if __name__ == "__main__":
     unittest.main()

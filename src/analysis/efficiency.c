@@ -294,7 +294,11 @@ hta_status hta_efficiency_part(hta_ctx *ctx, const hta_efficiency_opts *o, hta_r
         st = hta_oom(err);
         goto out;
     }
-    for (size_t c = 0; c < t->ncats; c++) cpu_op[c] = hta_cat_classify(hta_sym(t->sym, t->cats[c])) == HTA_CC_CPU_OP;
+    /* operators: cpu_op, and "Operator" of PyTorch <= 1.9's Kineto (legacy_schema traces record shapes too) */
+    for (size_t c = 0; c < t->ncats; c++) {
+        const char *cn = hta_sym(t->sym, t->cats[c]);
+        cpu_op[c] = hta_cat_classify(cn) == HTA_CC_CPU_OP || !strcmp(cn, "Operator");
+    }
     for (size_t i = 0; i < hta_ctx_nranks(ctx) && !st; i++) st = rank_part(ctx, i, cpu_op, ops, dev, err);
     if (!st) {
         hta_table *a = ops, *b = dev;

@@ -183,6 +183,7 @@ HTA_TABLE_DECLARE(HTA_OPS_DIFF)
 typedef enum hta_diff_device { HTA_DIFF_ALL, HTA_DIFF_CPU, HTA_DIFF_GPU } hta_diff_device;
 typedef struct hta_diff_opts {
     int short_names;
+    int by_category;  /* compare GPU rows by vendor-neutral kernel category (hta_kernel_category_of) */
     hta_diff_device device;
     int32_t control_rank, test_rank;           /* -1: first rank */
     int64_t control_iteration, test_iteration; /* -1: the first iteration; every row of a trace without

@@ -61,6 +61,7 @@ typedef enum hta_arg_key {
     HTA_ARG_COMMS_ID,           /* "Comms Id" (a collective instance's id on every rank) */
     HTA_ARG_EXTERNAL_ID_LEGACY, /* "external id": PyTorch <= 1.9's runtime calls and kernels (the
                                  * external_id column unless hta_load_opts.hta_names) */
+    HTA_ARG_CONCRETE_INPUTS,    /* "Concrete Inputs" (scalar arguments of an operator, record_shapes) */
     HTA_ARG_KNOWN_COUNT
 } hta_arg_key;
 

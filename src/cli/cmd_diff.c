@@ -10,9 +10,12 @@ static int cmd_diff(int argc, char **argv) {
     hta_diff_opts o;
     hta_diff_opts_default(&o);
     int cr = -1, tr = -1, cit = -1, tit = -1, top = 0;
-    const char *device = "all", *cl = "Control", *tl = "Test";
+    const char *device = "all", *cl = "Control", *tl = "Test", *by = "name";
     const cli_opt opts[] = {
         {"short-names", CLI_FLAG, &o.short_names, NULL, "compare shortened names (templates and arguments removed)"},
+        {"by", CLI_STR, &by, "KEY",
+         "name (default) or category: GPU rows by vendor-neutral kernel category (gemm, attention, ...), so that "
+         "a CUDA and a ROCm run of one model compare"},
         {"device", CLI_STR, &device, "KIND", "gpu, cpu or all (default all): which rows to compare"},
         {"control-rank", CLI_INT, &cr, "R", "rank of the control trace (default: its first rank)"},
         {"test-rank", CLI_INT, &tr, "R", "rank of the test trace (default: its first rank)"},
@@ -44,6 +47,11 @@ static int cmd_diff(int argc, char **argv) {
         return EXIT_USAGE;
     }
     o.top = (size_t)top;
+    if (!strcmp(by, "category")) o.by_category = 1;
+    else if (strcmp(by, "name")) {
+        fprintf(stderr, "hta diff: --by must be name or category\n");
+        return EXIT_USAGE;
+    }
     if (!strcmp(device, "gpu")) o.device = HTA_DIFF_GPU;
     else if (!strcmp(device, "cpu")) o.device = HTA_DIFF_CPU;
     else if (strcmp(device, "all")) {

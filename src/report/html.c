@@ -347,6 +347,7 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         free(v);
         free(nb);
     }
+    rp_roofline_chart(b, res); /* efficiency.c */
     sb_printf(b, "<h2 id=\"launch\">Launch delays</h2>\n");
     launch_hist(b, pr, n);
     sb_printf(b, "<h2 id=\"queue\">Launch-queue length over time</h2><p class=\"note\">Kernels launched and not yet "

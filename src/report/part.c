@@ -12,6 +12,7 @@
 
 #include "hta/breakdown.h"
 #include "hta/cpuops.h"
+#include "hta/efficiency.h"
 #include "hta/launch.h"
 #include "hta/util.h"
 #include "hta/sim.h"
@@ -226,6 +227,9 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     hta_kernel_opts ko;
     rp_kernel_opts(&ko);
     HTA_TRY_GOTO(st, hta_kernel_breakdown_part(ctx, &ko, &r, err), done);
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_efficiency_part(ctx, NULL, &r, err), done); /* efficiency.c reduces it */
     HTA_TRY_GOTO(st, move_all(out, &r, err), done);
     hta_result_free(&r);
     HTA_TRY_GOTO(st, hta_overlap(ctx, NULL, &r, err), done);

@@ -136,6 +136,7 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
     [HTA_ARG_COMMS_ID] = "Comms Id",
     [HTA_ARG_EXTERNAL_ID_LEGACY] = "external id",
+    [HTA_ARG_CONCRETE_INPUTS] = "Concrete Inputs",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -177,7 +178,9 @@ static int arg_lookup(const char *k, size_t n) {
              if (IS("Out split size")) return HTA_ARG_OUT_SPLIT_SIZE;
              if (IS("kernel_backend")) return HTA_ARG_KERNEL_BACKEND;
              break;
-    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME; break;
+    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME;
+             if (IS("Concrete Inputs")) return HTA_ARG_CONCRETE_INPUTS;
+             break;
     case 16: if (IS("Python parent id")) return HTA_ARG_PYTHON_PARENT_ID; break;
     case 18: if (IS("Process Group Name")) return HTA_ARG_PG_NAME; break;
     case 19: if (IS("Process Group Ranks")) return HTA_ARG_PG_RANKS; break;

@@ -28,6 +28,7 @@ CMDS = [
     ['counters'], ['counters', '--series'],
     ['cupti'],
     ['patterns', '--op', 'ProfilerStep'],
+    ['efficiency'], ['efficiency', '--peak-tbps', '1.5'],
 ]
 
 

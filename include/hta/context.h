@@ -90,6 +90,10 @@ void hta_ctx_release_views(hta_ctx *c);
 static inline const unsigned char *hta_ctx_window_rows(const hta_ctx *c, size_t k) {
     return c->win ? c->win[k] : NULL;
 }
+/* Analyses the rows of window w from now on (kind HTA_WINDOW_NONE: every row): the rows are marked
+ * again and the views dropped; the ranks stay loaded.  w's spec text must outlive the context.  On
+ * failure (no row in w: HTA_ENODATA) the context keeps no window. */
+hta_status hta_ctx_set_window(hta_ctx *c, const hta_window *w, hta_error *err);
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 

@@ -96,6 +96,11 @@ HTA_PY_EXPORT size_t hta_py_nranks(const hta_py_ctx *c);
 HTA_PY_EXPORT int32_t hta_py_rank(const hta_py_ctx *c, size_t k);
 HTA_PY_EXPORT const char *hta_py_rank_path(const hta_py_ctx *c, size_t k);
 HTA_PY_EXPORT size_t hta_py_rank_nrows(const hta_py_ctx *c, size_t k);
+/* What decided the dtypes of HTA's table of the rank's file (TF§4.2): HTA_PY_DUR_NOT_INT (an event without
+ * dur, or a dur with a fraction), HTA_PY_PID_TEXT, HTA_PY_TID_TEXT (a pid / tid written as text),
+ * HTA_PY_TS_FRACTIONAL (HTA rounds the file's times). */
+enum { HTA_PY_DUR_NOT_INT = 1, HTA_PY_PID_TEXT = 2, HTA_PY_TID_TEXT = 4, HTA_PY_TS_FRACTIONAL = 8 };
+HTA_PY_EXPORT int hta_py_rank_flags(const hta_py_ctx *c, size_t k);
 HTA_PY_EXPORT const void *hta_py_rank_col(const hta_py_ctx *c, size_t k, const char *name, char *code);
 /* The rank's threads' pid and tid (a string id: -1, its text in hta_py_rank_thread_text) into arrays of
  * hta_py_rank_nthreads entries. */

@@ -27,14 +27,20 @@ class RankTypes:
         self.stream = downcast(min(used.min(), -1), used.max())
         corr = trace._col(k, "correlation")
         self.correlation = downcast(min(corr.min(), -1), corr.max()) if len(corr) else "int8"
+        ext = trace._col(k, "external_id")
+        self.external_id = downcast(min(ext.min(), -1), ext.max()) if len(ext) else "int8"
         idx = trace._col(k, "index")
         self.index = downcast(0, int(idx.max())) if len(idx) else "int8"
+        from ._lib import lib
+        flags = lib.hta_py_rank_flags(trace._s.ptr, k)
         dur = trace._col(k, "dur")
-        self.dur_int = bool(len(dur)) and not bool((dur % 1000).any())
-        self.dur = downcast(0, int(dur.max()) // 1000) if self.dur_int else "float64"
+        self.dur_int = bool(len(dur)) and not flags & 1
+        self.dur = downcast(int(dur.min()) // 1000, int(dur.max()) // 1000) if self.dur_int else "float64"
         pid, tid, ptext, ttext = trace._threads(k)
-        self.pid = "object" if ptext is not None else (downcast(pid.min(), pid.max()) if len(pid) else "int64")
-        self.tid = "object" if ttext is not None else (downcast(tid.min(), tid.max()) if len(tid) else "int64")
+        self.pid = "object" if flags & 2 or ptext is not None else \
+            (downcast(pid.min(), pid.max()) if len(pid) else "int64")
+        self.tid = "object" if flags & 4 or ttext is not None else \
+            (downcast(tid.min(), tid.max()) if len(tid) else "int64")
 
 
 def common(names):

@@ -84,6 +84,7 @@ def _load():
         "hta_py_rank_path": (CS, [P, S]),
         "hta_py_rank_nrows": (S, [P, S]),
         "hta_py_rank_col": (P, [P, S, CS, C.c_char_p]),
+        "hta_py_rank_flags": (I, [P, S]),
         "hta_py_rank_nthreads": (S, [P, S]),
         "hta_py_rank_threads": (None, [P, S, P, P]),
         "hta_py_rank_thread_text": (CS, [P, S, S, I]),

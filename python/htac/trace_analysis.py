@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import _plot
-from ._dtypes import RankTypes, common
+from ._dtypes import RankTypes, common, downcast
 from ._lib import HtaError
 from ._session import Session
 from .trace import Trace
@@ -136,6 +136,7 @@ class TraceAnalysis:
         df = self._of_ranks(res.frame("idle_time", ["rank", "stream", "idle_category", "idle_time",
                                                       "idle_time_ratio"]), ranks)
         df["stream"] = df["stream"].astype(sdt)
+        df.index = df.groupby("rank").cumcount().to_numpy()  # HTA concatenates the ranks' frames as they are
         stats = None
         if show_idle_interval_stats:
             stats = self._of_ranks(res.frame("interval_stats", ["idle_category", "rank", "stream"] + _STATS), ranks)
@@ -376,7 +377,15 @@ class TraceAnalysis:
         ranks = self._ranks(ranks)
         res = self._run("ops", window, sort_by=list(sort_by) if sort_by else None)
         all_ = res.frame("aten_op_kernels_and_delay")
-        return {r: all_[all_["rank"] == r].drop(columns=["rank"]).reset_index(drop=True) for r in ranks}
+        out = {}
+        for r in ranks:
+            df = all_[all_["rank"] == r].drop(columns=["rank"])
+            # HTA's rows keep the labels of its groupby over (aten_op_name, kernel_sequence), ascending
+            keys = list(zip(df["aten_op_name"], df["kernel_sequence"]))
+            pos = {k: i for i, k in enumerate(sorted(set(keys)))}
+            df.index = [pos[k] for k in keys]
+            out[r] = df
+        return out
 
     def get_cupti_counter_data_with_operators(self, ranks=None, window=None):
         ranks = self._ranks(ranks)
@@ -389,8 +398,27 @@ class TraceAnalysis:
             df = all_[all_["rank"] == r].drop(columns=["rank"]).reset_index(drop=True)
             if "op_stack" in df:
                 df["op_stack"] = [s.split("|") if s else [] for s in df["op_stack"]]
-            out.append(df)
+            out.append(self._table_types(df, r))
         return out
+
+    def _table_types(self, df, rank):
+        """Rows of a rank's table with the dtypes of HTA's table: its own columns' (trace-format.md §11), ts
+        in int64, and every other integer column downcast over its values."""
+        rt = self._rank_types(rank)
+        known = {"index": rt.index, "pid": rt.pid, "tid": rt.tid, "stream": rt.stream,
+                 "correlation": rt.correlation, "external_id": rt.external_id}
+        for c in df.columns:
+            col = df[c]
+            if c in known:
+                df[c] = col.astype(known[c])
+            elif c == "ts":
+                self._ints(df, ["ts"], True)
+            elif c == "dur":
+                if rt.dur_int and _integral(col):
+                    df[c] = col.astype(rt.dur)
+            elif col.dtype.kind == "i" and len(col):
+                df[c] = col.astype(downcast(int(col.min()), int(col.max())))
+        return df
 
     def critical_path_analysis(self, rank, annotation, instance_id, data_load_events=None, window=None):
         """HTA's lightweight critical path of one rank -> (CPGraph, success)."""

@@ -117,6 +117,13 @@ size_t hta_py_rank_nrows(const hta_py_ctx *c, size_t k) {
     return r ? r->n : 0;
 }
 
+int hta_py_rank_flags(const hta_py_ctx *c, size_t k) {
+    const hta_rank *r = rank_of(c, k);
+    if (!r) return 0;
+    return (r->dur_not_int ? HTA_PY_DUR_NOT_INT : 0) | (r->pid_text ? HTA_PY_PID_TEXT : 0) |
+           (r->tid_text ? HTA_PY_TID_TEXT : 0) | (r->ts_fractional ? HTA_PY_TS_FRACTIONAL : 0);
+}
+
 const void *hta_py_rank_col(const hta_py_ctx *c, size_t k, const char *name, char *code) {
     const hta_rank *r = rank_of(c, k);
     if (!r || !name) return NULL;

@@ -194,8 +194,9 @@ def folders():
             yield os.path.relpath(root, GOLDEN)
 
 
-def check_folder(rel, analyses=None):
-    """-> (matched, total, [problem lines]) for one golden folder."""
+def check_folder(rel, analyses=None, per=None):
+    """-> (matched, total, [problem lines]) for one golden folder; per (a dict), when given, gets
+    per[analysis] = [compared, [problem lines]]."""
     from htac.trace_analysis import TraceAnalysis
     status = json.load(open(os.path.join(GOLDEN, rel, "status.json")))
     todo = [an for an, st in status.items() if an != "load" and an not in SKIP and str(st).startswith("ok")
@@ -213,10 +214,15 @@ def check_folder(rel, analyses=None):
             except Exception as e:  # noqa: BLE001 - reported as the mismatch
                 total += 1
                 bad.append(f"{rel} {an}: raised {type(e).__name__}: {e}")
+                if per is not None:
+                    per.setdefault(an, [0, []])[0] += 1
+                    per[an][1].append(bad[-1])
                 continue
             parts = g["parts"] if isinstance(g.get("parts"), dict) else {"result": g.get("parts")}
             for pn, gp in parts.items():
                 total += 1
+                if per is not None:
+                    per.setdefault(an, [0, []])[0] += 1
                 if an == "critical_path" and pn == "stats":
                     e = compare_stats(gp, ours.get(pn, {}))
                 elif pn not in ours:
@@ -225,6 +231,8 @@ def check_folder(rel, analyses=None):
                     e = compare_part(gp, ours[pn], sort_rows=(pn == "breakdown_sorted"))
                 if e:
                     bad.append(f"{rel} {an}/{pn}: {e}")
+                    if per is not None:
+                        per[an][1].append(bad[-1])
                 else:
                     matched += 1
     a.close()

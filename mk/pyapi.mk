@@ -19,8 +19,7 @@ TEST_TARGETS += $(BUILD)/libhta.so
 # PIP_FLAGS: e.g. --user, or --break-system-packages for Debian's system Python (PEP 668)
 PYTHON ?= python3
 python: $(BUILD)/libhta.so
-	cp $(BUILD)/libhta.so python/htac/libhta.so
-	$(PYTHON) -m pip install --no-build-isolation --no-deps --no-index $(PIP_FLAGS) ./python
+	BUILD=$(BUILD) $(PYTHON) -m pip install --no-build-isolation --no-deps --no-index $(PIP_FLAGS) ./python
 
 -include $(LIBSO_OBJ:.o=.d) $(PYAPI_OBJ:.o=.d)
 

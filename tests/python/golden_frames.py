@@ -13,6 +13,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+os.environ.setdefault("HTAC_LIB", os.path.join(ROOT, os.environ.get("BUILD", "build"), "libhta.so"))
 TRACES = os.path.join(ROOT, "tests", "data", "hta")
 GOLDEN = os.path.join(ROOT, "tests", "golden", "hta")
 RTOL = 1e-6

@@ -6,7 +6,7 @@
  * so that every analysis of a notebook reuses them.  An analysis is run by name with its options as text
  * ("key=value" lines; a list is the key repeated), and returns a result whose tables are read column by
  * column: int64 and double arrays as they are (numpy takes them without copying row by row), a text column
- * as one buffer of NUL-terminated cells.  Errors come back as an hta_status and an hta_error whose message
+ * dictionary-encoded (a code per row into its distinct texts).  Errors come back as an hta_status and an hta_error whose message
  * names the file (and byte offset); nothing here prints, exits or aborts on bad input.
  *
  * The functions keep their signatures: new analyses and options are new names and keys, not new
@@ -63,11 +63,12 @@ HTA_PY_EXPORT int hta_py_col_type(const hta_py_result *r, size_t t, size_t c);
 /* The cells of an INT / FLOAT column (NULL for another type); FLOAT nulls are NaN. */
 HTA_PY_EXPORT const int64_t *hta_py_col_ints(const hta_py_result *r, size_t t, size_t c);
 HTA_PY_EXPORT const double *hta_py_col_floats(const hta_py_result *r, size_t t, size_t c);
-/* Per row 1 when the cell is null (INT and STR columns); NULL when none is. */
-HTA_PY_EXPORT const unsigned char *hta_py_col_nulls(hta_py_result *r, size_t t, size_t c);
-/* A STR column as one buffer: the cells, each followed by a NUL (a null cell is empty; see
- * hta_py_col_nulls), *len bytes in all.  The buffer belongs to r. */
-HTA_PY_EXPORT const char *hta_py_col_strs(hta_py_result *r, size_t t, size_t c, size_t *len);
+/* Per row 1 when the cell is null (INT columns); NULL when none is. */
+HTA_PY_EXPORT const unsigned char *hta_py_col_nulls(const hta_py_result *r, size_t t, size_t c);
+/* A STR column, dictionary-encoded: *codes (one per row, -1 for null) index its *ntexts distinct texts,
+ * given as one buffer of NUL-terminated strings (*len bytes).  Both belong to r. */
+HTA_PY_EXPORT hta_status hta_py_col_strs(hta_py_result *r, size_t t, size_t c, const int32_t **codes,
+                                         const char **texts, size_t *ntexts, size_t *len, hta_error *err);
 HTA_PY_EXPORT size_t hta_py_nnotes(const hta_py_result *r);
 HTA_PY_EXPORT const char *hta_py_note(const hta_py_result *r, size_t i);
 HTA_PY_EXPORT void hta_py_result_free(hta_py_result *r);

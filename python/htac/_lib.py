@@ -68,7 +68,7 @@ def _load():
         "hta_py_col_ints": (P, [P, S, S]),
         "hta_py_col_floats": (P, [P, S, S]),
         "hta_py_col_nulls": (P, [P, S, S]),
-        "hta_py_col_strs": (P, [P, S, S, C.POINTER(S)]),
+        "hta_py_col_strs": (I, [P, S, S, C.POINTER(P), C.POINTER(P), C.POINTER(S), C.POINTER(S), E]),
         "hta_py_nnotes": (S, [P]),
         "hta_py_note": (CS, [P, S]),
         "hta_py_result_free": (None, [P]),
@@ -137,58 +137,82 @@ def split_strs(buf, n):
 
 
 class Result:
-    """The tables of one call, read into numpy columns; frees the C result once read."""
+    """The tables and notes of one call.  A table is read into numpy columns when first asked for (a
+    critical path's summary does not pay for its breakdown); the C result is freed with this object."""
 
     def __init__(self, ptr):
-        self.tables = {}  # name -> (column names, {name: (kind, values, nulls)}) in order
-        self.notes = []
-        try:
-            self._read(ptr)
-        finally:
-            lib.hta_py_result_free(ptr)
+        self._r = ptr
+        self.notes = [lib.hta_py_note(ptr, i).decode("utf-8", "replace") for i in range(lib.hta_py_nnotes(ptr))]
+        self._pos = {lib.hta_py_table_name(ptr, t).decode(): t for t in range(lib.hta_py_ntables(ptr))}
+        self._cache = {}
 
-    def _read(self, r):
-        for i in range(lib.hta_py_nnotes(r)):
-            self.notes.append(lib.hta_py_note(r, i).decode("utf-8", "replace"))
-        for t in range(lib.hta_py_ntables(r)):
-            name = lib.hta_py_table_name(r, t).decode()
-            n = lib.hta_py_table_nrows(r, t)
-            cols = {}
-            order = []
-            for c in range(lib.hta_py_table_ncols(r, t)):
-                cname = lib.hta_py_col_name(r, t, c).decode("utf-8", "replace")
-                kind = lib.hta_py_col_type(r, t, c)
-                nulls = None
-                if kind == 0:
-                    p = lib.hta_py_col_ints(r, t, c)
-                    vals = np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_int64)), (n,)).copy() if n else \
-                        np.empty(0, np.int64)
-                elif kind == 1:
-                    p = lib.hta_py_col_floats(r, t, c)
-                    vals = np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_double)), (n,)).copy() if n else \
-                        np.empty(0, np.float64)
-                else:
-                    ln = C.c_size_t()
-                    p = lib.hta_py_col_strs(r, t, c, C.byref(ln))
-                    if n and not p:
-                        raise MemoryError("htac: out of memory reading a text column")
-                    vals = split_strs(C.string_at(p, ln.value) if n else b"", n)
-                np_ = lib.hta_py_col_nulls(r, t, c) if n else None
-                if np_:
-                    nulls = np.ctypeslib.as_array(C.cast(np_, C.POINTER(C.c_uint8)), (n,)).astype(bool)
-                    if kind == 2:
-                        vals[nulls] = None
-                cols[cname] = (kind, vals, nulls)
-                order.append(cname)
-            self.tables[name] = (order, cols)
+    def __del__(self):
+        if getattr(self, "_r", None):
+            lib.hta_py_result_free(self._r)
+            self._r = None
+
+    @property
+    def tables(self):
+        """name -> (column names, {name: (kind, values, nulls)}), in the result's order."""
+        return {name: self._table(name) for name in self._pos}
+
+    def __contains__(self, name):
+        return name in self._pos
+
+    def names(self):
+        return list(self._pos)
+
+    def _table(self, name):
+        if name not in self._cache:
+            self._cache[name] = self._read(self._r, self._pos[name])
+        return self._cache[name]
+
+    @classmethod
+    def _read(cls, r, t):
+        n = lib.hta_py_table_nrows(r, t)
+        cols, order = {}, []
+        for c in range(lib.hta_py_table_ncols(r, t)):
+            cname = lib.hta_py_col_name(r, t, c).decode("utf-8", "replace")
+            kind = lib.hta_py_col_type(r, t, c)
+            nulls = None
+            if kind == 0:
+                p = lib.hta_py_col_ints(r, t, c)
+                vals = np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_int64)), (n,)).copy() if n else \
+                    np.empty(0, np.int64)
+            elif kind == 1:
+                p = lib.hta_py_col_floats(r, t, c)
+                vals = np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_double)), (n,)).copy() if n else \
+                    np.empty(0, np.float64)
+            else:
+                vals, nulls = cls._texts(r, t, c, n)
+            np_ = lib.hta_py_col_nulls(r, t, c) if n and kind == 0 else None
+            if np_:
+                nulls = np.ctypeslib.as_array(C.cast(np_, C.POINTER(C.c_uint8)), (n,)).astype(bool)
+            cols[cname] = (kind, vals, nulls)
+            order.append(cname)
+        return order, cols
+
+    @staticmethod
+    def _texts(r, t, c, n):
+        """A text column from its codes and distinct texts: numpy indexes the few strings (no per-row
+        string objects, no Python loop); a null is None."""
+        codes, texts, nt, ln = C.c_void_p(), C.c_void_p(), C.c_size_t(), C.c_size_t()
+        call(lib.hta_py_col_strs, r, t, c, C.byref(codes), C.byref(texts), C.byref(nt), C.byref(ln))
+        if not n:
+            return np.empty(0, dtype=object), None
+        distinct = split_strs(C.string_at(texts, ln.value), nt.value)
+        distinct = np.append(distinct, None)  # code -1 (null) takes the last entry
+        cd = np.ctypeslib.as_array(C.cast(codes, C.POINTER(C.c_int32)), (n,))
+        nulls = cd < 0
+        return distinct[cd], (nulls if nulls.any() else None)
 
     def frame(self, name, columns=None):
         """Table `name` as a DataFrame with numpy dtypes (an INT column with nulls becomes float64 with NaN,
         pandas' own way); None when the result has no such table."""
         import pandas as pd
-        if name not in self.tables:
+        if name not in self._pos:
             return None
-        order, cols = self.tables[name]
+        order, cols = self._table(name)
         data = {}
         for c in (columns or order):
             kind, vals, nulls = cols[c]

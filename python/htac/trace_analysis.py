@@ -205,8 +205,8 @@ class TraceAnalysis:
             return None
         res = self._run("annotations", window, cpu=not use_gpu_annotation, num_kernels=num_kernels,
                         duration_ratio=duration_ratio, allow=list(allowlist_patterns or []) or None)
-        df = res.frame("gpu_user_annotation_breakdown") if "gpu_user_annotation_breakdown" in res.tables else \
-            res.frame(next(iter(res.tables)))
+        df = res.frame("gpu_user_annotation_breakdown") if "gpu_user_annotation_breakdown" in res else \
+            res.frame(res.names()[0])
         df = df[["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"]]
         if visualize:
             _plot.bar(df, "rank", "sum (us)", "User annotation breakdown", color="name")
@@ -392,7 +392,7 @@ class TraceAnalysis:
         if "cuda_profiler_range" not in set(self.t.symbols()):
             return []
         res = self._run("cupti", window)
-        all_ = res.frame(next(iter(res.tables)))
+        all_ = res.frame(res.names()[0])
         out = []
         for r in ranks:
             df = all_[all_["rank"] == r].drop(columns=["rank"]).reset_index(drop=True)
@@ -442,7 +442,7 @@ class TraceAnalysis:
         """hta's report: findings (causes ranked by saving), headline, observations and the per-rank
         tables, as a dict of DataFrames (notes under the key 'notes')."""
         res = self._run("report", window, top=top, critical_path=critical_path)
-        out = {name: res.frame(name) for name in res.tables}
+        out = {name: res.frame(name) for name in res.names()}
         out["notes"] = list(res.notes)
         return out
 
@@ -463,7 +463,7 @@ class TraceAnalysis:
         res = self._run("what_if", window, rule=list(rules), all_ranks=all_ranks,
                         ranks=",".join(map(str, rk)) if rk else None, data_load=list(data_load_events or []) or None,
                         trace_out=trace_out)
-        out = {name: res.frame(name) for name in res.tables}
+        out = {name: res.frame(name) for name in res.names()}
         out["notes"] = list(res.notes)
         return out
 

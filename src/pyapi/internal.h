@@ -17,11 +17,17 @@ struct hta_py_ctx {
     size_t nsyms, syms_len;
 };
 
+/* A text column as handed to Python (hta_py_col_strs), made on first use. */
+typedef struct py_strcol {
+    int done;
+    int32_t *codes;  /* per row: index into the distinct texts, -1 for null */
+    char *texts;     /* the distinct texts, NUL-terminated, in code order */
+    size_t ntexts, len;
+} py_strcol;
+
 struct hta_py_result {
     hta_result res;
-    char ***strs;        /* per table, per column: packed text (hta_py_col_strs), made on first use */
-    size_t **strs_len;
-    unsigned char ***str_null; /* per table, per column: null flags of a STR column */
+    py_strcol **cols;    /* per table: per column (NULL until a text column of the table is read) */
 };
 
 struct hta_py_graph {

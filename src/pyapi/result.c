@@ -1,22 +1,16 @@
 /* Results of the Python C API: an hta_result read table by table and column by column.  Numbers are
- * handed out as the table holds them; a text column is packed once into one buffer of NUL-terminated
- * cells, which Python splits in one call (no loop over rows in Python). */
+ * handed out as the table holds them; a text column is dictionary-encoded once (its distinct texts in one
+ * buffer, a code per row), which numpy turns into a column without a loop over rows in Python. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/symtab.h"
 #include "pyapi/internal.h"
 
 hta_py_result *py_result_wrap(hta_result *res) {
     hta_py_result *r = calloc(1, sizeof *r);
-    size_t n = res->n ? res->n : 1;
-    if (r) {
-        r->strs = calloc(n, sizeof *r->strs);
-        r->strs_len = calloc(n, sizeof *r->strs_len);
-        r->str_null = calloc(n, sizeof *r->str_null);
-    }
-    if (!r || !r->strs || !r->strs_len || !r->str_null) {
-        if (r) free(r->strs), free(r->strs_len), free(r->str_null);
-        free(r);
+    if (r && !(r->cols = calloc(res->n ? res->n : 1, sizeof *r->cols))) free(r), r = NULL;
+    if (!r) {
         hta_result_free(res);
         return NULL;
     }
@@ -28,16 +22,11 @@ hta_py_result *py_result_wrap(hta_result *res) {
 void hta_py_result_free(hta_py_result *r) {
     if (!r) return;
     for (size_t t = 0; t < r->res.n; t++) {
-        size_t nc = r->res.tables[t]->ncols;
-        for (size_t c = 0; r->strs[t] && c < nc; c++) free(r->strs[t][c]);
-        for (size_t c = 0; r->str_null[t] && c < nc; c++) free(r->str_null[t][c]);
-        free(r->strs[t]);
-        free(r->strs_len[t]);
-        free(r->str_null[t]);
+        for (size_t c = 0; r->cols[t] && c < r->res.tables[t]->ncols; c++)
+            free(r->cols[t][c].codes), free(r->cols[t][c].texts);
+        free(r->cols[t]);
     }
-    free(r->strs);
-    free(r->strs_len);
-    free(r->str_null);
+    free(r->cols);
     hta_result_free(&r->res);
     free(r);
 }
@@ -75,58 +64,66 @@ const double *hta_py_col_floats(const hta_py_result *r, size_t t, size_t c) {
     return k && k->type == HTA_COL_FLOAT ? k->v.f : NULL;
 }
 
-/* Packs STR column c of table t (once): cells and their null flags. */
-static int pack(hta_py_result *r, size_t t, size_t c) {
+/* Encodes STR column c of table t (once): per row the code of its text among the column's distinct
+ * texts (-1 for null), and the distinct texts packed in code order.  Python then builds the column by
+ * indexing the few distinct strings with the codes: no string object per row. */
+static int encode(hta_py_result *r, size_t t, size_t c) {
     const hta_table *tb = r->res.tables[t];
-    if (!r->strs[t]) {
-        r->strs[t] = calloc(tb->ncols, sizeof **r->strs);
-        r->strs_len[t] = calloc(tb->ncols, sizeof **r->strs_len);
-        r->str_null[t] = calloc(tb->ncols, sizeof **r->str_null);
-        if (!r->strs[t] || !r->strs_len[t] || !r->str_null[t]) return -1;
+    if (!r->cols[t]) {
+        r->cols[t] = calloc(tb->ncols, sizeof **r->cols);
+        if (!r->cols[t]) return -1;
     }
-    if (r->strs[t][c]) return 0;
+    py_strcol *e = &r->cols[t][c];
+    if (e->done) return 0;
     const hta_column *k = &tb->cols[c];
-    size_t total = 0, nulls = 0;
-    for (size_t i = 0; i < tb->nrows; i++) {
-        total += (k->v.s[i] ? strlen(k->v.s[i]) : 0) + 1;
-        nulls += !k->v.s[i];
+    hta_symtab *st = hta_symtab_new();
+    int32_t *codes = malloc((tb->nrows ? tb->nrows : 1) * sizeof *codes);
+    int rc = !st || !codes ? -1 : 0;
+    for (size_t i = 0; !rc && i < tb->nrows; i++) {
+        if (!k->v.s[i]) {
+            codes[i] = -1;
+            continue;
+        }
+        uint32_t id = hta_symtab_intern(st, k->v.s[i], strlen(k->v.s[i]));
+        if (id == UINT32_MAX || id > INT32_MAX) rc = -1;
+        codes[i] = (int32_t)id;
     }
-    char *b = malloc(total ? total : 1);
-    unsigned char *nl = nulls ? calloc(tb->nrows, 1) : NULL;
-    if (!b || (nulls && !nl)) {
+    size_t n = st ? hta_symtab_count(st) : 0, total = 0;
+    for (size_t i = 0; !rc && i < n; i++) total += strlen(hta_sym(st, (uint32_t)i)) + 1;
+    char *b = rc ? NULL : malloc(total ? total : 1);
+    if (!b) rc = -1;
+    for (size_t i = 0, at = 0; !rc && i < n; i++) {
+        size_t l = strlen(hta_sym(st, (uint32_t)i));
+        memcpy(b + at, hta_sym(st, (uint32_t)i), l + 1);
+        at += l + 1;
+    }
+    hta_symtab_free(st);
+    if (rc) {
+        free(codes);
         free(b);
-        free(nl);
         return -1;
     }
-    size_t at = 0;
-    for (size_t i = 0; i < tb->nrows; i++) {
-        size_t l = k->v.s[i] ? strlen(k->v.s[i]) : 0;
-        if (l) memcpy(b + at, k->v.s[i], l);
-        b[at + l] = 0;
-        at += l + 1;
-        if (!k->v.s[i]) nl[i] = 1;
-    }
-    r->strs[t][c] = b;
-    r->strs_len[t][c] = total;
-    r->str_null[t][c] = nl;
+    *e = (py_strcol){1, codes, b, n, total};
     return 0;
 }
 
-const unsigned char *hta_py_col_nulls(hta_py_result *r, size_t t, size_t c) {
+hta_status hta_py_col_strs(hta_py_result *r, size_t t, size_t c, const int32_t **codes, const char **texts,
+                           size_t *ntexts, size_t *len, hta_error *err) {
     const hta_column *k = col_of(r, t, c);
-    if (!k) return NULL;
-    if (k->type == HTA_COL_INT) return k->null;
-    if (k->type != HTA_COL_STR || pack(r, t, c)) return NULL;
-    return r->str_null[t][c];
-}
-
-const char *hta_py_col_strs(hta_py_result *r, size_t t, size_t c, size_t *len) {
-    const hta_column *k = col_of(r, t, c);
-    *len = 0;
-    if (!k || k->type != HTA_COL_STR || pack(r, t, c)) return NULL;
-    *len = r->strs_len[t][c];
-    return r->strs[t][c];
+    if (!k || k->type != HTA_COL_STR) return hta_fail(err, HTA_EINVAL, "table %zu column %zu is not text", t, c);
+    if (encode(r, t, c)) return hta_oom(err);
+    const py_strcol *e = &r->cols[t][c];
+    *codes = e->codes;
+    *texts = e->texts;
+    *ntexts = e->ntexts;
+    *len = e->len;
+    return HTA_OK;
 }
 
 size_t hta_py_nnotes(const hta_py_result *r) { return r ? r->res.nnotes : 0; }
 const char *hta_py_note(const hta_py_result *r, size_t i) { return r && i < r->res.nnotes ? r->res.notes[i] : NULL; }
+
+const unsigned char *hta_py_col_nulls(const hta_py_result *r, size_t t, size_t c) {
+    const hta_column *k = col_of(r, t, c);
+    return k && k->type == HTA_COL_INT ? k->null : NULL;
+}

@@ -19,7 +19,7 @@ class CPGraph:
         self._dl = list(data_load)
         self._a = analyzer
         self.rank = lib.hta_py_cp_rank(ptr)
-        self._res = None
+        self._res = {}
 
     def __del__(self):
         if getattr(self, "_p", None):
@@ -33,12 +33,15 @@ class CPGraph:
              opts_text(annotation=annotation or None, instance=instance, data_load=data_load or None), C.byref(p))
         return cls(p, data_load, analyzer)
 
-    def _report(self):
-        if self._res is None:
+    def _report(self, whole=False):
+        """The report tables; the breakdown of every path edge only when asked for (whole=True): the
+        summary and the figures need one row of it."""
+        top = 0 if whole else 1
+        if top not in self._res:
             r = C.c_void_p()
-            call(lib.hta_py_cp_report, self._p, opts_text(data_load=self._dl or None), C.byref(r))
-            self._res = Result(r)
-        return self._res
+            call(lib.hta_py_cp_report, self._p, opts_text(data_load=self._dl or None, top=top), C.byref(r))
+            self._res[top] = Result(r)
+        return self._res[top]
 
     def summary(self):
         """The path's time per bound_by class, in % of its length (HTA's Series 'duration')."""
@@ -51,7 +54,7 @@ class CPGraph:
     def get_critical_path_breakdown(self):
         """The path's edges, in path order: event_idx, duration, type, s_name, cat, pid, tid, stream, index,
         bound_by (dtypes as HTA's: a merge that leaves edges without an event makes floats)."""
-        df = self._report().frame("breakdown")
+        df = self._report(whole=True).frame("breakdown")
         holes = df["s_name"].isna() | (df["event_idx"].isna() if df["event_idx"].dtype.kind == "f" else False)
         rt = self._a._rank_types(self.rank) if self._a is not None else None
         if rt is not None and rt.dur_int and len(df) and np.all(df["duration"] == np.round(df["duration"])):

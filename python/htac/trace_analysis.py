@@ -258,17 +258,22 @@ class TraceAnalysis:
     def get_queue_length_time_series(self, ranks=None, window=None):
         ranks = self._ranks(ranks)
         s = self._counters(ranks, window, series=True).frame("queue_length_series")
+        return self._series(s, ranks, ["ts", "pid", "tid", "stream", "queue_length"])
+
+    def _series(self, s, ranks, cols):
+        """A series table -> {rank: its rows indexed by event index}, with the dtypes of the rank's table;
+        a rank without rows is left out (HTA's None)."""
         out = {}
         for r in ranks:
             df = s[s["rank"] == r]
             if df.empty:
                 continue
             rt = self._rank_types(r)
-            df = df.set_index("index")[["ts", "pid", "tid", "stream", "queue_length"]].copy()
+            df = df.set_index("index")[cols].copy()
             df.index.name = None
             self._ints(df, ["ts"], True)
             for c, t in (("pid", rt.pid), ("tid", rt.tid), ("stream", rt.stream)):
-                if t != "object":
+                if c in df and t != "object":
                     df[c] = df[c].astype(t)
             out[r] = df
         return out
@@ -300,19 +305,7 @@ class TraceAnalysis:
     def get_memory_bw_time_series(self, ranks=None, window=None):
         ranks = self._ranks(ranks)
         s = self._counters(ranks, window, series=True).frame("memory_bw_series")
-        out = {}
-        for r in ranks:
-            df = s[s["rank"] == r]
-            if df.empty:
-                continue
-            rt = self._rank_types(r)
-            df = df.set_index("index")[["ts", "pid", "name", "memory_bw_gbps"]].copy()
-            df.index.name = None
-            self._ints(df, ["ts"], True)
-            if rt.pid != "object":
-                df["pid"] = df["pid"].astype(rt.pid)
-            out[r] = df
-        return out
+        return self._series(s, ranks, ["ts", "pid", "name", "memory_bw_gbps"])
 
     def generate_trace_with_counters(self, time_series=None, ranks=None, output_suffix="_with_counters",
                                      window=None):

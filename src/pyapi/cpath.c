@@ -90,12 +90,7 @@ hta_status hta_py_cp_report(const hta_py_graph *g, const char *opts, hta_py_resu
     if (!st) st = hta_cpath_report(g->g, &g->g->path, dl, ndl, top > 0 ? (size_t)top : 0, &res, err);
     free(dl);
     py_opts_free(&o);
-    if (st) {
-        hta_result_free(&res);
-        return st;
-    }
-    if (!(*out = py_result_wrap(&res))) return hta_oom(err);
-    return HTA_OK;
+    return py_result_out(st, &res, out, err);
 }
 
 hta_status hta_py_cp_overlay(hta_py_ctx *c, const hta_py_graph *g, const char *outdir, const char *opts,
@@ -120,12 +115,7 @@ hta_status hta_py_cp_overlay(hta_py_ctx *c, const hta_py_graph *g, const char *o
     if (!st) st = hta_cpath_overlay(c->ctx, g->g, outdir, &oo, &written, err);
     if (!st && hta_result_note(&res, "%s", written) < 0) st = hta_oom(err);
     free(written);
-    if (st) {
-        hta_result_free(&res);
-        return st;
-    }
-    if (!(*out = py_result_wrap(&res))) return hta_oom(err);
-    return HTA_OK;
+    return py_result_out(st, &res, out, err);
 }
 
 void hta_py_cp_free(hta_py_graph *g) {

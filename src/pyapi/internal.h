@@ -56,7 +56,7 @@ hta_status py_opt_flag(const py_opts *o, const char *key, int *v, hta_error *err
 /* "0,2,5-7" -> ints (malloc'd), as the command line's --ranks. */
 hta_status py_parse_int_list(const char *key, const char *s, int64_t **out, size_t *n, hta_error *err);
 
-/* A new result that takes res over (res emptied); NULL when out of memory (res freed). */
-hta_py_result *py_result_wrap(hta_result *res);
+/* A call's end: st failed -> res freed, st returned; else *out a new result that takes res over. */
+hta_status py_result_out(hta_status st, hta_result *res, hta_py_result **out, hta_error *err);
 
 #endif

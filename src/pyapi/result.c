@@ -7,7 +7,7 @@
 #include "hta/symtab.h"
 #include "pyapi/internal.h"
 
-hta_py_result *py_result_wrap(hta_result *res) {
+static hta_py_result *wrap(hta_result *res) {
     hta_py_result *r = calloc(1, sizeof *r);
     if (r && !(r->cols = calloc(res->n ? res->n : 1, sizeof *r->cols))) free(r), r = NULL;
     if (!r) {
@@ -17,6 +17,16 @@ hta_py_result *py_result_wrap(hta_result *res) {
     r->res = *res;
     hta_result_init(res);
     return r;
+}
+
+hta_status py_result_out(hta_status st, hta_result *res, hta_py_result **out, hta_error *err) {
+    *out = NULL;
+    if (st) {
+        hta_result_free(res);
+        return st;
+    }
+    if (!(*out = wrap(res))) return hta_oom(err);
+    return HTA_OK;
 }
 
 void hta_py_result_free(hta_py_result *r) {

@@ -290,12 +290,7 @@ hta_status hta_py_run(hta_py_ctx *c, const char *name, const char *opts, hta_py_
     hta_status st = py_opts_check(&o, name, analyses[i].keys, err);
     if (!st) st = analyses[i].fn(c->ctx, &o, &res, err);
     py_opts_free(&o);
-    if (st) {
-        hta_result_free(&res);
-        return st;
-    }
-    if (!(*out = py_result_wrap(&res))) return hta_oom(err);
-    return HTA_OK;
+    return py_result_out(st, &res, out, err);
 }
 
 hta_status hta_py_diff(hta_py_ctx *control, hta_py_ctx *test, const char *opts, hta_py_result **out,
@@ -330,10 +325,5 @@ hta_status hta_py_diff(hta_py_ctx *control, hta_py_ctx *test, const char *opts, 
     hta_result_init(&res);
     if (!st) st = hta_trace_diff(control->ctx, test->ctx, &d, &res, err);
     py_opts_free(&o);
-    if (st) {
-        hta_result_free(&res);
-        return st;
-    }
-    if (!(*out = py_result_wrap(&res))) return hta_oom(err);
-    return HTA_OK;
+    return py_result_out(st, &res, out, err);
 }

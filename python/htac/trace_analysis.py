@@ -185,10 +185,20 @@ class TraceAnalysis:
         label = np.full(len(k), None, dtype=object)
         kts = k["ts"].to_numpy()
         kend = kts + k["dur"].to_numpy()
-        kpid, ktid = k["pid"].to_numpy(), k["tid"].to_numpy()
+        # the kernels of each (pid, tid) by start: an annotation looks only at those starting before its end
+        # and after its start less the longest kernel there
+        groups = {}
+        for key, idx in k.groupby(["pid", "tid"], sort=False).indices.items():
+            idx = idx[np.argsort(kts[idx], kind="stable")]
+            groups[key] = (idx, kts[idx], int((kend[idx] - kts[idx]).max()))
         for a in ann.itertuples(index=False):
-            on = (kpid == a.pid) & (ktid == a.tid) & (kts < a.ts + a.dur) & (a.ts < kend)
-            label[on] = a.name
+            g = groups.get((a.pid, a.tid))
+            if g is None:
+                continue
+            idx, ts, longest = g
+            lo, hi = np.searchsorted(ts, a.ts - longest, "left"), np.searchsorted(ts, a.ts + a.dur, "left")
+            cand = idx[lo:hi]
+            label[cand[kend[cand] > a.ts]] = a.name  # longest first: the innermost annotation is set last
         k["user_annotation"] = label
         if expand_names:
             f = shorten_name if shorten_names else (lambda s: s)

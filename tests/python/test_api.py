@@ -187,6 +187,28 @@ class TraceColumns(unittest.TestCase):
             self.assertEqual(list(ev["iteration"]), col("iteration", -1))
 
 
+class KernelsWithAnnotations(unittest.TestCase):
+    def test_innermost_annotation(self):
+        """Every GPU kernel gets the shortest gpu_user_annotation of its (pid, tid) that overlaps it: checked
+        against every (kernel, annotation) pair."""
+        a = TraceAnalysis(trace_dir=os.path.join(TRACES, "nccl_parser_config"))
+        df = a.get_gpu_kernels_with_user_annotations(rank=0)
+        ev = a.events(0)
+        ann = ev[ev["cat"].astype(object) == "gpu_user_annotation"]
+        self.assertGreater(len(ann), 0)
+        self.assertGreater(df["user_annotation"].notna().sum(), 0)
+        for k in df.itertuples():
+            best = None
+            for x in ann.itertuples():
+                if x.pid == k.pid and x.tid == k.tid and k.ts < x.ts + x.dur and x.ts < k.ts + k.dur:
+                    if best is None or x.dur < best.dur:
+                        best = x
+            self.assertEqual(k.user_annotation, None if best is None else best.name, k)
+        self.assertEqual(set(df["s_user_annotation"]) - {""}, set(df["user_annotation"].dropna().map(
+            __import__("htac.utils.utils", fromlist=["shorten_name"]).shorten_name)))
+        self.assertIsNone(TraceAnalysis(trace_dir=TF).get_gpu_kernels_with_user_annotations(rank=0))
+
+
 class BeyondHTA(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

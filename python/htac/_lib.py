@@ -147,7 +147,7 @@ class Result:
         self._cache = {}
 
     def __del__(self):
-        if getattr(self, "_r", None):
+        if getattr(self, "_r", None) and lib is not None:
             lib.hta_py_result_free(self._r)
             self._r = None
 

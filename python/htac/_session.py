@@ -2,6 +2,7 @@
 the window of the next call, and analyses run by name."""
 import ctypes as C
 import os
+import threading
 import warnings
 
 from ._lib import HtaError, Result, call, lib, opts_text
@@ -16,6 +17,8 @@ class Session:
         self.path = os.path.expanduser(os.fspath(path))
         self.ptr = None
         self.window = None
+        # a run context is used by one thread at a time, and ctypes lets go of the GIL during a call
+        self.lock = threading.RLock()
         p = C.c_void_p()
         rk = ",".join(str(int(r)) for r in ranks) if ranks is not None else None
         call(lib.hta_py_open, self.path.encode(), opts_text(ranks=rk, hta_compat=hta_compat,
@@ -29,12 +32,16 @@ class Session:
             warnings.warn(f"htac: {w}", stacklevel=3)
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit the module may be gone already
+            pass
 
     def close(self):
         if getattr(self, "ptr", None):
-            lib.hta_py_close(self.ptr)
-            self.ptr = None
+            with self.lock:
+                lib.hta_py_close(self.ptr)
+                self.ptr = None
 
     def _check(self):
         if not self.ptr:
@@ -42,18 +49,20 @@ class Session:
 
     def set_window(self, window):
         """The window of the next calls (hta/view.h syntax: '10ms:25ms', 'annot:ProfilerStep#3'); None: all."""
-        self._check()
-        w = "" if window is None else str(window)
-        if w != (self.window or ""):
-            call(lib.hta_py_set_window, self.ptr, w.encode())
-            self.window = w or None
+        with self.lock:
+            self._check()
+            w = "" if window is None else str(window)
+            if w != (self.window or ""):
+                call(lib.hta_py_set_window, self.ptr, w.encode())
+                self.window = w or None
 
     def run(self, name, window=None, **opts):
-        self._check()
-        self.set_window(window)
-        r = C.c_void_p()
-        call(lib.hta_py_run, self.ptr, name.encode(), opts_text(**opts), C.byref(r))
-        return Result(r)
+        with self.lock:
+            self._check()
+            self.set_window(window)
+            r = C.c_void_p()
+            call(lib.hta_py_run, self.ptr, name.encode(), opts_text(**opts), C.byref(r))
+            return Result(r)
 
     @property
     def ranks(self):

@@ -95,7 +95,8 @@ class Trace:
 
     def _view(self, k):
         row, ts, dur, n = C.c_void_p(), C.c_void_p(), C.c_void_p(), C.c_size_t()
-        call(lib.hta_py_view, self._s.ptr, k, C.byref(row), C.byref(ts), C.byref(dur), C.byref(n))
+        with self._s.lock:
+            call(lib.hta_py_view, self._s.ptr, k, C.byref(row), C.byref(ts), C.byref(dur), C.byref(n))
         m = n.value
         if not m:
             return np.empty(0, np.uint32), np.empty(0, np.int64), np.empty(0, np.int64)

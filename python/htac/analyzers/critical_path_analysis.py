@@ -22,15 +22,17 @@ class CPGraph:
         self._res = {}
 
     def __del__(self):
-        if getattr(self, "_p", None):
+        if getattr(self, "_p", None) and lib is not None:
             lib.hta_py_cp_free(self._p)
             self._p = None
 
     @classmethod
     def _build(cls, analyzer, rank, annotation, instance, data_load):
         p = C.c_void_p()
-        call(lib.hta_py_cp_build, analyzer._s.ptr, int(rank),
-             opts_text(annotation=annotation or None, instance=instance, data_load=data_load or None), C.byref(p))
+        with analyzer._s.lock:
+            call(lib.hta_py_cp_build, analyzer._s.ptr, int(rank),
+                 opts_text(annotation=annotation or None, instance=instance, data_load=data_load or None),
+                 C.byref(p))
         return cls(p, data_load, analyzer)
 
     def _report(self, whole=False):
@@ -89,8 +91,9 @@ class CPGraph:
 
     def _overlay(self, analyzer, output_dir, all_events, all_edges):
         r = C.c_void_p()
-        call(lib.hta_py_cp_overlay, analyzer._s.ptr, self._p, output_dir.encode(),
-             opts_text(all_events=all_events, all_edges=all_edges), C.byref(r))
+        with analyzer._s.lock:
+            call(lib.hta_py_cp_overlay, analyzer._s.ptr, self._p, output_dir.encode(),
+                 opts_text(all_events=all_events, all_edges=all_edges), C.byref(r))
         return Result(r).notes[0]
 
 

@@ -45,21 +45,24 @@ class TraceAnalysis:
         path = self.trace_dir
         self._tmp = None
         if trace_files:
-            # the files asked for, seen as one folder: links in a private folder (the loader reads folders)
+            # the files asked for, seen as one folder: links under their own names in a private folder (the
+            # loader reads folders), kept while the analyzer lives (derived traces read the files again)
             self._tmp = tempfile.mkdtemp(prefix="htac-")
             for r, f in trace_files.items():
                 src = f if os.path.isabs(f) else os.path.join(self.trace_dir, f)
-                if not os.path.exists(src):
+                dst = os.path.join(self._tmp, os.path.basename(src))
+                if not os.path.exists(src) or os.path.lexists(dst):
                     shutil.rmtree(self._tmp, ignore_errors=True)
-                    raise HtaError(f"{src}: no such file", "EIO")
-                os.symlink(os.path.abspath(src), os.path.join(self._tmp, f"rank{r}_" + os.path.basename(src)))
+                    raise HtaError(f"{src}: " + ("no such file" if not os.path.exists(src) else
+                                                 "two trace files of that name"), "EIO")
+                os.symlink(os.path.abspath(src), dst)
             path = self._tmp
         try:
             self._s = Session(path, ranks=ranks, hta_compat=hta_compat,
                               include_last_step=include_last_profiler_step, threads=threads)
-        finally:
-            if self._tmp:
-                shutil.rmtree(self._tmp, ignore_errors=True)
+        except BaseException:
+            self._drop_tmp()
+            raise
         self.hta_compat = bool(hta_compat)
         self.t = Trace(self._s)
         self._types = {}
@@ -323,7 +326,7 @@ class TraceAnalysis:
         rank0.json.gz -> rank0_with_counters.json.gz.  Returns the paths written."""
         ranks = self._ranks(ranks)
         written = []
-        dirs = {os.path.dirname(os.path.abspath(self.t.path(r))) for r in ranks}
+        dirs = {os.path.dirname(os.path.realpath(self.t.path(r))) for r in ranks}
         tmp = tempfile.mkdtemp(prefix=".htac-counters-", dir=sorted(dirs)[0])
         try:
             res = self._run("augment", window, outdir=tmp)
@@ -333,9 +336,9 @@ class TraceAnalysis:
                 if row.empty:
                     continue
                 src = row["file"].iloc[0]
-                orig = os.path.basename(self.t.path(r))
-                dst = os.path.join(os.path.dirname(os.path.abspath(self.t.path(r))),
-                                   orig.replace(".json", output_suffix + ".json"))
+                orig = os.path.realpath(self.t.path(r))  # beside the file itself (trace_files: a link)
+                dst = os.path.join(os.path.dirname(orig),
+                                   os.path.basename(orig).replace(".json", output_suffix + ".json"))
                 os.replace(src, dst)
                 written.append(dst)
         finally:
@@ -474,5 +477,17 @@ class TraceAnalysis:
         """The events of a rank as columns (see htac.trace.Trace.events)."""
         return self.t.events(rank, view=view, window=window)
 
+    def _drop_tmp(self):
+        if getattr(self, "_tmp", None):
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
     def close(self):
         self._s.close()
+        self._drop_tmp()
+
+    def __del__(self):
+        try:
+            self._drop_tmp()
+        except Exception:  # noqa: BLE001 - at interpreter exit
+            pass

@@ -125,6 +125,18 @@ class LoadedOnce(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class TraceFiles(unittest.TestCase):
+    def test_trace_files(self):
+        """HTA's trace_files={rank: file in trace_dir}: only those files are read."""
+        a = TraceAnalysis(trace_dir=TF, trace_files={1: "sampled_rank-1.json.gz"})
+        self.assertEqual(a.t.ranks, [1])
+        t = cli("temporal", TF, "--ranks", "1")["temporal_breakdown"]
+        self.assertEqual(a.get_temporal_breakdown(visualize=False).values.tolist(), t["data"])
+        with self.assertRaises(HtaError) as cm:
+            TraceAnalysis(trace_dir=TF, trace_files={0: "nope.json"})
+        self.assertIn("nope.json", str(cm.exception))
+
+
 class DefaultMode(unittest.TestCase):
     """Without hta_compat the frames carry hta's exact numbers: the program's, in HTA's shape."""
 

@@ -116,8 +116,7 @@ class Trace:
     def events(self, rank=None, view=True, window=None):
         """The events of `rank` (default: the first loaded) as a DataFrame; see the class."""
         import pandas as pd
-        if window is not None:
-            self._s.set_window(window)
+        self._s.set_window(window)  # as every call: the window given, else the whole trace
         k = self._pos(rank)
         c = self.columns(self.ranks[k])
         syms = self.symbols()

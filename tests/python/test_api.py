@@ -197,6 +197,10 @@ class TraceColumns(unittest.TestCase):
             self.assertEqual(list(ev["parent"]), col("parent", -1))
             self.assertEqual(list(ev["partner"]), col("partner", -1))
             self.assertEqual(list(ev["iteration"]), col("iteration", -1))
+        w = "annot:ProfilerStep#551"
+        t = cli("events", TF, "--ranks", "1", "--hta-table", "--window", w)["events"]
+        self.assertEqual(list(a.events(1, window=w).index), [r[1] for r in t["data"]])
+        self.assertEqual(len(a.events(1)), len(cli("events", TF, "--ranks", "1", "--hta-table")["events"]["data"]))
 
 
 class KernelsWithAnnotations(unittest.TestCase):

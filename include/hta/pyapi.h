@@ -73,16 +73,20 @@ HTA_PY_EXPORT size_t hta_py_nnotes(const hta_py_result *r);
 HTA_PY_EXPORT const char *hta_py_note(const hta_py_result *r, size_t i);
 HTA_PY_EXPORT void hta_py_result_free(hta_py_result *r);
 
-/* ---- the critical path (hta/cpath.h) ----
+/* ---- the critical path (hta/cpath.h, hta/sim.h), as `hta critical-path` answers it ----
  * Built for one rank: opts annotation=NAME instance=N|A:B data_load=TEXT (repeatable)
- * zero_weight_launch=1.  The report: tables summary, breakdown, stats (opts: data_load, top=N). */
+ * zero_weight_launch=1.  By default the simulation graph's one path through the span the annotation's
+ * instances select; with hta_compat (and from a saved file) HTA's graph.  The report: tables summary,
+ * breakdown (top=N: the N longest path edges; 0: all, in path order), stats (and steps by default).  A
+ * session-less call (NULL) works on a graph loaded from a file; a built one needs its open session. */
 HTA_PY_EXPORT hta_status hta_py_cp_build(hta_py_ctx *c, int32_t rank, const char *opts, hta_py_graph **out,
                                          hta_error *err);
 HTA_PY_EXPORT hta_status hta_py_cp_load(const char *path, hta_py_graph **out, hta_error *err);
-HTA_PY_EXPORT hta_status hta_py_cp_save(const hta_py_graph *g, const char *path, hta_error *err);
+/* Stores HTA's graph of the selection (built now in the default mode) in path. */
+HTA_PY_EXPORT hta_status hta_py_cp_save(hta_py_ctx *c, hta_py_graph *g, const char *path, hta_error *err);
 HTA_PY_EXPORT int32_t hta_py_cp_rank(const hta_py_graph *g);
-HTA_PY_EXPORT hta_status hta_py_cp_report(const hta_py_graph *g, const char *opts, hta_py_result **out,
-                                          hta_error *err);
+HTA_PY_EXPORT hta_status hta_py_cp_report(hta_py_ctx *c, const hta_py_graph *g, const char *opts,
+                                          hta_py_result **out, hta_error *err);
 /* The rank's trace with the path overlaid, written into outdir (opts all_events=1 all_edges=1); the
  * result's one note is the file written. */
 HTA_PY_EXPORT hta_status hta_py_cp_overlay(hta_py_ctx *c, const hta_py_graph *g, const char *outdir,

@@ -30,8 +30,18 @@ struct hta_py_result {
     py_strcol **cols;    /* per table: per column (NULL until a text column of the table is read) */
 };
 
+/* A critical path (cpath.c): HTA's graph (hta_compat, or loaded from a file), or the simulation graph
+ * (hta/sim.h) whose one path through the span [lo, hi] is the default answer; HTA's graph of the
+ * default mode is built only to be saved, from the options kept here. */
 struct hta_py_graph {
-    hta_cp_graph *g;
+    hta_cp_graph *g;         /* HTA's graph, or NULL */
+    struct hta_sim *sim;     /* the simulation graph (default mode), or NULL */
+    int32_t rank;
+    int64_t lo, hi;          /* the span of the answer */
+    hta_cpath_opts o;        /* how HTA's graph is built (its strings below) */
+    char *annotation;
+    char **data_load;
+    size_t ndata_load;
 };
 
 /* Parsed option text: pairs in the order given.  The text is copied. */

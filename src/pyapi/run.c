@@ -204,7 +204,9 @@ static hta_status run_report(hta_ctx *ctx, const py_opts *o, hta_result *out, ht
 }
 
 /* what_if: rules on one rank's simulation graph each (ranks=LIST, default the first loaded), or on the
- * job's (all_ranks=1): tables what_if, what_if_steps, what_if_summary. */
+ * job's (all_ranks=1): tables what_if, what_if_steps, what_if_summary, then the path's (summary, stats,
+ * steps), as `hta critical-path --what-if` gives them; trace_out: the simulated trace (all_ranks: a folder
+ * the ranks' traces are written into). */
 static hta_status run_what_if(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
     const char **texts = NULL, **dl = NULL;
     size_t nr = 0, ndl = 0, nk = 0;
@@ -224,7 +226,8 @@ static hta_status run_what_if(hta_ctx *ctx, const py_opts *o, hta_result *out, h
     if (!st && trace_out) st = derivable(ctx, "what_if trace_out", err);
     if (!st && all) {
         hta_job_scenario sc = {rules, nr, NULL, 0};
-        hta_job_opts jo = {&sc, 1, dl, ndl, 1, 0, NULL};
+        /* trace_out: a folder, each rank's simulated trace written into it */
+        hta_job_opts jo = {&sc, 1, dl, ndl, 1, 0, NULL, trace_out};
         hta_job *job = NULL;
         st = hta_job_run_ctx(ctx, &jo, &job, out, err);
         hta_job_free(job);
@@ -239,8 +242,10 @@ static hta_status run_what_if(hta_ctx *ctx, const py_opts *o, hta_result *out, h
             hta_sim *sim = NULL;
             hta_result one;
             hta_result_init(&one);
+            /* the command's answer for one rank: the what-if tables first, then the path's own */
+            hta_sim_opts so = {rules, nr, dl, ndl, INT64_MIN, INT64_MAX, 0, 0, n == 1 ? trace_out : NULL};
             st = hta_sim_build(ctx, (size_t)k, &sim, err);
-            if (!st) st = hta_sim_whatif(ctx, sim, rules, nr, dl, ndl, n == 1 ? trace_out : NULL, &one, err);
+            if (!st) st = hta_sim_answer(ctx, sim, &so, &one, NULL, err);
             if (!st) st = hta_result_append(out, &one, err);
             hta_result_free(&one);
             hta_sim_free(sim);

@@ -1,5 +1,6 @@
-"""CPGraph: HTA's critical-path graph of one rank, built by libhta (hta/cpath.h): summary(),
-get_critical_path_breakdown(), save() and restore_cpgraph()."""
+"""CPGraph: the critical path of one rank as `hta critical-path` answers it (by default the simulation
+graph's path through the selected span; with hta_compat, or restored from a file, HTA's graph):
+summary(), get_critical_path_breakdown(), stats(), save() and restore_cpgraph()."""
 import ctypes as C
 import os
 
@@ -12,7 +13,7 @@ __all__ = ["CPGraph", "restore_cpgraph"]
 
 
 class CPGraph:
-    """The graph and its longest path.  Not a networkx graph: its figures are in stats()."""
+    """The graph and its path.  Not a networkx graph: its figures are in stats()."""
 
     def __init__(self, ptr, data_load=(), analyzer=None):
         self._p = ptr
@@ -35,13 +36,23 @@ class CPGraph:
                  C.byref(p))
         return cls(p, data_load, analyzer)
 
+    def _session(self):
+        """The open session the graph was built in (None for a graph restored from a file)."""
+        s = self._a._s if self._a is not None else None
+        return s if s is not None and s.ptr else None
+
     def _report(self, whole=False):
         """The report tables; the breakdown of every path edge only when asked for (whole=True): the
         summary and the figures need one row of it."""
         top = 0 if whole else 1
         if top not in self._res:
             r = C.c_void_p()
-            call(lib.hta_py_cp_report, self._p, opts_text(data_load=self._dl or None, top=top), C.byref(r))
+            s = self._session()
+            if s is None:
+                call(lib.hta_py_cp_report, None, self._p, opts_text(top=top), C.byref(r))
+            else:
+                with s.lock:
+                    call(lib.hta_py_cp_report, s.ptr, self._p, opts_text(top=top), C.byref(r))
             self._res[top] = Result(r)
         return self._res[top]
 
@@ -86,7 +97,12 @@ class CPGraph:
         out_dir = os.path.expanduser(out_dir)
         os.makedirs(out_dir, exist_ok=True)
         path = os.path.join(out_dir, f"critical_path_graph_rank{self.rank}.htacp")
-        call(lib.hta_py_cp_save, self._p, path.encode())
+        s = self._session()
+        if s is None:
+            call(lib.hta_py_cp_save, None, self._p, path.encode())
+        else:
+            with s.lock:
+                call(lib.hta_py_cp_save, s.ptr, self._p, path.encode())
         return path
 
     def _overlay(self, analyzer, output_dir, all_events, all_edges):

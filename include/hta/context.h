@@ -106,6 +106,10 @@ static inline const unsigned char *hta_ctx_window_rows(const hta_ctx *c, size_t 
  * way a name matching a --comm-kernel glob is communication.  Computed once per rank, on first use, and
  * kept with the context. */
 hta_status hta_ctx_kernel_types(hta_ctx *c, size_t k, const uint8_t **types, hta_error *err);
+/* Analyses the rows of window w from now on (kind HTA_WINDOW_NONE: every row): the rows are marked
+ * again and the views dropped; the ranks stay loaded.  w's spec text must outlive the context.  On
+ * failure (no row in w: HTA_ENODATA) the context keeps no window. */
+hta_status hta_ctx_set_window(hta_ctx *c, const hta_window *w, hta_error *err);
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 

@@ -126,6 +126,9 @@ typedef struct hta_rank {
     int64_t t_min, t_max;     /* earliest and latest time (ts, ts + dur) of any event of the file, kept or
                                * not (t_min > t_max when none has a ts): what a rewrite of it may meet */
     int ts_fractional;        /* some ts had a fraction or was missing: HTA rounds */
+    int dur_not_int;          /* some event of the file had no dur, or a dur with a fraction (HTA's dur column
+                               * is then float64, TF§4.2) */
+    int pid_text, tid_text;   /* some event had a pid / tid that is text ("Spans"): HTA's column is object */
     uint64_t bytes_in;        /* bytes read from disk */
     uint64_t bytes_json;      /* bytes of JSON text (after gunzip) */
     double load_seconds;

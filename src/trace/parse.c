@@ -200,7 +200,7 @@ typedef struct event {
     char ph;
     int have_cat, have_dur, have_ts, have_name, have_pid, have_tid, have_id, bp_e;
     int cat_key; /* a "cat" key was written (null included): no category is inferred then */
-    int ts_frac;
+    int ts_frac, dur_frac;
     const char *cat_s, *name_s; /* raw string bodies in the buffer */
     const char *cat_q, *name_q; /* closing quotes */
     int cat_esc, name_esc;
@@ -400,7 +400,8 @@ static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q
 /* ts/dur: microseconds as decimal text -> exact ns, digit by digit, never through a double (a double has
  * quarter-microsecond steps at today's epoch times).  A fraction is remembered: it decides whether HTA
  * rounds the file (TF§6). */
-static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac) {
+static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac,
+                       const char *range_msg) {
     lex *L = &P->L;
     if (*p == 'n') {
         *have = 0;
@@ -414,7 +415,7 @@ static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, i
      * Beyond the model's range (trace.h: HTA_TIME_MAX_NS) the value is refused, not clamped: every later
      * difference of two times is then exact in int64. */
     if (lex_num_scaled(&n, 3, ns) || *ns > HTA_TIME_MAX_NS || *ns < -HTA_TIME_MAX_NS)
-        return LEX_ERROR(L, p, frac ? TS_RANGE_MSG : DUR_RANGE_MSG);
+        return LEX_ERROR(L, p, range_msg);
     *have = 1;
     if (frac && n.frac) *frac = 1;
     return LEX_OK;
@@ -523,7 +524,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                 }
                 if (k[0] == 't' && k[1] == 's') {
                     int have;
-                    if ((rc = ev_time(P, p, &p, &e.ts, &have, &e.ts_frac))) return rc;
+                    if ((rc = ev_time(P, p, &p, &e.ts, &have, &e.ts_frac, TS_RANGE_MSG))) return rc;
                     e.have_ts = have;
                     goto next;
                 }
@@ -549,7 +550,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                     goto next;
                 }
                 if (!memcmp(k, "dur", 3)) {
-                    if ((rc = ev_time(P, p, &p, &e.dur, &e.have_dur, NULL))) return rc;
+                    if ((rc = ev_time(P, p, &p, &e.dur, &e.have_dur, &e.dur_frac, DUR_RANGE_MSG))) return rc;
                     goto next;
                 }
                 if (!memcmp(k, "pid", 3)) {
@@ -645,6 +646,10 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
     if (!e.have_ts) P->b->r->ts_fractional = 1; /* HTA rounds when any event lacks ts */
     if (e.ts_frac) r->ts_fractional = 1;
+    /* what decides the dtypes of HTA's table (TF§4.2, §11): every event's dur an integer, text pids */
+    if (!e.have_dur || e.dur_frac) r->dur_not_int = 1;
+    if (e.pid_sym >= 0) r->pid_text = 1;
+    if (e.tid_sym >= 0) r->tid_text = 1;
 
     if (keep) {
         /* A row without a start has no place on any timeline (HTA's table would hold NaN there).  The file

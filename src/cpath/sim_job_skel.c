@@ -592,6 +592,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
             if (L.pk[i]) sk->pkey[sk->npair] = L.pk[i], sk->pdef[sk->npair++] = L.pd[i];
         free(sk->lab);
         free(sk->a_off);
+        free(sk->s_off);
         sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
         sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
         off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);

@@ -126,6 +126,9 @@ static int64_t key_of(const finding *f) { return f->known ? f->saving_ns : f->ex
 
 static int by_saving(const void *a, const void *b) {
     const finding *x = a, *y = b;
+    /* gpu_compute's saving is a speed-up nobody can promise, not a cause taken away: after those that are */
+    int sx = x->cause == RP_C_GPU, sy = y->cause == RP_C_GPU;
+    if (sx != sy) return sx - sy;
     int64_t kx = key_of(x), ky = key_of(y);
     if (kx != ky) return kx < ky ? 1 : -1;
     return x->cause - y->cause;

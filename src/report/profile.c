@@ -98,32 +98,33 @@ static int64_t median_of(int64_t *x, size_t n) {
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-/* With two steps or more: measures how far the GPU runs behind the CPU (each step's first GPU operation
- * launched inside it, against the step's start) and, past RP_LAG_SHARE of the median step, moves the
+/* With two steps or more: measures how far the GPU runs behind the CPU (each step's first GPU operation,
+ * of those launched inside it, against its launch) and, past RP_LAG_SHARE of the median step, moves the
  * steps onto the GPU timeline: a step is from its first GPU operation to the next step's first (the last
- * to its work's end).  Otherwise the CPU steps stay. */
-static hta_status choose_window(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                                hta_arena *a, rp_rank *p, size_t nst, hta_error *err) {
+ * to its work's end).  Otherwise the CPU steps stay.  (A step that starts with data loading launches its
+ * first kernel late, but that kernel starts at once: no lag.) */
+static hta_status choose_window(const hta_view *v, const hta_rank *r, const unsigned char *cc, hta_arena *a,
+                                rp_rank *p, size_t nst, hta_error *err) {
     if (nst < 2) return HTA_OK;
     size_t ns = p->nsteps;
-    int64_t *gmin = HTA_ANEW(a, int64_t, ns), *gmax = HTA_ANEW(a, int64_t, ns), *x = HTA_ANEW(a, int64_t, ns);
-    if (!gmin || !gmax || !x) return hta_oom(err);
+    int64_t *gmin = HTA_ANEW(a, int64_t, ns), *gmax = HTA_ANEW(a, int64_t, ns), *x = HTA_ANEW(a, int64_t, ns),
+            *lag = HTA_ANEW(a, int64_t, ns);
+    if (!gmin || !gmax || !x || !lag) return hta_oom(err);
     for (size_t s = 0; s < ns; s++) gmin[s] = INT64_MAX, gmax[s] = INT64_MIN, x[s] = p->step_end[s] - p->step_ts[s];
     p->cpu_step_ns = median_of(x, ns);
-    (void)t;
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
         int64_t at;
         if (hta_row_stream(r, row) == -1 || !is_gpu_op(cc[r->cat[row]]) || !launched_at(v, r, row, &at)) continue;
         long s = rp_step_of(p, at);
         if (s < 0) continue;
-        if (v->ts[i] < gmin[s]) gmin[s] = v->ts[i];
+        if (v->ts[i] < gmin[s]) gmin[s] = v->ts[i], lag[s] = v->ts[i] - at;
         if (v->ts[i] + v->dur[i] > gmax[s]) gmax[s] = v->ts[i] + v->dur[i];
     }
     size_t m = 0;
     for (size_t s = 0; s < ns; s++) {
         if (gmin[s] == INT64_MAX) return HTA_OK; /* a step without GPU work: the CPU steps stay */
-        x[m++] = gmin[s] - p->step_ts[s];
+        x[m++] = lag[s] > 0 ? lag[s] : 0;
     }
     p->lag_ns = median_of(x, m);
     if ((double)p->lag_ns <= RP_LAG_SHARE * (double)p->cpu_step_ns) return HTA_OK;
@@ -379,7 +380,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         }
         if (!nst && best != SIZE_MAX) p->step_pid = r->threads[best].pid, p->step_tid = r->threads[best].tid;
     }
-    HTA_TRY(choose_window(v, t, r, cc, a, p, nst, err));
+    HTA_TRY(choose_window(v, r, cc, a, p, nst, err));
     ms = p->nsteps;
     p->dl_ns = HTA_ANEW(a, int64_t, ms), p->sync_ns = HTA_ANEW(a, int64_t, ms), p->mem_ns = HTA_ANEW(a, int64_t, ms);
     p->comm_ns = HTA_ANEW(a, int64_t, ms), p->comp_ns = HTA_ANEW(a, int64_t, ms);

@@ -134,12 +134,12 @@ static int by_saving(const void *a, const void *b) {
     return x->cause - y->cause;
 }
 
-/* What the window of the ranks is, in words: "step", "window (the whole trace span)", "GPU step". */
+/* What the window of the ranks is, in words: "step", "trace span" (one step or none), "GPU-timeline step". */
 static const char *window_word(const rp_rank *pr, size_t n, const unsigned char *on) {
     int w = -1;
     for (size_t k = 0; k < n; k++)
         if (!on || on[k]) w = w < 0 ? pr[k].window : w == pr[k].window ? w : RP_WIN_STEPS;
-    return w == RP_WIN_SPAN ? "window (the whole trace span)" : w == RP_WIN_GPU ? "GPU-timeline step" : "step";
+    return w == RP_WIN_SPAN ? "trace span" : w == RP_WIN_GPU ? "GPU-timeline step" : "step";
 }
 
 /* ---- the causes' texts ---- */

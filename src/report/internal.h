@@ -208,6 +208,14 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
 hta_status rp_html_write(const char *path, const rp_rank *pr, size_t n, const hta_result *res,
                          const hta_table *idle, hta_error *err);
 
+/* A rank's window told apart (sums over its steps, ns): its length, GPU busy, computation running, and the
+ * GPU's idle time by what the host did (the same split as the findings'): blocked, GPU-side wait, data
+ * loading, the rest.  One function, so that the page, the observations and the findings agree. */
+typedef struct rp_split {
+    int64_t window, busy, comp, block, wait, dl, host;
+} rp_split;
+void rp_split_of(const rp_rank *p, rp_split *o);
+
 /* "0,2,5-7" of the ranks whose on[] is set (malloc'ed). */
 char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on);
 /* A duration as a person reads it: "52 us", "145.2 ms", "1.25 s". */

@@ -111,7 +111,8 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
             /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
             if (covered) rp_cpu_path_finding(f, g, &path, rank);
             else
-                rp_add_finding(f, rank, "critical path", todo, "critical path %.0f us, %.1f%% %s",
+                rp_add_finding(f, rank, "critical path", todo, "critical path of the whole trace (HTA's graph) %.0f us, "
+                               "%.1f%% %s",
                                (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
                                txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
         }

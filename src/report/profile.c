@@ -511,6 +511,15 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     return HTA_OK;
 }
 
+void rp_split_of(const rp_rank *p, rp_split *o) {
+    memset(o, 0, sizeof *o);
+    for (size_t s = 0; s < p->nsteps; s++) {
+        sat_add(&o->window, p->step_end[s] - p->step_ts[s]), sat_add(&o->busy, p->gpu_busy_ns[s]);
+        sat_add(&o->comp, p->comp_busy_ns[s]), sat_add(&o->block, p->idle_block_ns[s]);
+        sat_add(&o->wait, p->idle_wait_ns[s]), sat_add(&o->dl, p->idle_dl_ns[s]), sat_add(&o->host, p->idle_host_ns[s]);
+    }
+}
+
 typedef struct numdur {
     int64_t num, dur;
 } numdur;

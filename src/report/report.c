@@ -339,7 +339,7 @@ oom:
 /* The thresholds are docs/report.md's: communication is exposed below 50% overlap when it takes over 10%
  * of kernel time; launches are worth a finding when 5% start over 100 us late or 20% run shorter than
  * their launch call. */
-static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_cpu *cpu) {
+static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_rank *p, const rp_cpu *cpu) {
     int64_t rank = (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK);
     double idle = num(rk, r, HTA_REPORT_RANKS_IDLE), span = num(rk, r, HTA_REPORT_RANKS_SPAN);
     const char *cause = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
@@ -352,13 +352,24 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_c
                            "no GPU kernels");
         return;
     }
-    /* under 10% idle the cause is not worth a finding of its own */
-    if (idle >= 10 && cause)
-        rp_add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
-                    idle, span, num(rk, r, HTA_REPORT_RANKS_CAUSE_PCTG), cause);
-    else if (!isnan(idle))
-        rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
-                    "GPU idle only %.1f%% of %.0f us", idle, span);
+    /* the GPU's idle time over the report's window (the headline's and the findings'), told apart by what
+     * the host did meanwhile; temporal's figures over HTA's GPU span are in the ranks table */
+    rp_split sp;
+    rp_split_of(p, &sp);
+    (void)idle, (void)cause;
+    if (sp.window > 0) {
+        double w = (double)sp.window, id = 100.0 * (double)(sp.window - sp.busy) / w;
+        char b1[32];
+        if (id >= 10)
+            rp_add_finding(f, rank, "idle", "see the findings for what removing each part would save; `hta idle`",
+                           "GPU idle %.1f%% of the %s window: the host blocked in runtime calls %.1f%%, GPU work "
+                           "queued but waiting %.1f%%, data loading %.1f%%, the host otherwise (launch, Python) %.1f%%",
+                           id, rp_dur(sp.window, b1, sizeof b1), 100.0 * (double)sp.block / w,
+                           100.0 * (double)sp.wait / w, 100.0 * (double)sp.dl / w, 100.0 * (double)sp.host / w);
+        else
+            rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
+                           "GPU idle only %.1f%% of the %s window", id, rp_dur(sp.window, b1, sizeof b1));
+    }
     double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
            kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);
     if (comm > 0 && !isnan(ov)) {
@@ -600,7 +611,7 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     hta_table_col_wrap(f.t, HTA_OBS_TODO);
     if (ns > RANKS_IN_FULL) summary_findings(&f, rk, &cpu);
     else
-        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
+        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &pr[r], &cpu);
     rp_cpu_findings(&f, &cpu);
     if ((st = rp_metrics(pr, ns, &f, out, err))) goto done; /* htad's metrics beside the traces */
     /* kernel tables only where some rank ran kernels: on CPU-only traces and tracer files they would be
@@ -632,15 +643,28 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
      * straggler_row says -1 */
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
-    if (worst >= 0)
+    if (worst >= 0) {
+        /* one straggler naming: where the findings' straggler (the rank the others wait for at collectives) is
+         * another rank, say why both are named */
+        const char *fr = NULL;
+        for (size_t r = 0; ft && r < ft->nrows; r++)
+            if (!strcmp(txt(ft, r, HTA_FINDINGS_CAUSE), "straggler")) fr = txt(ft, r, HTA_FINDINGS_RANKS);
+        char hr[24], why[256] = "";
+        snprintf(hr, sizeof hr, "%.0f", num(ps, (size_t)worst, HTA_STRAGGLERS_RANK));
+        if (fr && strcmp(fr, hr))
+            snprintf(why, sizeof why, "; the straggler finding names rank %s: the rank the others wait for longest "
+                                      "at the collectives, where this rule ranks by when collectives start", fr);
+        else if (!fr)
+            snprintf(why, sizeof why, "; no rank makes the others wait long enough for a straggler finding");
         rp_add_finding(&f, (int64_t)num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), "straggler",
                     "the other ranks wait for this one in collectives: look at its data loading, CPU load "
                     "and GPU clocks; see `hta stragglers`",
                     "rank %.0f starts collectives last (normalized start %.4f, the median rank %.4f) in %.0f of "
-                    "%.0f steps",
+                    "%.0f steps (`hta stragglers`' rule)%s",
                     num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), num(ps, (size_t)worst, HTA_STRAGGLERS_MEAN_START),
                     col_median(ps, HTA_STRAGGLERS_MEAN_START, &(long){0}, &(long){0}),
-                    num(ps, (size_t)worst, HTA_STRAGGLERS_FLAGGED), num(ps, (size_t)worst, HTA_STRAGGLERS_STEPS));
+                    num(ps, (size_t)worst, HTA_STRAGGLERS_FLAGGED), num(ps, (size_t)worst, HTA_STRAGGLERS_STEPS), why);
+    }
     if (!f.ok || sort_findings(&f)) {
         st = hta_oom(err);
         goto done;

@@ -181,53 +181,34 @@ static void block_todo(const unsigned *cls, char *out, size_t cap) {
         rp_append(out, cap, &len, "syncs: remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() "
                                   "from the step, or move them to its end; ");
     if (cls[4])
-        rp_append(out, cap, &len, "code loading on a kernel's first launch: warm up before the profiled steps "
-                                  "(CUDA_MODULE_LOADING=EAGER); ");
+        rp_append(out, cap, &len, "a call that took 1 ms or more (code loading on a kernel's first launch: warm up "
+                                  "before the profiled steps, CUDA_MODULE_LOADING=EAGER); ");
     if (cls[5])
         rp_append(out, cap, &len, "the GPU work the host waits for was queued behind a stream wait: find the event's "
                                   "producer (another stream, or the previous batch) and let the host run ahead; ");
     rp_append(out, cap, &len, "see `hta events`");
 }
 
-/* Summed over the ranks that are on: the blocking calls by name (count, time, GPU idle), most idle first,
- * into out (up to cap bytes); the classes of the calls into cls (allocator, pinned, copy, sync, load,
- * queued-behind-a-wait). */
-static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on, int64_t window, char *out, size_t cap,
+/* The blocking calls that matter (rp_block_calls) with their count, time, GPU idle during them and the
+ * operator behind, into out (up to cap bytes); the classes of the calls into cls (allocator, pinned, copy,
+ * sync, other: a call that took RP_LONG_GAP_NS or more, code loading). */
+static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on, char *out, size_t cap,
                            unsigned *cls) {
-    rp_block v[32];
-    size_t nv = 0, len = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!on[k]) continue;
-        for (size_t b = 0; b < pr[k].nblock; b++) {
-            const rp_block *x = &pr[k].block[b];
-            if (x->idle_ns <= 0) continue;
-            size_t j = 0;
-            while (j < nv && strcmp(v[j].name, x->name)) j++;
-            if (j == nv && nv == sizeof v / sizeof *v) continue;
-            if (j == nv) v[nv++] = (rp_block){x->name, x->op, 0, 0, 0};
-            v[j].count += x->count, v[j].dur_ns += x->dur_ns, v[j].idle_ns += x->idle_ns;
-        }
-    }
-    for (size_t i = 1; i < nv; i++) /* by idle time, most first (few names) */
-        for (size_t j = i; j > 0 && v[j].idle_ns > v[j - 1].idle_ns; j--) {
-            rp_block t = v[j];
-            v[j] = v[j - 1], v[j - 1] = t;
-        }
+    rp_block v[16];
+    size_t nv = rp_block_calls(pr, n, on, v, sizeof v / sizeof *v), len = 0;
     out[0] = 0;
     for (size_t i = 0; i < nv; i++) {
         char b1[32], b2[32];
+        if (!rp_append(out, cap, &len, "%s%s x%lld %s (GPU idle %s during them%s%s)", len ? ", " : "", v[i].name,
+                       (long long)v[i].count, rp_dur(v[i].dur_ns, b1, sizeof b1), rp_dur(v[i].idle_ns, b2, sizeof b2),
+                       v[i].op ? ", under " : "", v[i].op ? v[i].op : ""))
+            break;
         unsigned api = hta_api_of(v[i].name);
         if (api & HTA_API_DEVICE_ALLOC) cls[0] = 1;
         else if (api & HTA_API_HOST_ALLOC) cls[1] = 1;
         else if (api & HTA_API_WAITS) cls[2] = 1;
         else if (api & HTA_API_SYNC) cls[3] = 1;
-        else cls[4] = 1; /* code loading, or a launch or other call that took RP_LONG_GAP_NS or more */
-        /* the small ones only as far as they matter: over 1% of the window, or the first */
-        if (i && (double)v[i].idle_ns < 0.01 * (double)window * (double)(n ? n : 1)) continue;
-        if (!rp_append(out, cap, &len, "%s%s x%lld %s (GPU idle %s during them%s%s)", len ? ", " : "", v[i].name,
-                       (long long)v[i].count, rp_dur(v[i].dur_ns, b1, sizeof b1), rp_dur(v[i].idle_ns, b2, sizeof b2),
-                       v[i].op ? ", under " : "", v[i].op ? v[i].op : ""))
-            break;
+        else cls[4] = 1;
     }
 }
 
@@ -419,7 +400,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         case RP_C_BLOCK: {
             char calls[640];
             unsigned cls[6] = {0};
-            block_evidence(pr, n, on, step, calls, sizeof calls, cls);
+            block_evidence(pr, n, on, calls, sizeof calls, cls);
             if ((double)OVER(i_bwait) > 0.05 * (double)step) cls[5] = 1;
             fd[c].explained_ns = OVER(i_block);
             fd[c].evidence = fmt("the host blocks in runtime calls while the GPU idles %s per %s (%.0f%% of %s)%s%s: %s",

@@ -155,6 +155,11 @@ struct rp_rank {
     int64_t delays[RP_DELAY_BINS]; /* launches by launch delay (rp_delay_bin) */
 };
 
+/* The blocking calls that matter on the ranks that are on (NULL: all), summed by name: those with GPU idle
+ * during them of 1% of the ranks' windows or more (at least the first), most idle first; up to cap into out,
+ * the count returned.  One list for the evidence, the advice and the rules of host_blocking. */
+size_t rp_block_calls(const rp_rank *pr, size_t n, const unsigned char *on, rp_block *out, size_t cap);
+
 /* Fills p for the context's rank k from its view (the view is left built); path, tracer, cp_* and delays
  * are the caller's. */
 hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err);

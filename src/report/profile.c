@@ -520,6 +520,35 @@ void rp_split_of(const rp_rank *p, rp_split *o) {
     }
 }
 
+size_t rp_block_calls(const rp_rank *pr, size_t n, const unsigned char *on, rp_block *out, size_t cap) {
+    size_t m = 0;
+    double window = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (on && !on[k]) continue;
+        const rp_rank *p = &pr[k];
+        for (size_t s = 0; s < p->nsteps; s++) window += (double)(p->step_end[s] - p->step_ts[s]);
+        for (size_t b = 0; b < p->nblock; b++) {
+            const rp_block *x = &p->block[b];
+            if (x->idle_ns <= 0) continue;
+            size_t j = 0;
+            while (j < m && strcmp(out[j].name, x->name)) j++;
+            if (j == m && m == cap) continue;
+            if (j == m) out[m++] = (rp_block){x->name, x->op, 0, 0, 0};
+            sat_add(&out[j].count, x->count), sat_add(&out[j].dur_ns, x->dur_ns), sat_add(&out[j].idle_ns, x->idle_ns);
+        }
+    }
+    for (size_t i = 1; i < m; i++) /* by idle time, most first; ties by name (few names) */
+        for (size_t j = i; j > 0 && (out[j].idle_ns > out[j - 1].idle_ns ||
+                                     (out[j].idle_ns == out[j - 1].idle_ns && strcmp(out[j].name, out[j - 1].name) < 0));
+             j--) {
+            rp_block t = out[j];
+            out[j] = out[j - 1], out[j - 1] = t;
+        }
+    size_t keep = m ? 1 : 0;
+    while (keep < m && (double)out[keep].idle_ns >= 0.01 * window) keep++;
+    return keep;
+}
+
 typedef struct numdur {
     int64_t num, dur;
 } numdur;

@@ -22,18 +22,6 @@
 const char *const rp_cause_names[RP_NCAUSE] = {"capture_trace", "data_loading", "host_blocking", "cpu_overhead",
                                                "exposed_communication", "straggler", "gpu_compute", "memory_copy"};
 
-/* A blocking call's share of its rank's idle: by GPU idle time during the calls, most first. */
-typedef struct blk_tot {
-    const char *name;
-    int64_t idle;
-} blk_tot;
-
-static int by_idle(const void *a, const void *b) {
-    const blk_tot *x = a, *y = b;
-    if (x->idle != y->idle) return x->idle < y->idle ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
                       char rules[RP_MAX_RULES][RP_RULE_MAX], const char **how) {
     size_t m = 0;
@@ -52,8 +40,8 @@ size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *o
         /* every call that held the host while the GPU idled takes no time; where work was queued on the GPU
          * and waited meanwhile (behind a stream wait whose producer the host waited for), it starts as soon as
          * it is launched */
-        blk_tot v[64];
-        size_t nv = 0;
+        rp_block v[RP_MAX_RULES - 1];
+        size_t nv = rp_block_calls(pr, n, on, v, RP_MAX_RULES - 1);
         int waits = 0;
         for (size_t k = 0; k < n; k++) {
             if (on && !on[k]) continue;
@@ -61,21 +49,12 @@ size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *o
             int64_t bw = 0, st = 0;
             for (size_t s = 0; s < p->nsteps; s++) bw += p->idle_bwait_ns[s], st += p->step_end[s] - p->step_ts[s];
             if ((double)bw > 0.05 * (double)st) waits = 1;
-            for (size_t b = 0; b < p->nblock; b++) {
-                if (p->block[b].idle_ns <= 0) continue;
-                size_t j = 0;
-                while (j < nv && strcmp(v[j].name, p->block[b].name)) j++;
-                if (j == nv && nv == sizeof v / sizeof *v) continue;
-                if (j == nv) v[nv++] = (blk_tot){p->block[b].name, 0};
-                v[j].idle += p->block[b].idle_ns;
-            }
         }
-        qsort(v, nv, sizeof *v, by_idle);
-        for (size_t j = 0; j < nv && m < RP_MAX_RULES - 1; j++) RULE("op:%s=0", v[j].name);
+        for (size_t j = 0; j < nv; j++) RULE("op:%s=0", v[j].name);
         if (waits) RULE("edge:launch=x0");
         *how = waits ? "the blocking calls take no time, and the GPU work queued behind them starts when it is "
-                       "launched (edge:launch=x0)"
-                     : "the blocking calls take no time (the engine still makes a sync wait for its GPU work)";
+                       "launched"
+                     : "the blocking calls take no time";
         break;
     }
     case RP_C_COMM:

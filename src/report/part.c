@@ -110,11 +110,17 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
             /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
             if (covered) rp_cpu_path_finding(f, g, &path, rank);
-            else
+            else {
+                /* a GPU far behind the CPU: HTA's path ends where the CPU does, the findings read the GPU */
+                char lag[160] = "", b1[32];
+                if (p->window == RP_WIN_GPU)
+                    snprintf(lag, sizeof lag, "; the GPU runs %s behind the CPU, so the findings measure the steps "
+                                              "on the GPU's timeline", rp_dur(p->lag_ns, b1, sizeof b1));
                 rp_add_finding(f, rank, "critical path", todo, "critical path of the whole trace (HTA's graph) %.0f us, "
-                               "%.1f%% %s",
+                               "%.1f%% %s%s",
                                (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
-                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY), lag);
+            }
         }
     }
     hta_result_free(&part);

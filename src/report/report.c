@@ -359,16 +359,21 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_r
     (void)idle, (void)cause;
     if (sp.window > 0) {
         double w = (double)sp.window, id = 100.0 * (double)(sp.window - sp.busy) / w;
-        char b1[32];
+        char b1[32], b2[32], gw[96] = "";
+        if (p->window == RP_WIN_GPU) /* which window, where it is not the CPU's steps */
+            snprintf(gw, sizeof gw, " (steps on the GPU timeline: the GPU runs %s behind the CPU)",
+                     rp_dur(p->lag_ns, b2, sizeof b2));
+        else if (p->window == RP_WIN_SPAN)
+            snprintf(gw, sizeof gw, " (the whole trace span)");
         if (id >= 10)
             rp_add_finding(f, rank, "idle", "see the findings for what removing each part would save; `hta idle`",
-                           "GPU idle %.1f%% of the %s window: the host blocked in runtime calls %.1f%%, GPU work "
+                           "GPU idle %.1f%% of the %s window%s: the host blocked in runtime calls %.1f%%, GPU work "
                            "queued but waiting %.1f%%, data loading %.1f%%, the host otherwise (launch, Python) %.1f%%",
-                           id, rp_dur(sp.window, b1, sizeof b1), 100.0 * (double)sp.block / w,
+                           id, rp_dur(sp.window, b1, sizeof b1), gw, 100.0 * (double)sp.block / w,
                            100.0 * (double)sp.wait / w, 100.0 * (double)sp.dl / w, 100.0 * (double)sp.host / w);
         else
             rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
-                           "GPU idle only %.1f%% of the %s window", id, rp_dur(sp.window, b1, sizeof b1));
+                           "GPU idle only %.1f%% of the %s window%s", id, rp_dur(sp.window, b1, sizeof b1), gw);
     }
     double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
            kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);

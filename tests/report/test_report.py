@@ -49,7 +49,8 @@ class Report(unittest.TestCase):
         self.assertEqual(len(idle0), 1)
         # over the report's window (the headline's): the idle share agrees with the headline's GPU busy, and its
         # parts add up to it
-        m = re.match(r"GPU idle ([0-9.]+)% of the [0-9.]+ ms window: the host blocked in runtime calls ([0-9.]+)%, "
+        m = re.match(r"GPU idle ([0-9.]+)% of the [0-9.]+ ms window(?: \(the whole trace span\))?: "
+                     r"the host blocked in runtime calls ([0-9.]+)%, "
                      r"GPU work queued but waiting ([0-9.]+)%, data loading ([0-9.]+)%, the host otherwise "
                      r"\(launch, Python\) ([0-9.]+)%", idle0[0]["finding"])
         self.assertTrue(m, idle0[0]["finding"])

@@ -239,7 +239,8 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
     for (size_t p = 0; p < j->nr; p++) {
         const sj_rank *R = &j->r[p];
         const sj_skel *sk = &R->skel[scn];
-        for (size_t i = 0; i < 2 * R->nsteps; i++)
+        if (!R->present) continue;
+        for (size_t i = 0; i <= 2 * R->nsteps; i++)
             j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i]);
     }
     goto done;
@@ -252,6 +253,29 @@ done:
     free(fill);
     free(queue);
     return st;
+}
+
+void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
+    *n = 0;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_rank *R = &j->r[p];
+        sj_skel *sk = R->present ? &R->skel[scn] : NULL;
+        if (!sk || !sk->npair) continue;
+        /* D(c): how much later the replay has collective c's end than the pruning's reference */
+        int bad = 0;
+        for (size_t i = 0; i < sk->npair && !bad; i++) {
+            int32_t x = (int32_t)(sk->pkey[i] >> 32) - 1, y = (int32_t)(uint32_t)sk->pkey[i] - 1;
+            __int128 dx = x < 0 ? 0 : (__int128)j->end[scn][p][x] + j->delta[p] - sk->ref[x];
+            __int128 dy = y < 0 ? 0 : (__int128)j->end[scn][p][y] + j->delta[p] - sk->ref[y];
+            bad = dx - dy > sk->pdef[i];
+        }
+        if (!bad) continue;
+        for (size_t c = 0; c < R->ncoll; c++) sk->ref[c] = j->end[scn][p][c] + j->delta[p];
+        sk->ref_given = 1;
+        if (++sk->rounds >= SJ_ROUNDS) sk->keep_all = 1;
+        sk->done = 0;
+        again[(*n)++] = p;
+    }
 }
 
 /* ---- rank:R=median ---- */

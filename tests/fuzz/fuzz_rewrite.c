@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hta_cpath_opts_default(&cpo);
     hta_cp_graph *g = NULL;
     if (single && hta_cpath_build(ctx, 0, &cpo, &g, &err) == HTA_OK) {
-        hta_cpath_overlay_opts oo = {1, 1, 0};
+        hta_cpath_overlay_opts oo = {1, 1, 0, NULL};
         char *written = NULL;
         if (hta_cpath_overlay(ctx, g, dir, &oo, &written, &err) == HTA_OK) {
             if (rows_of(written) < 0) abort();

@@ -13,6 +13,7 @@
 #include "hta/breakdown.h"
 #include "hta/cpuops.h"
 #include "hta/launch.h"
+#include "hta/sim.h"
 #include "hta/util.h"
 #include "report/internal.h"
 
@@ -47,25 +48,37 @@ static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
 
 /* ---- the critical path of each rank ---- */
 
-/* Rank k's critical path (HTA's defaults: whole trace, no zero-weight launch edges, the path `hta
- * critical-path` prints): its summary rows into cp, its time per step and bound_by class into p->cp_ns,
- * its largest class into p->cp_bound, its finding (as a rank of few would get it) into f; a rank HTA's
- * graph cannot cover gets a note instead. */
+/* Rank k's critical path through the report's window (the simulation graph's one path, as `hta critical-path`
+ * gives it; HTA's graph for a rank without GPU work, whose annotations are its work): its summary rows into
+ * cp, its time per step and bound_by class into p->cp_ns, its largest class into p->cp_bound, its finding (as
+ * a rank of few would get it) into f; a rank the graph cannot cover gets a note instead. */
 static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta_arena *a, hta_table *cp,
                             findings *f, hta_table *notes, hta_error *err) {
     int32_t rank = p->rank;
     hta_cpath_opts co;
     hta_cpath_opts_default(&co);
-    hta_cp_graph *g = NULL;
+    hta_cp_graph *hg = NULL;
+    hta_sim *sim = NULL;
+    const hta_cp_graph *g = NULL;
     hta_cp_path path = {0};
     hta_result part;
     hta_result_init(&part);
     /* a rank's own error, so that a failure the report goes past leaves err untouched */
     hta_error e2 = {0};
     const hta_table *sm;
-    hta_status st = hta_cpath_build(ctx, k, &co, &g, &e2);
-    if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
-    if (!st) st = hta_cpath_report(g, &path, NULL, NULL, 0, 1, &part, &e2);
+    hta_status st;
+    if (covered) {
+        st = hta_cpath_build(ctx, k, &co, &hg, &e2);
+        if (!st) st = hta_cpath_longest(hg, NULL, &path, &e2);
+        if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, 1, &part, &e2);
+        g = hg;
+    } else {
+        /* the span the command takes: the steps' (the whole run without steps), so that the rows are the
+         * command's; the observation says where the report's window differs */
+        hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
+        st = hta_sim_build(ctx, k, &sim, &e2);
+        if (!st) g = hta_sim_graph(sim), st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
+    }
     /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
      * (docs/critical-path.md), which is worth a note, not the whole report. */
     if (st == HTA_ENOMEM) {
@@ -114,10 +127,12 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
                 /* a GPU far behind the CPU: HTA's path ends where the CPU does, the findings read the GPU */
                 char lag[160] = "", b1[32];
                 if (p->window == RP_WIN_GPU)
-                    snprintf(lag, sizeof lag, "; the GPU runs %s behind the CPU, so the findings measure the steps "
+                    snprintf(lag, sizeof lag, "; the GPU runs %s behind the CPU: the findings' window is the steps "
                                               "on the GPU's timeline", rp_dur(p->lag_ns, b1, sizeof b1));
-                rp_add_finding(f, rank, "critical path", todo, "critical path of the whole trace (HTA's graph) %.0f us, "
-                               "%.1f%% %s%s",
+                else if (p->window == RP_WIN_SPAN && p->step_num[0] >= 0)
+                    snprintf(lag, sizeof lag, "; the findings' window is the whole trace span");
+                rp_add_finding(f, rank, "critical path", todo, "critical path of the %s %.0f us, %.1f%% %s%s",
+                               p->window == RP_WIN_SPAN && p->step_num[0] < 0 ? "whole trace" : "steps",
                                (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
                                txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY), lag);
             }
@@ -125,7 +140,8 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     }
     hta_result_free(&part);
     hta_cpath_path_free(&path);
-    hta_cpath_free(g);
+    hta_cpath_free(hg);
+    hta_sim_free(sim);
     return st;
 }
 

@@ -371,11 +371,8 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->queue_median = num(rk, k, RP_PART_RANKS_QUEUE_MEDIAN);
         for (int b = 0; b < RP_DELAY_BINS; b++) p->delays[b] = hta_table_get_int(rk, k, RP_PART_RANKS_DELAY0 + b);
         p->window = (int)hta_table_get_int(rk, k, RP_PART_RANKS_WINDOW);
-        p->lag_ns = hta_table_get_int(rk, k, RP_PART_RANKS_LAG);
-        p->cpu_step_ns = hta_table_get_int(rk, k, RP_PART_RANKS_CPU_STEP);
-        p->ncapture = hta_table_get_int(rk, k, RP_PART_RANKS_NCAPTURE);
-        p->nklaunch = hta_table_get_int(rk, k, RP_PART_RANKS_NKLAUNCH);
-        p->nkernels = hta_table_get_int(rk, k, RP_PART_RANKS_NKERNELS);
+        int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels}; /* pack's order */
+        for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) *more[c] = hta_table_get_int(rk, k, RP_PART_RANKS_LAG + c);
         size_t l0 = li;
         while (li < bl->nrows && hta_table_get_int(bl, li, RP_PART_BLOCK_RANK) == rank) li++;
         p->nblock = li - l0;

@@ -320,8 +320,8 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         const unsigned char *on = c == RP_NCAUSE || cpu_dl ? both : fd[c].on;
         const char *how = "";
         size_t m = 0;
-        if (cpu_dl) m = rp_cause_rules(RP_C_DATA, pr, n, on, strag, rules[c], &how);
-        m += rp_cause_rules(rc, pr, n, on, strag, rules[c] + m, &how);
+        if (cpu_dl) m = rp_cause_rules(RP_C_DATA, pr, n, on, strag, rules[c], RP_MAX_RULES, &how);
+        m += rp_cause_rules(rc, pr, n, on, strag, rules[c] + m, RP_MAX_RULES - m, &how);
         if (c < RP_NCAUSE) fd[c].how = how;
         size_t len = 0;
         for (size_t r = 0; r < m; r++) {

@@ -194,12 +194,12 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t n, rp
 enum { RP_C_CAPTURE, RP_C_DATA, RP_C_BLOCK, RP_C_CPU, RP_C_COMM, RP_C_STRAG, RP_C_GPU, RP_C_MEM, RP_NCAUSE };
 extern const char *const rp_cause_names[RP_NCAUSE];
 /* The what-if rules that take cause c away on the ranks `on` (savings.c, the one place they are chosen):
- * up to RP_MAX_RULES into rules, the count returned; *how: the rule in words.  strag: the straggler's
- * rank number. */
+ * up to cap (at most RP_MAX_RULES) into rules, the count returned; *how: the rule in words.  strag: the
+ * straggler's rank number. */
 #define RP_MAX_RULES 10
 #define RP_RULE_MAX 96
 size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
-                      char rules[RP_MAX_RULES][RP_RULE_MAX], const char **how);
+                      char rules[][RP_RULE_MAX], size_t cap, const char **how);
 
 /* ---- diagnosis (diagnose.c) ----
  * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving; a cause

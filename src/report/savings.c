@@ -23,9 +23,9 @@ const char *const rp_cause_names[RP_NCAUSE] = {"capture_trace", "data_loading", 
                                                "exposed_communication", "straggler", "gpu_compute", "memory_copy"};
 
 size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
-                      char rules[RP_MAX_RULES][RP_RULE_MAX], const char **how) {
+                      char rules[][RP_RULE_MAX], size_t cap, const char **how) {
     size_t m = 0;
-#define RULE(...) snprintf(rules[m++], RP_RULE_MAX, __VA_ARGS__)
+#define RULE(...) (void)(m < cap && snprintf(rules[m++], RP_RULE_MAX, __VA_ARGS__))
     switch (c) {
     case RP_C_DATA:
         RULE("op:enumerate(DataLoader)*=0");
@@ -41,7 +41,7 @@ size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *o
          * and waited meanwhile (behind a stream wait whose producer the host waited for), it starts as soon as
          * it is launched */
         rp_block v[RP_MAX_RULES - 1];
-        size_t nv = rp_block_calls(pr, n, on, v, RP_MAX_RULES - 1);
+        size_t nv = rp_block_calls(pr, n, on, v, cap > 1 ? cap - 1 : 1); /* room left for edge:launch */
         int waits = 0;
         for (size_t k = 0; k < n; k++) {
             if (on && !on[k]) continue;

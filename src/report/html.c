@@ -185,8 +185,11 @@ static void findings_section(sb *b, const hta_table *f) {
         sb_text(b, txt(f, r, HTA_FINDINGS_CAUSE));
         sb_printf(b, "</b></td><td>");
         sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
-        sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
-                  num(f, r, HTA_FINDINGS_SAVING_US));
+        /* no saving: a capture trace, or the engine measured another window (the report's notes say) */
+        if (isnan(num(f, r, HTA_FINDINGS_SAVING_PCT))) sb_printf(b, "</td><td class=\"n\">-</td><td>");
+        else
+            sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                      num(f, r, HTA_FINDINGS_SAVING_US));
         sb_text(b, txt(f, r, HTA_FINDINGS_EVIDENCE));
         sb_printf(b, "</td><td>");
         sb_text(b, txt(f, r, HTA_FINDINGS_TODO));

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -89,6 +90,20 @@ for _label in LABELS:
     _n = _name(_label["trace"])
     setattr(RealDiagnosis, "test_cause_" + _n, lambda self, l=_label: self.check_cause(l))
     setattr(RealDiagnosis, "test_saving_" + _n, lambda self, l=_label: self.check_saving(l))
+
+
+class Page(unittest.TestCase):
+    def test_capture_trace_page(self):
+        """A capture trace's page names the cause and prints no saving (no 'nan' anywhere)."""
+        label = next(x for x in LABELS if x["capture"])
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.html")
+            subprocess.run([HTA, "report", os.path.join(DATA, label["trace"]), "--quiet", "--html", out],
+                           capture_output=True, check=True)
+            with open(out) as fh:
+                page = fh.read()
+        self.assertIn("capture_trace", page)
+        self.assertNotRegex(page, r"(?i)[^a-z]nan[^a-z]")
 
 
 class Data(unittest.TestCase):

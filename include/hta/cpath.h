@@ -120,11 +120,6 @@ hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_pat
                              hta_error *err);
 void hta_cpath_path_free(hta_cp_path *p);
 
-/* Earliest time of every node (ns) when every edge takes w[e] (as given,
- * negative gaps included): a node without predecessors keeps its own time. */
-hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
-                              hta_error *err);
-
 /* bound_by class of an edge on the path (HTA's labels). */
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load);
@@ -225,10 +220,6 @@ void hta_cpath_rule_free(hta_cpath_rule *r);
  * result of earlier ones).  w: nedge weights, filled.  *nchanged: edges touched. */
 hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule *rules,
                                     size_t nrules, int64_t *w, size_t *nchanged, hta_error *err);
-/* Writes the trace with every graph event re-timed to its earliest start
- * under weights w. */
-hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int64_t *w,
-                                  const char *out_path, hta_error *err);
 
 #ifdef __cplusplus
 }

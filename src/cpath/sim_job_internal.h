@@ -184,8 +184,9 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
  * times; each is marked for a revisit with those times as its reference (or, after SJ_ROUNDS, with no
  * pruning).  again[0 .. *n): their positions. */
 void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n);
-/* A matched transfer's weight under scenario scn on rank pos. */
-int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau);
+/* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
+hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                       hta_error *err);
 /* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
 hta_status sj_median(struct hta_job *j, hta_error *err);
 

@@ -1,7 +1,6 @@
 /* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
  * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
  * skeletons' nodes, barrier by barrier in an order of their dependencies. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,24 +127,21 @@ static double med_factor(const sj_med *m, uint64_t key) {
     return lo < m->n && m->key[lo] == key ? m->f[lo] : 1.0;
 }
 
-int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau) {
+hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                       hta_error *err) {
     const sj_scn *sc = &j->scn[scn];
     uint64_t mask = j->r[pos].skel[scn].trmask[c];
-    int64_t x = tau;
+    /* the job's transfer under the rules that selected this rank's kernel, applied as on any edge */
+    *out = tau;
     for (size_t r = 0; mask && r < sc->nrules; r++) {
         if (!(mask >> r & 1)) continue;
         const hta_cpath_rule *ru = &sc->rules[r];
-        if (!ru->scale) {
-            x = ru->value_ns;
-            continue;
-        }
         const sj_coll *cc = &j->r[pos].coll[c];
         double f = ru->median ? (sc->med && sc->med[r] ? med_factor(sc->med[r], sj_med_key(cc->name, 1, cc->step)) : 1.0)
                               : ru->factor;
-        double y = (double)x * f;
-        x = fabs(y) < 0x1p62 ? llround(y) : x;
+        HTA_TRY(cp_rule_scale(ru, f, out, err));
     }
-    return x;
+    return HTA_OK;
 }
 
 /* The value of label l of rank pos: a time on the job's clock. */
@@ -222,7 +218,9 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 /* the joined graph: the transfer starts at the barrier, or later when this rank's own rest
                  * of the wait (its kernel ran longer than the shortest) says so */
                 int64_t mid = x->ts + x->dur - j->delta[pt->rank] - in->tau, d = mid - in->arrive;
-                v = b + (d > 0 ? d : 0) + sj_transfer(j, scn, pt->rank, pt->coll, in->tau);
+                int64_t tr;
+                HTA_TRY_GOTO(st, sj_transfer(j, scn, pt->rank, pt->coll, in->tau, &tr, err), done);
+                v = b + (d > 0 ? d : 0) + tr;
             } else {
                 v = j->arr[scn][pt->rank][pt->coll] + x->pw + sk->trw[pt->coll];
             }

@@ -164,7 +164,8 @@ static const char *const todo[RP_NCAUSE] = {
                  "transfers, no memset of buffers written anyway; see `hta counters`",
 };
 
-/* What to do about the blocking calls seen, by what they are (host_blocking's advice fits the call). */
+/* What to do about the blocking calls seen, by what they are (host_blocking's advice fits the call):
+ * cls as block_evidence fills it, [5] set where GPU work waited behind a stream wait. */
 static void block_todo(const unsigned *cls, char *out, size_t cap) {
     size_t len = 0;
     out[0] = 0;
@@ -183,6 +184,9 @@ static void block_todo(const unsigned *cls, char *out, size_t cap) {
     if (cls[4])
         rp_append(out, cap, &len, "a call that took 1 ms or more (code loading on a kernel's first launch: warm up "
                                   "before the profiled steps, CUDA_MODULE_LOADING=EAGER); ");
+    if (cls[6])
+        rp_append(out, cap, &len, "one-off calls (context creation, lazy initialisation, code loading): warm up "
+                                  "before the profiled steps (a step or two first, CUDA_MODULE_LOADING=EAGER); ");
     if (cls[5])
         rp_append(out, cap, &len, "the GPU work the host waits for was queued behind a stream wait: find the event's "
                                   "producer (another stream, or the previous batch) and let the host run ahead; ");
@@ -191,7 +195,7 @@ static void block_todo(const unsigned *cls, char *out, size_t cap) {
 
 /* The blocking calls that matter (rp_block_calls) with their count, time, GPU idle during them and the
  * operator behind, into out (up to cap bytes); the classes of the calls into cls (allocator, pinned, copy,
- * sync, other: a call that took RP_LONG_GAP_NS or more, code loading). */
+ * sync, other: a call that took RP_LONG_GAP_NS or more, code loading; [5] is the caller's; one-off). */
 static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on, char *out, size_t cap,
                            unsigned *cls) {
     rp_block v[16];
@@ -204,7 +208,14 @@ static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on,
                        v[i].op ? ", under " : "", v[i].op ? v[i].op : ""))
             break;
         unsigned api = hta_api_of(v[i].name);
-        if (api & HTA_API_DEVICE_ALLOC) cls[0] = 1;
+        size_t non = 0;
+        for (size_t k = 0; k < n; k++) non += on[k] != 0;
+        /* an allocator or other call made once or twice per rank that takes long: initialisation
+         * (cudaFree(0) creates the context), not a habit of the step (a copy or a sync is the step's) */
+        if (!(api & (HTA_API_WAITS | HTA_API_SYNC)) && v[i].count <= 2 * (int64_t)(non ? non : 1) &&
+            v[i].dur_ns >= RP_LONG_GAP_NS)
+            cls[6] = 1;
+        else if (api & HTA_API_DEVICE_ALLOC) cls[0] = 1;
         else if (api & HTA_API_HOST_ALLOC) cls[1] = 1;
         else if (api & HTA_API_WAITS) cls[2] = 1;
         else if (api & HTA_API_SYNC) cls[3] = 1;
@@ -399,7 +410,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             break;
         case RP_C_BLOCK: {
             char calls[640];
-            unsigned cls[6] = {0};
+            unsigned cls[7] = {0};
             block_evidence(pr, n, on, calls, sizeof calls, cls);
             if ((double)OVER(i_bwait) > 0.05 * (double)step) cls[5] = 1;
             fd[c].explained_ns = OVER(i_block);

@@ -91,17 +91,6 @@ void rp_add_finding(findings *f, int64_t rank, const char *area, const char *det
     else hta_table_set_null(f->t, row, HTA_OBS_RANK);
 }
 
-/* The usual remedy for each idle cause of the idle breakdown (docs/report.md, "How findings are chosen"). */
-static const char *idle_advice(const char *cause) {
-    if (!strcmp(cause, "host_wait"))
-        return "the GPU waits for the CPU to enqueue work: launch-bound; fewer, larger kernels "
-               "(fusion, torch.compile, CUDA graphs) or less CPU work per step; see `hta idle`, `hta launch`";
-    if (!strcmp(cause, "kernel_wait"))
-        return "short gaps between back-to-back kernels: kernel launch overhead; fuse small kernels or "
-               "use CUDA graphs; see `hta idle --stats`";
-    return "waits on synchronisation, memory copies or the data loader; see `hta idle`, `hta critical-path`";
-}
-
 /* Findings for all ranks first, then rank by rank; insertion order within. */
 static int sort_findings(findings *f) {
     hta_table *t = f->t;
@@ -459,7 +448,7 @@ static long straggler_row(const hta_table *ps) {
 
 /* Many ranks: one finding per area for all of them (median, least, most), so that 64 ranks do not give 64
  * copies of one sentence; single ranks only where they stand out. */
-static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu) {
+static void summary_findings(findings *f, const hta_table *rk, const rp_rank *pr, const rp_cpu *cpu) {
     long lo, hi;
     size_t n = rk->nrows;
     double idle = col_median(rk, HTA_REPORT_RANKS_IDLE, &lo, &hi);
@@ -472,27 +461,48 @@ static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu
                            "no GPU kernels on any of the %zu ranks", n);
         return;
     }
-    /* the most common main idle cause */
-    static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
-    size_t cnt[3] = {0, 0, 0};
-    for (size_t r = 0; r < n; r++) {
-        const char *c = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
-        for (int j = 0; c && j < 3; j++) cnt[j] += !strcmp(c, causes[j]);
+    /* over the report's window, split as the findings split it (the ranks table keeps temporal's figures) */
+    static const char *const idle_parts[] = {"the host blocked in runtime calls", "GPU work queued but waiting",
+                                        "data loading", "the host otherwise (launch, Python)"};
+    double *v = malloc(n * sizeof *v);
+    size_t cnt[4] = {0, 0, 0, 0}, m = 0, ilo = 0, ihi = 0;
+    for (size_t r = 0; v && r < n; r++) {
+        rp_split sp;
+        rp_split_of(&pr[r], &sp);
+        v[r] = sp.window > 0 ? 100.0 * (double)(sp.window - sp.busy) / (double)sp.window : NAN;
+        if (isnan(v[r])) continue;
+        if (!m || v[r] < v[ilo]) ilo = r;
+        if (!m || v[r] > v[ihi]) ihi = r;
+        m++;
+        const int64_t x[4] = {sp.block, sp.wait, sp.dl, sp.host};
+        int b = 0;
+        for (int j = 1; j < 4; j++) b = x[j] > x[b] ? j : b;
+        cnt[b]++;
     }
-    int best = cnt[1] > cnt[0] ? 1 : 0;
-    if (cnt[2] > cnt[best]) best = 2;
-    rp_add_finding(f, -1, "idle", idle_advice(causes[best]),
-                "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
-                "the main cause is %s on %zu of them",
-                idle, n, num(rk, (size_t)lo, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK),
-                num(rk, (size_t)hi, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)hi, HTA_REPORT_RANKS_RANK), causes[best],
-                cnt[best]);
+    double *sv = v && m ? malloc(m * sizeof *sv) : NULL;
+    if (!sv) {
+        free(v);
+        return;
+    }
+    size_t q = 0;
+    for (size_t r = 0; r < n; r++)
+        if (!isnan(v[r])) sv[q++] = v[r];
+    qsort(sv, m, sizeof *sv, cmp_dbl);
+    idle = m % 2 ? sv[m / 2] : (sv[m / 2 - 1] + sv[m / 2]) / 2;
+    free(sv);
+    int best = 0;
+    for (int j = 1; j < 4; j++) best = cnt[j] > cnt[best] ? j : best;
+    rp_add_finding(f, -1, "idle", "see the findings for what removing each part would save; `hta idle`",
+                   "GPU idle over the window: median %.1f%% over %zu ranks (least %.1f%% on rank %d, most %.1f%% on "
+                   "rank %d); most of it is %s on %zu of them",
+                   idle, n, v[ilo], (int)pr[ilo].rank, v[ihi], (int)pr[ihi].rank, idle_parts[best], cnt[best]);
     for (size_t r = 0; r < n; r++) /* ranks well above the others */
-        if (num(rk, r, HTA_REPORT_RANKS_IDLE) > idle + 10)
-            rp_add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",
-                        "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
-                        "with a typical rank's",
-                        "GPU idle %.1f%%, median of all ranks %.1f%%", num(rk, r, HTA_REPORT_RANKS_IDLE), idle);
+        if (v[r] > idle + 10)
+            rp_add_finding(f, pr[r].rank, "idle",
+                           "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
+                           "with a typical rank's",
+                           "GPU idle %.1f%% of the window, median of all ranks %.1f%%", v[r], idle);
+    free(v);
     double ov = col_median(rk, HTA_REPORT_RANKS_OVERLAP, &lo, &hi);
     if (!isnan(ov))
         rp_add_finding(f, -1, "communication",
@@ -614,7 +624,7 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_OBS_FINDING);
     hta_table_col_wrap(f.t, HTA_OBS_TODO);
-    if (ns > RANKS_IN_FULL) summary_findings(&f, rk, &cpu);
+    if (ns > RANKS_IN_FULL) summary_findings(&f, rk, pr, &cpu);
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &pr[r], &cpu);
     rp_cpu_findings(&f, &cpu);

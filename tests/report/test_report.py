@@ -133,8 +133,16 @@ class Report(unittest.TestCase):
             idle = [x for x in f if x["area"] == "idle" and x["rank"] is None]
             self.assertEqual(len(idle), 1)
             self.assertIn("over 12 ranks", idle[0]["finding"])
-            med = sorted(r["idle_pctg"] for r in rows(rep["ranks"]))
-            self.assertIn("median %.1f%%" % ((med[5] + med[6]) / 2), idle[0]["finding"])
+            # over the report's window, as the headline counts it: one rank's idle is 100 - its GPU busy
+            m = re.search(r"median ([0-9.]+)% over 12 ranks \(least ([0-9.]+)% on rank \d+, most ([0-9.]+)% on "
+                          r"rank \d+\); most of it is ", idle[0]["finding"])
+            self.assertTrue(m, idle[0]["finding"])
+            med, least, most = (float(x) for x in m.groups())
+            self.assertLessEqual(least, med)
+            self.assertLessEqual(med, most)
+            busy = rows(rep["headline"])[0]["gpu_busy_pctg"]
+            self.assertLessEqual(least, 100 - busy + 0.1)
+            self.assertGreaterEqual(most, 100 - busy - 0.1)
             self.assertEqual([x["rank"] for x in f if x["area"] == "straggler"], [9])
             # per-rank findings only for ranks that stand out
             self.assertLess(len(f), 12)

@@ -75,14 +75,15 @@ typedef struct sj_skel {
      * schedule.  pkey/pdef: the drops, per (dropped source, best source) the smallest margin. */
     int64_t *ref;
     int ref_given;
-    int keep_all;       /* no pruning (the last resort after SJ_ROUNDS revisits) */
+    size_t keep;        /* labels a node keeps: SJ_KEEP, doubled at each revisit */
     int rounds;         /* revisits for the pruning's sake */
     uint64_t *pkey;
     int64_t *pdef;
     size_t npair;
 } sj_skel;
 
-/* Labels a node keeps (sim_job_skel.c) and the revisits before pruning stops. */
+/* Labels a node keeps at first (sim_job_skel.c), and the revisits for the pruning's sake: each doubles the
+ * labels kept; after the last, what a dropped label could still change is bounded and said (sj_check). */
 #define SJ_KEEP 6
 #define SJ_ROUNDS 3
 
@@ -161,6 +162,7 @@ struct hta_job {
     int64_t **bar;
     int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end), then the run's end */
     size_t revisits;    /* rank visits again for the pruning's check (sj_check) */
+    int64_t inexact_ns; /* the most a dropped label could move a time after the last round (0: exact) */
 };
 
 /* job's clock of rank k: absolute ns - delta */
@@ -181,8 +183,9 @@ int sj_class_of(const char *bound_by);
 hta_status sj_match(struct hta_job *j, hta_error *err);
 hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
 /* After sj_replay(scn): the ranks whose pruning could have dropped a label that decides under the replayed
- * times; each is marked for a revisit with those times as its reference (or, after SJ_ROUNDS, with no
- * pruning).  again[0 .. *n): their positions. */
+ * times; each is marked for a revisit with those times as its reference and twice the labels, until
+ * SJ_ROUNDS revisits.  again[0 .. *n): their positions.  After the last round, j->inexact_ns: the most a
+ * dropped label could still move a time (0: the replay is exact). */
 void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n);
 /* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
 hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,

@@ -259,18 +259,25 @@ void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
         const sj_rank *R = &j->r[p];
         sj_skel *sk = R->present ? &R->skel[scn] : NULL;
         if (!sk || !sk->npair) continue;
-        /* D(c): how much later the replay has collective c's end than the pruning's reference */
-        int bad = 0;
-        for (size_t i = 0; i < sk->npair && !bad; i++) {
+        /* D(c): how much later the replay has collective c's end than the pruning's reference; a drop of x
+         * against the best label y could decide when D(x) - D(y) exceeds its margin, by that much */
+        __int128 worst = 0;
+        for (size_t i = 0; i < sk->npair; i++) {
             int32_t x = (int32_t)(sk->pkey[i] >> 32) - 1, y = (int32_t)(uint32_t)sk->pkey[i] - 1;
             __int128 dx = x < 0 ? 0 : (__int128)j->end[scn][p][x] + j->delta[p] - sk->ref[x];
             __int128 dy = y < 0 ? 0 : (__int128)j->end[scn][p][y] + j->delta[p] - sk->ref[y];
-            bad = dx - dy > sk->pdef[i];
+            if (dx - dy - sk->pdef[i] > worst) worst = dx - dy - sk->pdef[i];
         }
-        if (!bad) continue;
+        if (!worst) continue;
+        if (sk->rounds >= SJ_ROUNDS) {
+            int64_t w = worst > INT64_MAX ? INT64_MAX : (int64_t)worst;
+            if (w > j->inexact_ns) j->inexact_ns = w;
+            continue;
+        }
         for (size_t c = 0; c < R->ncoll; c++) sk->ref[c] = j->end[scn][p][c] + j->delta[p];
         sk->ref_given = 1;
-        if (++sk->rounds >= SJ_ROUNDS) sk->keep_all = 1;
+        sk->rounds++;
+        sk->keep = 2 * (sk->keep ? sk->keep : SJ_KEEP);
         sk->done = 0;
         again[(*n)++] = p;
     }

@@ -864,6 +864,9 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
         }
     }
+    if (j->inexact_ns && res)
+        hta_result_note(res, "the job's replay kept the most likely of each time's inputs: a time may be off by up to "
+                             "%.3f us (sj_check)", (double)j->inexact_ns / 1000.0);
     if (o->trace_dir) {
         size_t *sel = malloc((nr ? nr : 1) * sizeof *sel), ns = 0;
         if (!sel) goto oom;

@@ -178,8 +178,9 @@ oom:
  * the last replay's times on a revisit), and each label x it drops is recorded against the best one y with
  * the margin by which y's reference value beats x's.  After the replay, D(c) = replayed end - ref[c]; a
  * drop could have changed a time only if D(x) - D(y) > margin (x would then beat y).  sj_check finds those
- * ranks and they are visited again with the replayed times as reference, which converges in a round or two;
- * after SJ_ROUNDS the rank keeps every label.  The result is the exact replay in every case. */
+ * ranks and they are visited again with the replayed times as reference and twice the labels, which
+ * converges in a round or two; after SJ_ROUNDS, what could still be off is bounded and said.  A node's labels
+ * are freed once every node after it has taken them, so memory follows the graph's frontier, not its size. */
 
 typedef struct lab_state {
     const hta_sim *s;
@@ -200,7 +201,11 @@ typedef struct lab_state {
     uint32_t *stamp, *slot; /* per source + 1: the node that last saw it, its candidate there */
     int64_t *ref;           /* per collective: reference end (absolute ns) */
     int ref_given;
-    int keep_all;
+    size_t keep;            /* labels a node keeps */
+    sj_label *kbuf;         /* room for them */
+    uint32_t *left;         /* per node: successors still to take its labels */
+    const unsigned char *kept; /* per node: its labels go into the skeleton (never freed) */
+    uint32_t *freel;        /* per block size (1 .. keep): a freed block's offset, chained through .d */
     /* the drops: open addressing on (dropped + 1) << 32 | (best + 1) */
     uint64_t *pk;
     int64_t *pd;
@@ -217,6 +222,37 @@ static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
     }
     (*v)[(*n)++] = x;
     return 0;
+}
+
+/* A block of n labels in the pool: a freed one of that size, else at the end.  Freed blocks are chained
+ * through their first label's d. */
+static int blk_alloc(lab_state *L, size_t n, uint32_t *off) {
+    if (!n) {
+        *off = 0;
+        return 0;
+    }
+    if (L->freel[n] != UINT32_MAX) {
+        *off = L->freel[n];
+        L->freel[n] = (uint32_t)L->pool[*off].d;
+        return 0;
+    }
+    if (L->npool + n > L->cap) {
+        size_t nc = L->cap ? 2 * L->cap : 1024;
+        while (nc < L->npool + n) nc *= 2;
+        sj_label *y = realloc(L->pool, nc * sizeof *y);
+        if (!y) return -1;
+        L->pool = y, L->cap = nc;
+    }
+    if (L->npool + n > UINT32_MAX) return -1;
+    *off = (uint32_t)L->npool;
+    L->npool += n;
+    return 0;
+}
+
+static void blk_free(lab_state *L, uint32_t off, size_t n) {
+    if (!n) return;
+    L->pool[off].d = L->freel[n];
+    L->freel[n] = off;
 }
 
 static int64_t refval(const lab_state *L, const sj_label *x) {
@@ -258,7 +294,7 @@ static int cmp_rv_desc(const void *a, const void *b) {
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* Candidates to v's set: the largest per source, then the SJ_KEEP of largest reference value (the drops
+/* Candidates to v's set: the largest per source, then the L->keep of largest reference value (the drops
  * recorded).  At an arrival, its collective's reference end follows (unless given). */
 static int settle(lab_state *L, uint32_t v) {
     sj_label *c = L->cand;
@@ -274,9 +310,10 @@ static int settle(lab_state *L, uint32_t v) {
         L->slot[k] = (uint32_t)n;
         c[n++] = c[i];
     }
-    L->off[v] = (uint32_t)L->npool;
     int64_t best = INT64_MIN;
-    if (n > SJ_KEEP && !L->keep_all) {
+    size_t m = n;
+    const sj_label *keep = c;
+    if (n > L->keep) {
         /* (reference value, index) pairs, largest first */
         if (2 * n > L->crv) {
             size_t nc = 4 * n;
@@ -290,21 +327,22 @@ static int settle(lab_state *L, uint32_t v) {
         int32_t bsrc = c[L->rv[1]].src;
         for (size_t i = 0; i < n; i++) {
             const sj_label *x = &c[L->rv[2 * i + 1]];
-            if (i < SJ_KEEP) {
-                if (push(&L->pool, &L->npool, &L->cap, *x)) return -1;
-            } else if (drop(L, x->src, bsrc, best - L->rv[2 * i])) {
-                return -1;
-            }
+            if (i < L->keep) L->kbuf[i] = *x;
+            else if (drop(L, x->src, bsrc, best - L->rv[2 * i])) return -1;
         }
+        m = L->keep;
+        keep = L->kbuf;
     } else {
         for (size_t i = 0; i < n; i++) {
-            if (push(&L->pool, &L->npool, &L->cap, c[i])) return -1;
             int64_t r = refval(L, &c[i]);
             if (r > best) best = r;
         }
     }
-    if (L->npool - L->off[v] > UINT32_MAX) return -1;
-    L->cnt[v] = (uint32_t)(L->npool - L->off[v]);
+    uint32_t off;
+    if (blk_alloc(L, m, &off)) return -1;
+    memcpy(L->pool + off, keep, m * sizeof *keep);
+    L->off[v] = off;
+    L->cnt[v] = (uint32_t)m;
     int32_t a = L->arr_c[v];
     if (a >= 0 && !L->ref_given) L->ref[a] = best + L->w[L->pw_e[a]] + L->w[L->tr_e[a]];
     return 0;
@@ -316,7 +354,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
     for (size_t i = 0; i < g->nnode; i++) {
         uint32_t v = s->topo[i];
         L->ncand = 0;
-        L->off[v] = (uint32_t)L->npool;
+        L->off[v] = 0;
         L->cnt[v] = 0;
         if (L->mid[v]) continue;
         uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
@@ -336,6 +374,10 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
                 if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + L->w[e]})) goto oom;
         }
         if (settle(L, v)) goto oom;
+        for (uint32_t q = a; q < z; q++) {
+            uint32_t u = g->edge[s->pred_eid[q]].u;
+            if (!--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
+        }
     }
     /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
     L->ncand = 0;
@@ -432,7 +474,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     int64_t *w = NULL;
     int32_t *tr_c = NULL, *arr_c = NULL;
-    unsigned char *mid = NULL, *has_succ = NULL;
+    unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
@@ -476,9 +518,13 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
     has_succ = calloc(nn + 1, 1);
-    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ)
+    kept = calloc(nn + 1, 1);
+    L.left = malloc((nn + 1) * sizeof *L.left);
+    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ ||
+        !kept || !L.left)
         goto oom;
     for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
+    L.kept = kept;
     for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
     for (size_t v = 0; v <= g->nnode; v++) arr_c[v] = -1;
     for (size_t c = 0; c < R->ncoll; c++) {
@@ -489,6 +535,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     }
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
     nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
+    for (size_t i = 0; i <= R->ncoll + 2 * R->nsteps; i++) kept[nodes[i]] = 1;
     L.s = s;
     L.tr_c = tr_c;
     L.mid = mid;
@@ -521,7 +568,16 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
         L.ref = sk->ref;
         L.ref_given = sk->ref_given;
-        L.keep_all = sk->keep_all;
+        if (!sk->keep) sk->keep = SJ_KEEP;
+        L.keep = sk->keep;
+        free(L.kbuf);
+        free(L.freel);
+        L.kbuf = malloc(L.keep * sizeof *L.kbuf);
+        L.freel = malloc((L.keep + 1) * sizeof *L.freel);
+        if (!L.kbuf || !L.freel) goto oom;
+        memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
+        memset(L.left, 0, (nn + 1) * sizeof *L.left);
+        for (size_t i = 0; i < g->nedge; i++) L.left[g->edge[i].u]++;
         L.npair = 0;
         if (L.pk) memset(L.pk, 0, L.pcap * sizeof *L.pk);
         HTA_TRY_GOTO(st, label_pass(&L, err), done);
@@ -563,6 +619,10 @@ done:
     free(L.cnt);
     free(arr_c);
     free(has_succ);
+    free(kept);
+    free(L.left);
+    free(L.kbuf);
+    free(L.freel);
     free(L.stamp);
     free(L.slot);
     free(L.rv);

@@ -351,7 +351,16 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         sidx[j] = (uint32_t)j, vix[j] = (uint32_t)i, skey[j++] = v->ts[i];
         if (j == 1) p->step_pid = hta_row_thread(r, row)->pid, p->step_tid = hta_row_thread(r, row)->tid;
     }
-    if (nst >= 2) {
+    /* the trace's own steps: HTA's view leaves the last one out, so a trace of two steps shows one, which is
+     * still a step (not a lone step whose trace span is the window) */
+    size_t nst_trace = 0;
+    for (size_t i = 0; nst == 1 && i < r->n && nst_trace < 2; i++) {
+        int cl = cc[r->cat[i]];
+        if (hta_row_stream(r, i) == -1 && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION) &&
+            hta_step_number(hta_sym(t->sym, r->name[i])) >= 0)
+            nst_trace++;
+    }
+    if (nst >= 2 || nst_trace >= 2) {
         HTA_TRY(hta_stable_sort_idx_i64(sidx, nst, skey, err));
         for (size_t q = 0; q < nst; q++) {
             size_t i = vix[sidx[q]];

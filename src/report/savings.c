@@ -121,7 +121,11 @@ static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const h
         distinct += fresh;
         num[m] = as, dur[m++] = d;
     }
-    *whole = distinct < 2;
+    /* the report's window: the whole run where every rank's is its whole span (one step or none, as the
+     * engine's fewer than two step numbers), else the steps' median, even of one step the trace had more of */
+    int span = 1;
+    for (size_t k = 0; k < nr; k++) span &= pr[k].window == RP_WIN_SPAN;
+    *whole = distinct < 2 && (span || !m);
     return *whole ? hta_job_span(j, q) : rp_job_median(num, dur, m);
 }
 

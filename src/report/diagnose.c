@@ -372,8 +372,17 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         size_t non = 0, steps = 0, dls = 0;
         for (size_t k = 0; k < n; k++)
             if (on[k]) non++, steps += pr[k].nsteps, dls += fg[k].dl_steps;
-        int64_t step = OVER(step);
+        int64_t step = job; /* the headline's step: one step metric on the page (the figures are the ranks' medians) */
         double sp = step > 0 ? 100.0 / (double)step : 0;
+        /* GPU busy of these ranks as the headline counts it: their busy time over their windows */
+        double bsum = 0, wsum = 0;
+        for (size_t k = 0; k < n; k++) {
+            rp_split sl;
+            if (!on[k]) continue;
+            rp_split_of(&pr[k], &sl);
+            bsum += (double)sl.busy, wsum += (double)sl.window;
+        }
+        double busy_pct = wsum > 0 ? 100.0 * bsum / wsum : 0;
         const char *ww = window_word(pr, n, on);
         int64_t qmed = 0;
         for (size_t k = 0; k < n; k++)
@@ -406,7 +415,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
                                  "kernel%s at a launch; %lld launches per %s; GPU busy %.0f%%",
                                  rp_dur(OVER(i_host), b1, sizeof b1), ww, (double)OVER(i_host) * sp,
                                  rp_dur(step, b2, sizeof b2), (long long)qmed, qmed == 1 ? "" : "s",
-                                 (long long)OVER(nlaunch), ww, (double)OVER(busy) * sp);
+                                 (long long)OVER(nlaunch), ww, busy_pct);
             break;
         case RP_C_BLOCK: {
             char calls[640];
@@ -483,7 +492,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             fd[c].evidence = fmt("the GPU is busy %.0f%% of %s%s and computation runs %s of it; the launch queue holds "
                                  "a median of %lld kernel%s; the kernels: %s; the saving is what 2x faster "
                                  "computation would give",
-                                 (double)OVER(busy) * sp, rp_dur(step, b1, sizeof b1),
+                                 busy_pct, rp_dur(step, b1, sizeof b1),
                                  OVER(i_wait) > 0 ? " (or waits on its own queued work)" : "",
                                  rp_dur(OVER(comp_busy), b2, sizeof b2), (long long)qmed, qmed == 1 ? "" : "s", ks);
             break;

@@ -167,29 +167,28 @@ static const char *const todo[RP_NCAUSE] = {
 /* What to do about the blocking calls seen, by what they are (host_blocking's advice fits the call):
  * cls as block_evidence fills it, [5] set where GPU work waited behind a stream wait. */
 static void block_todo(const unsigned *cls, char *out, size_t cap) {
+    /* by class, in the order of block_evidence's cls (5: queued behind a stream wait, said last) */
+    static const char *const advice[7] = {
+        "device memory is freed and allocated in the step (cudaFree/hipFree synchronise the device): keep "
+        "PyTorch's caching allocator (no torch.cuda.empty_cache() or PYTORCH_NO_CUDA_MEMORY_CACHING in the loop), "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, fixed shapes; ",
+        "allocate pinned host buffers once and reuse them; ",
+        "synchronous copies: .to(device, non_blocking=True) from pinned memory, keep results on the GPU, no .item() "
+        "or .cpu() in the step; ",
+        "syncs: remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() from the step, or move them to "
+        "its end; ",
+        "a call that took 1 ms or more (code loading on a kernel's first launch: warm up before the profiled steps, "
+        "CUDA_MODULE_LOADING=EAGER); ",
+        "the GPU work the host waits for was queued behind a stream wait: find the event's producer (another "
+        "stream, or the previous batch) and let the host run ahead; ",
+        "one-off calls (context creation, lazy initialisation, code loading): warm up before the profiled steps (a "
+        "step or two first, CUDA_MODULE_LOADING=EAGER); ",
+    };
+    static const int order[7] = {0, 1, 2, 3, 4, 6, 5};
     size_t len = 0;
     out[0] = 0;
-    if (cls[0])
-        rp_append(out, cap, &len, "device memory is freed and allocated in the step (cudaFree/hipFree synchronise "
-                                  "the device): keep PyTorch's caching allocator (no torch.cuda.empty_cache() or "
-                                  "PYTORCH_NO_CUDA_MEMORY_CACHING in the loop), "
-                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, fixed shapes; ");
-    if (cls[1]) rp_append(out, cap, &len, "allocate pinned host buffers once and reuse them; ");
-    if (cls[2])
-        rp_append(out, cap, &len, "synchronous copies: .to(device, non_blocking=True) from pinned memory, keep "
-                                  "results on the GPU, no .item() or .cpu() in the step; ");
-    if (cls[3])
-        rp_append(out, cap, &len, "syncs: remove .item(), .cpu(), printing tensors and torch.cuda.synchronize() "
-                                  "from the step, or move them to its end; ");
-    if (cls[4])
-        rp_append(out, cap, &len, "a call that took 1 ms or more (code loading on a kernel's first launch: warm up "
-                                  "before the profiled steps, CUDA_MODULE_LOADING=EAGER); ");
-    if (cls[6])
-        rp_append(out, cap, &len, "one-off calls (context creation, lazy initialisation, code loading): warm up "
-                                  "before the profiled steps (a step or two first, CUDA_MODULE_LOADING=EAGER); ");
-    if (cls[5])
-        rp_append(out, cap, &len, "the GPU work the host waits for was queued behind a stream wait: find the event's "
-                                  "producer (another stream, or the previous batch) and let the host run ahead; ");
+    for (int i = 0; i < 7; i++)
+        if (cls[order[i]]) rp_append(out, cap, &len, "%s", advice[order[i]]);
     rp_append(out, cap, &len, "see `hta events`");
 }
 

@@ -370,8 +370,9 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     sb_printf(b, "<h2 id=\"membw\">Memory bandwidth over time</h2><p class=\"note\">Copies and memsets in flight.</p>\n");
     time_rows(b, "membw", "memory bandwidth over time per rank", pr, n, TS_MEMBW);
     /* critical path per rank and step */
-    sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">HTA's "
-                 "critical path of each rank, its time per ProfilerStep by bound_by class.</p>\n");
+    sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">The "
+                 "critical path of each rank, as `hta critical-path` gives it, its time per ProfilerStep by bound_by "
+                 "class.</p>\n");
     {
         size_t m = 0;
         for (size_t k = 0; k < n; k++) m += pr[k].nsteps;

@@ -29,6 +29,9 @@ static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
         c->multi_step_all = -1;
     }
     c->window = o->window;
+    c->comm_globs = o->comm_globs;
+    c->ncomm_globs = o->ncomm_globs;
+    if (!(c->ktypes = calloc(n ? n : 1, sizeof *c->ktypes))) return hta_oom(err);
     if (c->window.kind != HTA_WINDOW_NONE) {
         /* marked once in the run's time mode: every view and every analysis then sees the same rows */
         c->win = calloc(n ? n : 1, sizeof *c->win);
@@ -69,6 +72,7 @@ hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, 
     lo.only_ranks = o->ranks;
     lo.n_only_ranks = o->nranks;
     lo.hta_streams = o->hta_compat;
+    lo.hta_names = o->hta_compat;
     hta_trace *t;
     *out = NULL;
     HTA_TRY(hta_trace_load(path, &lo, &t, err));
@@ -85,6 +89,9 @@ void hta_ctx_free(hta_ctx *c) {
     if (c->win)
         for (size_t k = 0; k < c->trace->nranks; k++) free(c->win[k]);
     free(c->win);
+    if (c->ktypes)
+        for (size_t k = 0; k < c->trace->nranks; k++) free(c->ktypes[k]);
+    free(c->ktypes);
     hta_arena_free(&c->scratch);
     hta_trace_free(c->trace);
     free(c);

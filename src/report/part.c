@@ -12,6 +12,7 @@
 
 #include "hta/breakdown.h"
 #include "hta/cpuops.h"
+#include "hta/efficiency.h"
 #include "hta/launch.h"
 #include "hta/sim.h"
 #include "hta/util.h"
@@ -48,10 +49,10 @@ static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
 
 /* ---- the critical path of each rank ---- */
 
-/* Rank k's critical path through the report's window (the simulation graph's one path, as `hta critical-path`
- * gives it; HTA's graph for a rank without GPU work, whose annotations are its work): its summary rows into
- * cp, its time per step and bound_by class into p->cp_ns, its largest class into p->cp_bound, its finding (as
- * a rank of few would get it) into f; a rank the graph cannot cover gets a note instead. */
+/* Rank k's critical path, the one engine's default answer (hta_sim_answer: the simulation graph's path over
+ * the steps, the path `hta critical-path` prints; HTA's graph with --hta-compat): its summary rows into cp,
+ * its time per step and bound_by class into p->cp_ns, its largest class into p->cp_bound, its finding (as a
+ * rank of few would get it) into f; a rank the engine cannot cover gets a note instead. */
 static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta_arena *a, hta_table *cp,
                             findings *f, hta_table *notes, hta_error *err) {
     int32_t rank = p->rank;
@@ -67,17 +68,16 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     hta_error e2 = {0};
     const hta_table *sm;
     hta_status st;
-    if (covered) {
+    if (ctx->hta_compat) {
         st = hta_cpath_build(ctx, k, &co, &hg, &e2);
         if (!st) st = hta_cpath_longest(hg, NULL, &path, &e2);
         if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, 1, &part, &e2);
         g = hg;
     } else {
-        /* the span the command takes: the steps' (the whole run without steps), so that the rows are the
-         * command's; the observation says where the report's window differs */
         hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
         st = hta_sim_build(ctx, k, &sim, &e2);
-        if (!st) g = hta_sim_graph(sim), st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
+        if (!st) st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
+        if (sim) g = hta_sim_graph(sim);
     }
     /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
      * (docs/critical-path.md), which is worth a note, not the whole report. */
@@ -254,6 +254,9 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     hta_kernel_opts ko;
     rp_kernel_opts(&ko);
     HTA_TRY_GOTO(st, hta_kernel_breakdown_part(ctx, &ko, &r, err), done);
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_efficiency_part(ctx, NULL, &r, err), done); /* efficiency.c reduces it */
     HTA_TRY_GOTO(st, move_all(out, &r, err), done);
     hta_result_free(&r);
     HTA_TRY_GOTO(st, hta_overlap(ctx, NULL, &r, err), done);

@@ -135,6 +135,8 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
     [HTA_ARG_COMMS_ID] = "Comms Id",
+    [HTA_ARG_EXTERNAL_ID_LEGACY] = "external id",
+    [HTA_ARG_CONCRETE_INPUTS] = "Concrete Inputs",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -165,6 +167,7 @@ static int arg_lookup(const char *k, size_t n) {
              break;
     case 11: if (IS("correlation")) return A_CORR;
              if (IS("External id")) return A_EXTID;
+             if (IS("external id")) return HTA_ARG_EXTERNAL_ID_LEGACY;
              break;
     case 13: if (IS("Input Strides")) return HTA_ARG_INPUT_STRIDES;
              if (IS("In msg nelems")) return HTA_ARG_IN_MSG_NELEMS;
@@ -175,7 +178,9 @@ static int arg_lookup(const char *k, size_t n) {
              if (IS("Out split size")) return HTA_ARG_OUT_SPLIT_SIZE;
              if (IS("kernel_backend")) return HTA_ARG_KERNEL_BACKEND;
              break;
-    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME; break;
+    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME;
+             if (IS("Concrete Inputs")) return HTA_ARG_CONCRETE_INPUTS;
+             break;
     case 16: if (IS("Python parent id")) return HTA_ARG_PYTHON_PARENT_ID; break;
     case 18: if (IS("Process Group Name")) return HTA_ARG_PG_NAME; break;
     case 19: if (IS("Process Group Ranks")) return HTA_ARG_PG_RANKS; break;
@@ -920,8 +925,14 @@ static lex_rc step(parser *P, size_t *pos) {
                 return LEX_FAIL(L, p, HTA_ESTOPPED, "stopped by caller");
             P->raw_index++;
             p = q;
-        } else if ((rc = parse_event(P, p, &p))) {
-            return rc;
+        } else {
+            /* an event cut by the end of the buffer is parsed again after the refill (or dropped at a
+             * truncated end): the args it had stored so far go */
+            size_t nargs = P->b->r->nargs;
+            if ((rc = parse_event(P, p, &p))) {
+                if (rc == LEX_MORE) P->b->r->nargs = nargs;
+                return rc;
+            }
         }
         P->first = 0;
         break;
@@ -1008,10 +1019,23 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         }
         /* LEX_MORE */
         if (P->eof) {
-            if (P->state == ST_END || unclosed_array_end(P, pos)) {
+            uint64_t gz_cut = hta_input_cut_at(P->in);
+            if ((P->state == ST_END && !gz_cut) || unclosed_array_end(P, pos)) {
                 st = HTA_OK;
-            } else if (P->len == 0) {
+            } else if (!P->raw && (P->state == ST_EVENTS || P->seen_events) && P->b->r->n_events) {
+                /* Cut short after the events began (a crashed job's trace): the complete events are the
+                 * trace, up to pos, where the unfinished one starts; the loader warns (load.c).  A
+                 * rewrite (raw scan) copies files whole and refuses it below, and so is a file cut before
+                 * its first event is complete (nothing in it says it is a trace). */
+                P->b->cut = gz_cut ? 2 : 1;
+                P->b->cut_json = P->base + pos;
+                P->b->cut_file = gz_cut ? gz_cut : P->base + P->len;
+                st = HTA_OK;
+            } else if (P->len == 0 && !gz_cut) {
                 st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);
+            } else if (gz_cut) {
+                st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data (JSON byte %llu)", path,
+                              (unsigned long long)gz_cut, (unsigned long long)(P->base + P->len));
             } else {
                 st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: unexpected end of file (truncated JSON)",
                               path, (unsigned long long)(P->base + P->len));

@@ -26,14 +26,16 @@ void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical pa
     T("findings", "the causes of lost time, one per cause for the whole job, ranked by what fixing it would "  \
                   "save (docs/report.md, \"Causes and savings\")")                                            \
     C(HTA_FINDINGS_CAUSE, "cause", STR, "",                                                                  \
-      "data_loading, cpu_overhead, host_sync, exposed_communication, straggler, gpu_compute or memory_copy") \
+      "capture_trace, data_loading, host_blocking, cpu_overhead, exposed_communication, straggler, "           \
+      "gpu_compute or memory_copy")                                                                           \
     C(HTA_FINDINGS_RANKS, "ranks", STR, "", "the ranks it applies to, as --ranks takes them (0,2,5-7)")      \
     C(HTA_FINDINGS_SAVING_PCT, "saving_pct", FLOAT, "%",                                                     \
-      "estimated saving in % of the job's step time (the median step of the slowest rank), 1 decimal")       \
+      "simulated saving with the cause removed, in % of the job's step time (the window: docs/report.md), "   \
+      "1 decimal; empty where the engine could not measure that window")                                      \
     C(HTA_FINDINGS_SAVING_US, "saving_us", FLOAT, "us", "the same saving in us per step")                   \
     C(HTA_FINDINGS_EVIDENCE, "evidence", STR, "", "the figures that show the cause")                        \
     C(HTA_FINDINGS_TODO, "what_to_do", STR, "",                                                              \
-      "what to do, and the what-if rule the saving was estimated with")
+      "what to do, fitted to the cause, and the what-if rules the saving was simulated with, in words")
 HTA_TABLE_DECLARE(HTA_FINDINGS)
 
 #define HTA_REPORT_HEADLINE(T, C, D)                                                                         \
@@ -41,9 +43,10 @@ HTA_TABLE_DECLARE(HTA_FINDINGS)
     C(HTA_REPORT_HEADLINE_RANKS, "ranks", INT, "", "ranks analysed")                                          \
     C(HTA_REPORT_HEADLINE_STEPS, "steps", INT, "", "ProfilerSteps analysed (the most of any rank)")           \
     C(HTA_REPORT_HEADLINE_STEP, "step_us", FLOAT, "us",                                                      \
-      "step time: median over the steps of the slowest rank's step duration")                                \
+      "step time: median over the steps of the slowest rank's step (the whole trace span with one "         \
+      "ProfilerStep or none; steps on the GPU timeline where the GPU runs behind)")                           \
     C(HTA_REPORT_HEADLINE_GPU_BUSY, "gpu_busy_pctg", FLOAT, "%",                                             \
-      "share of the steps' time with a kernel, memcpy or memset running, over all ranks, 1 decimal")         \
+      "share of the window with a kernel, memcpy or memset running, over all ranks, 1 decimal")              \
     C(HTA_REPORT_HEADLINE_CPU_BUSY, "cpu_busy_pctg", FLOAT, "%",                                             \
       "share of the steps' time with a CPU event running on some thread, over all ranks, 1 decimal")
 HTA_TABLE_DECLARE(HTA_REPORT_HEADLINE)

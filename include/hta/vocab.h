@@ -88,6 +88,13 @@ enum {
     HTA_API_HOST_ALLOC = 1 << 11,   /* pinned host memory (takes the runtime's lock) */
     HTA_API_WAITS = 1 << 12,        /* a copy that returns when it is done, stream-ordered or not
                                      * (cudaMemcpy, hipMemcpy, hipMemcpyWithStream) */
+    HTA_API_DEVICE_ALLOC = 1 << 13, /* the allocator's device calls, which synchronise the device or take
+                                     * the driver's lock: cudaMalloc, cudaFree, cudaFreeHost, hipMalloc,
+                                     * hipFree, hipHostFree, cuMemAlloc, cuMemFree (not the stream-ordered
+                                     * MallocAsync / FreeAsync) */
+    HTA_API_CAPTURE = 1 << 14,      /* graph capture: StreamBeginCapture, StreamEndCapture, GraphInstantiate */
+    HTA_API_MODULE_LOAD = 1 << 15,  /* code loading (lazy loading on a kernel's first launch):
+                                     * cuModuleLoad*, cuLibraryLoad*, hipModuleLoad*, ModuleGetFunction */
 };
 #define HTA_API_LAUNCH (HTA_API_KERNEL_LAUNCH | HTA_API_GRAPH_LAUNCH)
 #define HTA_API_SYNC (HTA_API_SYNC_DEVICE | HTA_API_SYNC_STREAM | HTA_API_SYNC_EVENT)
@@ -103,6 +110,11 @@ static inline int hta_api_enqueues(unsigned f) {
  * which is stream-ordered but returns when the copy is done: PyTorch's
  * .item() and .cpu() on ROCm). */
 static inline int hta_api_blocks(unsigned f) { return (f & HTA_API_SYNC) || (f & HTA_API_WAITS); }
+/* Calls that can hold the host while the device idles or its later work waits (the report's
+ * host_blocking): the blocking ones above, pinned and device allocation and frees, code loading. */
+static inline int hta_api_may_block(unsigned f) {
+    return hta_api_blocks(f) || (f & (HTA_API_HOST_ALLOC | HTA_API_DEVICE_ALLOC | HTA_API_MODULE_LOAD));
+}
 
 /* ---- launch and sync calls ---- */
 

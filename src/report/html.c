@@ -185,8 +185,11 @@ static void findings_section(sb *b, const hta_table *f) {
         sb_text(b, txt(f, r, HTA_FINDINGS_CAUSE));
         sb_printf(b, "</b></td><td>");
         sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
-        sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
-                  num(f, r, HTA_FINDINGS_SAVING_US));
+        /* no saving: a capture trace, or the engine measured another window (the report's notes say) */
+        if (isnan(num(f, r, HTA_FINDINGS_SAVING_PCT))) sb_printf(b, "</td><td class=\"n\">-</td><td>");
+        else
+            sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                      num(f, r, HTA_FINDINGS_SAVING_US));
         sb_text(b, txt(f, r, HTA_FINDINGS_EVIDENCE));
         sb_printf(b, "</td><td>");
         sb_text(b, txt(f, r, HTA_FINDINGS_TODO));
@@ -244,10 +247,12 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     sb_printf(b, "%s</h1>\n", n > 1 ? " and the other ranks' files" : "");
     /* headline */
     sb_printf(b, "<div class=\"cards\" id=\"headline\">");
-    sb_printf(b, "<div class=\"card\">step time<b>%s</b>median step of the slowest rank</div>",
-              rp_dur(job, d1, sizeof d1));
+    sb_printf(b, "<div class=\"card\">step time<b>%s</b>%s</div>", rp_dur(job, d1, sizeof d1),
+              n && pr[0].window == RP_WIN_SPAN ? "the whole trace span (one ProfilerStep or none)"
+              : n && pr[0].window == RP_WIN_GPU ? "median GPU-timeline step of the slowest rank"
+                                                : "median step of the slowest rank");
     if (hl && hl->nrows) {
-        sb_printf(b, "<div class=\"card\">GPU busy<b>%.1f%%</b>of the steps' time</div>",
+        sb_printf(b, "<div class=\"card\">GPU busy<b>%.1f%%</b>of the window</div>",
                   num(hl, 0, HTA_REPORT_HEADLINE_GPU_BUSY));
         sb_printf(b, "<div class=\"card\">ranks, steps<b>%.0f, %.0f</b>analysed</div>",
                   num(hl, 0, HTA_REPORT_HEADLINE_RANKS), num(hl, 0, HTA_REPORT_HEADLINE_STEPS));
@@ -258,8 +263,10 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         sb_text(b, txt(f, r, HTA_FINDINGS_CAUSE));
         sb_printf(b, "</b> (ranks ");
         sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
-        sb_printf(b, "): fixing it would save about %.1f%% of the step (%s)", num(f, r, HTA_FINDINGS_SAVING_PCT),
-                  rp_dur((int64_t)(num(f, r, HTA_FINDINGS_SAVING_US) * 1e3), d1, sizeof d1));
+        if (isnan(num(f, r, HTA_FINDINGS_SAVING_PCT))) sb_printf(b, ")");
+        else
+            sb_printf(b, "): removing it would save about %.1f%% of the step (%s)", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                      rp_dur((int64_t)(num(f, r, HTA_FINDINGS_SAVING_US) * 1e3), d1, sizeof d1));
     }
     if (!f || !f->nrows) sb_printf(b, "none stands out");
     sb_printf(b, ".</p>\n");
@@ -297,23 +304,33 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
             for (size_t r = 0; r < m; r++) {
                 snprintf(lab[r], sizeof lab[r], "rank %.0f", num(rk, r, HTA_REPORT_RANKS_RANK));
                 lp[r] = lab[r];
-                v[3 * r] = num(rk, r, HTA_REPORT_RANKS_COMPUTE), v[3 * r + 1] = num(rk, r, HTA_REPORT_RANKS_NON_COMPUTE);
-                v[3 * r + 2] = num(rk, r, HTA_REPORT_RANKS_IDLE);
+                /* over the report's window, as the headline and the findings count it */
+                rp_split sp;
+                rp_split_of(&pr[r], &sp);
+                double w = sp.window > 0 ? 100.0 / (double)sp.window : 0;
+                v[3 * r] = (double)sp.comp * w, v[3 * r + 1] = (double)(sp.busy - sp.comp) * w;
+                v[3 * r + 2] = (double)(sp.window - sp.busy) * w;
             }
-            svg_stacked(b, "breakdown", "GPU time breakdown per rank", lp, (int)m, ser, 3, v, "% of the GPU span", 100, 80);
-            /* idle causes */
-            static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
-            memset(v, 0, 3 * (m ? m : 1) * sizeof *v);
-            for (size_t i = 0; idle && i < idle->nrows; i++)
-                for (size_t r = 0; r < m; r++)
-                    if (num(idle, i, HTA_IDLE_RANK) == num(rk, r, HTA_REPORT_RANKS_RANK))
-                        for (int c = 0; c < 3; c++)
-                            if (!strcmp(txt(idle, i, HTA_IDLE_CATEGORY), causes[c]))
-                                v[3 * r + c] += num(idle, i, HTA_IDLE_TIME) / 1e3;
-            sb_printf(b, "<h2 id=\"idle\">Idle time by cause</h2><p class=\"note\">host_wait: the GPU waits for the "
-                         "CPU to launch work; kernel_wait: short gaps between kernels; other: syncs, copies, the "
-                         "data loader.</p>\n");
-            svg_stacked(b, "idle", "GPU idle time by cause per rank", lp, (int)m, causes, 3, v, "idle time (ms), all streams", 0, 80);
+            svg_stacked(b, "breakdown", "GPU time breakdown per rank", lp, (int)m, ser, 3, v, "% of the window", 100, 80);
+            /* idle by what the host did meanwhile: the split the findings use, in % of the same window, so
+             * that the bars add up to the idle share above */
+            static const char *const causes[] = {"host blocked", "GPU-side wait", "data loading", "host (launch, Python)"};
+            double *iv = calloc(4 * (m ? m : 1), sizeof *iv);
+            for (size_t r = 0; iv && r < m; r++) {
+                rp_split sp;
+                rp_split_of(&pr[r], &sp);
+                double w = sp.window > 0 ? 100.0 / (double)sp.window : 0;
+                iv[4 * r] = (double)sp.block * w, iv[4 * r + 1] = (double)sp.wait * w;
+                iv[4 * r + 2] = (double)sp.dl * w, iv[4 * r + 3] = (double)sp.host * w;
+            }
+            (void)idle;
+            sb_printf(b, "<h2 id=\"idle\">Idle time by cause</h2><p class=\"note\">The GPU's idle time in the window, "
+                         "by what the host did meanwhile: blocked in a runtime call (syncs, allocator, synchronous "
+                         "copies), nothing to wait for but GPU work queued (stream waits), data loading, or anything "
+                         "else (launch and Python overhead).</p>\n");
+            if (iv) svg_stacked(b, "idle", "GPU idle time by cause per rank", lp, (int)m, causes, 4, iv, "% of the window", 0, 80);
+            else b->oom = 1;
+            free(iv);
             /* communication overlap */
             for (size_t r = 0; r < m; r++) v[r] = num(rk, r, HTA_REPORT_RANKS_OVERLAP);
             sb_printf(b, "<h2 id=\"overlap\">Communication overlap</h2>\n");
@@ -356,8 +373,9 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     sb_printf(b, "<h2 id=\"membw\">Memory bandwidth over time</h2><p class=\"note\">Copies and memsets in flight.</p>\n");
     time_rows(b, "membw", "memory bandwidth over time per rank", pr, n, TS_MEMBW);
     /* critical path per rank and step */
-    sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">HTA's "
-                 "critical path of each rank, its time per ProfilerStep by bound_by class.</p>\n");
+    sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">The "
+                 "critical path of each rank, as `hta critical-path` gives it, its time per ProfilerStep by bound_by "
+                 "class.</p>\n");
     {
         size_t m = 0;
         for (size_t k = 0; k < n; k++) m += pr[k].nsteps;

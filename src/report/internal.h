@@ -95,8 +95,29 @@ int rp_delay_bin(double us);
 #define RP_NBOUND 6
 extern const char *const rp_bound_names[RP_NBOUND];
 
+/* How a rank's window (its "steps") was chosen (docs/report.md, "The window"). */
+enum { RP_WIN_STEPS, RP_WIN_SPAN, RP_WIN_GPU };
+/* The GPU runs behind the CPU when the median lag of a step's GPU work behind its CPU step is over this
+ * share of the median CPU step: the steps are then measured on the GPU timeline. */
+#define RP_LAG_SHARE 0.25
+
+/* Host calls that held the host while the GPU idled, by name (hta_api_may_block, or any runtime call of
+ * RP_LONG_GAP_NS or more): what host_blocking names. */
+typedef struct rp_block {
+    const char *name; /* the call */
+    const char *op;   /* the operator behind its longest call (outermost aten:: op around it), or NULL */
+    int64_t count, dur_ns, idle_ns; /* calls, their time, GPU idle time during them (all in the window) */
+} rp_block;
+
 struct rp_rank {
     int32_t rank;
+    int window;               /* RP_WIN_* */
+    int64_t lag_ns;           /* median lag of the steps' GPU work behind their CPU steps (0: none) */
+    int64_t cpu_step_ns;      /* median CPU step (ProfilerStep ranges); 0 without two steps */
+    /* capture: graph-capture calls, kernel launch calls (not graph launches), kernels executed */
+    int64_t ncapture, nklaunch, nkernels;
+    size_t nblock;
+    rp_block *block;
     int has_gpu;              /* some kernel, memcpy or memset */
     int64_t t0, t1;           /* first and last time of the view's rows */
     /* ProfilerStep#N instances of the rank, by start; none: the whole view is one step */
@@ -112,6 +133,13 @@ struct rp_rank {
     /* per step: data loading (enumerate(DataLoader) annotations), time blocked in syncs, memcpy time,
      * communication kernel time, computation kernel time (step's own window) */
     int64_t *dl_ns, *sync_ns, *mem_ns, *comm_ns, *comp_ns, *gpu_busy_ns;
+    /* per step, the GPU's idle time told apart, first match wins: the host in a blocking call, work
+     * queued but waiting on the GPU side (stream waits, earlier work), the host in data loading, the
+     * host otherwise (launch and Python overhead); idle_bwait: the first with work queued too.  And the
+     * GPU's busy time by what runs: communication with no computation beside it, computation, copies
+     * and sets alone. */
+    int64_t *idle_block_ns, *idle_wait_ns, *idle_dl_ns, *idle_host_ns, *idle_bwait_ns;
+    int64_t *comm_excl_ns, *comp_busy_ns, *mem_excl_ns;
     size_t *nsync, *nlaunch;
     /* series, RP_BINS bins over [t0, t1] */
     float cpu_busy[RP_BINS], gpu_busy[RP_BINS], queue[RP_BINS], membw[RP_BINS];
@@ -133,6 +161,11 @@ struct rp_rank {
     int64_t cpu_steps_ns;     /* CPU busy (the union above) inside [first step's start, last step's end] */
     int64_t delays[RP_DELAY_BINS]; /* launches by launch delay (rp_delay_bin) */
 };
+
+/* The blocking calls that matter on the ranks that are on (NULL: all), summed by name: those with GPU idle
+ * during them of 1% of the ranks' windows or more (at least the first), most idle first; up to cap into out,
+ * the count returned.  One list for the evidence, the advice and the rules of host_blocking. */
+size_t rp_block_calls(const rp_rank *pr, size_t n, const unsigned char *on, rp_block *out, size_t cap);
 
 /* Fills p for the context's rank k from its view (the view is left built); path, tracer, cp_* and delays
  * are the caller's. */
@@ -164,17 +197,37 @@ typedef struct rp_scenario {
 hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t n, rp_scenario *sc, size_t nsc,
                       hta_error *err);
 
+/* The causes the findings name (docs/report.md, "Causes and savings"), in the order ties are ranked. */
+enum { RP_C_CAPTURE, RP_C_DATA, RP_C_BLOCK, RP_C_CPU, RP_C_COMM, RP_C_STRAG, RP_C_GPU, RP_C_MEM, RP_NCAUSE };
+extern const char *const rp_cause_names[RP_NCAUSE];
+/* The what-if rules that take cause c away on the ranks `on` (savings.c, the one place they are chosen):
+ * up to cap (at most RP_MAX_RULES) into rules, the count returned; *how: the rule in words.  strag: the
+ * straggler's rank number. */
+#define RP_MAX_RULES 10
+#define RP_RULE_MAX 96
+size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
+                      char rules[][RP_RULE_MAX], size_t cap, const char **how);
+
 /* ---- diagnosis (diagnose.c) ----
- * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving.  rk is
- * the report's ranks table, top its top_kernels table (may be NULL). */
+ * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving; a cause
+ * whose simulated saving is nothing becomes an observation (obs).  rk is the report's ranks table, top
+ * its top_kernels table (may be NULL); notes go to res. */
 hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
-                       hta_table **out, hta_error *err);
+                       findings *obs, hta_result *res, hta_table **out, hta_error *err);
 /* ---- the HTML page (html.c) ----
  * One self-contained file (inline SVG and CSS, no script, nothing fetched) from the report's tables
  * (res), each rank's profile (its launch delays too) and the idle breakdown; written through
  * hta/outfile.h. */
 hta_status rp_html_write(const char *path, const rp_rank *pr, size_t n, const hta_result *res,
                          const hta_table *idle, hta_error *err);
+
+/* A rank's window told apart (sums over its steps, ns): its length, GPU busy, computation running, and the
+ * GPU's idle time by what the host did (the same split as the findings'): blocked, GPU-side wait, data
+ * loading, the rest.  One function, so that the page, the observations and the findings agree. */
+typedef struct rp_split {
+    int64_t window, busy, comp, block, wait, dl, host;
+} rp_split;
+void rp_split_of(const rp_rank *p, rp_split *o);
 
 /* "0,2,5-7" of the ranks whose on[] is set (malloc'ed). */
 char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on);
@@ -208,7 +261,13 @@ const char *rp_dur(int64_t ns, char *buf, size_t cap);
     C(RP_PART_RANKS_DELAY3, "delay_10ms", INT, "", "1-10 ms")                                               \
     C(RP_PART_RANKS_DELAY4, "delay_100ms", INT, "", "10-100 ms")                                            \
     C(RP_PART_RANKS_DELAY5, "delay_more", INT, "", ">= 100 ms")                                             \
-    C(RP_PART_RANKS_CP_BOUND, "cp_bound", STR, "", "the critical path's largest bound_by class")
+    C(RP_PART_RANKS_CP_BOUND, "cp_bound", STR, "", "the critical path's largest bound_by class")            \
+    C(RP_PART_RANKS_WINDOW, "window", INT, "", "how the window was chosen (RP_WIN_*)")                       \
+    C(RP_PART_RANKS_LAG, "lag_ns", INT, "ns", "median lag of the GPU behind the CPU steps")                 \
+    C(RP_PART_RANKS_CPU_STEP, "cpu_step_ns", INT, "ns", "median CPU step")                                   \
+    C(RP_PART_RANKS_NCAPTURE, "capture_calls", INT, "", "graph-capture calls")                               \
+    C(RP_PART_RANKS_NKLAUNCH, "kernel_launches", INT, "", "kernel launch calls (not graph launches)")        \
+    C(RP_PART_RANKS_NKERNELS, "kernels", INT, "", "kernels executed")
 HTA_TABLE_DECLARE(RP_PART_RANKS)
 
 #define RP_PART_STEPS(T, C, D)                                                                               \
@@ -230,7 +289,15 @@ HTA_TABLE_DECLARE(RP_PART_RANKS)
     C(RP_PART_STEPS_CP2, "cp_gpu_compute_bound_ns", INT, "ns", "")                                          \
     C(RP_PART_STEPS_CP3, "cp_gpu_communication_bound_ns", INT, "ns", "")                                    \
     C(RP_PART_STEPS_CP4, "cp_gpu_kernel_kernel_overhead_ns", INT, "ns", "")                                 \
-    C(RP_PART_STEPS_CP5, "cp_gpu_kernel_launch_overhead_ns", INT, "ns", "")
+    C(RP_PART_STEPS_CP5, "cp_gpu_kernel_launch_overhead_ns", INT, "ns", "")                                 \
+    C(RP_PART_STEPS_IDLE_BLOCK, "idle_block_ns", INT, "ns", "GPU idle, the host in a blocking call")        \
+    C(RP_PART_STEPS_IDLE_WAIT, "idle_wait_ns", INT, "ns", "GPU idle with work queued")                      \
+    C(RP_PART_STEPS_IDLE_DL, "idle_dl_ns", INT, "ns", "GPU idle, the host in data loading")                 \
+    C(RP_PART_STEPS_IDLE_HOST, "idle_host_ns", INT, "ns", "GPU idle, the host otherwise")                   \
+    C(RP_PART_STEPS_IDLE_BWAIT, "idle_bwait_ns", INT, "ns", "GPU idle with work queued, the host blocked")  \
+    C(RP_PART_STEPS_COMM_EXCL, "comm_excl_ns", INT, "ns", "communication with no computation beside it")    \
+    C(RP_PART_STEPS_COMP_BUSY, "comp_busy_ns", INT, "ns", "computation running")                            \
+    C(RP_PART_STEPS_MEM_EXCL, "mem_excl_ns", INT, "ns", "copies and sets alone")
 HTA_TABLE_DECLARE(RP_PART_STEPS)
 
 #define RP_PART_COLLS(T, C, D)                                                                               \
@@ -255,6 +322,16 @@ HTA_TABLE_DECLARE(RP_PART_SERIES)
     C(RP_PART_NOTES_NOTE, "note", STR, "", "the note")
 HTA_TABLE_DECLARE(RP_PART_NOTES)
 
+#define RP_PART_BLOCK(T, C, D)                                                                               \
+    T("report_part_blocking", "report part: a rank's blocking host calls (rp_block)")                       \
+    C(RP_PART_BLOCK_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_BLOCK_NAME, "name", STR, "", "the call")                                                       \
+    C(RP_PART_BLOCK_OP, "op", STR, "", "the operator behind its longest call")                               \
+    C(RP_PART_BLOCK_COUNT, "count", INT, "", "calls")                                                        \
+    C(RP_PART_BLOCK_DUR, "dur_ns", INT, "ns", "their time")                                                  \
+    C(RP_PART_BLOCK_IDLE, "idle_ns", INT, "ns", "GPU idle during them")
+HTA_TABLE_DECLARE(RP_PART_BLOCK)
+
 /* a rank's critical-path finding, as the report gives it for a few ranks */
 #define RP_PART_FINDINGS(T, C, D) T("report_part_findings", "report part: a rank's critical-path finding")
 HTA_TABLE_DECLARE_LIKE(RP_PART_FINDINGS, HTA_OBS)
@@ -264,7 +341,7 @@ HTA_TABLE_DECLARE_LIKE(RP_PART_FINDINGS, HTA_OBS)
 typedef struct rp_parts {
     size_t n;
     rp_rank *pr;
-    hta_table *ranks, *steps, *colls, *series;
+    hta_table *ranks, *steps, *colls, *series, *block;
 } rp_parts;
 hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *out, hta_error *err);
 void rp_parts_free(rp_parts *p);

@@ -14,8 +14,8 @@
 #include "hta/cpuops.h"
 #include "hta/efficiency.h"
 #include "hta/launch.h"
-#include "hta/util.h"
 #include "hta/sim.h"
+#include "hta/util.h"
 #include "report/internal.h"
 
 HTA_TABLE_DEFINE(RP_PART_RANKS);
@@ -23,6 +23,7 @@ HTA_TABLE_DEFINE(RP_PART_STEPS);
 HTA_TABLE_DEFINE(RP_PART_COLLS);
 HTA_TABLE_DEFINE(RP_PART_SERIES);
 HTA_TABLE_DEFINE(RP_PART_NOTES);
+HTA_TABLE_DEFINE(RP_PART_BLOCK);
 
 static double num(const hta_table *t, size_t row, int col) { return hta_table_get_float(t, row, col); }
 static const char *txt(const hta_table *t, size_t row, int col) { return hta_table_get_str(t, row, col); }
@@ -122,10 +123,19 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
             /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
             if (covered) rp_cpu_path_finding(f, g, &path, rank);
-            else
-                rp_add_finding(f, rank, "critical path", todo, "critical path %.0f us, %.1f%% %s",
+            else {
+                /* a GPU far behind the CPU: HTA's path ends where the CPU does, the findings read the GPU */
+                char lag[160] = "", b1[32];
+                if (p->window == RP_WIN_GPU)
+                    snprintf(lag, sizeof lag, "; the GPU runs %s behind the CPU: the findings' window is the steps "
+                                              "on the GPU's timeline", rp_dur(p->lag_ns, b1, sizeof b1));
+                else if (p->window == RP_WIN_SPAN && p->step_num[0] >= 0)
+                    snprintf(lag, sizeof lag, "; the findings' window is the whole trace span");
+                rp_add_finding(f, rank, "critical path", todo, "critical path of the %s %.0f us, %.1f%% %s%s",
+                               p->window == RP_WIN_SPAN && p->step_num[0] < 0 ? "whole trace" : "steps",
                                (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
-                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY), lag);
+            }
         }
     }
     hta_result_free(&part);
@@ -138,7 +148,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
 /* ---- a profile as rows ---- */
 
 static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_table *colls, hta_table *series,
-                       hta_error *err) {
+                       hta_table *block, hta_error *err) {
     long row = hta_table_add_row(rk);
     if (row < 0 || hta_table_set_str(rk, row, RP_PART_RANKS_PATH, p->path)) return hta_oom(err);
     if (p->cp_bound && hta_table_set_str(rk, row, RP_PART_RANKS_CP_BOUND, p->cp_bound)) return hta_oom(err);
@@ -153,6 +163,19 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
                                RP_PART_RANKS_GAP_MAX,    RP_PART_RANKS_CPU_STEPS};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) hta_table_set_int(rk, row, icol[i], ints[i]);
     hta_table_set_float(rk, row, RP_PART_RANKS_QUEUE_MEDIAN, p->queue_median);
+    const int64_t more[] = {p->window, p->lag_ns, p->cpu_step_ns, p->ncapture, p->nklaunch, p->nkernels};
+    for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) hta_table_set_int(rk, row, RP_PART_RANKS_WINDOW + c, more[c]);
+    for (size_t i = 0; i < p->nblock; i++) {
+        const rp_block *b = &p->block[i];
+        long r = hta_table_add_row(block);
+        if (r < 0 || hta_table_set_str(block, r, RP_PART_BLOCK_NAME, b->name) ||
+            (b->op && hta_table_set_str(block, r, RP_PART_BLOCK_OP, b->op)))
+            return hta_oom(err);
+        hta_table_set_int(block, r, RP_PART_BLOCK_RANK, p->rank);
+        hta_table_set_int(block, r, RP_PART_BLOCK_COUNT, b->count);
+        hta_table_set_int(block, r, RP_PART_BLOCK_DUR, b->dur_ns);
+        hta_table_set_int(block, r, RP_PART_BLOCK_IDLE, b->idle_ns);
+    }
     for (int b = 0; b < RP_DELAY_BINS; b++) hta_table_set_int(rk, row, RP_PART_RANKS_DELAY0 + b, p->delays[b]);
     for (size_t s = 0; s < p->nsteps; s++) {
         long r = hta_table_add_row(steps);
@@ -163,6 +186,9 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
         for (int c = 0; c < (int)(sizeof v / sizeof *v); c++) hta_table_set_int(steps, r, RP_PART_STEPS_RANK + c, v[c]);
         for (int c = 0; c < RP_NBOUND; c++)
             hta_table_set_int(steps, r, RP_PART_STEPS_CP0 + c, p->cp_ns[s * RP_NBOUND + (size_t)c]);
+        const int64_t w[] = {p->idle_block_ns[s], p->idle_wait_ns[s], p->idle_dl_ns[s],  p->idle_host_ns[s],
+                             p->idle_bwait_ns[s], p->comm_excl_ns[s], p->comp_busy_ns[s], p->mem_excl_ns[s]};
+        for (int c = 0; c < (int)(sizeof w / sizeof *w); c++) hta_table_set_int(steps, r, RP_PART_STEPS_IDLE_BLOCK + c, w[c]);
     }
     for (size_t i = 0; i < p->ncoll; i++) {
         long r = hta_table_add_row(colls);
@@ -194,10 +220,11 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     unsigned char *on = HTA_ANEW(&pa, unsigned char, ns);
     hta_table *rk = hta_table_from_def(&RP_PART_RANKS_TABLE), *steps = hta_table_from_def(&RP_PART_STEPS_TABLE),
               *colls = hta_table_from_def(&RP_PART_COLLS_TABLE), *series = hta_table_from_def(&RP_PART_SERIES_TABLE),
-              *notes = hta_table_from_def(&RP_PART_NOTES_TABLE), *cp = hta_table_from_def(&HTA_REPORT_CPATH_TABLE);
+              *notes = hta_table_from_def(&RP_PART_NOTES_TABLE), *cp = hta_table_from_def(&HTA_REPORT_CPATH_TABLE),
+              *block = hta_table_from_def(&RP_PART_BLOCK_TABLE);
     findings f = {hta_table_from_def(&RP_PART_FINDINGS_TABLE), 1};
     hta_status st = HTA_OK;
-    if (!pr || !on || !rk || !steps || !colls || !series || !notes || !cp || !f.t) {
+    if (!pr || !on || !rk || !steps || !colls || !series || !notes || !cp || !f.t || !block) {
         st = hta_oom(err);
         goto done;
     }
@@ -279,10 +306,10 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     }
     /* the series only for the page: 240 rows a rank that nothing else reads */
     if (!o->html) hta_table_free(series), series = NULL;
-    for (size_t k = 0; k < ns; k++) HTA_TRY_GOTO(st, pack(&pr[k], rk, steps, colls, series, err), done);
-    hta_table *mine[] = {rk, steps, colls, notes, f.t, cp, series};
-    int keep[] = {1, 1, 1, o->critical_path, o->critical_path, o->critical_path, series != NULL};
-    rk = steps = colls = series = notes = f.t = cp = NULL;
+    for (size_t k = 0; k < ns; k++) HTA_TRY_GOTO(st, pack(&pr[k], rk, steps, colls, series, block, err), done);
+    hta_table *mine[] = {rk, steps, colls, notes, f.t, cp, series, block};
+    int keep[] = {1, 1, 1, o->critical_path, o->critical_path, o->critical_path, series != NULL, 1};
+    rk = steps = colls = series = notes = f.t = cp = block = NULL;
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++) {
         if (!keep[i] || st) hta_table_free(mine[i]);
         else if (hta_result_add(out, mine[i])) st = hta_oom(err);
@@ -290,7 +317,7 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
 done:
     hta_result_free(&r);
     hta_table_free(rk), hta_table_free(steps), hta_table_free(colls), hta_table_free(series);
-    hta_table_free(notes), hta_table_free(cp), hta_table_free(f.t);
+    hta_table_free(notes), hta_table_free(cp), hta_table_free(f.t), hta_table_free(block);
     hta_arena_free(&pa);
     return st;
 }
@@ -312,6 +339,7 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
     HTA_TRY(hta_result_take(parts, &RP_PART_RANKS_TABLE, &o->ranks, err));
     HTA_TRY(hta_result_take(parts, &RP_PART_STEPS_TABLE, &o->steps, err));
     HTA_TRY(hta_result_take(parts, &RP_PART_COLLS_TABLE, &o->colls, err));
+    HTA_TRY(hta_result_take(parts, &RP_PART_BLOCK_TABLE, &o->block, err));
     /* the series only with --html (a part without them: the series stay 0) */
     if (hta_result_find(parts, RP_PART_SERIES_TABLE.name))
         HTA_TRY(hta_result_take(parts, &RP_PART_SERIES_TABLE, &o->series, err));
@@ -322,7 +350,8 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
     if (!o->pr) return hta_oom(err);
     memset(o->pr, 0, (n ? n : 1) * sizeof *o->pr);
     /* the rows of each table come rank by rank, in the order of the ranks table */
-    size_t si = 0, ci = 0, bi = 0;
+    const hta_table *bl = o->block;
+    size_t si = 0, ci = 0, bi = 0, li = 0;
     for (size_t k = 0; k < n; k++) {
         rp_rank *p = &o->pr[k];
         int64_t rank = hta_table_get_int(rk, k, RP_PART_RANKS_RANK);
@@ -344,6 +373,19 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->cpu_steps_ns = hta_table_get_int(rk, k, RP_PART_RANKS_CPU_STEPS);
         p->queue_median = num(rk, k, RP_PART_RANKS_QUEUE_MEDIAN);
         for (int b = 0; b < RP_DELAY_BINS; b++) p->delays[b] = hta_table_get_int(rk, k, RP_PART_RANKS_DELAY0 + b);
+        p->window = (int)hta_table_get_int(rk, k, RP_PART_RANKS_WINDOW);
+        int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels}; /* pack's order */
+        for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) *more[c] = hta_table_get_int(rk, k, RP_PART_RANKS_LAG + c);
+        size_t l0 = li;
+        while (li < bl->nrows && hta_table_get_int(bl, li, RP_PART_BLOCK_RANK) == rank) li++;
+        p->nblock = li - l0;
+        p->block = HTA_ANEW(a, rp_block, p->nblock);
+        if (!p->block) return hta_oom(err);
+        for (size_t i = 0; i < p->nblock; i++)
+            p->block[i] = (rp_block){txt(bl, l0 + i, RP_PART_BLOCK_NAME), txt(bl, l0 + i, RP_PART_BLOCK_OP),
+                                     hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_COUNT),
+                                     hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_DUR),
+                                     hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_IDLE)};
         size_t s0 = si, c0 = ci;
         while (si < st->nrows && hta_table_get_int(st, si, RP_PART_STEPS_RANK) == rank) si++;
         while (ci < cl->nrows && hta_table_get_int(cl, ci, RP_PART_COLLS_RANK) == rank) ci++;
@@ -362,6 +404,11 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
             !p->comp_ns || !p->gpu_busy_ns || !p->late_ns || !p->nsync || !p->nlaunch || !p->cp_ns ||
             !p->coll_step || !p->coll_dur)
             return hta_oom(err);
+        int64_t **zs[] = {&p->idle_block_ns, &p->idle_wait_ns, &p->idle_dl_ns,  &p->idle_host_ns,
+                          &p->idle_bwait_ns, &p->comm_excl_ns, &p->comp_busy_ns, &p->mem_excl_ns};
+        int64_t *attr[8];
+        for (int c = 0; c < 8; c++)
+            if (!(attr[c] = *zs[c] = HTA_ANEW(a, int64_t, ms))) return hta_oom(err);
         int64_t *dst[] = {p->step_num, p->step_ts, p->step_end, p->dl_ns, p->sync_ns,
                           p->mem_ns,   p->comm_ns, p->comp_ns,  p->gpu_busy_ns};
         for (size_t s = 0; s < ms; s++) {
@@ -371,6 +418,7 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
             p->late_ns[s] = 0;
             for (int c = 0; c < RP_NBOUND; c++)
                 p->cp_ns[s * RP_NBOUND + (size_t)c] = hta_table_get_int(st, s0 + s, RP_PART_STEPS_CP0 + c);
+            for (int c = 0; c < 8; c++) attr[c][s] = hta_table_get_int(st, s0 + s, RP_PART_STEPS_IDLE_BLOCK + c);
         }
         for (size_t i = 0; i < mc; i++) {
             p->coll_step[i] = (int32_t)hta_table_get_int(cl, c0 + i, RP_PART_COLLS_STEP);
@@ -390,5 +438,6 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
 
 void rp_parts_free(rp_parts *o) {
     hta_table_free(o->ranks), hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
+    hta_table_free(o->block);
     memset(o, 0, sizeof *o);
 }

@@ -89,6 +89,206 @@ static hta_status union_of(hta_arena *a, const int64_t *s, const int64_t *d, siz
     return hta_interval_union(s, d, n, *os, *oe, on, err);
 }
 
+
+static int is_gpu_op(int cl) { return cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET; }
+
+/* When a GPU operation was put on its queue: the end of its launch call (NULL: not known).  View times. */
+static int launched_at(const hta_view *v, const hta_rank *r, size_t row, int64_t *at) {
+    int32_t l = r->partner ? r->partner[row] : HTA_NO_ROW;
+    if (l == HTA_NO_ROW) return 0;
+    *at = r->ts[l] + r->dur[l] - v->origin_ns;
+    return 1;
+}
+
+static int64_t median_of(int64_t *x, size_t n) {
+    if (!n) return 0;
+    qsort(x, n, sizeof *x, cmp_i64);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* With two steps or more: measures how far the GPU runs behind the CPU (each step's first GPU operation,
+ * of those launched inside it, against its launch) and, past RP_LAG_SHARE of the median step, moves the
+ * steps onto the GPU timeline: a step is from its first GPU operation to the next step's first (the last
+ * to its work's end).  Otherwise the CPU steps stay.  (A step that starts with data loading launches its
+ * first kernel late, but that kernel starts at once: no lag.) */
+static hta_status choose_window(const hta_view *v, const hta_rank *r, const unsigned char *cc, hta_arena *a,
+                                rp_rank *p, size_t nst, hta_error *err) {
+    if (nst < 2) return HTA_OK;
+    size_t ns = p->nsteps;
+    int64_t *gmin = HTA_ANEW(a, int64_t, ns), *gmax = HTA_ANEW(a, int64_t, ns), *x = HTA_ANEW(a, int64_t, ns),
+            *lag = HTA_ANEW(a, int64_t, ns);
+    if (!gmin || !gmax || !x || !lag) return hta_oom(err);
+    for (size_t s = 0; s < ns; s++) gmin[s] = INT64_MAX, gmax[s] = INT64_MIN, x[s] = p->step_end[s] - p->step_ts[s];
+    p->cpu_step_ns = median_of(x, ns);
+    for (size_t i = 0; i < v->n; i++) {
+        size_t row = v->row[i];
+        int64_t at;
+        if (hta_row_stream(r, row) == -1 || !is_gpu_op(cc[r->cat[row]]) || !launched_at(v, r, row, &at)) continue;
+        long s = rp_step_of(p, at);
+        if (s < 0) continue;
+        if (v->ts[i] < gmin[s]) gmin[s] = v->ts[i], lag[s] = v->ts[i] - at;
+        if (v->ts[i] + v->dur[i] > gmax[s]) gmax[s] = v->ts[i] + v->dur[i];
+    }
+    size_t m = 0;
+    for (size_t s = 0; s < ns; s++) {
+        if (gmin[s] == INT64_MAX) return HTA_OK; /* a step without GPU work: the CPU steps stay */
+        x[m++] = lag[s] > 0 ? lag[s] : 0;
+    }
+    p->lag_ns = median_of(x, m);
+    if ((double)p->lag_ns <= RP_LAG_SHARE * (double)p->cpu_step_ns) return HTA_OK;
+    for (size_t s = 0; s < ns; s++) {
+        int64_t e = s + 1 < ns ? gmin[s + 1] : gmax[s];
+        if (e <= gmin[s]) return HTA_OK; /* GPU work of the steps interleaved: no GPU step to draw */
+    }
+    for (size_t s = 0; s < ns; s++) {
+        p->step_ts[s] = gmin[s];
+        p->step_end[s] = s + 1 < ns ? gmin[s + 1] : gmax[s];
+    }
+    p->window = RP_WIN_GPU;
+    return HTA_OK;
+}
+
+/* The operator behind a host call: the outermost of the aten:: operators that enclose it one inside the
+ * other (aten::to > aten::_to_copy > aten::copy_ for a .to(), aten::item for .item()); NULL: none. */
+static const char *op_behind(const hta_trace *t, const hta_rank *r, size_t row) {
+    const char *op = NULL;
+    for (int32_t q = r->parent ? r->parent[row] : HTA_NO_ROW; q != HTA_NO_ROW; q = r->parent[q]) {
+        const char *nm = hta_sym(t->sym, r->name[q]);
+        if (!strncmp(nm, "aten::", 6)) op = nm;
+        else if (op) break;
+    }
+    return op;
+}
+
+/* GPU busy time before t, from the busy union's prefix sums (pre[i]: the first i intervals). */
+static int64_t busy_before(const rp_rank *p, const int64_t *pre, int64_t t) {
+    size_t lo = 0, hi = p->ngpu; /* intervals starting before t: [0, lo) */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->gpu_s[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    int64_t b = pre[lo];
+    if (lo && p->gpu_e[lo - 1] > t) b -= p->gpu_e[lo - 1] - t;
+    return b;
+}
+
+/* A point of the sweep that tells the GPU's idle and busy time apart: kind k's count changes by d at t. */
+typedef struct sw_ev {
+    int64_t t;
+    int32_t k, d;
+} sw_ev;
+enum { SW_BUSY, SW_COMM, SW_COMP, SW_MEM, SW_BLOCK, SW_QUEUED, SW_DL, SW_STEP, SW_N };
+
+static int by_t(const void *a, const void *b) {
+    int64_t x = ((const sw_ev *)a)->t, y = ((const sw_ev *)b)->t;
+    return (x > y) - (x < y);
+}
+
+/* Whether a host call can block the host while the GPU idles: the calls hta_api_may_block names, and any
+ * runtime call of RP_LONG_GAP_NS or more (a launch that loads its kernel's code on first use). */
+static int blocking_call(unsigned api, int cl, int64_t dur) {
+    return cl == HTA_CC_RUNTIME && (hta_api_may_block(api) || (dur >= RP_LONG_GAP_NS && !(api & HTA_API_EVENT_QUERY)));
+}
+
+/* The GPU's idle and busy time of each step told apart (rp_rank's idle_* and *_excl), the blocking calls
+ * by name, and the capture counts, in one sweep over the points where something starts or ends. */
+static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
+                            hta_arena *a, rp_rank *p, hta_error *err) {
+    size_t n = v->n, ne = 0;
+    sw_ev *ev = HTA_ANEW(a, sw_ev, 6 * n + 2 * p->nsteps + 2);
+    int64_t *pre = HTA_ANEW(a, int64_t, p->ngpu + 1);
+    if (!ev || !pre) return hta_oom(err);
+    pre[0] = 0;
+    for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
+#define EV(T, K, D) (ev[ne++] = (sw_ev){(T), (K), (D)})
+    for (size_t s = 0; s < p->nsteps; s++) EV(p->step_ts[s], SW_STEP, (int32_t)(s + 1)), EV(p->step_end[s], SW_STEP, 0);
+    int64_t dl_end = INT64_MIN;
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        int64_t s = v->ts[i], e = s + v->dur[i], at;
+        int cl = cc[r->cat[row]];
+        const char *nm = hta_sym(t->sym, r->name[row]);
+        if (hta_row_stream(r, row) != -1) {
+            if (!is_gpu_op(cl)) continue;
+            if (cl == HTA_CC_KERNEL) p->nkernels++;
+            if (e > s) {
+                EV(s, SW_BUSY, 1), EV(e, SW_BUSY, -1);
+                int k = SW_MEM;
+                if (cl == HTA_CC_KERNEL) {
+                    hta_kernel_type kt = hta_kernel_type_of(nm);
+                    k = kt == HTA_KT_COMMUNICATION ? SW_COMM : kt == HTA_KT_MEMORY ? SW_MEM : SW_COMP;
+                }
+                EV(s, k, 1), EV(e, k, -1);
+            }
+            if (launched_at(v, r, row, &at) && at < s) EV(at, SW_QUEUED, 1), EV(s, SW_QUEUED, -1);
+            continue;
+        }
+        unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(nm);
+        if (cl == HTA_CC_RUNTIME) {
+            p->ncapture += (api & HTA_API_CAPTURE) != 0;
+            p->nklaunch += (api & HTA_API_KERNEL_LAUNCH) != 0;
+        }
+        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
+            s >= dl_end && e > s) {
+            EV(s, SW_DL, 1), EV(e, SW_DL, -1);
+            dl_end = e;
+        }
+        if (!blocking_call(api, cl, v->dur[i]) || e <= s) continue;
+        EV(s, SW_BLOCK, 1), EV(e, SW_BLOCK, -1);
+        if (rp_step_of(p, s) < 0) continue;
+        /* by name: its calls, their time and the GPU idle time during them */
+        size_t b = 0;
+        while (b < p->nblock && strcmp(p->block[b].name, nm)) b++;
+        if (b == p->nblock) {
+            if (b == cap) {
+                size_t nc = cap ? 2 * cap : 8;
+                rp_block *nb = HTA_ANEW(a, rp_block, nc);
+                if (!nb) return hta_oom(err);
+                if (b) memcpy(nb, p->block, b * sizeof *nb);
+                p->block = nb, cap = nc;
+            }
+            p->block[p->nblock++] = (rp_block){nm, NULL, 0, 0, 0};
+        }
+        rp_block *bk = &p->block[b];
+        int64_t idle = (e - s) - (busy_before(p, pre, e) - busy_before(p, pre, s));
+        if (!bk->op || v->dur[i] * bk->count > bk->dur_ns) bk->op = op_behind(t, r, row); /* the longest call's */
+        bk->count++;
+        sat_add(&bk->dur_ns, v->dur[i]);
+        sat_add(&bk->idle_ns, idle);
+    }
+#undef EV
+    qsort(ev, ne, sizeof *ev, by_t);
+    int64_t cnt[SW_N] = {0};
+    long step = -1;
+    for (size_t i = 0; i < ne;) {
+        int64_t x = ev[i].t;
+        for (; i < ne && ev[i].t == x; i++) {
+            if (ev[i].k == SW_STEP) {
+                if (ev[i].d) cnt[SW_STEP]++, step = ev[i].d - 1;
+                else cnt[SW_STEP]--;
+            } else cnt[ev[i].k] += ev[i].d;
+        }
+        if (i == ne || cnt[SW_STEP] <= 0 || step < 0) continue;
+        int64_t len = ev[i].t - x;
+        size_t s = (size_t)step;
+        if (cnt[SW_BUSY] <= 0) {
+            if (cnt[SW_BLOCK] > 0) {
+                sat_add(&p->idle_block_ns[s], len);
+                if (cnt[SW_QUEUED] > 0) sat_add(&p->idle_bwait_ns[s], len);
+            } else if (cnt[SW_QUEUED] > 0) sat_add(&p->idle_wait_ns[s], len);
+            else if (cnt[SW_DL] > 0) sat_add(&p->idle_dl_ns[s], len);
+            else sat_add(&p->idle_host_ns[s], len);
+        } else {
+            if (cnt[SW_COMM] > 0 && cnt[SW_COMP] <= 0) sat_add(&p->comm_excl_ns[s], len);
+            if (cnt[SW_COMP] > 0) sat_add(&p->comp_busy_ns[s], len);
+            if (cnt[SW_MEM] > 0 && cnt[SW_COMM] <= 0 && cnt[SW_COMP] <= 0) sat_add(&p->mem_excl_ns[s], len);
+        }
+    }
+    return HTA_OK;
+}
+
 hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err) {
     memset(p, 0, sizeof *p);
     const hta_trace *t = ctx->trace;
@@ -162,7 +362,16 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         sidx[j] = (uint32_t)j, vix[j] = (uint32_t)i, skey[j++] = v->ts[i];
         if (j == 1) p->step_pid = hta_row_thread(r, row)->pid, p->step_tid = hta_row_thread(r, row)->tid;
     }
-    if (nst) {
+    /* the trace's own steps: HTA's view leaves the last one out, so a trace of two steps shows one, which is
+     * still a step (not a lone step whose trace span is the window) */
+    size_t nst_trace = 0;
+    for (size_t i = 0; nst == 1 && i < r->n && nst_trace < 2; i++) {
+        int cl = cc[r->cat[i]];
+        if (hta_row_stream(r, i) == -1 && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION) &&
+            hta_step_number(hta_sym(t->sym, r->name[i])) >= 0)
+            nst_trace++;
+    }
+    if (nst >= 2 || nst_trace >= 2) {
         HTA_TRY(hta_stable_sort_idx_i64(sidx, nst, skey, err));
         for (size_t q = 0; q < nst; q++) {
             size_t i = vix[sidx[q]];
@@ -171,9 +380,13 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         }
         p->nsteps = nst;
     } else {
-        p->step_num[0] = -1, p->step_ts[0] = t0, p->step_end[0] = t1 > t0 ? t1 : t0 + 1;
+        /* one step or none: the window is the whole span, CPU and GPU (a lone ProfilerStep leaves out
+         * what ran before and after it, often most of the GPU's work); it keeps the step's number */
+        p->step_num[0] = nst ? hta_step_number(hta_sym(t->sym, r->name[v->row[vix[0]]])) : -1;
+        p->step_ts[0] = t0, p->step_end[0] = t1 > t0 ? t1 : t0 + 1;
         p->nsteps = 1;
-        p->step_pid = p->step_tid = -1;
+        p->window = RP_WIN_SPAN;
+        if (!nst) p->step_pid = p->step_tid = -1;
         /* the "step" thread of a trace without steps: the one that runs the most operators (the main one) */
         size_t *cnt = HTA_ANEW(a, size_t, r->nthreads);
         if (!cnt) return hta_oom(err);
@@ -185,14 +398,21 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
             size_t th = r->thread[row];
             if (++cnt[th] > (best == SIZE_MAX ? 0 : cnt[best])) best = th;
         }
-        if (best != SIZE_MAX) p->step_pid = r->threads[best].pid, p->step_tid = r->threads[best].tid;
+        if (!nst && best != SIZE_MAX) p->step_pid = r->threads[best].pid, p->step_tid = r->threads[best].tid;
     }
+    HTA_TRY(choose_window(v, r, cc, a, p, nst, err));
     ms = p->nsteps;
     p->dl_ns = HTA_ANEW(a, int64_t, ms), p->sync_ns = HTA_ANEW(a, int64_t, ms), p->mem_ns = HTA_ANEW(a, int64_t, ms);
     p->comm_ns = HTA_ANEW(a, int64_t, ms), p->comp_ns = HTA_ANEW(a, int64_t, ms);
     p->gpu_busy_ns = HTA_ANEW(a, int64_t, ms), p->late_ns = HTA_ANEW(a, int64_t, ms);
     p->nsync = HTA_ANEW(a, size_t, ms), p->nlaunch = HTA_ANEW(a, size_t, ms);
     p->cp_ns = HTA_ANEW(a, int64_t, ms * RP_NBOUND);
+    int64_t **zs[] = {&p->idle_block_ns, &p->idle_wait_ns, &p->idle_dl_ns,  &p->idle_host_ns,
+                      &p->idle_bwait_ns, &p->comm_excl_ns, &p->comp_busy_ns, &p->mem_excl_ns};
+    for (size_t z = 0; z < sizeof zs / sizeof *zs; z++) {
+        if (!(*zs[z] = HTA_ANEW(a, int64_t, ms))) return hta_oom(err);
+        memset(*zs[z], 0, ms * sizeof(int64_t));
+    }
     p->coll_step = HTA_ANEW(a, int32_t, ncoll), p->coll_dur = HTA_ANEW(a, int64_t, ncoll);
     int64_t *coll_ts = HTA_ANEW(a, int64_t, ncoll);
     uint32_t *coll_ix = HTA_ANEW(a, uint32_t, ncoll);
@@ -272,6 +492,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         qsort(gap, ngap, sizeof *gap, cmp_i64);
         p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
     }
+    HTA_TRY(attribute(v, t, r, cc, a, p, err));
     /* series */
     double b[RP_BINS];
     memset(b, 0, sizeof b);
@@ -296,7 +517,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         for (size_t q = 0; q < qs.n; q++) {
             long bi = bin_of(t0, t1, qs.ts[q]);
             if (qs.queue[q] > p->queue[bi]) p->queue[bi] = (float)qs.queue[q];
-            lens[nl++] = (double)qs.queue[q];
+            if (rp_step_of(p, qs.ts[q]) >= 0) lens[nl++] = (double)qs.queue[q]; /* the window's launches */
         }
         if (nl) {
             qsort(lens, nl, sizeof *lens, cmp_dbl);
@@ -312,6 +533,44 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         hta_membw_series_free(&mb);
     }
     return HTA_OK;
+}
+
+void rp_split_of(const rp_rank *p, rp_split *o) {
+    memset(o, 0, sizeof *o);
+    for (size_t s = 0; s < p->nsteps; s++) {
+        sat_add(&o->window, p->step_end[s] - p->step_ts[s]), sat_add(&o->busy, p->gpu_busy_ns[s]);
+        sat_add(&o->comp, p->comp_busy_ns[s]), sat_add(&o->block, p->idle_block_ns[s]);
+        sat_add(&o->wait, p->idle_wait_ns[s]), sat_add(&o->dl, p->idle_dl_ns[s]), sat_add(&o->host, p->idle_host_ns[s]);
+    }
+}
+
+size_t rp_block_calls(const rp_rank *pr, size_t n, const unsigned char *on, rp_block *out, size_t cap) {
+    size_t m = 0;
+    double window = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (on && !on[k]) continue;
+        const rp_rank *p = &pr[k];
+        for (size_t s = 0; s < p->nsteps; s++) window += (double)(p->step_end[s] - p->step_ts[s]);
+        for (size_t b = 0; b < p->nblock; b++) {
+            const rp_block *x = &p->block[b];
+            if (x->idle_ns <= 0) continue;
+            size_t j = 0;
+            while (j < m && strcmp(out[j].name, x->name)) j++;
+            if (j == m && m == cap) continue;
+            if (j == m) out[m++] = (rp_block){x->name, x->op, 0, 0, 0};
+            sat_add(&out[j].count, x->count), sat_add(&out[j].dur_ns, x->dur_ns), sat_add(&out[j].idle_ns, x->idle_ns);
+        }
+    }
+    for (size_t i = 1; i < m; i++) /* by idle time, most first; ties by name (few names) */
+        for (size_t j = i; j > 0 && (out[j].idle_ns > out[j - 1].idle_ns ||
+                                     (out[j].idle_ns == out[j - 1].idle_ns && strcmp(out[j].name, out[j - 1].name) < 0));
+             j--) {
+            rp_block t = out[j];
+            out[j] = out[j - 1], out[j - 1] = t;
+        }
+    size_t keep = m ? 1 : 0;
+    while (keep < m && (double)out[keep].idle_ns >= 0.01 * window) keep++;
+    return keep;
 }
 
 typedef struct numdur {

@@ -91,17 +91,6 @@ void rp_add_finding(findings *f, int64_t rank, const char *area, const char *det
     else hta_table_set_null(f->t, row, HTA_OBS_RANK);
 }
 
-/* The usual remedy for each idle cause of the idle breakdown (docs/report.md, "How findings are chosen"). */
-static const char *idle_advice(const char *cause) {
-    if (!strcmp(cause, "host_wait"))
-        return "the GPU waits for the CPU to enqueue work: launch-bound; fewer, larger kernels "
-               "(fusion, torch.compile, CUDA graphs) or less CPU work per step; see `hta idle`, `hta launch`";
-    if (!strcmp(cause, "kernel_wait"))
-        return "short gaps between back-to-back kernels: kernel launch overhead; fuse small kernels or "
-               "use CUDA graphs; see `hta idle --stats`";
-    return "waits on synchronisation, memory copies or the data loader; see `hta idle`, `hta critical-path`";
-}
-
 /* Findings for all ranks first, then rank by rank; insertion order within. */
 static int sort_findings(findings *f) {
     hta_table *t = f->t;
@@ -339,7 +328,7 @@ oom:
 /* The thresholds are docs/report.md's: communication is exposed below 50% overlap when it takes over 10%
  * of kernel time; launches are worth a finding when 5% start over 100 us late or 20% run shorter than
  * their launch call. */
-static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_cpu *cpu) {
+static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_rank *p, const rp_cpu *cpu) {
     int64_t rank = (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK);
     double idle = num(rk, r, HTA_REPORT_RANKS_IDLE), span = num(rk, r, HTA_REPORT_RANKS_SPAN);
     const char *cause = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
@@ -352,13 +341,29 @@ static void rank_findings(findings *f, const hta_table *rk, size_t r, const rp_c
                            "no GPU kernels");
         return;
     }
-    /* under 10% idle the cause is not worth a finding of its own */
-    if (idle >= 10 && cause)
-        rp_add_finding(f, rank, "idle", idle_advice(cause), "GPU idle %.1f%% of %.0f us; %.0f%% of the idle time is %s",
-                    idle, span, num(rk, r, HTA_REPORT_RANKS_CAUSE_PCTG), cause);
-    else if (!isnan(idle))
-        rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
-                    "GPU idle only %.1f%% of %.0f us", idle, span);
+    /* the GPU's idle time over the report's window (the headline's and the findings'), told apart by what
+     * the host did meanwhile; temporal's figures over HTA's GPU span are in the ranks table */
+    rp_split sp;
+    rp_split_of(p, &sp);
+    (void)idle, (void)cause;
+    if (sp.window > 0) {
+        double w = (double)sp.window, id = 100.0 * (double)(sp.window - sp.busy) / w;
+        char b1[32], b2[32], gw[96] = "";
+        if (p->window == RP_WIN_GPU) /* which window, where it is not the CPU's steps */
+            snprintf(gw, sizeof gw, " (steps on the GPU timeline: the GPU runs %s behind the CPU)",
+                     rp_dur(p->lag_ns, b2, sizeof b2));
+        else if (p->window == RP_WIN_SPAN)
+            snprintf(gw, sizeof gw, " (the whole trace span)");
+        if (id >= 10)
+            rp_add_finding(f, rank, "idle", "see the findings for what removing each part would save; `hta idle`",
+                           "GPU idle %.1f%% of the %s window%s: the host blocked in runtime calls %.1f%%, GPU work "
+                           "queued but waiting %.1f%%, data loading %.1f%%, the host otherwise (launch, Python) %.1f%%",
+                           id, rp_dur(sp.window, b1, sizeof b1), gw, 100.0 * (double)sp.block / w,
+                           100.0 * (double)sp.wait / w, 100.0 * (double)sp.dl / w, 100.0 * (double)sp.host / w);
+        else
+            rp_add_finding(f, rank, "idle", "the GPU is kept busy; look at the kernels themselves",
+                           "GPU idle only %.1f%% of the %s window%s", id, rp_dur(sp.window, b1, sizeof b1), gw);
+    }
     double comm = num(rk, r, HTA_REPORT_RANKS_COMM), ov = num(rk, r, HTA_REPORT_RANKS_OVERLAP),
            kt = num(rk, r, HTA_REPORT_RANKS_KERNEL);
     if (comm > 0 && !isnan(ov)) {
@@ -443,7 +448,7 @@ static long straggler_row(const hta_table *ps) {
 
 /* Many ranks: one finding per area for all of them (median, least, most), so that 64 ranks do not give 64
  * copies of one sentence; single ranks only where they stand out. */
-static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu) {
+static void summary_findings(findings *f, const hta_table *rk, const rp_rank *pr, const rp_cpu *cpu) {
     long lo, hi;
     size_t n = rk->nrows;
     double idle = col_median(rk, HTA_REPORT_RANKS_IDLE, &lo, &hi);
@@ -456,27 +461,48 @@ static void summary_findings(findings *f, const hta_table *rk, const rp_cpu *cpu
                            "no GPU kernels on any of the %zu ranks", n);
         return;
     }
-    /* the most common main idle cause */
-    static const char *const causes[] = {"host_wait", "kernel_wait", "other"};
-    size_t cnt[3] = {0, 0, 0};
-    for (size_t r = 0; r < n; r++) {
-        const char *c = txt(rk, r, HTA_REPORT_RANKS_CAUSE);
-        for (int j = 0; c && j < 3; j++) cnt[j] += !strcmp(c, causes[j]);
+    /* over the report's window, split as the findings split it (the ranks table keeps temporal's figures) */
+    static const char *const idle_parts[] = {"the host blocked in runtime calls", "GPU work queued but waiting",
+                                        "data loading", "the host otherwise (launch, Python)"};
+    double *v = malloc(n * sizeof *v);
+    size_t cnt[4] = {0, 0, 0, 0}, m = 0, ilo = 0, ihi = 0;
+    for (size_t r = 0; v && r < n; r++) {
+        rp_split sp;
+        rp_split_of(&pr[r], &sp);
+        v[r] = sp.window > 0 ? 100.0 * (double)(sp.window - sp.busy) / (double)sp.window : NAN;
+        if (isnan(v[r])) continue;
+        if (!m || v[r] < v[ilo]) ilo = r;
+        if (!m || v[r] > v[ihi]) ihi = r;
+        m++;
+        const int64_t x[4] = {sp.block, sp.wait, sp.dl, sp.host};
+        int b = 0;
+        for (int j = 1; j < 4; j++) b = x[j] > x[b] ? j : b;
+        cnt[b]++;
     }
-    int best = cnt[1] > cnt[0] ? 1 : 0;
-    if (cnt[2] > cnt[best]) best = 2;
-    rp_add_finding(f, -1, "idle", idle_advice(causes[best]),
-                "GPU idle: median %.1f%% over %zu ranks (least %.1f%% on rank %.0f, most %.1f%% on rank %.0f); "
-                "the main cause is %s on %zu of them",
-                idle, n, num(rk, (size_t)lo, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)lo, HTA_REPORT_RANKS_RANK),
-                num(rk, (size_t)hi, HTA_REPORT_RANKS_IDLE), num(rk, (size_t)hi, HTA_REPORT_RANKS_RANK), causes[best],
-                cnt[best]);
+    double *sv = v && m ? malloc(m * sizeof *sv) : NULL;
+    if (!sv) {
+        free(v);
+        return;
+    }
+    size_t q = 0;
+    for (size_t r = 0; r < n; r++)
+        if (!isnan(v[r])) sv[q++] = v[r];
+    qsort(sv, m, sizeof *sv, cmp_dbl);
+    idle = m % 2 ? sv[m / 2] : (sv[m / 2 - 1] + sv[m / 2]) / 2;
+    free(sv);
+    int best = 0;
+    for (int j = 1; j < 4; j++) best = cnt[j] > cnt[best] ? j : best;
+    rp_add_finding(f, -1, "idle", "see the findings for what removing each part would save; `hta idle`",
+                   "GPU idle over the window: median %.1f%% over %zu ranks (least %.1f%% on rank %d, most %.1f%% on "
+                   "rank %d); most of it is %s on %zu of them",
+                   idle, n, v[ilo], (int)pr[ilo].rank, v[ihi], (int)pr[ihi].rank, idle_parts[best], cnt[best]);
     for (size_t r = 0; r < n; r++) /* ranks well above the others */
-        if (num(rk, r, HTA_REPORT_RANKS_IDLE) > idle + 10)
-            rp_add_finding(f, (int64_t)num(rk, r, HTA_REPORT_RANKS_RANK), "idle",
-                        "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
-                        "with a typical rank's",
-                        "GPU idle %.1f%%, median of all ranks %.1f%%", num(rk, r, HTA_REPORT_RANKS_IDLE), idle);
+        if (v[r] > idle + 10)
+            rp_add_finding(f, pr[r].rank, "idle",
+                           "this rank idles much more than the others: compare its `hta idle` and `hta launch` "
+                           "with a typical rank's",
+                           "GPU idle %.1f%% of the window, median of all ranks %.1f%%", v[r], idle);
+    free(v);
     double ov = col_median(rk, HTA_REPORT_RANKS_OVERLAP, &lo, &hi);
     if (!isnan(ov))
         rp_add_finding(f, -1, "communication",
@@ -598,9 +624,9 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_OBS_FINDING);
     hta_table_col_wrap(f.t, HTA_OBS_TODO);
-    if (ns > RANKS_IN_FULL) summary_findings(&f, rk, &cpu);
+    if (ns > RANKS_IN_FULL) summary_findings(&f, rk, pr, &cpu);
     else
-        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &cpu);
+        for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &pr[r], &cpu);
     rp_cpu_findings(&f, &cpu);
     if ((st = rp_metrics(pr, ns, &f, out, err))) goto done; /* htad's metrics beside the traces */
     /* kernel tables only where some rank ran kernels: on CPU-only traces and tracer files they would be
@@ -623,7 +649,7 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     rp_lateness(pr, ns);
     if (o->critical_path && (st = critical_paths(pr, ns, &p, &f, out, err))) goto done;
     /* the causes, ranked by what fixing them saves */
-    if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &ft, err))) goto done;
+    if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &f, out, &ft, err))) goto done;
     if ((st = rp_efficiency(all, &f, ft, out, err))) goto done; /* names the slow operators in ft */
     if (!(hl = headline_table(pr, ns))) {
         st = hta_oom(err);
@@ -633,15 +659,28 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
      * straggler_row says -1 */
     const hta_table *ps = p.stragglers_t;
     long worst = straggler_row(ps);
-    if (worst >= 0)
+    if (worst >= 0) {
+        /* one straggler naming: where the findings' straggler (the rank the others wait for at collectives) is
+         * another rank, say why both are named */
+        const char *fr = NULL;
+        for (size_t r = 0; ft && r < ft->nrows; r++)
+            if (!strcmp(txt(ft, r, HTA_FINDINGS_CAUSE), "straggler")) fr = txt(ft, r, HTA_FINDINGS_RANKS);
+        char hr[24], why[256] = "";
+        snprintf(hr, sizeof hr, "%.0f", num(ps, (size_t)worst, HTA_STRAGGLERS_RANK));
+        if (fr && strcmp(fr, hr))
+            snprintf(why, sizeof why, "; the straggler finding names rank %s: the rank the others wait for longest "
+                                      "at the collectives, where this rule ranks by when collectives start", fr);
+        else if (!fr)
+            snprintf(why, sizeof why, "; no rank makes the others wait long enough for a straggler finding");
         rp_add_finding(&f, (int64_t)num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), "straggler",
                     "the other ranks wait for this one in collectives: look at its data loading, CPU load "
                     "and GPU clocks; see `hta stragglers`",
                     "rank %.0f starts collectives last (normalized start %.4f, the median rank %.4f) in %.0f of "
-                    "%.0f steps",
+                    "%.0f steps (`hta stragglers`' rule)%s",
                     num(ps, (size_t)worst, HTA_STRAGGLERS_RANK), num(ps, (size_t)worst, HTA_STRAGGLERS_MEAN_START),
                     col_median(ps, HTA_STRAGGLERS_MEAN_START, &(long){0}, &(long){0}),
-                    num(ps, (size_t)worst, HTA_STRAGGLERS_FLAGGED), num(ps, (size_t)worst, HTA_STRAGGLERS_STEPS));
+                    num(ps, (size_t)worst, HTA_STRAGGLERS_FLAGGED), num(ps, (size_t)worst, HTA_STRAGGLERS_STEPS), why);
+    }
     if (!f.ok || sort_findings(&f)) {
         st = hta_oom(err);
         goto done;

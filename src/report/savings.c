@@ -1,4 +1,6 @@
-/* Every saving the report estimates goes through rp_savings, the one function here: given what-if rules
+/* Every saving the report estimates goes through this file: rp_cause_rules chooses, per cause, the what-if
+ * rules that take the cause away ("the cause removed"), and rp_savings, the one function that calls the
+ * engine: given what-if rules
  * ("op:enumerate(DataLoader)*=0", "cpu=x0.2", "rank:3=median") and the ranks they apply to, the job's step
  * time before and after.
  *
@@ -14,7 +16,70 @@
 #include <string.h>
 
 #include "hta/sim.h"
+#include "hta/vocab.h"
 #include "report/internal.h"
+
+const char *const rp_cause_names[RP_NCAUSE] = {"capture_trace", "data_loading", "host_blocking", "cpu_overhead",
+                                               "exposed_communication", "straggler", "gpu_compute", "memory_copy"};
+
+size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
+                      char rules[][RP_RULE_MAX], size_t cap, const char **how) {
+    size_t m = 0;
+#define RULE(...) (void)(m < cap && snprintf(rules[m++], RP_RULE_MAX, __VA_ARGS__))
+    switch (c) {
+    case RP_C_DATA:
+        RULE("op:enumerate(DataLoader)*=0");
+        *how = "data loading removed: enumerate(DataLoader) takes no time";
+        break;
+    case RP_C_CPU:
+        RULE("cpu=x0.2");
+        *how = "the host 5x faster (what CUDA graphs, torch.compile or fused optimizers typically give), the GPU "
+               "as it is";
+        break;
+    case RP_C_BLOCK: {
+        /* every call that held the host while the GPU idled takes no time; where work was queued on the GPU
+         * and waited meanwhile (behind a stream wait whose producer the host waited for), it starts as soon as
+         * it is launched */
+        rp_block v[RP_MAX_RULES - 1];
+        size_t nv = rp_block_calls(pr, n, on, v, cap > 1 ? cap - 1 : 1); /* room left for edge:launch */
+        int waits = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (on && !on[k]) continue;
+            const rp_rank *p = &pr[k];
+            int64_t bw = 0, st = 0;
+            for (size_t s = 0; s < p->nsteps; s++) bw += p->idle_bwait_ns[s], st += p->step_end[s] - p->step_ts[s];
+            if ((double)bw > 0.05 * (double)st) waits = 1;
+        }
+        for (size_t j = 0; j < nv; j++) RULE("op:%s=0", v[j].name);
+        if (waits) RULE("edge:launch=x0");
+        *how = waits ? "the blocking calls take no time, and the GPU work queued behind them starts when it is "
+                       "launched"
+                     : "the blocking calls take no time";
+        break;
+    }
+    case RP_C_COMM:
+        RULE("type:comm=x0");
+        *how = "the collectives' transfers take no time (their waits for late ranks are the straggler's)";
+        break;
+    case RP_C_STRAG:
+        RULE("rank:%d=median", (int)strag);
+        *how = "the straggler as fast as the median other rank, operation by operation and step by step";
+        break;
+    case RP_C_GPU:
+        RULE("type:comp=x0.5");
+        *how = "the computation kernels 2x faster";
+        break;
+    case RP_C_MEM:
+        RULE("type:mem=x0");
+        *how = "copies and memsets take no GPU time";
+        break;
+    default:
+        *how = "";
+        break;
+    }
+#undef RULE
+    return m;
+}
 
 /* A rank's index in the profiles, for lookups by rank. */
 typedef struct rank_ix {
@@ -28,11 +93,15 @@ static int by_rank(const void *a, const void *b) {
 }
 
 /* Whether the report counts step `number` of rank `rank` (its profile's steps: HTA's view may leave the
- * last step out).  ix: the n profiles by rank. */
-static int counted(const rp_rank *pr, const rank_ix *ix, size_t n, int32_t rank, int64_t number) {
+ * last step out), and under which number (*as).  A rank whose window is its whole span (one step or none)
+ * takes the engine's steps of that rank as that window.  ix: the n profiles by rank. */
+static int counted(const rp_rank *pr, const rank_ix *ix, size_t n, int32_t rank, int64_t number, int64_t *as) {
     const rank_ix key = {rank, 0}, *f = bsearch(&key, ix, n, sizeof *ix, by_rank);
-    for (size_t i = 0; f && i < pr[f->k].nsteps; i++)
-        if (pr[f->k].step_num[i] == number) return 1;
+    if (!f) return 0;
+    const rp_rank *p = &pr[f->k];
+    if (p->window == RP_WIN_SPAN) return *as = p->step_num[0], 1;
+    for (size_t i = 0; i < p->nsteps; i++)
+        if (p->step_num[i] == number) return *as = number, 1;
     return 0;
 }
 
@@ -44,15 +113,19 @@ static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const h
     size_t n = hta_job_nsteps(j), m = 0, distinct = 0;
     for (size_t i = 0; i < n; i++) {
         int32_t rank;
-        int64_t number, d;
+        int64_t number, d, as;
         hta_job_step(j, q, i, &rank, &number, &d);
-        if (!counted(pr, ix, nr, rank, number)) continue;
+        if (!counted(pr, ix, nr, rank, number, &as)) continue;
         int fresh = 1;
-        for (size_t x = 0; x < m && fresh && distinct < 2; x++) fresh = num[x] != number;
+        for (size_t x = 0; x < m && fresh && distinct < 2; x++) fresh = num[x] != as;
         distinct += fresh;
-        num[m] = number, dur[m++] = d;
+        num[m] = as, dur[m++] = d;
     }
-    *whole = distinct < 2;
+    /* the report's window: the whole run where every rank's is its whole span (one step or none, as the
+     * engine's fewer than two step numbers), else the steps' median, even of one step the trace had more of */
+    int span = 1;
+    for (size_t k = 0; k < nr; k++) span &= pr[k].window == RP_WIN_SPAN;
+    *whole = distinct < 2 && (span || !m);
     return *whole ? hta_job_span(j, q) : rp_job_median(num, dur, m);
 }
 

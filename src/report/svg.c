@@ -145,9 +145,11 @@ void svg_hbars(sb *b, const char *id, const char *title, const char *const *labe
         double y = top + i * rowh, bw = (x1 - x0) * (isnan(v[i]) ? 0 : v[i]) / hi;
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">", x0 - 6, y + 12);
         sb_text(b, labels[i]);
-        sb_printf(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
-                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">%.4g</text>\n",
-                  x0, y + 2, bw, rowh - 4, svg_fill(0), x0 + bw + 4, y + 12, v[i]);
+        sb_printf(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
+                  x0, y + 2, bw, rowh - 4, svg_fill(0));
+        /* a value that does not exist (NaN) is no bar and no number */
+        if (isnan(v[i])) sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">-</text>\n", x0 + 4, y + 12);
+        else sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">%.4g</text>\n", x0 + bw + 4, y + 12, v[i]);
     }
     svg_xaxis(b, x0, x1, top + n * rowh + 2, hi, unit);
     svg_close(b);

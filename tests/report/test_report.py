@@ -2,6 +2,7 @@
 """hta report: the figures it quotes equal the analyses it summarises, and its findings follow from them."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -46,8 +47,18 @@ class Report(unittest.TestCase):
         f = rows(rep["observations"])
         idle0 = [x for x in f if x["rank"] == 0 and x["area"] == "idle"]
         self.assertEqual(len(idle0), 1)
-        self.assertIn("GPU idle 53.6%", idle0[0]["finding"])
-        self.assertIn("host_wait", idle0[0]["finding"])
+        # over the report's window (the headline's): the idle share agrees with the headline's GPU busy, and its
+        # parts add up to it
+        m = re.match(r"GPU idle ([0-9.]+)% of the [0-9.]+ ms window(?: \(the whole trace span\))?: "
+                     r"the host blocked in runtime calls ([0-9.]+)%, "
+                     r"GPU work queued but waiting ([0-9.]+)%, data loading ([0-9.]+)%, the host otherwise "
+                     r"\(launch, Python\) ([0-9.]+)%", idle0[0]["finding"])
+        self.assertTrue(m, idle0[0]["finding"])
+        parts = [float(x) for x in m.groups()]
+        self.assertAlmostEqual(sum(parts[1:]), parts[0], delta=0.25)
+        busy = rows(rep["headline"])[0]["gpu_busy_pctg"]
+        if len(rows(rep["ranks"])) == 1:
+            self.assertAlmostEqual(parts[0], 100 - busy, delta=0.15)
         comm = [x for x in f if x["area"] == "communication"]
         self.assertEqual(len(comm), 2)
         self.assertIn("only 11.8% overlapped", [x for x in comm if x["rank"] == 0][0]["finding"])
@@ -125,8 +136,16 @@ class Report(unittest.TestCase):
             idle = [x for x in f if x["area"] == "idle" and x["rank"] is None]
             self.assertEqual(len(idle), 1)
             self.assertIn("over 12 ranks", idle[0]["finding"])
-            med = sorted(r["idle_pctg"] for r in rows(rep["ranks"]))
-            self.assertIn("median %.1f%%" % ((med[5] + med[6]) / 2), idle[0]["finding"])
+            # over the report's window, as the headline counts it: one rank's idle is 100 - its GPU busy
+            m = re.search(r"median ([0-9.]+)% over 12 ranks \(least ([0-9.]+)% on rank \d+, most ([0-9.]+)% on "
+                          r"rank \d+\); most of it is ", idle[0]["finding"])
+            self.assertTrue(m, idle[0]["finding"])
+            med, least, most = (float(x) for x in m.groups())
+            self.assertLessEqual(least, med)
+            self.assertLessEqual(med, most)
+            busy = rows(rep["headline"])[0]["gpu_busy_pctg"]
+            self.assertLessEqual(least, 100 - busy + 0.1)
+            self.assertGreaterEqual(most, 100 - busy - 0.1)
             self.assertEqual([x["rank"] for x in f if x["area"] == "straggler"], [9])
             # per-rank findings only for ranks that stand out
             self.assertLess(len(f), 12)

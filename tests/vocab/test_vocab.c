@@ -148,6 +148,17 @@ int main(void) {
     CHECK(!hta_api_of("cudnnConvolutionForward") && !hta_api_of("cublasSgemm_v2") && !hta_api_of("cudaDeviceGetAttribute"));
     CHECK(!hta_api_of("hipGetDevicePropertiesR0600") && !hta_api_of("cudaLaunchKernel_x") && !hta_api_of("cu"));
     CHECK(!hta_api_of("hipStreamIsCapturing") && !hta_api_of("Memcpy HtoD (Pinned -> Device)"));
+    /* the report's host_blocking and capture_trace (docs/report.md): allocator calls of both vendors block,
+     * the stream-ordered ones do not; capture and code loading by name; capture queries are no capture */
+    CHECK(hta_api_of("hipFree") == HTA_API_DEVICE_ALLOC && hta_api_of("cudaMalloc") == HTA_API_DEVICE_ALLOC);
+    CHECK(hta_api_of("cuMemFree_v2") == HTA_API_DEVICE_ALLOC && hta_api_of("hipHostFree") == HTA_API_DEVICE_ALLOC);
+    CHECK(!hta_api_of("cudaMallocAsync") && !hta_api_of("cudaFreeAsync") && !hta_api_of("cudaFuncGetAttributes"));
+    CHECK(hta_api_may_block(hta_api_of("hipFree")) && hta_api_may_block(hta_api_of("hipHostMalloc")));
+    CHECK(hta_api_may_block(hta_api_of("hipMemcpyWithStream")) && hta_api_may_block(hta_api_of("cudaStreamSynchronize")));
+    CHECK(!hta_api_may_block(hta_api_of("cudaLaunchKernel")) && !hta_api_may_block(hta_api_of("hipStreamWaitEvent")));
+    CHECK(hta_api_of("hipStreamBeginCapture") == HTA_API_CAPTURE && hta_api_of("cudaStreamEndCapture") == HTA_API_CAPTURE);
+    CHECK(hta_api_of("hipGraphInstantiateWithFlags") == HTA_API_CAPTURE && !hta_api_of("hipStreamGetCaptureInfo"));
+    CHECK(hta_api_of("cuModuleLoadData") == HTA_API_MODULE_LOAD && hta_api_of("cuLibraryLoadData") == HTA_API_MODULE_LOAD);
     /* categories of events written without cat (torch's legacy Chrome export) */
 #define INFER(n, pid) hta_infer_category(n, strlen(n), pid, sizeof(pid) - 1)
     CHECK(!strcmp(INFER("ProfilerStep#2", "CPU functions"), "user_annotation"));

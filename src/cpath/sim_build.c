@@ -656,6 +656,9 @@ done:
 
 /* ---- the build ---- */
 
+/* A ProfilerStep#N is a user annotation, or an operator in PyTorch <= 1.9's traces (category Operator). */
+static int step_cat(int cls) { return cls == HTA_CC_USER_ANNOTATION || cls == HTA_CC_CPU_OP; }
+
 static int cmp_step(const void *a, const void *c) {
     const hta_sim_step *x = a, *y = c;
     return x->start < y->start ? -1 : x->start > y->start;
@@ -769,8 +772,7 @@ static hta_status build(sb *b) {
     /* the steps */
     size_t ns = 0;
     for (uint32_t x = 0; x < m; x++)
-        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 &&
-            b->cls[r->cat[g->ev[x].row]] == HTA_CC_USER_ANNOTATION)
+        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 && step_cat(b->cls[r->cat[g->ev[x].row]]))
             ns++;
     b->s->steps = malloc((ns ? ns : 1) * sizeof *b->s->steps);
     if (!b->s->steps) {
@@ -779,7 +781,7 @@ static hta_status build(sb *b) {
     }
     for (uint32_t x = 0; x < m; x++) {
         int64_t n = hta_step_number(hta_sym(g->sym, g->ev[x].name));
-        if (b->is_gpu[x] || n < 0 || b->cls[r->cat[g->ev[x].row]] != HTA_CC_USER_ANNOTATION) continue;
+        if (b->is_gpu[x] || n < 0 || !step_cat(b->cls[r->cat[g->ev[x].row]])) continue;
         b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1};
     }
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);

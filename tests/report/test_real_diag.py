@@ -32,9 +32,6 @@ ENGINE_PENDING = {
     "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz":
         "the engine's steps are the GPU-side ProfilerStep annotations (27.6, 3.0, 2.7 us), not the steps on the "
         "GPU timeline (median 19.0 ms)",
-    "pytorch__kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz":
-        "the PyTorch <= 1.9 schema: the engine finds no steps and measures the whole run (1.07 s), the report's "
-        "window is the median step (176.5 ms)",
 }
 
 

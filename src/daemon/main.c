@@ -11,11 +11,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -26,7 +26,6 @@
 #include "daemon/htad.h"
 
 htad_opts g_opt;
-static atomic_int g_conns;
 
 int64_t htad_now_ms(void) {
     struct timespec ts;
@@ -46,12 +45,16 @@ void htad_log(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* names, paths and errors come from clients and files: a newline or a terminal escape in them
+     * must not forge a log line or reach a terminal */
+    char safe[sizeof msg * 2];
+    hta_escape_text(msg, sizeof msg, safe, sizeof safe);
     time_t now = time(NULL);
     struct tm tm;
     char ts[32];
     localtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf(stderr, "%s htad: %s\n", ts, msg);
+    fprintf(stderr, "%s htad: %s\n", ts, safe);
 }
 
 static void usage(FILE *f) {
@@ -210,8 +213,9 @@ static int read_token(void) {
     if (n < 0) n = 0;
     g_opt.token[n] = 0;
     g_opt.token[strcspn(g_opt.token, "\r\n")] = 0;
-    if (strlen(g_opt.token) < 16) {
-        fprintf(stderr, "htad: %s: the token must have 16 characters or more\n", g_opt.token_file);
+    if (!hta_token_ok(g_opt.token)) {
+        fprintf(stderr, "htad: %s: the token must have 16 to %d printable ASCII characters, without spaces, "
+                        "quotes or backslashes\n", g_opt.token_file, HTA_TOKEN_MAX);
         return -1;
     }
     return 0;
@@ -312,45 +316,6 @@ static void ipc_handle(int fd) {
     }
 }
 
-typedef struct conn {
-    int fd, trusted, http;
-} conn;
-
-static void *conn_main(void *arg) {
-    conn c = *(conn *)arg;
-    free(arg);
-    if (c.http) htad_serve_http(c.fd, c.trusted);
-    else htad_serve_rpc(c.fd, c.trusted);
-    close(c.fd);
-    atomic_fetch_sub(&g_conns, 1);
-    return NULL;
-}
-
-static void accept_one(int lfd, int http) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    if (atomic_load(&g_conns) >= HTAD_MAX_CONN) { /* bounded: a flood costs refused connections only */
-        close(fd);
-        return;
-    }
-    conn *c = malloc(sizeof *c);
-    pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 256 << 10);
-    if (c) *c = (conn){fd, is_loopback(&ss), http};
-    atomic_fetch_add(&g_conns, 1);
-    if (!c || pthread_create(&t, &at, conn_main, c)) {
-        atomic_fetch_sub(&g_conns, 1);
-        free(c);
-        close(fd);
-    }
-    pthread_attr_destroy(&at);
-}
-
 int main(int argc, char **argv) {
     if (parse(argc, argv)) return 2;
     int lo_rpc = 1, lo_http = 1;
@@ -381,6 +346,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     htad_metrics_init();
+    /* every connection is a descriptor: room for both ports' (the soft limit is often 1024) */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 4 * HTAD_CONN_PER_PORT) {
+        rl.rlim_cur = rl.rlim_max < 4 * HTAD_CONN_PER_PORT ? rl.rlim_max : 4 * HTAD_CONN_PER_PORT;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (htad_conn_start(rfd, hfd, &err)) {
+        fprintf(stderr, "htad: %s\n", err.msg);
+        return 1;
+    }
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     struct itimerspec its = {{g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L},
                              {g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L}};
@@ -391,21 +366,19 @@ int main(int argc, char **argv) {
     if (g_opt.http_port) htad_log("/metrics on port %d", g_opt.http_port);
     int64_t next_tick = htad_mono_ms();
     for (;;) {
-        struct pollfd p[5] = {{ifd, POLLIN, 0}, {rfd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {hfd, POLLIN, 0}};
+        struct pollfd p[3] = {{ifd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
         int64_t wait = next_tick - htad_mono_ms();
-        int r = poll(p, hfd >= 0 ? 5 : 4, wait < 0 ? 0 : (int)wait);
+        int r = poll(p, 3, wait < 0 ? 0 : (int)wait);
         if (r < 0 && errno != EINTR) break;
         if (p[0].revents) ipc_handle(ifd);
-        if (p[2].revents) {
+        if (p[1].revents) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof si) > 0) {
                 htad_log("signal %u: shutting down", si.ssi_signo);
                 break;
             }
         }
-        if (p[1].revents) accept_one(rfd, 0);
-        if (hfd >= 0 && p[4].revents) accept_one(hfd, 1);
-        if (p[3].revents) {
+        if (p[2].revents) {
             uint64_t x;
             if (read(tfd, &x, sizeof x) > 0) htad_metrics_sample();
         }
@@ -414,13 +387,12 @@ int main(int argc, char **argv) {
             next_tick = htad_mono_ms() + 200;
         }
     }
-    /* clean shutdown: no new requests; running ones finish (10 s at most); traces already found are
-     * stored completely; the socket file goes */
-    close(rfd);
-    if (hfd >= 0) close(hfd);
+    /* clean shutdown: no new requests; running ones finish (10 s at most, S3 transfers included);
+     * traces already found are stored completely; the socket file goes */
+    htad_set_stop_by(htad_mono_ms() + 10000);
     close(ifd);
     if (g_opt.ipc_dir && *g_opt.ipc_dir) unlink(me.sun_path);
-    for (int k = 0; k < 1000 && atomic_load(&g_conns) > 0; k++) usleep(10000);
+    htad_conn_stop();
     htad_tick();        /* traces already written go to the store */
     htad_store_drain();
     htad_tick();        /* captures they complete get their metrics file */

@@ -33,14 +33,21 @@ void htad_store_close(void) {
     g_s3 = NULL;
 }
 
-/* key is "ID/NAME", both safe names (checked by the callers): never a path out of the store */
+int htad_store_is_s3(void) { return g_s3 != NULL; }
+
+/* key is "ID/NAME", both safe names (checked by the callers): never a path out of the store, and the
+ * ID folder is never a link (one planted there would lead out of it) */
 static hta_status dir_path(const char *key, char *out, size_t cap, int make, hta_error *err) {
     const char *slash = strchr(key, '/');
     if (!slash) return hta_fail(err, HTA_EINVAL, "%s: not ID/NAME", key);
-    if (make) {
-        snprintf(out, cap, "%s/%.*s", g_dir, (int)(slash - key), key);
-        if (mkdir(out, 0755) && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
-    }
+    if ((size_t)snprintf(out, cap, "%s/%.*s", g_dir, (int)(slash - key), key) >= cap)
+        return hta_fail(err, HTA_EINVAL, "%s: too long", key);
+    if (make && mkdir(out, 0755) && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
+    struct stat st;
+    if (lstat(out, &st)) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return hta_fail(err, HTA_EINVAL, "%.*s: not a folder of the store (a link is not followed)", (int)(slash - key),
+                        key);
     if ((size_t)snprintf(out, cap, "%s/%s", g_dir, key) >= cap) return hta_fail(err, HTA_EINVAL, "%s: too long", key);
     return HTA_OK;
 }
@@ -98,39 +105,32 @@ hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_e
     return g_s3 ? htad_s3_put(g_s3, key, -1, data, n, err) : put_dir(key, -1, data, n, err);
 }
 
-static hta_status stream_fd(int fd, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err) {
-    struct stat st;
-    if (fstat(fd, &st)) return hta_fail(err, HTA_EIO, "stat: %s", strerror(errno));
-    HTA_TRY(header(ctx, (uint64_t)st.st_size, err));
-    char buf[65536];
-    for (off_t left = st.st_size; left > 0;) {
-        ssize_t r = read(fd, buf, left < (off_t)sizeof buf ? (size_t)left : sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return hta_fail(err, HTA_EIO, "reading: %s", r ? strerror(errno) : "the file shrank");
-        HTA_TRY(sink(ctx, buf, (size_t)r, err));
-        left -= r;
-    }
-    return HTA_OK;
-}
-
-hta_status htad_store_get(const char *key, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err) {
+hta_status htad_store_open_read(const char *key, int *fdp, uint64_t *size, hta_error *err) {
+    *fdp = -1;
+    int fd;
     if (g_s3) {
         /* the object is fetched whole into an unnamed temporary file first: its size heads the reply */
-        int fd = open(g_opt.trace_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        fd = open(g_opt.trace_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         if (fd < 0) return hta_fail(err, HTA_EIO, "%s: temporary file: %s", g_opt.trace_dir, strerror(errno));
-        hta_status st = htad_s3_get_fd(g_s3, key, fd, err);
-        if (!st && lseek(fd, 0, SEEK_SET) < 0) st = hta_fail(err, HTA_EIO, "seek: %s", strerror(errno));
-        if (!st) st = stream_fd(fd, header, sink, ctx, err);
-        close(fd);
-        return st;
+        hta_status st = htad_s3_get_fd(g_s3, key, fd, g_opt.max_trace_bytes, err);
+        if (st) {
+            close(fd);
+            return st;
+        }
+    } else {
+        char path[PATH_MAX + 200];
+        HTA_TRY(dir_path(key, path, sizeof path, 0, err));
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
     }
-    char path[PATH_MAX + 200];
-    HTA_TRY(dir_path(key, path, sizeof path, 0, err));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
-    hta_status st = stream_fd(fd, header, sink, ctx, err);
-    close(fd);
-    return st;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return hta_fail(err, HTA_EINVAL, "%s: not a regular file", key);
+    }
+    *fdp = fd;
+    *size = (uint64_t)st.st_size;
+    return HTA_OK;
 }
 
 /* ---- the store thread ---- */

@@ -25,7 +25,24 @@ int hta_token_ok(const char *token) {
     return 1;
 }
 
-#define TOKEN_PREFIX "{\"token\":\""
+/* The token member at the start of a body b (have bytes of n): {"token":"TOKEN", JSON whitespace
+ * allowed around the punctuation.  1: there and right; 0: more bytes needed; -1: missing or wrong. */
+static int token_first(const char *b, size_t have, size_t n, const char *token) {
+    static const char *const parts[] = {"{", "\"token\"", ":", "\""};
+    size_t i = 0;
+    for (int k = 0; k < 4; k++) {
+        while (i < have && i < 64 && strchr(" \t\r\n", b[i])) i++;
+        if (i >= 64) return -1;
+        size_t pl = strlen(parts[k]), m = have - i < pl ? have - i : pl;
+        if (memcmp(b + i, parts[k], m)) return -1;
+        if (m < pl) return have == n ? -1 : 0;
+        i += pl;
+    }
+    const char *q = memchr(b + i, '"', have - i);
+    if (!q) return have - i > HTA_TOKEN_MAX || have == n ? -1 : 0;
+    /* compared once whole, in constant time: how far a wrong token matched is never told */
+    return hta_token_eq(b + i, (size_t)(q - b - i), token) ? 1 : -1;
+}
 
 int hta_rpc_head(const unsigned char *buf, size_t len, size_t max, const char *token, size_t *total, int *authed,
                  char *why, size_t cap) {
@@ -38,28 +55,15 @@ int hta_rpc_head(const unsigned char *buf, size_t len, size_t max, const char *t
     }
     *total = 4 + (size_t)n;
     if (token) {
-        /* a peer that needs the token sends it first: {"token":"TOKEN", as hta capture writes it */
-        const char *b = (const char *)buf + 4;
-        size_t have = len - 4 < (size_t)n ? len - 4 : (size_t)n, pl = sizeof TOKEN_PREFIX - 1;
-        size_t k = have < pl ? have : pl;
-        if (memcmp(b, TOKEN_PREFIX, k) || (have == (size_t)n && have <= pl)) {
-            snprintf(why, cap, "a request from another host needs the daemon's token, first: "
+        /* a peer that needs the token sends it first: {"token":"TOKEN",... as hta capture writes it */
+        size_t have = len - 4 < (size_t)n ? len - 4 : (size_t)n;
+        int t = token_first((const char *)buf + 4, have, (size_t)n, token);
+        if (t < 0) {
+            snprintf(why, cap, "a request from another host needs the daemon's token, as its first member: "
                                "{\"token\":\"...\",...}");
             return -1;
         }
-        if (have <= pl) return 0;
-        const char *q = memchr(b + pl, '"', have - pl);
-        if (!q) {
-            if (have - pl > HTA_TOKEN_MAX || have == (size_t)n) {
-                snprintf(why, cap, "a request from another host needs the daemon's token ('token')");
-                return -1;
-            }
-            return 0;
-        }
-        if (!hta_token_eq(b + pl, (size_t)(q - b - pl), token)) {
-            snprintf(why, cap, "a request from another host needs the daemon's token ('token')");
-            return -1;
-        }
+        if (t == 0) return 0;
         *authed = 1;
     }
     return len >= *total ? 1 : 0;

@@ -12,6 +12,7 @@
 #include "hta/capture.h"
 
 #define HTAD_MAX_PROCS 1024    /* registered processes (more are answered, not registered) */
+#define HTAD_PROCS_PER_UID 256 /* of them, per user (the kernel's uid of the sender) */
 #define HTAD_MAX_CAPTURES 64   /* captures kept in memory (the oldest finished one is dropped) */
 #define HTAD_MAX_TRACES 256    /* traces per capture (process_limit is capped to this) */
 #define HTAD_CONN_PER_PORT 1024 /* connections open at once on each port (the oldest unfinished request
@@ -52,6 +53,7 @@ extern pthread_mutex_t mu;
 typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED } tr_state;
 typedef struct htad_trace {
     int32_t pid;
+    uint32_t uid;            /* the process's user: the trace file must be theirs */
     tr_state state;
     char spool[512];         /* where libkineto writes it */
     char name[300];          /* its name in the store, under the capture's id */
@@ -78,9 +80,18 @@ typedef struct htad_request {
     hta_capture_opts copts;  /* htaCapture: the config is built per capture (log_file set here) */
 } htad_request;
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err);
-/* A `req` or `ctxt` from a client: the reply payload (config text or int32) into out. */
-void htad_on_req(const hta_ipc_req *r, hta_sbuf *out);
-int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid);
+/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace, and its
+ * own pid and ancestors' in its namespace (libkineto's list, leaf first). */
+typedef struct htad_peer {
+    int32_t pid;
+    uint32_t uid;
+    int32_t npids;
+    int32_t pids[HTA_IPC_MAX_PIDS];
+} htad_peer;
+int htad_peer_lookup(int32_t pid, htad_peer *p); /* 0, or -1 when the process is gone */
+/* A `req` or `ctxt` from a verified sender: the reply payload (config text or int32) into out. */
+void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out);
+int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, const htad_peer *peer);
 /* Called every ~200 ms by the main loop: garbage collection, finished traces handed to the store. */
 void htad_tick(void);
 size_t htad_nprocs(void);
@@ -90,12 +101,12 @@ void htad_capture_json(const htad_capture *c, hta_sbuf *b);
 void htad_registry_free(void);
 /* Counters for /metrics. */
 extern uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total,
-    g_requests_refused_total;
+    g_requests_refused_total, g_procs_refused_total, g_polls_dropped_total;
 
 /* ---- the store (store.c: a folder, or s3.c) ---- */
 hta_status htad_store_open(const char *spec, hta_error *err);
 /* Copies the local file into the store as key (id/name), completely or not at all. */
-hta_status htad_store_put_file(const char *key, const char *path, int64_t *size, hta_error *err);
+hta_status htad_store_put_file(const char *key, const char *path, uint32_t uid, int64_t *size, hta_error *err);
 hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_error *err);
 /* Opens key for reading (*fd, *size): a folder's file, or an S3 object fetched into an unnamed
  * temporary file first (blocking: a worker thread's job).  Never through a link. */

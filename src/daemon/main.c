@@ -261,22 +261,70 @@ static int ipc_open(struct sockaddr_un *me) {
         return -1;
     }
     if (g_opt.ipc_dir && *g_opt.ipc_dir) chmod(me->sun_path, 0666); /* every user's processes poll */
+    int one = 1; /* every datagram then carries its sender's pid and uid, from the kernel */
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one)) {
+        fprintf(stderr, "htad: SO_PASSCRED: %s\n", strerror(errno));
+        close(fd);
+        return -1;
+    }
     int buf = 1 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
     return fd;
+}
+
+/* A dropped datagram is logged, one line per second at most: a flood does not flood the log. */
+static void ipc_drop(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void ipc_drop(const char *fmt, ...) {
+    static int64_t last;
+    static unsigned long quiet;
+    pthread_mutex_lock(&mu);
+    g_polls_dropped_total++;
+    pthread_mutex_unlock(&mu);
+    int64_t now = htad_mono_ms();
+    if (now - last < 1000) {
+        quiet++;
+        return;
+    }
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    htad_log("IPC: %s: dropped%s", msg, quiet ? " (and more in the last second)" : "");
+    last = now;
+    quiet = 0;
 }
 
 static void ipc_handle(int fd) {
     static unsigned char in[65536], out[65536];
     for (int k = 0; k < 256; k++) { /* drain, but let the loop breathe */
         struct sockaddr_un from;
-        socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &fl);
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(sizeof(struct ucred))];
+        } cb;
+        struct iovec iov = {in, sizeof in};
+        struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+                            .msg_control = cb.b, .msg_controllen = sizeof cb.b};
+        ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) return;
+        socklen_t fl = mh.msg_namelen;
+        /* the sender, as the kernel says (SO_PASSCRED): the only identity a poll is matched by */
+        struct ucred cr = {0, 0, 0};
+        int have = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof cr)) {
+                memcpy(&cr, CMSG_DATA(c), sizeof cr);
+                have = 1;
+            } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                int *fds = (int *)CMSG_DATA(c); /* descriptors nobody asked for */
+                for (size_t q = 0; q < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); q++) close(fds[q]);
+            }
+        }
         hta_ipc_msg m;
         hta_error err = {0};
         if (hta_ipc_parse(in, (size_t)n, &m, &err)) {
-            if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+            ipc_drop("%s", err.msg);
             continue;
         }
         if (g_opt.ipc_dir && *g_opt.ipc_dir) {
@@ -284,19 +332,29 @@ static void ipc_handle(int fd) {
             size_t dl = strlen(g_opt.ipc_dir);
             if (fl <= offsetof(struct sockaddr_un, sun_path) || strncmp(from.sun_path, g_opt.ipc_dir, dl) ||
                 from.sun_path[dl] != '/') {
-                htad_log("IPC: a datagram from outside %s: dropped", g_opt.ipc_dir);
+                ipc_drop("a datagram from outside %s", g_opt.ipc_dir);
                 continue;
             }
         }
+        htad_peer peer;
+        if (!have || cr.pid <= 0 || htad_peer_lookup(cr.pid, &peer)) {
+            ipc_drop("a datagram whose sender the kernel does not name (pid %d)", (int)cr.pid);
+            continue;
+        }
+        peer.uid = cr.uid;
         size_t rl = 0;
         if (!strncmp(m.type, "req", 3)) {
             hta_ipc_req r;
             if (hta_ipc_parse_req(&m, &r, &err)) {
-                if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+                ipc_drop("%s", err.msg);
+                continue;
+            }
+            if (r.pids[0] != peer.pids[0]) { /* a poll in another process's name */
+                ipc_drop("process %d (uid %u) polls as pid %d", (int)peer.pids[0], (unsigned)cr.uid, (int)r.pids[0]);
                 continue;
             }
             hta_sbuf cfg = {0};
-            htad_on_req(&r, &cfg);
+            htad_on_req(&r, &peer, &cfg);
             rl = hta_ipc_build(out, sizeof out, "req", cfg.p, cfg.oom ? 0 : cfg.len);
             hta_sb_free(&cfg);
         } else if (!strncmp(m.type, "ctxt", 4)) {
@@ -306,7 +364,12 @@ static void ipc_handle(int fd) {
             memcpy(&gpu, m.payload, 4);
             memcpy(&pid, m.payload + 4, 4);
             memcpy(&job, m.payload + 8, 8);
-            cnt = htad_on_ctxt(job, gpu, pid);
+            if (pid != peer.pids[0]) {
+                ipc_drop("process %d (uid %u) registers a context as pid %d", (int)peer.pids[0], (unsigned)cr.uid,
+                         (int)pid);
+                continue;
+            }
+            cnt = htad_on_ctxt(job, gpu, &peer);
             rl = hta_ipc_build(out, sizeof out, "ctxt", &cnt, 4);
         } else {
             continue;

@@ -80,7 +80,7 @@ static hta_status put_dir(const char *key, int fd, const char *data, size_t n, h
     return hta_outfile_close(o, 1, err);
 }
 
-hta_status htad_store_put_file(const char *key, const char *path, int64_t *size, hta_error *err) {
+hta_status htad_store_put_file(const char *key, const char *path, uint32_t uid, int64_t *size, hta_error *err) {
     /* the trace folder is writable by every client: never follow a link planted there, never read a
      * FIFO or a device, never more than the limit */
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -89,6 +89,11 @@ hta_status htad_store_put_file(const char *key, const char *path, int64_t *size,
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
         return hta_fail(err, HTA_EINVAL, "%s: not a regular file", path);
+    }
+    if (st.st_uid != uid) { /* another user's file planted under this process's predicted name */
+        close(fd);
+        return hta_fail(err, HTA_EINVAL, "%s: owned by uid %u, not by the process's user (uid %u)", path,
+                        (unsigned)st.st_uid, (unsigned)uid);
     }
     if (st.st_size > g_opt.max_trace_bytes) {
         close(fd);
@@ -159,6 +164,7 @@ void htad_store_enqueue(const char *capture_id, size_t idx) {
 
 static void run_job(const struct job *j) {
     char key[700], spool[512];
+    uint32_t uid;
     hta_error err = {0};
     int64_t t0 = 0, t1 = 0;
     pthread_mutex_lock(&mu);
@@ -181,9 +187,10 @@ static void run_job(const struct job *j) {
     }
     snprintf(key, sizeof key, "%s/%s", c->id, c->tr[j->idx].name);
     snprintf(spool, sizeof spool, "%s", c->tr[j->idx].spool);
+    uid = c->tr[j->idx].uid;
     pthread_mutex_unlock(&mu);
     int64_t size = -1;
-    hta_status st = htad_store_put_file(key, spool, &size, &err);
+    hta_status st = htad_store_put_file(key, spool, uid, &size, &err);
     if (!st) unlink(spool);
     pthread_mutex_lock(&mu);
     if ((c = htad_capture_find(j->id))) {

@@ -5,6 +5,7 @@ config, writes the trace file where libkineto would (tmp, then rename)."""
 import json
 import os
 import signal
+import sys
 import socket
 import struct
 import subprocess
@@ -160,55 +161,55 @@ def small_trace(pid, steps=3):
     return json.dumps({"schemaVersion": 1, "traceEvents": ev})
 
 
-class FakeKineto:
-    """A Python stand-in for libkineto: polls the daemon every `interval` s with `pids` (its own first),
-    and on a config writes the trace (unless write=False) after `delay` s."""
+def ancestors(pid=None):
+    """libkineto's pid list: the process, then up to 10 ancestors, stopping before pid 1."""
+    pid = pid or os.getpid()
+    out = [pid]
+    while len(out) < 11:
+        with open(f"/proc/{out[-1]}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        if ppid <= 1:
+            break
+        out.append(ppid)
+    return out
 
-    def __init__(self, ipc_dir, pids, job_id=0, interval=0.1, write=True, delay=0.1, busy=False):
-        self.ipc_dir, self.pids, self.job_id = ipc_dir, list(pids), job_id
-        self.interval, self.write, self.delay, self.busy = interval, write, delay, busy
-        self.name = os.path.join(ipc_dir, "dynoconfigclient" + str(uuid.uuid4()))
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.name)
-        self.configs, self.written = [], []
-        self._stop = threading.Event()
-        self.thread = None
 
-    def poll(self, typ=2, timeout=1.0):
-        body = struct.pack("<iiq", typ, len(self.pids), self.job_id) + struct.pack("<%di" % len(self.pids),
-                                                                                     *self.pids)
-        msg = struct.pack("<Q32s", len(body), b"req") + body
-        self.sock.sendto(msg, os.path.join(self.ipc_dir, "dynolog"))
-        self.sock.settimeout(timeout)
-        data = self.sock.recv(65536)
+def _client_main(ipc_dir, job_id):
+    """The stand-in libkineto process (FakeKineto runs it): commands as JSON lines on stdin, replies and
+    events as JSON lines on stdout.  A process of its own, so that the kernel names it to htad."""
+    import sys as _sys
+    out_lock = threading.Lock()
+
+    def say(obj):
+        with out_lock:
+            _sys.stdout.write(json.dumps(obj) + "\n")
+            _sys.stdout.flush()
+
+    name = os.path.join(ipc_dir, "dynoconfigclient" + str(uuid.uuid4()))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(name)
+    pids = ancestors()
+    state = {"claim": pids}
+    daemon = os.path.join(ipc_dir, "dynolog")
+
+    def poll(typ, timeout):
+        claim = state["claim"]
+        body = struct.pack("<iiq", typ, len(claim), job_id) + struct.pack("<%di" % len(claim), *claim)
+        sock.sendto(struct.pack("<Q32s", len(body), b"req") + body, daemon)
+        sock.settimeout(timeout)
+        data = sock.recv(1 << 20)
         size, typ_ = struct.unpack_from("<Q32s", data)
-        assert typ_.rstrip(b"\0") == b"req", typ_
-        assert size == len(data) - 40
+        assert typ_.rstrip(b"\0") == b"req" and size == len(data) - 40, (typ_, size)
         return data[40:].decode()
 
-    def send_raw(self, data):
-        self.sock.sendto(data, os.path.join(self.ipc_dir, "dynolog"))
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                cfg = self.poll(0 if self.busy else 2)
-            except OSError:
-                cfg = ""
-            if cfg:
-                self.configs.append(cfg)
-                if self.write:
-                    threading.Timer(self.delay, self._write, [cfg]).start()
-            self._stop.wait(self.interval)
-
-    def _write(self, cfg):
+    def write_trace(cfg):
         path = None
         for line in cfg.splitlines():
             if line.strip().startswith("ACTIVITIES_LOG_FILE="):
                 path = line.split("=", 1)[1].strip()
         if not path:
             return
-        pid = self.pids[0]
+        pid = pids[0]
         if ".pt.trace.json" in path:
             path = path.replace(".pt.trace.json", f"_{pid}.pt.trace.json", 1)
         elif ".json" in path:
@@ -216,22 +217,126 @@ class FakeKineto:
         with open(path + ".tmp", "w") as f:
             f.write(small_trace(pid))
         os.rename(path + ".tmp", path)
-        self.written.append(path)
+        say({"event": "written", "path": path})
+
+    def run(interval, write, delay, busy):
+        first = True
+        while True:
+            try:
+                cfg = poll(0 if busy else 2, 1.0)
+            except OSError:
+                cfg = None
+            if first and cfg is not None:
+                say({"event": "registered"})
+                first = False
+            if cfg:
+                say({"event": "config", "cfg": cfg})
+                if write:
+                    threading.Timer(delay, write_trace, [cfg]).start()
+            time.sleep(interval)
+
+    say({"pids": pids})
+    for line in _sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        try:
+            if op == "poll":
+                say({"cfg": poll(cmd.get("type", 2), cmd.get("timeout", 1.0))})
+            elif op == "claim":
+                state["claim"] = cmd["pids"]
+                say({"ok": 1})
+            elif op == "raw":
+                sock.sendto(bytes.fromhex(cmd["hex"]), daemon)
+                say({"ok": 1})
+            elif op == "recv":
+                sock.settimeout(cmd.get("timeout", 1.0))
+                say({"hex": sock.recv(1 << 20).hex()})
+            elif op == "run":
+                threading.Thread(target=run, args=(cmd["interval"], cmd["write"], cmd["delay"], cmd["busy"]),
+                                 daemon=True).start()
+        except OSError as e:
+            say({"error": str(e)})
+    sock.close()
+    os.unlink(name)
+
+
+class FakeKineto:
+    """A Python stand-in for libkineto, in a process of its own (htad believes only what the kernel says
+    of a datagram's sender): polls the daemon every `interval` s with its real pid and ancestors', and on
+    a config writes the trace (unless write=False) after `delay` s.  `pid` is its pid, `pids` its list."""
+
+    def __init__(self, ipc_dir, job_id=0, interval=0.1, write=True, delay=0.1, busy=False):
+        import queue
+        self.ipc_dir, self.job_id = ipc_dir, job_id
+        self.interval, self.write, self.delay, self.busy = interval, write, delay, busy
+        self.configs, self.written = [], []
+        self.registered = threading.Event()
+        self.replies = queue.Queue()
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "client", ipc_dir, str(job_id)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.pids = self._reply()["pids"]
+
+    def _read(self):
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            ev = msg.get("event")
+            if ev == "config":
+                self.configs.append(msg["cfg"])
+            elif ev == "written":
+                self.written.append(msg["path"])
+            elif ev == "registered":
+                self.registered.set()
+            else:
+                self.replies.put(msg)
+
+    def _reply(self, timeout=10):
+        return self.replies.get(timeout=timeout)
+
+    def _cmd(self, **cmd):
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def poll(self, typ=2, timeout=1.0):
+        r = self._cmd(op="poll", type=typ, timeout=timeout)
+        if "error" in r:
+            raise OSError(r["error"])
+        return r["cfg"]
+
+    def claim(self, pids):
+        """From now on, polls claim these pids (a forgery: htad must not believe it)."""
+        self._cmd(op="claim", pids=list(pids))
+
+    def send_raw(self, data):
+        self._cmd(op="raw", hex=data.hex())
+
+    def recv(self, timeout=1.0):
+        r = self._cmd(op="recv", timeout=timeout)
+        if "error" in r:
+            raise OSError(r["error"])
+        return bytes.fromhex(r["hex"])
 
     def start(self):
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        """Polls from now on, every interval; returns once the daemon has answered the first poll."""
+        self.proc.stdin.write(json.dumps({"op": "run", "interval": self.interval, "write": self.write,
+                                          "delay": self.delay, "busy": self.busy}) + "\n")
+        self.proc.stdin.flush()
+        assert self.registered.wait(10), "the stand-in client got no answer from htad"
         return self
 
     def stop(self):
-        self._stop.set()
-        if self.thread:
-            self.thread.join(5)
-        self.sock.close()
+        """Ends the process (its socket file goes with it)."""
         try:
-            os.unlink(self.name)
-        except OSError:
-            pass
+            self.proc.stdin.close()
+            self.proc.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(5)
+        self.proc.stdout.close()
 
 
 def wait_for(cond, timeout=15, step=0.05):
@@ -242,3 +347,7 @@ def wait_for(cond, timeout=15, step=0.05):
             return v
         time.sleep(step)
     return cond()
+
+
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "client":
+    _client_main(sys.argv[2], int(sys.argv[3]))

@@ -20,8 +20,9 @@ class BadRequests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.d = ht.Daemon()
-        cls.c = ht.FakeKineto(cls.d.ipc, [8001, 8000])
+        cls.c = ht.FakeKineto(cls.d.ipc)
         cls.c.poll(2)
+        cls.pid = cls.c.pid
 
     @classmethod
     def tearDownClass(cls):
@@ -62,11 +63,11 @@ class BadRequests(unittest.TestCase):
     def test_wrong_members(self):
         d = self.d
         self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "config": "x"}), "'pids' is required")
-        self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000]}), "'config' is required")
+        self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid]}), "'config' is required")
         self.refused(d.rpc({"fn": "htaCapture", "pids": "8000"}), "'pids' must be an array")
         self.refused(d.rpc({"fn": "htaCapture", "pids": [-1]}), "'pids'[0] is not a process id")
-        self.refused(d.rpc({"fn": "htaCapture", "pids": [8000], "duration_ms": 0}), "'duration_ms' must be")
-        self.refused(d.rpc({"fn": "htaCapture", "pids": [8000], "job_id": "7"}), "'job_id' must be")
+        self.refused(d.rpc({"fn": "htaCapture", "pids": [self.pid], "duration_ms": 0}), "'duration_ms' must be")
+        self.refused(d.rpc({"fn": "htaCapture", "pids": [self.pid], "job_id": "7"}), "'job_id' must be")
         self.refused(d.rpc({"fn": "htaStatus", "capture": "nope"}), "no capture 'nope'")
         self.unchanged()
 
@@ -79,10 +80,10 @@ class BadRequests(unittest.TestCase):
         t = self.d.traces
         for path, why in ((f"{t}/../etc/x.json", "'..'"), ("/etc/x.json", "directly in"),
                           (f"{t}/sub/x.json", "directly in"), ("x.json", "not an absolute path")):
-            r = self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000],
+            r = self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid],
                             "config": f"ACTIVITIES_LOG_FILE={path}\nACTIVITIES_DURATION_MSECS=100"})
             self.refused(r, why)
-        self.refused(self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000], "config": "A=1"}),
+        self.refused(self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid], "config": "A=1"}),
                      "no ACTIVITIES_LOG_FILE")
         for cap, name in (("..", "x"), ("a", "../../etc/passwd"), ("a/b", "c"), ("a", ".hidden")):
             head, data = ht.rpc_fetch(self.d.port, {"fn": "htaFetch", "capture": cap, "name": name})
@@ -111,7 +112,7 @@ def call(ip, obj):
         return json.loads(ht.recv_n(s, n))
 print(json.dumps(call("10.77.0.1", {"fn": "getStatus"})))
 print(json.dumps(call("10.77.0.1", {"fn": "getStatus", "token": "wrong"})))
-print(json.dumps(call("10.77.0.1", {"fn": "getStatus", "token": "s3cret-token-0123456789"})))
+print(json.dumps(call("10.77.0.1", {"token": "s3cret-token-0123456789", "fn": "getStatus"})))
 print(json.dumps(call("127.0.0.1", {"fn": "getStatus"})))
 print(d.stop())
 """
@@ -153,10 +154,10 @@ class Service(unittest.TestCase):
 
     def test_sigterm_is_clean(self):
         d = ht.Daemon()
-        c = ht.FakeKineto(d.ipc, [9001, 9000]).start()
+        c = ht.FakeKineto(d.ipc).start()
         try:
-            r = d.rpc({"fn": "htaCapture", "pids": [9001], "duration_ms": 100})
-            self.assertEqual(r["activityProfilersTriggered"], [9001])
+            r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 100})
+            self.assertEqual(r["activityProfilersTriggered"], [c.pid])
             ht.wait_for(lambda: c.written, 10)
         finally:
             c.stop()
@@ -165,7 +166,7 @@ class Service(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(d.ipc, "dynolog")))
         # the store holds complete files only: no temporary file left behind
         names = [n for _, _, fs in os.walk(d.store) for n in fs]
-        self.assertEqual(sorted(names), ["testhost.metrics.jsonl", "testhost_9001.json"])
+        self.assertEqual(sorted(names), ["testhost.metrics.jsonl", f"testhost_{c.pid}.json"])
         shutil.rmtree(d.tmp, ignore_errors=True)
 
     def test_help(self):

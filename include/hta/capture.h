@@ -134,6 +134,14 @@ typedef struct hta_capture_opts {
     const char *trace_id;  /* REQUEST_TRACE_ID, may be NULL */
 } hta_capture_opts;
 hta_status hta_capture_config(const hta_capture_opts *o, hta_sbuf *out, hta_error *err);
+/* A dyno config text as libkineto will parse it: every line KEY=VALUE (comments and blank lines
+ * aside), no carriage return, integers, booleans, activity types and PROFILE_START_TIME (at most 10 s
+ * in the past at now_ms) as libkineto accepts them; unknown keys pass (libkineto warns).  HTA_EINVAL
+ * with the line and the reason otherwise.  info: what the capture will do, for its deadline. */
+typedef struct hta_config_info {
+    int64_t duration_ms, warmup_s, start_time_ms, iterations, start_iteration; /* -1: no start iteration */
+} hta_config_info;
+hta_status hta_config_check(const char *cfg, size_t len, int64_t now_ms, hta_config_info *info, hta_error *err);
 /* The ACTIVITIES_LOG_FILE of a config text (the last one), copied into buf; 0 when there is none. */
 int hta_config_log_file(const char *cfg, size_t len, char *buf, size_t cap);
 /* Where libkineto writes a trace for pid (X.pt.trace.json -> X_PID.pt.trace.json, else the first .json

@@ -36,6 +36,10 @@ typedef struct htad_opts {
     const char *ipc_dir;     /* KINETO_IPC_SOCKET_DIR (filesystem sockets), NULL: abstract */
     const char *nvml_lib, *dcgm_lib; /* override the libraries dlopen'ed */
     int interval_ms, gc_s;
+    int capture_margin_s;    /* a capture's traces are due by its window's end plus this */
+    int iterations_timeout_s; /* the iteration form's whole wait */
+    int keep_captures;       /* retention of a folder store: captures kept, and their bytes */
+    int64_t keep_bytes;
     int64_t max_trace_bytes;
     int quiet;
     char host[256];          /* this host's name, in file names */
@@ -63,6 +67,7 @@ typedef struct htad_trace {
 typedef struct htad_capture {
     char id[64];
     int64_t job_id, t_request_ms, t_done_ms;
+    int64_t deadline_ms;     /* wall ms: traces not settled by then have failed (timed out) */
     int dyno;                /* from setKinetOnDemandRequest */
     int metrics_written;
     size_t n;

@@ -77,6 +77,10 @@ static void usage(FILE *f) {
             "  --interval-ms N     metrics sampling period, default 1000\n"
             "  --gc-s N            drop processes silent for N s, default 60\n"
             "  --max-trace-mb N    larger trace files are refused, default 2048\n"
+            "  --capture-margin-s N  a capture's traces are due N s after its window ends, default 60\n"
+            "  --iterations-timeout-s N  the longest wait for a capture of N iterations, default 600\n"
+            "  --keep-captures N   a folder store keeps the newest N captures, default 1000\n"
+            "  --keep-mb N         and at most N MiB of them (the oldest go first), default 102400\n"
             "  --ipc-dir DIR       filesystem sockets in DIR (KINETO_IPC_SOCKET_DIR) instead of the\n"
             "                      abstract \\0dynolog\\0; default $KINETO_IPC_SOCKET_DIR\n"
             "  --nvml-lib PATH     NVML library to load, default libnvidia-ml.so.1\n"
@@ -107,7 +111,10 @@ static int parse(int argc, char **argv) {
     g_opt.interval_ms = 1000;
     g_opt.gc_s = 60;
     g_opt.ipc_dir = getenv("KINETO_IPC_SOCKET_DIR");
-    int max_mb = 2048;
+    int max_mb = 2048, keep_mb = 102400;
+    g_opt.capture_margin_s = 60;
+    g_opt.iterations_timeout_s = 600;
+    g_opt.keep_captures = 1000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -119,6 +126,8 @@ static int parse(int argc, char **argv) {
             continue;
         }
         static const char *const with_value[] = {"--port", "--http-port", "--interval-ms", "--gc-s", "--max-trace-mb",
+                                                 "--capture-margin-s", "--iterations-timeout-s", "--keep-captures",
+                                                 "--keep-mb",
                                                  "--listen", "--store", "--s3-endpoint", "--s3-region", "--trace-dir",
                                                  "--token-file", "--ipc-dir", "--nvml-lib", "--dcgm-lib", "--host"};
         int known = 0;
@@ -134,6 +143,10 @@ static int parse(int argc, char **argv) {
         else if (!strcmp(a, "--interval-ms")) bad = num_arg(a, v, 10, 3600000, &g_opt.interval_ms);
         else if (!strcmp(a, "--gc-s")) bad = num_arg(a, v, 1, 86400, &g_opt.gc_s);
         else if (!strcmp(a, "--max-trace-mb")) bad = num_arg(a, v, 1, 1 << 20, &max_mb);
+        else if (!strcmp(a, "--capture-margin-s")) bad = num_arg(a, v, 1, 86400, &g_opt.capture_margin_s);
+        else if (!strcmp(a, "--iterations-timeout-s")) bad = num_arg(a, v, 1, 86400, &g_opt.iterations_timeout_s);
+        else if (!strcmp(a, "--keep-captures")) bad = num_arg(a, v, 1, 1000000, &g_opt.keep_captures);
+        else if (!strcmp(a, "--keep-mb")) bad = num_arg(a, v, 1, INT_MAX, &keep_mb);
         else if (!strcmp(a, "--listen")) g_opt.listen = v;
         else if (!strcmp(a, "--store")) g_opt.store = v;
         else if (!strcmp(a, "--s3-endpoint")) g_opt.s3_endpoint = v;
@@ -151,6 +164,7 @@ static int parse(int argc, char **argv) {
         if (bad) return -1;
     }
     g_opt.max_trace_bytes = (int64_t)max_mb << 20;
+    g_opt.keep_bytes = (int64_t)keep_mb << 20;
     if (!g_opt.host[0] && gethostname(g_opt.host, sizeof g_opt.host - 1)) snprintf(g_opt.host, sizeof g_opt.host, "host");
     /* the host name becomes part of file names */
     for (char *p = g_opt.host; *p; p++)

@@ -171,11 +171,28 @@ static void add_pids(hta_sbuf *b, const char *key, const int32_t *v, size_t n) {
 }
 
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) {
+    hta_config_info ci = {r->copts.duration_ms, r->copts.warmup_s < 0 ? 5 : r->copts.warmup_s,
+                          r->copts.start_time_ms, r->copts.iterations, -1};
+    int64_t t_req = htad_now_ms();
     if (r->config) {
+        /* refused here, with the reason, rather than reported triggered and never traced */
         char lf[PATH_MAX];
+        HTA_TRY(hta_config_check(r->config, strlen(r->config), t_req, &ci, err));
         if (!hta_config_log_file(r->config, strlen(r->config), lf, sizeof lf))
             return hta_fail(err, HTA_EINVAL, "the config has no ACTIVITIES_LOG_FILE");
         HTA_TRY(hta_path_confined(lf, g_opt.trace_dir, err));
+    }
+    /* every capture ends: its traces are due by the end of its window plus the margin; the iteration
+     * form's end is not known in time, it has its own bound */
+    int64_t deadline;
+    if (r->config ? ci.start_iteration >= 0 : ci.iterations > 0) {
+        deadline = t_req + (int64_t)g_opt.iterations_timeout_s * 1000;
+    } else {
+        /* no start time: libkineto starts warm-up seconds (and two of its 1 s ticks) after the poll
+         * that takes the config, which comes within its 5 s poll interval */
+        int64_t start = ci.start_time_ms > 0 ? (ci.start_time_ms > t_req ? ci.start_time_ms : t_req)
+                                             : t_req + 5000 + ci.warmup_s * 1000 + 2000;
+        deadline = start + ci.duration_ms + (int64_t)g_opt.capture_margin_s * 1000;
     }
     int trace_all = r->npids == 0 || (r->npids == 1 && r->pids[0] == 0);
     int64_t limit = r->limit < 0 ? 0 : r->limit > HTAD_MAX_TRACES ? HTAD_MAX_TRACES : r->limit;
@@ -209,10 +226,11 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         pthread_mutex_unlock(&mu);
         return HTA_ENODATA;
     }
-    int64_t now = htad_now_ms();
+    int64_t now = t_req;
     snprintf(c->id, sizeof c->id, "%" PRId64 "-%u", now, ++g_cap_seq);
     c->job_id = r->job_id;
     c->t_request_ms = now;
+    c->deadline_ms = deadline;
     c->dyno = r->config != NULL;
     int32_t matched[HTAD_MAX_TRACES], trig[HTAD_MAX_TRACES];
     size_t nmatch = 0, ntrig = 0, busy = 0;
@@ -239,6 +257,9 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
             st = hta_capture_config(&o, &cfg, err);
         }
         if (!st && cfg.oom) st = hta_oom(err);
+        if (!st && cfg.len + 1 > 65536 - HTA_IPC_HEADER) /* it goes in one datagram, with a newline */
+            st = hta_fail(err, HTA_EINVAL, "the config is %zu bytes with its trace id: one datagram holds at most %d",
+                          cfg.len + 1, 65536 - HTA_IPC_HEADER);
         if (st) {
             hta_sb_free(&cfg);
             break;
@@ -336,6 +357,27 @@ static int trace_ready(const htad_trace *t, int64_t t_request_ms) {
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >= t_request_ms - 2000;
 }
 
+/* past its capture's deadline: a config not taken is withdrawn, a trace not written is given up */
+static void expire_trace(int slot, size_t k, htad_trace *t) {
+    int taken = t->state == TR_DELIVERED;
+    for (size_t q = 0; q < g_nprocs; q++) {
+        proc *p = &g_procs[q];
+        if (p->cap_slot != slot || p->cap_trace != k) continue;
+        free(p->pending);
+        p->pending = NULL;
+        p->cap_slot = -1;
+    }
+    t->state = TR_FAILED;
+    if (taken)
+        snprintf(t->error, sizeof t->error, "timed out: process %d took its config and wrote no trace by the "
+                 "capture's end plus %d s", (int)t->pid, g_opt.capture_margin_s);
+    else
+        snprintf(t->error, sizeof t->error, "timed out: process %d never took its config (its profiler stayed "
+                 "busy, or it stopped asking)", (int)t->pid);
+    g_traces_lost_total++;
+    if (!g_opt.quiet) htad_log("trace of process %d: %s", (int)t->pid, t->error);
+}
+
 static void finish_capture(htad_capture *c) {
     for (size_t k = 0; k < c->n; k++)
         if (c->tr[k].state < TR_STORED) return;
@@ -370,6 +412,7 @@ void htad_tick(void) {
         if (kill(g_ctxt[k].kpid, 0) && errno == ESRCH) g_ctxt[k] = g_ctxt[--g_nctxt];
         else k++;
     }
+    int64_t now = htad_now_ms();
     for (int s = 0; s < HTAD_MAX_CAPTURES; s++) {
         htad_capture *c = g_caps[s];
         if (!c || c->t_done_ms) continue;
@@ -378,6 +421,8 @@ void htad_tick(void) {
             if (t->state <= TR_DELIVERED && trace_ready(t, c->t_request_ms)) {
                 t->state = TR_STORING;
                 htad_store_enqueue(c->id, k);
+            } else if (t->state <= TR_DELIVERED && now > c->deadline_ms) {
+                expire_trace(s, k, t);
             }
         }
         finish_capture(c);

@@ -248,6 +248,17 @@ def _client_main(ipc_dir, job_id):
             elif op == "raw":
                 sock.sendto(bytes.fromhex(cmd["hex"]), daemon)
                 say({"ok": 1})
+            elif op == "flood":  # n polls, each claiming invented pids
+                import random
+                rnd = random.Random(cmd.get("seed", 1))
+                for _ in range(cmd["n"]):
+                    fake = [rnd.randrange(2, 1 << 22) for _ in range(3)]
+                    body = struct.pack("<iiq", 2, 3, job_id) + struct.pack("<3i", *fake)
+                    try:
+                        sock.sendto(struct.pack("<Q32s", len(body), b"req") + body, daemon)
+                    except OSError:  # the daemon's queue is full: it drops, the flood goes on
+                        time.sleep(0.001)
+                say({"ok": 1})
             elif op == "recv":
                 sock.settimeout(cmd.get("timeout", 1.0))
                 say({"hex": sock.recv(1 << 20).hex()})
@@ -312,6 +323,10 @@ class FakeKineto:
 
     def send_raw(self, data):
         self._cmd(op="raw", hex=data.hex())
+
+    def flood(self, n):
+        """n datagrams, each a poll claiming invented pids."""
+        self._cmd(op="flood", n=n)
 
     def recv(self, timeout=1.0):
         r = self._cmd(op="recv", timeout=timeout)

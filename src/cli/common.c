@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "hta/outfile.h"
+#include "hta/trace.h"
 
 /* Help fits this many columns: a terminal's width, and what tests check. */
 #define HELP_WIDTH 100
@@ -179,8 +180,9 @@ static int folder_of(const char *path, int is_dir, char *buf) {
     return realpath(tmp, buf) != NULL;
 }
 
-/* A derived trace written into the folder of the rank file it comes from: refused, as one written
- * into an input folder is (hta_output_check), since that folder would then hold two files of a rank. */
+/* A derived trace written into the folder of the rank file it comes from, when that file names its
+ * rank: refused, as one written into an input folder is (hta_output_check), since that folder would
+ * then hold two files of one rank. */
 static int beside_input_file(const char *cmd, const char *out, int dir, const char *in) {
     struct stat si;
     char fin[PATH_MAX], fout[PATH_MAX];
@@ -189,6 +191,9 @@ static int beside_input_file(const char *cmd, const char *out, int dir, const ch
         return 0;
     const char *base = strrchr(out, '/');
     if (!dir && !hta_rank_file_name(base ? base + 1 : out)) return 0;
+    /* the derived trace keeps its input's distributedInfo (or htaMerge): only an input that names its
+     * rank makes two claimants; one ranked by file order gets the next free rank beside it */
+    if (!hta_file_claims_rank(in)) return 0;
     fprintf(stderr, "hta %s: error: %s is in the folder of its input %s, where a trace written would be a "
                     "second file of its rank and the folder would no longer load; write to another folder\n",
             cmd, out, in);

@@ -342,7 +342,8 @@ static void *conn_main(void *arg) {
             }
             return NULL;
         }
-        int n = epoll_wait(g_ep, evs, 64, 100);
+        /* idle (no connection): no wake-ups at all; the deadlines are looked at every 100 ms otherwise */
+        int n = epoll_wait(g_ep, evs, 64, g_n || atomic_load(&g_workers) ? 100 : -1);
         for (int k = 0; k < n; k++) {
             void *p = evs[k].data.ptr;
             if (p == &g_lfd[0]) accept_all(0);

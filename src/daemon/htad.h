@@ -94,6 +94,8 @@ typedef struct htad_peer {
     int32_t pids[HTA_IPC_MAX_PIDS];
 } htad_peer;
 int htad_peer_lookup(int32_t pid, htad_peer *p); /* 0, or -1 when the process is gone */
+/* A registered process's verified identity (no /proc read per poll); 0 when it is not registered. */
+int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *p);
 /* A `req` or `ctxt` from a verified sender: the reply payload (config text or int32) into out. */
 void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out);
 int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, const htad_peer *peer);

@@ -351,7 +351,7 @@ static void ipc_handle(int fd) {
             }
         }
         htad_peer peer;
-        if (!have || cr.pid <= 0 || htad_peer_lookup(cr.pid, &peer)) {
+        if (!have || cr.pid <= 0 || (!htad_known_peer(cr.pid, cr.uid, &peer) && htad_peer_lookup(cr.pid, &peer))) {
             ipc_drop("a datagram whose sender the kernel does not name (pid %d)", (int)cr.pid);
             continue;
         }

@@ -61,6 +61,20 @@ static htad_trace *proc_trace(const proc *p) {
     return &g_caps[p->cap_slot]->tr[p->cap_trace];
 }
 
+int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *peer) {
+    size_t mine;
+    pthread_mutex_lock(&mu);
+    const proc *p = find_proc(kpid, uid, &mine);
+    if (p) {
+        peer->pid = kpid;
+        peer->uid = uid;
+        peer->npids = p->npids;
+        memcpy(peer->pids, p->pids, 4 * (size_t)p->npids);
+    }
+    pthread_mutex_unlock(&mu);
+    return p != NULL;
+}
+
 void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out) {
     pthread_mutex_lock(&mu);
     size_t mine;

@@ -242,6 +242,13 @@ def _client_main(ipc_dir, job_id):
         try:
             if op == "poll":
                 say({"cfg": poll(cmd.get("type", 2), cmd.get("timeout", 1.0))})
+            elif op == "timed_polls":  # n polls, each timed here (no pipe in the figure), in ms
+                lat = []
+                for _ in range(cmd["n"]):
+                    t = time.perf_counter()
+                    poll(2, 1.0)
+                    lat.append((time.perf_counter() - t) * 1000)
+                say({"lat": lat})
             elif op == "claim":
                 state["claim"] = cmd["pids"]
                 say({"ok": 1})
@@ -316,6 +323,10 @@ class FakeKineto:
         if "error" in r:
             raise OSError(r["error"])
         return r["cfg"]
+
+    def timed_polls(self, n):
+        """n polls timed inside the client process: the daemon's answer time, in ms each."""
+        return self._cmd(op="timed_polls", n=n)["lat"]
 
     def claim(self, pids):
         """From now on, polls claim these pids (a forgery: htad must not believe it)."""

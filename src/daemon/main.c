@@ -196,7 +196,9 @@ static int listen_tcp(const char *addr, int port, int *loopback_only) {
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+    /* a long accept queue (the kernel caps it at somaxconn): in a flood of connections a legitimate
+     * client's is queued, not dropped to wait for the SYN retry (1 s, then 3 s) */
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 4096)) {
         fprintf(stderr, "htad: cannot listen on %s port %d: %s\n", addr, port, strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(ai);

@@ -151,7 +151,48 @@ def plant_big_file(d):
         f.write(b" " * (16 << 20))
 
 
+REMOTE = """
+import json, os, socket, struct, subprocess, sys, threading, time, resource
+sys.path.insert(0, %r)
+import htadtest as ht
+import test_hostile as th
+th.raise_fd_limit()
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+for a in ("10.77.0.1", "10.77.0.2"):
+    subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True)
+tmp = sys.argv[1]
+tok = os.path.join(tmp, "token")
+with open(tok, "w") as f:
+    f.write("s3cret-token-0123456789\\n")
+os.chmod(tok, 0o600)
+d = ht.Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+# the attacker, at 10.77.0.2, holds no token; first: a token sent slowly is refused as soon as it is wrong
+with socket.socket() as s:
+    s.bind(("10.77.0.2", 0)); s.settimeout(5); s.connect(("10.77.0.1", d.port))
+    s.sendall(struct.pack("=i", 1000) + b'{"token":"wrong"')
+    t = time.time(); (n,) = struct.unpack("=i", ht.recv_n(s, 4))
+    print(json.dumps({"early": json.loads(ht.recv_n(s, n))["error"], "dt": time.time() - t}))
+th.plant_big_file(d)
+h, held = th.hostile_process("10.77.0.1", d.port, d.http, src="10.77.0.2")
+print(json.dumps({"held": held}))
+worst, ok = 0.0, 0
+for i in range(100):
+    t = time.time()
+    r = th.status("10.77.0.1", d.port, token="s3cret-token-0123456789", src="10.77.0.1")
+    line = th.scrape("10.77.0.1", d.http, token="s3cret-token-0123456789")
+    r2 = th.status("127.0.0.1", d.port)
+    dt = time.time() - t
+    worst = max(worst, dt)
+    ok += r == {"status": 1} and r2 == {"status": 1} and "200 OK" in line and dt < 1
+    time.sleep(0.05)
+h.kill(); h.wait()
+print(json.dumps({"ok": ok, "worst": worst, "exit": d.stop()}))
+"""
+
+
 class Availability(unittest.TestCase):
+    """One class: its tests run one after the other, never two attacks side by side."""
+
     def test_legit_requests_served_under_attack(self):
         raise_fd_limit()
         d = ht.Daemon()
@@ -159,6 +200,8 @@ class Availability(unittest.TestCase):
         h, held = hostile_process("127.0.0.1", d.port, d.http)
         try:
             self.assertEqual(held, {k: N for k in held}, "the hostile connections could not all be opened")
+            # all of them open (htad has taken the burst from its accept queue): the state the figure is for
+            self.assertTrue(ht.wait_for(lambda: (d.counter("htad_connections") or 0) >= 4 * N, 20))
             worst, answered = 0.0, 0
             for i in range(100):
                 dt, r = timed(lambda: status("127.0.0.1", d.port))
@@ -207,47 +250,6 @@ class Availability(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
         shutil.rmtree(d.tmp, ignore_errors=True)
 
-
-REMOTE = """
-import json, os, socket, struct, subprocess, sys, threading, time, resource
-sys.path.insert(0, %r)
-import htadtest as ht
-import test_hostile as th
-th.raise_fd_limit()
-subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-for a in ("10.77.0.1", "10.77.0.2"):
-    subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True)
-tmp = sys.argv[1]
-tok = os.path.join(tmp, "token")
-with open(tok, "w") as f:
-    f.write("s3cret-token-0123456789\\n")
-os.chmod(tok, 0o600)
-d = ht.Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
-# the attacker, at 10.77.0.2, holds no token; first: a token sent slowly is refused as soon as it is wrong
-with socket.socket() as s:
-    s.bind(("10.77.0.2", 0)); s.settimeout(5); s.connect(("10.77.0.1", d.port))
-    s.sendall(struct.pack("=i", 1000) + b'{"token":"wrong"')
-    t = time.time(); (n,) = struct.unpack("=i", ht.recv_n(s, 4))
-    print(json.dumps({"early": json.loads(ht.recv_n(s, n))["error"], "dt": time.time() - t}))
-th.plant_big_file(d)
-h, held = th.hostile_process("10.77.0.1", d.port, d.http, src="10.77.0.2")
-print(json.dumps({"held": held}))
-worst, ok = 0.0, 0
-for i in range(100):
-    t = time.time()
-    r = th.status("10.77.0.1", d.port, token="s3cret-token-0123456789", src="10.77.0.1")
-    line = th.scrape("10.77.0.1", d.http, token="s3cret-token-0123456789")
-    r2 = th.status("127.0.0.1", d.port)
-    dt = time.time() - t
-    worst = max(worst, dt)
-    ok += r == {"status": 1} and r2 == {"status": 1} and "200 OK" in line and dt < 1
-    time.sleep(0.05)
-h.kill(); h.wait()
-print(json.dumps({"ok": ok, "worst": worst, "exit": d.stop()}))
-"""
-
-
-class Remote(unittest.TestCase):
     def test_peer_without_token_holds_nothing(self):
         """From another address (10.77.0.2, no token): at most 16 connections at once; a legitimate peer
         with the token (10.77.0.1) and a loopback client are answered within 1 s, 100 of 100 times."""

@@ -4,6 +4,7 @@ framing, and a fake libkineto client in Python that polls as libkineto does and,
 config, writes the trace file where libkineto would (tmp, then rename)."""
 import json
 import os
+import shutil
 import signal
 import sys
 import socket
@@ -12,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import unittest
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +52,127 @@ def recv_n(s, n):
             return None if not b else b
         b += x
     return b
+
+
+def http_get(host, port, token=None, timeout=10):
+    """GET /metrics (with the bearer token when given): (head, body) as text."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        s.sendall(f"GET /metrics HTTP/1.0\r\n{auth}\r\n".encode())
+        data = b""
+        while True:
+            x = s.recv(65536)
+            if not x:
+                break
+            data += x
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.decode(), body.decode()
+
+
+def in_netns(test, script, tmp, timeout=120):
+    """Runs python code (script % HERE, argv[1] = tmp) in a user and network namespace of the test's own
+    (unshare -rn: addresses other than loopback, no network touched); its stdout's JSON lines."""
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"]).returncode:
+        test.fail("unshare -rn (a user and network namespace) is needed for this test")
+    p = subprocess.run(["unshare", "-rn", sys.executable, "-c", script % HERE, tmp], capture_output=True,
+                       text=True, timeout=timeout)
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    return [json.loads(x) for x in p.stdout.splitlines()]
+
+
+def netns_daemon(tmp, addrs):
+    """Inside in_netns: loopback up with addrs added, and an htad on 0.0.0.0 with the token
+    TOKEN (its file in tmp)."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for a in addrs:
+        subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True)
+    tok = os.path.join(tmp, "token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(tok, 0o600)
+    return Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+
+
+TOKEN = "s3cret-token-0123456789"
+KINETO_SRC = os.path.join(os.path.dirname(ROOT), "shared", "third_party", "kineto")
+KINETO_CLIENT = os.path.join(ROOT, "build-kineto", "kineto_client")
+
+
+def kineto_env(d):
+    """The environment of a real libkineto client of daemon d (tests/daemon/kineto_client.cpp): the daemon
+    loader on, d's IPC folder and trace folder, a poll every second (libkineto's default is 5 s)."""
+    conf = os.path.join(d.tmp, "kineto.conf")
+    with open(conf, "w") as f:
+        f.write("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1\n")
+    env = dict(os.environ, KINETO_USE_DAEMON="1", KINETO_IPC_SOCKET_DIR=d.ipc, KINETO_CONFIG=conf,
+               KINETO_ONDEMAND_TRACE_DIR=d.traces)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+@unittest.skipUnless(os.path.isdir(KINETO_SRC), "libkineto's source (../shared/third_party/kineto) is absent")
+class KinetoCase(unittest.TestCase):
+    """Tests with real libkineto clients (build-kineto/kineto_client) of an htad started for each test;
+    DAEMON_ARGS are its options.  start() runs a client, stopped (and the daemon) after the test."""
+    DAEMON_ARGS = ("--gc-s", "2", "--interval-ms", "200")
+
+    def setUp(self):
+        self.assertTrue(os.path.exists(KINETO_CLIENT), "build-kineto/kineto_client: run make first")
+        self.d = Daemon(*self.DAEMON_ARGS)
+        self.env = kineto_env(self.d)
+        self.procs, self.fakes = [], []
+
+    def tearDown(self):
+        for f in self.fakes:
+            f.stop()
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stdout.close()
+        self.assertEqual(self.d.stop(), 0, self.d.logtext())
+        shutil.rmtree(self.d.tmp, ignore_errors=True)
+
+    def start(self, *args):
+        p = subprocess.Popen([KINETO_CLIENT, *args], env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        self.procs.append(p)
+        return p
+
+    def wait_registered(self, n):
+        self.assertTrue(wait_for(lambda: self.d.counter("htad_processes") == n, 20), self.d.logtext())
+
+
+class LoopbackServer:
+    """A TCP server on 127.0.0.1 (a free port) that hands each connection to serve(conn) on a thread of
+    its own; close() ends it and every connection."""
+
+    def __init__(self):
+        self.stop_ev, self.conns = threading.Event(), []
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.srv.settimeout(0.2)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while not self.stop_ev.is_set():
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                continue
+            self.conns.append(c)
+            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+
+    def serve(self, conn):
+        raise NotImplementedError
+
+    def close(self):
+        self.stop_ev.set()
+        self.srv.close()
+        for c in self.conns:
+            c.close()
 
 
 def frame(text):
@@ -118,16 +241,7 @@ class Daemon:
         return rpc(self.port, obj)
 
     def metrics_text(self):
-        with socket.create_connection((self.addr, self.http), timeout=10) as s:
-            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-            data = b""
-            while True:
-                x = s.recv(65536)
-                if not x:
-                    break
-                data += x
-        head, _, body = data.partition(b"\r\n\r\n")
-        return head.decode(), body.decode()
+        return http_get(self.addr, self.http)
 
     def counter(self, name):
         for line in self.metrics_text()[1].splitlines():

@@ -3,12 +3,10 @@ waits on an endpoint that never answers; an S3 object larger than --max-trace-mb
 (an endpoint that sends without end is cut off); the store never follows a link out of itself (a folder
 or a file); a newline or a terminal escape from a client never reaches the log as such; the folder
 store keeps --keep-captures captures and --keep-mb MiB, the oldest removed first."""
-import json
 import os
 import shutil
 import socket
 import sys
-import threading
 import time
 import unittest
 
@@ -18,33 +16,18 @@ import htadtest as ht  # noqa: E402
 AWS = {"AWS_ACCESS_KEY_ID": "K", "AWS_SECRET_ACCESS_KEY": "S"}
 
 
-class BadS3:
+class BadS3(ht.LoopbackServer):
     """An HTTP endpoint on loopback that reads each request's head and then either never answers
     (hang) or answers 200 with a body that never ends (endless)."""
 
     def __init__(self, mode):
-        self.mode, self.stop, self.conns = mode, threading.Event(), []
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(16)
-        self.srv.settimeout(0.2)
-        self.port = self.srv.getsockname()[1]
-        self.requests = 0
-        threading.Thread(target=self._run, daemon=True).start()
+        self.mode, self.requests = mode, 0
+        super().__init__()
 
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                continue
-            self.conns.append(c)
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c):
+    def serve(self, c):
         data = b""
         c.settimeout(0.5)
-        while b"\r\n\r\n" not in data and not self.stop.is_set():
+        while b"\r\n\r\n" not in data and not self.stop_ev.is_set():
             try:
                 x = c.recv(65536)
             except OSError:
@@ -56,11 +39,11 @@ class BadS3:
         if self.mode == "endless":
             try:
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n")
-                while not self.stop.is_set():
+                while not self.stop_ev.is_set():
                     c.sendall(b"\0" * 65536)
             except OSError:
                 return
-        while not self.stop.is_set():  # hang: read whatever comes, answer nothing
+        while not self.stop_ev.is_set():  # hang: read whatever comes, answer nothing
             try:
                 if not c.recv(65536):
                     return
@@ -68,12 +51,6 @@ class BadS3:
                 continue
             except OSError:
                 return
-
-    def close(self):
-        self.stop.set()
-        self.srv.close()
-        for c in self.conns:
-            c.close()
 
 
 class S3Bounds(unittest.TestCase):

@@ -7,12 +7,10 @@ and what goes back into a request is JSON-quoted."""
 import json
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
@@ -20,32 +18,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import htadtest as ht  # noqa: E402
 
 
-class FakeDaemon:
+class FakeDaemon(ht.LoopbackServer):
     """Answers dynolog's framing with handler(request) -> (reply object or bytes, payload bytes or None).
     silent=True: accepts and never answers."""
 
     def __init__(self, handler=None, silent=False):
-        self.handler, self.silent = handler, silent
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(64)
-        self.srv.settimeout(0.2)
-        self.port = self.srv.getsockname()[1]
-        self.requests, self.conns = [], []
-        self.stop = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
+        self.handler, self.silent, self.requests = handler, silent, []
+        super().__init__()
 
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                continue
-            self.conns.append(c)
-            if not self.silent:
-                threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c):
+    def serve(self, c):
+        if self.silent:
+            return
         try:
             c.settimeout(10)
             (n,) = struct.unpack("=i", ht.recv_n(c, 4))
@@ -60,12 +43,6 @@ class FakeDaemon:
         except (OSError, TypeError, ValueError):
             pass
         finally:
-            c.close()
-
-    def close(self):
-        self.stop.set()
-        self.srv.close()
-        for c in self.conns:
             c.close()
 
 

@@ -133,16 +133,8 @@ def status(host, port, token=None, src=None):
 
 
 def scrape(host, port, token=None):
-    with socket.create_connection((host, port), timeout=5) as s:
-        auth = f"Authorization: Bearer {token}\r\n" if token else ""
-        s.sendall(f"GET /metrics HTTP/1.0\r\n{auth}\r\n".encode())
-        data = b""
-        while True:
-            x = s.recv(65536)
-            if not x:
-                break
-            data += x
-    return data.split(b"\r\n", 1)[0].decode()
+    """The status line of a scrape of /metrics."""
+    return ht.http_get(host, port, token, timeout=5)[0].split("\r\n", 1)[0]
 
 
 def plant_big_file(d):
@@ -157,15 +149,7 @@ sys.path.insert(0, %r)
 import htadtest as ht
 import test_hostile as th
 th.raise_fd_limit()
-subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-for a in ("10.77.0.1", "10.77.0.2"):
-    subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True)
-tmp = sys.argv[1]
-tok = os.path.join(tmp, "token")
-with open(tok, "w") as f:
-    f.write("s3cret-token-0123456789\\n")
-os.chmod(tok, 0o600)
-d = ht.Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+d = ht.netns_daemon(sys.argv[1], ["10.77.0.1", "10.77.0.2"])
 # the attacker, at 10.77.0.2, holds no token; first: a token sent slowly is refused as soon as it is wrong
 with socket.socket() as s:
     s.bind(("10.77.0.2", 0)); s.settimeout(5); s.connect(("10.77.0.1", d.port))
@@ -253,14 +237,9 @@ class Availability(unittest.TestCase):
     def test_peer_without_token_holds_nothing(self):
         """From another address (10.77.0.2, no token): at most 16 connections at once; a legitimate peer
         with the token (10.77.0.1) and a loopback client are answered within 1 s, 100 of 100 times."""
-        if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"]).returncode:
-            self.fail("unshare -rn (a user and network namespace) is needed for this test")
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
-            p = subprocess.run(["unshare", "-rn", sys.executable, "-c", REMOTE % ht.HERE, tmp],
-                               capture_output=True, text=True, timeout=120)
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            lines = [json.loads(x) for x in p.stdout.splitlines()]
+            lines = ht.in_netns(self, REMOTE, tmp)
             self.assertIn("needs the daemon's token", lines[0]["early"])
             self.assertLess(lines[0]["dt"], 1)
             # htad keeps at most 16 of the attacker's connections; the others are closed at once

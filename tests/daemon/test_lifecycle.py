@@ -11,7 +11,6 @@ refused."""
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import time
@@ -20,44 +19,18 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import htadtest as ht  # noqa: E402
 
-KINETO_SRC = os.path.join(os.path.dirname(ht.ROOT), "shared", "third_party", "kineto")
-CLIENT = os.path.join(ht.ROOT, "build-kineto", "kineto_client")
 
 
 def dyno(d, pids, config):
     return d.rpc({"fn": "setKinetOnDemandRequest", "pids": pids, "config": config})
 
 
-@unittest.skipUnless(os.path.isdir(KINETO_SRC), "libkineto's source (../shared/third_party/kineto) is absent")
-class RealClient(unittest.TestCase):
-    def setUp(self):
-        self.assertTrue(os.path.exists(CLIENT), "build-kineto/kineto_client: run make first")
-        self.d = ht.Daemon("--gc-s", "5", "--interval-ms", "200")
-        conf = os.path.join(self.d.tmp, "kineto.conf")
-        with open(conf, "w") as f:
-            f.write("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1\n")
-        self.env = dict(os.environ, KINETO_USE_DAEMON="1", KINETO_IPC_SOCKET_DIR=self.d.ipc, KINETO_CONFIG=conf,
-                        KINETO_ONDEMAND_TRACE_DIR=self.d.traces)
-        self.env.pop("LD_PRELOAD", None)
-        self.procs, self.fakes = [], []
-
-    def tearDown(self):
-        for f in self.fakes:
-            f.stop()
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            p.stdout.close()
-        self.assertEqual(self.d.stop(), 0, self.d.logtext())
-        shutil.rmtree(self.d.tmp, ignore_errors=True)
+class RealClient(ht.KinetoCase):
+    DAEMON_ARGS = ("--gc-s", "5", "--interval-ms", "200")
 
     def start(self, secs="30"):
-        p = subprocess.Popen([CLIENT, secs], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-        self.procs.append(p)
-        self.assertTrue(ht.wait_for(lambda: self.d.counter("htad_processes") == len(self.procs), 20),
-                        self.d.logtext())
+        p = super().start(secs)
+        self.wait_registered(len(self.procs))
         return p
 
     def stored(self):

@@ -97,14 +97,7 @@ TOKEN = """
 import json, os, socket, struct, subprocess, sys
 sys.path.insert(0, %r)
 import htadtest as ht
-subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-subprocess.run(["ip", "addr", "add", "10.77.0.1/32", "dev", "lo"], check=True)
-tmp = sys.argv[1]
-tok = os.path.join(tmp, "token")
-with open(tok, "w") as f:
-    f.write("s3cret-token-0123456789\\n")
-os.chmod(tok, 0o600)
-d = ht.Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+d = ht.netns_daemon(sys.argv[1], ["10.77.0.1"])
 def call(ip, obj):
     with socket.create_connection((ip, d.port), timeout=10) as s:
         s.sendall(ht.frame(json.dumps(obj)))
@@ -138,13 +131,8 @@ class Service(unittest.TestCase):
         """A request from an address other than loopback is refused without the token and served with it.
         The other address: 10.77.0.1 on the loopback device of a network namespace of the test's own
         (unshare -rn), so that the test needs no network and touches none."""
-        if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"]).returncode:
-            self.fail("unshare -rn (a user and network namespace) is needed for this test")
         with tempfile.TemporaryDirectory() as tmp:
-            p = subprocess.run(["unshare", "-rn", sys.executable, "-c", TOKEN % ht.HERE, tmp],
-                               capture_output=True, text=True, timeout=60)
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            lines = [json.loads(x) for x in p.stdout.splitlines()]
+            lines = ht.in_netns(self, TOKEN, tmp)
             self.assertEqual(lines[0]["status"], "failed")
             self.assertIn("needs the daemon's token", lines[0]["error"])
             self.assertEqual(lines[1]["status"], "failed")

@@ -232,9 +232,14 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
     }
     qsort(idx, nm, sizeof *idx, cmp_proc_idx);
     if (!r->config && nm == 0) { /* htaCapture: a request that matches nothing is an error, and leaves nothing */
-        if (trace_all) hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " is registered", r->job_id);
-        else hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " has pid %d (or it as an ancestor)%s",
-                      r->job_id, (int)r->pids[0], r->npids > 1 ? " nor the other pids given" : "");
+        /* and why a process may be missing: it found the table full (within the garbage-collection time) */
+        char full[160] = "";
+        if (g_refused_ms && htad_mono_ms() - g_refused_ms <= (int64_t)g_opt.gc_s * 1000)
+            snprintf(full, sizeof full, " (processes were refused registration lately: the process table, or "
+                     "their user's share of %d, is full)", HTAD_PROCS_PER_UID);
+        if (trace_all) hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " is registered%s", r->job_id, full);
+        else hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " has pid %d (or it as an ancestor)%s%s",
+                      r->job_id, (int)r->pids[0], r->npids > 1 ? " nor the other pids given" : "", full);
         free(idx);
         free(c);
         pthread_mutex_unlock(&mu);

@@ -178,5 +178,68 @@ class Deadlines(unittest.TestCase):
             self.assertTrue(ht.wait_for(lambda: self.state(r["capture"])[1] == "stored", 5))
 
 
+POLLERS = r"""
+import os, socket, struct, sys, time
+ipc, n = sys.argv[1], int(sys.argv[2])
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        me = [os.getpid(), os.getppid()]  # libkineto's list: itself, then its ancestors
+        while len(me) < 11:
+            with open("/proc/%d/stat" % me[-1]) as f:
+                up = int(f.read().rsplit(")", 1)[1].split()[1])
+            if up <= 1:
+                break
+            me.append(up)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(os.path.join(ipc, "poller%d" % os.getpid()))
+        body = struct.pack("<iiq", 2, len(me), 0) + struct.pack("<%di" % len(me), *me)
+        s.sendto(struct.pack("<Q32s", len(body), b"req") + body, os.path.join(ipc, "dynolog"))
+        s.settimeout(5)
+        s.recv(65536)
+        time.sleep(120)
+        os._exit(0)
+    print(pid, flush=True)
+time.sleep(120)
+"""
+
+
+def fork_pollers(ipc, n):
+    """n processes, each polling once as itself and staying alive (registered) until end() (forked by a
+    small interpreter of their own: quick); returns their pids and end."""
+    import signal
+    p = subprocess.Popen([sys.executable, "-S", "-c", POLLERS, ipc, str(n)], stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    pids = [int(p.stdout.readline()) for _ in range(n)]
+
+    def end():
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+    return pids, end
+
+
+class Tables(unittest.TestCase):
+    def test_a_user_cannot_fill_the_table(self):
+        """256 processes of one user register; the 257th and later are answered, not registered, and a
+        capture that asks for one says why; a registered process keeps its place and gets its config."""
+        d = ht.Daemon()
+        pids, end = fork_pollers(d.ipc, 260)
+        try:
+            self.assertTrue(ht.wait_for(lambda: d.counter("htad_processes_refused_total") == 4, 15), d.logtext())
+            self.assertEqual(d.counter("htad_processes"), 256)
+            self.assertEqual(d.logtext().count("its user has 256 processes registered"), 1)  # once per 10 s
+            r = d.rpc({"fn": "htaCapture", "pids": [pids[-1]]})
+            self.assertEqual(r["status"], "failed")
+            self.assertIn("processes were refused registration lately: the process table, or their user's share "
+                          "of 256, is full", r["error"])
+            r = d.rpc({"fn": "htaCapture", "pids": [pids[0]]})
+            self.assertEqual(r["activityProfilersTriggered"], [pids[0]], r)
+        finally:
+            end()
+            self.assertEqual(d.stop(), 0)
+        shutil.rmtree(d.tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
     unittest.main()

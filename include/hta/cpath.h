@@ -107,16 +107,18 @@ hta_status hta_cpath_build(hta_ctx *ctx, size_t k, const hta_cpath_opts *o, hta_
                            hta_error *err);
 void hta_cpath_free(hta_cp_graph *g);
 
+/* The window HTA's graph is clipped to (critical-path.md §1): the span of the annotation's instances
+ * o->instance_a..b in rank k's view, [lo, hi] in ns relative to the context's origin; without an
+ * annotation, from the earliest row to hi = INT64_MAX.  An annotation that names nothing, or an instance
+ * beyond the last, is an error. */
+hta_status hta_cpath_window(hta_ctx *ctx, size_t k, const hta_cpath_opts *o, int64_t *lo, int64_t *hi,
+                            hta_error *err);
+
 /* Longest path (networkx dag_longest_path rules, O(V+E)).  w: per-edge weight
  * in ns, or NULL for the graph's own weights.  Negative weights count as 0. */
 hta_status hta_cpath_longest(const hta_cp_graph *g, const int64_t *w, hta_cp_path *p,
                              hta_error *err);
 void hta_cpath_path_free(hta_cp_path *p);
-
-/* Earliest time of every node (ns) when every edge takes w[e] (as given,
- * negative gaps included): a node without predecessors keeps its own time. */
-hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
-                              hta_error *err);
 
 /* bound_by class of an edge on the path (HTA's labels). */
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
@@ -155,8 +157,9 @@ HTA_TABLE_DECLARE(HTA_CP_BREAKDOWN)
     C(HTA_CP_STATS_VALUE, "value", FLOAT, "", "the figure")
 HTA_TABLE_DECLARE(HTA_CP_STATS)
 
-/* Tables `summary`, `breakdown` (top: rows kept, 0 = all), `stats` for path p. */
-hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
+/* Tables `summary`, `breakdown` (top: rows kept, 0 = all), `stats` for path p; w: each path edge's time
+ * (NULL: the graph's own weights). */
+hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err);
 
@@ -189,6 +192,8 @@ typedef struct hta_cpath_overlay_opts {
     int all_events; /* only_show_critical_events = False */
     int all_edges;  /* show_all_edges = True (ignored unless all_events) */
     int show_zero_weight_launch; /* CRITICAL_PATH_SHOW_ZERO_WEIGHT_LAUNCH_EDGE */
+    const hta_cp_path *path; /* the path drawn: NULL for the graph's own (g->path); a simulation graph's
+                              * (hta_sim_answer) on its graph */
 } hta_cpath_overlay_opts;
 hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *outdir,
                              const hta_cpath_overlay_opts *o, char **written, hta_error *err);
@@ -215,10 +220,6 @@ void hta_cpath_rule_free(hta_cpath_rule *r);
  * result of earlier ones).  w: nedge weights, filled.  *nchanged: edges touched. */
 hta_status hta_cpath_whatif_weights(const hta_cp_graph *g, const hta_cpath_rule *rules,
                                     size_t nrules, int64_t *w, size_t *nchanged, hta_error *err);
-/* Writes the trace with every graph event re-timed to its earliest start
- * under weights w. */
-hta_status hta_cpath_whatif_trace(hta_ctx *ctx, const hta_cp_graph *g, const int64_t *w,
-                                  const char *out_path, hta_error *err);
 
 #ifdef __cplusplus
 }

@@ -157,18 +157,35 @@ hta_status hta_sim_rank_tables(const hta_sim *s, const int64_t *t, const hta_cp_
 hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,
                            hta_error *err);
 
-/* Table `steps` for schedule t under weights w (NULL: the graph's own). */
-hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t *t,
+/* Table `steps` for schedule t under weights w (NULL: the graph's own): the steps with t[start] >= lo and
+ * t[end] <= hi. */
+hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t *t, int64_t lo, int64_t hi,
                                const char *const *data_load, size_t ndata_load, hta_result *out,
                                hta_error *err);
+/* Table `what_if_steps`: each step within [lo, hi] of schedule t0, in t0 and in t1. */
+hta_status hta_sim_steps_whatif_table(const hta_sim *s, const int64_t *t0, const int64_t *t1, int64_t lo,
+                                      int64_t hi, hta_result *out, hta_error *err);
 
-/* The what-if of rules: tables what_if (totals: baseline_path_us, simulated_path_us, saving_us,
- * saving_percent, edges_changed, simulated_path_nodes), what_if_steps and what_if_summary; with
- * trace_out, the simulated trace written there.  The total is from the first step's start to the last
- * step's end (the whole run without steps). */
-hta_status hta_sim_whatif(hta_ctx *ctx, const hta_sim *s, const hta_cpath_rule *rules, size_t nrules,
-                          const char *const *data_load, size_t ndata_load, const char *trace_out,
-                          hta_result *out, hta_error *err);
+/* One rank's answer (sim_answer.c): every table from one path of the simulation graph through one span. */
+typedef struct hta_sim_opts {
+    const hta_cpath_rule *rules; /* what-if rules, applied in order (none: no what-if tables) */
+    size_t nrules;
+    const char *const *data_load; /* events whose name contains one of these are data loading */
+    size_t ndata_load;
+    int64_t lo, hi;   /* the span (ns relative to the context's origin, as hta_cpath_window gives it):
+                       * INT64_MIN and INT64_MAX for the steps' (from the first step's start to the last
+                       * step's end), or the whole run without steps */
+    int breakdown;    /* the breakdown table */
+    size_t top;       /* its longest rows, longest first (0: every path edge, in path order) */
+    const char *trace_out; /* with rules: the simulated trace written there */
+} hta_sim_opts;
+
+/* Tables what_if, what_if_steps, what_if_summary (with rules: the span before and after them), summary,
+ * breakdown, stats and steps, all of the one path through the span, so that the summary's total, the
+ * what-if's baseline and (for one step) the step's wall time are the same time.  path (may be NULL) gets
+ * the path (hta_cpath_path_free). */
+hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o, hta_result *out,
+                          hta_cp_path *path, hta_error *err);
 
 
 /* ---- the job in bounded memory (docs/scaling.md, "The critical path across ranks") ----
@@ -195,6 +212,8 @@ typedef struct hta_job_opts {
                   * summary, hops, blame, collectives, steps (those of critical-path --all-ranks) */
     int threads; /* with a plan: rank contexts alive at once (0: the CPUs) */
     const char *overlay; /* with paths: the job's path drawn there (as hta_sim_overlay draws it) */
+    const char *trace_dir; /* each rank's trace at its simulated schedule (scn[0]'s rules) written into this
+                            * folder (it exists) under the rank file's name, one rank at a time */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */
@@ -207,6 +226,10 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
  * own weights, k: o->scn[k - 1]). */
 size_t hta_job_nsteps(const hta_job *j);
 void hta_job_step(const hta_job *j, size_t scn, size_t i, int32_t *rank, int64_t *number, int64_t *dur_ns);
+/* The job's whole run in scenario scn (ns): from the earliest rank's first event to the last rank's last,
+ * on the job's clock (ranks aligned at their collectives).  What a saving is measured on where the job has
+ * fewer than two steps. */
+int64_t hta_job_span(const hta_job *j, size_t scn);
 void hta_job_free(hta_job *j);
 
 #ifdef __cplusplus

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include "hta/outfile.h"
@@ -26,6 +25,7 @@ typedef struct cp_args {
     cli_list what_if;
     const char *what_if_trace;
     int all_ranks;
+    int all;
 } cp_args;
 
 /* "N" or "A:B": HTA's instance_id as an int or an inclusive (a, b) tuple (critical-path.md §1 step 3) */
@@ -45,67 +45,75 @@ static int parse_instance(const char *s, int64_t *a, int64_t *b) {
     return 0;
 }
 
-static double secs(struct timespec a, struct timespec b) {
-    return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+/* Whether folder dir is the folder of the traces at path (path itself, or the folder of a file): rank files
+ * written there would claim the ranks of the files they came from. */
+static int same_folder(const char *dir, const char *path) {
+    char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+    int same = 0;
+    if (d && p) {
+        struct stat st;
+        if (!stat(p, &st) && !S_ISDIR(st.st_mode)) {
+            char *slash = strrchr(p, '/');
+            if (slash) *(slash == p ? slash + 1 : slash) = 0;
+        }
+        same = !strcmp(d, p);
+    }
+    free(d);
+    free(p);
+    return same;
 }
 
-static hta_status what_if_tables(hta_ctx *ctx, const hta_cp_graph *g, const cp_args *a,
+/* A what-if on a stored graph (--graph FILE): HTA's graph with the rules' weights, its new longest path. */
+static hta_status what_if_tables(const hta_cp_graph *g, const cp_args *a, const hta_cpath_rule *rules,
                                  hta_result *out, hta_error *err) {
-    size_t nr = a->what_if.n;
-    hta_cpath_rule *rules = calloc(nr ? nr : 1, sizeof *rules);
     int64_t *w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
     hta_cp_path p = {0};
     hta_status st = HTA_OK;
-    if (!rules || !w) {
-        st = hta_oom(err);
+    if (!w) return hta_oom(err);
+    if (a->what_if_trace) {
+        st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
         goto done;
     }
-    for (size_t i = 0; i < nr; i++)
-        if ((st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], err))) goto done;
     size_t changed = 0;
-    if ((st = hta_cpath_whatif_weights(g, rules, nr, w, &changed, err))) goto done;
+    HTA_TRY_GOTO(st, hta_cpath_whatif_weights(g, rules, a->what_if.n, w, &changed, err), done);
     /* the new path on the same graph with the changed weights: same nodes, same tie rules, so baseline and
      * simulation differ only by the rules */
-    if ((st = hta_cpath_longest(g, w, &p, err))) goto done;
-    if ((st = hta_cpath_whatif_table(g->path.length, p.length, changed, p.n, out, err))) goto done;
-    /* the simulated path's summary, with the simulated weights */
-    if ((st = hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
-                                err)))
-        goto done;
-    if (a->what_if_trace) {
-        if (!ctx) {
-            st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
-            goto done;
-        }
-        if ((st = hta_cpath_whatif_trace(ctx, g, w, a->what_if_trace, err))) goto done;
-        hta_result_note(out, "simulated trace written to %s", a->what_if_trace);
-    }
+    HTA_TRY_GOTO(st, hta_cpath_longest(g, w, &p, err), done);
+    HTA_TRY_GOTO(st, hta_cpath_whatif_table(g->path.length, p.length, changed, p.n, out, err), done);
+    HTA_TRY_GOTO(st, hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
+                                       err),
+                 done);
 done:
-    for (size_t i = 0; i < nr; i++) hta_cpath_rule_free(&rules[i]);
-    free(rules);
     free(w);
     hta_cpath_path_free(&p);
     return st;
 }
 
-/* --all-ranks in bounded memory (hta_job_*): rank by rank where the plan allows, else over the loaded
+/* --all-ranks: the job's engine (hta_job_*): rank by rank where the plan allows, else over the loaded
  * context; never more than one rank's graph per thread. */
-static int job_bounded(cli_common *c, const cp_args *a, const char *prog) {
+static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, const char *prog) {
+    if (!c->path || a->graph || a->save) {
+        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph or --save\n"
+                        "Try 'hta critical-path --help'.\n");
+        return EXIT_USAGE;
+    }
+    if (a->what_if_trace && !a->what_if.n) {
+        fprintf(stderr, "hta critical-path: --what-if-trace needs --what-if RULE\nTry 'hta critical-path --help'.\n");
+        return EXIT_USAGE;
+    }
     hta_error err = {0};
     hta_result res;
     hta_result_init(&res);
     hta_rank_plan plan = {0};
     hta_ctx *ctx = NULL;
-    hta_job *job = NULL;
+    hta_job *jb = NULL;
     size_t failed = SIZE_MAX;
     int in_load = 0, rc = 0;
-    hta_cpath_rule *rules = calloc(a->what_if.n ? a->what_if.n : 1, sizeof *rules);
-    hta_status st = rules ? HTA_OK : hta_oom(&err);
-    for (size_t i = 0; !st && i < a->what_if.n; i++) st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], &err);
     hta_job_scenario sc = {rules, a->what_if.n, NULL, 0};
-    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL};
+    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL, NULL};
     char *ovl = NULL;
-    if (!st && a->overlay) {
+    hta_status st = HTA_OK;
+    if (a->overlay) {
         /* OUTDIR/overlaid_critical_path_all_ranks.json, the folder made as for one rank's overlay */
         if (mkdir(a->overlay, 0777) && errno != EEXIST)
             st = hta_fail(&err, HTA_EIO, "%s: cannot create the folder: %s", a->overlay, strerror(errno));
@@ -115,16 +123,25 @@ static int job_bounded(cli_common *c, const cp_args *a, const char *prog) {
             st = hta_output_check(ovl, c->path, &err);
         jo.overlay = ovl;
     }
+    if (!st && a->what_if_trace) {
+        /* a folder: every rank's simulated trace under its file's name */
+        if (mkdir(a->what_if_trace, 0777) && errno != EEXIST)
+            st = hta_fail(&err, HTA_EIO, "%s: cannot create the folder: %s", a->what_if_trace, strerror(errno));
+        else if (same_folder(a->what_if_trace, c->path))
+            st = hta_fail(&err, HTA_EINVAL, "%s: --what-if-trace must be another folder than the trace's (its files "
+                                            "would claim the same ranks)", a->what_if_trace);
+        jo.trace_dir = a->what_if_trace;
+    }
     int planned = !st && hta_ctx_per_rank_ok(&c->ctx) &&
                   !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err) && plan.per_rank;
     if (st) {
-        /* a rule that does not parse */
+        /* an output that cannot be written */
     } else if (planned) {
         for (size_t i = 0; i < plan.nwarnings && !c->quiet; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
-        st = hta_job_run_plan(&plan, &c->ctx, &jo, &job, &res, &failed, &in_load, &err);
+        st = hta_job_run_plan(&plan, &c->ctx, &jo, &jb, &res, &failed, &in_load, &err);
     } else {
         if ((rc = cli_open(c, c->path, &ctx))) goto out;
-        st = hta_job_run_ctx(ctx, &jo, &job, &res, &err);
+        st = hta_job_run_ctx(ctx, &jo, &jb, &res, &err);
     }
     if (st) {
         if (in_load) fprintf(stderr, "hta: error: %s\n", err.msg), rc = 1;
@@ -135,81 +152,104 @@ static int job_bounded(cli_common *c, const cp_args *a, const char *prog) {
     }
 out:
     hta_rank_plan_free(&plan);
-    for (size_t i = 0; rules && i < a->what_if.n; i++) hta_cpath_rule_free(&rules[i]);
-    free(rules);
     free(ovl);
-    hta_job_free(job);
+    hta_job_free(jb);
     hta_ctx_free(ctx);
     return rc;
 }
 
-/* --all-ranks: the job's graph (hta_sim_build_job); the path's summary, every rank's steps, what-if.
- * The joined graph holds every rank at once: kept for --what-if-trace, and as the reference
- * the bounded engine is checked against (HTA_PER_RANK=0). */
-static int job(cli_common *c, const cp_args *a, const char *prog) {
-    if (!c->path || a->graph || a->save) {
-        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph or --save\n"
-                        "Try 'hta critical-path --help'.\n");
-        return EXIT_USAGE;
-    }
-    const char *env = getenv("HTA_PER_RANK");
-    if (!a->what_if_trace && !(env && !strcmp(env, "0"))) return job_bounded(c, a, prog);
-    hta_ctx *ctx = NULL;
-    int rc = cli_open(c, c->path, &ctx);
-    if (rc) return rc;
-    hta_error err = {0};
+/* The default answer for one rank: the simulation graph's one path through the selection (hta_sim_answer);
+ * --save also stores HTA's graph. */
+static hta_status one_rank(hta_ctx *ctx, const cli_common *c, const cp_args *a, const hta_cpath_opts *o,
+                           const hta_cpath_rule *rules, hta_result *res, hta_error *err) {
     hta_sim *sim = NULL;
-    hta_result res;
-    hta_result_init(&res);
-    hta_cpath_rule *rules = calloc(a->what_if.n ? a->what_if.n : 1, sizeof *rules);
-    int64_t *t = NULL;
     hta_cp_path p = {0};
-    hta_status st = rules ? hta_sim_build_job(ctx, &sim, &err) : hta_oom(&err);
-    if (!st && a->what_if.n) {
-        for (size_t i = 0; !st && i < a->what_if.n; i++) st = hta_cpath_rule_parse(a->what_if.v[i], &rules[i], &err);
-        if (!st)
-            st = hta_sim_whatif(ctx, sim, rules, a->what_if.n, a->data_load.v, a->data_load.n, a->what_if_trace, &res,
-                                &err);
+    hta_sim_opts so = {rules, a->what_if.n, a->data_load.v, a->data_load.n, INT64_MIN, INT64_MAX,
+                       !a->what_if.n || a->top > 0 || a->all, a->all ? 0 : a->top > 0 ? (size_t)a->top : 20,
+                       a->what_if_trace};
+    hta_status st = HTA_OK;
+    if (a->annotation) HTA_TRY(hta_cpath_window(ctx, 0, o, &so.lo, &so.hi, err));
+    HTA_TRY(hta_sim_build(ctx, 0, &sim, err));
+    st = hta_sim_answer(ctx, sim, &so, res, &p, err);
+    if (!st && a->overlay) {
+        hta_cpath_overlay_opts oo = {a->all_events, a->all_events && a->all_edges, 0, &p};
+        char *written = NULL;
+        st = hta_cpath_overlay(ctx, hta_sim_graph(sim), a->overlay, &oo, &written, err);
+        if (!st) hta_result_note(res, "overlay written to %s", written);
+        free(written);
     }
-    if (!st) {
-        const hta_cp_graph *g = hta_sim_graph(sim);
-        t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
-        st = !t ? hta_oom(&err) : hta_sim_run(sim, NULL, t, &err);
-        if (!st) st = hta_sim_path(sim, NULL, t, hta_sim_last_node(sim, t), INT64_MIN, &p, &err);
-        if (!st)
-            st = hta_cpath_summary(g, &p, NULL, a->data_load.v, a->data_load.n, &HTA_CP_SUMMARY_TABLE, &res, &err);
-        if (!st) st = hta_sim_rank_tables(sim, t, &p, &res, &err);
-        if (!st && a->overlay) {
-            /* OUTDIR/overlaid_critical_path_all_ranks.json, the folder made as for one rank's overlay */
-            char *out = NULL;
-            if (mkdir(a->overlay, 0777) && errno != EEXIST)
-                st = hta_fail(&err, HTA_EIO, "%s: cannot create the folder: %s", a->overlay, strerror(errno));
-            else if (asprintf(&out, "%s/overlaid_critical_path_all_ranks.json", a->overlay) < 0)
-                st = hta_oom(&err), out = NULL;
-            else if (!(st = hta_output_check(out, c->path, &err)) && !(st = hta_sim_overlay(sim, t, &p, out, &err)))
-                hta_result_note(&res, "overlay written to %s", out);
-            free(out);
-        }
-        if (!st) st = hta_sim_steps_table(sim, NULL, t, a->data_load.v, a->data_load.n, &res, &err);
-        if (!st) hta_result_note(&res, "%zu collective instances joined across %zu ranks", hta_sim_joined(sim),
-                                 hta_ctx_nranks(ctx));
+    if (!st && a->save) {
+        hta_cp_graph *g = NULL;
+        st = hta_cpath_build(ctx, 0, o, &g, err);
+        if (!st) st = hta_cpath_save(g, a->save, err);
+        if (!st) hta_result_note(res, "HTA's graph saved to %s", a->save);
+        hta_cpath_free(g);
     }
-    for (size_t i = 0; i < a->what_if.n; i++) hta_cpath_rule_free(&rules[i]);
-    free(rules);
-    free(t);
     hta_cpath_path_free(&p);
     hta_sim_free(sim);
-    hta_ctx_free(ctx);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(prog, &err);
+    return st;
+}
+
+/* HTA's graph (--hta-compat, or --graph FILE): its summary, breakdown and stats; a what-if on a trace runs
+ * on the simulation graph (its what_if tables first), on a stored graph on HTA's. */
+static hta_status hta_graph(hta_ctx *ctx, const cp_args *a, const hta_cpath_opts *o, const hta_cpath_rule *rules,
+                            hta_result *res, hta_error *err) {
+    hta_cp_graph *g = NULL;
+    hta_status st = a->graph ? hta_cpath_load(a->graph, &g, err) : hta_cpath_build(ctx, 0, o, &g, err);
+    if (st) return st;
+    for (size_t i = 0; i < g->nnotes; i++) hta_result_note(res, "%s", g->notes[i]);
+    if (a->what_if.n && ctx) {
+        hta_sim *sim = NULL;
+        hta_result tmp;
+        hta_result_init(&tmp);
+        hta_sim_opts so = {rules, a->what_if.n, a->data_load.v, a->data_load.n, INT64_MIN, INT64_MAX, 0, 0,
+                           a->what_if_trace};
+        if (a->annotation) st = hta_cpath_window(ctx, 0, o, &so.lo, &so.hi, err);
+        if (!st) st = hta_sim_build(ctx, 0, &sim, err);
+        if (!st) st = hta_sim_answer(ctx, sim, &so, &tmp, NULL, err);
+        /* only the what-if's tables: the rest is HTA's graph's */
+        for (size_t i = 0; !st && i < tmp.n; i++) {
+            if (strncmp(tmp.tables[i]->name, "what_if", 7)) continue;
+            if (hta_result_add(res, tmp.tables[i])) st = hta_oom(err);
+            tmp.tables[i] = NULL;
+        }
+        if (!st) st = hta_result_copy_notes(res, &tmp, err);
+        hta_result_free(&tmp);
+        hta_sim_free(sim);
+    } else if (a->what_if.n) {
+        st = what_if_tables(g, a, rules, res, err);
     }
-    return cli_emit(c, &res);
+    if (!st)
+        st = hta_cpath_report(g, &g->path, NULL, a->data_load.v, a->data_load.n,
+                              a->top > 0 && !a->all ? (size_t)a->top : 0, res, err);
+    if (!st && a->what_if.n && a->top <= 0 && !a->all) {
+        hta_table *bd = NULL;
+        st = hta_result_take(res, &HTA_CP_BREAKDOWN_TABLE, &bd, err);
+        hta_table_free(bd);
+    }
+    if (!st && a->save) {
+        st = hta_cpath_save(g, a->save, err);
+        if (!st) hta_result_note(res, "graph saved to %s", a->save);
+    }
+    if (!st && a->overlay) {
+        if (!ctx) {
+            st = hta_fail(err, HTA_EINVAL, "--overlay needs the trace (PATH), not only --graph");
+        } else {
+            hta_cpath_overlay_opts oo = {a->all_events, a->all_events && a->all_edges, 0, NULL};
+            char *written = NULL;
+            st = hta_cpath_overlay(ctx, g, a->overlay, &oo, &written, err);
+            if (!st) hta_result_note(res, "overlay written to %s", written);
+            free(written);
+        }
+    }
+    hta_cpath_free(g);
+    return st;
 }
 
 static int cmd_critical_path(int argc, char **argv) {
     cp_args a = {0};
-    a.top = 0;
+    hta_cpath_rule *rules = NULL;
+    size_t nrules = 0;
     const cli_opt opts[] = {
         {"annotation", CLI_STR, &a.annotation, "NAME",
          "clip to the instances of events whose name contains NAME (default: whole trace)"},
@@ -218,7 +258,8 @@ static int cmd_critical_path(int argc, char **argv) {
          "events whose name contains TEXT are data loading (HTA's data_load_events; repeatable)"},
         {"zero-weight-launch-edges", CLI_FLAG, &a.zero_weight, NULL,
          "add HTA's zero-weight launch edges (CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1)"},
-        {"top", CLI_INT, &a.top, "N", "breakdown: only the N longest path edges"},
+        {"top", CLI_INT, &a.top, "N", "breakdown: the N longest path edges (default 20; --hta-compat: all)"},
+        {"all", CLI_FLAG, &a.all, NULL, "breakdown: every path edge, in path order"},
         {"overlay", CLI_STR, &a.overlay, "OUTDIR", "write the trace with the path overlaid into OUTDIR"},
         {"all-events", CLI_FLAG, &a.all_events, NULL, "overlay: keep every event, not only critical ones"},
         {"all-edges", CLI_FLAG, &a.all_edges, NULL, "overlay (with --all-events): draw every graph edge"},
@@ -264,25 +305,25 @@ static int cmd_critical_path(int argc, char **argv) {
     o.data_load = a.data_load.v;
     o.ndata_load = a.data_load.n;
     o.zero_weight_launch = a.zero_weight;
-    /* every rule is checked before the trace is read: a typo is a usage error now, not after a long load */
-    for (size_t i = 0; i < a.what_if.n; i++) {
-        hta_cpath_rule r;
+    /* the rules, parsed once, before the trace is read: a typo is a usage error now, not after a long load */
+    if (!(rules = calloc(a.what_if.n ? a.what_if.n : 1, sizeof *rules))) {
+        fprintf(stderr, "hta critical-path: out of memory\n");
+        goto out;
+    }
+    for (; nrules < a.what_if.n; nrules++) {
         hta_error e = {0};
-        if (hta_cpath_rule_parse(a.what_if.v[i], &r, &e)) {
+        if (hta_cpath_rule_parse(a.what_if.v[nrules], &rules[nrules], &e)) {
             fprintf(stderr, "hta critical-path: %s\n", e.msg);
             rc = EXIT_USAGE;
             goto out;
         }
-        hta_cpath_rule_free(&r);
     }
-    hta_ctx *ctx = NULL;
-    hta_cp_graph *g = NULL;
-    hta_error err = {0};
-    hta_status st;
     if (a.all_ranks) {
-        rc = job(&c, &a, argv[0]);
+        rc = job(&c, &a, rules, argv[0]);
         goto out;
     }
+    hta_ctx *ctx = NULL;
+    hta_error err = {0};
     if (c.path) {
         /* the critical path is one rank's: --ranks names it (only its file is read) */
         if (c.ctx.nranks > 1) {
@@ -292,7 +333,7 @@ static int cmd_critical_path(int argc, char **argv) {
         }
         if ((rc = cli_open(&c, c.path, &ctx))) goto out;
         const char *derived = a.overlay ? "--overlay" : a.what_if_trace ? "--what-if-trace" : NULL;
-        if (derived && (st = cli_check_derivable(ctx, derived, &err))) {
+        if (derived && cli_check_derivable(ctx, derived, &err)) {
             rc = cli_fail(argv[0], &err);
             hta_ctx_free(ctx);
             goto out;
@@ -310,99 +351,21 @@ static int cmd_critical_path(int argc, char **argv) {
      * growing columns want the mmap path. */
     mallopt(M_MMAP_THRESHOLD, 512 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    struct timespec t0, t1, c0, c1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    if (a.graph) {
-        st = hta_cpath_load(a.graph, &g, &err);
-    } else {
-        st = hta_cpath_build(ctx, 0, &o, &g, &err);
-    }
-    if (st) {
-        rc = cli_fail(argv[0], &err);
-        goto fin;
-    }
     hta_result res;
     hta_result_init(&res);
-    for (size_t i = 0; i < g->nnotes; i++) hta_result_note(&res, "%s", g->notes[i]);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-    if (getenv("HTA_TIMING"))
-        fprintf(stderr, "hta critical-path: graph %s in %.3f s, cpu %.3f s (%zu events, %zu nodes, %zu edges)\n",
-                a.graph ? "loaded" : "built", secs(t0, t1), secs(c0, c1), g->nev, g->norder, g->nedge);
-    /* The simulation graph (hta/sim.h): the what-if engine, and per-step paths by default (HTA's graph
-     * alone with --hta-compat).  What-if results come first; the breakdown then only with --top. */
-    hta_sim *sim = NULL;
-    hta_cpath_rule *rules = NULL;
-    if (ctx && (a.what_if.n || !c.ctx.hta_compat)) {
-        st = hta_sim_build(ctx, 0, &sim, &err);
-        if (!st && a.what_if.n) {
-            rules = calloc(a.what_if.n, sizeof *rules);
-            if (!rules) st = hta_oom(&err);
-            for (size_t i = 0; !st && i < a.what_if.n; i++) st = hta_cpath_rule_parse(a.what_if.v[i], &rules[i], &err);
-            if (!st)
-                st = hta_sim_whatif(ctx, sim, rules, a.what_if.n, a.data_load.v, a.data_load.n, a.what_if_trace,
-                                    &res, &err);
-            for (size_t i = 0; rules && i < a.what_if.n; i++) hta_cpath_rule_free(&rules[i]);
-            free(rules);
-        }
-    }
-    if (!st) {
-        if (a.what_if.n && sim && a.top <= 0) {
-            /* the answer first: no breakdown of every path edge unless asked for */
-            hta_result tmp;
-            hta_result_init(&tmp);
-            st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, 1, &tmp, &err);
-            for (size_t i = 0; !st && i < tmp.n; i++) {
-                if (!strcmp(tmp.tables[i]->name, "breakdown")) continue;
-                if (hta_result_add(&res, tmp.tables[i])) st = hta_oom(&err);
-                tmp.tables[i] = NULL;
-            }
-            hta_result_free(&tmp);
-        } else {
-            st = hta_cpath_report(g, &g->path, a.data_load.v, a.data_load.n, a.top > 0 ? (size_t)a.top : 0, &res,
-                                  &err);
-        }
-    }
-    if (!st && sim && !c.ctx.hta_compat) {
-        size_t nn = hta_sim_graph(sim)->nnode;
-        int64_t *t = malloc((nn ? nn : 1) * sizeof *t);
-        st = !t ? hta_oom(&err) : hta_sim_run(sim, NULL, t, &err);
-        if (!st) st = hta_sim_steps_table(sim, NULL, t, a.data_load.v, a.data_load.n, &res, &err);
-        free(t);
-    }
-    hta_sim_free(sim);
-    if (getenv("HTA_TIMING")) {
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-        fprintf(stderr, "hta critical-path: report in %.3f s, cpu %.3f s\n", secs(t1, t0), secs(c1, c0));
-    }
-    if (!st && a.what_if.n && !ctx) st = what_if_tables(ctx, g, &a, &res, &err);
-    if (!st && a.save) {
-        st = hta_cpath_save(g, a.save, &err);
-        if (!st) hta_result_note(&res, "graph saved to %s", a.save);
-    }
-    if (!st && a.overlay) {
-        if (!ctx) {
-            st = hta_fail(&err, HTA_EINVAL, "--overlay needs the trace (PATH), not only --graph");
-        } else {
-            hta_cpath_overlay_opts oo = {a.all_events, a.all_events && a.all_edges, 0};
-            char *written = NULL;
-            st = hta_cpath_overlay(ctx, g, a.overlay, &oo, &written, &err);
-            if (!st) hta_result_note(&res, "overlay written to %s", written);
-            free(written);
-        }
-    }
+    /* one engine for the default answer; HTA's graph where HTA is asked for */
+    hta_status st = a.graph || c.ctx.hta_compat ? hta_graph(ctx, &a, &o, rules, &res, &err)
+                                                : one_rank(ctx, &c, &a, &o, rules, &res, &err);
+    hta_ctx_free(ctx);
     if (st) {
         hta_result_free(&res);
         rc = cli_fail(argv[0], &err);
-        goto fin;
+        goto out;
     }
     rc = cli_emit(&c, &res);
-fin:
-    hta_cpath_free(g);
-    hta_ctx_free(ctx);
 out:
+    for (size_t i = 0; i < nrules; i++) hta_cpath_rule_free(&rules[i]);
+    free(rules);
     free(a.data_load.v);
     free(a.what_if.v);
     return rc;

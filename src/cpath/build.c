@@ -122,24 +122,25 @@ static uint32_t gsym(bld *b, uint32_t ts) {
     return b->gsym[ts];
 }
 
-static hta_status clip(bld *b, hta_error *err) {
-    const hta_rank *r = b->r;
-    const hta_cpath_opts *o = b->o;
-    size_t n = b->v->n;
+/* §1 steps 2-4: the window of the annotation's instances [lo, hi] in view times (no annotation: from the
+ * earliest row, hi = INT64_MAX). */
+static hta_status annot_window(const hta_view *v, const hta_trace *t, const hta_rank *r, const hta_cpath_opts *o,
+                               int64_t *lo_out, int64_t *hi_out, hta_error *err) {
+    size_t n = v->n;
     int64_t lo = INT64_MAX, hi = INT64_MAX;
     /* No annotation: the whole trace.  HTA's window end is the max of its stale absolute end column (Q1),
      * in effect +infinity, hence hi = INT64_MAX. */
     if (!o->annotation || !o->annotation[0]) {
         for (size_t k = 0; k < n; k++)
-            if (b->v->ts[k] < lo) lo = b->v->ts[k];
+            if (v->ts[k] < lo) lo = v->ts[k];
     } else {
         /* annotation ids: every name or category containing the text (§1 step 2).  A category match
          * alone avoids HTA's "no such annotation" failure; instances are still rows whose name contains
          * the text. */
         int any_sym = 0;
-        for (size_t c = 0; c < b->t->ncats && !any_sym; c++)
-            if (strstr(hta_sym(b->t->sym, b->t->cats[c]), o->annotation)) any_sym = 1;
-        unsigned char *match = cp_calloc(hta_symtab_count(b->t->sym) + 1, 1);
+        for (size_t c = 0; c < t->ncats && !any_sym; c++)
+            if (strstr(hta_sym(t->sym, t->cats[c]), o->annotation)) any_sym = 1;
+        unsigned char *match = cp_calloc(hta_symtab_count(t->sym) + 1, 1);
         if (!match) return hta_oom(err);
         int64_t seen = 0;
         lo = INT64_MAX;
@@ -148,28 +149,45 @@ static hta_status clip(bld *b, hta_error *err) {
          * gpu_user_annotation copy counts as an instance (Quirk C1). match[] memoises per name: bit 2 =
          * tested, bit 1 = contains. */
         for (size_t k = 0; k < n; k++) {
-            uint32_t nm = r->name[vrow(b, k)];
-            if (!(match[nm] & 2)) match[nm] = (unsigned char)(2 | (strstr(hta_sym(b->t->sym, nm), o->annotation) != NULL));
+            uint32_t nm = r->name[v->row[k]];
+            if (!(match[nm] & 2)) match[nm] = (unsigned char)(2 | (strstr(hta_sym(t->sym, nm), o->annotation) != NULL));
             if (!(match[nm] & 1)) continue;
             any_sym = 1;
             if (seen >= o->instance_a && seen <= o->instance_b) {
-                if (b->v->ts[k] < lo) lo = b->v->ts[k];
-                if (b->v->ts[k] + b->v->dur[k] > hi) hi = b->v->ts[k] + b->v->dur[k];
+                if (v->ts[k] < lo) lo = v->ts[k];
+                if (v->ts[k] + v->dur[k] > hi) hi = v->ts[k] + v->dur[k];
             }
             seen++;
         }
         free(match);
         if (!any_sym)
             return hta_fail(err, HTA_ENODATA, "rank %d: no event name contains the annotation '%s'",
-                            (int)b->r->rank, o->annotation);
+                            (int)r->rank, o->annotation);
         /* An instance beyond the last: HTA's window becomes NaN and pandas raises (C11); a clear error
          * here. */
         if (lo > hi)
             return hta_fail(err, HTA_ENODATA,
                             "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%lld is out of range",
-                            (int)b->r->rank, o->annotation, (long long)seen, (long long)o->instance_a,
+                            (int)r->rank, o->annotation, (long long)seen, (long long)o->instance_a,
                             o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
     }
+    *lo_out = lo;
+    *hi_out = hi;
+    return HTA_OK;
+}
+
+hta_status hta_cpath_window(hta_ctx *ctx, size_t k, const hta_cpath_opts *o, int64_t *lo, int64_t *hi,
+                            hta_error *err) {
+    const hta_view *v;
+    HTA_TRY(hta_ctx_view(ctx, k, &v, err));
+    return annot_window(v, ctx->trace, hta_ctx_rank(ctx, k), o, lo, hi, err);
+}
+
+static hta_status clip(bld *b, hta_error *err) {
+    const hta_rank *r = b->r;
+    size_t n = b->v->n;
+    int64_t lo, hi;
+    HTA_TRY(annot_window(b->v, b->t, b->r, b->o, &lo, &hi, err));
     unsigned char *sel = cp_calloc(n ? n : 1, 1);
     if (!sel) return hta_oom(err);
     for (size_t k = 0; k < n; k++) {

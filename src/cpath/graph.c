@@ -374,48 +374,6 @@ done:
     return st;
 }
 
-/* What-if re-timing: every node happens as early as its predecessors allow (the max over in-edges of
- * predecessor time + weight), in topological order.  Weights are taken as given, negative gaps included,
- * so that an unchanged graph with real gaps reproduces the trace's times. */
-hta_status hta_cpath_schedule(const hta_cp_graph *g, const int64_t *w, int64_t *t_node,
-                              hta_error *err) {
-    cp_adj succ = {0}, pred = {0};
-    uint32_t *ord = malloc((g->norder ? g->norder : 1) * sizeof *ord);
-    hta_status st = HTA_OK;
-    if (!ord) {
-        st = hta_oom(err);
-        goto done;
-    }
-    HTA_TRY_GOTO(st, cp_adj_build(g, 0, &succ, err), done);
-    HTA_TRY_GOTO(st, cp_adj_build(g, 1, &pred, err), done);
-    size_t n = topo(g, &succ, ord);
-    if (n != g->norder) {
-        st = hta_fail(err, HTA_EINVAL, "the critical-path graph has a cycle");
-        goto done;
-    }
-    for (size_t i = 0; i < g->nnode; i++) t_node[i] = g->node[i].ts;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v = ord[i];
-        if (pred.off[v] == pred.off[v + 1]) continue; /* a source keeps its time */
-        int64_t b = INT64_MIN;
-        for (uint32_t k = pred.off[v]; k < pred.off[v + 1]; k++) {
-            uint32_t e = pred.eid[k];
-            int64_t d;
-            if (__builtin_add_overflow(t_node[g->edge[e].u], w ? w[e] : g->edge[e].w, &d)) {
-                st = hta_fail(err, HTA_EINVAL, "the re-timed trace has a time beyond int64 ns");
-                goto done;
-            }
-            if (d > b) b = d;
-        }
-        t_node[v] = b;
-    }
-done:
-    free(ord);
-    cp_adj_free(&succ);
-    cp_adj_free(&pred);
-    return st;
-}
-
 /* What-if selectors (kernel:GLOB, op:GLOB): * and ? matched against the whole name.  A mismatch
  * backtracks only to the last star, without recursion. */
 int cp_glob(const char *p, const char *s) {

@@ -63,5 +63,22 @@ int cp_type_match(const char *pat, const char *name);
 /* The rule as the user writes it, in buf. */
 const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n);
 
+/* Rules on a graph (rules.c), the one place a rule is applied. */
+typedef struct cp_rules_opts {
+    const double *const *factor; /* per rule: a median rule's factor per edge (NULL: the rule's own) */
+    int (*pending)(void *ctx, size_t k); /* a median rule without factors: 1 when they come later */
+    int64_t (*rank_of)(void *ctx, const hta_cp_edge *e); /* the rank whose work e is (NULL: g->rank) */
+    void *ctx;
+    size_t *hits;   /* per rule, added to: edges it selected; given, no match is no error here */
+    uint64_t *mask; /* per edge, or'ed: bit k when rule k selected it (rules < 64) */
+} cp_rules_opts;
+/* w (nedge) = the graph's weights under the rules, in order; *nchanged edges changed.  A rule that matches
+ * nothing is an error (unless o->hits counts), as is a weight beyond the times hta holds. */
+hta_status cp_rules_apply(const hta_cp_graph *g, const hta_cpath_rule *rules, size_t nrules, const cp_rules_opts *o,
+                          int64_t *w, size_t *nchanged, hta_error *err);
+/* The rule's action on one weight: set it, or scale it by f (the rule's factor, or a median's); beyond the
+ * times hta holds is an error. */
+hta_status cp_rule_scale(const hta_cpath_rule *r, double f, int64_t *w, hta_error *err);
+
 
 #endif

@@ -77,8 +77,9 @@ static int ov_tail(void *ctx, hta_rawout *w) {
         }
         return 0;
     }
-    for (size_t i = 0; i + 1 < g->path.n; i++) {
-        const hta_cp_edge *e = &g->edge[g->path.edge[i]];
+    const hta_cp_path *pp = x->o->path ? x->o->path : &g->path;
+    for (size_t i = 0; i + 1 < pp->n; i++) {
+        const hta_cp_edge *e = &g->edge[pp->edge[i]];
         if (e->type != HTA_CP_DEPENDENCY && e->type != HTA_CP_LAUNCH && e->type != HTA_CP_SYNC) continue;
         if (flow_end(w, x, e->u, id, e, 1) || flow_end(w, x, e->v, id, e, 1)) return 1;
         id++;
@@ -116,8 +117,9 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
         free(path);
         return hta_oom(err);
     }
-    for (size_t i = 0; i < g->path.n; i++) x.crit[g->ev[g->node[g->path.node[i]].ev].index] = 1;
-    for (size_t i = 0; i + 1 < g->path.n; i++) x.on_path[g->path.edge[i]] = 1;
+    const hta_cp_path *pp = o->path ? o->path : &g->path;
+    for (size_t i = 0; i < pp->n; i++) x.crit[g->ev[g->node[pp->node[i]].ev].index] = 1;
+    for (size_t i = 0; i + 1 < pp->n; i++) x.on_path[pp->edge[i]] = 1;
     hta_rawout_hooks h = {.event = ov_event, .tail = ov_tail, .ctx = &x};
     hta_status st = hta_rawout_derive(r->path, path, hta_raw_is_gzip(r->path), &h, err);
     hta_raw_obj_free(&x.obj);

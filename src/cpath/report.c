@@ -171,13 +171,13 @@ static void top_rows(brow *rows, size_t n, size_t top) {
     qsort(rows, top, sizeof *rows, cmp_brow);
 }
 
-static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, bb_memo *bm,
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, bb_memo *bm,
                                   size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
     hta_table *t = hta_table_from_def(&HTA_CP_BREAKDOWN_TABLE);
     if (!rows || !t) goto oom;
-    for (size_t i = 0; i < ne; i++) rows[i] = (brow){g->edge[p->edge[i]].w, (uint32_t)i};
+    for (size_t i = 0; i < ne; i++) rows[i] = (brow){w ? w[p->edge[i]] : g->edge[p->edge[i]].w, (uint32_t)i};
     size_t nrow = ne;
     if (top && top < ne) {
         top_rows(rows, ne, top);
@@ -188,7 +188,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, b
         long r = hta_table_add_row(t);
         if (r < 0) goto oom;
         size_t R = (size_t)r;
-        hta_table_set_float(t, R, HTA_CP_BREAKDOWN_DURATION, us(e->w));
+        hta_table_set_float(t, R, HTA_CP_BREAKDOWN_DURATION, us(rows[i].w));
         if (hta_table_set_str(t, R, HTA_CP_BREAKDOWN_TYPE, hta_cpath_edge_type_name(e->type)) ||
             hta_table_set_str(t, R, HTA_CP_BREAKDOWN_BOUND_BY, bb_get(bm, e)))
             goto oom;
@@ -267,12 +267,12 @@ oom:
     return HTA_ENOMEM;
 }
 
-hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p,
+hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err) {
     bb_memo bm;
     if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, NULL, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, &bm, top, out) ||
+    int bad = summary_table(g, p, w, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, w, &bm, top, out) ||
               stats_table(g, p, out);
     free(bm.cls);
     if (bad) return hta_oom(err);

@@ -61,18 +61,37 @@ typedef struct sj_skel {
     sj_label *lab;
     size_t nlab;
     uint32_t *a_off;    /* per collective c: its arrival's labels, lab[a_off[c] .. a_off[c + 1]) */
-    uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]) */
+    uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]); then the
+                         * run's end (its last node): lab[s_off[2n] .. s_off[2n+1]) */
     int64_t *trw;       /* per collective: its transfer's weight under the scenario */
     uint64_t *trmask;   /* per collective: the rules that selected its transfer */
     size_t *hits;       /* per rule: edges selected on this rank */
     size_t changed;     /* edges changed on this rank */
     int done;           /* computed (a median rule's rank waits for the factors) */
+    /* Pruning (sim_job_skel.c, "labels"): a node keeps its SJ_KEEP labels of largest reference value; each
+     * label dropped is recorded against the best one kept, and the replay checks afterwards that none of
+     * them could have decided (sj_check).  ref: per collective, the reference end time (the rank's absolute
+     * clock) the pruning ranked by; given on a revisit (the last replay's times), else the rank's own
+     * schedule.  pkey/pdef: the drops, per (dropped source, best source) the smallest margin. */
+    int64_t *ref;
+    int ref_given;
+    size_t keep;        /* labels a node keeps: SJ_KEEP, doubled at each revisit */
+    int rounds;         /* revisits for the pruning's sake */
+    uint64_t *pkey;
+    int64_t *pdef;
+    size_t npair;
 } sj_skel;
+
+/* Labels a node keeps at first (sim_job_skel.c), and the revisits for the pruning's sake: each doubles the
+ * labels kept; after the last, what a dropped label could still change is bounded and said (sj_check). */
+#define SJ_KEEP 6
+#define SJ_ROUNDS 3
 
 typedef struct sj_rank {
     int present;        /* visited (a file of JSON without traceEvents is skipped) */
     int32_t rank;
     int64_t origin;     /* the rank's graph times + origin = absolute ns */
+    int64_t first;      /* the run's start: its earliest node (absolute ns; INT64_MAX: no node) */
     sj_coll *coll;
     size_t ncoll;
     hta_sim_step *steps;
@@ -141,7 +160,9 @@ struct hta_job {
     /* per scenario: per rank, per collective: arrival and end time; barrier per instance; steps */
     int64_t ***arr, ***end;
     int64_t **bar;
-    int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end) */
+    int64_t ***step_t;  /* per scenario, rank: 2 per step (start, end), then the run's end */
+    size_t revisits;    /* rank visits again for the pruning's check (sj_check) */
+    int64_t inexact_ns; /* the most a dropped label could move a time after the last round (0: exact) */
 };
 
 /* job's clock of rank k: absolute ns - delta */
@@ -161,8 +182,14 @@ int sj_class_of(const char *bound_by);
 /* The replay: matching (once), then every scenario's schedule at the skeleton's nodes. */
 hta_status sj_match(struct hta_job *j, hta_error *err);
 hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
-/* A matched transfer's weight under scenario scn on rank pos. */
-int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau);
+/* After sj_replay(scn): the ranks whose pruning could have dropped a label that decides under the replayed
+ * times; each is marked for a revisit with those times as its reference and twice the labels, until
+ * SJ_ROUNDS revisits.  again[0 .. *n): their positions.  After the last round, j->inexact_ns: the most a
+ * dropped label could still move a time (0: the replay is exact). */
+void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n);
+/* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
+hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                       hta_error *err);
 /* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
 hta_status sj_median(struct hta_job *j, hta_error *err);
 

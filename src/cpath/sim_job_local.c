@@ -104,6 +104,79 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
     out->t0 = k->t[v] + k->off;
 }
 
+/* The walks of every uncut query at once (from = INT64_MIN: each walk's answer depends on its start only).
+ * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
+ * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
+ * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
+ * same long stretch (every collective launched from one thread's step).  v[i]: query i's node. */
+static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
+    const hta_cp_graph *g = k->s->g;
+    size_t nn = g->nnode;
+    uint32_t *par = malloc((nn + 1) * sizeof *par), *coff = calloc(nn + 2, sizeof *coff),
+             *kid = malloc((nn + 1) * sizeof *kid), *qhead = malloc((nn + 1) * sizeof *qhead),
+             *qnext = malloc((n + 1) * sizeof *qnext), *stack = malloc((nn + 1) * sizeof *stack),
+             *root = malloc((nn + 1) * sizeof *root);
+    unsigned char *down = calloc(nn + 1, 1);
+    if (!par || !coff || !kid || !qhead || !qnext || !stack || !root || !down) {
+        free(par), free(coff), free(kid), free(qhead), free(qnext), free(stack), free(root), free(down);
+        return hta_oom(err);
+    }
+    for (size_t x = 0; x < nn; x++) {
+        par[x] = pick(k->s, k->w, k->t, (uint32_t)x);
+        qhead[x] = UINT32_MAX;
+        if (par[x] != UINT32_MAX) coff[g->edge[par[x]].u + 1]++;
+    }
+    for (size_t x = 0; x < nn; x++) coff[x + 1] += coff[x];
+    uint32_t *fill = stack; /* as scratch: each node's next child slot */
+    for (size_t x = 0; x < nn; x++) fill[x] = coff[x];
+    for (size_t x = 0; x < nn; x++)
+        if (par[x] != UINT32_MAX) kid[fill[g->edge[par[x]].u]++] = (uint32_t)x;
+    for (size_t i = n; i-- > 0;) qnext[i] = qhead[v[i]], qhead[v[i]] = (uint32_t)i;
+    /* the running sums of the path from the root down to the node on top of the stack */
+    __int128 cls[SJ_NCLS] = {0};
+    int64_t col[SJ_NCLS] = {0};
+    size_t cnt[SJ_NCLS] = {0}, edges = 0;
+    for (size_t r = 0; r < nn; r++) {
+        if (par[r] != UINT32_MAX) continue;
+        size_t sp = 0;
+        stack[sp++] = (uint32_t)r;
+        while (sp) {
+            uint32_t x = stack[sp - 1];
+            uint32_t e = par[x];
+            int c = 0;
+            if (e != UINT32_MAX) {
+                if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bound_by(g, &g->edge[e], k->dl, k->ndl));
+                c = k->cls[e];
+            }
+            int64_t gap = e != UINT32_MAX && k->t[x] > k->t[g->edge[e].u] ? k->t[x] - k->t[g->edge[e].u] : 0;
+            if (!down[x]) {
+                down[x] = 1;
+                root[x] = (uint32_t)r;
+                if (e != UINT32_MAX) cls[c] += k->w[e], col[c] += gap, cnt[c]++, edges++;
+                for (uint32_t i = qhead[x]; i != UINT32_MAX; i = qnext[i]) {
+                    sj_piece *o = &q[i].out;
+                    memset(o, 0, sizeof *o);
+                    for (int y = 0; y < SJ_NCLS; y++) {
+                        o->acc.cls[y] = cls[y];
+                        o->acc.col[y] = col[y];
+                        if (cnt[y]) o->acc.present |= 1u << y;
+                    }
+                    o->acc.edges = edges;
+                    o->inst = r >= k->stub_first ? (int64_t)k->stub_inst[r - k->stub_first] : -1;
+                    o->t0 = k->t[r] + k->off;
+                    o->t1 = k->t[x] + k->off;
+                }
+                for (uint32_t i = coff[x + 1]; i-- > coff[x];) stack[sp++] = kid[i];
+                continue;
+            }
+            sp--;
+            if (e != UINT32_MAX) cls[c] -= k->w[e], col[c] -= gap, cnt[c]--, edges--;
+        }
+    }
+    free(par), free(coff), free(kid), free(qhead), free(qnext), free(stack), free(root), free(down);
+    return HTA_OK;
+}
+
 hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, size_t scn, hta_sim **sp,
                             int64_t **wp, int64_t **tp, uint32_t *stub_first, uint32_t **arrp, hta_error *err) {
     hta_sim *s = NULL;
@@ -185,6 +258,24 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             if (t[v] < min_t) min_t = t[v];
         }
         sj_walker wk = {s, w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL};
+        int uncut = 1;
+        for (size_t i = a; i < z; i++) uncut &= q[i].from == INT64_MIN;
+        if (uncut && stub_first) {
+            uint32_t *v = malloc((z - a + 1) * sizeof *v);
+            if (!v) goto oom;
+            for (size_t i = a; i < z; i++) {
+                v[i - a] = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
+                         : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
+                                                     : last;
+                q[i].last_t = last_t + off;
+                q[i].last_node = last;
+                q[i].min_t = min_t + off;
+            }
+            st = forest(&wk, v, q + a, z - a, err);
+            free(v);
+            if (st) goto done;
+            continue;
+        }
         for (size_t i = a; i < z; i++) {
             uint32_t v = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
                        : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end

@@ -1,7 +1,6 @@
 /* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
  * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
  * skeletons' nodes, barrier by barrier in an order of their dependencies. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,24 +127,21 @@ static double med_factor(const sj_med *m, uint64_t key) {
     return lo < m->n && m->key[lo] == key ? m->f[lo] : 1.0;
 }
 
-int64_t sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau) {
+hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                       hta_error *err) {
     const sj_scn *sc = &j->scn[scn];
     uint64_t mask = j->r[pos].skel[scn].trmask[c];
-    int64_t x = tau;
+    /* the job's transfer under the rules that selected this rank's kernel, applied as on any edge */
+    *out = tau;
     for (size_t r = 0; mask && r < sc->nrules; r++) {
         if (!(mask >> r & 1)) continue;
         const hta_cpath_rule *ru = &sc->rules[r];
-        if (!ru->scale) {
-            x = ru->value_ns;
-            continue;
-        }
         const sj_coll *cc = &j->r[pos].coll[c];
         double f = ru->median ? (sc->med && sc->med[r] ? med_factor(sc->med[r], sj_med_key(cc->name, 1, cc->step)) : 1.0)
                               : ru->factor;
-        double y = (double)x * f;
-        x = fabs(y) < 0x1p62 ? llround(y) : x;
+        HTA_TRY(cp_rule_scale(ru, f, out, err));
     }
-    return x;
+    return HTA_OK;
 }
 
 /* The value of label l of rank pos: a time on the job's clock. */
@@ -222,7 +218,9 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 /* the joined graph: the transfer starts at the barrier, or later when this rank's own rest
                  * of the wait (its kernel ran longer than the shortest) says so */
                 int64_t mid = x->ts + x->dur - j->delta[pt->rank] - in->tau, d = mid - in->arrive;
-                v = b + (d > 0 ? d : 0) + sj_transfer(j, scn, pt->rank, pt->coll, in->tau);
+                int64_t tr;
+                HTA_TRY_GOTO(st, sj_transfer(j, scn, pt->rank, pt->coll, in->tau, &tr, err), done);
+                v = b + (d > 0 ? d : 0) + tr;
             } else {
                 v = j->arr[scn][pt->rank][pt->coll] + x->pw + sk->trw[pt->coll];
             }
@@ -239,7 +237,8 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
     for (size_t p = 0; p < j->nr; p++) {
         const sj_rank *R = &j->r[p];
         const sj_skel *sk = &R->skel[scn];
-        for (size_t i = 0; i < 2 * R->nsteps; i++)
+        if (!R->present) continue;
+        for (size_t i = 0; i <= 2 * R->nsteps; i++)
             j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i]);
     }
     goto done;
@@ -252,6 +251,36 @@ done:
     free(fill);
     free(queue);
     return st;
+}
+
+void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
+    *n = 0;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_rank *R = &j->r[p];
+        sj_skel *sk = R->present ? &R->skel[scn] : NULL;
+        if (!sk || !sk->npair) continue;
+        /* D(c): how much later the replay has collective c's end than the pruning's reference; a drop of x
+         * against the best label y could decide when D(x) - D(y) exceeds its margin, by that much */
+        __int128 worst = 0;
+        for (size_t i = 0; i < sk->npair; i++) {
+            int32_t x = (int32_t)(sk->pkey[i] >> 32) - 1, y = (int32_t)(uint32_t)sk->pkey[i] - 1;
+            __int128 dx = x < 0 ? 0 : (__int128)j->end[scn][p][x] + j->delta[p] - sk->ref[x];
+            __int128 dy = y < 0 ? 0 : (__int128)j->end[scn][p][y] + j->delta[p] - sk->ref[y];
+            if (dx - dy - sk->pdef[i] > worst) worst = dx - dy - sk->pdef[i];
+        }
+        if (!worst) continue;
+        if (sk->rounds >= SJ_ROUNDS) {
+            int64_t w = worst > INT64_MAX ? INT64_MAX : (int64_t)worst;
+            if (w > j->inexact_ns) j->inexact_ns = w;
+            continue;
+        }
+        for (size_t c = 0; c < R->ncoll; c++) sk->ref[c] = j->end[scn][p][c] + j->delta[p];
+        sk->ref_given = 1;
+        sk->rounds++;
+        sk->keep = 2 * (sk->keep ? sk->keep : SJ_KEEP);
+        sk->done = 0;
+        again[(*n)++] = p;
+    }
 }
 
 /* ---- rank:R=median ---- */

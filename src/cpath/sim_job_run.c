@@ -1,5 +1,6 @@
 /* The job in bounded memory (hta/sim.h, hta_job_*; sim_job_internal.h): the passes over the ranks, and
  * the tables the joined graph gives (sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,9 @@ void hta_job_free(hta_job *j) {
             free(R->skel[q].trw);
             free(R->skel[q].trmask);
             free(R->skel[q].hits);
+            free(R->skel[q].ref);
+            free(R->skel[q].pkey);
+            free(R->skel[q].pdef);
         }
         free(R->skel);
         free(R->coll);
@@ -104,6 +108,17 @@ void hta_job_free(hta_job *j) {
     hta_symtab_free(j->sym);
     pthread_mutex_destroy(&j->lock);
     free(j);
+}
+
+int64_t hta_job_span(const hta_job *j, size_t scn) {
+    int64_t a = INT64_MAX, z = INT64_MIN;
+    for (size_t p = 0; p < j->nr; p++) {
+        const sj_rank *R = &j->r[p];
+        if (!R->present || !R->nev || R->first == INT64_MAX) continue;
+        if (R->first - j->delta[p] < a) a = R->first - j->delta[p];
+        if (j->step_t[scn][p][2 * R->nsteps] > z) z = j->step_t[scn][p][2 * R->nsteps];
+    }
+    return z > a ? z - a : 0;
 }
 
 size_t hta_job_nsteps(const hta_job *j) {
@@ -597,6 +612,28 @@ done:
     return st;
 }
 
+/* --what-if-trace for the job: each rank's trace at its simulated schedule (scenario 1, the rules), under the
+ * replayed barriers, written to the folder under the rank file's own name; one rank's graph at a time. */
+static hta_status trace_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
+    const char *dir = arg;
+    hta_sim *s = NULL;
+    int64_t *w = NULL, *t = NULL;
+    uint32_t stub_first = 0, *arrival = NULL;
+    char *out = NULL;
+    HTA_TRY(sj_rank_schedule(j, ctx, k, pos, j->nscn > 1 ? 1 : 0, &s, &w, &t, &stub_first, &arrival, err));
+    const char *in = hta_ctx_rank(ctx, k)->path, *base = strrchr(in, '/');
+    base = base ? base + 1 : in;
+    hta_status st = HTA_OK;
+    if (asprintf(&out, "%s/%s", dir, base) < 0) out = NULL, st = hta_oom(err);
+    else st = hta_sim_trace(ctx, s, t, out, err);
+    free(out);
+    free(arrival);
+    free(w);
+    free(t);
+    hta_sim_free(s);
+    return st;
+}
+
 /* The overlay file: process names, every rank's events (one rank at a time, in order), the path's arrows. */
 static hta_status overlay(struct hta_job *j, source *src, trail *whole, int64_t t0, const char *path,
                           hta_error *err) {
@@ -814,7 +851,32 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
     }
     HTA_TRY_GOTO(st, alloc_times(j, err), done);
-    for (size_t q = 0; q < j->nscn; q++) HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
+    if (!again && !(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
+    for (size_t q = 0; q < j->nscn; q++) {
+        /* the skeletons' pruning checked against the replayed times: ranks where a dropped label could
+         * have decided are visited again with those times as reference, until none is (sj_check) */
+        for (;;) {
+            size_t na = 0;
+            HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
+            sj_check(j, q, again, &na);
+            if (!na) break;
+            j->revisits += na;
+            HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
+        }
+    }
+    if (j->inexact_ns && res)
+        hta_result_note(res, "the job's replay kept the most likely of each time's inputs: a time may be off by up to "
+                             "%.3f us (sj_check)", (double)j->inexact_ns / 1000.0);
+    if (o->trace_dir) {
+        size_t *sel = malloc((nr ? nr : 1) * sizeof *sel), ns = 0;
+        if (!sel) goto oom;
+        for (size_t p = 0; p < nr; p++)
+            if (j->r[p].present) sel[ns++] = p;
+        st = visit(j, src, sel, ns, trace_fn, (void *)o->trace_dir, err);
+        free(sel);
+        if (st) goto done;
+        if (res) hta_result_note(res, "simulated traces of %zu ranks written to %s", ns, o->trace_dir);
+    }
     if (o->paths) {
         HTA_TRY_GOTO(st, path_tables(j, src, res, err), done);
         hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);

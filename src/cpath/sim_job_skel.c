@@ -169,20 +169,47 @@ oom:
     return hta_oom(err);
 }
 
-/* ---- labels ---- */
+/* ---- labels ----
+ *
+ * A node's time is the largest of its labels' values (a collective's replayed end + d, or d itself for the
+ * rank's own sources).  Kept whole, a node's set grows with the collectives before it (every one of them
+ * could be late enough to decide), which makes the pass nodes x collectives.  So a node keeps only its
+ * SJ_KEEP labels of largest reference value (ref[src] + d, the reference being the rank's own schedule, or
+ * the last replay's times on a revisit), and each label x it drops is recorded against the best one y with
+ * the margin by which y's reference value beats x's.  After the replay, D(c) = replayed end - ref[c]; a
+ * drop could have changed a time only if D(x) - D(y) > margin (x would then beat y).  sj_check finds those
+ * ranks and they are visited again with the replayed times as reference and twice the labels, which
+ * converges in a round or two; after SJ_ROUNDS, what could still be off is bounded and said.  A node's labels
+ * are freed once every node after it has taken them, so memory follows the graph's frontier, not its size. */
 
 typedef struct lab_state {
     const hta_sim *s;
     const int64_t *w;
     const int32_t *tr_c;    /* per edge: the collective whose transfer it is, -1 */
     const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
-    uint32_t *arr;          /* per collective: its arrival node */
+    const unsigned char *has_succ; /* per node: an edge leaves it */
+    const int32_t *arr_c;   /* per node: the collective whose arrival it is, -1 */
+    const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     int64_t origin;
     uint32_t *off, *cnt;    /* per node: its labels pool[off .. off + cnt) */
     sj_label *pool;
     size_t npool, cap;
     sj_label *cand;
     size_t ncand, ccand;
+    int64_t *rv;            /* per candidate: its reference value */
+    size_t crv;
+    uint32_t *stamp, *slot; /* per source + 1: the node that last saw it, its candidate there */
+    int64_t *ref;           /* per collective: reference end (absolute ns) */
+    int ref_given;
+    size_t keep;            /* labels a node keeps */
+    sj_label *kbuf;         /* room for them */
+    uint32_t *left;         /* per node: successors still to take its labels */
+    const unsigned char *kept; /* per node: its labels go into the skeleton (never freed) */
+    uint32_t *freel;        /* per block size (1 .. keep): a freed block's offset, chained through .d */
+    /* the drops: open addressing on (dropped + 1) << 32 | (best + 1) */
+    uint64_t *pk;
+    int64_t *pd;
+    size_t pcap, npair;
 } lab_state;
 
 static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
@@ -197,42 +224,127 @@ static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
     return 0;
 }
 
-/* The label of src in node v's set, or INT64_MIN. */
-static int64_t find(const lab_state *L, uint32_t v, int32_t src) {
-    const sj_label *x = L->pool + L->off[v];
-    for (uint32_t i = 0; i < L->cnt[v]; i++)
-        if (x[i].src == src) return x[i].d;
-    return INT64_MIN;
+/* A block of n labels in the pool: a freed one of that size, else at the end.  Freed blocks are chained
+ * through their first label's d. */
+static int blk_alloc(lab_state *L, size_t n, uint32_t *off) {
+    if (!n) {
+        *off = 0;
+        return 0;
+    }
+    if (L->freel[n] != UINT32_MAX) {
+        *off = L->freel[n];
+        L->freel[n] = (uint32_t)L->pool[*off].d;
+        return 0;
+    }
+    if (L->npool + n > L->cap) {
+        size_t nc = L->cap ? 2 * L->cap : 1024;
+        while (nc < L->npool + n) nc *= 2;
+        sj_label *y = realloc(L->pool, nc * sizeof *y);
+        if (!y) return -1;
+        L->pool = y, L->cap = nc;
+    }
+    if (L->npool + n > UINT32_MAX) return -1;
+    *off = (uint32_t)L->npool;
+    L->npool += n;
+    return 0;
 }
 
-/* Candidates to v's set: the largest per source, then those another label always beats dropped: x is
- * beaten by y (a collective) when x.d <= (x's distance to y's arrival) + y.d, for y's end comes after
- * its barrier, which comes after this rank's arrival, which comes at least that long after x's value. */
+static void blk_free(lab_state *L, uint32_t off, size_t n) {
+    if (!n) return;
+    L->pool[off].d = L->freel[n];
+    L->freel[n] = off;
+}
+
+static int64_t refval(const lab_state *L, const sj_label *x) {
+    return x->src < 0 ? x->d : L->ref[x->src] + x->d;
+}
+
+static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
+    if (2 * (L->npair + 1) > L->pcap) {
+        size_t nc = L->pcap ? 2 * L->pcap : 1024;
+        uint64_t *k = malloc(nc * sizeof *k);
+        int64_t *d = malloc(nc * sizeof *d);
+        if (!k || !d) {
+            free(k);
+            free(d);
+            return -1;
+        }
+        memset(k, 0, nc * sizeof *k);
+        for (size_t i = 0; i < L->pcap; i++) {
+            if (!L->pk[i]) continue;
+            size_t h = (size_t)((L->pk[i] * 0x9e3779b97f4a7c15ull) >> 20) & (nc - 1);
+            while (k[h]) h = (h + 1) & (nc - 1);
+            k[h] = L->pk[i], d[h] = L->pd[i];
+        }
+        free(L->pk);
+        free(L->pd);
+        L->pk = k, L->pd = d, L->pcap = nc;
+    }
+    uint64_t key = (uint64_t)(uint32_t)(x + 1) << 32 | (uint32_t)(y + 1);
+    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (L->pcap - 1);
+    while (L->pk[h] && L->pk[h] != key) h = (h + 1) & (L->pcap - 1);
+    if (!L->pk[h]) L->pk[h] = key, L->pd[h] = margin, L->npair++;
+    else if (margin < L->pd[h]) L->pd[h] = margin;
+    return 0;
+}
+
+static int cmp_rv_desc(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Candidates to v's set: the largest per source, then the L->keep of largest reference value (the drops
+ * recorded).  At an arrival, its collective's reference end follows (unless given). */
 static int settle(lab_state *L, uint32_t v) {
     sj_label *c = L->cand;
     size_t n = 0;
     for (size_t i = 0; i < L->ncand; i++) {
-        size_t q = 0;
-        while (q < n && c[q].src != c[i].src) q++;
-        if (q == n) c[n++] = c[i];
-        else if (c[i].d > c[q].d) c[q].d = c[i].d;
-    }
-    L->off[v] = (uint32_t)L->npool;
-    for (size_t i = 0; i < n; i++) {
-        int beaten = 0;
-        for (size_t q = 0; q < n && !beaten; q++) {
-            if (q == i || c[q].src < 0 || c[q].d == INT64_MIN) continue;
-            int64_t la = find(L, L->arr[c[q].src], c[i].src);
-            if (la != INT64_MIN && c[i].d <= la + c[q].d) beaten = 1;
-        }
-        if (beaten) {
-            c[i].d = INT64_MIN; /* gone: it beats nothing either */
+        uint32_t k = (uint32_t)(c[i].src + 1);
+        if (L->stamp[k] == v + 1) {
+            sj_label *q = &c[L->slot[k]];
+            if (c[i].d > q->d) q->d = c[i].d;
             continue;
         }
-        if (push(&L->pool, &L->npool, &L->cap, c[i])) return -1;
+        L->stamp[k] = v + 1;
+        L->slot[k] = (uint32_t)n;
+        c[n++] = c[i];
     }
-    if (L->npool - L->off[v] > UINT32_MAX) return -1;
-    L->cnt[v] = (uint32_t)(L->npool - L->off[v]);
+    int64_t best = INT64_MIN;
+    size_t m = n;
+    const sj_label *keep = c;
+    if (n > L->keep) {
+        /* (reference value, index) pairs, largest first */
+        if (2 * n > L->crv) {
+            size_t nc = 4 * n;
+            int64_t *y = realloc(L->rv, nc * sizeof *y);
+            if (!y) return -1;
+            L->rv = y, L->crv = nc;
+        }
+        for (size_t i = 0; i < n; i++) L->rv[2 * i] = refval(L, &c[i]), L->rv[2 * i + 1] = (int64_t)i;
+        qsort(L->rv, n, 2 * sizeof *L->rv, cmp_rv_desc);
+        best = L->rv[0];
+        int32_t bsrc = c[L->rv[1]].src;
+        for (size_t i = 0; i < n; i++) {
+            const sj_label *x = &c[L->rv[2 * i + 1]];
+            if (i < L->keep) L->kbuf[i] = *x;
+            else if (drop(L, x->src, bsrc, best - L->rv[2 * i])) return -1;
+        }
+        m = L->keep;
+        keep = L->kbuf;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            int64_t r = refval(L, &c[i]);
+            if (r > best) best = r;
+        }
+    }
+    uint32_t off;
+    if (blk_alloc(L, m, &off)) return -1;
+    memcpy(L->pool + off, keep, m * sizeof *keep);
+    L->off[v] = off;
+    L->cnt[v] = (uint32_t)m;
+    int32_t a = L->arr_c[v];
+    if (a >= 0 && !L->ref_given) L->ref[a] = best + L->w[L->pw_e[a]] + L->w[L->tr_e[a]];
     return 0;
 }
 
@@ -242,7 +354,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
     for (size_t i = 0; i < g->nnode; i++) {
         uint32_t v = s->topo[i];
         L->ncand = 0;
-        L->off[v] = (uint32_t)L->npool;
+        L->off[v] = 0;
         L->cnt[v] = 0;
         if (L->mid[v]) continue;
         uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
@@ -262,7 +374,20 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
                 if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + L->w[e]})) goto oom;
         }
         if (settle(L, v)) goto oom;
+        for (uint32_t q = a; q < z; q++) {
+            uint32_t u = g->edge[s->pred_eid[q]].u;
+            if (!--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
+        }
     }
+    /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
+    L->ncand = 0;
+    for (size_t v = 0; v < g->nnode; v++) {
+        if (L->has_succ[v] || L->mid[v]) continue;
+        const sj_label *x = L->pool + L->off[v];
+        for (uint32_t y = 0; y < L->cnt[v]; y++)
+            if (push(&L->cand, &L->ncand, &L->ccand, x[y])) goto oom;
+    }
+    if (settle(L, (uint32_t)g->nnode)) goto oom;
     return HTA_OK;
 oom:
     return hta_oom(err);
@@ -348,8 +473,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     hta_sim *s = NULL;
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     int64_t *w = NULL;
-    int32_t *tr_c = NULL;
-    unsigned char *mid = NULL;
+    int32_t *tr_c = NULL, *arr_c = NULL;
+    unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
@@ -365,6 +490,11 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         R->present = 1;
         R->rank = hta_ctx_rank(ctx, k)->rank;
         R->origin = g->origin_ns;
+        /* the run's start: its earliest source (no rule moves a source) */
+        R->first = INT64_MAX;
+        for (size_t v = 0; v < g->nnode; v++)
+            if (s->pred_off[v] == s->pred_off[v + 1] && g->node[v].ts + g->origin_ns < R->first)
+                R->first = g->node[v].ts + g->origin_ns;
         R->nev = g->nev;
         R->sync_calls = s->sync_calls;
         R->sync_records = s->sync_records;
@@ -379,24 +509,40 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     tr_c = malloc(ne * sizeof *tr_c);
-    mid = calloc(nn, 1);
+    mid = calloc(nn + 1, 1);
     mask = malloc(ne * sizeof *mask);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
-    L.off = malloc(nn * sizeof *L.off);
-    L.cnt = malloc(nn * sizeof *L.cnt);
-    L.arr = malloc((R->ncoll ? R->ncoll : 1) * sizeof *L.arr);
-    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !L.arr) goto oom;
+    L.off = malloc((nn + 1) * sizeof *L.off);
+    L.cnt = malloc((nn + 1) * sizeof *L.cnt);
+    arr_c = malloc((nn + 1) * sizeof *arr_c);
+    L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
+    L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
+    has_succ = calloc(nn + 1, 1);
+    kept = calloc(nn + 1, 1);
+    L.left = malloc((nn + 1) * sizeof *L.left);
+    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ ||
+        !kept || !L.left)
+        goto oom;
+    for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
+    L.kept = kept;
     for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
+    for (size_t v = 0; v <= g->nnode; v++) arr_c[v] = -1;
     for (size_t c = 0; c < R->ncoll; c++) {
         tr_c[tr_edge[c]] = (int32_t)c;
         mid[g->edge[tr_edge[c]].u] = 1;
-        L.arr[c] = g->edge[pw_edge[c]].u;
-        nodes[c] = L.arr[c];
+        nodes[c] = g->edge[pw_edge[c]].u;
+        arr_c[nodes[c]] = (int32_t)c;
     }
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
+    nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
+    for (size_t i = 0; i <= R->ncoll + 2 * R->nsteps; i++) kept[nodes[i]] = 1;
     L.s = s;
     L.tr_c = tr_c;
     L.mid = mid;
+    L.arr_c = arr_c;
+    L.has_succ = has_succ;
+    L.pw_e = pw_edge;
+    L.tr_e = tr_edge;
     L.origin = g->origin_ns;
     for (size_t q = 0; q < j->nscn; q++) {
         sj_skel *sk = &R->skel[q];
@@ -416,18 +562,43 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (pending) continue; /* done after the factors (the revisit) */
         L.w = w;
         L.npool = 0;
-        memset(L.cnt, 0, nn * sizeof *L.cnt);
-        memset(L.off, 0, nn * sizeof *L.off);
+        memset(L.cnt, 0, (nn + 1) * sizeof *L.cnt);
+        memset(L.off, 0, (nn + 1) * sizeof *L.off);
+        memset(L.stamp, 0, (R->ncoll + 1) * sizeof *L.stamp);
+        if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
+        L.ref = sk->ref;
+        L.ref_given = sk->ref_given;
+        if (!sk->keep) sk->keep = SJ_KEEP;
+        L.keep = sk->keep;
+        free(L.kbuf);
+        free(L.freel);
+        L.kbuf = malloc(L.keep * sizeof *L.kbuf);
+        L.freel = malloc((L.keep + 1) * sizeof *L.freel);
+        if (!L.kbuf || !L.freel) goto oom;
+        memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
+        memset(L.left, 0, (nn + 1) * sizeof *L.left);
+        for (size_t i = 0; i < g->nedge; i++) L.left[g->edge[i].u]++;
+        L.npair = 0;
+        if (L.pk) memset(L.pk, 0, L.pcap * sizeof *L.pk);
         HTA_TRY_GOTO(st, label_pass(&L, err), done);
+        /* the drops, packed for the check after the replay */
+        free(sk->pkey);
+        free(sk->pdef);
+        sk->npair = 0;
+        sk->pkey = malloc((L.npair ? L.npair : 1) * sizeof *sk->pkey);
+        sk->pdef = malloc((L.npair ? L.npair : 1) * sizeof *sk->pdef);
+        if (!sk->pkey || !sk->pdef) goto oom;
+        for (size_t i = 0; i < L.pcap; i++)
+            if (L.pk[i]) sk->pkey[sk->npair] = L.pk[i], sk->pdef[sk->npair++] = L.pd[i];
         free(sk->lab);
         free(sk->a_off);
         sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
-        sk->s_off = malloc((2 * R->nsteps + 1) * sizeof *sk->s_off);
-        off = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *off);
+        sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
+        off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);
         if (!sk->a_off || !sk->s_off || !off) goto oom;
-        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps, &sk->lab, &sk->nlab, off, err), done);
+        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps + 1, &sk->lab, &sk->nlab, off, err), done);
         for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
-        for (size_t i = 0; i <= 2 * R->nsteps; i++) sk->s_off[i] = off[R->ncoll + i];
+        for (size_t i = 0; i <= 2 * R->nsteps + 1; i++) sk->s_off[i] = off[R->ncoll + i];
         free(off);
         off = NULL;
         sk->done = 1;
@@ -446,7 +617,17 @@ done:
     free(mask);
     free(L.off);
     free(L.cnt);
-    free(L.arr);
+    free(arr_c);
+    free(has_succ);
+    free(kept);
+    free(L.left);
+    free(L.kbuf);
+    free(L.freel);
+    free(L.stamp);
+    free(L.slot);
+    free(L.rv);
+    free(L.pk);
+    free(L.pd);
     free(L.pool);
     free(L.cand);
     hta_sim_free(s);

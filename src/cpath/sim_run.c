@@ -27,28 +27,6 @@ size_t hta_sim_nsteps(const hta_sim *s) { return s->nsteps; }
 const hta_sim_step *hta_sim_steps(const hta_sim *s) { return s->steps; }
 size_t hta_sim_joined(const hta_sim *s) { return s->ngroups; }
 
-/* Whether event x or one enclosing it on its thread matches the rule's glob (in[]: -1 unknown). */
-static int inside(const hta_cp_graph *g, const char *pat, int8_t *in, signed char *memo, uint32_t x) {
-    uint32_t chain[256];
-    size_t n = 0;
-    int32_t y = (int32_t)x;
-    int v = 0;
-    while (y >= 0 && in[y] < 0) {
-        signed char *m = &memo[g->ev[y].name];
-        if (*m < 0) *m = (signed char)cp_name_match(pat, hta_sym(g->sym, g->ev[y].name));
-        if (*m) {
-            v = 1;
-            break;
-        }
-        if (n < sizeof chain / sizeof *chain) chain[n++] = (uint32_t)y;
-        y = g->ev_parent[y];
-    }
-    if (y >= 0 && !v) v = in[y];
-    if (y >= 0 && v && in[y] < 0) in[y] = 1;
-    for (size_t i = 0; i < n; i++) in[chain[i]] = (int8_t)v;
-    return v;
-}
-
 /* The rank whose work an edge is: its source node's event's. */
 static int64_t edge_rank(const hta_sim *s, const hta_cp_edge *e) {
     return s->ev_rank ? s->ev_rank[s->g->node[e->u].ev] : s->g->rank;
@@ -186,105 +164,38 @@ hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t
     return sim_weights(s, rules, nrules, NULL, w, nchanged, err);
 }
 
+typedef struct wctx {
+    const hta_sim *s;
+    const hta_cpath_rule *rules;
+    const sim_wopts *wo;
+} wctx;
+
+static int64_t rank_of(void *ctx, const hta_cp_edge *e) { return edge_rank(((wctx *)ctx)->s, e); }
+
+/* A median rule of this rank while the job's first pass has no factors yet. */
+static int pending(void *ctx, size_t k) {
+    const wctx *c = ctx;
+    return c->wo && c->wo->med && edge_rank_is(c->s, c->rules[k].num);
+}
+
+/* The rules through the one rules module (rules.c); rank:R=median's factors per edge from the job (wo) or,
+ * on a joined graph, from its ranks. */
 hta_status sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, const sim_wopts *wo,
                        int64_t *w, size_t *nchanged, hta_error *err) {
-    const hta_cp_graph *g = s->g;
-    for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
-    size_t nsym = hta_symtab_count(g->sym) + 1;
-    unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
-    signed char *memo = malloc(nsym);
-    int8_t *in = malloc(g->nev ? g->nev : 1);
-    double *med = NULL;
-    hta_status st = HTA_OK;
-    if (!changed || !memo || !in) {
-        st = hta_oom(err);
-        goto done;
+    double **own = calloc(nrules + 1, sizeof *own);
+    const double **f = calloc(nrules + 1, sizeof *f);
+    hta_status st = own && f ? HTA_OK : hta_oom(err);
+    for (size_t k = 0; !st && k < nrules; k++) {
+        if (!rules[k].median) continue;
+        if (wo && wo->med) f[k] = wo->med[k];
+        else if (!(st = median_factors(s, (int32_t)rules[k].num, &own[k], err))) f[k] = own[k];
     }
-    for (size_t k = 0; k < nrules; k++) {
-        const hta_cpath_rule *r = &rules[k];
-        memset(memo, -1, nsym);
-        memset(in, -1, g->nev ? g->nev : 1);
-        size_t hits = 0;
-        free(med);
-        med = NULL;
-        const double *mf = NULL;
-        if (r->median && wo && wo->med) mf = wo->med[k];
-        else if (r->median && (st = median_factors(s, (int32_t)r->num, &med, err))) goto done;
-        else mf = med;
-        if (r->median && wo && wo->med && !mf && edge_rank_is(s, r->num)) {
-            /* the factors are not known yet (the job's first pass): this rank's work is left as it is */
-            if (wo->hits) wo->hits[k] += 1;
-            continue;
-        }
-        for (size_t i = 0; i < g->nedge; i++) {
-            const hta_cp_edge *e = &g->edge[i];
-            const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
-            int cpu = e->type == HTA_CP_GAP || (e->type == HTA_CP_OPERATOR && ev && ev->stream == -1);
-            int gpu = e->type == HTA_CP_OPERATOR && ev && ev->stream != -1;
-            int sel = 0;
-            switch (r->what) {
-            case W_CPU: sel = cpu; break;
-            case W_GPU: sel = gpu; break;
-            case W_OP: sel = cpu && ev && inside(g, r->pattern, in, memo, (uint32_t)e->attr); break;
-            case W_KERNEL:
-                if (gpu) {
-                    signed char *m = &memo[ev->name];
-                    if (*m < 0) *m = (signed char)cp_name_match(r->pattern, hta_sym(g->sym, ev->name));
-                    sel = *m;
-                }
-                break;
-            case W_TYPE:
-                if (gpu) {
-                    signed char *m = &memo[ev->name];
-                    if (*m < 0) *m = (signed char)cp_type_match(r->pattern, hta_sym(g->sym, ev->name));
-                    sel = *m;
-                }
-                break;
-            case W_STREAM: sel = gpu && ev->stream == r->num; break;
-            case W_RANK: sel = (cpu || gpu) && edge_rank(s, e) == r->num; break;
-            case W_EDGE: sel = e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH); break;
-            default: break;
-            }
-            if (!sel) continue;
-            hits++;
-            if (r->scale) {
-                double x = (double)w[i] * (mf ? mf[i] : r->factor);
-                if (!(fabs(x) < 0x1p62)) {
-                    char rt[600];
-                    st = hta_fail(err, HTA_EINVAL,
-                                  "what-if rule '%s': an edge of %.3f us would weigh %.6g us, beyond the times hta "
-                                  "holds (|t| < 2^62 ns)", cp_rule_text(r, rt, sizeof rt), (double)w[i] / 1000.0,
-                                  x / 1000.0);
-                    goto done;
-                }
-                w[i] = llround(x);
-            } else {
-                w[i] = r->value_ns;
-            }
-            changed[i] = 1;
-            if (wo && wo->mask) wo->mask[i] |= (uint64_t)1 << k;
-        }
-        if (wo && wo->hits) {
-            wo->hits[k] += hits;
-            continue;
-        }
-        if (!hits) {
-            char rt[600];
-            char where[32] = "";
-            if (g->rank >= 0) snprintf(where, sizeof where, " on rank %d", (int)g->rank);
-            st = hta_fail(err, HTA_EINVAL, "what-if rule '%s' matches nothing%s", cp_rule_text(r, rt, sizeof rt),
-                          where);
-            goto done;
-        }
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < g->nedge; i++) n += changed[i];
-    *nchanged = n;
-done:
-    free(changed);
-    free(memo);
-    free(in);
-    free(med);
+    wctx c = {s, rules, wo};
+    cp_rules_opts o = {f, pending, rank_of, &c, wo ? wo->hits : NULL, wo ? wo->mask : NULL};
+    if (!st) st = cp_rules_apply(s->g, rules, nrules, &o, w, nchanged, err);
+    for (size_t k = 0; own && k < nrules; k++) free(own[k]);
+    free(own);
+    free(f);
     return st;
 }
 

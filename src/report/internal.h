@@ -151,7 +151,8 @@ typedef struct rp_scenario {
     const char *const *rules;
     size_t nrules;
     const unsigned char *on; /* per rank index: the rules apply there; NULL: every rank */
-    int64_t baseline_ns, simulated_ns; /* out: the job's median step (rp_job_step's rule) */
+    int64_t baseline_ns, simulated_ns; /* out: the job's median step (rp_job_step's rule), or, where the job
+                                        * has fewer than two steps, its whole run (CPU and GPU) */
 } rp_scenario;
 hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t n, rp_scenario *sc, size_t nsc,
                       hta_error *err);

@@ -64,7 +64,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     const hta_table *sm;
     hta_status st = hta_cpath_build(ctx, k, &co, &g, &e2);
     if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
-    if (!st) st = hta_cpath_report(g, &path, NULL, 0, 1, &part, &e2);
+    if (!st) st = hta_cpath_report(g, &path, NULL, NULL, 0, 1, &part, &e2);
     /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
      * (docs/critical-path.md), which is worth a note, not the whole report. */
     if (st == HTA_ENOMEM) {

@@ -36,17 +36,24 @@ static int counted(const rp_rank *pr, const rank_ix *ix, size_t n, int32_t rank,
     return 0;
 }
 
-/* The job's step time in scenario q: the report's steps of every rank as (number, duration) pairs. */
+/* The job's step time in scenario q: the report's steps of every rank as (number, duration) pairs; the
+ * job's whole run where it has fewer than two step numbers (one step, or none: the common real trace,
+ * whose "step" would be a few us of annotation or nothing). */
 static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const hta_job *j, size_t q, int64_t *num,
-                        int64_t *dur) {
-    size_t n = hta_job_nsteps(j), m = 0;
+                        int64_t *dur, int *whole) {
+    size_t n = hta_job_nsteps(j), m = 0, distinct = 0;
     for (size_t i = 0; i < n; i++) {
         int32_t rank;
         int64_t number, d;
         hta_job_step(j, q, i, &rank, &number, &d);
-        if (counted(pr, ix, nr, rank, number)) num[m] = number, dur[m++] = d;
+        if (!counted(pr, ix, nr, rank, number)) continue;
+        int fresh = 1;
+        for (size_t x = 0; x < m && fresh && distinct < 2; x++) fresh = num[x] != number;
+        distinct += fresh;
+        num[m] = number, dur[m++] = d;
     }
-    return rp_job_median(num, dur, m);
+    *whole = distinct < 2;
+    return *whole ? hta_job_span(j, q) : rp_job_median(num, dur, m);
 }
 
 hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, rp_scenario *sc, size_t nsc,
@@ -70,7 +77,7 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
     }
     for (size_t k = 0; k < npr; k++) ix[k] = (rank_ix){pr[k].rank, k};
     qsort(ix, npr, sizeof *ix, by_rank);
-    hta_job_opts o = {js, nsc, NULL, 0, 0, 1, NULL};
+    hta_job_opts o = {js, nsc, NULL, 0, 0, 1, NULL, NULL};
     if (src->ctx) {
         HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, NULL, err), done);
     } else {
@@ -87,10 +94,11 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
         st = hta_oom(err);
         goto done;
     }
-    int64_t base = job_step(pr, ix, npr, j, 0, num, dur);
+    int whole = 0;
+    int64_t base = job_step(pr, ix, npr, j, 0, num, dur, &whole);
     for (size_t i = 0; i < nsc; i++) {
         sc[i].baseline_ns = base;
-        sc[i].simulated_ns = job_step(pr, ix, npr, j, i + 1, num, dur);
+        sc[i].simulated_ns = job_step(pr, ix, npr, j, i + 1, num, dur, &whole);
     }
 done:
     for (size_t r = 0; r < parsed; r++) hta_cpath_rule_free(&rules[r]);

@@ -84,7 +84,7 @@ class Overlay(Tmp):
         """HTA's end-to-end expected overlay (only_show_critical_events=False), same in meaning."""
         e = os.path.join(CP, "end_to_end", "simple_add")
         hta("critical-path", os.path.join(e, "input"), "--data-load", "data_load", "--overlay", self.dir,
-            "--all-events", "--quiet")
+            "--all-events", "--hta-compat", "--quiet")
         p = subprocess.run([sys.executable, os.path.join(HERE, "overlay_compare.py"),
                             os.path.join(self.dir, "overlaid_critical_path_trace.json.gz"),
                             os.path.join(e, "output", "overlaid_critical_path_trace.json.gz")],
@@ -95,7 +95,7 @@ class Overlay(Tmp):
         """events, flows, critical X events, critical f flow ends of simple_add's overlay"""
         out = os.path.join(self.dir, "-".join(opts) or "default", "sub")  # the folder is created
         hta("critical-path", os.path.join(CP, "simple_add"), "--annotation", P, "--instance", "1",
-            "--overlay", out, *opts, "--quiet")
+            "--overlay", out, "--hta-compat", *opts, "--quiet")
         (f,) = os.listdir(out)
         ev = json.load(gzip.open(os.path.join(out, f)))["traceEvents"]
         fl = [e for e in ev if e.get("cat") == "critical_path"]
@@ -166,13 +166,17 @@ class WhatIf(Tmp):
 
 
 class SaveRestore(Tmp):
-    """--save then --graph: the same tables without the trace."""
+    """--save then --graph: HTA's graph stored, the same tables without the trace (those of HTA's graph, which a
+    run prints with --hta-compat; by default the tables are the simulation graph's and --save stores HTA's)."""
 
     def roundtrip(self, *args):
         g = os.path.join(self.dir, "g.cpg")
-        a = json.loads(hta("critical-path", *args, "--save", g, "--format", "json", "--quiet").stdout)
-        a.pop("steps", None)  # the simulation graph's, from the trace: a saved graph is HTA's
+        a = json.loads(hta("critical-path", *args, "--hta-compat", "--save", g, "--format", "json", "--quiet").stdout)
         self.assertEqual(json.loads(hta("critical-path", "--graph", g, "--format", "json", "--quiet").stdout), a)
+        g2 = os.path.join(self.dir, "g2.cpg")
+        p = hta("critical-path", *args, "--save", g2)
+        self.assertIn("HTA's graph saved to", p.stderr)
+        self.assertIn("steps", p.stdout)  # the default answer is the simulation graph's
         return g
 
     def test_small(self):

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hta_result res;
     hta_result_init(&res);
     static const char *const rules[] = {"gpu=x2", "cpu=x0.5", "edge:kk=4611686018427387.903", "kernel:*=x1e6"};
-    if (hta_cpath_report(g, &g->path, NULL, 0, 3, &res, &err) == HTA_OK) {
+    if (hta_cpath_report(g, &g->path, NULL, NULL, 0, 3, &res, &err) == HTA_OK) {
         int64_t *w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
         for (size_t k = 0; w && k < sizeof rules / sizeof *rules; k++) {
             hta_cpath_rule r;

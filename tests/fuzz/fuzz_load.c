@@ -45,26 +45,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hta_error e2;
         if (hta_report(ctx, &ro, &res, &e2) != HTA_OK && !e2.msg[0]) abort();
         hta_result_free(&res);
-        /* the simulation graph of the job, its tables and a what-if */
+        /* the simulation graph of the first rank: its answer with a what-if */
         hta_sim *sim = NULL;
-        if (hta_sim_build_job(ctx, &sim, &e2) == HTA_OK) {
-            const hta_cp_graph *g = hta_sim_graph(sim);
-            int64_t *t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
-            hta_cp_path p = {0};
+        if (hta_ctx_nranks(ctx) && hta_sim_build(ctx, 0, &sim, &e2) == HTA_OK) {
             hta_cpath_rule r;
             hta_result_init(&res);
-            if (t && hta_sim_run(sim, NULL, t, &e2) == HTA_OK &&
-                hta_sim_path(sim, NULL, t, hta_sim_last_node(sim, t), INT64_MIN, &p, &e2) == HTA_OK) {
-                hta_sim_rank_tables(sim, t, &p, &res, &e2);
-                hta_sim_steps_table(sim, NULL, t, NULL, 0, &res, &e2);
-            }
             if (hta_cpath_rule_parse("cpu=x0.5", &r, &e2) == HTA_OK) {
-                hta_sim_whatif(ctx, sim, &r, 1, NULL, 0, NULL, &res, &e2);
+                hta_sim_opts so = {&r, 1, NULL, 0, INT64_MIN, INT64_MAX, 1, 3, NULL};
+                hta_sim_answer(ctx, sim, &so, &res, NULL, &e2);
                 hta_cpath_rule_free(&r);
             }
             hta_result_free(&res);
-            hta_cpath_path_free(&p);
-            free(t);
             hta_sim_free(sim);
         } else if (!e2.msg[0]) {
             abort();
@@ -73,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hta_cpath_rule jr;
         if (hta_cpath_rule_parse("gpu=x0.5", &jr, &e2) == HTA_OK) {
             hta_job_scenario sc = {&jr, 1, NULL, 1};
-            hta_job_opts jo = {&sc, 1, NULL, 0, 1, 1, NULL};
+            hta_job_opts jo = {&sc, 1, NULL, 0, 1, 1, NULL, NULL};
             hta_job *job = NULL;
             hta_result_init(&res);
             if (hta_job_run_ctx(ctx, &jo, &job, &res, &e2) != HTA_OK && !e2.msg[0]) abort();

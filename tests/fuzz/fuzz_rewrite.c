@@ -13,6 +13,7 @@
 #include "hta/context.h"
 #include "hta/counters.h"
 #include "hta/cpath.h"
+#include "hta/sim.h"
 #include "hta/merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     hta_cpath_opts_default(&cpo);
     hta_cp_graph *g = NULL;
     if (single && hta_cpath_build(ctx, 0, &cpo, &g, &err) == HTA_OK) {
-        hta_cpath_overlay_opts oo = {1, 1, 0};
+        hta_cpath_overlay_opts oo = {1, 1, 0, NULL};
         char *written = NULL;
         if (hta_cpath_overlay(ctx, g, dir, &oo, &written, &err) == HTA_OK) {
             if (rows_of(written) < 0) abort();
@@ -97,21 +98,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             abort();
         }
         free(written);
-        int64_t *w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
         hta_cpath_rule r;
-        size_t changed;
         if (hta_cpath_rule_parse(size & 1 ? "gpu=x0.5" : "cpu=x2", &r, &err)) abort();
         snprintf(out, sizeof out, "%s/whatif.json", dir);
-        if (w && hta_cpath_whatif_weights(g, &r, 1, w, &changed, &err) == HTA_OK) {
-            if (hta_cpath_whatif_trace(ctx, g, w, out, &err) == HTA_OK) {
+        hta_sim *sim = NULL;
+        if (hta_sim_build(ctx, 0, &sim, &err) == HTA_OK) {
+            hta_result res;
+            hta_result_init(&res);
+            hta_sim_opts so = {&r, 1, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, out};
+            if (hta_sim_answer(ctx, sim, &so, &res, NULL, &err) == HTA_OK) {
                 if (rows_of(out) != (long)hta_ctx_rank(ctx, 0)->n) abort();
                 unlink(out);
             } else if (!err.msg[0]) {
                 abort();
             }
+            hta_result_free(&res);
+            hta_sim_free(sim);
+        } else if (!err.msg[0]) {
+            abort();
         }
         hta_cpath_rule_free(&r);
-        free(w);
         hta_cpath_free(g);
     }
     hta_ctx_free(ctx);

@@ -1,0 +1,111 @@
+/* One rank's critical-path answer from one path (hta/sim.h, hta_sim_answer): the span a selection asks
+ * for, the simulation graph's path through it, and every table (summary, breakdown, stats, steps, and the
+ * what-if's) from that one path, so that they add up to the same time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpath/sim_internal.h"
+
+/* The span's end nodes under schedule t: the window's (lo/hi given: the earliest node at or after lo, the
+ * latest at or before hi), else the steps' (the earliest start, the latest end), else the whole run's. */
+static int span_nodes(const hta_sim *s, const int64_t *t, int64_t lo, int64_t hi, uint32_t *a, uint32_t *z) {
+    const hta_cp_graph *g = s->g;
+    *a = *z = UINT32_MAX;
+    if (lo == INT64_MIN && hi == INT64_MAX && s->nsteps) {
+        for (size_t i = 0; i < s->nsteps; i++) {
+            uint32_t x = s->steps[i].start, y = s->steps[i].end;
+            if (*a == UINT32_MAX || t[x] < t[*a]) *a = x;
+            if (*z == UINT32_MAX || t[y] > t[*z]) *z = y;
+        }
+        return 0;
+    }
+    for (uint32_t v = 0; v < g->nnode; v++) {
+        if (t[v] < lo || t[v] > hi) continue;
+        if (*a == UINT32_MAX || t[v] < t[*a]) *a = v;
+        if (*z == UINT32_MAX || t[v] > t[*z]) *z = v;
+    }
+    return *a == UINT32_MAX ? -1 : 0;
+}
+
+/* Each path edge's time within [from, ...): the part of the schedule it covers, per edge id (0 elsewhere),
+ * so that the tables' times add up to the span. */
+static void clipped(const hta_cp_path *p, const int64_t *t, int64_t from, int64_t *w) {
+    for (size_t j = 0; j + 1 < p->n; j++) {
+        int64_t a = t[p->node[j]] > from ? t[p->node[j]] : from, z = t[p->node[j + 1]];
+        w[p->edge[j]] = z > a ? z - a : 0;
+    }
+}
+
+hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o, hta_result *out,
+                          hta_cp_path *path, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
+    int64_t *t0 = malloc(nn * sizeof *t0), *t1 = NULL, *w = NULL, *cw = calloc(ne, sizeof *cw);
+    hta_cp_path p0 = {0}, p1 = {0};
+    hta_status st = HTA_OK;
+    if (!t0 || !cw) goto oom;
+    HTA_TRY_GOTO(st, hta_sim_run(s, NULL, t0, err), done);
+    uint32_t a, z;
+    if (span_nodes(s, t0, o->lo, o->hi, &a, &z)) {
+        st = hta_fail(err, HTA_ENODATA, "rank %d: the window holds no event of the critical path's graph",
+                      (int)g->rank);
+        goto done;
+    }
+    int explicit_span = o->lo != INT64_MIN || o->hi != INT64_MAX;
+    HTA_TRY_GOTO(st, hta_sim_path(s, NULL, t0, z, t0[a], &p0, err), done);
+    if (o->nrules) {
+        /* the what-if first: the answer a user asked for */
+        if (!(t1 = malloc(nn * sizeof *t1)) || !(w = malloc(ne * sizeof *w))) goto oom;
+        size_t changed = 0;
+        HTA_TRY_GOTO(st, hta_sim_weights(s, o->rules, o->nrules, w, &changed, err), done);
+        HTA_TRY_GOTO(st, hta_sim_run(s, w, t1, err), done);
+        uint32_t a1 = a, z1 = z;
+        /* the steps' span: the steps may end in another order once changed */
+        if (!explicit_span) span_nodes(s, t1, INT64_MIN, INT64_MAX, &a1, &z1);
+        HTA_TRY_GOTO(st, hta_sim_path(s, w, t1, z1, t1[a1], &p1, err), done);
+        HTA_TRY_GOTO(st, hta_cpath_whatif_table(t0[z] - t0[a], t1[z1] - t1[a1], changed, p1.n, out, err), done);
+        HTA_TRY_GOTO(st, hta_sim_steps_whatif_table(s, t0, t1, t0[a], t0[z], out, err), done);
+        memset(cw, 0, ne * sizeof *cw);
+        clipped(&p1, t1, t1[a1], cw);
+        HTA_TRY_GOTO(st, hta_cpath_summary(g, &p1, cw, o->data_load, o->ndata_load, &HTA_CP_WHATIF_SUMMARY_TABLE,
+                                           out, err),
+                     done);
+        if (s->sync_calls && !s->sync_records)
+            hta_result_note(out, "the trace has no CUDA sync records (cuda_sync): which GPU work each of its %zu "
+                                 "host syncs waited for is inferred (every stream's last work launched before it)",
+                            s->sync_calls);
+        if (!explicit_span && s->nsteps < 2)
+            hta_result_note(out, "%s: the saving is that of this window only; steps differ (data loading, syncs "
+                                 "every N steps), so profile several",
+                            s->nsteps ? "a single iteration" : "no ProfilerStep");
+        if (o->trace_out) {
+            HTA_TRY_GOTO(st, hta_sim_trace(ctx, s, t1, o->trace_out, err), done);
+            hta_result_note(out, "simulated trace written to %s", o->trace_out);
+        }
+        memset(cw, 0, ne * sizeof *cw);
+    }
+    clipped(&p0, t0, t0[a], cw);
+    if (p0.n) p0.length = t0[z] - (t0[p0.node[0]] > t0[a] ? t0[p0.node[0]] : t0[a]);
+    HTA_TRY_GOTO(st, hta_cpath_report(g, &p0, cw, o->data_load, o->ndata_load, o->top, out, err), done);
+    if (!o->breakdown) {
+        hta_table *bd = NULL;
+        HTA_TRY_GOTO(st, hta_result_take(out, &HTA_CP_BREAKDOWN_TABLE, &bd, err), done);
+        hta_table_free(bd);
+    }
+    HTA_TRY_GOTO(st, hta_sim_steps_table(s, NULL, t0, t0[a], t0[z], o->data_load, o->ndata_load, out, err), done);
+    if (path) {
+        *path = p0;
+        memset(&p0, 0, sizeof p0);
+    }
+    goto done;
+oom:
+    st = hta_oom(err);
+done:
+    hta_cpath_path_free(&p0);
+    hta_cpath_path_free(&p1);
+    free(t0);
+    free(t1);
+    free(w);
+    free(cw);
+    return st;
+}

@@ -31,6 +31,19 @@ build-kineto/kineto_client: tests/daemon/kineto_client.cpp build-kineto/lib/libk
 DAEMON_TEST_TARGETS += build-kineto/kineto_client
 endif
 
+# htad's S3 tests run npm's s3rver (pinned by tests/daemon/package-lock.json): `make test` installs it
+# where npm is there, once per lock file (npm ci writes node_modules/.package-lock.json).  Without npm,
+# or when the install fails (no registry), test_s3 says how to install it.
+NPM := $(shell command -v npm 2>/dev/null)
+ifneq ($(NPM),)
+tests/daemon/node_modules/.package-lock.json: tests/daemon/package-lock.json tests/daemon/package.json
+	@echo "npm ci in tests/daemon (the S3 test server)"
+	@cd tests/daemon && $(NPM) ci --no-audit --no-fund --loglevel=error >/dev/null || \
+	    echo "warning: npm ci in tests/daemon failed: htad's S3 tests will fail" >&2
+
+DAEMON_TEST_TARGETS += tests/daemon/node_modules/.package-lock.json
+endif
+
 TEST_TARGETS += $(DAEMON_TEST_TARGETS)
 daemon: $(DAEMON_TEST_TARGETS)
 

@@ -38,6 +38,10 @@ $(BUILD)/tracer-cuda-header-check.o: tests/tracer/cuda_header_check.c src/tracer
 TRACER_TARGETS += $(BUILD)/tracer-cuda-header-check.o
 endif
 
+# `make` builds the library the README's C and Python examples use (PYTHONPATH=python,
+# HTATRACE_LIB=build/libhtatrace.so)
+all: $(BUILD)/libhtatrace.so $(BUILD)/libhtatrace.a
+
 tracer: $(TRACER_TARGETS)
 TEST_TARGETS += $(TRACER_TARGETS)
 

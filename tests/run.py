@@ -35,8 +35,11 @@ C_PROGRAMS = {"loader.test_raw": ["test_raw", "tests/data/hta/critical_path/simp
               "vocab.test_vocab": ["test_vocab"],
               "table.test_table": ["test_table"],
               "errors.test_errors": ["test_errors"]}
-# Python tests whose processes load libhtatrace.so: under SAN=1 python3 needs libasan preloaded
-LOADS_TRACER = ("merge.", "tracer.")
+# Python tests whose processes load libhtatrace.so or libhta.so: under SAN=1 python3 needs libasan preloaded
+LOADS_TRACER = ("merge.", "tracer.", "python.")
+# Python tests of the htac package (tests/python) need numpy and pandas: they run under an interpreter that
+# has them (this one, else Debian's /usr/bin/python3 with python3-pandas), see pandas_python()
+NEEDS_PANDAS = ("python.",)
 TIMEOUT_S = 600  # one job (a test class, a C program)
 
 
@@ -68,8 +71,29 @@ def python_jobs(env, preload):
             if preload and mod.startswith(LOADS_TRACER):
                 e["LD_PRELOAD"] = preload
                 e["ASAN_OPTIONS"] = e.get("ASAN_OPTIONS", "") + ":detect_leaks=0"  # python leaks at exit
-            jobs.append(Job("py", cls, names, [sys.executable, os.path.abspath(__file__), "--worker"], e))
+            py = pandas_python() if mod.startswith(NEEDS_PANDAS) else sys.executable
+            jobs.append(Job("py", cls, names, [py, os.path.abspath(__file__), "--worker"], e))
     return jobs, broken
+
+
+_PANDAS_PY = []
+
+
+def pandas_python():
+    """An interpreter that imports numpy and pandas: this one, else /usr/bin/python3 (python3-pandas).  Without
+    one, this one: the tests then fail saying what is missing."""
+    if not _PANDAS_PY:
+        for py in (sys.executable, "/usr/bin/python3"):
+            try:
+                ok = subprocess.run([py, "-c", "import numpy, pandas"], capture_output=True).returncode == 0
+            except OSError:
+                ok = False
+            if ok:
+                _PANDAS_PY.append(py)
+                break
+        else:
+            _PANDAS_PY.append(sys.executable)
+    return _PANDAS_PY[0]
 
 
 def flatten(suite):

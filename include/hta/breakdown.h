@@ -94,6 +94,7 @@ typedef struct hta_kernel_opts {
     int top;               /* kernels shown per type and rank before the rest become "others" (HTA: 10) */
     double duration_ratio; /* names whose cumulative share is above this quantile become "others" (0.8) */
     int include_memory;    /* analyse MEMORY kernels too (HTA's TraceAnalysis default: yes) */
+    int categories;        /* all_kernels gets the `category` column (hta_kernel_category_of); not HTA's */
 } hta_kernel_opts;
 void hta_kernel_opts_default(hta_kernel_opts *o); /* HTA's: top 10, ratio 0.8, memory kernels in */
 
@@ -111,6 +112,9 @@ HTA_TABLE_DECLARE(HTA_KERNEL_TYPE)
     C(HTA_ALL_KERNELS_NAME, "name", STR, "", "full kernel name, or others")                                  \
     HTA_DURATION_STATS_COLS(C, HTA_ALL_KERNELS, "kernel")                                                    \
     C(HTA_ALL_KERNELS_TYPE, "kernel_type", STR, "", "COMPUTATION, COMMUNICATION or MEMORY")                  \
+    D(HTA_ALL_KERNELS_RANK, "category", STR, "", "not with --hta-compat: gemm, attention, convolution, "     \
+      "normalization, elementwise, reduction, communication, memory or other, by name, the same for CUDA "   \
+      "and ROCm; null for others")                                                                           \
     C(HTA_ALL_KERNELS_RANK, "rank", INT, "", "rank of the trace")                                            \
     C(HTA_ALL_KERNELS_COUNT, "count", INT, "", "number of kernels")
 HTA_TABLE_DECLARE(HTA_ALL_KERNELS)

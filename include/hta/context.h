@@ -39,6 +39,10 @@ typedef struct hta_ctx_opts {
     int threads;           /* ranks loaded in parallel; 0 = number of CPUs */
     hta_window window;     /* the part of each rank analysed (kind HTA_WINDOW_NONE: all of it); its spec
                             * text must outlive the context */
+    const char *const *comm_globs; /* --comm-kernel: more kernel names (fnmatch globs) that are
+                            * communication, with either rule; the strings and the array must
+                            * outlive the context */
+    size_t ncomm_globs;
     hta_warn_fn warn;      /* loader warnings; may be NULL */
     void *warn_ctx;
     hta_progress_fn progress; /* loader progress (from loader threads); may be NULL */
@@ -55,6 +59,9 @@ typedef struct hta_ctx {
     int multi_step_all;    /* hta_compat: >= 2 ProfilerStep names over all loaded ranks */
     int keep_views;        /* hta_ctx_view_done keeps the views (several analyses will use them) */
     hta_window window;     /* as opened */
+    const char *const *comm_globs; /* as opened */
+    size_t ncomm_globs;
+    uint8_t **ktypes;      /* per rank, per row: its kernel type, built on first use (hta_ctx_kernel_types) */
     unsigned char **win;   /* with a window: per rank, per row, 1 = inside it; NULL without */
     hta_arena scratch;     /* per analysis call: take a mark, reset to it on return */
 } hta_ctx;
@@ -90,6 +97,19 @@ void hta_ctx_release_views(hta_ctx *c);
 static inline const unsigned char *hta_ctx_window_rows(const hta_ctx *c, size_t k) {
     return c->win ? c->win[k] : NULL;
 }
+/* Per row of rank k, its kernel type (hta_kernel_type, hta/vocab.h), meaningful for the device rows: the
+ * one classification of kernels that the breakdowns (kernels, temporal, overlap, idle) and the report
+ * read.  By default: the corrected name rule (hta_kernel_type_of: NCCL, RCCL, MSCCL, DeepEP, NVSHMEM,
+ * custom all-reduce), and a computation kernel launched from inside a communication operator
+ * (hta_is_comm_op_name: c10d::*, record_param_comms) is communication too, found through the launch's
+ * call stack (trace/derive.c's partner and parents).  With hta_compat: HTA's get_kernel_type.  Either
+ * way a name matching a --comm-kernel glob is communication.  Computed once per rank, on first use, and
+ * kept with the context. */
+hta_status hta_ctx_kernel_types(hta_ctx *c, size_t k, const uint8_t **types, hta_error *err);
+/* Analyses the rows of window w from now on (kind HTA_WINDOW_NONE: every row): the rows are marked
+ * again and the views dropped; the ranks stay loaded.  w's spec text must outlive the context.  On
+ * failure (no row in w: HTA_ENODATA) the context keeps no window. */
+hta_status hta_ctx_set_window(hta_ctx *c, const hta_window *w, hta_error *err);
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
 

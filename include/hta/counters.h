@@ -183,11 +183,17 @@ HTA_TABLE_DECLARE(HTA_OPS_DIFF)
 typedef enum hta_diff_device { HTA_DIFF_ALL, HTA_DIFF_CPU, HTA_DIFF_GPU } hta_diff_device;
 typedef struct hta_diff_opts {
     int short_names;
+    int by_category;  /* compare GPU rows by vendor-neutral kernel category (hta_kernel_category_of) */
     hta_diff_device device;
     int32_t control_rank, test_rank;           /* -1: first rank */
     int64_t control_iteration, test_iteration; /* -1: the first iteration; every row of a trace without
                                                 * ProfilerStep, or of the context's window when it has one */
     const char *control_label, *test_label;    /* "Control", "Test" */
+    /* Rows by the size of the change, largest first: |diff_duration|, then |diff_counts|, then the name
+     * (ops_diff too, within each of its lists).  With hta_compat HTA's order instead: the control's
+     * names, then the test's own.  top > 0: only the first top rows of compare_traces and of each
+     * ops_diff list. */
+    size_t top;
 } hta_diff_opts;
 void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration (see above) of each side */
 

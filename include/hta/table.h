@@ -202,6 +202,11 @@ hta_status hta_table_sort_rows(hta_table *t, hta_row_cmp cmp, void *ctx, hta_err
 typedef enum hta_format { HTA_FMT_TABLE, HTA_FMT_CSV, HTA_FMT_JSON } hta_format;
 int hta_format_parse(const char *s, hta_format *out);
 
+/* A float cell as the table format prints it, for any page that shows tables to a person (the HTML
+ * report): whole numbers without decimals, others with 3, one decimal from a million on, 3 significant
+ * digits below 0.001; never exponent notation.  buf: 64 bytes or more. */
+void hta_table_float_text(double v, char *buf, size_t n);
+
 /* Writes every table of r to f.  JSON: one object, a key per table, each
  * {"columns": [...], "data": [[...], ...]}. Returns 0, or -1 on write error. */
 int hta_result_write(FILE *f, const hta_result *r, hta_format fmt);

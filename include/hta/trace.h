@@ -59,6 +59,9 @@ typedef enum hta_arg_key {
     HTA_ARG_DEVICE,             /* "device" */
     HTA_ARG_KERNEL_BACKEND,     /* "kernel_backend" */
     HTA_ARG_COMMS_ID,           /* "Comms Id" (a collective instance's id on every rank) */
+    HTA_ARG_EXTERNAL_ID_LEGACY, /* "external id": PyTorch <= 1.9's runtime calls and kernels (the
+                                 * external_id column unless hta_load_opts.hta_names) */
+    HTA_ARG_CONCRETE_INPUTS,    /* "Concrete Inputs" (scalar arguments of an operator, record_shapes) */
     HTA_ARG_KNOWN_COUNT
 } hta_arg_key;
 
@@ -123,6 +126,9 @@ typedef struct hta_rank {
     int64_t t_min, t_max;     /* earliest and latest time (ts, ts + dur) of any event of the file, kept or
                                * not (t_min > t_max when none has a ts): what a rewrite of it may meet */
     int ts_fractional;        /* some ts had a fraction or was missing: HTA rounds */
+    int dur_not_int;          /* some event of the file had no dur, or a dur with a fraction (HTA's dur column
+                               * is then float64, TF§4.2) */
+    int pid_text, tid_text;   /* some event had a pid / tid that is text ("Spans"): HTA's column is object */
     uint64_t bytes_in;        /* bytes read from disk */
     uint64_t bytes_json;      /* bytes of JSON text (after gunzip) */
     double load_seconds;
@@ -133,6 +139,8 @@ typedef struct hta_rank {
      * (a rewrite of path) is refused for it. */
     uint64_t ev_begin, ev_end;
     int merged;
+    int legacy_schema;        /* written in PyTorch <= 1.9's names (Operator, Runtime, "external id", ...),
+                               * read as today's (hta_load_opts.hta_names 0, docs/loading.md) */
 
     /* rows: kept events */
     size_t n;
@@ -195,6 +203,11 @@ typedef struct hta_load_opts {
      * takes it for GPU work.  0 (the default): host calls (HTA_CC_RUNTIME)
      * have no stream, and the GPU rows are the device's own (docs/loading.md). */
     int hta_streams;
+    /* HTA's reading of PyTorch <= 1.9's schema: its categories (Operator, Runtime, Kernel, Memcpy,
+     * Memset) and its runtime calls' and kernels' "external id" stay as written.  0 (the default): they
+     * read as today's (cpu_op, cuda_runtime, kernel, gpu_memcpy, gpu_memset, External id), so an old
+     * trace has the same steps, operators and launches as a new one (docs/loading.md, "PyTorch 1.9"). */
+    int hta_names;
 } hta_load_opts;
 
 /* Loads PATH: a trace file (.json, .json.gz, .gz) or a folder with one file

@@ -20,8 +20,9 @@ typedef enum hta_kernel_type {
     HTA_KT_OTHER,
 } hta_kernel_type;
 /* Kernel types (analyses.md §1), from the full kernel name.  hta_kernel_type_of
- * is the corrected rule: communication is any NCCL/RCCL/HCCL kernel
- * (hta_is_nccl_kernel_name), copies and sets of both vendors are memory,
+ * is the corrected rule: communication is any kernel hta_is_comm_kernel_name
+ * names (NCCL/RCCL/HCCL, MSCCL, DeepEP, NVSHMEM, custom all-reduce), copies
+ * and sets of both vendors are memory,
  * sync records, host API names and MTIA's runtime work are other.
  * hta_kernel_type_of_hta is HTA's get_kernel_type, which calls every hip*
  * name communication and misses RCCL's and NCCL >= 2.19's kernels. */
@@ -34,6 +35,22 @@ const char *hta_memory_kernel_type(const char *name, char *buf);
  * of NCCL >= 2.19, RCCL's), by name: the corrected rule, used unless a caller
  * reproduces HTA. */
 int hta_is_nccl_kernel_name(const char *name);
+/* Communication kernels by name, the corrected rule (docs/differences-from-hta.md, "Communication
+ * kernels"): the NCCL family above; MSCCL and MSCCL++ (msccl*); DeepEP's dispatch/combine kernels
+ * (dpsk::ep::, deep_ep::, but not its get_dispatch_layout, which only counts tokens on one GPU);
+ * NVSHMEM and rocSHMEM (nvshmem*, rocshmem*); custom all-reduce kernels: vLLM's and SGLang's
+ * cross_device_reduce_*, one-shot and two-shot all-reduces (TensorRT-LLM's oneShotAllReduceKernel,
+ * PyTorch's symmetric-memory one_shot_all_reduce, ROCm quick-reduce's *_twoshot), multimem all-reduces,
+ * and every kernel of PyTorch's c10d:: namespace.  A leading return type ("void ") is skipped, so a
+ * namespace is matched at the start of the name only (DeepSeek's traces also hold CUB kernels in a
+ * cdpsk::ep:: namespace, which are not DeepEP's). */
+int hta_is_comm_kernel_name(const char *name);
+/* The operators whose kernels are communication, whatever their names (hta_ctx_kernel_types): c10d's
+ * (c10d::allreduce_, c10d::alltoall_base_, ..., and the functional collectives' _c10d_functional::*),
+ * record_param_comms (around every collective of PyTorch >= 2.1) and ProcessGroupNCCL's nccl:* ranges. */
+int hta_is_comm_op_name(const char *name);
+/* 1 when name matches one of the n fnmatch(3) globs (--comm-kernel): the full kernel name. */
+int hta_name_matches_glob(const char *name, const char *const *globs, size_t n);
 /* HTA's communication rule of get_kernel_type (analyses.md §1): starts with
  * nccl, hip or hccl, or contains ncclKernel.  (It calls every hip* name
  * communication and misses RCCL's.) */
@@ -169,6 +186,61 @@ const char *hta_infer_category(const char *name, size_t n, const char *pid, size
  * "at::native::::k". */
 char *hta_shorten_name(const char *name);
 char *hta_shorten_name_hta(const char *name);
+
+/* ---- vendor-neutral kernel categories and operator formulas (docs/efficiency.md) ---- */
+
+/* What a GPU kernel does, by its name, the same for CUDA and ROCm libraries (cuBLAS/hipBLASLt/Tensile,
+ * cuDNN/MIOpen/CK, FlashAttention/AITER, NCCL/RCCL, ATen's own kernels, Triton): `kernels`' category
+ * column and `diff --by category`. */
+typedef enum hta_kernel_category {
+    HTA_KC_GEMM,
+    HTA_KC_ATTENTION,
+    HTA_KC_CONVOLUTION,
+    HTA_KC_NORMALIZATION, /* layer/RMS/group/batch norm, softmax */
+    HTA_KC_ELEMENTWISE,   /* pointwise, copies and layout changes done by kernels, fills */
+    HTA_KC_REDUCTION,     /* sums, means, max, losses, pooling */
+    HTA_KC_COMMUNICATION,
+    HTA_KC_MEMORY,        /* memcpy and memset activities (and ROCm's copy/fill kernels) */
+    HTA_KC_OTHER,
+} hta_kernel_category;
+hta_kernel_category hta_kernel_category_of(const char *name);
+const char *hta_kernel_category_name(hta_kernel_category c); /* "gemm", "attention", ... */
+
+/* The FLOP/byte formula of an operator (a cpu_op name), src/analysis/efficiency.c. */
+typedef enum hta_op_formula {
+    HTA_OPF_NONE = 0,
+    HTA_OPF_MM,          /* aten::mm (a[M,K], b[K,N]) */
+    HTA_OPF_ADDMM,       /* aten::addmm (bias, a, b) */
+    HTA_OPF_BMM,         /* aten::bmm (a[B,M,K], b[B,K,N]) */
+    HTA_OPF_BADDBMM,     /* aten::baddbmm (bias, a, b) */
+    HTA_OPF_MATMUL,      /* aten::matmul (broadcast batch) */
+    HTA_OPF_LINEAR,      /* aten::linear (x[...,K], w[N,K], bias) */
+    HTA_OPF_SCALED_MM,   /* aten::_scaled_mm (a, b, scale_a, scale_b, bias, scale_result, out_dtype) */
+    HTA_OPF_CONV,        /* aten::convolution, _convolution (input, weight, bias, stride, padding, dilation,
+                          * transposed, output_padding, groups) */
+    HTA_OPF_CONV_ND,     /* aten::conv1d/2d/3d (input, weight, bias, stride, padding, dilation, groups) */
+    HTA_OPF_CONV_BWD,    /* aten::convolution_backward (grad_out, input, weight, bias_sizes, stride, padding,
+                          * dilation, transposed, output_padding, groups, output_mask) */
+    HTA_OPF_SDPA,        /* aten::scaled_dot_product_attention and its fused forwards, [B,H,S,D] */
+    HTA_OPF_FLASH_FWD,   /* aten::_flash_attention_forward, _efficient_attention_forward, [B,S,H,D] */
+    HTA_OPF_SDPA_BWD,    /* aten::_scaled_dot_product_*_attention_backward, [B,H,S,D] */
+    HTA_OPF_FLASH_BWD,   /* aten::_flash_attention_backward, _efficient_attention_backward, [B,S,H,D] */
+    HTA_OPF_LAYER_NORM,  /* aten::layer_norm, native_layer_norm */
+    HTA_OPF_RMS_NORM,    /* aten::rms_norm, _fused_rms_norm */
+    HTA_OPF_GROUP_NORM,  /* aten::group_norm, native_group_norm */
+    HTA_OPF_BATCH_NORM,  /* aten::batch_norm, native_batch_norm, cudnn/miopen_batch_norm */
+    HTA_OPF_SOFTMAX,     /* aten::softmax, _softmax, log_softmax, _log_softmax */
+    HTA_OPF_ELTWISE,     /* pointwise (bytes only): inputs read, the broadcast output written */
+    HTA_OPF_ELTWISE_INPLACE, /* pointwise in place (add_, mul_, ...): inputs read, the first written */
+    HTA_OPF_COPY,        /* aten::copy_ (dst, src): src read, dst written */
+    HTA_OPF_FILL,        /* aten::fill_, zero_: the tensor written */
+    HTA_OPF_REDUCE,      /* aten::sum, mean, amax, ... (self, dim, keepdim): input read, reduced output */
+} hta_op_formula;
+/* The formula of operator `name`; HTA_OPF_NONE for a name without one. *arg: for HTA_OPF_SDPA,
+ * _FLASH_FWD, _SDPA_BWD, _FLASH_BWD the position of the causal flag in Concrete Inputs (a negative
+ * position -p-1: a mask type, causal when not 0), for HTA_OPF_REDUCE the position of the dim list,
+ * for the norms the position of the weight (affine when it is a tensor). */
+hta_op_formula hta_op_formula_of(const char *name, int *arg);
 
 #ifdef __cplusplus
 }

@@ -29,46 +29,40 @@ hta_status bd_rows_build(hta_ctx *ctx, size_t ri, hta_gpu_rows sel,
     hta_status st = hta_ctx_view(ctx, ri, &b->v, err);
     if (st) return st;
     const hta_rank *r = b->v->r;
-    size_t nsym = hta_symtab_count(t->sym);
+    /* the kernel types of the run (hta_ctx_kernel_types): names, --comm-kernel and the launches under
+     * c10d's operators, decided once per rank for every analysis */
+    const uint8_t *ktype;
+    if ((st = hta_ctx_kernel_types(ctx, ri, &ktype, err))) {
+        bd_rows_free(b);
+        return st;
+    }
     uint8_t *catok = malloc(t->ncats ? t->ncats : 1);
-    uint8_t *ktype = malloc(nsym ? nsym : 1); /* 0xff = not yet classified */
     size_t cap = b->v->n ? b->v->n : 1;
     b->pos = malloc(cap * sizeof *b->pos);
     b->ts = malloc(cap * sizeof *b->ts);
     b->dur = malloc(cap * sizeof *b->dur);
     b->type = malloc(cap);
-    if (!catok || !ktype || !b->pos || !b->ts || !b->dur || !b->type) {
+    if (!catok || !b->pos || !b->ts || !b->dur || !b->type) {
         free(catok);
-        free(ktype);
         bd_rows_free(b);
         return hta_oom(err);
     }
-    /* Classified once per category and (lazily, in ktype) once per name, not per row: rows far
-     * outnumber both. */
+    /* Classified once per category, not per row: rows far outnumber categories. */
     for (size_t c = 0; c < t->ncats; c++)
         catok[c] = sel == HTA_GPU_ROWS_ANY_STREAM ||
                    activity_class(hta_cat_classify(hta_sym(t->sym, t->cats[c])));
-    memset(ktype, 0xff, nsym ? nsym : 1);
     size_t m = 0;
     for (size_t k = 0; k < b->v->n; k++) {
         uint32_t i = b->v->row[k];
         if (hta_row_stream(r, i) == -1 || !catok[r->cat[i]]) continue;
-        uint32_t nm = r->name[i];
-        if (ktype[nm] == 0xff) {
-            /* the corrected rule (RCCL's and NCCL >= 2.19's names are communication, other hip* names are
-             * not); HTA's with --hta-compat */
-            const char *s = hta_sym(t->sym, nm);
-            ktype[nm] = (uint8_t)(ctx->hta_compat ? hta_kernel_type_of_hta(s) : hta_kernel_type_of(s));
-        }
         b->pos[m] = (uint32_t)k;
         b->ts[m] = b->v->ts[k];
         b->dur[m] = b->v->dur[k];
-        b->type[m] = ktype[nm];
+        b->type[m] = ktype[i];
         m++;
     }
     b->n = m;
     free(catok);
-    free(ktype);
     return HTA_OK;
 }
 

@@ -381,6 +381,19 @@ out:
     return st;
 }
 
+/* The vendor-neutral category of each row's kernel name (hta/vocab.h), "others" none. */
+static hta_status add_categories(hta_table *ak, hta_error *err) {
+    int col = hta_table_add_dyn_col(ak, "category", HTA_COL_STR);
+    if (col < 0) return hta_oom(err);
+    for (size_t r = 0; r < ak->nrows; r++) {
+        const char *n = hta_table_get_str(ak, r, HTA_ALL_KERNELS_NAME);
+        if (n && strcmp(n, "others") &&
+            hta_table_set_str(ak, r, col, hta_kernel_category_name(hta_kernel_category_of(n))))
+            return hta_oom(err);
+    }
+    return HTA_OK;
+}
+
 hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *parts, hta_result *out,
                                        hta_error *err) {
     hta_kernel_opts dflt_;
@@ -401,6 +414,7 @@ hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *par
     HTA_TRY(kernel_type_table(sum, seen, o->include_memory ? 3 : 2, out, err));
     HTA_TRY(hta_result_take(parts, &HTA_ALL_KERNELS_TABLE, &ak, err));
     hta_status st = hta_table_sort_rows(ak, cmp_all_kernels, NULL, err);
+    if (!st && o->categories) st = add_categories(ak, err);
     if (st) {
         hta_table_free(ak);
         return st;

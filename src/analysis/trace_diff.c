@@ -2,6 +2,7 @@
  * iteration of one rank in two traces, side by side.  Beyond HTA: a trace
  * without ProfilerStep (inference) is compared whole, and a window
  * (--window) replaces the default iteration on both sides. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
 #define ALL_ITERATIONS INT64_MIN
 
 /* Rows of the rank in the iteration (and in the run's window), by device, summed per (short) name, sorted
- * by name.  The rank's own rows, not the view: HTA's LabeledTrace re-parses the trace without alignment
+ * by name; short_names 2: the GPU rows summed per kernel category.  The rank's own rows, not the view: HTA's LabeledTrace re-parses the trace without alignment
  * or filter (§15), so the last profiler step is there too. rank < 0: the first loaded rank, HTA's
  * default. */
 static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
@@ -78,7 +79,7 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
         if ((iter != ALL_ITERATIONS && r->iteration[i] != iter) || (win && !win[i])) continue;
         /* §15: CPU = no stream, GPU = any stream */
         int gpu = hta_row_stream(r, i) != -1;
-        if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu)) continue;
+        if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu) || (short_names == 2 && !gpu)) continue;
         int64_t a, e;
         /* durations as the run's time mode gives them (HTA's rounding by default, never negative) */
         hta_row_times(r, i, ctx->view.time_mode, &a, &e);
@@ -93,7 +94,10 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
     for (uint32_t s = 0; s < nsym; s++) {
         if (!(cnt[s] > 0)) continue;
         char *nm;
-        if (short_names) {
+        if (short_names == 2) {
+            /* --by category: the GPU rows by what their kernels do, the same for CUDA and ROCm */
+            nm = hta_arena_strdup(A, hta_kernel_category_name(hta_kernel_category_of(hta_sym(t->sym, s))));
+        } else if (short_names) {
             /* HTA's table: HTA's shortened names, (anonymous namespace) quirk included */
             char *sn = hta_shorten_name_hta(hta_sym(t->sym, s));
             nm = sn ? hta_arena_strdup(A, sn) : NULL;
@@ -152,6 +156,17 @@ static joined *join(const ops *c, const ops *t, hta_arena *A, size_t *n) {
     return j;
 }
 
+/* By the size of the change: the names whose duration moved most first, then count changes, then the
+ * name, so equal changes keep one order (docs/differences-from-hta.md, "diff"). */
+static int by_change(const void *a, const void *b) {
+    const joined *x = a, *y = b;
+    double dx = fabs(x->td - x->cd), dy = fabs(y->td - y->cd);
+    if (dx != dy) return dx < dy ? 1 : -1;
+    double cx = fabs(x->tc - x->cc), cy = fabs(y->tc - y->cc);
+    if (cx != cy) return cx < cy ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
 /* What one side compared, for the note: an iteration, the window or the whole trace. */
 static void what(const hta_ctx *c, int64_t it, char *buf, size_t n) {
     int w = c->window.kind != HTA_WINDOW_NONE;
@@ -187,12 +202,16 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     hta_table *ct = NULL, *od = NULL;
     joined *j = NULL;
     size_t n = 0;
-    if ((st = summarize(control, o->control_rank, ci, o->device, o->short_names, "control", A, &c, err)) ||
-        (st = summarize(test, o->test_rank, ti, o->device, o->short_names, "test", A, &t, err)))
+    int key = o->by_category ? 2 : o->short_names ? 1 : 0; /* what rows are summed by */
+    if ((st = summarize(control, o->control_rank, ci, o->device, key, "control", A, &c, err)) ||
+        (st = summarize(test, o->test_rank, ti, o->device, key, "test", A, &t, err)))
         goto fail;
     j = join(&c, &t, A, &n);
     ct = hta_table_from_def(&HTA_DIFF_TABLE), od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
     if (!j || !ct || !od) goto oom;
+    int by_size = !control->hta_compat;
+    if (by_size) qsort(j, n, sizeof *j, by_change);
+    size_t top = o->top ? o->top : SIZE_MAX;
     /* the headers the declaration says depend on the options */
     static const struct {
         int col, test;
@@ -206,8 +225,8 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
         snprintf(h, sizeof h, "%s%s", label_cols[k].test ? tl : cl, label_cols[k].suffix);
         if (hta_table_rename_col(ct, label_cols[k].col, h)) goto oom;
     }
-    if (o->short_names && hta_table_rename_col(ct, HTA_DIFF_NAME, "short_name")) goto oom;
-    for (size_t i = 0; i < n; i++) {
+    if (key && hta_table_rename_col(ct, HTA_DIFF_NAME, key == 2 ? "category" : "short_name")) goto oom;
+    for (size_t i = 0; i < n && i < top; i++) {
         long row = hta_table_add_row(ct);
         if (row < 0 || hta_table_set_str(ct, (size_t)row, HTA_DIFF_NAME, j[i].name)) goto oom;
         double dc = j[i].tc - j[i].cc, dd = j[i].td - j[i].cd;
@@ -219,18 +238,19 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
         hta_table_set_float(ct, (size_t)row, HTA_DIFF_DIFF_DURATION, dd);
         if (hta_table_set_str(ct, (size_t)row, HTA_DIFF_CHANGE, dc > 0 ? "+" : dc < 0 ? "-" : "=")) goto oom;
     }
-    /* ops_diff always compares full names (HTA's ops_diff has no short-name option) */
-    if (o->short_names) {
+    /* ops_diff compares full names (HTA's ops_diff has no short-name option), or categories */
+    if (key == 1) {
         if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", A, &c, err)) ||
             (st = summarize(test, o->test_rank, ti, o->device, 0, "test", A, &t, err)))
             goto fail;
         if (!(j = join(&c, &t, A, &n))) goto oom;
+        if (by_size) qsort(j, n, sizeof *j, by_change);
     }
     /* HTA's five lists (§15), each in index order.  A name that disappears is "deleted", not also
      * "decreased": decreased needs test > 0. */
     static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
     for (int k = 0; k < 5; k++)
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0, listed = 0; i < n && listed < top; i++) {
             double dc = j[i].tc - j[i].cc;
             int in = k == 0   ? j[i].cc == 0 && j[i].tc > 0
                      : k == 1 ? j[i].cc > 0 && j[i].tc == 0
@@ -238,6 +258,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
                      : k == 3 ? j[i].tc > 0 && dc < 0
                               : j[i].tc > 0 && dc == 0;
             if (!in) continue;
+            listed++;
             long row = hta_table_add_row(od);
             if (row < 0 || hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_CATEGORY, cats[k]) ||
                 hta_table_set_str(od, (size_t)row, HTA_OPS_DIFF_NAME, j[i].name))

@@ -62,6 +62,8 @@ typedef struct cli_common {
     hta_format fmt;
     hta_ctx_opts ctx;        /* --ranks, --include-last-step, --hta-compat, --threads, --window */
     int32_t rank_list[4096]; /* storage of ctx.ranks */
+    const char *comm_globs[64]; /* storage of ctx.comm_globs (--comm-kernel, repeatable) */
+    const char *table;       /* --table NAME: print only that table */
     int quiet;
     int tables_to_stderr;    /* an output file is stdout itself (-o /dev/stdout): the tables go to stderr */
 } cli_common;

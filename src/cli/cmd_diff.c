@@ -9,10 +9,13 @@
 static int cmd_diff(int argc, char **argv) {
     hta_diff_opts o;
     hta_diff_opts_default(&o);
-    int cr = -1, tr = -1, cit = -1, tit = -1;
-    const char *device = "all", *cl = "Control", *tl = "Test";
+    int cr = -1, tr = -1, cit = -1, tit = -1, top = 0;
+    const char *device = "all", *cl = "Control", *tl = "Test", *by = "name";
     const cli_opt opts[] = {
         {"short-names", CLI_FLAG, &o.short_names, NULL, "compare shortened names (templates and arguments removed)"},
+        {"by", CLI_STR, &by, "KEY",
+         "name (default) or category: GPU rows by vendor-neutral kernel category (gemm, attention, ...), so that "
+         "a CUDA and a ROCm run of one model compare"},
         {"device", CLI_STR, &device, "KIND", "gpu, cpu or all (default all): which rows to compare"},
         {"control-rank", CLI_INT, &cr, "R", "rank of the control trace (default: its first rank)"},
         {"test-rank", CLI_INT, &tr, "R", "rank of the test trace (default: its first rank)"},
@@ -20,20 +23,35 @@ static int cmd_diff(int argc, char **argv) {
         {"test-iteration", CLI_INT, &tit, "N", "ProfilerStep of the test trace (default: the first; every row with --window or without steps)"},
         {"control-label", CLI_STR, &cl, "TEXT", "column prefix of the control trace (default Control)"},
         {"test-label", CLI_STR, &tl, "TEXT", "column prefix of the test trace (default Test)"},
+        {"top", CLI_INT, &top, "N", "only the N largest changes (and N names per ops_diff list); rows come by the\n"
+                                    "size of the change, largest first (HTA's order with --hta-compat)"},
         {0},
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "CONTROL TEST [options]",
                        "Differences between two traces (HTA's TraceDiff): per operator/kernel name, the counts\n"
                        "and total duration in one iteration of one rank of each trace, and the names added,\n"
-                       "deleted, increased, decreased or unchanged. Traces are compared unfiltered, the last\n"
-                       "profiler step included. A trace without ProfilerStep (inference) is compared whole;\n"
-                       "with --window each side compares the rows in the window (and in the iteration, when\n"
-                       "one is given).",
+                       "deleted, increased, decreased or unchanged, the largest changes first (--top N for\n"
+                       "the N largest). Traces are compared unfiltered, the last profiler step included. A\n"
+                       "trace without ProfilerStep (inference) is compared whole; with --window each side\n"
+                       "compares the rows in the window (and in the iteration, when one is given).\n\n"
+                       "examples:\n"
+                       "  hta diff before/ after/ --top 20\n"
+                       "  hta diff before/ after/ --device gpu --table compare_traces --format csv",
                        opts, 2, 2, &c);
     if (rc >= 0) return rc;
     o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;
     o.control_label = cl, o.test_label = tl;
+    if (top < 0) {
+        fprintf(stderr, "hta diff: --top must be 0 (all) or more\nTry 'hta diff --help'.\n");
+        return EXIT_USAGE;
+    }
+    o.top = (size_t)top;
+    if (!strcmp(by, "category")) o.by_category = 1;
+    else if (strcmp(by, "name")) {
+        fprintf(stderr, "hta diff: --by must be name or category\n");
+        return EXIT_USAGE;
+    }
     if (!strcmp(device, "gpu")) o.device = HTA_DIFF_GPU;
     else if (!strcmp(device, "cpu")) o.device = HTA_DIFF_CPU;
     else if (strcmp(device, "all")) {

@@ -21,8 +21,24 @@ static hta_status note_time_unit(hta_ctx *ctx, hta_result *out, hta_error *err) 
     return HTA_OK;
 }
 
+/* A trace in PyTorch <= 1.9's names lists today's categories (docs/loading.md, "PyTorch 1.9 and older"):
+ * the note says why they differ from the file's. */
+static hta_status note_legacy(hta_ctx *ctx, hta_result *out, hta_error *err) {
+    for (size_t k = 0; k < hta_ctx_nranks(ctx); k++) {
+        const hta_rank *r = hta_ctx_rank(ctx, k);
+        if (r->legacy_schema &&
+            hta_result_note(out, "%s: written by PyTorch <= 1.9 (Operator, Runtime, Kernel, Memcpy, Memset, 'external "
+                                 "id'): read as today's cpu_op, cuda_runtime, kernel, gpu_memcpy, gpu_memset, "
+                                 "'External id' (--hta-compat: as written)",
+                            r->path))
+            return hta_oom(err);
+    }
+    return HTA_OK;
+}
+
 static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
     HTA_TRY(hta_info(ctx, out, err));
+    HTA_TRY(note_legacy(ctx, out, err));
     return note_time_unit(ctx, out, err);
 }
 

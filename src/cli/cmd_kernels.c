@@ -42,6 +42,7 @@ static int cmd_kernels(int argc, char **argv) {
         return EXIT_USAGE;
     }
     g_o.include_memory = include_memory || !no_memory;
+    g_o.categories = !c.ctx.hta_compat; /* HTA's table as HTA gives it */
     return cli_analyse_per_rank(&c, argv[0], run, reduce);
 }
 

@@ -5,6 +5,7 @@
  * plan cannot go file by file, on the whole load. */
 #include "cli/cli.h"
 #include "hta/cpuops.h"
+#include "hta/efficiency.h"
 #include "hta/report.h"
 
 static hta_report_opts g_o;
@@ -66,6 +67,6 @@ static int cmd_report(int argc, char **argv) {
 
 HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
                 &HTA_FINDINGS_TABLE, &HTA_REPORT_HEADLINE_TABLE, &HTA_OBS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
-                &HTA_TOP_KERNELS_TABLE, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
+                &HTA_TOP_KERNELS_TABLE, &HTA_OP_ROOFLINE_TABLE, &HTA_DEVICE_PEAK_TABLE, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
                 &HTA_CPU_STEP_OPS_TABLE, &HTA_SCOPE_ARGS_TABLE, &HTA_REPORT_CPATH_TABLE,
                 &HTA_GPU_METRICS_TABLE)

@@ -106,6 +106,12 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
          "K-th instance from 0 (annot:ProfilerStep#3 is that step). A row is in when it starts in\n"
          "the window; a GPU row when its launch does. It replaces the last-step filter. See\n"
          "docs/windows.md"},
+        {"comm-kernel", CLI_STR, NULL, "GLOB",
+         "kernels whose full name matches GLOB (* ? [...]) are communication too, besides NCCL, RCCL,\n"
+         "MSCCL, DeepEP, NVSHMEM, custom all-reduce and what c10d's operators launch; repeatable"},
+        {"table", CLI_STR, NULL, "NAME",
+         "print only the table NAME (see tables: above): one plain table, e.g. for\n"
+         "pandas.read_csv with --format csv"},
         {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
         {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
         {"help", CLI_FLAG, NULL, NULL, "show this help"},
@@ -154,6 +160,19 @@ static int bad(const char *cmd, const char *fmt, const char *arg) {
 #pragma GCC diagnostic pop
     fprintf(stderr, "\nTry 'hta %s --help'.\n", cmd);
     return EXIT_USAGE;
+}
+
+/* --table NAME must be one of the tables the command prints (its registered declarations): a typo is a
+ * usage error that lists them, before any file is read. */
+static int check_table(const char *cmd, const char *name) {
+    const cli_command *c = cli_command_named(cmd);
+    if (c)
+        for (size_t i = 0; c->tables[i]; i++)
+            if (!strcmp(c->tables[i]->name, name)) return 0;
+    fprintf(stderr, "hta %s: unknown table '%s'", cmd, name);
+    for (size_t i = 0; c && c->tables[i]; i++) fprintf(stderr, "%s%s", i ? ", " : " (tables: ", c->tables[i]->name);
+    fprintf(stderr, "%s\nTry 'hta %s --help'.\n", c && c->tables[0] ? ")" : " (it prints no tables)", cmd);
+    return 1;
 }
 
 /* The options that name what a command writes, files (--output, --save, --what-if-trace) and folders
@@ -310,6 +329,20 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             c->ctx.threads = (int)v;
             continue;
         }
+        if (!strcmp(name, "comm-kernel")) {
+            NEEDVAL();
+            if (c->ctx.ncomm_globs >= sizeof c->comm_globs / sizeof *c->comm_globs)
+                return bad(cmd, "too many --comm-kernel globs (at most 64): '%s'", val);
+            c->comm_globs[c->ctx.ncomm_globs++] = val;
+            c->ctx.comm_globs = c->comm_globs;
+            continue;
+        }
+        if (!strcmp(name, "table")) {
+            NEEDVAL();
+            if (check_table(cmd, val)) return EXIT_USAGE;
+            c->table = val;
+            continue;
+        }
         if (!strcmp(name, "include-last-step") && !val) {
             c->ctx.view.include_last_profiler_step = 1;
             continue;
@@ -413,8 +446,13 @@ int cli_emit(const cli_common *c, hta_result *res) {
     if (!c->quiet)
         for (size_t i = 0; i < res->nnotes; i++) fprintf(stderr, "hta: note: %s\n", res->notes[i]);
     FILE *f = c->tables_to_stderr ? stderr : stdout;
+    /* --table: a result of that one table (borrowed, not freed twice), so csv is plain csv */
+    hta_table *one = c->table ? hta_result_find(res, c->table) : NULL;
+    hta_result sel = {&one, one ? 1 : 0, NULL, 0};
+    if (c->table && !one && !c->quiet)
+        fprintf(stderr, "hta: note: no %s table in this result (the options given do not make it)\n", c->table);
     errno = 0;
-    int rc = hta_result_write(f, res, c->fmt);
+    int rc = hta_result_write(f, c->table ? &sel : res, c->fmt);
     int e = errno;
     hta_result_free(res);
     if (rc) {

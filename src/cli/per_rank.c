@@ -17,7 +17,7 @@ const cli_dist *cli_distributor;
 static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events",
                                             /* put together over the ranks (cli_analyse_per_rank) */
                                             "kernels", "launch", "annotations", "ops", "cpu-ops", "counters",
-                                            "cupti", "patterns", NULL};
+                                            "cupti", "patterns", "efficiency", NULL};
 /* The commands across ranks that run on per-rank summaries (cli_run_summaries): hta-mpi shares their ranks
  * too. */
 static const char *const summary_cmds[] = {"stragglers", "merge", "report", NULL};

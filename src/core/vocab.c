@@ -4,6 +4,8 @@
  * comes from). */
 #include "hta/vocab.h"
 
+#include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ static int is_rocclr_fill(const char *n) { return starts(n, "__amd_rocclr_fill")
 static int is_rocclr_copy(const char *n) { return starts(n, "__amd_rocclr_copy"); }
 
 hta_kernel_type hta_kernel_type_of(const char *n) {
-    if (hta_is_nccl_kernel_name(n)) return HTA_KT_COMMUNICATION;
+    if (hta_is_comm_kernel_name(n)) return HTA_KT_COMMUNICATION;
     if (hta_is_memcpy_name(n) || hta_is_memset_name(n) || starts(n, "dma") || is_rocclr_fill(n) ||
         is_rocclr_copy(n))
         return HTA_KT_MEMORY;
@@ -72,6 +74,49 @@ const char *hta_memory_kernel_type(const char *name, char *buf) {
 int hta_is_nccl_kernel_name(const char *n) {
     return starts(n, "nccl") || strstr(n, "ncclKernel") || strstr(n, "ncclDevKernel") || starts(n, "rccl") ||
            strstr(n, "rcclKernel") || starts(n, "hccl");
+}
+
+/* Whether the name holds a after removing '_' and ASCII case: "one_shot_all_reduce" and
+ * "oneShotAllReduce" are one spelling.  a is lower case without '_'. */
+static int has_folded(const char *n, const char *a) {
+    size_t al = strlen(a);
+    for (; *n; n++) {
+        const char *p = n;
+        size_t k = 0;
+        while (*p && k < al) {
+            if (*p == '_') {
+                p++;
+                continue;
+            }
+            if (tolower((unsigned char)*p) != a[k]) break;
+            p++, k++;
+        }
+        if (k == al) return 1;
+    }
+    return 0;
+}
+
+int hta_is_comm_kernel_name(const char *n) {
+    if (hta_is_nccl_kernel_name(n)) return 1;
+    /* kernels return void: the namespace follows the return type */
+    const char *b = starts(n, "void ") ? n + 5 : n;
+    if (starts(b, "msccl") || starts(b, "nvshmem") || starts(b, "rocshmem") || starts(b, "c10d::")) return 1;
+    if (starts(b, "dpsk::ep::") || starts(b, "deep_ep::")) return !strstr(b, "get_dispatch_layout");
+    if (strstr(n, "cross_device_reduce")) return 1;
+    /* one-shot / two-shot / multimem all-reduce of the custom all-reduce libraries */
+    return has_folded(n, "allreduce") &&
+           (has_folded(n, "oneshot") || has_folded(n, "twoshot") || has_folded(n, "multimem"));
+}
+
+int hta_is_comm_op_name(const char *n) {
+    return starts(n, "c10d::") || starts(n, "_c10d_functional::") || starts(n, "c10d_functional::") ||
+           !strcmp(n, "record_param_comms") || starts(n, "nccl:");
+}
+
+int hta_name_matches_glob(const char *name, const char *const *globs, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!fnmatch(globs[i], name, 0)) return 1;
+    return 0;
 }
 
 int hta_is_comm_name_hta(const char *n) {
@@ -321,3 +366,180 @@ static char *shorten(const char *name, int fix) {
 
 char *hta_shorten_name(const char *name) { return shorten(name, 1); }
 char *hta_shorten_name_hta(const char *name) { return shorten(name, 0); }
+
+/* ---- vendor-neutral kernel categories (docs/efficiency.md, "Kernel categories") ----
+ *
+ * The rules run in order, the first match wins; each names the libraries whose kernels it catches, so a
+ * CUDA and a ROCm run of one model fall into the same categories.  Order matters where names share
+ * words: cuDNN's implicit_convolve_sgemm and MIOpen's igemm_* are convolutions before "gemm" is tried,
+ * cuBLAS's splitKreduce is GEMM before "reduce", ATen's reduce_kernel<NormTwoOps> is a reduction before
+ * "norm", Triton's pointwise epilogue "triton_poi_fused_addmm_gelu" is element-wise before "mm". */
+
+/* ASCII case-insensitive substring */
+static int has_ci(const char *s, const char *p) {
+    size_t n = strlen(p);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] && (s[i] | 0x20) == (p[i] | 0x20)) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+static int any_ci(const char *s, const char *const *ps) {
+    for (; *ps; ps++)
+        if (has_ci(s, *ps)) return 1;
+    return 0;
+}
+
+hta_kernel_category hta_kernel_category_of(const char *n) {
+    hta_kernel_type kt = hta_kernel_type_of(n);
+    if (kt == HTA_KT_COMMUNICATION) return HTA_KC_COMMUNICATION;
+    if (kt == HTA_KT_MEMORY) return HTA_KC_MEMORY;
+    /* collectives outside NCCL/RCCL: PyTorch's symmetric memory and custom all-reduce (vLLM, SGLang),
+     * DeepEP, AITER's */
+    static const char *const comm[] = {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+                                       "reducescatter", "alltoall", "all_to_all", "multimem", "deep_ep",
+                                       "cross_device_reduce", NULL};
+    if (any_ci(n, comm)) return HTA_KC_COMMUNICATION;
+    /* Triton (torch.compile): the kind is in the prefix; templates are matmuls (or convolutions) */
+    if (starts(n, "triton_")) {
+        if (has_ci(n, "attention") || has_ci(n, "flash") || has_ci(n, "attn")) return HTA_KC_ATTENTION;
+        if (starts(n, "triton_tem_")) return has_ci(n, "conv") ? HTA_KC_CONVOLUTION : HTA_KC_GEMM;
+        if (starts(n, "triton_poi_")) return HTA_KC_ELEMENTWISE;
+        if (starts(n, "triton_red_") || starts(n, "triton_per_"))
+            return has_ci(n, "norm") || has_ci(n, "softmax") ? HTA_KC_NORMALIZATION : HTA_KC_REDUCTION;
+    }
+    /* FlashAttention (fmha, flash_fwd), xFormers/CUTLASS fmha, cuDNN's sdpa, AITER/CK fmha and paged
+     * attention, SageAttention, vLLM's unified and paged attention */
+    /* quantisation kernels (FlashInfer's carry its namespace in their arguments) are pointwise, unless
+     * fused into a norm (AITER's add_rmsnorm_quant) */
+    if (has_ci(n, "quantize") && !has_ci(n, "norm")) return HTA_KC_ELEMENTWISE;
+    static const char *const attn[] = {"flash", "fmha", "attention", "attn_fwd", "attn_bwd", "mha_fwd",
+                                       "mha_bwd", "sage_fwd", "sage_bwd", "sdpa", NULL};
+    if (any_ci(n, attn)) return HTA_KC_ATTENTION;
+    /* cuDNN (implicit/explicit_convolve_sgemm, *scudnn*, winograd, fprop/dgrad/wgrad engines, im2col),
+     * MIOpen (igemm_fwd/bwd/wrw, naive_conv, Im2d2Col), CK (grouped_conv) */
+    static const char *const conv[] = {"convolution", "convolve", "conv1d", "conv2d", "conv3d", "grouped_conv",
+                                       "naive_conv", "conv_fwd", "conv_bwd", "conv_wrw", "_conv_", "scudnn", "winograd", "fprop", "dgrad", "wgrad", "im2col",
+                                       "im2d2col", "igemm_fwd", "igemm_bwd", "igemm_wrw", "cask_cudnn", NULL};
+    if (any_ci(n, conv) && !has_ci(n, "bn_fw") && !has_ci(n, "bn_bw")) return HTA_KC_CONVOLUTION;
+    /* cuBLAS/cuBLASLt (*gemm*, nvjet, gemv, splitKreduce, dot_kernel), CUTLASS, hipBLASLt/Tensile (Cijk_),
+     * CK gemm, Triton's matmul_ogs, fp4/fp8 block-scaled bmm */
+    static const char *const gemm[] = {"gemm", "gemv", "nvjet", "cutlass", "cijk_", "cublas", "hipblaslt",
+                                       "splitkreduce", "matmul", "dot_kernel", "bmm_", "wmma", "xmma", NULL};
+    if (any_ci(n, gemm)) return HTA_KC_GEMM;
+    static const char *const red[] = {"reduce", "argmax", "argmin", "amax", "criterion", "cross_entropy",
+                                      "pool", "topk", NULL};
+    if (any_ci(n, red)) return HTA_KC_REDUCTION;
+    /* ATen's layer/group/batch norm, cuDNN's bn_fw/bn_bw, AITER/vLLM rmsnorm, softmax */
+    static const char *const norm[] = {"bn_fw", "bn_bw", "softmax", "welford", NULL};
+    /* "norm", but not the random "normal" kernels nor MoE routing's "renormalize" */
+    if (any_ci(n, norm) || (has_ci(n, "norm") && !has_ci(n, "normal"))) return HTA_KC_NORMALIZATION;
+    /* ATen's elementwise kernels and functors, copies, fills, cat, transposes; MIOpen's OpTensor */
+    static const char *const elt[] = {"elementwise", "functor", "copy", "fill", "cat_", "catarray",
+                                      "transpose", "tensorop", "upsample", "index", "where", "activation",
+                                      "relu", "gelu", "silu", "sigmoid", "dropout", "quant", "gather",
+                                      "scatter", "rotary", "nchwtonhwc", "nhwctonchw", NULL};
+    if (any_ci(n, elt)) return HTA_KC_ELEMENTWISE;
+    return HTA_KC_OTHER;
+}
+
+const char *hta_kernel_category_name(hta_kernel_category c) {
+    static const char *const names[] = {"gemm", "attention", "convolution", "normalization", "elementwise",
+                                        "reduction", "communication", "memory", "other"};
+    return (unsigned)c <= HTA_KC_OTHER ? names[c] : "other";
+}
+
+/* ---- operators with a FLOP/byte formula (src/analysis/efficiency.c, docs/efficiency.md) ----
+ *
+ * By exact name: the argument positions of each formula are those of the ATen schema of that name. */
+typedef struct op_entry {
+    const char *name;
+    hta_op_formula f;
+    int arg;
+} op_entry;
+
+static const op_entry OPS[] = {
+    {"aten::mm", HTA_OPF_MM, 0},
+    {"aten::addmm", HTA_OPF_ADDMM, 0},
+    {"aten::bmm", HTA_OPF_BMM, 0},
+    {"aten::baddbmm", HTA_OPF_BADDBMM, 0},
+    {"aten::matmul", HTA_OPF_MATMUL, 0},
+    {"aten::linear", HTA_OPF_LINEAR, 0},
+    {"aten::_scaled_mm", HTA_OPF_SCALED_MM, 0},
+    {"aten::convolution", HTA_OPF_CONV, 0},
+    {"aten::_convolution", HTA_OPF_CONV, 0},
+    {"aten::conv1d", HTA_OPF_CONV_ND, 0},
+    {"aten::conv2d", HTA_OPF_CONV_ND, 0},
+    {"aten::conv3d", HTA_OPF_CONV_ND, 0},
+    {"aten::convolution_backward", HTA_OPF_CONV_BWD, 0},
+    /* is_causal's position in each schema */
+    {"aten::scaled_dot_product_attention", HTA_OPF_SDPA, 5},
+    {"aten::_scaled_dot_product_flash_attention", HTA_OPF_SDPA, 4},
+    {"aten::_scaled_dot_product_efficient_attention", HTA_OPF_SDPA, 6},
+    {"aten::_scaled_dot_product_cudnn_attention", HTA_OPF_SDPA, 6},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu", HTA_OPF_SDPA, 4},
+    {"aten::_flash_attention_forward", HTA_OPF_FLASH_FWD, 8},
+    {"aten::_efficient_attention_forward", HTA_OPF_FLASH_FWD, -9 - 1}, /* custom_mask_type */
+    {"aten::_scaled_dot_product_flash_attention_backward", HTA_OPF_SDPA_BWD, 11},
+    {"aten::_scaled_dot_product_efficient_attention_backward", HTA_OPF_SDPA_BWD, 11},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", HTA_OPF_SDPA_BWD, 14},
+    {"aten::_flash_attention_backward", HTA_OPF_FLASH_BWD, 11},
+    {"aten::_efficient_attention_backward", HTA_OPF_FLASH_BWD, -14 - 1}, /* custom_mask_type */
+    /* the weight's position */
+    {"aten::layer_norm", HTA_OPF_LAYER_NORM, 2},
+    {"aten::native_layer_norm", HTA_OPF_LAYER_NORM, 2},
+    {"aten::rms_norm", HTA_OPF_RMS_NORM, 2},
+    {"aten::_fused_rms_norm", HTA_OPF_RMS_NORM, 2},
+    {"aten::group_norm", HTA_OPF_GROUP_NORM, 2},
+    {"aten::native_group_norm", HTA_OPF_GROUP_NORM, 1},
+    {"aten::batch_norm", HTA_OPF_BATCH_NORM, 1},
+    {"aten::native_batch_norm", HTA_OPF_BATCH_NORM, 1},
+    {"aten::_native_batch_norm_legit", HTA_OPF_BATCH_NORM, 1},
+    {"aten::cudnn_batch_norm", HTA_OPF_BATCH_NORM, 1},
+    {"aten::miopen_batch_norm", HTA_OPF_BATCH_NORM, 1},
+    {"aten::softmax", HTA_OPF_SOFTMAX, 0},
+    {"aten::_softmax", HTA_OPF_SOFTMAX, 0},
+    {"aten::log_softmax", HTA_OPF_SOFTMAX, 0},
+    {"aten::_log_softmax", HTA_OPF_SOFTMAX, 0},
+    {"aten::copy_", HTA_OPF_COPY, 0},
+    {"aten::fill_", HTA_OPF_FILL, 0},
+    {"aten::zero_", HTA_OPF_FILL, 0},
+    /* the dim list's position */
+    {"aten::sum", HTA_OPF_REDUCE, 1},
+    {"aten::mean", HTA_OPF_REDUCE, 1},
+    {"aten::amax", HTA_OPF_REDUCE, 1},
+    {"aten::amin", HTA_OPF_REDUCE, 1},
+    {"aten::linalg_vector_norm", HTA_OPF_REDUCE, 2},
+    {NULL, HTA_OPF_NONE, 0},
+};
+
+/* Pointwise operators of ATen (out of place; the in-place form is the name with "_" appended). */
+static const char *const ELTWISE[] = {
+    "add", "sub", "mul", "div", "rsub", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "pow", "reciprocal",
+    "relu", "gelu", "silu", "sigmoid", "tanh", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
+    "where", "masked_fill", "threshold", "hardtanh", "leaky_relu", "sin", "cos", "erf", "square", "addcmul",
+    "addcdiv", "lerp", "threshold_backward", "gelu_backward", "silu_backward", "sigmoid_backward",
+    "tanh_backward", NULL};
+
+hta_op_formula hta_op_formula_of(const char *name, int *arg) {
+    *arg = 0;
+    if (!starts(name, "aten::")) return HTA_OPF_NONE;
+    for (const op_entry *e = OPS; e->name; e++)
+        if (!strcmp(name, e->name)) {
+            *arg = e->arg;
+            return e->f;
+        }
+    const char *b = name + 6;
+    size_t l = strlen(b);
+    char base[32];
+    int inplace = l > 1 && b[l - 1] == '_' && l < sizeof base;
+    if (inplace) {
+        memcpy(base, b, l - 1);
+        base[l - 1] = 0;
+        b = base;
+    }
+    if (in_list(ELTWISE, b)) return inplace ? HTA_OPF_ELTWISE_INPLACE : HTA_OPF_ELTWISE;
+    return HTA_OPF_NONE;
+}

@@ -44,7 +44,7 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
         return data_loading(g, e->attr, data_load, ndata_load) ? "data_loading" : "cpu_bound";
     char *s = hta_shorten_name_hta(name);
     /* HTA's rule calls every hip* kernel communication and misses RCCL's */
-    int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_nccl_kernel_name(name);
+    int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_comm_kernel_name(name);
     free(s);
     return comm ? "gpu_communication_bound" : "gpu_compute_bound";
 }

@@ -6,6 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Marks the rows of c->window (none: frees the marks). */
+static hta_status mark_window(hta_ctx *c, hta_error *err) {
+    size_t n = c->trace->nranks;
+    if (c->win)
+        for (size_t k = 0; k < n; k++) free(c->win[k]);
+    free(c->win);
+    c->win = NULL;
+    if (c->window.kind == HTA_WINDOW_NONE) return HTA_OK;
+    /* marked once in the run's time mode: every view and every analysis then sees the same rows */
+    c->win = calloc(n ? n : 1, sizeof *c->win);
+    if (!c->win) return hta_oom(err);
+    for (size_t k = 0; k < n; k++)
+        if (!(c->win[k] = malloc(c->trace->ranks[k]->n ? c->trace->ranks[k]->n : 1))) return hta_oom(err);
+    return hta_window_rows(c->trace, &c->window, c->view.time_mode, c->win, err);
+}
+
 static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
     static const hta_ctx_opts none;
     if (!o) o = &none;
@@ -29,15 +45,22 @@ static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
         c->multi_step_all = -1;
     }
     c->window = o->window;
-    if (c->window.kind != HTA_WINDOW_NONE) {
-        /* marked once in the run's time mode: every view and every analysis then sees the same rows */
-        c->win = calloc(n ? n : 1, sizeof *c->win);
-        if (!c->win) return hta_oom(err);
-        for (size_t k = 0; k < n; k++)
-            if (!(c->win[k] = malloc(c->trace->ranks[k]->n ? c->trace->ranks[k]->n : 1))) return hta_oom(err);
-        HTA_TRY(hta_window_rows(c->trace, &c->window, c->view.time_mode, c->win, err));
+    c->comm_globs = o->comm_globs;
+    c->ncomm_globs = o->ncomm_globs;
+    if (!(c->ktypes = calloc(n ? n : 1, sizeof *c->ktypes))) return hta_oom(err);
+    return mark_window(c, err);
+}
+
+hta_status hta_ctx_set_window(hta_ctx *c, const hta_window *w, hta_error *err) {
+    hta_ctx_release_views(c);
+    c->window = *w;
+    hta_status st = mark_window(c, err);
+    if (st) {
+        /* the whole trace rather than a window half marked */
+        c->window.kind = HTA_WINDOW_NONE;
+        mark_window(c, NULL);
     }
-    return HTA_OK;
+    return st;
 }
 
 hta_status hta_ctx_adopt(hta_trace *t, const hta_ctx_opts *o, hta_ctx **out, hta_error *err) {
@@ -69,6 +92,7 @@ hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, 
     lo.only_ranks = o->ranks;
     lo.n_only_ranks = o->nranks;
     lo.hta_streams = o->hta_compat;
+    lo.hta_names = o->hta_compat;
     hta_trace *t;
     *out = NULL;
     HTA_TRY(hta_trace_load(path, &lo, &t, err));
@@ -85,6 +109,9 @@ void hta_ctx_free(hta_ctx *c) {
     if (c->win)
         for (size_t k = 0; k < c->trace->nranks; k++) free(c->win[k]);
     free(c->win);
+    if (c->ktypes)
+        for (size_t k = 0; k < c->trace->nranks; k++) free(c->ktypes[k]);
+    free(c->ktypes);
     hta_arena_free(&c->scratch);
     hta_trace_free(c->trace);
     free(c);

@@ -215,7 +215,9 @@ static void html_table(sb *b, const hta_table *t, const char *id) {
             } else if (col->type == HTA_COL_INT && !(col->null && col->null[r])) {
                 sb_printf(b, "<td class=\"n\">%lld", (long long)col->v.i[r]);
             } else if (col->type == HTA_COL_FLOAT && !isnan(col->v.f[r])) {
-                sb_printf(b, "<td class=\"n\">%.6g", col->v.f[r]);
+                char num[64];
+                hta_table_float_text(col->v.f[r], num, sizeof num); /* as the table format: no exponent */
+                sb_printf(b, "<td class=\"n\">%s", num);
             } else {
                 sb_printf(b, "<td>");
             }
@@ -345,6 +347,7 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         free(v);
         free(nb);
     }
+    rp_roofline_chart(b, res); /* efficiency.c */
     sb_printf(b, "<h2 id=\"launch\">Launch delays</h2>\n");
     launch_hist(b, pr, n);
     sb_printf(b, "<h2 id=\"queue\">Launch-queue length over time</h2><p class=\"note\">Kernels launched and not yet "

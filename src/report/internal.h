@@ -35,6 +35,13 @@ int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) __attrib
  * extremes) and name individual ranks only where they stand out. */
 #define RANKS_IN_FULL 8
 
+/* Hardware efficiency (efficiency.c): op_roofline reduced from the parts in all, its top rows and the
+ * device table into out, the operators far below their roof as an observation in f and in the gpu_compute
+ * row of ft (the findings table, may be NULL); and the page's roofline chart from res's tables. */
+hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, hta_result *out, hta_error *err);
+struct sb;
+void rp_roofline_chart(struct sb *b, const hta_result *res);
+
 typedef struct rp_cpu {
     size_t n;             /* ranks of the run */
     int32_t *rank;        /* rank of each index */

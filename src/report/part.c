@@ -12,8 +12,10 @@
 
 #include "hta/breakdown.h"
 #include "hta/cpuops.h"
+#include "hta/efficiency.h"
 #include "hta/launch.h"
 #include "hta/util.h"
+#include "hta/sim.h"
 #include "report/internal.h"
 
 HTA_TABLE_DEFINE(RP_PART_RANKS);
@@ -46,25 +48,36 @@ static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
 
 /* ---- the critical path of each rank ---- */
 
-/* Rank k's critical path (HTA's defaults: whole trace, no zero-weight launch edges, the path `hta
- * critical-path` prints): its summary rows into cp, its time per step and bound_by class into p->cp_ns,
- * its largest class into p->cp_bound, its finding (as a rank of few would get it) into f; a rank HTA's
- * graph cannot cover gets a note instead. */
+/* Rank k's critical path, the one engine's default answer (hta_sim_answer: the simulation graph's path over
+ * the steps, the path `hta critical-path` prints; HTA's graph with --hta-compat): its summary rows into cp,
+ * its time per step and bound_by class into p->cp_ns, its largest class into p->cp_bound, its finding (as a
+ * rank of few would get it) into f; a rank the engine cannot cover gets a note instead. */
 static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta_arena *a, hta_table *cp,
                             findings *f, hta_table *notes, hta_error *err) {
     int32_t rank = p->rank;
     hta_cpath_opts co;
     hta_cpath_opts_default(&co);
-    hta_cp_graph *g = NULL;
+    hta_cp_graph *hg = NULL;
+    hta_sim *sim = NULL;
+    const hta_cp_graph *g = NULL;
     hta_cp_path path = {0};
     hta_result part;
     hta_result_init(&part);
     /* a rank's own error, so that a failure the report goes past leaves err untouched */
     hta_error e2 = {0};
     const hta_table *sm;
-    hta_status st = hta_cpath_build(ctx, k, &co, &g, &e2);
-    if (!st) st = hta_cpath_longest(g, NULL, &path, &e2);
-    if (!st) st = hta_cpath_report(g, &path, NULL, NULL, 0, 1, &part, &e2);
+    hta_status st;
+    if (ctx->hta_compat) {
+        st = hta_cpath_build(ctx, k, &co, &hg, &e2);
+        if (!st) st = hta_cpath_longest(hg, NULL, &path, &e2);
+        if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, 1, &part, &e2);
+        g = hg;
+    } else {
+        hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
+        st = hta_sim_build(ctx, k, &sim, &e2);
+        if (!st) st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
+        if (sim) g = hta_sim_graph(sim);
+    }
     /* Out of memory stops the report; any other failure means HTA's graph cannot cover this rank
      * (docs/critical-path.md), which is worth a note, not the whole report. */
     if (st == HTA_ENOMEM) {
@@ -117,7 +130,8 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     }
     hta_result_free(&part);
     hta_cpath_path_free(&path);
-    hta_cpath_free(g);
+    hta_cpath_free(hg);
+    hta_sim_free(sim);
     return st;
 }
 
@@ -213,6 +227,9 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     hta_kernel_opts ko;
     rp_kernel_opts(&ko);
     HTA_TRY_GOTO(st, hta_kernel_breakdown_part(ctx, &ko, &r, err), done);
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_efficiency_part(ctx, NULL, &r, err), done); /* efficiency.c reduces it */
     HTA_TRY_GOTO(st, move_all(out, &r, err), done);
     hta_result_free(&r);
     HTA_TRY_GOTO(st, hta_overlap(ctx, NULL, &r, err), done);

@@ -54,6 +54,14 @@ static void bin_add(double *bins, int64_t t0, int64_t t1, int64_t s, int64_t e) 
     }
 }
 
+/* Adds the part of the busy interval [s, e) inside each step from step st on to the steps' GPU busy time. */
+static void step_busy_add(rp_rank *p, long st, int64_t s, int64_t e) {
+    for (size_t j = (size_t)st; j < p->nsteps && p->step_ts[j] < e; j++) {
+        int64_t a = s > p->step_ts[j] ? s : p->step_ts[j], b = e < p->step_end[j] ? e : p->step_end[j];
+        if (b > a) sat_add(&p->gpu_busy_ns[j], b - a);
+    }
+}
+
 static long bin_of(int64_t t0, int64_t t1, int64_t t) {
     if (t1 <= t0) return 0;
     long b = (long)((double)(t - t0) * RP_BINS / (double)(t1 - t0));
@@ -89,6 +97,9 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     p->queue_median = -1;
     const hta_view *v;
     HTA_TRY(hta_ctx_view(ctx, k, &v, err));
+    /* the run's kernel types: the same communication as kernels, temporal and overlap */
+    const uint8_t *kty;
+    HTA_TRY(hta_ctx_kernel_types(ctx, k, &kty, err));
     size_t n = v->n;
     /* categories classified once */
     unsigned char *cc = HTA_ANEW(a, unsigned char, t->ncats);
@@ -109,7 +120,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         const char *nm = hta_sym(t->sym, r->name[row]);
         if (gpu && (cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET)) {
             gs[ng] = s, gd[ng++] = v->dur[i];
-            if (cl == HTA_CC_KERNEL && hta_kernel_type_of(nm) == HTA_KT_COMMUNICATION) ncoll++;
+            if (cl == HTA_CC_KERNEL && kty[row] == HTA_KT_COMMUNICATION) ncoll++;
         } else if (!gpu && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_PYTHON_FUNCTION ||
                             cl == HTA_CC_RUNTIME)) {
             /* CPU busy: operators and runtime calls; Python frames and annotations wrap whole phases and
@@ -207,7 +218,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         if (gpu) {
             if (cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET) sat_add(&p->mem_ns[st], d);
             else if (cl == HTA_CC_KERNEL) {
-                hta_kernel_type kt = hta_kernel_type_of(nm);
+                hta_kernel_type kt = (hta_kernel_type)kty[row];
                 if (kt == HTA_KT_COMMUNICATION) {
                     sat_add(&p->comm_ns[st], d);
                     coll_ts[p->ncoll] = s, p->coll_dur[p->ncoll] = d, p->coll_step[p->ncoll++] = (int32_t)st;
@@ -245,7 +256,11 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     if (!gap) return hta_oom(err);
     for (size_t q = 0; q < p->ngpu; q++) {
         long st = rp_step_of(p, p->gpu_s[q]);
-        if (st >= 0) sat_add(&p->gpu_busy_ns[st], p->gpu_e[q] - p->gpu_s[q]);
+        /* a busy interval counts in each step it overlaps, for the part inside it: one that starts in a
+         * step and runs past its end (a long communication kernel on its own stream, the GPU behind the
+         * CPU) would otherwise make a step more than 100% busy */
+        if (st >= 0 || (p->nsteps && p->gpu_s[q] < p->step_ts[0]))
+            step_busy_add(p, st >= 0 ? st : 0, p->gpu_s[q], p->gpu_e[q]);
         if (q + 1 < p->ngpu && st >= 0 && rp_step_of(p, p->gpu_s[q + 1]) >= 0) {
             int64_t g = p->gpu_s[q + 1] - p->gpu_e[q];
             gap[ngap++] = g;

@@ -165,7 +165,9 @@ static void write_csv(FILE *f, const hta_result *res) {
 #define MINW 40  /* narrowest a cut text column gets to make a line fit */
 #define SOFT "_:,/.-" /* a word longer than its column breaks after one of these */
 
-/* Whole numbers without decimals, others with 3 (6 significant digits when very large or very small). */
+/* Whole numbers without decimals, others with 3; never in exponent notation (3393189.6, not 3.39319e+06),
+ * which a person misreads and a spreadsheet may not parse: a million or more keeps one decimal, less than
+ * 0.001 keeps 3 significant digits in fixed notation (0.0000795), and below 1e-12 it reads 0.000000000000. */
 static void num_cell(const hta_column *c, size_t r, char *buf, size_t n) {
     if (is_null(c, r)) {
         /* null reads "-" for a person; csv leaves the field empty and json writes null */
@@ -176,11 +178,21 @@ static void num_cell(const hta_column *c, size_t r, char *buf, size_t n) {
         snprintf(buf, n, "%" PRId64, c->v.i[r]);
         return;
     }
-    double v = c->v.f[r];
-    /* whole numbers as integers up to 1e15; beyond that %g is shorter */
-    if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, n, "%.0f", v);
-    else if (fabs(v) >= 1e6 || fabs(v) < 1e-3) snprintf(buf, n, "%.6g", v);
-    else snprintf(buf, n, "%.3f", v);
+    hta_table_float_text(c->v.f[r], buf, n);
+}
+
+void hta_table_float_text(double v, char *buf, size_t n) {
+    double a = fabs(v);
+    /* (beyond 1e50, which no time or count here reaches, the digits would not fit a cell: %g there) */
+    if (a >= 1e50) snprintf(buf, n, "%.6g", v);
+    else if (v == floor(v) || a >= 1e15) snprintf(buf, n, "%.0f", v);
+    else if (a >= 1e6) snprintf(buf, n, "%.1f", v);
+    else if (a >= 1e-3) snprintf(buf, n, "%.3f", v);
+    else {
+        /* 3 significant digits: 2 more decimals than the first non-zero one's */
+        int d = a >= 1e-12 ? 2 - (int)floor(log10(a)) : 12;
+        snprintf(buf, n, "%.*f", d > 12 ? 12 : d, v);
+    }
 }
 
 /* Cut points on UTF-8 character boundaries: a head ends before a continuation byte, a tail starts after. */

@@ -26,6 +26,7 @@ struct hta_input {
     int eof;         /* no more file bytes */
     int member_done; /* current gzip member finished */
     int finished;
+    uint64_t cut_at; /* gzip data ended before its member did: the compressed offset (0: not cut) */
     uint64_t size, consumed; /* file bytes read, and consumed by inflate */
     unsigned char *in;
     size_t in_pos, in_len;
@@ -175,9 +176,12 @@ static hta_status read_gz(hta_input *in, char *buf, size_t cap, size_t *got, hta
         hta_status st = fill(in, err);
         if (st) return st;
         size_t avail = in->in_len - in->in_pos;
-        if (avail == 0 && in->eof)
-            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data", in->path,
-                            (unsigned long long)in->consumed);
+        if (avail == 0 && in->eof) {
+            /* cut short: what was inflated is the input; the JSON reader judges it */
+            in->cut_at = in->consumed ? in->consumed : 1;
+            in->finished = 1;
+            break;
+        }
         size_t want = cap - n;
         if (want > UINT32_MAX) want = UINT32_MAX;
 #ifdef HTA_HAVE_ISAL
@@ -213,9 +217,10 @@ static hta_status read_gz(hta_input *in, char *buf, size_t cap, size_t *got, hta
         in->consumed += used;
         n += made;
         if (done) in->member_done = 1;
-        else if (used == 0 && made == 0 && in->eof)
-            return hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data", in->path,
-                            (unsigned long long)in->consumed);
+        else if (used == 0 && made == 0 && in->eof) {
+            in->cut_at = in->consumed ? in->consumed : 1;
+            in->finished = 1;
+        }
     }
     *got = n;
     return HTA_OK;
@@ -237,5 +242,6 @@ void hta_input_close(hta_input *in) {
 
 int hta_input_is_gzip(const hta_input *in) { return in->gz; }
 uint64_t hta_input_bytes_in(const hta_input *in) { return in->consumed; }
+uint64_t hta_input_cut_at(const hta_input *in) { return in->cut_at; }
 uint64_t hta_input_file_size(const hta_input *in) { return in->size; }
 const char *hta_input_path(const hta_input *in) { return in->path; }

@@ -15,6 +15,10 @@ hta_status hta_input_open(const char *path, hta_input **out, hta_error *err);
  * Errors name the file and the compressed byte offset. */
 hta_status hta_input_read(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err);
 void hta_input_close(hta_input *in);
+/* A gzip file cut short (a crashed writer's): the data inflated up to the cut is read as the whole
+ * input, and this says where the compressed bytes ended (0: not cut).  The JSON reader decides whether
+ * what came through is usable. */
+uint64_t hta_input_cut_at(const hta_input *in);
 
 int hta_input_is_gzip(const hta_input *in);
 uint64_t hta_input_bytes_in(const hta_input *in);   /* file bytes consumed */

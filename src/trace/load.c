@@ -17,6 +17,7 @@
 #include "hta/outfile.h"
 #include "hta/trace.h"
 #include "trace/derive.h"
+#include "trace/legacy.h"
 #include "hta/vocab.h"
 #include "trace/merged.h"
 #include "trace/listing.h"
@@ -460,6 +461,11 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         job *j = &p.jobs[i];
         if (j->st) continue;
         hta_rank *r = j->r;
+        if (j->b.cut)
+            warnf(o, "%s: truncated at byte %llu (a crashed job's trace?): loaded the %llu complete events before "
+                     "%sbyte %llu; the rest is lost",
+                  j->path, (unsigned long long)j->b.cut_file, (unsigned long long)r->n_events,
+                  j->b.cut == 2 ? "JSON " : "", (unsigned long long)j->b.cut_json);
         r->path = j->path;
         j->path = NULL;
         if (j->b.dist_rank >= 0 && j->b.dist_rank <= INT32_MAX) {
@@ -545,6 +551,12 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     const char *es = hta_sync_kind_name(HTA_SYNC_EVENT_SYNC), *cs = hta_sync_kind_name(HTA_SYNC_CONTEXT_SYNC);
     t->sym_event_sync = hta_symtab_find(t->sym, es, strlen(es));
     t->sym_context_sync = hta_symtab_find(t->sym, cs, strlen(cs));
+    /* PyTorch <= 1.9's names as today's, before anything reads categories and
+     * before the symbols are counted for t->api (legacy.c interns today's names) */
+    if (!o->hta_names) {
+        int legacy;
+        HTA_TRY_GOTO(st, hta_legacy_names(t, &legacy, err), done);
+    }
     /* what each name means as a host call, once: analyses then test bits per row */
     size_t nsym = hta_symtab_count(t->sym);
     if (!(t->api = malloc((nsym ? nsym : 1) * sizeof *t->api))) {

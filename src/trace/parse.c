@@ -135,6 +135,8 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_DEVICE] = "device",
     [HTA_ARG_KERNEL_BACKEND] = "kernel_backend",
     [HTA_ARG_COMMS_ID] = "Comms Id",
+    [HTA_ARG_EXTERNAL_ID_LEGACY] = "external id",
+    [HTA_ARG_CONCRETE_INPUTS] = "Concrete Inputs",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -165,6 +167,7 @@ static int arg_lookup(const char *k, size_t n) {
              break;
     case 11: if (IS("correlation")) return A_CORR;
              if (IS("External id")) return A_EXTID;
+             if (IS("external id")) return HTA_ARG_EXTERNAL_ID_LEGACY;
              break;
     case 13: if (IS("Input Strides")) return HTA_ARG_INPUT_STRIDES;
              if (IS("In msg nelems")) return HTA_ARG_IN_MSG_NELEMS;
@@ -175,7 +178,9 @@ static int arg_lookup(const char *k, size_t n) {
              if (IS("Out split size")) return HTA_ARG_OUT_SPLIT_SIZE;
              if (IS("kernel_backend")) return HTA_ARG_KERNEL_BACKEND;
              break;
-    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME; break;
+    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME;
+             if (IS("Concrete Inputs")) return HTA_ARG_CONCRETE_INPUTS;
+             break;
     case 16: if (IS("Python parent id")) return HTA_ARG_PYTHON_PARENT_ID; break;
     case 18: if (IS("Process Group Name")) return HTA_ARG_PG_NAME; break;
     case 19: if (IS("Process Group Ranks")) return HTA_ARG_PG_RANKS; break;
@@ -195,7 +200,7 @@ typedef struct event {
     char ph;
     int have_cat, have_dur, have_ts, have_name, have_pid, have_tid, have_id, bp_e;
     int cat_key; /* a "cat" key was written (null included): no category is inferred then */
-    int ts_frac;
+    int ts_frac, dur_frac;
     const char *cat_s, *name_s; /* raw string bodies in the buffer */
     const char *cat_q, *name_q; /* closing quotes */
     int cat_esc, name_esc;
@@ -395,7 +400,8 @@ static lex_rc ev_string(parser *P, const char *p, const char **s, const char **q
 /* ts/dur: microseconds as decimal text -> exact ns, digit by digit, never through a double (a double has
  * quarter-microsecond steps at today's epoch times).  A fraction is remembered: it decides whether HTA
  * rounds the file (TF§6). */
-static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac) {
+static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, int *have, int *frac,
+                       const char *range_msg) {
     lex *L = &P->L;
     if (*p == 'n') {
         *have = 0;
@@ -409,7 +415,7 @@ static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, i
      * Beyond the model's range (trace.h: HTA_TIME_MAX_NS) the value is refused, not clamped: every later
      * difference of two times is then exact in int64. */
     if (lex_num_scaled(&n, 3, ns) || *ns > HTA_TIME_MAX_NS || *ns < -HTA_TIME_MAX_NS)
-        return LEX_ERROR(L, p, frac ? TS_RANGE_MSG : DUR_RANGE_MSG);
+        return LEX_ERROR(L, p, range_msg);
     *have = 1;
     if (frac && n.frac) *frac = 1;
     return LEX_OK;
@@ -518,7 +524,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                 }
                 if (k[0] == 't' && k[1] == 's') {
                     int have;
-                    if ((rc = ev_time(P, p, &p, &e.ts, &have, &e.ts_frac))) return rc;
+                    if ((rc = ev_time(P, p, &p, &e.ts, &have, &e.ts_frac, TS_RANGE_MSG))) return rc;
                     e.have_ts = have;
                     goto next;
                 }
@@ -544,7 +550,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
                     goto next;
                 }
                 if (!memcmp(k, "dur", 3)) {
-                    if ((rc = ev_time(P, p, &p, &e.dur, &e.have_dur, NULL))) return rc;
+                    if ((rc = ev_time(P, p, &p, &e.dur, &e.have_dur, &e.dur_frac, DUR_RANGE_MSG))) return rc;
                     goto next;
                 }
                 if (!memcmp(k, "pid", 3)) {
@@ -640,6 +646,10 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
     if (!e.have_ts) P->b->r->ts_fractional = 1; /* HTA rounds when any event lacks ts */
     if (e.ts_frac) r->ts_fractional = 1;
+    /* what decides the dtypes of HTA's table (TF§4.2, §11): every event's dur an integer, text pids */
+    if (!e.have_dur || e.dur_frac) r->dur_not_int = 1;
+    if (e.pid_sym >= 0) r->pid_text = 1;
+    if (e.tid_sym >= 0) r->tid_text = 1;
 
     if (keep) {
         /* A row without a start has no place on any timeline (HTA's table would hold NaN there).  The file
@@ -922,8 +932,14 @@ static lex_rc step(parser *P, size_t *pos) {
                 return LEX_FAIL(L, p, HTA_ESTOPPED, "stopped by caller");
             P->raw_index++;
             p = q;
-        } else if ((rc = parse_event(P, p, &p))) {
-            return rc;
+        } else {
+            /* an event cut by the end of the buffer is parsed again after the refill (or dropped at a
+             * truncated end): the args it had stored so far go */
+            size_t nargs = P->b->r->nargs;
+            if ((rc = parse_event(P, p, &p))) {
+                if (rc == LEX_MORE) P->b->r->nargs = nargs;
+                return rc;
+            }
         }
         P->first = 0;
         break;
@@ -1010,10 +1026,23 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         }
         /* LEX_MORE */
         if (P->eof) {
-            if (P->state == ST_END || unclosed_array_end(P, pos)) {
+            uint64_t gz_cut = hta_input_cut_at(P->in);
+            if ((P->state == ST_END && !gz_cut) || unclosed_array_end(P, pos)) {
                 st = HTA_OK;
-            } else if (P->len == 0) {
+            } else if (!P->raw && (P->state == ST_EVENTS || P->seen_events) && P->b->r->n_events) {
+                /* Cut short after the events began (a crashed job's trace): the complete events are the
+                 * trace, up to pos, where the unfinished one starts; the loader warns (load.c).  A
+                 * rewrite (raw scan) copies files whole and refuses it below, and so is a file cut before
+                 * its first event is complete (nothing in it says it is a trace). */
+                P->b->cut = gz_cut ? 2 : 1;
+                P->b->cut_json = P->base + pos;
+                P->b->cut_file = gz_cut ? gz_cut : P->base + P->len;
+                st = HTA_OK;
+            } else if (P->len == 0 && !gz_cut) {
                 st = hta_fail(err, HTA_EFORMAT, "%s: empty file", path);
+            } else if (gz_cut) {
+                st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: truncated gzip data (JSON byte %llu)", path,
+                              (unsigned long long)gz_cut, (unsigned long long)(P->base + P->len));
             } else {
                 st = hta_fail(err, HTA_EFORMAT, "%s: byte %llu: unexpected end of file (truncated JSON)",
                               path, (unsigned long long)(P->base + P->len));

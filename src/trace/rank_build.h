@@ -43,6 +43,11 @@ typedef struct rank_build {
     int64_t known_local[HTA_ARG_KNOWN_COUNT]; /* local symbol per known key, -1 */
     int64_t profiler_range_cat; /* local cat index of cuda_profiler_range, -1 */
     int64_t dist_rank;          /* distributedInfo.rank, -1 if absent */
+    /* A file cut short after its events began (a crashed job's): what was complete is loaded, and the
+     * loader warns with these.  cut: 1 when so (2: a gzip file); cut_json: the JSON byte where the complete part ends;
+     * cut_file: the file's byte where the data ends (the compressed offset of a gzip file). */
+    int cut;
+    uint64_t cut_json, cut_file;
     merge_info merge;
 } rank_build;
 

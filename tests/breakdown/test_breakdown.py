@@ -59,13 +59,13 @@ COMMUNICATION,20,18.9
 COMPUTATION overlapping COMMUNICATION,20,18.9
 
 # all_kernels
-name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,rank,count
-"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",40,40,40,0,40,COMMUNICATION,0,1
-add_kernel,6,6,6,0,6,COMPUTATION,0,1
-gemm_kernel,40,30,10,14.142135623730951,20,COMPUTATION,0,2
-relu_kernel,10,5,5,0,5,COMPUTATION,0,2
-Memcpy HtoD (Pageable -> Device),20,20,20,0,20,MEMORY,0,1
-hipMemcpyDtoD,10,10,10,0,10,MEMORY,0,1
+name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,category,rank,count
+"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",40,40,40,0,40,COMMUNICATION,communication,0,1
+add_kernel,6,6,6,0,6,COMPUTATION,other,0,1
+gemm_kernel,40,30,10,14.142135623730951,20,COMPUTATION,gemm,0,2
+relu_kernel,10,5,5,0,5,COMPUTATION,elementwise,0,2
+Memcpy HtoD (Pageable -> Device),20,20,20,0,20,MEMORY,memory,0,1
+hipMemcpyDtoD,10,10,10,0,10,MEMORY,memory,0,1
 """)
 
     def test_kernels_top1(self):
@@ -78,10 +78,10 @@ COMMUNICATION,20,26.3
 COMPUTATION overlapping COMMUNICATION,20,26.3
 
 # all_kernels
-name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,rank,count
-"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",40,40,40,0,40,COMMUNICATION,0,1
-gemm_kernel,40,30,10,14.142135623730951,20,COMPUTATION,0,2
-others,16,6,5,0.5773502691896257,5.333333333333333,COMPUTATION,0,3
+name,sum (us),max (us),min (us),stddev,mean (us),kernel_type,category,rank,count
+"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",40,40,40,0,40,COMMUNICATION,communication,0,1
+gemm_kernel,40,30,10,14.142135623730951,20,COMPUTATION,gemm,0,2
+others,16,6,5,0.5773502691896257,5.333333333333333,COMPUTATION,,0,3
 """)
 
     def test_idle(self):

@@ -55,15 +55,15 @@ class Selection(unittest.TestCase):
         self.assertGreater(shift.pop(), 10**15)  # Kineto writes epoch microseconds
 
     def test_ranks_reads_only_the_selected_files(self):
-        # rank 1's file is cut short after its head: loading all ranks fails on it,
-        # --ranks 0 never parses it (its head names rank 1)
+        # rank 1's file is broken after its head (a control character, which no JSON may hold): loading all
+        # ranks fails on it, --ranks 0 never parses it (its head names rank 1)
         with tempfile.TemporaryDirectory() as d:
             shutil.copy(os.path.join(TF, "sampled_rank-0.json.gz"), d)
             with gzip.open(os.path.join(TF, "sampled_rank-1.json.gz"), "rb") as f:
                 raw = f.read()
             cut = raw.index(b'"traceEvents"') + 5000
             with open(os.path.join(d, "sampled_rank-1.json"), "wb") as f:
-                f.write(raw[:cut])
+                f.write(raw[:cut] + b"\x01")
             bad = run("info", d, "--quiet")
             self.assertEqual(bad.returncode, 1)
             self.assertIn("sampled_rank-1.json", bad.stderr)

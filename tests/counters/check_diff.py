@@ -50,7 +50,11 @@ for name, st in sorted(status.items()):
         ours = [[r[p] for p in pos] for r in t["data"]]
         gold = [[i] + r for i, r in zip(part["index"], part["data"])]
         assert len(ours) == len(gold), (name, len(ours), len(gold))
-        for i, (a, b) in enumerate(zip(ours, gold)):
+        # the same rows; ours by the size of the change, largest first (HTA's order with --hta-compat,
+        # docs/differences-from-hta.md "diff")
+        dd = [abs(r[t["columns"].index("diff_duration")]) for r in t["data"]]
+        assert dd == sorted(dd, reverse=True), (name, dd[:10])
+        for i, (a, b) in enumerate(zip(sorted(ours, key=str), sorted(gold, key=str))):
             assert all(same(x, y) for x, y in zip(a, b)), (name, i, a, b)
     else:
         t = out["ops_diff"]
@@ -58,14 +62,14 @@ for name, st in sorted(status.items()):
         for cat, nm in t["data"]:
             got.setdefault(cat, []).append(nm)
         for cat, names in part.items():
-            assert got.get(cat, []) == names, (name, cat, got.get(cat, [])[:5], names[:5])
+            assert sorted(got.get(cat, [])) == sorted(names), (name, cat, got.get(cat, [])[:5], names[:5])
     checked += 1
     print(f"diff golden {name}: ok")
 
 # test-expectations (tests/test_trace_diff.py): trace_compare base vs test, rank 1, iteration 1010, CPU, short names
 B, TT = os.path.join(traces, "trace_compare", "base"), os.path.join(traces, "trace_compare", "test")
 o = run(B, TT, "--control-rank", "1", "--test-rank", "1", "--control-iteration", "1010", "--test-iteration", "1010",
-        "--device", "cpu", "--short-names", "--control-label", "B", "--test-label", "T")
+        "--device", "cpu", "--short-names", "--control-label", "B", "--test-label", "T", "--hta-compat")
 t = o["compare_traces"]
 rows = [dict(zip(t["columns"], r)) for r in t["data"]]
 assert [r["short_name"] for r in rows] == ["ProfilerStep#1010", "aten::as_strided", "aten::empty", "cudaEventQuery",
@@ -81,6 +85,13 @@ for c, n in o["ops_diff"]["data"]:
 assert cats == {"added": ["AddmmBackward0", "All2All_Pooled_Req", "CatBackward0"], "deleted": ["nccl:all_reduce"],
                 "unchanged": ["ProfilerStep#1010", "aten::as_strided", "aten::empty", "cudaEventQuery",
                               "cudaLaunchKernel"]}, cats
+# by default the largest changes first (ties by name), --top keeps the first N of each table and list
+d = run(B, TT, "--control-rank", "1", "--test-rank", "1", "--control-iteration", "1010", "--test-iteration", "1010",
+        "--device", "cpu", "--short-names", "--control-label", "B", "--test-label", "T", "--top", "2")
+assert [r[0] for r in d["compare_traces"]["data"]] == ["All2All_Pooled_Req", "AddmmBackward0"], d["compare_traces"]
+assert d["ops_diff"]["data"] == [["added", "All2All_Pooled_Req"], ["added", "AddmmBackward0"],
+                                 ["deleted", "nccl:all_reduce"], ["unchanged", "ProfilerStep#1010"],
+                                 ["unchanged", "aten::as_strided"]], d["ops_diff"]
 g = run(B, TT, "--control-iteration", "1010", "--test-iteration", "1010", "--device", "gpu")["compare_traces"]
 assert [r[-1] for r in g["data"]] == ["-"], g
 # equal labels: the test side is renamed (A9)

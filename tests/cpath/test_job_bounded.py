@@ -103,7 +103,7 @@ class SameAsJoined(unittest.TestCase):
             with open(victim, "rb") as f:
                 head = f.read(4096)
             with open(victim, "wb") as f:
-                f.write(head)  # the head names the rank; the body is cut off
+                f.write(head + b"\x01")  # the head names the rank; the body is broken (a cut alone loads)
             rc, out, err = run(d)
             self.assertEqual(rc, 1)
             self.assertEqual(out, "")

@@ -1,5 +1,5 @@
 """htad's S3 store against a local S3-compatible server (npm's s3rver, installed into tests/daemon/
-node_modules by `npm ci` there; .ci/run does it), behind a proxy that checks every request's AWS SigV4
+node_modules by `npm ci` there; `make test` does it where npm is there), behind a proxy that checks every request's AWS SigV4
 signature (sigv4proxy.py; s3rver does not):
 traces and the capture's metrics are PUT as objects under s3://BUCKET/PREFIX/ID/, `hta capture` fetches
 them back through htad byte for byte; with a wrong secret the store refuses, and the trace is reported
@@ -24,7 +24,8 @@ class S3(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not os.path.exists(S3RVER) or not shutil.which("node"):
-            raise AssertionError("s3rver is not installed: run `npm ci` in tests/daemon (node and npm needed)")
+            raise AssertionError("s3rver is not installed: `make test` runs `npm ci` in tests/daemon where npm is "
+                                 "there (node and npm needed)")
         cls.tmp = tempfile.mkdtemp(prefix="s3test-")
         cls.port = ht.free_port()
         cls.log = open(os.path.join(cls.tmp, "s3rver.log"), "w")

@@ -180,10 +180,13 @@ class ArrayForm(unittest.TestCase):
 
     def test_truncated_array(self):
         text = self.body()
-        cut = text[: text.rindex('"ph"')]  # inside the last event
-        p = run("info", self.write("cut.json", cut), ok=False)
+        cut = text[: text.rindex('"ph"')]  # inside the last event: the others load, with a warning
+        p = run("info", self.write("cut.json", cut))
+        self.assertIn("cut.json: truncated at byte %d" % len(cut.encode()), p.stderr)
+        first = text[: text.index('"ph"') + 3]  # inside the first event: no trace
+        p = run("info", self.write("cut1.json", first), ok=False)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("cut.json: byte %d: unexpected end of file" % len(cut.encode()), p.stderr)
+        self.assertIn("cut1.json: byte %d: unexpected end of file" % len(first.encode()), p.stderr)
         for name, text in (("comma_bracket.json", self.body() + ",]"), ("two_commas.json", self.body() + ",,")):
             with self.subTest(name=name):
                 p = run("info", self.write(name, text), ok=False)

@@ -58,7 +58,8 @@ class SameAsHta(unittest.TestCase):
         for args in (['info', self.gen, '--format', 'csv'], ['temporal', self.gen],
                      ['idle', self.gen, '--stats', '--format', 'json'], ['overlap', self.gen, '--ranks', '0,2-4'],
                      ['events', self.gen, '--limit', '20', '--format', 'csv'],
-                     ['stragglers', self.gen], ['kernels', self.gen, '--format', 'csv']):
+                     ['stragglers', self.gen], ['kernels', self.gen, '--format', 'csv'],
+                     ['efficiency', self.gen, '--format', 'csv']):
             h = subprocess.run([HTA] + args, capture_output=True, text=True)
             for np in (1, 2, 3):
                 rc, out, errt = mpi(np, args)

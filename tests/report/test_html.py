@@ -15,8 +15,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
 GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHARTS = ["whatif", "busy", "breakdown", "idle", "overlap", "kernel-types", "top-kernels", "launch-delay", "queue",
-          "membw", "critical-path", "lateness"]
+CHARTS = ["whatif", "busy", "breakdown", "idle", "overlap", "kernel-types", "top-kernels", "roofline", "launch-delay",
+          "queue", "membw", "critical-path", "lateness"]
 
 
 def chromium(*args, timeout=120):

@@ -28,18 +28,20 @@ CMDS = [
     ['counters'], ['counters', '--series'],
     ['cupti'],
     ['patterns', '--op', 'ProfilerStep'],
+    ['efficiency'], ['efficiency', '--peak-tbps', '1.5'],
 ]
 
 
 def cut_copy(src, dst, name, frac=2):
-    """A copy of folder src at dst whose file `name` is cut to 1/frac of its length (a bad rank file);
+    """A copy of folder src at dst whose file `name` is cut to 1/frac of its length and ends in a control
+    character, which no JSON may hold (a bad rank file: a cut alone would load as a truncated trace);
     returns dst."""
     shutil.copytree(src, dst)
     p = os.path.join(dst, name)
     with open(p) as f:
         s = f.read()
     with open(p, 'w') as f:
-        f.write(s[:len(s) // frac])
+        f.write(s[:len(s) // frac] + '\x01')
     return dst
 
 

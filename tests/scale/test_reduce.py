@@ -1,5 +1,5 @@
-"""Reduced commands (docs/scaling.md, "Reduce"): kernels, launch, annotations, ops, cpu-ops, counters, cupti and
-patterns run rank by rank, each rank's part reduced over the ranks, and print byte for byte what the whole
+"""Reduced commands (docs/scaling.md, "Reduce"): kernels, launch, annotations, ops, cpu-ops, counters, cupti,
+efficiency and patterns run rank by rank, each rank's part reduced over the ranks, and print byte for byte what the whole
 load prints (HTA_PER_RANK=0): tables, notes, warnings, errors, for 1, 2 and 3 threads, csv and json, with
 --ranks and --window; on a job with a rank without GPU work, one without any GPU work (the notes about the
 whole run), ranks with different CUPTI counters, and HTA's traces.  Peak memory follows one rank.

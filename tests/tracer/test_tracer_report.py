@@ -169,11 +169,13 @@ class TracerReport(unittest.TestCase):
         self.assertIn("on 1 thread: bwd ", f[0]["finding"])
         self.assertIn("on 2 threads: bwd ", f[2]["finding"])
         self.assertIn("(3 calls, mean ", f[2]["finding"])
-        self.assertRegex(f[1]["finding"], r"^critical path [\d.]+ ms, CPU-bound \(100\.0% operator time\) on thread "
+        self.assertRegex(f[1]["finding"], r"^critical path [\d.]+ ms, CPU-bound \(9\d\.\d% operator time\) on thread "
                                           r"\d+ \(pid \d+\): bwd ")
         self.assertNotIn("kernel_types", self.rep)
         cp = {r["rank"]: (r["bound_by"], r["percentage"]) for r in rows(self.rep["critical_path"])}
-        self.assertEqual(cp, {0: ("cpu_bound", 100), 1: ("cpu_bound", 100)})
+        # all CPU work (the simulation graph's path: a thread's hand-over to another weighs a little as a wait)
+        self.assertEqual({k: v[0] for k, v in cp.items()}, {0: "cpu_bound", 1: "cpu_bound"})
+        self.assertTrue(all(v[1] > 99 for v in cp.values()), cp)
 
     def test_merge_then_report(self):
         out = os.path.join(self.tmp.name, "merged.json")

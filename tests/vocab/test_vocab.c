@@ -83,6 +83,39 @@ int main(void) {
     CHECK(hta_is_comm_name_hta("hipMemcpyDtoD") && !hta_is_nccl_kernel_name("hipMemcpyDtoD"));
     CHECK(!hta_is_comm_name_hta("rcclKernel_x") && hta_is_nccl_kernel_name("rcclKernel_x"));
     CHECK(!hta_is_nccl_kernel_name_hta("ncclDevKernel_AllReduce") && hta_is_nccl_kernel_name("ncclDevKernel_AllReduce"));
+    /* communication beyond NCCL/RCCL (hta_is_comm_kernel_name): names as real traces write them */
+    static const char *const comm[] = {
+        "void dpsk::ep::internode::dispatch<false, 8, true, 8>(int*)", "void dpsk::ep::internode::combine<false, 8>(int*)",
+        "void dpsk::ep::internode::notify_dispatch<false, 4>(int const*, long*)", "deep_ep::intranode::dispatch<8>",
+        "void deep_ep::internode_ll::combine<false>(void*)", "nvshmemi_transfer_rma_kernel",
+        "void nvshmemi_init_array_kernel<int>(int*)", "rocshmem_wg_barrier", "mscclKernel_Sum_float_Simple_false",
+        "void mscclpp::allreduce7<float>(float*)", "void vllm::cross_device_reduce_1stage<float, 8>(float*)",
+        "void vllm::cross_device_reduce_2stage<__nv_bfloat16, 4>(__nv_bfloat16*)",
+        "void tensorrt_llm::kernels::oneShotAllReduceKernel<float, 8>(AllReduceParams)",
+        "void tensorrt_llm::kernels::twoShotAllReduceKernel<float, 8>(AllReduceParams)",
+        "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(float**)",
+        "void quickreduce::allreduce_prototype_twoshot<half>(half*)", "multimem_all_reduce_kernel",
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", NULL};
+    for (const char *const *c = comm; *c; c++) {
+        if (!hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: not communication: %s\n", *c), fails++;
+        CHECK(hta_kernel_type_of(*c) == HTA_KT_COMMUNICATION);
+    }
+    static const char *const notcomm[] = {
+        "void cdpsk::ep::CUB_DeviceScanKernel(int)", "void deep_ep::layout::get_dispatch_layout(int*)",
+        "void dpsk::ep::cuda::get_dispatch_layout<256>(long const*)", "sm90_xmma_gemm_bf16bf16",
+        "void at::native::reduce_kernel<512, 1>(ReduceOp)", "oneshot_gemm", "allreduce_stats_kernel", NULL};
+    for (const char *const *c = notcomm; *c; c++) {
+        if (hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: communication: %s\n", *c), fails++;
+        CHECK(hta_kernel_type_of(*c) != HTA_KT_COMMUNICATION);
+    }
+    /* HTA's rule knows none of them */
+    CHECK(hta_kernel_type_of_hta("void dpsk::ep::internode::dispatch<false, 8, true, 8>(int*)") == HTA_KT_COMPUTATION);
+    CHECK(hta_is_comm_op_name("c10d::allreduce_") && hta_is_comm_op_name("record_param_comms") &&
+          hta_is_comm_op_name("nccl:all_reduce") && hta_is_comm_op_name("_c10d_functional::all_reduce"));
+    CHECK(!hta_is_comm_op_name("aten::mm") && !hta_is_comm_op_name("record_param_comms_x"));
+    const char *globs[] = {"my_*_a2a*", "x?y"};
+    CHECK(hta_name_matches_glob("my_custom_a2a_kernel", globs, 2) && hta_name_matches_glob("xzy", globs, 2));
+    CHECK(!hta_name_matches_glob("my_custom_kernel", globs, 2) && !hta_name_matches_glob("x", globs, 0));
     CHECK(hta_kernel_type_of_hta("hipMemcpyDtoD") == HTA_KT_COMMUNICATION);
     CHECK(hta_kernel_type_of("hipMemcpyDtoD") == HTA_KT_MEMORY);
     CHECK(hta_kernel_type_of_hta("rcclKernel_AllReduce") == HTA_KT_COMPUTATION);

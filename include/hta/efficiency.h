@@ -1,0 +1,112 @@
+/* Hardware efficiency (docs/efficiency.md): how well each operator's kernels use the GPU.
+ *
+ *   hta_efficiency   tables `op_roofline`: per operator name and shape class, the FLOPs and bytes its
+ *                    recorded shapes (record_shapes: Input Dims, Input type, Input Strides, Concrete
+ *                    Inputs) imply, the GPU time of the kernels it launched, the TFLOP/s and TB/s reached,
+ *                    compute- or memory-bound at the device's ridge point and the share of the roof;
+ *                    `device`: the peaks used (src/analysis/device_peaks.c)
+ *
+ * A kernel belongs to the outermost operator with a formula on its launch's call stack (aten::linear
+ * over its aten::addmm, scaled_dot_product_attention over its flash kernels), or, where none has one, to
+ * the innermost operator, listed with its time and a note; never a guessed figure.  Pure: reads the
+ * trace, fills `out`, never prints.
+ */
+#ifndef HTA_EFFICIENCY_H
+#define HTA_EFFICIENCY_H
+
+#include "hta/analysis.h"
+#include "hta/util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The number formats a peak is given for: the dtype class of an operator's inputs. */
+typedef enum hta_peak_dtype {
+    HTA_PDT_FP64,
+    HTA_PDT_FP32,
+    HTA_PDT_TF32,
+    HTA_PDT_FP16,
+    HTA_PDT_BF16,
+    HTA_PDT_FP8,
+    HTA_PDT_INT8,
+    HTA_PDT_FP4,
+    HTA_PDT_COUNT,
+    HTA_PDT_NONE = -1, /* no peak applies (integer indices, bool...) */
+} hta_peak_dtype;
+const char *hta_peak_dtype_name(hta_peak_dtype d); /* "fp64", "fp32", ... */
+
+/* One GPU of the peak table: dense (no sparsity) tensor-core TFLOP/s per dtype (0: no such figure), the
+ * memory bandwidth in TB/s, and where the figures come from. */
+typedef struct hta_device_peak {
+    const char *model;
+    double tflops[HTA_PDT_COUNT];
+    double tbps;
+    const char *source;
+} hta_device_peak;
+
+/* What deviceProperties says of a GPU (-1 / NULL where absent). */
+typedef struct hta_device_props {
+    const char *name;
+    int64_t cc_major, cc_minor, sms, mem_bytes;
+} hta_device_props;
+
+/* The table's entry for a GPU: by name first ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X VF"), then,
+ * for a name the table does not know or an empty one (ROCm's virtual devices), by compute capability,
+ * SM (CU) count and memory size.  NULL: unknown. */
+const hta_device_peak *hta_device_peak_find(const hta_device_props *p);
+/* Every entry, for docs and tests; *n of them. */
+const hta_device_peak *hta_device_peaks(size_t *n);
+
+typedef struct hta_efficiency_opts {
+    double peak_tflops; /* > 0: this TFLOP/s for every dtype instead of the table's (--peak-tflops) */
+    double peak_tbps;   /* > 0: this TB/s instead of the table's (--peak-tbps) */
+} hta_efficiency_opts;
+void hta_efficiency_opts_default(hta_efficiency_opts *o);
+
+#define HTA_OP_ROOFLINE(T, C, D)                                                                            \
+    T("op_roofline", "per operator and shape class: FLOPs and bytes from the recorded shapes, the GPU time " \
+                     "of its kernels, and how near the device's roof they run; by GPU time")                 \
+    C(HTA_ROOF_OP, "op", STR, "", "operator name; (no operator) for kernels launched outside any")          \
+    C(HTA_ROOF_SHAPE, "shape", STR, "",                                                                     \
+      "tensor inputs' dims as recorded (Input Dims), and the arguments the formula read")                   \
+    C(HTA_ROOF_DTYPE, "dtype", STR, "", "tensor inputs' dtypes (Input type)")                               \
+    C(HTA_ROOF_CALLS, "calls", INT, "", "operator calls, all ranks")                                        \
+    C(HTA_ROOF_GFLOPS, "gflops", FLOAT, "GFLOP", "floating-point operations of all calls; null: bytes only " \
+                                                 "or no formula")                                           \
+    C(HTA_ROOF_GBYTES, "gbytes", FLOAT, "GB", "bytes read and written by all calls (inputs, outputs)")      \
+    C(HTA_ROOF_GPU_US, "gpu_us", FLOAT, "us", "time of the GPU kernels, copies and sets the calls launched") \
+    C(HTA_ROOF_TFLOPS, "tflops", FLOAT, "TFLOP/s", "gflops over gpu_us")                                    \
+    C(HTA_ROOF_TBPS, "tbps", FLOAT, "TB/s", "gbytes over gpu_us")                                           \
+    C(HTA_ROOF_INTENSITY, "intensity", FLOAT, "FLOP/B", "arithmetic intensity: gflops over gbytes")         \
+    C(HTA_ROOF_BOUND, "bound", STR, "", "compute or memory: intensity against the device's ridge point")    \
+    C(HTA_ROOF_PEAK_PCT, "peak_pct", FLOAT, "%",                                                            \
+      "tflops of the roof at this intensity (compute: the dtype's peak; memory: peak TB/s times intensity);" \
+      " bytes-only operators: tbps of peak TB/s; null without a peak")                                      \
+    C(HTA_ROOF_NOTE, "note", STR, "", "why a figure is missing; null when none is")
+HTA_TABLE_DECLARE(HTA_OP_ROOFLINE)
+
+#define HTA_DEVICE_PEAK(T, C, D)                                                                            \
+    T("device", "the peaks op_roofline is measured against: per GPU model of the ranks and dtype")          \
+    C(HTA_DEV_NAME, "device", STR, "", "deviceProperties' name of the ranks' GPU")                          \
+    C(HTA_DEV_MODEL, "model", STR, "", "the peak table's entry, 'user' for --peak-* alone, or unknown")     \
+    C(HTA_DEV_RANKS, "ranks", INT, "", "ranks on this GPU")                                                 \
+    C(HTA_DEV_DTYPE, "dtype", STR, "", "fp64, fp32, tf32, fp16, bf16, fp8, int8 or fp4")                    \
+    C(HTA_DEV_TFLOPS, "peak_tflops", FLOAT, "TFLOP/s", "dense tensor-core peak of the dtype")                \
+    C(HTA_DEV_TBPS, "peak_tbps", FLOAT, "TB/s", "memory bandwidth")                                         \
+    C(HTA_DEV_RIDGE, "ridge", FLOAT, "FLOP/B", "intensity where compute- and memory-bound meet")            \
+    C(HTA_DEV_SOURCE, "source", STR, "", "where the figures come from")
+HTA_TABLE_DECLARE(HTA_DEVICE_PEAK)
+
+hta_status hta_efficiency(hta_ctx *ctx, const hta_efficiency_opts *o, hta_result *out, hta_error *err);
+/* Its two halves (docs/scaling.md, "Reduce"): per rank its GPU and, per operator and shape class, the
+ * calls, the kernels' ns and the FLOPs and bytes of one call; the reduce sums calls and ns (int64) over
+ * the ranks and gives the figures. */
+hta_status hta_efficiency_part(hta_ctx *ctx, const hta_efficiency_opts *o, hta_result *out, hta_error *err);
+hta_status hta_efficiency_reduce(const hta_efficiency_opts *o, hta_result *parts, hta_result *out,
+                                 hta_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+"""HTA's utils package, as far as notebooks import from it."""

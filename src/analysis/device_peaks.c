@@ -1,0 +1,105 @@
+/* The peak table of `hta efficiency` (docs/efficiency.md, "Device peaks"): dense tensor-core TFLOP/s per
+ * dtype and memory TB/s of known GPUs, from the vendors' datasheets and whitepapers, and how a trace's
+ * deviceProperties finds its entry.
+ *
+ * Conventions (docs/efficiency.md gives each figure's source):
+ *  - dense figures: where a datasheet gives a tensor-core figure "with sparsity" only, it is halved;
+ *  - fp32 is the plain (non-tensor-core) FP32 peak on NVIDIA GPUs, since PyTorch's matmuls default to
+ *    full FP32 (torch.backends.cuda.matmul.allow_tf32 = False); AMD's FP32 is the matrix-core figure
+ *    its BLAS uses; fp64 is the tensor-core (matrix) figure where there is one;
+ *  - fp16/bf16/fp8 with FP32 accumulation (what PyTorch asks for);
+ *  - a ROCm device is one GCD: an MI250X shows as two devices, each with half the package's figures. */
+#include <string.h>
+#include <strings.h>
+
+#include "hta/efficiency.h"
+
+/*                                fp64    fp32   tf32    fp16    bf16    fp8     int8    fp4 */
+static const hta_device_peak PEAKS[] = {
+    {"V100 SXM2", {7.8, 15.7, 0, 125, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (SXM2)"},
+    {"V100 PCIe", {7, 14, 0, 112, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (PCIe)"},
+    {"V100S PCIe", {8.2, 16.4, 0, 130, 0, 0, 0, 0}, 1.134, "NVIDIA Tesla V100S datasheet"},
+    {"A100 SXM4 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet"},
+    {"A100 PCIe 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet"},
+    {"A100 SXM4 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 2.039, "NVIDIA A100 datasheet"},
+    {"A100 PCIe 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.935, "NVIDIA A100 datasheet"},
+    {"H100 SXM5", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35, "NVIDIA H100 datasheet (SXM)"},
+    {"H100 PCIe", {51, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H100 datasheet (PCIe)"},
+    {"H100 NVL", {60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 3.9, "NVIDIA H100 datasheet (NVL)"},
+    {"H200 SXM", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 4.8, "NVIDIA H200 datasheet (SXM)"},
+    {"H800 SXM5", {1, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35, "NVIDIA H800 datasheet (SXM)"},
+    {"H800 PCIe", {0.8, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H800 datasheet (PCIe)"},
+    {"B200", {37, 75, 1125, 2250, 2250, 4500, 4500, 9000}, 8.0, "NVIDIA HGX B200 datasheet, per GPU"},
+    {"RTX 2080 Ti", {0.42, 13.4, 0, 53.8, 0, 0, 0, 0}, 0.616, "NVIDIA Turing architecture whitepaper"},
+    {"RTX 4090", {1.29, 82.6, 82.6, 165.2, 165.2, 330.3, 660.6, 0}, 1.008,
+     "NVIDIA Ada Lovelace architecture whitepaper"},
+    {"MI210", {45.3, 45.3, 0, 181, 181, 0, 181, 0}, 1.6, "AMD Instinct MI210 datasheet"},
+    {"MI250X (one GCD)", {47.85, 47.85, 0, 191.5, 191.5, 0, 191.5, 0}, 1.6384,
+     "AMD Instinct MI250X datasheet, halved per GCD"},
+    {"MI300X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 5.3, "AMD Instinct MI300X datasheet"},
+    {"MI325X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 6.0, "AMD Instinct MI325X datasheet"},
+};
+#define NPEAKS (sizeof PEAKS / sizeof *PEAKS)
+
+const hta_device_peak *hta_device_peaks(size_t *n) {
+    *n = NPEAKS;
+    return PEAKS;
+}
+
+const char *hta_peak_dtype_name(hta_peak_dtype d) {
+    static const char *const names[HTA_PDT_COUNT] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"};
+    return d >= 0 && d < HTA_PDT_COUNT ? names[d] : "none";
+}
+
+static const hta_device_peak *model(const char *m) {
+    for (size_t i = 0; i < NPEAKS; i++)
+        if (!strcmp(PEAKS[i].model, m)) return &PEAKS[i];
+    return NULL;
+}
+
+static int has(const char *s, const char *p) { return strcasestr(s, p) != NULL; }
+
+/* The name rules: the words vendors put in the names their drivers report (nvidia-smi, rocm-smi). */
+static const hta_device_peak *by_name(const char *n, int64_t mem) {
+    int big = mem > ((int64_t)50 << 30); /* an 80 GB A100 */
+    if (has(n, "H100")) return model(has(n, "PCIe") ? "H100 PCIe" : has(n, "NVL") ? "H100 NVL" : "H100 SXM5");
+    if (has(n, "H200")) return model("H200 SXM");
+    if (has(n, "H800")) return model(has(n, "PCIe") ? "H800 PCIe" : "H800 SXM5");
+    if (has(n, "B200")) return model("B200");
+    if (has(n, "A100")) {
+        int pcie = has(n, "PCIe");
+        if (has(n, "80GB") || (!has(n, "40GB") && big)) return model(pcie ? "A100 PCIe 80GB" : "A100 SXM4 80GB");
+        return model(pcie ? "A100 PCIe 40GB" : "A100 SXM4 40GB");
+    }
+    if (has(n, "V100S")) return model("V100S PCIe");
+    if (has(n, "V100")) return model(has(n, "PCIe") ? "V100 PCIe" : "V100 SXM2");
+    if (has(n, "2080 Ti")) return model("RTX 2080 Ti");
+    if (has(n, "4090")) return model("RTX 4090");
+    if (has(n, "MI325X")) return model("MI325X");
+    if (has(n, "MI300X")) return model("MI300X");
+    if (has(n, "MI250")) return model("MI250X (one GCD)");
+    if (has(n, "MI210")) return model("MI210");
+    return NULL;
+}
+
+/* Where the name says nothing (ROCm reports "" for virtual devices): compute capability (gfx942 is
+ * 9.4, gfx90a 9.0), SM/CU count and memory, each combination one product. */
+static const hta_device_peak *by_props(const hta_device_props *p) {
+    int64_t gb = p->mem_bytes >= 0 ? p->mem_bytes >> 30 : -1;
+    if (p->cc_major == 9 && p->cc_minor == 4 && p->sms == 304) return model(gb > 200 ? "MI325X" : "MI300X");
+    if (p->cc_major == 9 && p->cc_minor == 0 && p->sms == 110) return model("MI250X (one GCD)");
+    if (p->cc_major == 9 && p->cc_minor == 0 && p->sms == 104) return model("MI210");
+    if (p->cc_major == 9 && p->cc_minor == 0 && p->sms == 132) return model(gb > 100 ? "H200 SXM" : "H100 SXM5");
+    if (p->cc_major == 9 && p->cc_minor == 0 && p->sms == 114) return model("H100 PCIe");
+    if (p->cc_major == 10 && p->cc_minor == 0 && p->sms == 148) return model("B200");
+    if (p->cc_major == 8 && p->cc_minor == 0 && p->sms == 108) return model(gb > 50 ? "A100 SXM4 80GB" : "A100 SXM4 40GB");
+    if (p->cc_major == 7 && p->cc_minor == 0 && p->sms == 80) return model("V100 SXM2");
+    if (p->cc_major == 8 && p->cc_minor == 9 && p->sms == 128) return model("RTX 4090");
+    if (p->cc_major == 7 && p->cc_minor == 5 && p->sms == 68) return model("RTX 2080 Ti");
+    return NULL;
+}
+
+const hta_device_peak *hta_device_peak_find(const hta_device_props *p) {
+    const hta_device_peak *d = p->name && *p->name ? by_name(p->name, p->mem_bytes) : NULL;
+    return d ? d : by_props(p);
+}

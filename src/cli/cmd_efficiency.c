@@ -1,0 +1,50 @@
+/* `hta efficiency`: the command-line front of hta_efficiency (src/analysis/efficiency.c,
+ * docs/efficiency.md).  Runs rank by rank: each rank's part (its GPU, its operators' calls and kernel
+ * time), reduced over the ranks into op_roofline and device. */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "hta/efficiency.h"
+
+static hta_efficiency_opts g_o;
+
+/* called from the per-rank threads: g_o is only read */
+static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+    return hta_efficiency_part(ctx, &g_o, out, err);
+}
+
+static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_efficiency_reduce(&g_o, parts, out, err);
+}
+
+static int cmd_efficiency(int argc, char **argv) {
+    hta_efficiency_opts_default(&g_o);
+    static const cli_opt opts[] = {
+        {"peak-tflops", CLI_DOUBLE, &g_o.peak_tflops, "T",
+         "peak TFLOP/s to measure against, for every dtype (default: the GPU's from the peak table)"},
+        {"peak-tbps", CLI_DOUBLE, &g_o.peak_tbps, "B", "peak memory TB/s (default: the GPU's from the peak table)"},
+        {0},
+    };
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "How well each operator's kernels use the GPU: per operator and shape class, the FLOPs\n"
+                       "and bytes its recorded shapes imply (record_shapes=True), the GPU time of the kernels\n"
+                       "it launched, TFLOP/s and TB/s, compute- or memory-bound at the device's ridge point,\n"
+                       "and the share of the roof it reaches; the device's peaks come from deviceProperties\n"
+                       "through a table of known GPUs (docs/efficiency.md). Operators without shapes or\n"
+                       "formula are listed with their time and a note.\n"
+                       "Examples:\n"
+                       "  hta efficiency trace.json.gz\n"
+                       "  hta efficiency run/ --format csv > roofline.csv\n"
+                       "  hta efficiency trace.json --peak-tflops 400 --peak-tbps 2.0",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    if (g_o.peak_tflops < 0 || g_o.peak_tbps < 0) {
+        fprintf(stderr, "hta efficiency: --peak-tflops and --peak-tbps must be > 0\nTry 'hta efficiency --help'.\n");
+        return EXIT_USAGE;
+    }
+    return cli_analyse_per_rank(&c, argv[0], run, reduce);
+}
+
+HTA_CLI_COMMAND(24, "efficiency", "FLOP/s and bytes/s per operator against the GPU's peak", cmd_efficiency,
+                &HTA_OP_ROOFLINE_TABLE, &HTA_DEVICE_PEAK_TABLE)

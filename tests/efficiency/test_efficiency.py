@@ -1,0 +1,618 @@
+#!/usr/bin/env python3
+"""hta efficiency (docs/efficiency.md): FLOPs and bytes per operator from the recorded shapes.
+
+IndependentCount: the GEMMs and attention of the real traces of tests/data/real, counted here from their
+`Input Dims` and `Concrete Inputs` (gzip + json, kernels given to the outermost GEMM/attention operator
+enclosing their launch), against op_roofline's gflops, to the last digit.
+Formulas: one hand-made trace per formula, each figure computed by hand.
+Devices: the peak table, an unknown GPU (no percentages, a note), --peak-tflops/--peak-tbps.
+"""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from collections import defaultdict
+from decimal import Decimal
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
+REAL = os.path.join(ROOT, "tests", "data", "real")
+
+
+def run(*args, env=None):
+    p = subprocess.run([HTA, *args], capture_output=True, text=True, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def tables(*args, env=None):
+    rc, out, err = run(*args, "--format", "json", env=env)
+    if rc:
+        raise AssertionError(f"hta {' '.join(args)}: exit {rc}: {err}")
+    return {k: [dict(zip(t["columns"], r)) for r in t["data"]] for k, t in json.loads(out).items()}, err
+
+
+# ---- the independent count ----
+
+GEMM = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "aten::_scaled_mm"}
+# name -> (layout, q position, causal position, backward)
+ATTN = {
+    "aten::scaled_dot_product_attention": ("bhsd", 0, 5, False),
+    "aten::_scaled_dot_product_flash_attention": ("bhsd", 0, 4, False),
+    "aten::_scaled_dot_product_efficient_attention": ("bhsd", 0, 6, False),
+    "aten::_scaled_dot_product_cudnn_attention": ("bhsd", 0, 6, False),
+    "aten::_flash_attention_forward": ("bshd", 0, 8, False),
+    "aten::_scaled_dot_product_flash_attention_backward": ("bhsd", 1, 11, True),
+    "aten::_scaled_dot_product_efficient_attention_backward": ("bhsd", 1, 11, True),
+    "aten::_flash_attention_backward": ("bshd", 1, 11, True),
+}
+
+
+def prod(xs):
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def gemm_flops(name, dims, types):
+    if name in ("aten::mm", "aten::_scaled_mm"):
+        (m, k), (_, n) = dims[0], dims[1]
+        bias = name == "aten::_scaled_mm" and len(dims) > 4 and len(dims[4]) > 0
+        return 2 * m * n * k + (m * n if bias else 0)
+    if name == "aten::addmm":
+        (m, k), (_, n) = dims[1], dims[2]
+        return 2 * m * n * k + m * n
+    if name == "aten::bmm":
+        (b, m, k), (_, _, n) = dims[0], dims[1]
+        return 2 * b * m * n * k
+    if name == "aten::baddbmm":
+        (b, m, k), (_, _, n) = dims[1], dims[2]
+        return 2 * b * m * n * k + b * m * n
+    if name == "aten::linear":
+        x, w = dims[0], dims[1]
+        m, n, k = prod(x[:-1]), w[0], x[-1]
+        has_bias = len(dims) > 2 and len(dims[2]) > 0 and types[2] not in ("", "Scalar")
+        return 2 * m * n * k + (m * n if has_bias else 0)
+    if name == "aten::matmul":
+        a, b = dims[0], dims[1]
+        a2 = a if len(a) >= 2 else [1] + a
+        b2 = b if len(b) >= 2 else b + [1]
+        ba, bb = a2[:-2], b2[:-2]
+        nb = max(len(ba), len(bb))
+        ba, bb = [1] * (nb - len(ba)) + ba, [1] * (nb - len(bb)) + bb
+        return 2 * prod(max(x, y) for x, y in zip(ba, bb)) * a2[-2] * b2[-1] * a2[-1]
+    raise KeyError(name)
+
+
+def attn_flops(name, dims, conc):
+    layout, qi, ci, bwd = ATTN[name]
+    q, k, v = dims[qi], dims[qi + 1], dims[qi + 2]
+    if layout == "bshd":
+        bh, sq, sk = q[0] * q[2], q[1], k[1]
+    else:
+        bh, sq, sk = prod(q[:-2]), q[-2], k[-2]
+    d, dv = q[-1], v[-1]
+    f = 2 * bh * sq * sk * ((3 * d + 2 * dv) if bwd else (d + dv))
+    return f // 2 if conc[ci] == "True" else f
+
+
+def load(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def ns(v):
+    return int(Decimal(str(v)) * 1000)
+
+
+def independent(path):
+    """{(op, flops of one call): calls} for the GEMM/attention operators that launched GPU work."""
+    ev = load(path)
+    launches, gpu, ops = {}, [], defaultdict(list)
+    for e in ev:
+        cat, a = e.get("cat"), e.get("args") or {}
+        if e.get("ph") != "X":
+            continue
+        if cat in ("cuda_runtime", "cuda_driver") and "correlation" in a:
+            launches[a["correlation"]] = e
+        elif cat in ("kernel", "gpu_memcpy", "gpu_memset") and "correlation" in a:
+            gpu.append(e)
+        elif cat == "cpu_op" and (e["name"] in GEMM or e["name"] in ATTN):
+            ops[(e["pid"], e["tid"])].append(e)
+    counted = set()
+    for k in gpu:
+        la = launches.get(k["args"]["correlation"])
+        if not la:
+            continue
+        t0, t1 = ns(la["ts"]), ns(la["ts"]) + ns(la["dur"])
+        enc = [o for o in ops[(la["pid"], la["tid"])] if ns(o["ts"]) <= t0 and t1 <= ns(o["ts"]) + ns(o["dur"])]
+        if enc:
+            # the outermost: the longest among those that enclose the launch
+            counted.add(id(max(enc, key=lambda o: (ns(o["dur"]), -ns(o["ts"])))))
+    calls = defaultdict(int)
+    for lst in ops.values():
+        for o in lst:
+            if id(o) not in counted or "Input Dims" not in o["args"]:
+                continue
+            a = o["args"]
+            n = o["name"]
+            f = gemm_flops(n, a["Input Dims"], a["Input type"]) if n in GEMM else \
+                attn_flops(n, a["Input Dims"], a["Concrete Inputs"])
+            calls[(n, f)] += 1
+    return dict(calls)
+
+
+class IndependentCount(unittest.TestCase):
+    def check(self, path):
+        want = independent(path)
+        self.assertTrue(want, "the trace has GEMMs or attention with shapes")
+        got, _ = tables("efficiency", path, "--window", ":", "--quiet")
+        have = defaultdict(int)
+        for r in got["op_roofline"]:
+            if r["op"] not in GEMM and r["op"] not in ATTN:
+                continue
+            self.assertIsNotNone(r["gflops"], r)
+            f = round(r["gflops"] * 1e9 / r["calls"])
+            # to the last digit: the same double as one call's exact count times the calls, over 1e9
+            self.assertEqual(r["gflops"], f * r["calls"] / 1e9, r)
+            have[(r["op"], f)] += r["calls"]
+        self.assertEqual(dict(have), want)
+        return got
+
+    def test_h100_bert(self):
+        got = self.check(os.path.join(REAL, "h100_bert", "gaunernst_bert-small-uncased__1016001.json.gz"))
+        dev = got["device"]
+        self.assertEqual({r["model"] for r in dev}, {"H100 SXM5"})
+        self.assertEqual([r["peak_tflops"] for r in dev if r["dtype"] == "bf16"], [989.5])
+
+    def test_mi300_falconsai(self):
+        got = self.check(os.path.join(REAL, "mi300_falconsai", "Falconsai_nsfw_image_detection__1016002.json.gz"))
+        self.assertEqual({r["model"] for r in got["device"]}, {"MI300X"})
+        sdpa = [r for r in got["op_roofline"] if r["op"] == "aten::scaled_dot_product_attention"]
+        # 4 x 12 heads, 197 x 197 scores, d = 64, not causal: 2 * B*H * S * S * (64 + 64) per call
+        self.assertEqual(sdpa[0]["gflops"], 2 * 48 * 197 * 197 * 128 * sdpa[0]["calls"] / 1e9)
+
+    def test_b200_eager(self):
+        got = self.check(os.path.join(REAL, "b200_eager", "eager_trace.json.gz"))
+        self.assertEqual({r["model"] for r in got["device"]}, {"B200"})
+
+    def test_vllm_graph(self):
+        # the ROCm device has an empty name: found by gfx942 (9.4), 304 CUs, 192 GB
+        got = self.check(os.path.join(REAL, "vllm_decode_graph", "graph_execution.json.gz"))
+        self.assertEqual({r["model"] for r in got["device"]}, {"MI300X"})
+        # graph replays launch outside any operator
+        self.assertIn("(no operator)", [r["op"] for r in got["op_roofline"]])
+
+
+# ---- hand-made traces ----
+
+BF, F32, F8 = "c10::BFloat16", "float", "c10::Float8_e4m3fn"
+H100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0, "numSms": 132,
+        "totalGlobalMem": 85018279936}
+
+
+def op(name, dims=None, types=None, conc=None, strides=None, kernel_us=10, children=()):
+    return {"name": name, "dims": dims, "types": types, "conc": conc, "strides": strides, "k": kernel_us,
+            "children": list(children)}
+
+
+def write_trace(path, ops, device=H100, rank=0, outside_kernel_us=0):
+    ev, corr = [], [0]
+    t = [1000]
+
+    def emit(o, ts, span):
+        args = {}
+        if o["dims"] is not None:
+            args["Input Dims"] = o["dims"]
+            args["Input type"] = o["types"]
+            if o["strides"] is not None:
+                args["Input Strides"] = o["strides"]
+            if o["conc"] is not None:
+                args["Concrete Inputs"] = o["conc"]
+        ev.append({"ph": "X", "cat": "cpu_op", "name": o["name"], "pid": 1, "tid": 1, "ts": ts, "dur": span,
+                   "args": args})
+        if o["children"]:
+            step = span // (len(o["children"]) + 1)
+            for i, c in enumerate(o["children"]):
+                emit(c, ts + 1 + i * step, step - 2)
+        else:
+            corr[0] += 1
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": ts + 1, "dur": 2, "args": {"correlation": corr[0]}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "k_" + o["name"].split("::")[-1], "pid": 0, "tid": 7,
+                       "ts": t[0] + 5000, "dur": o["k"], "args": {"correlation": corr[0], "device": 0,
+                                                                "stream": 7}})
+            t[0] += o["k"] + 5
+
+    for o in ops:
+        emit(o, t[0], 100)
+        t[0] += 200
+    if outside_kernel_us:
+        corr[0] += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                   "ts": t[0], "dur": 2, "args": {"correlation": corr[0]}})
+        ev.append({"ph": "X", "cat": "kernel", "name": "loose", "pid": 0, "tid": 7, "ts": t[0] + 5000,
+                   "dur": outside_kernel_us, "args": {"correlation": corr[0], "device": 0, "stream": 7}})
+    doc = {"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": 1}, "traceEvents": ev}
+    if device is not None:
+        doc["deviceProperties"] = [device]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+class Hand(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def rows(self, ops, *args, **kw):
+        p = os.path.join(self.dir, "t.json")
+        write_trace(p, ops, **kw)
+        got, err = tables("efficiency", p, *args)
+        self.err = err
+        self.device = got["device"]
+        return got["op_roofline"]
+
+    def one(self, o, *args, **kw):
+        rows = self.rows([o], *args, **kw)
+        self.assertEqual(len(rows), 1, rows)
+        return rows[0]
+
+    def assertFigures(self, r, flops, nbytes, us=10):
+        self.assertEqual(r["gflops"], None if flops is None else flops / 1e9)
+        self.assertEqual(r["gbytes"], nbytes / 1e9)
+        self.assertEqual(r["gpu_us"], us)
+        if flops is not None:
+            self.assertAlmostEqual(r["tflops"], flops / (us * 1e-6) / 1e12, places=9)
+            self.assertAlmostEqual(r["intensity"], flops / nbytes, places=9)
+        self.assertAlmostEqual(r["tbps"], nbytes / (us * 1e-6) / 1e12, places=9)
+
+
+class Formulas(Hand):
+    def test_addmm_transposed_weight_and_bias(self):
+        # bias [N], a [M,K], b [K,N] stored transposed (strides [1, K]): logical dims decide
+        M, K, N = 512, 1024, 256
+        r = self.one(op("aten::addmm", [[N], [M, K], [K, N], [], []], [BF, BF, BF, "Scalar", "Scalar"],
+                        ["", "", "", "1", "1"], [[1], [K, 1], [1, K], [], []]))
+        self.assertFigures(r, 2 * M * N * K + M * N, 2 * (N + M * K + K * N + M * N))
+        self.assertEqual(r["shape"], "256, 512x1024, 1024x256")
+        self.assertEqual(r["dtype"], "bf16")
+
+    def test_mm_bmm_baddbmm(self):
+        r = self.one(op("aten::mm", [[64, 32], [32, 16]], [F32, F32]))
+        self.assertFigures(r, 2 * 64 * 16 * 32, 4 * (64 * 32 + 32 * 16 + 64 * 16))
+        r = self.one(op("aten::bmm", [[8, 64, 32], [8, 32, 16]], [BF, BF]))
+        self.assertFigures(r, 2 * 8 * 64 * 16 * 32, 2 * 8 * (64 * 32 + 32 * 16 + 64 * 16))
+        r = self.one(op("aten::baddbmm", [[8, 64, 16], [8, 64, 32], [8, 32, 16], [], []],
+                        [BF, BF, BF, "Scalar", "Scalar"]))
+        self.assertFigures(r, 2 * 8 * 64 * 16 * 32 + 8 * 64 * 16, 2 * 8 * (64 * 16 + 64 * 32 + 32 * 16 + 64 * 16))
+
+    def test_matmul_broadcast_batch(self):
+        # [2, 1, 64, 32] @ [3, 32, 16]: batch 2 x 3
+        r = self.one(op("aten::matmul", [[2, 1, 64, 32], [3, 32, 16]], [BF, BF]))
+        self.assertFigures(r, 2 * 6 * 64 * 16 * 32, 2 * (2 * 64 * 32 + 3 * 32 * 16 + 6 * 64 * 16))
+
+    def test_broadcast_operand_counted_once(self):
+        # an expanded operand (stride 0 on the batch) is read once
+        r = self.one(op("aten::bmm", [[4, 64, 32], [4, 32, 16]], [BF, BF], None,
+                        [[2048, 32, 1], [0, 16, 1]]))
+        self.assertEqual(r["gbytes"], 2 * (4 * 64 * 32 + 32 * 16 + 4 * 64 * 16) / 1e9)
+
+    def test_linear_3d_with_and_without_bias(self):
+        r = self.one(op("aten::linear", [[2, 100, 64], [128, 64], [128]], [BF, BF, BF]))
+        self.assertFigures(r, 2 * 200 * 128 * 64 + 200 * 128, 2 * (200 * 64 + 128 * 64 + 128 + 200 * 128))
+        r = self.one(op("aten::linear", [[2, 100, 64], [128, 64], []], [BF, BF, ""]))
+        self.assertFigures(r, 2 * 200 * 128 * 64, 2 * (200 * 64 + 128 * 64 + 200 * 128))
+
+    def test_nested_linear_owns_its_addmm(self):
+        inner = op("aten::addmm", [[128], [200, 64], [64, 128], [], []], [BF, BF, BF, "Scalar", "Scalar"])
+        rows = self.rows([op("aten::linear", [[2, 100, 64], [128, 64], [128]], [BF, BF, BF], children=[inner])])
+        self.assertEqual([r["op"] for r in rows], ["aten::linear"])
+        self.assertEqual(rows[0]["calls"], 1)
+
+    def test_scaled_mm_fp8(self):
+        M, K, N = 256, 512, 128
+        r = self.one(op("aten::_scaled_mm", [[M, K], [K, N], [], [], [], [], [], []],
+                        [F8, F8, F32, F32, "", "", "Scalar", "Scalar"], ["", "", "", "", "", "", "15", "False"]))
+        # a 0-dim scale is one float each; out_dtype 15 is bf16
+        self.assertFigures(r, 2 * M * N * K, M * K + K * N + 4 + 4 + 2 * M * N)
+        self.assertEqual(r["bound"], "compute" if 2 * M * N * K / (M * K + K * N + 8 + 2 * M * N) >= 1979 / 3.35
+                         else "memory")
+        self.assertIn("out bf16", r["shape"])
+
+    def test_conv2d_stride_padding_groups(self):
+        # N=2, Cin=8, 32x32, Cout=16, groups 2 (weight [16, 4, 3, 3]), stride 2, padding 1 -> 16x16 out
+        r = self.one(op("aten::conv2d", [[2, 8, 32, 32], [16, 4, 3, 3], [16], [], [], [], []],
+                        [BF, BF, BF, "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+                        ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "2"]))
+        out = 2 * 16 * 16 * 16
+        self.assertFigures(r, 2 * out * 4 * 9 + out, 2 * (2 * 8 * 32 * 32 + 16 * 4 * 9 + 16 + out))
+        self.assertEqual(r["shape"], "2x8x32x32, 16x4x3x3, 16; stride 2 pad 1 groups 2")
+
+    def test_conv_transposed(self):
+        # aten::convolution, transposed: weight [Cin=8, Cout=4, 4, 4], stride 2, pad 1 -> out (16-1)*2-2+3+1 = 32
+        r = self.one(op("aten::convolution", [[1, 8, 16, 16], [8, 4, 4, 4], [], [], [], [], [], [], []],
+                        [BF, BF, "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+                        ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1"]))
+        macs = 1 * 8 * 16 * 16 * 4 * 16
+        self.assertFigures(r, 2 * macs, 2 * (8 * 16 * 16 + 8 * 4 * 16 + 4 * 32 * 32))
+
+    def test_conv_backward_is_twice_forward(self):
+        # grad_output [2, 16, 16, 16] gives the output dims; input and weight grads: 2 x forward
+        r = self.one(op("aten::convolution_backward",
+                        [[2, 16, 16, 16], [2, 8, 32, 32], [16, 8, 3, 3], [], [], [], [], [], [], [], []],
+                        [BF, BF, BF, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar",
+                         "ScalarList", "Scalar", "ScalarList"],
+                        ["", "", "", "[16]", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1",
+                         "[True, True, False]"]))
+        fwd = 2 * (2 * 16 * 16 * 16) * 8 * 9
+        reads = 2 * (2 * 16 * 16 * 16 + 2 * 8 * 32 * 32 + 16 * 8 * 9)
+        self.assertFigures(r, 2 * fwd, reads + 2 * (2 * 8 * 32 * 32) + 2 * (16 * 8 * 9))
+
+    def test_sdpa_causal_halves(self):
+        q = [2, 8, 128, 64]
+        args = lambda causal: op("aten::scaled_dot_product_attention", [q, q, q, [], [], [], [], []],
+                                 [BF, BF, BF, "", "Scalar", "Scalar", "", "Scalar"],
+                                 ["", "", "", "", "0.", causal, "", "False"])
+        full = 2 * 16 * 128 * 128 * (64 + 64)
+        r = self.one(args("False"))
+        self.assertFigures(r, full, 2 * 4 * prod(q))
+        r = self.one(args("True"))
+        self.assertFigures(r, full // 2, 2 * 4 * prod(q))
+        self.assertIn("causal", r["shape"])
+
+    def test_flash_forward_bshd_and_backward(self):
+        q = [2, 128, 8, 64]  # [B, S, H, D]
+        r = self.one(op("aten::_flash_attention_forward", [q, q, q] + [[]] * 8,
+                        [BF] * 3 + [""] * 2 + ["Scalar"] * 6, ["", "", "", "", "", "128", "128", "0.", "True",
+                                                               "False", "0.125"]))
+        self.assertEqual(r["gflops"], 2 * 16 * 128 * 128 * 128 // 2 / 1e9)
+        qb = [2, 8, 128, 64]  # backward, [B, H, S, D]: grad_out, q, k, v, out, logsumexp
+        r = self.one(op("aten::_scaled_dot_product_flash_attention_backward",
+                        [qb, qb, qb, qb, qb, [2, 8, 128]] + [[]] * 9, [BF] * 5 + [F32] + ["Scalar"] * 9,
+                        [""] * 6 + ["", "", "128", "128", "0.", "False", "", "", "0.125"]))
+        # 2.5 x the forward: 5 GEMMs of 2 * BH * S * S * D
+        self.assertEqual(r["gflops"], 5 * 2 * 16 * 128 * 128 * 64 / 1e9)
+        self.assertEqual(r["gbytes"], (5 * 2 * prod(qb) + 4 * 2 * 8 * 128 + 3 * 2 * prod(qb)) / 1e9)
+
+    def test_norms_softmax(self):
+        x = [4, 100, 256]
+        n = prod(x)
+        r = self.one(op("aten::layer_norm", [x, [], [256], [256], [], []],
+                        [BF, "ScalarList", BF, BF, "Scalar", "Scalar"], ["", "[256]", "", "", "1e-05", "True"]))
+        self.assertFigures(r, 5 * n, 2 * (n + 256 + 256 + n))
+        r = self.one(op("aten::rms_norm", [x, [], [], []], [BF, "ScalarList", "", ""], ["", "[256]", "", ""]))
+        self.assertFigures(r, 3 * n, 2 * (n + n))
+        r = self.one(op("aten::_softmax", [x, [], []], [BF, "Scalar", "Scalar"], ["", "-1", "True"]))
+        self.assertFigures(r, 5 * n, 2 * n + 4 * n)  # half_to_float: a float output
+
+    def test_bytes_only(self):
+        r = self.one(op("aten::add", [[64, 32], [32], []], [BF, BF, "Scalar"], ["", "", "1"]))
+        self.assertFigures(r, None, 2 * (64 * 32 + 32 + 64 * 32))
+        self.assertEqual(r["bound"], "memory")
+        self.assertAlmostEqual(r["peak_pct"], 100 * r["tbps"] / 3.35, places=9)
+        r = self.one(op("aten::mul_", [[64, 32], []], [BF, "double"], ["", ""]))  # wrapped number: no promotion
+        self.assertFigures(r, None, 2 * 64 * 32 + 8 + 2 * 64 * 32)
+        r = self.one(op("aten::copy_", [[64, 32], [64, 32], []], [BF, F32, "Scalar"], ["", "", "False"]))
+        self.assertFigures(r, None, 2 * 64 * 32 + 4 * 64 * 32)
+        r = self.one(op("aten::sum", [[64, 32], [], [], []], [F32, "ScalarList", "Scalar", ""],
+                        ["", "[1]", "False", ""]))
+        self.assertFigures(r, None, 4 * 64 * 32 + 4 * 64)
+
+    def test_compute_bound_percentage(self):
+        M = N = K = 4096
+        r = self.one(op("aten::mm", [[M, K], [K, N]], [BF, BF], kernel_us=1000))
+        flops, nbytes = 2 * M * N * K, 2 * 3 * M * N
+        self.assertEqual(r["bound"], "compute")
+        self.assertAlmostEqual(r["peak_pct"], 100 * flops / 1e-3 / 1e12 / 989.5, places=9)
+        self.assertLess(989.5 / 3.35, flops / nbytes)
+
+    def test_no_shapes_unknown_op_outside(self):
+        rows = self.rows([op("aten::mm"), op("aten::nonzero", [[10]], [BF])], outside_kernel_us=7)
+        by = {r["op"]: r for r in rows}
+        self.assertEqual(by["aten::mm"]["note"], "no shapes recorded (record_shapes)")
+        self.assertEqual(by["aten::nonzero"]["note"], "no FLOP formula for this operator")
+        self.assertEqual(by["(no operator)"]["note"], "kernels launched outside any operator")
+        self.assertEqual(by["(no operator)"]["gpu_us"], 7)
+        for r in rows:
+            self.assertIsNone(r["gflops"])
+            self.assertIsNone(r["peak_pct"])
+
+    def test_missing_concrete_inputs(self):
+        r = self.one(op("aten::conv2d", [[2, 8, 32, 32], [16, 8, 3, 3], [], [], [], [], []],
+                        [BF, BF, "", "ScalarList", "ScalarList", "ScalarList", "Scalar"]))
+        self.assertEqual(r["note"], "convolution arguments not recorded (Concrete Inputs)")
+        self.assertIsNone(r["gflops"])
+
+
+class Devices(Hand):
+    MM = op("aten::mm", [[1024, 1024], [1024, 1024]], [BF, BF], kernel_us=100)
+
+    def test_unknown_device_no_percentages(self):
+        dev = {"id": 0, "name": "Imaginary GPU 9000", "computeMajor": 42, "computeMinor": 0, "numSms": 7}
+        r = self.one(self.MM, device=dev)
+        self.assertIsNone(r["peak_pct"])
+        self.assertIsNone(r["bound"])
+        self.assertIsNotNone(r["tflops"])
+        self.assertIn("Imaginary GPU 9000: GPU not in the peak table: no percentages", self.err)
+        self.assertEqual({d["model"] for d in self.device}, {"unknown"})
+
+    def test_no_device_properties(self):
+        r = self.one(self.MM, device=None)
+        self.assertIsNone(r["peak_pct"])
+        self.assertIn("no percentages", self.err)
+
+    def test_override(self):
+        dev = {"id": 0, "name": "Imaginary GPU 9000"}
+        r = self.one(self.MM, "--peak-tflops", "100", "--peak-tbps", "2", device=dev)
+        flops, nbytes = 2 * 1024 ** 3, 2 * 3 * 1024 * 1024
+        self.assertEqual(r["bound"], "compute")  # intensity 341 > ridge 50
+        self.assertAlmostEqual(r["peak_pct"], 100 * flops / 1e-4 / 1e12 / 100, places=9)
+        self.assertEqual({d["model"] for d in self.device}, {"user"})
+        # on a known GPU, one override replaces only its own figure
+        r = self.one(self.MM, "--peak-tbps", "1")
+        self.assertEqual({d["peak_tbps"] for d in self.device}, {1})
+        self.assertIn(989.5, [d["peak_tflops"] for d in self.device])
+        self.assertEqual(run("efficiency", "x", "--peak-tflops", "-1")[0], 2)
+
+    def test_peak_table_names(self):
+        cases = {"NVIDIA A100-SXM4-80GB": ("A100 SXM4 80GB", 312), "NVIDIA A100-PCIE-40GB": ("A100 PCIe 40GB", 312),
+                 "Tesla V100-SXM2-32GB": ("V100 SXM2", 125), "NVIDIA H100 PCIe": ("H100 PCIe", 756.5),
+                 "NVIDIA H200": ("H200 SXM", 989.5), "NVIDIA H800": ("H800 SXM5", 989.5),
+                 "NVIDIA B200": ("B200", 2250), "AMD Instinct MI300X VF": ("MI300X", 1307.4),
+                 "AMD Instinct MI325X": ("MI325X", 1307.4), "AMD Instinct MI250X / MI250": ("MI250X (one GCD)", 191.5),
+                 "AMD Instinct MI210": ("MI210", 181), "NVIDIA GeForce RTX 4090": ("RTX 4090", 165.2),
+                 "NVIDIA GeForce RTX 2080 Ti": ("RTX 2080 Ti", 53.8)}
+        for name, (model, fp16) in cases.items():
+            self.one(self.MM, device={"id": 0, "name": name, "totalGlobalMem": 85899345920})
+            self.assertEqual({d["model"] for d in self.device}, {model}, name)
+            self.assertEqual([d["peak_tflops"] for d in self.device if d["dtype"] == "fp16"], [fp16], name)
+
+
+class Ranks(Hand):
+    def test_rank_by_rank_equals_whole(self):
+        for k in range(3):
+            write_trace(os.path.join(self.dir, f"r{k}.json"),
+                        [op("aten::mm", [[64 * (k + 1), 32], [32, 16]], [BF, BF]),
+                         op("aten::mm", [[64, 32], [32, 16]], [BF, BF], kernel_us=3 + k)], rank=k)
+        a = run("efficiency", self.dir, "--format", "csv")
+        b = run("efficiency", self.dir, "--format", "csv", env={**os.environ, "HTA_PER_RANK": "0"})
+        self.assertEqual(a, b)
+        got, _ = tables("efficiency", self.dir)
+        mm = [r for r in got["op_roofline"] if r["shape"] == "64x32, 32x16"]
+        self.assertEqual(mm[0]["calls"], 2 + 1 + 1)  # rank 0 has the shape twice
+        self.assertEqual(got["device"][0]["ranks"], 3)
+
+
+# the same work named by CUDA's and by ROCm's libraries
+KERNELS = {
+    "gemm": ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_execute_kernel",
+             "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x192x64_MI16x16x1"),
+    "attention": ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>(Flash_fwd_params)",
+                  "attn_fwd"),
+    "convolution": ("void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)",
+                    "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x64x32"),
+    "normalization": ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>()",
+                      "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256EEEvPT0_"),
+    "elementwise": ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)",
+                    "SubTensorOpWithScalar1d"),
+    "reduction": ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(at::native::ReduceOp<float>)",
+                  "void rocprim::detail::reduce_kernel<float>(float*)"),
+    "communication": ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                      "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>()"),
+}
+
+
+def kernel_trace(path, names):
+    ev = []
+    for i, n in enumerate(names):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                   "ts": 100 + 20 * i, "dur": 2, "args": {"correlation": i + 1}})
+        ev.append({"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 7, "ts": 1000 + 20 * i, "dur": 10,
+                   "args": {"correlation": i + 1, "device": 0, "stream": 7}})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
+
+
+class Categories(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_kernels_column_both_vendors(self):
+        p = os.path.join(self.dir, "t.json")
+        kernel_trace(p, [n for pair in KERNELS.values() for n in pair])
+        got, _ = tables("kernels", p, "--top", "100", "--quiet")
+        cat = {r["name"]: r["category"] for r in got["all_kernels"]}
+        for want, pair in KERNELS.items():
+            for n in pair:
+                self.assertEqual(cat[n], want, n)
+        # HTA's table, as HTA gives it, under --hta-compat
+        got, _ = tables("kernels", p, "--hta-compat", "--quiet")
+        self.assertNotIn("category", got["all_kernels"][0])
+
+    def test_diff_by_category(self):
+        a, b = os.path.join(self.dir, "cuda.json"), os.path.join(self.dir, "rocm.json")
+        kernel_trace(a, [pair[0] for pair in KERNELS.values()])
+        kernel_trace(b, [pair[1] for pair in KERNELS.values()] + [KERNELS["gemm"][1]])
+        got, _ = tables("diff", a, b, "--by", "category", "--quiet")
+        rows = {r["category"]: r for r in got["compare_traces"]}
+        self.assertEqual(set(rows), set(KERNELS))
+        self.assertEqual(rows["gemm"]["diff_counts"], 1)
+        self.assertEqual([r["category"] for r in got["ops_diff"] if r["name"] == "gemm"], ["increased"])
+        self.assertEqual({r["category"] for r in got["ops_diff"] if r["name"] != "gemm"}, {"unchanged"})
+        self.assertEqual(run("diff", a, b, "--by", "kernel")[0], 2)
+
+
+class Report(Hand):
+    def test_slow_operators_named_with_saving(self):
+        # a GEMM at a small share of the H100's bf16 roof, an add near its memory roof
+        p = os.path.join(self.dir, "t.json")
+        write_trace(p, [op("aten::mm", [[1024, 1024], [1024, 1024]], [BF, BF], kernel_us=400),
+                        op("aten::add", [[1 << 20], [1 << 20]], [BF, BF], kernel_us=2)])
+        eff, _ = tables("efficiency", p)
+        mm = [r for r in eff["op_roofline"] if r["op"] == "aten::mm"][0]
+        self.assertLess(mm["peak_pct"], 50)
+        html = os.path.join(self.dir, "r.html")
+        rep, _ = tables("report", p, "--html", html, "--quiet")
+        # the report's op_roofline is efficiency's, row for row
+        self.assertEqual(rep["op_roofline"], eff["op_roofline"])
+        self.assertEqual(rep["device"], eff["device"])
+        obs = [r["finding"] for r in rep["observations"] if r["area"] == "efficiency"]
+        self.assertEqual(len(obs), 1)
+        save = mm["gpu_us"] * (1 - mm["peak_pct"] / 70)
+        self.assertIn("aten::mm [1024x1024, 1024x1024] at %.0f%% of its compute roof (%.1f TFLOP/s, 400 us)"
+                      % (mm["peak_pct"], mm["tflops"]), obs[0])
+        self.assertIn("would save %.0f us" % save, obs[0])
+        self.assertNotIn("aten::add", obs[0])
+        for f in rep["findings"]:
+            if f["cause"] == "gpu_compute":
+                self.assertIn(obs[0], f["evidence"])
+        with open(html) as f:
+            page = f.read()
+        chart = page.split('id="chart-roofline"', 1)[1].split("</svg>", 1)[0]
+        self.assertEqual(chart.count("<circle"), 1)  # the add has no FLOPs: not a point
+        self.assertIn("989.5 TFLOP/s, 3.35 TB/s", chart)
+
+    def test_no_shapes_no_efficiency_tables(self):
+        p = os.path.join(self.dir, "t.json")
+        write_trace(p, [op("aten::mm", kernel_us=400)])
+        rep, _ = tables("report", p, "--quiet")
+        self.assertNotIn("op_roofline", rep)
+        self.assertEqual([r for r in rep["observations"] if r["area"] == "efficiency"], [])
+
+
+class Robust(Hand):
+    NAMES = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+             "aten::_scaled_mm", "aten::conv2d", "aten::convolution", "aten::convolution_backward",
+             "aten::scaled_dot_product_attention", "aten::_flash_attention_forward",
+             "aten::_flash_attention_backward", "aten::layer_norm", "aten::rms_norm", "aten::group_norm",
+             "aten::native_group_norm", "aten::batch_norm", "aten::_softmax", "aten::add", "aten::add_",
+             "aten::copy_", "aten::fill_", "aten::sum", "aten::linalg_vector_norm"]
+    ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
+            ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
+            ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),
+            ([[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1]], [F32, F32], ["[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]", "x"]),
+            ([[4, 4, 4, 4]] * 40, [BF] * 40, ["True"] * 40),
+            ([[2, 8, 0, 0], [0, 8, 3, 3], [], [], [], [], [], [], [], [], []], [BF] * 11,
+             ["", "", "", "[0]", "[0, 0]", "[-5]", "[0]", "[1]", "[9]", "0", "[True]"])]
+
+    def test_odd_shapes_never_crash(self):
+        ops = [op(n, d, t, c) for n in self.NAMES for (d, t, c) in self.ARGS]
+        rows = self.rows(ops)
+        # every kernel is somewhere, and a figure is either there or explained
+        self.assertEqual(sum(r["gpu_us"] for r in rows), 10 * len(ops))
+        for r in rows:
+            self.assertTrue(r["gbytes"] is not None or r["note"], r)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -96,6 +96,34 @@ hta_status hta_rpc_connect(const char *host, int port, int timeout_ms, int *fd, 
 hta_status hta_rpc_call(const char *host, int port, const char *req, int timeout_ms, hta_jval **reply,
                         int *fd_out, hta_error *err);
 
+/* ---- htad's front ends, judged from the first bytes (front.c; fuzzed by tests/fuzz/fuzz_front.c) ---- */
+#define HTA_TOKEN_MAX 255
+#define HTA_HTTP_MAX_HEAD 8192
+/* A token htad accepts: 16 to 255 printable ASCII characters, no space, quote or backslash (it is
+ * matched as written in the request's first bytes). */
+int hta_token_ok(const char *token);
+/* given (n bytes) equals token, in time that depends on the token's length only. */
+int hta_token_eq(const char *given, size_t n, const char *token);
+/* The head of an RPC message in the len bytes received so far: its int32 length within max and, when
+ * token is not NULL, a body that starts {"token":"TOKEN".  1: the message is complete (*total bytes
+ * with the length); 0: more bytes needed; -1: refused (why), decided as early as the bytes allow.
+ * *authed becomes 1 once the token matched. */
+int hta_rpc_head(const unsigned char *buf, size_t len, size_t max, const char *token, size_t *total, int *authed,
+                 char *why, size_t cap);
+/* An HTTP request head read so far (GET /metrics only), resumable: pos is where the next line starts. */
+typedef struct hta_http_in {
+    size_t pos;
+    int first, authed;
+} hta_http_in;
+/* 1: a complete, accepted head; 0: more bytes needed; -1: refused with HTTP *status and why, as soon
+ * as the line that decides it is complete (the method and path on the first line, a wrong
+ * "Authorization: Bearer" on its own line, none at the blank line when token is not NULL). */
+int hta_http_head(hta_http_in *h, const char *buf, size_t len, const char *token, int *status, char *why,
+                  size_t cap);
+/* Text from elsewhere made safe to print or log: control characters (C0, DEL, C1) as \xNN and
+ * backslashes doubled; stops at a NUL or n bytes.  Returns the length written (cap includes the NUL). */
+size_t hta_escape_text(const char *s, size_t n, char *out, size_t cap);
+
 /* ---- the Kineto config a capture sends (dynolog-ipc.md §4) ---- */
 typedef struct hta_capture_opts {
     const char *log_file;  /* ACTIVITIES_LOG_FILE */
@@ -106,6 +134,14 @@ typedef struct hta_capture_opts {
     const char *trace_id;  /* REQUEST_TRACE_ID, may be NULL */
 } hta_capture_opts;
 hta_status hta_capture_config(const hta_capture_opts *o, hta_sbuf *out, hta_error *err);
+/* A dyno config text as libkineto will parse it: every line KEY=VALUE (comments and blank lines
+ * aside), no carriage return, integers, booleans, activity types and PROFILE_START_TIME (at most 10 s
+ * in the past at now_ms) as libkineto accepts them; unknown keys pass (libkineto warns).  HTA_EINVAL
+ * with the line and the reason otherwise.  info: what the capture will do, for its deadline. */
+typedef struct hta_config_info {
+    int64_t duration_ms, warmup_s, start_time_ms, iterations, start_iteration; /* -1: no start iteration */
+} hta_config_info;
+hta_status hta_config_check(const char *cfg, size_t len, int64_t now_ms, hta_config_info *info, hta_error *err);
 /* The ACTIVITIES_LOG_FILE of a config text (the last one), copied into buf; 0 when there is none. */
 int hta_config_log_file(const char *cfg, size_t len, char *buf, size_t cap);
 /* Where libkineto writes a trace for pid (X.pt.trace.json -> X_PID.pt.trace.json, else the first .json

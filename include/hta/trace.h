@@ -243,6 +243,9 @@ typedef struct hta_rank_plan {
 hta_status hta_rank_plan_make(const char *path, const int32_t *only, size_t nonly, hta_rank_plan *p,
                               hta_error *err);
 void hta_rank_plan_free(hta_rank_plan *p);
+/* Whether a trace file's head names its rank (distributedInfo.rank) or it is a merged trace: a trace
+ * derived from it (what-if, overlay, augment) keeps that claim, so the two must not share a folder. */
+int hta_file_claims_rank(const char *path);
 
 /* ---- row accessors (inline: analyses call them in loops) ---- */
 

@@ -1,7 +1,10 @@
 /* `hta capture HOST[:PORT]... | --hosts-file F | --slurm`: asks the htad of every host at once for a
  * trace of the running job (one common start time, so that every rank traces the same window),
  * waits for every expected trace, fetches traces and metrics into DIR and names the hosts and pids
- * that did not deliver; with --report, the report over both (docs/capture.md). */
+ * that did not deliver; with --report, the report over both (docs/capture.md).  The daemons are not
+ * trusted: every host is served by a thread of its own and every call ends by --timeout-ms, a size
+ * must be an integer within --max-bytes and the bytes written must be as many, the daemons' text is
+ * escaped before it is printed and quoted before it goes into a request. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -25,19 +28,29 @@ typedef struct host {
     char name[256];      /* as given, without the port */
     char label[300];     /* in file names: name, or name-port when the port is not 1778 */
     int port;
-    char capture[64];    /* the daemon's capture id */
+    char capture[64];    /* the daemon's capture id (a plain name: checked) */
     char error[1100];    /* why it gave nothing */
-    int32_t *pids;       /* triggered */
-    char **state;        /* per pid: the last state the daemon said */
-    char **file;         /* per pid: its name in the store */
     size_t npids;
+    struct pidst *p;     /* per triggered pid, sorted by pid */
     int done;
 } host;
+
+typedef struct pidst {
+    int32_t pid;
+    char *state;         /* the last state the daemon said (escaped), with its error */
+    char *file;          /* its name in the store (a plain name: checked) */
+    int64_t size;        /* the stored size htaStatus gave, or -1 */
+    int64_t fetched;     /* bytes written into DIR, or -1 */
+    char *why;           /* why the fetch failed */
+} pidst;
 
 typedef struct job {
     host *h;
     size_t nh;
-    const char *req; /* the htaCapture request, the same for every host */
+    const char *req;     /* the htaCapture request, the same for every host */
+    const char *out, *mdir;
+    int64_t t_req, deadline, max_bytes;
+    pthread_mutex_t mu;
 } job;
 
 static int64_t wall_ms(void) {
@@ -126,9 +139,26 @@ static void host_error(host *h, const char *fmt, ...) {
 
 static const char *g_token;
 
-static hta_status call(host *h, const char *body, hta_jval **rep, int *fd, hta_error *err) {
+/* Text from a daemon, safe to print (control characters escaped); malloc'd. */
+static char *safe_dup(const char *s) {
+    size_t n = strlen(s), cap = 4 * n + 1;
+    char *o = malloc(cap);
+    if (o) hta_escape_text(s, n, o, cap);
+    return o;
+}
+
+/* ms left until the deadline, at most cap_ms; 0 when it has passed */
+static int left_ms(int64_t deadline, int cap_ms) {
+    int64_t l = deadline - wall_ms();
+    return l <= 0 ? 0 : l > cap_ms ? cap_ms : (int)l;
+}
+
+static hta_status call(host *h, const char *body, int64_t deadline, hta_jval **rep, int *fd, hta_error *err) {
     char req[HTA_RPC_MAX_REQUEST];
-    if (g_token) {
+    *rep = NULL;
+    int ms = left_ms(deadline, 10000);
+    if (!ms) return hta_fail(err, HTA_EIO, "%s:%d: timed out (--timeout-ms)", h->name, h->port);
+    if (g_token) { /* the token first: a daemon judges a request from another host by its first bytes */
         hta_sbuf b = {0};
         hta_sb_quote(&b, g_token);
         snprintf(req, sizeof req, "{\"token\":%s,%s", b.p ? b.p : "\"\"", body + 1);
@@ -136,11 +166,13 @@ static hta_status call(host *h, const char *body, hta_jval **rep, int *fd, hta_e
     } else {
         snprintf(req, sizeof req, "%s", body);
     }
-    HTA_TRY(hta_rpc_call(h->name, h->port, req, 10000, rep, fd, err));
+    HTA_TRY(hta_rpc_call(h->name, h->port, req, ms, rep, fd, err));
     const char *s = hta_json_str(*rep, "status");
     if (s && strcmp(s, "ok")) {
         const char *e = hta_json_str(*rep, "error");
-        hta_fail(err, HTA_EINVAL, "%s:%d: %s", h->name, h->port, e ? e : s);
+        char *se = safe_dup(e ? e : s);
+        hta_fail(err, HTA_EINVAL, "%s:%d: %s", h->name, h->port, se ? se : "(failed)");
+        free(se);
         hta_json_free(*rep);
         *rep = NULL;
         if (fd && *fd >= 0) close(*fd), *fd = -1;
@@ -149,44 +181,63 @@ static hta_status call(host *h, const char *body, hta_jval **rep, int *fd, hta_e
     return HTA_OK;
 }
 
-static void *trigger_host(void *arg) {
-    job *j = arg;
-    for (size_t k = 0; k < j->nh; k++) {
-        host *h = &j->h[k];
-        hta_jval *rep;
-        hta_error err = {0};
-        if (call(h, j->req, &rep, NULL, &err)) {
-            host_error(h, "%s", err.msg);
-            continue;
-        }
-        const char *id = hta_json_str(rep, "capture");
-        const hta_jval *tr = hta_json_get(rep, "activityProfilersTriggered");
-        if (!id || !tr || tr->type != HTA_JARR) {
-            host_error(h, "%s:%d: not an htad reply", h->name, h->port);
+static int cmp_pidst(const void *a, const void *b) {
+    int32_t x = ((const pidst *)a)->pid, y = ((const pidst *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+static pidst *find_pid(host *h, int32_t pid) {
+    pidst key = {.pid = pid};
+    return bsearch(&key, h->p, h->npids, sizeof *h->p, cmp_pidst);
+}
+
+static void trigger_host(job *j, host *h) {
+    if (h->error[0]) return;
+    hta_jval *rep;
+    hta_error err = {0};
+    if (call(h, j->req, j->deadline, &rep, NULL, &err)) {
+        host_error(h, "%s", err.msg);
+        return;
+    }
+    const char *id = hta_json_str(rep, "capture");
+    const hta_jval *tr = hta_json_get(rep, "activityProfilersTriggered");
+    int ok = id && hta_safe_name(id) && strlen(id) < sizeof h->capture && tr && tr->type == HTA_JARR;
+    for (size_t q = 0; ok && q < tr->n; q++)
+        ok = tr->v[q].type == HTA_JNUM && tr->v[q].is_int && tr->v[q].i > 0 && tr->v[q].i <= INT32_MAX;
+    if (!ok) {
+        host_error(h, "%s:%d: not an htad reply (a capture id that is a plain name, and pids)", h->name, h->port);
+    } else {
+        snprintf(h->capture, sizeof h->capture, "%s", id);
+        h->p = calloc(tr->n + 1, sizeof *h->p);
+        if (!h->p) {
+            host_error(h, "out of memory");
         } else {
-            snprintf(h->capture, sizeof h->capture, "%s", id);
-            h->npids = tr->n;
-            h->pids = calloc(tr->n + 1, sizeof *h->pids);
-            h->state = calloc(tr->n + 1, sizeof *h->state);
-            h->file = calloc(tr->n + 1, sizeof *h->file);
-            for (size_t q = 0; q < tr->n && h->pids; q++) h->pids[q] = (int32_t)tr->v[q].i;
+            for (size_t q = 0; q < tr->n; q++) h->p[h->npids++] = (pidst){(int32_t)tr->v[q].i, NULL, NULL, -1, -1, NULL};
+            qsort(h->p, h->npids, sizeof *h->p, cmp_pidst);
+            size_t u = 0; /* a pid said twice is one trace */
+            for (size_t q = 0; q < h->npids; q++)
+                if (!u || h->p[u - 1].pid != h->p[q].pid) h->p[u++] = h->p[q];
+            h->npids = u;
             int64_t busy = hta_json_int(rep, "activityProfilersBusy", 0);
-            if (!tr->n)
+            if (!h->npids)
                 host_error(h, "%s:%d: no process could be triggered (%" PRId64 " busy with another capture)",
                            h->name, h->port, busy);
         }
-        hta_json_free(rep);
     }
-    return NULL;
+    hta_json_free(rep);
 }
 
 /* one htaStatus: the states of the host's traces; done when none is still expected */
-static void poll_host(host *h) {
-    char req[200];
-    snprintf(req, sizeof req, "{\"fn\":\"htaStatus\",\"capture\":\"%s\"}", h->capture);
+static void poll_host(job *j, host *h) {
+    hta_sbuf req = {0};
+    HTA_SB_LIT(&req, "{\"fn\":\"htaStatus\",\"capture\":");
+    hta_sb_quote(&req, h->capture);
+    HTA_SB_LIT(&req, "}");
     hta_jval *rep;
     hta_error err = {0};
-    if (call(h, req, &rep, NULL, &err)) {
+    hta_status st = req.oom ? hta_oom(&err) : call(h, req.p, j->deadline, &rep, NULL, &err);
+    hta_sb_free(&req);
+    if (st) {
         host_error(h, "%s", err.msg);
         return;
     }
@@ -194,45 +245,145 @@ static void poll_host(host *h) {
     int pending = 0;
     for (size_t k = 0; tr && tr->type == HTA_JARR && k < tr->n; k++) {
         const hta_jval *t = &tr->v[k];
-        int32_t pid = (int32_t)hta_json_int(t, "pid", -1);
-        const char *st = hta_json_str(t, "state"), *nm = hta_json_str(t, "name"), *e = hta_json_str(t, "error");
-        for (size_t q = 0; q < h->npids; q++) {
-            if (h->pids[q] != pid) continue;
-            char buf[400];
-            snprintf(buf, sizeof buf, "%s%s%s", st ? st : "?", e ? ": " : "", e ? e : "");
-            free(h->state[q]);
-            h->state[q] = strdup(buf);
-            free(h->file[q]);
-            h->file[q] = nm ? strdup(nm) : NULL;
-        }
-        if (st && (!strcmp(st, "requested") || !strcmp(st, "delivered") || !strcmp(st, "storing"))) pending = 1;
+        const hta_jval *pv = hta_json_get(t, "pid"), *sz = hta_json_get(t, "size");
+        pidst *p = pv && pv->type == HTA_JNUM && pv->is_int && pv->i > 0 && pv->i <= INT32_MAX
+                       ? find_pid(h, (int32_t)pv->i) : NULL;
+        const char *stn = hta_json_str(t, "state"), *nm = hta_json_str(t, "name"), *e = hta_json_str(t, "error");
+        if (stn && (!strcmp(stn, "requested") || !strcmp(stn, "delivered") || !strcmp(stn, "storing"))) pending = 1;
+        if (!p) continue;
+        char buf[700];
+        snprintf(buf, sizeof buf, "%s%s%s", stn ? stn : "?", e ? ": " : "", e ? e : "");
+        free(p->state);
+        p->state = safe_dup(buf);
+        free(p->file);
+        p->file = nm && hta_safe_name(nm) ? strdup(nm) : NULL;
+        p->size = sz && sz->type == HTA_JNUM && sz->is_int && sz->i >= 0 ? sz->i : -1;
     }
     h->done = !pending;
     hta_json_free(rep);
 }
 
+typedef struct sink {
+    hta_outfile *o;
+    uint64_t n;
+    int64_t deadline;
+} sink;
+
 static hta_status sink_out(void *ctx, const void *d, size_t n, hta_error *err) {
-    return hta_outfile_write(ctx, d, n, err);
+    sink *k = ctx;
+    if (wall_ms() > k->deadline) return hta_fail(err, HTA_EIO, "timed out (--timeout-ms) after %llu bytes",
+                                                 (unsigned long long)k->n);
+    k->n += n;
+    return hta_outfile_write(k->o, d, n, err);
 }
 
-/* fetches one file of the daemon (fn, with its JSON arguments) into path */
-static hta_status fetch(host *h, const char *body, const char *path, uint64_t *size, hta_error *err) {
+/* fetches one file of the daemon (fn, with its JSON arguments) into path: all of the size it
+ * announces, which must be an integer within max_bytes, or nothing (the output is not kept) */
+static hta_status fetch(job *j, host *h, const char *body, const char *path, int64_t expect, uint64_t *size,
+                        hta_error *err) {
     hta_jval *rep;
     int fd;
-    HTA_TRY(call(h, body, &rep, &fd, err));
+    *size = 0;
+    HTA_TRY(call(h, body, j->deadline, &rep, &fd, err));
     const hta_jval *sz = hta_json_get(rep, "size");
-    uint64_t n = sz && sz->type == HTA_JNUM ? (uint64_t)sz->d : 0;
+    int ok = sz && sz->type == HTA_JNUM && sz->is_int && sz->i >= 0 && sz->i <= j->max_bytes;
+    int64_t n = ok ? sz->i : -1;
+    char said[40] = "none";
+    if (sz && sz->type == HTA_JNUM) {
+        if (sz->is_int) snprintf(said, sizeof said, "%" PRId64, sz->i);
+        else snprintf(said, sizeof said, "%.6g", sz->d);
+    }
     hta_json_free(rep);
+    if (!ok) {
+        close(fd);
+        return hta_fail(err, HTA_EFORMAT, "%s:%d: the reply's size (%s) is not a non-negative integer within "
+                        "--max-bytes %" PRId64, h->name, h->port, said, j->max_bytes);
+    }
+    if (expect >= 0 && n != expect) {
+        close(fd);
+        return hta_fail(err, HTA_EFORMAT, "%s:%d: the reply announces %" PRId64 " bytes, the status said %" PRId64,
+                        h->name, h->port, n, expect);
+    }
     hta_outfile *o;
     hta_status st = hta_outfile_open(path, &o, err);
     if (!st) {
-        st = hta_rpc_read_raw(fd, n, 30000, sink_out, o, err);
+        sink k = {o, 0, j->deadline};
+        st = hta_rpc_read_raw(fd, (uint64_t)n, left_ms(j->deadline, 30000) + 1, sink_out, &k, err);
+        if (!st && k.n != (uint64_t)n)
+            st = hta_fail(err, HTA_EIO, "%llu bytes written of %" PRId64 " announced", (unsigned long long)k.n, n);
         hta_status cs = hta_outfile_close(o, !st, err);
         if (!st) st = cs;
+        *size = k.n;
     }
     close(fd);
-    *size = n;
     return st;
+}
+
+static void follow_host(job *j, host *h) {
+    if (h->capture[0] && !h->error[0] && !h->done && wall_ms() < j->deadline) poll_host(j, h);
+}
+
+/* fetches what arrived from the host, and its metrics */
+static void fetch_host(job *j, host *h) {
+    for (size_t q = 0; q < h->npids; q++) {
+        pidst *p = &h->p[q];
+        if (!p->state || strncmp(p->state, "stored", 6) || !p->file) continue;
+        char path[4400];
+        hta_sbuf body = {0};
+        snprintf(path, sizeof path, "%s/%s_%d.json", j->out, h->label, (int)p->pid);
+        HTA_SB_LIT(&body, "{\"fn\":\"htaFetch\",\"capture\":");
+        hta_sb_quote(&body, h->capture);
+        HTA_SB_LIT(&body, ",\"name\":");
+        hta_sb_quote(&body, p->file);
+        HTA_SB_LIT(&body, "}");
+        hta_error err = {0};
+        uint64_t size = 0;
+        if (body.oom) hta_oom(&err);
+        if (body.oom || fetch(j, h, body.p, path, p->size, &size, &err)) p->why = strdup(err.msg);
+        else p->fetched = (int64_t)size;
+        hta_sb_free(&body);
+    }
+    if (!h->capture[0]) return;
+    char path[4600], body[200];
+    uint64_t size;
+    snprintf(path, sizeof path, "%s/%s.metrics.jsonl", j->mdir, h->label);
+    snprintf(body, sizeof body, "{\"fn\":\"htaMetrics\",\"since_ms\":%" PRId64 ",\"until_ms\":%" PRId64 "}",
+             j->t_req - 5000, wall_ms());
+    hta_error err = {0};
+    if (fetch(j, h, body, path, -1, &size, &err)) {
+        pthread_mutex_lock(&j->mu);
+        fprintf(stderr, "hta capture: %s: metrics: %s\n", h->name, err.msg);
+        pthread_mutex_unlock(&j->mu);
+    }
+}
+
+typedef struct pool {
+    job *j;
+    void (*fn)(job *, host *);
+    size_t next;
+} pool;
+
+static void *pool_worker(void *arg) {
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->j->mu);
+        size_t k = p->next++;
+        pthread_mutex_unlock(&p->j->mu);
+        if (k >= p->j->nh) return NULL;
+        p->fn(p->j, &p->j->h[k]);
+    }
+}
+
+/* fn on every host, 64 at once: a silent host holds one thread until its call's deadline, no more */
+static void on_every_host(job *j, void (*fn)(job *, host *)) {
+    pool p = {j, fn, 0};
+    size_t nthr = j->nh < 64 ? j->nh : 64;
+    pthread_t th[64];
+    int started[64] = {0};
+    for (size_t t = 1; t < nthr; t++) started[t] = !pthread_create(&th[t], NULL, pool_worker, &p);
+    pool_worker(&p); /* this thread too (and alone, if no thread could start) */
+    for (size_t t = 1; t < nthr; t++)
+        if (started[t]) pthread_join(th[t], NULL);
 }
 
 static void usage(FILE *f) {
@@ -251,8 +402,10 @@ static void usage(FILE *f) {
             "  --start-delay-ms N          start N ms from now on every host (default 12000: libkineto\n"
             "                              polls every 5 s and warms up for 5 s)\n"
             "  --warmup-s N                libkineto's warm-up before tracing (default: its own, 5 s)\n"
-            "  --timeout-ms N              wait at most N ms after the start for every trace (default\n"
-            "                              60000)\n"
+            "  --timeout-ms N              wait at most N ms after the start for every trace, then\n"
+            "                              fetch what arrived in at most N ms more (default 60000)\n"
+            "  --max-bytes N               a daemon's file larger than N bytes is refused (default\n"
+            "                              4294967296)\n"
             "  --port N                    the daemons' port when HOST has none (default 1778)\n"
             "  --hosts-file F              one HOST[:PORT] per line ('#' starts a comment)\n"
             "  --slurm                     the hosts of SLURM_JOB_NODELIST; --job-id from SLURM_JOB_ID\n"
@@ -284,7 +437,7 @@ static int parse_i64(const char *v, int64_t lo, int64_t *out) {
 static int cmd_capture(int argc, char **argv) {
     const char *out = NULL, *hosts_file = NULL, *pids = NULL, *token_file = NULL;
     int64_t duration = 500, iters = 0, job_id = 0, limit = 1000, delay = 12000, warmup = -1, timeout = 60000,
-            port = HTA_RPC_PORT;
+            port = HTA_RPC_PORT, max_bytes = (int64_t)4 << 30;
     int slurm = 0, report = 0, job_given = 0;
     const char **specs = calloc((size_t)argc + 1, sizeof *specs);
     size_t nspecs = 0;
@@ -311,6 +464,7 @@ static int cmd_capture(int argc, char **argv) {
         else if (!strcmp(a, "--warmup-s")) num = &warmup;
         else if (!strcmp(a, "--timeout-ms")) num = &timeout, lo = 1;
         else if (!strcmp(a, "--port")) num = &port, lo = 1;
+        else if (!strcmp(a, "--max-bytes")) num = &max_bytes;
         else if (a[0] == '-') {
             free(specs);
             return bad_usage("unknown option '%s'", a);
@@ -405,86 +559,63 @@ static int cmd_capture(int argc, char **argv) {
         HTA_SB_LIT(&rq, "]");
     }
     HTA_SB_LIT(&rq, "}");
-    /* every host at once: a thread for each group of hosts */
-    size_t nthr = nh < 64 ? nh : 64, per = (nh + nthr - 1) / nthr;
-    pthread_t th[64];
-    job jobs[64];
-    for (size_t t = 0; t < nthr; t++) {
-        size_t b = t * per, e = b + per < nh ? b + per : nh;
-        jobs[t] = (job){hs + b, b < e ? e - b : 0, rq.p};
-        if (pthread_create(&th[t], NULL, trigger_host, &jobs[t])) trigger_host(&jobs[t]), th[t] = 0;
-    }
-    for (size_t t = 0; t < nthr; t++)
-        if (th[t]) pthread_join(th[t], NULL);
-    hta_sb_free(&rq);
+    /* every host at once (64 threads): trigger, follow until every trace is settled, fetch; each call
+     * ends by the deadline, so the whole command does however many hosts are silent */
+    job j = {hs, nh, rq.p, out, mdir, t_req, (iters > 0 ? t_req : start) + timeout, max_bytes,
+             PTHREAD_MUTEX_INITIALIZER};
+    on_every_host(&j, trigger_host);
     size_t ntrig = 0;
     for (size_t k = 0; k < nh; k++) ntrig += hs[k].npids;
     fprintf(stderr, "hta capture: %zu processes on %zu hosts triggered; waiting for their traces\n", ntrig, nh);
-    /* wait for every trace, up to the timeout after the start */
-    int64_t deadline = (iters > 0 ? t_req : start) + timeout;
     for (;;) {
+        on_every_host(&j, follow_host);
         size_t open = 0;
-        for (size_t k = 0; k < nh; k++)
-            if (!hs[k].done) {
-                poll_host(&hs[k]);
-                open += !hs[k].done;
-            }
-        if (!open || wall_ms() > deadline) break;
-        usleep(300000);
+        for (size_t k = 0; k < nh; k++) open += hs[k].capture[0] && !hs[k].error[0] && !hs[k].done;
+        if (!open || wall_ms() >= j.deadline) break;
+        usleep((useconds_t)left_ms(j.deadline, 300) * 1000 + 1000);
     }
-    /* fetch what arrived, and the metrics of every host that answered */
+    /* what arrived is fetched in as long again at most, after a last look at the hosts still open
+     * (one whose trigger took the whole wait has not been asked yet) */
+    j.deadline = wall_ms() + timeout;
+    on_every_host(&j, follow_host);
+    on_every_host(&j, fetch_host);
+    hta_sb_free(&rq);
     int missing = 0, fetched = 0;
     printf("%-30s %8s  %-10s %12s  %s\n", "host", "pid", "state", "bytes", "file");
     for (size_t k = 0; k < nh; k++) {
         host *h = &hs[k];
         for (size_t q = 0; q < h->npids; q++) {
-            const char *st = h->state[q] ? h->state[q] : "requested";
-            char path[4400] = "", body[600];
-            uint64_t size = 0;
-            if (!strncmp(st, "stored", 6) && h->file[q]) {
-                snprintf(path, sizeof path, "%s/%s_%d.json", out, h->label, (int)h->pids[q]);
-                snprintf(body, sizeof body, "{\"fn\":\"htaFetch\",\"capture\":\"%s\",\"name\":\"%s\"}", h->capture,
-                         h->file[q]);
-                hta_error err = {0};
-                if (fetch(h, body, path, &size, &err)) {
-                    fprintf(stderr, "hta capture: %s pid %d: fetch failed: %s\n", h->name, (int)h->pids[q], err.msg);
-                    path[0] = 0;
-                }
-            }
-            fetched += path[0] != 0;
-            if (!path[0]) {
+            pidst *p = &h->p[q];
+            const char *st = p->state ? p->state : "requested";
+            char path[4400] = "";
+            if (p->fetched >= 0) snprintf(path, sizeof path, "%s/%s_%d.json", out, h->label, (int)p->pid);
+            fetched += p->fetched >= 0;
+            if (p->fetched < 0) {
                 missing++;
-                fprintf(stderr, "hta capture: no trace from %s pid %d (%s)\n", h->name, (int)h->pids[q],
-                        !strncmp(st, "requested", 9) || !strncmp(st, "delivered", 9) ? "timed out" : st);
+                fprintf(stderr, "hta capture: no trace from %s pid %d (%s%s)\n", h->name, (int)p->pid,
+                        p->why ? "failed: fetch: " : "",
+                        p->why ? p->why
+                        : !strncmp(st, "requested", 9) || !strncmp(st, "delivered", 9) ? "timed out" : st);
             }
             char state[16];
             snprintf(state, sizeof state, "%.*s", (int)strcspn(st, ":"), st);
-            printf("%-30s %8d  %-10s %12llu  %s\n", h->name, (int)h->pids[q], path[0] ? "fetched" : state,
-                   (unsigned long long)size, path[0] ? path : "-");
+            printf("%-30s %8d  %-10s %12lld  %s\n", h->name, (int)p->pid,
+                   p->fetched >= 0 ? "fetched" : p->why ? "failed" : state,
+                   (long long)(p->fetched >= 0 ? p->fetched : 0), path[0] ? path : "-");
         }
         if (h->error[0]) {
             missing++;
             fprintf(stderr, "hta capture: no trace from %s: %s\n", h->name, h->error);
         }
-        if (!h->capture[0]) continue;
-        char path[4600], body[200];
-        uint64_t size;
-        snprintf(path, sizeof path, "%s/%s.metrics.jsonl", mdir, h->label);
-        snprintf(body, sizeof body, "{\"fn\":\"htaMetrics\",\"since_ms\":%" PRId64 ",\"until_ms\":%" PRId64 "}",
-                 t_req - 5000, wall_ms());
-        hta_error err = {0};
-        if (fetch(h, body, path, &size, &err))
-            fprintf(stderr, "hta capture: %s: metrics: %s\n", h->name, err.msg);
     }
     fflush(stdout);
     for (size_t k = 0; k < nh; k++) {
         for (size_t q = 0; q < hs[k].npids; q++) {
-            free(hs[k].state[q]);
-            free(hs[k].file[q]);
+            free(hs[k].p[q].state);
+            free(hs[k].p[q].file);
+            free(hs[k].p[q].why);
         }
-        free(hs[k].pids);
-        free(hs[k].state);
-        free(hs[k].file);
+        free(hs[k].p);
     }
     free(hs);
     if (missing) fprintf(stderr, "hta capture: %d expected traces did not arrive\n", missing);

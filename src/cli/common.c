@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "hta/outfile.h"
+#include "hta/trace.h"
 
 /* Help fits this many columns: a terminal's width, and what tests check. */
 #define HELP_WIDTH 100
@@ -182,6 +183,42 @@ static int check_table(const char *cmd, const char *name) {
 static const char *const out_files[] = {"output", "save", "what-if-trace", "html", NULL};
 static const char *const out_dirs[] = {"augment", "overlay", NULL};
 
+/* Of them, those that write traces: each claims its input's ranks, so written beside an input rank
+ * file it would make that file's folder unloadable (two files of one rank). */
+static const char *const trace_outs[] = {"output", "what-if-trace", "augment", "overlay", NULL};
+
+/* The folder a path lies in (links followed), into buf; 0 when it cannot be resolved. */
+static int folder_of(const char *path, int is_dir, char *buf) {
+    char tmp[PATH_MAX];
+    if (is_dir) return realpath(path, buf) != NULL;
+    snprintf(tmp, sizeof tmp, "%s", path);
+    char *slash = strrchr(tmp, '/');
+    if (slash == tmp) tmp[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(tmp, sizeof tmp, ".");
+    return realpath(tmp, buf) != NULL;
+}
+
+/* A derived trace written into the folder of the rank file it comes from, when that file names its
+ * rank: refused, as one written into an input folder is (hta_output_check), since that folder would
+ * then hold two files of one rank. */
+static int beside_input_file(const char *cmd, const char *out, int dir, const char *in) {
+    struct stat si;
+    char fin[PATH_MAX], fout[PATH_MAX];
+    if (stat(in, &si) || !S_ISREG(si.st_mode) || !folder_of(in, 0, fin) || !folder_of(out, dir, fout) ||
+        strcmp(fin, fout))
+        return 0;
+    const char *base = strrchr(out, '/');
+    if (!dir && !hta_rank_file_name(base ? base + 1 : out)) return 0;
+    /* the derived trace keeps its input's distributedInfo (or htaMerge): only an input that names its
+     * rank makes two claimants; one ranked by file order gets the next free rank beside it */
+    if (!hta_file_claims_rank(in)) return 0;
+    fprintf(stderr, "hta %s: error: %s is in the folder of its input %s, where a trace written would be a "
+                    "second file of its rank and the folder would no longer load; write to another folder\n",
+            cmd, out, in);
+    return 1;
+}
+
 static int listed(const char *name, const char *const *l) {
     for (; *l; l++)
         if (!strcmp(*l, name)) return 1;
@@ -207,6 +244,7 @@ static int check_outputs(const char *cmd, const cli_opt *opts, cli_common *c) {
                 fprintf(stderr, "hta %s: error: %s\n", cmd, err.msg);
                 return 1;
             }
+            if (listed(o->name, trace_outs) && beside_input_file(cmd, out, dir, in[i])) return 1;
         }
         /* a trace written to stdout itself (-o /dev/stdout into a pipe or a file): the tables go to
          * stderr, so that what is read from stdout is the trace alone */

@@ -12,9 +12,17 @@
 #include "hta/capture.h"
 
 #define HTAD_MAX_PROCS 1024    /* registered processes (more are answered, not registered) */
+#define HTAD_PROCS_PER_UID 256 /* of them, per user (the kernel's uid of the sender) */
 #define HTAD_MAX_CAPTURES 64   /* captures kept in memory (the oldest finished one is dropped) */
 #define HTAD_MAX_TRACES 256    /* traces per capture (process_limit is capped to this) */
-#define HTAD_MAX_CONN 16       /* TCP/HTTP connections served at once */
+#define HTAD_CONN_PER_PORT 1024 /* connections open at once on each port (the oldest unfinished request
+                                  * makes way for a new connection when they are all taken) */
+#define HTAD_CONN_PER_PEER 16  /* per address other than loopback */
+#define HTAD_CONN_UNAUTH 64    /* per port: connections from other addresses not yet past the token */
+#define HTAD_REQUEST_MS 10000  /* the whole request must arrive in this time (RPC) */
+#define HTAD_HTTP_HEAD_MS 5000 /* the whole HTTP head */
+#define HTAD_REPLY_MS 10000    /* the whole reply, plus 1 s per MiB of a payload */
+#define HTAD_STALL_MS 10000    /* a reply that no byte of has been taken for this long ends */
 #define HTAD_WINDOW 4096       /* metrics samples kept (68 minutes at 1 s) */
 
 /* ---- options ---- */
@@ -28,6 +36,10 @@ typedef struct htad_opts {
     const char *ipc_dir;     /* KINETO_IPC_SOCKET_DIR (filesystem sockets), NULL: abstract */
     const char *nvml_lib, *dcgm_lib; /* override the libraries dlopen'ed */
     int interval_ms, gc_s;
+    int capture_margin_s;    /* a capture's traces are due by its window's end plus this */
+    int iterations_timeout_s; /* the iteration form's whole wait */
+    int keep_captures;       /* retention of a folder store: captures kept, and their bytes */
+    int64_t keep_bytes;
     int64_t max_trace_bytes;
     int quiet;
     char host[256];          /* this host's name, in file names */
@@ -45,6 +57,7 @@ extern pthread_mutex_t mu;
 typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED } tr_state;
 typedef struct htad_trace {
     int32_t pid;
+    uint32_t uid;            /* the process's user: the trace file must be theirs */
     tr_state state;
     char spool[512];         /* where libkineto writes it */
     char name[300];          /* its name in the store, under the capture's id */
@@ -54,6 +67,7 @@ typedef struct htad_trace {
 typedef struct htad_capture {
     char id[64];
     int64_t job_id, t_request_ms, t_done_ms;
+    int64_t deadline_ms;     /* wall ms: traces not settled by then have failed (timed out) */
     int dyno;                /* from setKinetOnDemandRequest */
     int metrics_written;
     size_t n;
@@ -71,9 +85,20 @@ typedef struct htad_request {
     hta_capture_opts copts;  /* htaCapture: the config is built per capture (log_file set here) */
 } htad_request;
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err);
-/* A `req` or `ctxt` from a client: the reply payload (config text or int32) into out. */
-void htad_on_req(const hta_ipc_req *r, hta_sbuf *out);
-int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid);
+/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace, and its
+ * own pid and ancestors' in its namespace (libkineto's list, leaf first). */
+typedef struct htad_peer {
+    int32_t pid;
+    uint32_t uid;
+    int32_t npids;
+    int32_t pids[HTA_IPC_MAX_PIDS];
+} htad_peer;
+int htad_peer_lookup(int32_t pid, htad_peer *p); /* 0, or -1 when the process is gone */
+/* A registered process's verified identity (no /proc read per poll); 0 when it is not registered. */
+int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *p);
+/* A `req` or `ctxt` from a verified sender: the reply payload (config text or int32) into out. */
+void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out);
+int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, const htad_peer *peer);
 /* Called every ~200 ms by the main loop: garbage collection, finished traces handed to the store. */
 void htad_tick(void);
 size_t htad_nprocs(void);
@@ -83,16 +108,17 @@ void htad_capture_json(const htad_capture *c, hta_sbuf *b);
 void htad_registry_free(void);
 /* Counters for /metrics. */
 extern uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total,
-    g_requests_refused_total;
+    g_requests_refused_total, g_procs_refused_total, g_polls_dropped_total;
 
 /* ---- the store (store.c: a folder, or s3.c) ---- */
 hta_status htad_store_open(const char *spec, hta_error *err);
 /* Copies the local file into the store as key (id/name), completely or not at all. */
-hta_status htad_store_put_file(const char *key, const char *path, int64_t *size, hta_error *err);
+hta_status htad_store_put_file(const char *key, const char *path, uint32_t uid, int64_t *size, hta_error *err);
 hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_error *err);
-/* Streams key to fd as a reply payload: the size is sent first (a JSON header) by send_header. */
-typedef hta_status (*htad_header_fn)(void *ctx, uint64_t size, hta_error *err);
-hta_status htad_store_get(const char *key, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err);
+/* Opens key for reading (*fd, *size): a folder's file, or an S3 object fetched into an unnamed
+ * temporary file first (blocking: a worker thread's job).  Never through a link. */
+hta_status htad_store_open_read(const char *key, int *fd, uint64_t *size, hta_error *err);
+int htad_store_is_s3(void);
 void htad_store_close(void);
 /* The store thread: put requests queued by htad_tick. */
 hta_status htad_store_start(hta_error *err);
@@ -105,8 +131,8 @@ typedef struct htad_s3 htad_s3;
 hta_status htad_s3_open(const char *url, const char *endpoint, const char *region, htad_s3 **out, hta_error *err);
 /* Puts the n bytes of fd (from its start), or of data when fd < 0. */
 hta_status htad_s3_put(htad_s3 *s, const char *key, int fd, const char *data, size_t n, hta_error *err);
-/* Gets key into the open file fd (truncated first). */
-hta_status htad_s3_get_fd(htad_s3 *s, const char *key, int fd, hta_error *err);
+/* Gets key into the open file fd (truncated first), at most max bytes. */
+hta_status htad_s3_get_fd(htad_s3 *s, const char *key, int fd, uint64_t max, hta_error *err);
 void htad_s3_close(htad_s3 *s);
 
 /* SigV4 pieces (sigv4.c), exposed for the unit test. */
@@ -135,8 +161,28 @@ void htad_metrics_prometheus(hta_sbuf *b);
 void htad_metrics_jsonl(int64_t since, int64_t until, hta_sbuf *b);
 void htad_metrics_close(void);
 
-/* ---- connections (rpc.c, http.c) ---- */
-void htad_serve_rpc(int fd, int trusted);  /* on its own thread: one request, one reply */
-void htad_serve_http(int fd, int trusted);
+/* ---- connections (conn.c: one thread, every socket non-blocking; rpc.c, http.c: the replies) ---- */
+typedef struct htad_reply {
+    hta_sbuf out;            /* the bytes to send */
+    int file_fd;             /* then file_size bytes of this file (a fetch), or -1 */
+    uint64_t file_size;
+    char key[600];           /* set: a fetch from S3, for a worker (htad_rpc_fetch_open) */
+    int refused;
+} htad_reply;
+/* One complete RPC request (JSON text) -> its reply. */
+void htad_rpc_handle(const char *txt, size_t len, htad_reply *r);
+void htad_rpc_refuse(htad_reply *r, const char *why);
+void htad_rpc_fetch_open(htad_reply *r); /* r->key -> the header and the file, or an error */
+/* The reply to an HTTP head: 200 (the metrics) or the refusal's status with why. */
+void htad_http_reply(int status, const char *why, htad_reply *r);
+/* Starts the connection thread on the listening sockets (hfd may be -1); lo_*: they listen on
+ * loopback only. */
+hta_status htad_conn_start(int rfd, int hfd, hta_error *err);
+/* No new connections; the open ones finish until htad_stop_by_ms(), then are closed. */
+void htad_conn_stop(void);
+size_t htad_conn_count(void);
+/* 0 while running; after SIGTERM, the monotonic ms by which everything must have ended. */
+int64_t htad_stop_by_ms(void);
+void htad_set_stop_by(int64_t mono_ms);
 
 #endif

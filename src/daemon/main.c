@@ -11,11 +11,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -26,7 +26,6 @@
 #include "daemon/htad.h"
 
 htad_opts g_opt;
-static atomic_int g_conns;
 
 int64_t htad_now_ms(void) {
     struct timespec ts;
@@ -46,12 +45,16 @@ void htad_log(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* names, paths and errors come from clients and files: a newline or a terminal escape in them
+     * must not forge a log line or reach a terminal */
+    char safe[sizeof msg * 2];
+    hta_escape_text(msg, sizeof msg, safe, sizeof safe);
     time_t now = time(NULL);
     struct tm tm;
     char ts[32];
     localtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf(stderr, "%s htad: %s\n", ts, msg);
+    fprintf(stderr, "%s htad: %s\n", ts, safe);
 }
 
 static void usage(FILE *f) {
@@ -74,6 +77,10 @@ static void usage(FILE *f) {
             "  --interval-ms N     metrics sampling period, default 1000\n"
             "  --gc-s N            drop processes silent for N s, default 60\n"
             "  --max-trace-mb N    larger trace files are refused, default 2048\n"
+            "  --capture-margin-s N  a capture's traces are due N s after its window ends, default 60\n"
+            "  --iterations-timeout-s N  the longest wait for a capture of N iterations, default 600\n"
+            "  --keep-captures N   a folder store keeps the newest N captures, default 1000\n"
+            "  --keep-mb N         and at most N MiB of them (the oldest go first), default 102400\n"
             "  --ipc-dir DIR       filesystem sockets in DIR (KINETO_IPC_SOCKET_DIR) instead of the\n"
             "                      abstract \\0dynolog\\0; default $KINETO_IPC_SOCKET_DIR\n"
             "  --nvml-lib PATH     NVML library to load, default libnvidia-ml.so.1\n"
@@ -104,7 +111,10 @@ static int parse(int argc, char **argv) {
     g_opt.interval_ms = 1000;
     g_opt.gc_s = 60;
     g_opt.ipc_dir = getenv("KINETO_IPC_SOCKET_DIR");
-    int max_mb = 2048;
+    int max_mb = 2048, keep_mb = 102400;
+    g_opt.capture_margin_s = 60;
+    g_opt.iterations_timeout_s = 600;
+    g_opt.keep_captures = 1000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -116,6 +126,8 @@ static int parse(int argc, char **argv) {
             continue;
         }
         static const char *const with_value[] = {"--port", "--http-port", "--interval-ms", "--gc-s", "--max-trace-mb",
+                                                 "--capture-margin-s", "--iterations-timeout-s", "--keep-captures",
+                                                 "--keep-mb",
                                                  "--listen", "--store", "--s3-endpoint", "--s3-region", "--trace-dir",
                                                  "--token-file", "--ipc-dir", "--nvml-lib", "--dcgm-lib", "--host"};
         int known = 0;
@@ -131,6 +143,10 @@ static int parse(int argc, char **argv) {
         else if (!strcmp(a, "--interval-ms")) bad = num_arg(a, v, 10, 3600000, &g_opt.interval_ms);
         else if (!strcmp(a, "--gc-s")) bad = num_arg(a, v, 1, 86400, &g_opt.gc_s);
         else if (!strcmp(a, "--max-trace-mb")) bad = num_arg(a, v, 1, 1 << 20, &max_mb);
+        else if (!strcmp(a, "--capture-margin-s")) bad = num_arg(a, v, 1, 86400, &g_opt.capture_margin_s);
+        else if (!strcmp(a, "--iterations-timeout-s")) bad = num_arg(a, v, 1, 86400, &g_opt.iterations_timeout_s);
+        else if (!strcmp(a, "--keep-captures")) bad = num_arg(a, v, 1, 1000000, &g_opt.keep_captures);
+        else if (!strcmp(a, "--keep-mb")) bad = num_arg(a, v, 1, INT_MAX, &keep_mb);
         else if (!strcmp(a, "--listen")) g_opt.listen = v;
         else if (!strcmp(a, "--store")) g_opt.store = v;
         else if (!strcmp(a, "--s3-endpoint")) g_opt.s3_endpoint = v;
@@ -148,6 +164,7 @@ static int parse(int argc, char **argv) {
         if (bad) return -1;
     }
     g_opt.max_trace_bytes = (int64_t)max_mb << 20;
+    g_opt.keep_bytes = (int64_t)keep_mb << 20;
     if (!g_opt.host[0] && gethostname(g_opt.host, sizeof g_opt.host - 1)) snprintf(g_opt.host, sizeof g_opt.host, "host");
     /* the host name becomes part of file names */
     for (char *p = g_opt.host; *p; p++)
@@ -179,7 +196,9 @@ static int listen_tcp(const char *addr, int port, int *loopback_only) {
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+    /* a long accept queue (the kernel caps it at somaxconn): in a flood of connections a legitimate
+     * client's is queued, not dropped to wait for the SYN retry (1 s, then 3 s) */
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 4096)) {
         fprintf(stderr, "htad: cannot listen on %s port %d: %s\n", addr, port, strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(ai);
@@ -210,8 +229,9 @@ static int read_token(void) {
     if (n < 0) n = 0;
     g_opt.token[n] = 0;
     g_opt.token[strcspn(g_opt.token, "\r\n")] = 0;
-    if (strlen(g_opt.token) < 16) {
-        fprintf(stderr, "htad: %s: the token must have 16 characters or more\n", g_opt.token_file);
+    if (!hta_token_ok(g_opt.token)) {
+        fprintf(stderr, "htad: %s: the token must have 16 to %d printable ASCII characters, without spaces, "
+                        "quotes or backslashes\n", g_opt.token_file, HTA_TOKEN_MAX);
         return -1;
     }
     return 0;
@@ -257,22 +277,70 @@ static int ipc_open(struct sockaddr_un *me) {
         return -1;
     }
     if (g_opt.ipc_dir && *g_opt.ipc_dir) chmod(me->sun_path, 0666); /* every user's processes poll */
+    int one = 1; /* every datagram then carries its sender's pid and uid, from the kernel */
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one)) {
+        fprintf(stderr, "htad: SO_PASSCRED: %s\n", strerror(errno));
+        close(fd);
+        return -1;
+    }
     int buf = 1 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
     return fd;
+}
+
+/* A dropped datagram is logged, one line per second at most: a flood does not flood the log. */
+static void ipc_drop(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void ipc_drop(const char *fmt, ...) {
+    static int64_t last;
+    static unsigned long quiet;
+    pthread_mutex_lock(&mu);
+    g_polls_dropped_total++;
+    pthread_mutex_unlock(&mu);
+    int64_t now = htad_mono_ms();
+    if (now - last < 1000) {
+        quiet++;
+        return;
+    }
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    htad_log("IPC: %s: dropped%s", msg, quiet ? " (and more in the last second)" : "");
+    last = now;
+    quiet = 0;
 }
 
 static void ipc_handle(int fd) {
     static unsigned char in[65536], out[65536];
     for (int k = 0; k < 256; k++) { /* drain, but let the loop breathe */
         struct sockaddr_un from;
-        socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &fl);
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(sizeof(struct ucred))];
+        } cb;
+        struct iovec iov = {in, sizeof in};
+        struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+                            .msg_control = cb.b, .msg_controllen = sizeof cb.b};
+        ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) return;
+        socklen_t fl = mh.msg_namelen;
+        /* the sender, as the kernel says (SO_PASSCRED): the only identity a poll is matched by */
+        struct ucred cr = {0, 0, 0};
+        int have = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof cr)) {
+                memcpy(&cr, CMSG_DATA(c), sizeof cr);
+                have = 1;
+            } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                int *fds = (int *)CMSG_DATA(c); /* descriptors nobody asked for */
+                for (size_t q = 0; q < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); q++) close(fds[q]);
+            }
+        }
         hta_ipc_msg m;
         hta_error err = {0};
         if (hta_ipc_parse(in, (size_t)n, &m, &err)) {
-            if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+            ipc_drop("%s", err.msg);
             continue;
         }
         if (g_opt.ipc_dir && *g_opt.ipc_dir) {
@@ -280,19 +348,29 @@ static void ipc_handle(int fd) {
             size_t dl = strlen(g_opt.ipc_dir);
             if (fl <= offsetof(struct sockaddr_un, sun_path) || strncmp(from.sun_path, g_opt.ipc_dir, dl) ||
                 from.sun_path[dl] != '/') {
-                htad_log("IPC: a datagram from outside %s: dropped", g_opt.ipc_dir);
+                ipc_drop("a datagram from outside %s", g_opt.ipc_dir);
                 continue;
             }
         }
+        htad_peer peer;
+        if (!have || cr.pid <= 0 || (!htad_known_peer(cr.pid, cr.uid, &peer) && htad_peer_lookup(cr.pid, &peer))) {
+            ipc_drop("a datagram whose sender the kernel does not name (pid %d)", (int)cr.pid);
+            continue;
+        }
+        peer.uid = cr.uid;
         size_t rl = 0;
         if (!strncmp(m.type, "req", 3)) {
             hta_ipc_req r;
             if (hta_ipc_parse_req(&m, &r, &err)) {
-                if (!g_opt.quiet) htad_log("IPC: %s: dropped", err.msg);
+                ipc_drop("%s", err.msg);
+                continue;
+            }
+            if (r.pids[0] != peer.pids[0]) { /* a poll in another process's name */
+                ipc_drop("process %d (uid %u) polls as pid %d", (int)peer.pids[0], (unsigned)cr.uid, (int)r.pids[0]);
                 continue;
             }
             hta_sbuf cfg = {0};
-            htad_on_req(&r, &cfg);
+            htad_on_req(&r, &peer, &cfg);
             rl = hta_ipc_build(out, sizeof out, "req", cfg.p, cfg.oom ? 0 : cfg.len);
             hta_sb_free(&cfg);
         } else if (!strncmp(m.type, "ctxt", 4)) {
@@ -302,7 +380,12 @@ static void ipc_handle(int fd) {
             memcpy(&gpu, m.payload, 4);
             memcpy(&pid, m.payload + 4, 4);
             memcpy(&job, m.payload + 8, 8);
-            cnt = htad_on_ctxt(job, gpu, pid);
+            if (pid != peer.pids[0]) {
+                ipc_drop("process %d (uid %u) registers a context as pid %d", (int)peer.pids[0], (unsigned)cr.uid,
+                         (int)pid);
+                continue;
+            }
+            cnt = htad_on_ctxt(job, gpu, &peer);
             rl = hta_ipc_build(out, sizeof out, "ctxt", &cnt, 4);
         } else {
             continue;
@@ -310,45 +393,6 @@ static void ipc_handle(int fd) {
         if (rl && sendto(fd, out, rl, MSG_DONTWAIT, (struct sockaddr *)&from, fl) < 0 && !g_opt.quiet)
             htad_log("IPC: reply: %s", strerror(errno));
     }
-}
-
-typedef struct conn {
-    int fd, trusted, http;
-} conn;
-
-static void *conn_main(void *arg) {
-    conn c = *(conn *)arg;
-    free(arg);
-    if (c.http) htad_serve_http(c.fd, c.trusted);
-    else htad_serve_rpc(c.fd, c.trusted);
-    close(c.fd);
-    atomic_fetch_sub(&g_conns, 1);
-    return NULL;
-}
-
-static void accept_one(int lfd, int http) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    if (atomic_load(&g_conns) >= HTAD_MAX_CONN) { /* bounded: a flood costs refused connections only */
-        close(fd);
-        return;
-    }
-    conn *c = malloc(sizeof *c);
-    pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 256 << 10);
-    if (c) *c = (conn){fd, is_loopback(&ss), http};
-    atomic_fetch_add(&g_conns, 1);
-    if (!c || pthread_create(&t, &at, conn_main, c)) {
-        atomic_fetch_sub(&g_conns, 1);
-        free(c);
-        close(fd);
-    }
-    pthread_attr_destroy(&at);
 }
 
 int main(int argc, char **argv) {
@@ -381,6 +425,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     htad_metrics_init();
+    /* every connection is a descriptor: room for both ports' (the soft limit is often 1024) */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 4 * HTAD_CONN_PER_PORT) {
+        rl.rlim_cur = rl.rlim_max < 4 * HTAD_CONN_PER_PORT ? rl.rlim_max : 4 * HTAD_CONN_PER_PORT;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (htad_conn_start(rfd, hfd, &err)) {
+        fprintf(stderr, "htad: %s\n", err.msg);
+        return 1;
+    }
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     struct itimerspec its = {{g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L},
                              {g_opt.interval_ms / 1000, (g_opt.interval_ms % 1000) * 1000000L}};
@@ -391,21 +445,19 @@ int main(int argc, char **argv) {
     if (g_opt.http_port) htad_log("/metrics on port %d", g_opt.http_port);
     int64_t next_tick = htad_mono_ms();
     for (;;) {
-        struct pollfd p[5] = {{ifd, POLLIN, 0}, {rfd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {hfd, POLLIN, 0}};
+        struct pollfd p[3] = {{ifd, POLLIN, 0}, {sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
         int64_t wait = next_tick - htad_mono_ms();
-        int r = poll(p, hfd >= 0 ? 5 : 4, wait < 0 ? 0 : (int)wait);
+        int r = poll(p, 3, wait < 0 ? 0 : (int)wait);
         if (r < 0 && errno != EINTR) break;
         if (p[0].revents) ipc_handle(ifd);
-        if (p[2].revents) {
+        if (p[1].revents) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof si) > 0) {
                 htad_log("signal %u: shutting down", si.ssi_signo);
                 break;
             }
         }
-        if (p[1].revents) accept_one(rfd, 0);
-        if (hfd >= 0 && p[4].revents) accept_one(hfd, 1);
-        if (p[3].revents) {
+        if (p[2].revents) {
             uint64_t x;
             if (read(tfd, &x, sizeof x) > 0) htad_metrics_sample();
         }
@@ -414,13 +466,12 @@ int main(int argc, char **argv) {
             next_tick = htad_mono_ms() + 200;
         }
     }
-    /* clean shutdown: no new requests; running ones finish (10 s at most); traces already found are
-     * stored completely; the socket file goes */
-    close(rfd);
-    if (hfd >= 0) close(hfd);
+    /* clean shutdown: no new requests; running ones finish (10 s at most, S3 transfers included);
+     * traces already found are stored completely; the socket file goes */
+    htad_set_stop_by(htad_mono_ms() + 10000);
     close(ifd);
     if (g_opt.ipc_dir && *g_opt.ipc_dir) unlink(me.sun_path);
-    for (int k = 0; k < 1000 && atomic_load(&g_conns) > 0; k++) usleep(10000);
+    htad_conn_stop();
     htad_tick();        /* traces already written go to the store */
     htad_store_drain();
     htad_tick();        /* captures they complete get their metrics file */

@@ -286,9 +286,16 @@ void htad_metrics_prometheus(hta_sbuf *b) {
     hta_sb_printf(b, "htad_processes %zu\n", htad_nprocs());
     counter(b, "htad_captures_total", "Capture requests that triggered a trace or matched nothing.", g_captures_total);
     counter(b, "htad_traces_stored_total", "Trace files put into the store.", g_traces_stored_total);
-    counter(b, "htad_traces_lost_total", "Traces never written: the process stopped polling first.",
+    counter(b, "htad_traces_lost_total", "Traces never written: the process stopped polling first, or timed out.",
             g_traces_lost_total);
     counter(b, "htad_requests_total", "TCP requests received.", g_requests_total);
-    counter(b, "htad_requests_refused_total", "TCP requests answered with an error.", g_requests_refused_total);
+    counter(b, "htad_requests_refused_total", "TCP requests answered with an error, or connections refused.",
+            g_requests_refused_total);
+    counter(b, "htad_processes_refused_total", "Processes not registered: the table or their user's share full.",
+            g_procs_refused_total);
+    counter(b, "htad_polls_dropped_total", "Datagrams dropped: malformed, or in another process's name.",
+            g_polls_dropped_total);
+    gauge(b, "htad_connections", "TCP connections open on both ports.");
+    hta_sb_printf(b, "htad_connections %zu\n", htad_conn_count());
     pthread_mutex_unlock(&mu);
 }

@@ -1,10 +1,14 @@
 /* The processes libkineto registers by polling, their pending configs, and the captures with the
- * traces each waits for (dynolog-ipc.md §3, §6).  A process is known by its job id and its pid set
- * (its pid and its ancestors', leaf first), as in dynolog; one pending config each; processes that
- * stop polling are dropped after --gc-s, and a trace still expected from one is then "lost". */
+ * traces each waits for (dynolog-ipc.md §3, §6).  A process is known by what the kernel says of the
+ * sender (its pid and uid, peer.c), never by the pids a datagram claims: a poll gets only its own
+ * config.  Its pid set (its pid and its ancestors' in its namespace, leaf first, from /proc) is what
+ * requests match, as in dynolog; one pending config each; at most HTAD_PROCS_PER_UID per user, so one
+ * user cannot fill the table; processes that stop polling are dropped after --gc-s, and a trace still
+ * expected from one is then "lost". */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +18,13 @@
 #include "daemon/htad.h"
 
 pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total, g_requests_refused_total;
+uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total, g_requests_refused_total,
+    g_procs_refused_total, g_polls_dropped_total;
+static int64_t g_refused_ms; /* when a process last found the table full (mono ms) */
 
 typedef struct proc {
+    int32_t kpid;                   /* the kernel's pid of the sender (htad's namespace) */
+    uint32_t uid;
     int64_t job_id;
     int32_t npids;
     int32_t pids[HTA_IPC_MAX_PIDS]; /* leaf first, as sent */
@@ -39,10 +47,12 @@ static int cmp_i32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static proc *find_proc(int64_t job, const int32_t *sorted, int32_t n) {
-    for (size_t k = 0; k < g_nprocs; k++)
-        if (g_procs[k].job_id == job && g_procs[k].npids == n && !memcmp(g_procs[k].sorted, sorted, 4 * (size_t)n))
-            return &g_procs[k];
+static proc *find_proc(int32_t kpid, uint32_t uid, size_t *same_uid) {
+    *same_uid = 0;
+    for (size_t k = 0; k < g_nprocs; k++) {
+        if (g_procs[k].kpid == kpid && g_procs[k].uid == uid) return &g_procs[k];
+        *same_uid += g_procs[k].uid == uid;
+    }
     return NULL;
 }
 
@@ -51,23 +61,54 @@ static htad_trace *proc_trace(const proc *p) {
     return &g_caps[p->cap_slot]->tr[p->cap_trace];
 }
 
-void htad_on_req(const hta_ipc_req *r, hta_sbuf *out) {
-    int32_t sorted[HTA_IPC_MAX_PIDS];
-    memcpy(sorted, r->pids, 4 * (size_t)r->npids);
-    qsort(sorted, (size_t)r->npids, 4, cmp_i32);
+int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *peer) {
+    size_t mine;
     pthread_mutex_lock(&mu);
-    proc *p = find_proc(r->job_id, sorted, r->npids);
-    if (!p && g_nprocs < HTAD_MAX_PROCS) {
+    const proc *p = find_proc(kpid, uid, &mine);
+    if (p) {
+        peer->pid = kpid;
+        peer->uid = uid;
+        peer->npids = p->npids;
+        memcpy(peer->pids, p->pids, 4 * (size_t)p->npids);
+    }
+    pthread_mutex_unlock(&mu);
+    return p != NULL;
+}
+
+void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out) {
+    pthread_mutex_lock(&mu);
+    size_t mine;
+    proc *p = find_proc(peer->pid, peer->uid, &mine);
+    if (!p && (g_nprocs >= HTAD_MAX_PROCS || mine >= HTAD_PROCS_PER_UID)) {
+        /* full: the process is answered (an empty config) and not registered; the registered keep
+         * their places, and a capture that matches nothing says why */
+        g_procs_refused_total++;
+        int64_t now = htad_mono_ms();
+        if (now - g_refused_ms > 10000) { /* one line per 10 s: a flood does not flood the log */
+            if (g_nprocs >= HTAD_MAX_PROCS)
+                htad_log("process %d (uid %u) not registered: the process table is full (%d)", (int)peer->pids[0],
+                         (unsigned)peer->uid, HTAD_MAX_PROCS);
+            else
+                htad_log("process %d (uid %u) not registered: its user has %d processes registered",
+                         (int)peer->pids[0], (unsigned)peer->uid, HTAD_PROCS_PER_UID);
+        }
+        g_refused_ms = now;
+    } else if (!p) {
         p = &g_procs[g_nprocs++];
         memset(p, 0, sizeof *p);
+        p->kpid = peer->pid;
+        p->uid = peer->uid;
         p->job_id = r->job_id;
-        p->npids = r->npids;
-        memcpy(p->pids, r->pids, 4 * (size_t)r->npids);
-        memcpy(p->sorted, sorted, sizeof p->sorted);
+        p->npids = peer->npids;
+        memcpy(p->pids, peer->pids, 4 * (size_t)peer->npids);
+        memcpy(p->sorted, peer->pids, 4 * (size_t)peer->npids);
+        qsort(p->sorted, (size_t)p->npids, 4, cmp_i32);
         p->cap_slot = -1;
-        if (!g_opt.quiet) htad_log("process %d registered (job %" PRId64 ")", (int)r->pids[0], r->job_id);
+        if (!g_opt.quiet)
+            htad_log("process %d registered (uid %u, job %" PRId64 ")", (int)p->pids[0], (unsigned)p->uid, r->job_id);
     }
     if (p) {
+        p->job_id = r->job_id;
         p->last_poll_ms = htad_mono_ms();
         /* type 0 means the profiler is busy: the config waits for an idle poll (type & 2) */
         if (p->pending && (r->type & 2)) {
@@ -84,21 +125,29 @@ void htad_on_req(const hta_ipc_req *r, hta_sbuf *out) {
 }
 
 /* Old clients' registration (dynolog's jobInstancesPerGpu_): a set of pids per (job, gpu); it makes no
- * process traceable (§3.2), the answer is the set's size, or -1 when the table is full. */
-static struct { int64_t job; int32_t gpu, pid; } g_ctxt[HTAD_MAX_PROCS];
+ * process traceable (§3.2), the answer is the set's size, or -1 when the table (or the sender's user's
+ * share of it) is full.  An entry goes when its process is gone (htad_tick). */
+static struct ctxt {
+    int64_t job;
+    int32_t gpu, pid, kpid;
+    uint32_t uid;
+} g_ctxt[HTAD_MAX_PROCS];
 static size_t g_nctxt;
 
-int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, int32_t pid) {
-    int32_t n = 0;
+int32_t htad_on_ctxt(int64_t job_id, int32_t gpu, const htad_peer *peer) {
+    int32_t n = 0, pid = peer->pids[0];
     int have = 0;
+    size_t mine = 0;
     pthread_mutex_lock(&mu);
-    for (size_t k = 0; k < g_nctxt; k++)
-        if (g_ctxt[k].job == job_id && g_ctxt[k].gpu == gpu) n++, have |= g_ctxt[k].pid == pid;
-    if (!have && g_nctxt < HTAD_MAX_PROCS) {
-        g_ctxt[g_nctxt].job = job_id, g_ctxt[g_nctxt].gpu = gpu, g_ctxt[g_nctxt].pid = pid;
-        g_nctxt++;
+    for (size_t k = 0; k < g_nctxt; k++) {
+        if (g_ctxt[k].job == job_id && g_ctxt[k].gpu == gpu) n++, have |= g_ctxt[k].kpid == peer->pid;
+        mine += g_ctxt[k].uid == peer->uid;
+    }
+    if (!have && g_nctxt < HTAD_MAX_PROCS && mine < HTAD_PROCS_PER_UID) {
+        g_ctxt[g_nctxt++] = (struct ctxt){job_id, gpu, pid, peer->pid, peer->uid};
         n++;
     } else if (!have) {
+        g_procs_refused_total++;
         n = -1;
     }
     pthread_mutex_unlock(&mu);
@@ -136,11 +185,28 @@ static void add_pids(hta_sbuf *b, const char *key, const int32_t *v, size_t n) {
 }
 
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) {
+    hta_config_info ci = {r->copts.duration_ms, r->copts.warmup_s < 0 ? 5 : r->copts.warmup_s,
+                          r->copts.start_time_ms, r->copts.iterations, -1};
+    int64_t t_req = htad_now_ms();
     if (r->config) {
+        /* refused here, with the reason, rather than reported triggered and never traced */
         char lf[PATH_MAX];
+        HTA_TRY(hta_config_check(r->config, strlen(r->config), t_req, &ci, err));
         if (!hta_config_log_file(r->config, strlen(r->config), lf, sizeof lf))
             return hta_fail(err, HTA_EINVAL, "the config has no ACTIVITIES_LOG_FILE");
         HTA_TRY(hta_path_confined(lf, g_opt.trace_dir, err));
+    }
+    /* every capture ends: its traces are due by the end of its window plus the margin; the iteration
+     * form's end is not known in time, it has its own bound */
+    int64_t deadline;
+    if (r->config ? ci.start_iteration >= 0 : ci.iterations > 0) {
+        deadline = t_req + (int64_t)g_opt.iterations_timeout_s * 1000;
+    } else {
+        /* no start time: libkineto starts warm-up seconds (and two of its 1 s ticks) after the poll
+         * that takes the config, which comes within its 5 s poll interval */
+        int64_t start = ci.start_time_ms > 0 ? (ci.start_time_ms > t_req ? ci.start_time_ms : t_req)
+                                             : t_req + 5000 + ci.warmup_s * 1000 + 2000;
+        deadline = start + ci.duration_ms + (int64_t)g_opt.capture_margin_s * 1000;
     }
     int trace_all = r->npids == 0 || (r->npids == 1 && r->pids[0] == 0);
     int64_t limit = r->limit < 0 ? 0 : r->limit > HTAD_MAX_TRACES ? HTAD_MAX_TRACES : r->limit;
@@ -166,18 +232,24 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
     }
     qsort(idx, nm, sizeof *idx, cmp_proc_idx);
     if (!r->config && nm == 0) { /* htaCapture: a request that matches nothing is an error, and leaves nothing */
-        if (trace_all) hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " is registered", r->job_id);
-        else hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " has pid %d (or it as an ancestor)%s",
-                      r->job_id, (int)r->pids[0], r->npids > 1 ? " nor the other pids given" : "");
+        /* and why a process may be missing: it found the table full (within the garbage-collection time) */
+        char full[160] = "";
+        if (g_refused_ms && htad_mono_ms() - g_refused_ms <= (int64_t)g_opt.gc_s * 1000)
+            snprintf(full, sizeof full, " (processes were refused registration lately: the process table, or "
+                     "their user's share of %d, is full)", HTAD_PROCS_PER_UID);
+        if (trace_all) hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " is registered%s", r->job_id, full);
+        else hta_fail(err, HTA_ENODATA, "no process of job %" PRId64 " has pid %d (or it as an ancestor)%s%s",
+                      r->job_id, (int)r->pids[0], r->npids > 1 ? " nor the other pids given" : "", full);
         free(idx);
         free(c);
         pthread_mutex_unlock(&mu);
         return HTA_ENODATA;
     }
-    int64_t now = htad_now_ms();
+    int64_t now = t_req;
     snprintf(c->id, sizeof c->id, "%" PRId64 "-%u", now, ++g_cap_seq);
     c->job_id = r->job_id;
     c->t_request_ms = now;
+    c->deadline_ms = deadline;
     c->dyno = r->config != NULL;
     int32_t matched[HTAD_MAX_TRACES], trig[HTAD_MAX_TRACES];
     size_t nmatch = 0, ntrig = 0, busy = 0;
@@ -204,6 +276,9 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
             st = hta_capture_config(&o, &cfg, err);
         }
         if (!st && cfg.oom) st = hta_oom(err);
+        if (!st && cfg.len + 1 > 65536 - HTA_IPC_HEADER) /* it goes in one datagram, with a newline */
+            st = hta_fail(err, HTA_EINVAL, "the config is %zu bytes with its trace id: one datagram holds at most %d",
+                          cfg.len + 1, 65536 - HTA_IPC_HEADER);
         if (st) {
             hta_sb_free(&cfg);
             break;
@@ -211,6 +286,7 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         htad_trace *t = &c->tr[c->n];
         memset(t, 0, sizeof *t);
         t->pid = p->pids[0];
+        t->uid = p->uid;
         t->state = TR_REQUESTED;
         t->size = -1;
         if (hta_kineto_trace_path(lf, p->pids[0], t->spool, sizeof t->spool)) {
@@ -300,6 +376,27 @@ static int trace_ready(const htad_trace *t, int64_t t_request_ms) {
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >= t_request_ms - 2000;
 }
 
+/* past its capture's deadline: a config not taken is withdrawn, a trace not written is given up */
+static void expire_trace(int slot, size_t k, htad_trace *t) {
+    int taken = t->state == TR_DELIVERED;
+    for (size_t q = 0; q < g_nprocs; q++) {
+        proc *p = &g_procs[q];
+        if (p->cap_slot != slot || p->cap_trace != k) continue;
+        free(p->pending);
+        p->pending = NULL;
+        p->cap_slot = -1;
+    }
+    t->state = TR_FAILED;
+    if (taken)
+        snprintf(t->error, sizeof t->error, "timed out: process %d took its config and wrote no trace by the "
+                 "capture's end plus %d s", (int)t->pid, g_opt.capture_margin_s);
+    else
+        snprintf(t->error, sizeof t->error, "timed out: process %d never took its config (its profiler stayed "
+                 "busy, or it stopped asking)", (int)t->pid);
+    g_traces_lost_total++;
+    if (!g_opt.quiet) htad_log("trace of process %d: %s", (int)t->pid, t->error);
+}
+
 static void finish_capture(htad_capture *c) {
     for (size_t k = 0; k < c->n; k++)
         if (c->tr[k].state < TR_STORED) return;
@@ -329,6 +426,12 @@ void htad_tick(void) {
         free(p->pending);
         g_procs[k] = g_procs[--g_nprocs];
     }
+    /* ctxt entries of processes that are gone */
+    for (size_t k = 0; k < g_nctxt;) {
+        if (kill(g_ctxt[k].kpid, 0) && errno == ESRCH) g_ctxt[k] = g_ctxt[--g_nctxt];
+        else k++;
+    }
+    int64_t now = htad_now_ms();
     for (int s = 0; s < HTAD_MAX_CAPTURES; s++) {
         htad_capture *c = g_caps[s];
         if (!c || c->t_done_ms) continue;
@@ -337,6 +440,8 @@ void htad_tick(void) {
             if (t->state <= TR_DELIVERED && trace_ready(t, c->t_request_ms)) {
                 t->state = TR_STORING;
                 htad_store_enqueue(c->id, k);
+            } else if (t->state <= TR_DELIVERED && now > c->deadline_ms) {
+                expire_trace(s, k, t);
             }
         }
         finish_capture(c);

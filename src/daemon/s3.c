@@ -77,7 +77,9 @@ typedef struct io {
     const char *data;
     size_t n, off;
     int dst;           /* the GET's destination file, or -1 */
+    uint64_t got, max; /* the GET's body so far, and its bound */
     CURL *c;
+    int64_t deadline;  /* monotonic ms */
     char errbody[256]; /* the start of an error reply (S3's XML) */
     size_t errn;
 } io;
@@ -103,7 +105,8 @@ static size_t write_cb(char *buf, size_t sz, size_t nm, void *ctx) {
     long code = 0;
     curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &code);
     if (x->dst >= 0 && code / 100 == 2) {
-        /* the body of a successful GET */
+        /* the body of a successful GET, bounded: an endpoint that sends without end is cut off */
+        if ((x->got += n) > x->max) return 0;
         for (size_t put = 0; put < n;) {
             ssize_t w = write(x->dst, buf + put, n - put);
             if (w < 0) return 0;
@@ -115,6 +118,13 @@ static size_t write_cb(char *buf, size_t sz, size_t nm, void *ctx) {
         x->errn += k;
     }
     return n;
+}
+
+/* Every transfer ends: at its own deadline, or at the shutdown's (htad_stop_by_ms, SIGTERM + 10 s). */
+static int progress_cb(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
+    (void)dt, (void)dn, (void)ut, (void)un;
+    int64_t stop = htad_stop_by_ms(), now = htad_mono_ms();
+    return (stop && now > stop) || now > ((io *)ctx)->deadline;
 }
 
 static hta_status request(htad_s3 *s, const char *method, const char *key, io *x, const char *payload_hash,
@@ -141,8 +151,13 @@ static hta_status request(htad_s3 *s, const char *method, const char *key, io *x
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a stalled transfer ends after 60 s */
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L); /* a stalled transfer ends after 30 s */
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 30L);
+    /* and every transfer by its deadline: 60 s, and 1 s per MiB at least (or SIGTERM's 10 s) */
+    x->deadline = htad_mono_ms() + 60000 + (int64_t)((x->dst >= 0 ? x->max : x->n) >> 20) * 1000;
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
@@ -157,6 +172,11 @@ static hta_status request(htad_s3 *s, const char *method, const char *key, io *x
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_slist_free_all(hl);
     curl_easy_cleanup(c);
+    if (rc == CURLE_WRITE_ERROR && x->got > x->max)
+        return hta_fail(err, HTA_EIO, "S3 %s %s: more than %llu bytes", method, url, (unsigned long long)x->max);
+    if (rc == CURLE_ABORTED_BY_CALLBACK)
+        return hta_fail(err, HTA_EIO, "S3 %s %s: %s", method, url,
+                        htad_stop_by_ms() ? "stopped: htad is shutting down" : "past its deadline");
     if (rc != CURLE_OK) return hta_fail(err, HTA_EIO, "S3 %s %s: %s", method, url, curl_easy_strerror(rc));
     if (code / 100 != 2) {
         x->errbody[x->errn] = 0;
@@ -187,13 +207,13 @@ hta_status htad_s3_put(htad_s3 *s, const char *key, int fd, const char *data, si
     char hash[65];
     htad_sha256_end(&sh, d);
     htad_hex(d, 32, hash);
-    io x = {fd, data, n, 0, -1, NULL, {0}, 0};
+    io x = {.fd = fd, .data = data, .n = n, .dst = -1};
     return request(s, "PUT", key, &x, hash, err);
 }
 
-hta_status htad_s3_get_fd(htad_s3 *s, const char *key, int fd, hta_error *err) {
+hta_status htad_s3_get_fd(htad_s3 *s, const char *key, int fd, uint64_t max, hta_error *err) {
     if (ftruncate(fd, 0)) return hta_fail(err, HTA_EIO, "truncate: %s", strerror(errno));
-    io x = {-1, NULL, 0, 0, fd, NULL, {0}, 0};
+    io x = {.fd = -1, .dst = fd, .max = max};
     static const char empty[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     return request(s, "GET", key, &x, empty, err);
 }

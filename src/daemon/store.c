@@ -2,6 +2,7 @@
  * and the one thread that moves traces there, so that a slow disk or network never delays the main
  * loop's answers to libkineto.  A file appears in the store complete or not at all: a folder's file
  * through hta_outfile (temporary file, then rename), an S3 object through one PUT. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,14 +34,21 @@ void htad_store_close(void) {
     g_s3 = NULL;
 }
 
-/* key is "ID/NAME", both safe names (checked by the callers): never a path out of the store */
+int htad_store_is_s3(void) { return g_s3 != NULL; }
+
+/* key is "ID/NAME", both safe names (checked by the callers): never a path out of the store, and the
+ * ID folder is never a link (one planted there would lead out of it) */
 static hta_status dir_path(const char *key, char *out, size_t cap, int make, hta_error *err) {
     const char *slash = strchr(key, '/');
     if (!slash) return hta_fail(err, HTA_EINVAL, "%s: not ID/NAME", key);
-    if (make) {
-        snprintf(out, cap, "%s/%.*s", g_dir, (int)(slash - key), key);
-        if (mkdir(out, 0755) && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
-    }
+    if ((size_t)snprintf(out, cap, "%s/%.*s", g_dir, (int)(slash - key), key) >= cap)
+        return hta_fail(err, HTA_EINVAL, "%s: too long", key);
+    if (make && mkdir(out, 0755) && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
+    struct stat st;
+    if (lstat(out, &st)) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return hta_fail(err, HTA_EINVAL, "%.*s: not a folder of the store (a link is not followed)", (int)(slash - key),
+                        key);
     if ((size_t)snprintf(out, cap, "%s/%s", g_dir, key) >= cap) return hta_fail(err, HTA_EINVAL, "%s: too long", key);
     return HTA_OK;
 }
@@ -73,7 +81,7 @@ static hta_status put_dir(const char *key, int fd, const char *data, size_t n, h
     return hta_outfile_close(o, 1, err);
 }
 
-hta_status htad_store_put_file(const char *key, const char *path, int64_t *size, hta_error *err) {
+hta_status htad_store_put_file(const char *key, const char *path, uint32_t uid, int64_t *size, hta_error *err) {
     /* the trace folder is writable by every client: never follow a link planted there, never read a
      * FIFO or a device, never more than the limit */
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -82,6 +90,11 @@ hta_status htad_store_put_file(const char *key, const char *path, int64_t *size,
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
         return hta_fail(err, HTA_EINVAL, "%s: not a regular file", path);
+    }
+    if (st.st_uid != uid) { /* another user's file planted under this process's predicted name */
+        close(fd);
+        return hta_fail(err, HTA_EINVAL, "%s: owned by uid %u, not by the process's user (uid %u)", path,
+                        (unsigned)st.st_uid, (unsigned)uid);
     }
     if (st.st_size > g_opt.max_trace_bytes) {
         close(fd);
@@ -98,39 +111,107 @@ hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_e
     return g_s3 ? htad_s3_put(g_s3, key, -1, data, n, err) : put_dir(key, -1, data, n, err);
 }
 
-static hta_status stream_fd(int fd, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err) {
-    struct stat st;
-    if (fstat(fd, &st)) return hta_fail(err, HTA_EIO, "stat: %s", strerror(errno));
-    HTA_TRY(header(ctx, (uint64_t)st.st_size, err));
-    char buf[65536];
-    for (off_t left = st.st_size; left > 0;) {
-        ssize_t r = read(fd, buf, left < (off_t)sizeof buf ? (size_t)left : sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return hta_fail(err, HTA_EIO, "reading: %s", r ? strerror(errno) : "the file shrank");
-        HTA_TRY(sink(ctx, buf, (size_t)r, err));
-        left -= r;
+hta_status htad_store_open_read(const char *key, int *fdp, uint64_t *size, hta_error *err) {
+    *fdp = -1;
+    int fd;
+    if (g_s3) {
+        /* the object is fetched whole into an unnamed temporary file first: its size heads the reply */
+        fd = open(g_opt.trace_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0) return hta_fail(err, HTA_EIO, "%s: temporary file: %s", g_opt.trace_dir, strerror(errno));
+        hta_status st = htad_s3_get_fd(g_s3, key, fd, g_opt.max_trace_bytes, err);
+        if (st) {
+            close(fd);
+            return st;
+        }
+    } else {
+        char path[PATH_MAX + 200];
+        HTA_TRY(dir_path(key, path, sizeof path, 0, err));
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
     }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return hta_fail(err, HTA_EINVAL, "%s: not a regular file", key);
+    }
+    *fdp = fd;
+    *size = (uint64_t)st.st_size;
     return HTA_OK;
 }
 
-hta_status htad_store_get(const char *key, htad_header_fn header, hta_sink_fn sink, void *ctx, hta_error *err) {
-    if (g_s3) {
-        /* the object is fetched whole into an unnamed temporary file first: its size heads the reply */
-        int fd = open(g_opt.trace_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (fd < 0) return hta_fail(err, HTA_EIO, "%s: temporary file: %s", g_opt.trace_dir, strerror(errno));
-        hta_status st = htad_s3_get_fd(g_s3, key, fd, err);
-        if (!st && lseek(fd, 0, SEEK_SET) < 0) st = hta_fail(err, HTA_EIO, "seek: %s", strerror(errno));
-        if (!st) st = stream_fd(fd, header, sink, ctx, err);
-        close(fd);
-        return st;
+/* ---- retention of a folder store: the newest --keep-captures captures, at most --keep-mb ---- */
+
+typedef struct kept {
+    char name[256];
+    int64_t t;     /* the capture's time: its id starts with the request's Unix ms */
+    int64_t bytes;
+} kept;
+
+static int cmp_kept(const void *a, const void *b) {
+    const kept *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* the files directly in a capture's folder (no links followed); -1 when it cannot be read */
+static int64_t folder_bytes(int dfd, int do_remove) {
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -1;
     }
-    char path[PATH_MAX + 200];
-    HTA_TRY(dir_path(key, path, sizeof path, 0, err));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
-    hta_status st = stream_fd(fd, header, sink, ctx, err);
-    close(fd);
-    return st;
+    int64_t sum = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+        sum += S_ISREG(st.st_mode) ? (int64_t)st.st_size : 0;
+        if (do_remove) unlinkat(dirfd(d), e->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+    }
+    closedir(d);
+    return sum;
+}
+
+static void retention(void) {
+    DIR *d = opendir(g_dir);
+    if (!d) return;
+    kept *k = NULL;
+    size_t n = 0, cap = 0;
+    int64_t total = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        if (!hta_safe_name(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        pthread_mutex_lock(&mu); /* a capture still running keeps its folder */
+        const htad_capture *c = htad_capture_find(e->d_name);
+        int running = c && !c->t_done_ms;
+        pthread_mutex_unlock(&mu);
+        int fd = running ? -1 : openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int64_t bytes = fd < 0 ? -1 : folder_bytes(fd, 0);
+        if (bytes < 0) continue;
+        if (n == cap) {
+            kept *g = realloc(k, (cap = cap ? 2 * cap : 64) * sizeof *k);
+            if (!g) break;
+            k = g;
+        }
+        snprintf(k[n].name, sizeof k[n].name, "%s", e->d_name);
+        k[n].t = strtoll(e->d_name, NULL, 10);
+        if (!k[n].t) k[n].t = (int64_t)st.st_mtim.tv_sec * 1000;
+        k[n++].bytes = bytes;
+        total += bytes;
+    }
+    qsort(k, n, sizeof *k, cmp_kept);
+    for (size_t q = 0; q < n && (n - q > (size_t)g_opt.keep_captures || total > g_opt.keep_bytes); q++) {
+        int fd = openat(dirfd(d), k[q].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) folder_bytes(fd, 1);
+        if (!unlinkat(dirfd(d), k[q].name, AT_REMOVEDIR)) {
+            total -= k[q].bytes;
+            if (!g_opt.quiet) htad_log("retention: capture %s removed (%lld bytes)", k[q].name, (long long)k[q].bytes);
+        }
+    }
+    free(k);
+    closedir(d);
 }
 
 /* ---- the store thread ---- */
@@ -159,6 +240,7 @@ void htad_store_enqueue(const char *capture_id, size_t idx) {
 
 static void run_job(const struct job *j) {
     char key[700], spool[512];
+    uint32_t uid;
     hta_error err = {0};
     int64_t t0 = 0, t1 = 0;
     pthread_mutex_lock(&mu);
@@ -177,13 +259,15 @@ static void run_job(const struct job *j) {
         hta_status st = b.oom ? hta_oom(&err) : htad_store_put_mem(key, b.p ? b.p : "", b.len, &err);
         if (st) htad_log("%s: %s", key, err.msg);
         hta_sb_free(&b);
+        if (!g_s3) retention(); /* a capture is complete: the oldest make room (S3: the bucket's lifecycle) */
         return;
     }
     snprintf(key, sizeof key, "%s/%s", c->id, c->tr[j->idx].name);
     snprintf(spool, sizeof spool, "%s", c->tr[j->idx].spool);
+    uid = c->tr[j->idx].uid;
     pthread_mutex_unlock(&mu);
     int64_t size = -1;
-    hta_status st = htad_store_put_file(key, spool, &size, &err);
+    hta_status st = htad_store_put_file(key, spool, uid, &size, &err);
     if (!st) unlink(spool);
     pthread_mutex_lock(&mu);
     if ((c = htad_capture_find(j->id))) {

@@ -92,7 +92,7 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
         }
         if (kind == TS_BUSY && p->step_num[0] >= 0)
             for (size_t st = 0; st < p->nsteps; st++) {
-                double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 - p->t0 ? p->t1 - p->t0 : 1);
+                double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 > p->t0 ? p->t1 - p->t0 : 1);
                 sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"st\"/>", x, y0, x, y1);
                 if (rowh >= 36)
                     sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">#%lld</text>", x + 2, y0 + 10,

@@ -338,7 +338,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
             hta_step_number(hta_sym(t->sym, r->name[row])) < 0)
             cs[nc] = v->ts[i], cd[nc++] = v->dur[i];
     }
-    if (!n) t0 = t1 = 0;
+    if (!n) t0 = 0, t1 = -1; /* no rows: an empty span, which the headline reports as "no events" */
     p->t0 = t0, p->t1 = t1;
     p->has_gpu = ng > 0;
     HTA_TRY(union_of(a, gs, gd, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));

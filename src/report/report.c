@@ -571,10 +571,12 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
         hta_table_free(tb);
         return NULL;
     }
-    size_t steps = 0;
+    size_t steps = 0, with_events = 0;
     double tot = 0, gpu = 0, cpu = 0; /* summed over ranks: double, as times near 2^62 ns may be */
     for (size_t k = 0; k < ns; k++) {
         const rp_rank *p = &pr[k];
+        if (p->t1 < p->t0) continue; /* no events: no step either (profile.c) */
+        with_events++;
         if (p->nsteps > steps) steps = p->nsteps;
         int64_t a = p->step_ts[0], b = p->step_end[p->nsteps - 1];
         tot += (double)(b - a);
@@ -583,7 +585,7 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
     }
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_RANKS, (int64_t)ns);
     hta_table_set_int(tb, row, HTA_REPORT_HEADLINE_STEPS, (int64_t)steps);
-    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_STEP, (double)rp_job_step(pr, ns) / 1e3);
+    hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_STEP, with_events ? (double)rp_job_step(pr, ns) / 1e3 : NAN);
     hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_GPU_BUSY, tot > 0 ? hta_round(100.0 * gpu / tot, 1) : NAN);
     hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_CPU_BUSY, tot > 0 ? hta_round(100.0 * cpu / tot, 1) : NAN);
     return tb;
@@ -655,6 +657,11 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
         st = hta_oom(err);
         goto done;
     }
+    for (size_t k = 0; k < ns; k++)
+        if (pr[k].t1 < pr[k].t0 && hta_result_note(out, "rank %d: no events", (int)pr[k].rank)) {
+            st = hta_oom(err);
+            goto done;
+        }
     /* stragglers ran only with three ranks or more (reduce_parts): ps is NULL otherwise, and
      * straggler_row says -1 */
     const hta_table *ps = p.stragglers_t;

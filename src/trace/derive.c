@@ -240,6 +240,19 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* N of a ProfilerStep#N name as hta_step_iteration reads it (spaces allowed around '#'), exactly: -1
+ * when it is no step, -3 when N is beyond INT32_MAX (the rank's iteration column is 32-bit; a number
+ * cut there would differ between commands). */
+static int32_t step_num_exact(const char *n) {
+    if (hta_step_iteration(n) < 0) return -1;
+    n = strchr(n, '#') + 1;
+    while (*n == ' ' || *n == '\t' || *n == '\n' || *n == '\r' || *n == '\f' || *n == '\v') n++;
+    int64_t v = 0;
+    for (; *n >= '0' && *n <= '9'; n++)
+        if ((v = v * 10 + (*n - '0')) > INT32_MAX) return -3;
+    return (int32_t)v;
+}
+
 /* TF§8: CPU rows (and Triton's stream-0 cpu_ops) get the ProfilerStep whose span contains their start;
  * device rows on a stream > 0 get their launch's; other stream-0 device rows (AMD) get HTA's NaN. Times
  * are rounded first, as HTA assigns iterations after its rounding (TF§1). */
@@ -254,12 +267,15 @@ static hta_status assign_iterations(const hta_trace *t, hta_rank *r, hta_error *
     uint32_t nsym = hta_symtab_count(t->sym);
     int32_t *stepnum = malloc((nsym ? nsym : 1) * sizeof *stepnum);
     if (!stepnum) return hta_oom(err);
-    for (uint32_t k = 0; k < nsym; k++) {
-        int64_t num = hta_step_iteration(hta_sym(t->sym, k));
-        stepnum[k] = (int32_t)(num < INT32_MAX ? num : INT32_MAX);
-    }
+    for (uint32_t k = 0; k < nsym; k++) stepnum[k] = step_num_exact(hta_sym(t->sym, k));
     for (size_t i = 0; i < n; i++) {
         int32_t num = stepnum[r->name[i]];
+        if (num == -3) { /* one step number everywhere: none that a command would show cut */
+            free(st);
+            free(stepnum);
+            return hta_fail(err, HTA_EFORMAT, "%s: event '%.80s': a step number beyond %d, the largest hta keeps",
+                            r->path, hta_sym(t->sym, r->name[i]), INT32_MAX);
+        }
         if (num < 0) continue;
         if (ns == cap) {
             cap = cap ? cap * 2 : 16;

@@ -816,6 +816,8 @@ static lex_rc top_value(parser *P, const char *kraw, size_t krn, const char *k, 
         int64_t v;
         int st = json_int_member(L, p, "rank", &v, &at);
         if (st == -2) return LEX_ERROR(L, at, "distributedInfo.rank is not an integer");
+        /* a rank that no rank can be (-1, 2^31, 99999999999) is refused, not read as "no rank" */
+        if (!st && (v < 0 || v > INT32_MAX)) return LEX_ERROR(L, at, "distributedInfo.rank is not in 0..2147483647");
         P->b->dist_rank = st ? -1 : v;
         st = json_int_member(L, p, "world_size", &v, &at);
         if (st == -2) return LEX_ERROR(L, at, "distributedInfo.world_size is not an integer");

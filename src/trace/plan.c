@@ -74,6 +74,11 @@ out:
     return st;
 }
 
+int hta_file_claims_rank(const char *path) {
+    int merged = 0;
+    return hta_probe_rank(path, &merged) >= 0 || merged;
+}
+
 void hta_rank_plan_free(hta_rank_plan *p) {
     for (size_t i = 0; i < p->n; i++) free(p->files[i].path);
     free(p->files);

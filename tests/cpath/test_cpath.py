@@ -151,7 +151,9 @@ class WhatIf(Tmp):
 
     def test_simulated_trace(self):
         """K1 halved: the sync returns 250 us earlier, aten::b starts at 320 us."""
-        sim = os.path.join(self.dir, "sim.json")
+        # not beside small.json, which names its rank: the folder would hold two files of rank 0 (issue 27)
+        os.makedirs(os.path.join(self.dir, "out"), exist_ok=True)
+        sim = os.path.join(self.dir, "out", "sim.json")
         hta("critical-path", self.small, "--what-if", "kernel:K1=x0.5", "--what-if-trace", sim, "--quiet")
         e = {x["name"]: (x["ts"] - 1000000, x["dur"]) for x in json.load(open(sim))["traceEvents"]}
         self.assertEqual(e["K1"], (30, 250))
@@ -160,7 +162,8 @@ class WhatIf(Tmp):
         self.assertEqual(e["aten::a"], (0, 100))
 
     def test_unchanged_graph_reproduces_the_trace(self):
-        sim = os.path.join(self.dir, "sim0.json")
+        os.makedirs(os.path.join(self.dir, "out"), exist_ok=True)
+        sim = os.path.join(self.dir, "out", "sim0.json")
         hta("critical-path", self.small, "--what-if", "kernel:*=x1", "--what-if-trace", sim, "--quiet")
         self.assertEqual(json.load(open(sim)), json.load(open(self.small)))
 

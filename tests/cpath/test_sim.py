@@ -138,7 +138,8 @@ class Counters(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             subprocess.run([sys.executable, GEN, "--out", d, "--ranks", "1", "--layers", "1", "--steps", "3",
                             "--seed", "1", "--counters", "--quiet"], check=True)
-            out = os.path.join(d, "sim.json")
+            os.mkdir(os.path.join(d, "out"))  # not beside rank-0.json: two files of rank 0 (issue 27)
+            out = os.path.join(d, "out", "sim.json")
             hta("critical-path", os.path.join(d, "rank-0.json"), "--what-if", "cpu=x0.5", "--what-if-trace", out,
                 "--quiet")
             a = [e for e in load(os.path.join(d, "rank-0.json")) if e.get("ph") == "C"]

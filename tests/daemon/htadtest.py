@@ -4,13 +4,16 @@ framing, and a fake libkineto client in Python that polls as libkineto does and,
 config, writes the trace file where libkineto would (tmp, then rename)."""
 import json
 import os
+import shutil
 import signal
+import sys
 import socket
 import struct
 import subprocess
 import tempfile
 import threading
 import time
+import unittest
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +52,127 @@ def recv_n(s, n):
             return None if not b else b
         b += x
     return b
+
+
+def http_get(host, port, token=None, timeout=10):
+    """GET /metrics (with the bearer token when given): (head, body) as text."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        s.sendall(f"GET /metrics HTTP/1.0\r\n{auth}\r\n".encode())
+        data = b""
+        while True:
+            x = s.recv(65536)
+            if not x:
+                break
+            data += x
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.decode(), body.decode()
+
+
+def in_netns(test, script, tmp, timeout=120):
+    """Runs python code (script % HERE, argv[1] = tmp) in a user and network namespace of the test's own
+    (unshare -rn: addresses other than loopback, no network touched); its stdout's JSON lines."""
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"]).returncode:
+        test.fail("unshare -rn (a user and network namespace) is needed for this test")
+    p = subprocess.run(["unshare", "-rn", sys.executable, "-c", script % HERE, tmp], capture_output=True,
+                       text=True, timeout=timeout)
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    return [json.loads(x) for x in p.stdout.splitlines()]
+
+
+def netns_daemon(tmp, addrs):
+    """Inside in_netns: loopback up with addrs added, and an htad on 0.0.0.0 with the token
+    TOKEN (its file in tmp)."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for a in addrs:
+        subprocess.run(["ip", "addr", "add", a + "/32", "dev", "lo"], check=True)
+    tok = os.path.join(tmp, "token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(tok, 0o600)
+    return Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+
+
+TOKEN = "s3cret-token-0123456789"
+KINETO_SRC = os.path.join(os.path.dirname(ROOT), "shared", "third_party", "kineto")
+KINETO_CLIENT = os.path.join(ROOT, "build-kineto", "kineto_client")
+
+
+def kineto_env(d):
+    """The environment of a real libkineto client of daemon d (tests/daemon/kineto_client.cpp): the daemon
+    loader on, d's IPC folder and trace folder, a poll every second (libkineto's default is 5 s)."""
+    conf = os.path.join(d.tmp, "kineto.conf")
+    with open(conf, "w") as f:
+        f.write("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1\n")
+    env = dict(os.environ, KINETO_USE_DAEMON="1", KINETO_IPC_SOCKET_DIR=d.ipc, KINETO_CONFIG=conf,
+               KINETO_ONDEMAND_TRACE_DIR=d.traces)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+@unittest.skipUnless(os.path.isdir(KINETO_SRC), "libkineto's source (../shared/third_party/kineto) is absent")
+class KinetoCase(unittest.TestCase):
+    """Tests with real libkineto clients (build-kineto/kineto_client) of an htad started for each test;
+    DAEMON_ARGS are its options.  start() runs a client, stopped (and the daemon) after the test."""
+    DAEMON_ARGS = ("--gc-s", "2", "--interval-ms", "200")
+
+    def setUp(self):
+        self.assertTrue(os.path.exists(KINETO_CLIENT), "build-kineto/kineto_client: run make first")
+        self.d = Daemon(*self.DAEMON_ARGS)
+        self.env = kineto_env(self.d)
+        self.procs, self.fakes = [], []
+
+    def tearDown(self):
+        for f in self.fakes:
+            f.stop()
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stdout.close()
+        self.assertEqual(self.d.stop(), 0, self.d.logtext())
+        shutil.rmtree(self.d.tmp, ignore_errors=True)
+
+    def start(self, *args):
+        p = subprocess.Popen([KINETO_CLIENT, *args], env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        self.procs.append(p)
+        return p
+
+    def wait_registered(self, n):
+        self.assertTrue(wait_for(lambda: self.d.counter("htad_processes") == n, 20), self.d.logtext())
+
+
+class LoopbackServer:
+    """A TCP server on 127.0.0.1 (a free port) that hands each connection to serve(conn) on a thread of
+    its own; close() ends it and every connection."""
+
+    def __init__(self):
+        self.stop_ev, self.conns = threading.Event(), []
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.srv.settimeout(0.2)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while not self.stop_ev.is_set():
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                continue
+            self.conns.append(c)
+            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+
+    def serve(self, conn):
+        raise NotImplementedError
+
+    def close(self):
+        self.stop_ev.set()
+        self.srv.close()
+        for c in self.conns:
+            c.close()
 
 
 def frame(text):
@@ -117,16 +241,7 @@ class Daemon:
         return rpc(self.port, obj)
 
     def metrics_text(self):
-        with socket.create_connection((self.addr, self.http), timeout=10) as s:
-            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-            data = b""
-            while True:
-                x = s.recv(65536)
-                if not x:
-                    break
-                data += x
-        head, _, body = data.partition(b"\r\n\r\n")
-        return head.decode(), body.decode()
+        return http_get(self.addr, self.http)
 
     def counter(self, name):
         for line in self.metrics_text()[1].splitlines():
@@ -160,55 +275,55 @@ def small_trace(pid, steps=3):
     return json.dumps({"schemaVersion": 1, "traceEvents": ev})
 
 
-class FakeKineto:
-    """A Python stand-in for libkineto: polls the daemon every `interval` s with `pids` (its own first),
-    and on a config writes the trace (unless write=False) after `delay` s."""
+def ancestors(pid=None):
+    """libkineto's pid list: the process, then up to 10 ancestors, stopping before pid 1."""
+    pid = pid or os.getpid()
+    out = [pid]
+    while len(out) < 11:
+        with open(f"/proc/{out[-1]}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        if ppid <= 1:
+            break
+        out.append(ppid)
+    return out
 
-    def __init__(self, ipc_dir, pids, job_id=0, interval=0.1, write=True, delay=0.1, busy=False):
-        self.ipc_dir, self.pids, self.job_id = ipc_dir, list(pids), job_id
-        self.interval, self.write, self.delay, self.busy = interval, write, delay, busy
-        self.name = os.path.join(ipc_dir, "dynoconfigclient" + str(uuid.uuid4()))
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.name)
-        self.configs, self.written = [], []
-        self._stop = threading.Event()
-        self.thread = None
 
-    def poll(self, typ=2, timeout=1.0):
-        body = struct.pack("<iiq", typ, len(self.pids), self.job_id) + struct.pack("<%di" % len(self.pids),
-                                                                                     *self.pids)
-        msg = struct.pack("<Q32s", len(body), b"req") + body
-        self.sock.sendto(msg, os.path.join(self.ipc_dir, "dynolog"))
-        self.sock.settimeout(timeout)
-        data = self.sock.recv(65536)
+def _client_main(ipc_dir, job_id):
+    """The stand-in libkineto process (FakeKineto runs it): commands as JSON lines on stdin, replies and
+    events as JSON lines on stdout.  A process of its own, so that the kernel names it to htad."""
+    import sys as _sys
+    out_lock = threading.Lock()
+
+    def say(obj):
+        with out_lock:
+            _sys.stdout.write(json.dumps(obj) + "\n")
+            _sys.stdout.flush()
+
+    name = os.path.join(ipc_dir, "dynoconfigclient" + str(uuid.uuid4()))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(name)
+    pids = ancestors()
+    state = {"claim": pids}
+    daemon = os.path.join(ipc_dir, "dynolog")
+
+    def poll(typ, timeout):
+        claim = state["claim"]
+        body = struct.pack("<iiq", typ, len(claim), job_id) + struct.pack("<%di" % len(claim), *claim)
+        sock.sendto(struct.pack("<Q32s", len(body), b"req") + body, daemon)
+        sock.settimeout(timeout)
+        data = sock.recv(1 << 20)
         size, typ_ = struct.unpack_from("<Q32s", data)
-        assert typ_.rstrip(b"\0") == b"req", typ_
-        assert size == len(data) - 40
+        assert typ_.rstrip(b"\0") == b"req" and size == len(data) - 40, (typ_, size)
         return data[40:].decode()
 
-    def send_raw(self, data):
-        self.sock.sendto(data, os.path.join(self.ipc_dir, "dynolog"))
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                cfg = self.poll(0 if self.busy else 2)
-            except OSError:
-                cfg = ""
-            if cfg:
-                self.configs.append(cfg)
-                if self.write:
-                    threading.Timer(self.delay, self._write, [cfg]).start()
-            self._stop.wait(self.interval)
-
-    def _write(self, cfg):
+    def write_trace(cfg):
         path = None
         for line in cfg.splitlines():
             if line.strip().startswith("ACTIVITIES_LOG_FILE="):
                 path = line.split("=", 1)[1].strip()
         if not path:
             return
-        pid = self.pids[0]
+        pid = pids[0]
         if ".pt.trace.json" in path:
             path = path.replace(".pt.trace.json", f"_{pid}.pt.trace.json", 1)
         elif ".json" in path:
@@ -216,22 +331,152 @@ class FakeKineto:
         with open(path + ".tmp", "w") as f:
             f.write(small_trace(pid))
         os.rename(path + ".tmp", path)
-        self.written.append(path)
+        say({"event": "written", "path": path})
+
+    def run(interval, write, delay, busy):
+        first = True
+        while True:
+            try:
+                cfg = poll(0 if busy else 2, 1.0)
+            except OSError:
+                cfg = None
+            if first and cfg is not None:
+                say({"event": "registered"})
+                first = False
+            if cfg:
+                say({"event": "config", "cfg": cfg})
+                if write:
+                    threading.Timer(delay, write_trace, [cfg]).start()
+            time.sleep(interval)
+
+    say({"pids": pids})
+    for line in _sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        try:
+            if op == "poll":
+                say({"cfg": poll(cmd.get("type", 2), cmd.get("timeout", 1.0))})
+            elif op == "timed_polls":  # n polls, each timed here (no pipe in the figure), in ms
+                lat = []
+                for _ in range(cmd["n"]):
+                    t = time.perf_counter()
+                    poll(2, 1.0)
+                    lat.append((time.perf_counter() - t) * 1000)
+                say({"lat": lat})
+            elif op == "claim":
+                state["claim"] = cmd["pids"]
+                say({"ok": 1})
+            elif op == "raw":
+                sock.sendto(bytes.fromhex(cmd["hex"]), daemon)
+                say({"ok": 1})
+            elif op == "flood":  # n polls, each claiming invented pids
+                import random
+                rnd = random.Random(cmd.get("seed", 1))
+                for _ in range(cmd["n"]):
+                    fake = [rnd.randrange(2, 1 << 22) for _ in range(3)]
+                    body = struct.pack("<iiq", 2, 3, job_id) + struct.pack("<3i", *fake)
+                    try:
+                        sock.sendto(struct.pack("<Q32s", len(body), b"req") + body, daemon)
+                    except OSError:  # the daemon's queue is full: it drops, the flood goes on
+                        time.sleep(0.001)
+                say({"ok": 1})
+            elif op == "recv":
+                sock.settimeout(cmd.get("timeout", 1.0))
+                say({"hex": sock.recv(1 << 20).hex()})
+            elif op == "run":
+                threading.Thread(target=run, args=(cmd["interval"], cmd["write"], cmd["delay"], cmd["busy"]),
+                                 daemon=True).start()
+        except OSError as e:
+            say({"error": str(e)})
+    sock.close()
+    os.unlink(name)
+
+
+class FakeKineto:
+    """A Python stand-in for libkineto, in a process of its own (htad believes only what the kernel says
+    of a datagram's sender): polls the daemon every `interval` s with its real pid and ancestors', and on
+    a config writes the trace (unless write=False) after `delay` s.  `pid` is its pid, `pids` its list."""
+
+    def __init__(self, ipc_dir, job_id=0, interval=0.1, write=True, delay=0.1, busy=False):
+        import queue
+        self.ipc_dir, self.job_id = ipc_dir, job_id
+        self.interval, self.write, self.delay, self.busy = interval, write, delay, busy
+        self.configs, self.written = [], []
+        self.registered = threading.Event()
+        self.replies = queue.Queue()
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "client", ipc_dir, str(job_id)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.pids = self._reply()["pids"]
+
+    def _read(self):
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            ev = msg.get("event")
+            if ev == "config":
+                self.configs.append(msg["cfg"])
+            elif ev == "written":
+                self.written.append(msg["path"])
+            elif ev == "registered":
+                self.registered.set()
+            else:
+                self.replies.put(msg)
+
+    def _reply(self, timeout=10):
+        return self.replies.get(timeout=timeout)
+
+    def _cmd(self, **cmd):
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def poll(self, typ=2, timeout=1.0):
+        r = self._cmd(op="poll", type=typ, timeout=timeout)
+        if "error" in r:
+            raise OSError(r["error"])
+        return r["cfg"]
+
+    def timed_polls(self, n):
+        """n polls timed inside the client process: the daemon's answer time, in ms each."""
+        return self._cmd(op="timed_polls", n=n)["lat"]
+
+    def claim(self, pids):
+        """From now on, polls claim these pids (a forgery: htad must not believe it)."""
+        self._cmd(op="claim", pids=list(pids))
+
+    def send_raw(self, data):
+        self._cmd(op="raw", hex=data.hex())
+
+    def flood(self, n):
+        """n datagrams, each a poll claiming invented pids."""
+        self._cmd(op="flood", n=n)
+
+    def recv(self, timeout=1.0):
+        r = self._cmd(op="recv", timeout=timeout)
+        if "error" in r:
+            raise OSError(r["error"])
+        return bytes.fromhex(r["hex"])
 
     def start(self):
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        """Polls from now on, every interval; returns once the daemon has answered the first poll."""
+        self.proc.stdin.write(json.dumps({"op": "run", "interval": self.interval, "write": self.write,
+                                          "delay": self.delay, "busy": self.busy}) + "\n")
+        self.proc.stdin.flush()
+        assert self.registered.wait(10), "the stand-in client got no answer from htad"
         return self
 
     def stop(self):
-        self._stop.set()
-        if self.thread:
-            self.thread.join(5)
-        self.sock.close()
+        """Ends the process (its socket file goes with it)."""
         try:
-            os.unlink(self.name)
-        except OSError:
-            pass
+            self.proc.stdin.close()
+            self.proc.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(5)
+        self.proc.stdout.close()
 
 
 def wait_for(cond, timeout=15, step=0.05):
@@ -242,3 +487,7 @@ def wait_for(cond, timeout=15, step=0.05):
             return v
         time.sleep(step)
     return cond()
+
+
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "client":
+    _client_main(sys.argv[2], int(sys.argv[3]))

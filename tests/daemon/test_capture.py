@@ -35,29 +35,25 @@ class TwoHosts(unittest.TestCase):
             shutil.rmtree(d.tmp, ignore_errors=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def client(self, d, pid, **kw):
-        c = ht.FakeKineto(d.ipc, [pid, 100], **kw).start()
-        c.poll(2)
+    def client(self, d, **kw):
+        c = ht.FakeKineto(d.ipc, **kw).start()
         self.cs.append(c)
         return c
 
     def test_all_traces_and_metrics_arrive(self):
         a, b = self.ds
-        for d, pids in ((a, (1001, 1002)), (b, (2001, 2002))):
-            for p in pids:
-                self.client(d, p)
+        pids = {d: [self.client(d).pid for _ in range(2)] for d in (a, b)}
         out = os.path.join(self.tmp, "out")
         p = capture(f"localhost:{a.port}", f"localhost:{b.port}", "-o", out, "--start-delay-ms", "0",
                     "--duration-ms", "100", "--timeout-ms", "20000")
         self.assertEqual(p.returncode, 0, p.stderr)
-        want = sorted([f"localhost-{a.port}_1001.json", f"localhost-{a.port}_1002.json",
-                       f"localhost-{b.port}_2001.json", f"localhost-{b.port}_2002.json"])
+        want = sorted(f"localhost-{d.port}_{pid}.json" for d in (a, b) for pid in pids[d])
         self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".json")), want)
         self.assertEqual(sorted(os.listdir(os.path.join(out, "metrics"))),
                          sorted([f"localhost-{a.port}.metrics.jsonl", f"localhost-{b.port}.metrics.jsonl"]))
         for f in want:
             with open(os.path.join(out, f)) as fh:
-                self.assertEqual(fh.read(), ht.small_trace(int(f.split("_")[1][:4])))
+                self.assertEqual(fh.read(), ht.small_trace(int(f.split("_")[1][:-5])))
         self.assertIn("4 processes on 2 hosts triggered", p.stderr)
         self.assertEqual(p.stdout.count("fetched"), 4)
         # one start time for all: the same PROFILE_START_TIME in every config
@@ -75,24 +71,24 @@ class TwoHosts(unittest.TestCase):
 
     def test_missing_trace_and_host_down(self):
         a, b = self.ds
-        self.client(a, 1001)
-        self.client(a, 1002, write=False)  # gets its config, never writes the trace
+        good = self.client(a)
+        bad = self.client(a, write=False)  # gets its config, never writes the trace
         dead = ht.free_port()
         out = os.path.join(self.tmp, "out")
         p = capture(f"localhost:{a.port}", f"localhost:{dead}", "-o", out, "--start-delay-ms", "0",
                     "--duration-ms", "100", "--timeout-ms", "1500")
         self.assertEqual(p.returncode, 1)
-        self.assertIn("no trace from localhost pid 1002 (timed out)", p.stderr)
+        self.assertIn(f"no trace from localhost pid {bad.pid} (timed out)", p.stderr)
         self.assertIn(f"no trace from localhost: localhost:{dead}: Connection refused", p.stderr)
         self.assertIn("2 expected traces did not arrive", p.stderr)
         self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".json")),
-                         [f"localhost-{a.port}_1001.json"])
+                         [f"localhost-{a.port}_{good.pid}.json"])
 
     def test_hosts_file_and_slurm(self):
         a, b = self.ds
-        self.client(a, 1001, job_id=5)
-        self.client(b, 2001, job_id=5)
-        self.client(b, 2002, job_id=6)  # another job: not traced
+        self.client(a, job_id=5)
+        self.client(b, job_id=5)
+        other = self.client(b, job_id=6)  # another job: not traced
         hf = os.path.join(self.tmp, "hosts")
         with open(hf, "w") as f:
             f.write(f"# the job's hosts\nlocalhost:{a.port}\n\n  localhost:{b.port}  # second\n")
@@ -105,7 +101,7 @@ class TwoHosts(unittest.TestCase):
         p = capture("--slurm", "--port", str(b.port), "-o", out2, "--start-delay-ms", "0", "--duration-ms", "100",
                     env={"SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_ID": "6"})
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual([f for f in os.listdir(out2) if f.endswith(".json")], [f"localhost-{b.port}_2002.json"])
+        self.assertEqual([f for f in os.listdir(out2) if f.endswith(".json")], [f"localhost-{b.port}_{other.pid}.json"])
 
 
 class Usage(unittest.TestCase):

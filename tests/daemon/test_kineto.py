@@ -5,7 +5,6 @@ several clients at once; a client that exits mid-trace is named as lost; the ite
 The only skip of the daemon's tests: when ../shared/third_party/kineto is not beside the repository."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,41 +13,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import htadtest as ht  # noqa: E402
 
-KINETO_SRC = os.path.join(os.path.dirname(ht.ROOT), "shared", "third_party", "kineto")
-CLIENT = os.path.join(ht.ROOT, "build-kineto", "kineto_client")
 
 
-@unittest.skipUnless(os.path.isdir(KINETO_SRC), "libkineto's source (../shared/third_party/kineto) is absent")
-class Kineto(unittest.TestCase):
-    def setUp(self):
-        self.assertTrue(os.path.exists(CLIENT), "build-kineto/kineto_client: run make first")
-        self.d = ht.Daemon("--gc-s", "2", "--interval-ms", "200")
-        conf = os.path.join(self.d.tmp, "kineto.conf")
-        with open(conf, "w") as f:
-            f.write("ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS=1\n")  # libkineto polls every 5 s by default
-        self.env = dict(os.environ, KINETO_USE_DAEMON="1", KINETO_IPC_SOCKET_DIR=self.d.ipc, KINETO_CONFIG=conf,
-                        KINETO_ONDEMAND_TRACE_DIR=self.d.traces)
-        self.env.pop("LD_PRELOAD", None)
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            p.stdout.close()
-        self.assertEqual(self.d.stop(), 0, self.d.logtext())
-        shutil.rmtree(self.d.tmp, ignore_errors=True)
-
-    def start(self, *args):
-        p = subprocess.Popen([CLIENT, *args], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-        self.procs.append(p)
-        return p
-
-    def wait_registered(self, n):
-        self.assertTrue(ht.wait_for(lambda: self.d.counter("htad_processes") == n, 20), self.d.logtext())
-
+class Kineto(ht.KinetoCase):
     def test_capture_several_clients_one_exits(self):
         a, b, c = self.start("30"), self.start("30"), self.start("30", "exit-when-tracing")
         self.wait_registered(3)

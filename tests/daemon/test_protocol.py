@@ -2,7 +2,8 @@
 does; `setKinetOnDemandRequest` over TCP matches processes as dynolog does (by any pid of the ancestor
 set, by job id, limited, busy counted), the config is held back while the client is busy and given
 once, with REQUEST_TRACE_ID; `ctxt` is answered; bad datagrams are dropped and the daemon goes on;
-silent processes are garbage-collected; the abstract socket \\0dynolog\\0 works too."""
+silent processes are garbage-collected; the abstract socket \\0dynolog\\0 works too.  Every client is
+a process of its own: htad knows a poll's sender by what the kernel says of it."""
 import json
 import os
 import shutil
@@ -33,17 +34,18 @@ class Protocol(unittest.TestCase):
         self.assertEqual(self.d.stop(), 0, self.d.logtext())
         shutil.rmtree(self.d.tmp, ignore_errors=True)
 
-    def client(self, pids, job_id=0):
-        c = ht.FakeKineto(self.d.ipc, pids, job_id)
+    def client(self, job_id=0):
+        c = ht.FakeKineto(self.d.ipc, job_id)
         self.clients.append(c)
         return c
 
     def test_register_match_deliver_once(self):
-        c = self.client([4101, 4100, 4000])
+        c = self.client()
+        self.assertEqual(c.pids[:2], [c.pid, os.getpid()])
         self.assertEqual(c.poll(2), "")  # registers; nothing to do
-        r = dyno_req(self.d, [4000])  # an ancestor (a launcher) matches its children
-        self.assertEqual(r, {"activityProfilersBusy": 0, "activityProfilersTriggered": [4101],
-                             "eventProfilersBusy": 0, "eventProfilersTriggered": [], "processesMatched": [4101]})
+        r = dyno_req(self.d, [os.getpid()])  # an ancestor (a launcher) matches its children
+        self.assertEqual(r, {"activityProfilersBusy": 0, "activityProfilersTriggered": [c.pid],
+                             "eventProfilersBusy": 0, "eventProfilersTriggered": [], "processesMatched": [c.pid]})
         self.assertEqual(c.poll(0), "")  # busy: held back
         cfg = c.poll(2)
         self.assertIn(f"ACTIVITIES_LOG_FILE={self.d.traces}/x.json\n", cfg)
@@ -52,27 +54,30 @@ class Protocol(unittest.TestCase):
         self.assertEqual(c.poll(2), "")  # given once
 
     def test_job_limit_busy(self):
-        a, b, other = self.client([5001, 5000], 7), self.client([5002, 5000], 7), self.client([5003, 5000], 8)
+        a, b, other = self.client(7), self.client(7), self.client(8)
         for c in (a, b, other):
             c.poll(2)
         self.assertEqual(dyno_req(self.d, [0], job_id=9)["processesMatched"], [])  # unknown job
         r = dyno_req(self.d, [], job_id=7, limit=1)  # all of job 7, one at most: the lowest pid set
-        self.assertEqual((r["processesMatched"], r["activityProfilersTriggered"]), ([5001, 5002], [5001]))
-        r = dyno_req(self.d, [5000], job_id=7)  # 5001 still has its config: busy
-        self.assertEqual((r["activityProfilersTriggered"], r["activityProfilersBusy"]), ([5002], 1))
+        first, second = sorted((a, b), key=lambda c: sorted(c.pids))
+        self.assertEqual((r["processesMatched"], r["activityProfilersTriggered"]), ([first.pid, second.pid],
+                                                                                   [first.pid]))
+        r = dyno_req(self.d, [os.getpid()], job_id=7)  # the first still has its config: busy
+        self.assertEqual((r["activityProfilersTriggered"], r["activityProfilersBusy"]), ([second.pid], 1))
         self.assertNotEqual(a.poll(2), "")
         self.assertNotEqual(b.poll(2), "")
         self.assertEqual(other.poll(2), "")
 
     def test_ctxt_and_bad_datagrams(self):
-        c = self.client([6001, 6000])
-        c.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, 6001, 0))
-        c.sock.settimeout(1)
-        data = c.sock.recv(100)
+        c, c2 = self.client(), self.client()
+        c.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, c.pid, 0))
+        data = c.recv()
         self.assertEqual(struct.unpack_from("<Q32s", data)[0], 4)
         self.assertEqual(struct.unpack_from("<i", data, 40)[0], 1)
-        c.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, 6002, 0))  # a second pid, GPU 0
-        self.assertEqual(struct.unpack_from("<i", c.sock.recv(100), 40)[0], 2)
+        c2.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, c2.pid, 0))  # a second pid, GPU 0
+        self.assertEqual(struct.unpack_from("<i", c2.recv(), 40)[0], 2)
+        c.send_raw(struct.pack("<Q32s", 16, b"ctxt") + struct.pack("<iiq", 0, c.pid, 0))  # again: the same set
+        self.assertEqual(struct.unpack_from("<i", c.recv(), 40)[0], 2)
         # garbage: too short, a size that lies, n = 0, n too large, an unknown type; all dropped
         c.send_raw(b"\x01\x02")
         c.send_raw(struct.pack("<Q32s", 1000, b"req") + b"\0" * 16)
@@ -80,14 +85,14 @@ class Protocol(unittest.TestCase):
         c.send_raw(struct.pack("<Q32s", 16, b"req") + struct.pack("<iiq", 2, 100000, 0))
         c.send_raw(struct.pack("<Q32s", 4, b"zzz") + b"abcd")
         self.assertEqual(c.poll(2), "")  # still answering, and to this very sender
-        self.assertEqual(dyno_req(self.d, [6000])["processesMatched"], [6001])
+        self.assertEqual(dyno_req(self.d, [c.pid])["processesMatched"], [c.pid])
 
     def test_gc(self):
-        c = self.client([7001, 7000])
+        c = self.client()
         c.poll(2)
         self.assertEqual(self.d.counter("htad_processes"), 1)
-        r = self.d.rpc({"fn": "htaCapture", "pids": [7001], "duration_ms": 100})
-        self.assertEqual(r["activityProfilersTriggered"], [7001])
+        r = self.d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 100})
+        self.assertEqual(r["activityProfilersTriggered"], [c.pid])
         # it never polls again: dropped after --gc-s 2, and its trace is lost
         self.assertTrue(ht.wait_for(lambda: self.d.counter("htad_processes") == 0, 10))
         st = self.d.rpc({"fn": "htaStatus", "capture": r["capture"]})
@@ -113,17 +118,18 @@ ABSTRACT = textwrap.dedent("""
     time.sleep(0.5)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(b"\\0dynoconfigclientTEST\\0")
-    body = struct.pack("<iiq", 2, 2, 0) + struct.pack("<ii", 4242, 4241)
+    me = ht.ancestors()
+    body = struct.pack("<iiq", 2, len(me), 0) + struct.pack("<%%di" %% len(me), *me)
     def poll():
         s.sendto(struct.pack("<Q32s", len(body), b"req") + body, b"\\0dynolog\\0")
         s.settimeout(0.09)   # libkineto's window
         d = s.recv(65536)
         return d[40:].decode()
     print(repr(poll()))
-    print(json.dumps(ht.rpc(1778, {"fn": "setKinetOnDemandRequest", "pids": [4241],
+    print(json.dumps(ht.rpc(1778, {"fn": "setKinetOnDemandRequest", "pids": [me[1]],
                                    "config": "ACTIVITIES_LOG_FILE=" + tmp + "/traces/t.json"})))
     print(repr(poll()))
-    p.terminate(); p.wait(); print("exit", p.returncode)
+    p.terminate(); p.wait(); print("exit", p.returncode); print(os.getpid())
 """)
 
 
@@ -140,7 +146,7 @@ class AbstractSocket(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             lines = p.stdout.splitlines()
             self.assertEqual(lines[0], "''")
-            self.assertEqual(json.loads(lines[1])["activityProfilersTriggered"], [4242])
+            self.assertEqual(json.loads(lines[1])["activityProfilersTriggered"], [int(lines[4])])
             self.assertIn(f"ACTIVITIES_LOG_FILE={tmp}/traces/t.json", lines[2])
             self.assertEqual(lines[3], "exit 0")
 

@@ -20,8 +20,9 @@ class BadRequests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.d = ht.Daemon()
-        cls.c = ht.FakeKineto(cls.d.ipc, [8001, 8000])
+        cls.c = ht.FakeKineto(cls.d.ipc)
         cls.c.poll(2)
+        cls.pid = cls.c.pid
 
     @classmethod
     def tearDownClass(cls):
@@ -62,11 +63,11 @@ class BadRequests(unittest.TestCase):
     def test_wrong_members(self):
         d = self.d
         self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "config": "x"}), "'pids' is required")
-        self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000]}), "'config' is required")
+        self.refused(d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid]}), "'config' is required")
         self.refused(d.rpc({"fn": "htaCapture", "pids": "8000"}), "'pids' must be an array")
         self.refused(d.rpc({"fn": "htaCapture", "pids": [-1]}), "'pids'[0] is not a process id")
-        self.refused(d.rpc({"fn": "htaCapture", "pids": [8000], "duration_ms": 0}), "'duration_ms' must be")
-        self.refused(d.rpc({"fn": "htaCapture", "pids": [8000], "job_id": "7"}), "'job_id' must be")
+        self.refused(d.rpc({"fn": "htaCapture", "pids": [self.pid], "duration_ms": 0}), "'duration_ms' must be")
+        self.refused(d.rpc({"fn": "htaCapture", "pids": [self.pid], "job_id": "7"}), "'job_id' must be")
         self.refused(d.rpc({"fn": "htaStatus", "capture": "nope"}), "no capture 'nope'")
         self.unchanged()
 
@@ -79,10 +80,10 @@ class BadRequests(unittest.TestCase):
         t = self.d.traces
         for path, why in ((f"{t}/../etc/x.json", "'..'"), ("/etc/x.json", "directly in"),
                           (f"{t}/sub/x.json", "directly in"), ("x.json", "not an absolute path")):
-            r = self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000],
+            r = self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid],
                             "config": f"ACTIVITIES_LOG_FILE={path}\nACTIVITIES_DURATION_MSECS=100"})
             self.refused(r, why)
-        self.refused(self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [8000], "config": "A=1"}),
+        self.refused(self.d.rpc({"fn": "setKinetOnDemandRequest", "pids": [self.pid], "config": "A=1"}),
                      "no ACTIVITIES_LOG_FILE")
         for cap, name in (("..", "x"), ("a", "../../etc/passwd"), ("a/b", "c"), ("a", ".hidden")):
             head, data = ht.rpc_fetch(self.d.port, {"fn": "htaFetch", "capture": cap, "name": name})
@@ -96,14 +97,7 @@ TOKEN = """
 import json, os, socket, struct, subprocess, sys
 sys.path.insert(0, %r)
 import htadtest as ht
-subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-subprocess.run(["ip", "addr", "add", "10.77.0.1/32", "dev", "lo"], check=True)
-tmp = sys.argv[1]
-tok = os.path.join(tmp, "token")
-with open(tok, "w") as f:
-    f.write("s3cret-token-0123456789\\n")
-os.chmod(tok, 0o600)
-d = ht.Daemon("--listen", "0.0.0.0", "--token-file", tok, tmp=tmp)
+d = ht.netns_daemon(sys.argv[1], ["10.77.0.1"])
 def call(ip, obj):
     with socket.create_connection((ip, d.port), timeout=10) as s:
         s.sendall(ht.frame(json.dumps(obj)))
@@ -111,7 +105,7 @@ def call(ip, obj):
         return json.loads(ht.recv_n(s, n))
 print(json.dumps(call("10.77.0.1", {"fn": "getStatus"})))
 print(json.dumps(call("10.77.0.1", {"fn": "getStatus", "token": "wrong"})))
-print(json.dumps(call("10.77.0.1", {"fn": "getStatus", "token": "s3cret-token-0123456789"})))
+print(json.dumps(call("10.77.0.1", {"token": "s3cret-token-0123456789", "fn": "getStatus"})))
 print(json.dumps(call("127.0.0.1", {"fn": "getStatus"})))
 print(d.stop())
 """
@@ -137,13 +131,8 @@ class Service(unittest.TestCase):
         """A request from an address other than loopback is refused without the token and served with it.
         The other address: 10.77.0.1 on the loopback device of a network namespace of the test's own
         (unshare -rn), so that the test needs no network and touches none."""
-        if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"]).returncode:
-            self.fail("unshare -rn (a user and network namespace) is needed for this test")
         with tempfile.TemporaryDirectory() as tmp:
-            p = subprocess.run(["unshare", "-rn", sys.executable, "-c", TOKEN % ht.HERE, tmp],
-                               capture_output=True, text=True, timeout=60)
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            lines = [json.loads(x) for x in p.stdout.splitlines()]
+            lines = ht.in_netns(self, TOKEN, tmp)
             self.assertEqual(lines[0]["status"], "failed")
             self.assertIn("needs the daemon's token", lines[0]["error"])
             self.assertEqual(lines[1]["status"], "failed")
@@ -153,10 +142,10 @@ class Service(unittest.TestCase):
 
     def test_sigterm_is_clean(self):
         d = ht.Daemon()
-        c = ht.FakeKineto(d.ipc, [9001, 9000]).start()
+        c = ht.FakeKineto(d.ipc).start()
         try:
-            r = d.rpc({"fn": "htaCapture", "pids": [9001], "duration_ms": 100})
-            self.assertEqual(r["activityProfilersTriggered"], [9001])
+            r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 100})
+            self.assertEqual(r["activityProfilersTriggered"], [c.pid])
             ht.wait_for(lambda: c.written, 10)
         finally:
             c.stop()
@@ -165,7 +154,7 @@ class Service(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(d.ipc, "dynolog")))
         # the store holds complete files only: no temporary file left behind
         names = [n for _, _, fs in os.walk(d.store) for n in fs]
-        self.assertEqual(sorted(names), ["testhost.metrics.jsonl", "testhost_9001.json"])
+        self.assertEqual(sorted(names), ["testhost.metrics.jsonl", f"testhost_{c.pid}.json"])
         shutil.rmtree(d.tmp, ignore_errors=True)
 
     def test_help(self):

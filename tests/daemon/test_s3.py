@@ -56,9 +56,9 @@ class S3(unittest.TestCase):
     def run_capture(self, secret):
         env = {"AWS_ACCESS_KEY_ID": "S3RVER", "AWS_SECRET_ACCESS_KEY": secret}
         d = ht.Daemon("--s3-endpoint", f"http://127.0.0.1:{self.proxy.port}", store="s3://traces/prod/htad", env=env)
-        c = ht.FakeKineto(d.ipc, [3001, 3000]).start()
+        c = ht.FakeKineto(d.ipc).start()
+        self.pid = c.pid
         try:
-            c.poll(2)
             out = os.path.join(d.tmp, "out")
             p = subprocess.run([ht.HTA, "capture", f"localhost:{d.port}", "-o", out, "--start-delay-ms", "0",
                                 "--duration-ms", "100", "--timeout-ms", "15000"], capture_output=True, text=True,
@@ -74,8 +74,8 @@ class S3(unittest.TestCase):
         p, out, d = self.run_capture("S3RVER")
         self.assertEqual(p.returncode, 0, p.stderr + d.logtext())
         self.assertEqual(self.proxy.checked - checked, 3)  # PUT trace, PUT metrics, GET trace: all signed right
-        with open(os.path.join(out, f"localhost-{d.port}_3001.json")) as f:
-            self.assertEqual(f.read(), ht.small_trace(3001))
+        with open(os.path.join(out, f"localhost-{d.port}_{self.pid}.json")) as f:
+            self.assertEqual(f.read(), ht.small_trace(self.pid))
         # the objects, as s3rver keeps them on disk: BUCKET/PREFIX/ID/NAME
         objs = sorted(os.path.relpath(os.path.join(r, n), os.path.join(self.tmp, "data"))
                       for r, _, fs in os.walk(os.path.join(self.tmp, "data")) for n in fs
@@ -83,14 +83,14 @@ class S3(unittest.TestCase):
         ids = {o.split("/")[3] for o in objs}
         self.assertEqual(len(ids), 1)
         cid = ids.pop()
-        self.assertIn(f"traces/prod/htad/{cid}/testhost_3001.json._S3rver_object", objs)
+        self.assertIn(f"traces/prod/htad/{cid}/testhost_{self.pid}.json._S3rver_object", objs)
         self.assertIn(f"traces/prod/htad/{cid}/testhost.metrics.jsonl._S3rver_object", objs)
         shutil.rmtree(d.tmp, ignore_errors=True)
 
     def test_wrong_secret(self):
         p, out, d = self.run_capture("not-the-secret")
         self.assertEqual(p.returncode, 1)
-        self.assertIn("no trace from localhost pid 3001 (failed: S3 PUT", p.stderr)
+        self.assertIn(f"no trace from localhost pid {self.pid} (failed: S3 PUT", p.stderr)
         self.assertIn("HTTP 403", p.stderr)
         self.assertIn("SignatureDoesNotMatch", p.stderr)
         shutil.rmtree(d.tmp, ignore_errors=True)

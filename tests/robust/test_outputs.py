@@ -216,17 +216,24 @@ class OutputIsInput(Base):
         self.refused(['counters', self.d, '--augment', self.d], self.d, self.d,
                      'would be read as more ranks')
 
-    def test_next_to_a_single_input_is_fine(self):
-        """Only a folder input reserves its folder: a what-if trace beside the one file it came from
-        (the README's example) is written."""
+    def test_next_to_a_single_input(self):
+        """Only a folder input reserves its folder, and a rank file that names its rank the derived traces'
+        names beside it: a what-if trace beside the one file it came from is written when that file has no
+        distributedInfo.rank (the folder then loads, the two files ranked by file order), refused when it
+        has one (the folder would hold two files of that rank; tests/robust/test_residuals.py)."""
+        with open(os.path.join(self.d, 'rank-0.json')) as f:
+            doc = json.load(f)
+        self.assertIn('rank', doc.get('distributedInfo', {}))
+        doc.pop('distributedInfo')
         src = os.path.join(self.t, 'in.json')
-        with open(os.path.join(self.d, 'rank-0.json'), 'rb') as f, open(src, 'wb') as o:
-            o.write(f.read())
+        with open(src, 'w') as o:
+            json.dump(doc, o)
         sim = os.path.join(self.t, 'sim.json')
         p = hta('critical-path', src, '--what-if', 'cpu=x0.5', '--what-if-trace', sim, '--quiet')
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(sim) as f:
             self.assertEqual(len(json.load(f)['traceEvents']), 4568)
+        os.unlink(sim)
 
 
 class TempFiles(Base):

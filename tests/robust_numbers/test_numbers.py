@@ -18,6 +18,14 @@ MAX_NS = 2**62 - 1  # HTA_TIME_MAX_NS (include/hta/trace.h)
 B = 1_000_000  # us: the small trace's start
 
 
+
+def out_path(d, name):
+    """A derived trace's path: in a folder of its own beside d, never beside the rank file it comes from
+    (that folder would then hold two files of one rank, and hta refuses it: issue 27)."""
+    o = os.path.join(d, "out")
+    os.makedirs(o, exist_ok=True)
+    return os.path.join(o, name)
+
 def hta(*args, ok=True):
     p = subprocess.run([HTA, *args], capture_output=True, text=True)
     if ok and p.returncode:
@@ -254,7 +262,7 @@ class RewritersAgree(Tmp):
                 f = self.write("dup.json", text)
             with self.subTest(key=key):
                 self.assertIn(("aten::b", (B + 570) * 1000, 50000), self.events(f))
-                sim = os.path.join(self.dir, "sim.json")
+                sim = out_path(self.dir, "sim.json")
                 hta("critical-path", f, "--what-if", "kernel:K1=x0.5", "--what-if-trace", sim, "--quiet")
                 # K1 halved: aten::b starts at 320 us (tests/cpath: Simulated trace)
                 self.assertIn(("aten::b", (B + 320) * 1000, 50000), self.events(sim))
@@ -262,7 +270,7 @@ class RewritersAgree(Tmp):
     def test_merge_and_augment_keep_the_loaders_times(self):
         f = self.dup_small()
         want = {n: (ts, d) for n, ts, d in self.events(f)}
-        out = os.path.join(self.dir, "m.json")
+        out = out_path(self.dir, "m.json")
         hta("merge", f, "--align", "none", "-o", out, "--quiet")
         got = {n: (ts, d) for n, ts, d in self.events(out)}
         shift = got["aten::a"][0] - want["aten::a"][0]
@@ -342,7 +350,7 @@ class WhatIfRules(Tmp):
         self.refused(["critical-path", big, "--what-if", "cpu=4611686018427387"], "beyond the times hta holds")
         # a re-timed trace the loader could not read back is not written
         hi = self.trace("hi.json", small_events(MAX_NS // 1000 - 700))
-        sim = os.path.join(self.dir, "sim.json")
+        sim = out_path(self.dir, "sim.json")
         self.refused(["critical-path", hi, "--what-if", "gpu=x2", "--what-if-trace", sim], "beyond the times hta holds")
         self.assertFalse(os.path.exists(sim))
         # found by fuzz_rule: (2^60 - 1) ns x4 is 2^62 as a double, which the range test let through and
@@ -467,7 +475,7 @@ class MergeRanges(Tmp):
 
     def test_base_plus_ts_beyond_the_range(self):
         a = self.trace("r0.json", small_events(), baseTimeNanoseconds=MAX_NS)
-        err = self.refused(["merge", a, "--align", "none", "-o", os.path.join(self.dir, "m.json")],
+        err = self.refused(["merge", a, "--align", "none", "-o", out_path(self.dir, "m.json")],
                            "ts + baseTimeNanoseconds beyond the times hta holds")
         self.assertIn(a, err)
 

@@ -68,8 +68,10 @@ def handler_with(fetch, pids=(11,), status_extra=None, cid="c1"):
     return h
 
 
-def run_capture(ports, *extra, timeout=60):
+def run_capture(ports, *extra, timeout=60, test=None):
     out = tempfile.mkdtemp(prefix="capverify-")
+    if test:  # gone after the test, whatever its outcome
+        test.addCleanup(shutil.rmtree, out, True)
     t0 = time.time()
     p = subprocess.run([ht.HTA, "capture", *[f"127.0.0.1:{x}" for x in ports], "-o", out, "--start-delay-ms", "0",
                         "--duration-ms", "100", *extra], capture_output=True, text=True, timeout=timeout)
@@ -102,38 +104,38 @@ class Verifies(unittest.TestCase):
                                                                                    "said 10"),
                                     ({"status": "ok", "size": 10}, b"01234", "connection closed after 5 of 10")):
             d = self.fake(handler_with(lambda req, r=reply, pl=payload: (r, pl)))
-            p, out, _ = run_capture([d.port])
+            p, out, _ = run_capture([d.port], test=self)
             self.assertEqual(p.returncode, 1, (reply, p.stdout, p.stderr))
             self.assertIn(f"no trace from 127.0.0.1 pid 11 (failed: fetch: 127.0.0.1:{d.port}: " if
                           "closed" not in why else "no trace from 127.0.0.1 pid 11 (failed: fetch: ", p.stderr)
             self.assertIn(why, p.stderr)
             self.assertEqual(traces(out), [], (reply, p.stderr))  # nothing cut or empty is left as a trace
             self.assertIn("failed", p.stdout)
-            shutil.rmtree(out)
+            shutil.rmtree(out, True)
         # and the honest reply is taken
         d = self.fake(handler_with(lambda req: ({"status": "ok", "size": 10}, b"0123456789")))
-        p, out, _ = run_capture([d.port])
+        p, out, _ = run_capture([d.port], test=self)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(traces(out), [f"127.0.0.1-{d.port}_11.json"])
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
 
     def test_max_bytes(self):
         d = self.fake(handler_with(lambda req: ({"status": "ok", "size": 10}, b"0123456789")))
-        p, out, _ = run_capture([d.port], "--max-bytes", "9")
+        p, out, _ = run_capture([d.port], "--max-bytes", "9", test=self)
         self.assertEqual(p.returncode, 1)
         self.assertIn("--max-bytes 9", p.stderr)
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
 
     def test_silent_hosts_in_parallel(self):
         silent = [self.fake(silent=True) for _ in range(3)]
         good = self.fake(handler_with(lambda req: ({"status": "ok", "size": 10}, b"0123456789")))
-        p, out, took = run_capture([s.port for s in silent] + [good.port], "--timeout-ms", "2000")
+        p, out, took = run_capture([s.port for s in silent] + [good.port], "--timeout-ms", "2000", test=self)
         self.assertEqual(p.returncode, 1)
         self.assertLess(took, 7, p.stderr)  # 2 s to wait, 2 s more to fetch at most; not 10 s per host
         for s in silent:
             self.assertIn(f"no trace from 127.0.0.1: 127.0.0.1:{s.port}: ", p.stderr)
         self.assertEqual(traces(out), [f"127.0.0.1-{good.port}_11.json"])
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
 
     def test_many_pids_linear(self):
         pids = list(range(2, 200002))
@@ -148,38 +150,38 @@ class Verifies(unittest.TestCase):
                 return body.encode(), None
             return {"status": "ok", "size": 0}, None
         d = self.fake(h)
-        p, out, took = run_capture([d.port], "--timeout-ms", "30000", timeout=120)
+        p, out, took = run_capture([d.port], "--timeout-ms", "30000", timeout=120, test=self)
         self.assertEqual(p.returncode, 1)
         self.assertIn("200000 processes on 1 hosts triggered", p.stderr)
         self.assertEqual(p.stderr.count("(lost: gone)"), 200000)
         self.assertLess(took, 20)
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
 
     def test_daemon_text_escaped_and_quoted(self):
         evil = "gone\x1b[2J\x1b]0;pwned\x07\nhta capture: all traces fetched"
         d = self.fake(handler_with(None, status_extra={"state": "lost", "error": evil}))
-        p, out, _ = run_capture([d.port])
+        p, out, _ = run_capture([d.port], test=self)
         self.assertEqual(p.returncode, 1)
         both = p.stdout + p.stderr
         self.assertNotIn("\x1b", both)
         self.assertNotIn("\x07", both)
         self.assertIn("(lost: gone\\x1b[2J\\x1b]0;pwned\\x07\\x0ahta capture: all traces fetched)", p.stderr)
         self.assertFalse(any(x.startswith("hta capture: all traces fetched") for x in p.stderr.splitlines()))
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
         # a capture id that is not a plain name never goes into a request
         d = self.fake(handler_with(None, cid='c1","fn":"htaFetch","name":"../../x'))
-        p, out, _ = run_capture([d.port])
+        p, out, _ = run_capture([d.port], test=self)
         self.assertEqual(p.returncode, 1)
         self.assertIn("not an htad reply", p.stderr)
         self.assertEqual(len(d.requests), 1)
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
         # a plain but unusual one is quoted as JSON
         d = self.fake(handler_with(lambda req: ({"status": "ok", "size": 10}, b"0123456789"), cid="a-b.c_1"))
-        p, out, _ = run_capture([d.port])
+        p, out, _ = run_capture([d.port], test=self)
         self.assertEqual(p.returncode, 0, p.stderr)
         fetches = [json.loads(r) for r in d.requests if b"htaFetch" in r]
         self.assertEqual(fetches, [{"fn": "htaFetch", "capture": "a-b.c_1", "name": "h_11.json"}])
-        shutil.rmtree(out)
+        shutil.rmtree(out, True)
 
 
 if __name__ == "__main__":

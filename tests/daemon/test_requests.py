@@ -142,6 +142,7 @@ class Service(unittest.TestCase):
 
     def test_sigterm_is_clean(self):
         d = ht.Daemon()
+        self.addCleanup(d.stop)  # stopped even when an assertion fails first (stop() again is harmless)
         c = ht.FakeKineto(d.ipc).start()
         try:
             r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 100})

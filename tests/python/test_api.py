@@ -51,7 +51,7 @@ class BadInput(unittest.TestCase):
             data = f.read()
         p = os.path.join(self.tmp, "cut.json")
         with open(p, "wb") as f:
-            f.write(data[: len(data) // 2])
+            f.write(data[:40])  # cut inside the header: an error (a cut between events loads, with a warning)
         msg = self.raises(p, "EFORMAT")
         self.assertRegex(msg, r"byte|offset")
 

@@ -165,6 +165,17 @@ struct hta_job {
     int64_t inexact_ns; /* the most a dropped label could move a time after the last round (0: exact) */
 };
 
+/* a + b when it is a time the model holds (|t| <= HTA_TIME_MAX_NS): 1 and *out, else 0.  Every time and
+ * delay of the job engine is kept within that bound, so two of them never overflow an int64 when added; a
+ * what-if whose schedule leaves it is refused (SJ_BEYOND) rather than wrapped. */
+static inline int sj_add(int64_t a, int64_t b, int64_t *out) {
+    int64_t x;
+    if (__builtin_add_overflow(a, b, &x) || x > HTA_TIME_MAX_NS || x < -HTA_TIME_MAX_NS) return 0;
+    *out = x;
+    return 1;
+}
+#define SJ_BEYOND "the simulated schedule has a time beyond the times hta holds (|t| < 2^62 ns)"
+
 /* job's clock of rank k: absolute ns - delta */
 static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k].origin - j->delta[k]; }
 
@@ -228,11 +239,21 @@ typedef struct sj_query {
     int64_t min_t;      /* the rank's earliest node time */
 } sj_query;
 
-/* The rank's graph as the joined graph has it (matched waits split at a barrier source with its replayed
- * time under scenario scn), its weights under scn and its schedule t (the rank's clock).  Stub nodes (one per
- * matched collective, in order) are the graph's nodes from *stub_first; arrival[c]: collective c's arrival. */
-hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, size_t scn, hta_sim **s,
-                            int64_t **w, int64_t **t, uint32_t *stub_first, uint32_t **arrival, hta_error *err);
+/* The rank's graph as the joined graph has it: matched waits split at a barrier source (stub nodes, one per
+ * matched collective in order, the graph's nodes from stub_first); arrival[c]: collective c's arrival.
+ * sj_rank_times sets the barriers' replayed times and the weights w of scenario scn and runs the schedule t
+ * (the rank's clock), checked against the replay; the graph is built once for every scenario. */
+typedef struct sj_rank_graph_t {
+    hta_sim *s;
+    int64_t *w, *t;
+    uint32_t stub_first;
+    uint32_t *arrival;
+    size_t scn;         /* the scenario of w and t (SIZE_MAX: none yet) */
+} sj_rank_graph_t;
+hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_rank_graph_t *rg,
+                         hta_error *err);
+hta_status sj_rank_times(struct hta_job *j, sj_rank_graph_t *rg, size_t pos, size_t scn, hta_error *err);
+void sj_rank_graph_free(sj_rank_graph_t *rg);
 
 /* A walk back through a rank's schedule (sj_walk), as hta_sim_path walks. */
 typedef struct sj_walker {

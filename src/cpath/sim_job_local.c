@@ -22,9 +22,9 @@ int sj_class_of(const char *bound_by) {
     return 0;
 }
 
-/* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own). */
-static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, size_t scn, uint32_t *stub_first,
-                           hta_error *err) {
+/* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its
+ * time set per scenario by sj_rank_times); the structure is the same under every scenario. */
+static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *stub_first, hta_error *err) {
     hta_cp_graph *g = s->g;
     const sj_rank *R = &j->r[pos];
     size_t nm = 0;
@@ -43,7 +43,6 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, size_t scn
     for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
     for (size_t i = 0; i < ne0; i++)
         if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
-    int64_t off = sj_off(j, pos);
     for (size_t i = 0; i < ne0; i++) {
         hta_cp_edge *pw = &g->edge[i];
         if (pw->type != HTA_CP_PEER_WAIT) continue;
@@ -56,7 +55,7 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, size_t scn
         pw->w = 0;
         int64_t md = x->ts + x->dur - j->delta[pos] - in->tau, d = md - in->arrive;
         uint32_t stub = (uint32_t)g->nnode++;
-        g->node[stub] = (hta_cp_node){j->bar[scn][j->inst_of[pos][c - 1]] - off, (uint32_t)pw->attr, 0};
+        g->node[stub] = (hta_cp_node){0, (uint32_t)pw->attr, 0};
         g->edge[g->nedge++] = (hta_cp_edge){stub, mid, d > 0 ? d : 0, pw->attr, HTA_CP_PEER_WAIT};
     }
     free(from_mid);
@@ -177,94 +176,105 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     return HTA_OK;
 }
 
-hta_status sj_rank_schedule(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, size_t scn, hta_sim **sp,
-                            int64_t **wp, int64_t **tp, uint32_t *stub_first, uint32_t **arrp, hta_error *err) {
-    hta_sim *s = NULL;
-    int64_t *w = NULL, *t = NULL;
-    uint32_t *arrival = NULL;
-    hta_status st = HTA_OK;
+hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_rank_graph_t *rg,
+                         hta_error *err) {
+    memset(rg, 0, sizeof *rg);
     const sj_rank *R = &j->r[pos];
-    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
-    HTA_TRY_GOTO(st, joinable(j, s, pos, scn, stub_first, err), done);
-    hta_cp_graph *g = s->g;
-    w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
-    t = malloc((g->nnode ? g->nnode : 1) * sizeof *t);
-    arrival = malloc((R->ncoll + 1) * sizeof *arrival);
-    if (!w || !t || !arrival) goto oom;
+    hta_status st = HTA_OK;
+    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &rg->s, err), fail);
+    HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
+    const hta_cp_graph *g = rg->s->g;
+    rg->w = malloc((g->nedge ? g->nedge : 1) * sizeof *rg->w);
+    rg->t = malloc((g->nnode ? g->nnode : 1) * sizeof *rg->t);
+    rg->arrival = malloc((R->ncoll + 1) * sizeof *rg->arrival);
+    if (!rg->w || !rg->t || !rg->arrival) {
+        st = hta_oom(err);
+        goto fail;
+    }
     size_t c = 0;
     for (size_t i = 0; i < g->nedge && c < R->ncoll; i++)
-        if (g->edge[i].type == HTA_CP_PEER_WAIT && g->edge[i].u < *stub_first) arrival[c++] = g->edge[i].u;
+        if (g->edge[i].type == HTA_CP_PEER_WAIT && g->edge[i].u < rg->stub_first) rg->arrival[c++] = g->edge[i].u;
+    rg->scn = SIZE_MAX;
+    return HTA_OK;
+fail:
+    sj_rank_graph_free(rg);
+    return st;
+}
+
+hta_status sj_rank_times(struct hta_job *j, sj_rank_graph_t *rg, size_t pos, size_t scn, hta_error *err) {
+    const sj_rank *R = &j->r[pos];
+    hta_cp_graph *g = rg->s->g;
+    int64_t off = sj_off(j, pos);
+    /* the barriers' times under scn: the stubs, in the order of the rank's matched collectives */
+    uint32_t stub = rg->stub_first;
+    for (size_t c = 0; c < R->ncoll; c++) {
+        uint32_t in = j->inst_of[pos][c];
+        if (j->inst[in].matched) g->node[stub++].ts = j->bar[scn][in] - off;
+    }
     size_t changed, *hits = calloc(j->scn[scn].nrules + 1, sizeof *hits);
     int pending;
-    if (!hits) goto oom;
-    st = sj_weights(j, s, pos, scn, w, hits, NULL, &changed, &pending, err);
+    if (!hits) return hta_oom(err);
+    hta_status st = sj_weights(j, rg->s, pos, scn, rg->w, hits, NULL, &changed, &pending, err);
     free(hits);
-    if (st) goto done;
-    HTA_TRY_GOTO(st, hta_sim_run(s, w, t, err), done);
-    int64_t off = sj_off(j, pos);
+    rg->scn = SIZE_MAX;
+    HTA_TRY(st);
+    HTA_TRY(hta_sim_run(rg->s, rg->w, rg->t, err));
     /* the replay gave every arrival: the rank's graph must give them back */
     for (size_t cc = 0; cc < R->ncoll; cc++)
-        if (t[arrival[cc]] + off != j->arr[scn][pos][cc]) {
-            st = hta_fail(err, HTA_EINVAL, "rank %d: the replayed and the rank's schedule disagree at collective "
-                                           "%zu (%lld ns against %lld); please report it", (int)R->rank, cc,
-                          (long long)j->arr[scn][pos][cc], (long long)(t[arrival[cc]] + off));
-            goto done;
-        }
-    *sp = s, *wp = w, *tp = t, *arrp = arrival;
-    s = NULL, w = t = NULL, arrival = NULL;
-    goto done;
-oom:
-    st = hta_oom(err);
-done:
-    free(w);
-    free(t);
-    free(arrival);
-    hta_sim_free(s);
-    return st;
+        if (rg->t[rg->arrival[cc]] + off != j->arr[scn][pos][cc])
+            return hta_fail(err, HTA_EINVAL, "rank %d: the replayed and the rank's schedule disagree at collective "
+                                             "%zu (%lld ns against %lld); please report it", (int)R->rank, cc,
+                            (long long)j->arr[scn][pos][cc], (long long)(rg->t[rg->arrival[cc]] + off));
+    rg->scn = scn;
+    return HTA_OK;
+}
+
+void sj_rank_graph_free(sj_rank_graph_t *rg) {
+    free(rg->w);
+    free(rg->t);
+    free(rg->arrival);
+    hta_sim_free(rg->s);
+    memset(rg, 0, sizeof *rg);
 }
 
 hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
                     hta_error *err) {
-    hta_sim *s = NULL;
-    int64_t *w = NULL, *t = NULL;
-    uint32_t *stub_inst = NULL, *arrival = NULL;
+    sj_rank_graph_t rg;
+    uint32_t *stub_inst = NULL;
     signed char *cls = NULL;
     hta_status st = HTA_OK;
     const sj_rank *R = &j->r[pos];
+    if (!n) return HTA_OK;
+    /* one graph for every scenario asked: only the barriers' times and the weights differ */
+    HTA_TRY(sj_rank_graph(j, ctx, k, pos, &rg, err));
+    const hta_cp_graph *g = rg.s->g;
+    uint32_t stub_first = rg.stub_first;
+    stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
+    cls = malloc(g->nedge ? g->nedge : 1);
+    if (!stub_inst || !cls) goto oom;
+    size_t ns = 0;
+    for (size_t c = 0; c < R->ncoll; c++)
+        if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
     for (size_t a = 0, z; a < n; a = z) {
         size_t scn = q[a].scn;
         for (z = a + 1; z < n && q[z].scn == scn; z++) {}
-        hta_sim_free(s);
-        free(w);
-        free(t);
-        free(arrival);
-        s = NULL, w = t = NULL, arrival = NULL;
-        uint32_t stub_first = 0;
-        HTA_TRY_GOTO(st, sj_rank_schedule(j, ctx, k, pos, scn, &s, &w, &t, &stub_first, &arrival, err), done);
-        const hta_cp_graph *g = s->g;
-        free(stub_inst);
-        free(cls);
-        stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
-        cls = malloc(g->nedge ? g->nedge : 1);
-        if (!stub_inst || !cls) goto oom;
+        HTA_TRY_GOTO(st, sj_rank_times(j, &rg, pos, scn, err), done);
+        const int64_t *t = rg.t;
         memset(cls, -1, g->nedge ? g->nedge : 1);
-        size_t ns = 0;
-        for (size_t c = 0; c < R->ncoll; c++)
-            if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
         int64_t off = sj_off(j, pos), last_t = INT64_MIN, min_t = INT64_MAX;
         uint32_t last = 0;
         for (uint32_t v = 0; v < stub_first; v++) {
             if (t[v] > last_t) last_t = t[v], last = v;
             if (t[v] < min_t) min_t = t[v];
         }
-        sj_walker wk = {s, w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL};
+        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL};
         int uncut = 1;
         for (size_t i = a; i < z; i++) uncut &= q[i].from == INT64_MIN;
         if (uncut && stub_first) {
             uint32_t *v = malloc((z - a + 1) * sizeof *v);
             if (!v) goto oom;
             for (size_t i = a; i < z; i++) {
-                v[i - a] = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
+                v[i - a] = q[i].at == SJ_AT_ARRIVAL ? rg.arrival[q[i].idx]
                          : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
                                                      : last;
                 q[i].last_t = last_t + off;
@@ -277,7 +287,7 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             continue;
         }
         for (size_t i = a; i < z; i++) {
-            uint32_t v = q[i].at == SJ_AT_ARRIVAL ? arrival[q[i].idx]
+            uint32_t v = q[i].at == SJ_AT_ARRIVAL ? rg.arrival[q[i].idx]
                        : q[i].at == SJ_AT_STEP_END ? R->steps[q[i].idx].end
                                                    : last;
             if (!stub_first) { /* a rank without nodes: nothing to walk, and never the job's last */
@@ -297,11 +307,8 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
 oom:
     st = hta_oom(err);
 done:
-    free(w);
-    free(t);
     free(stub_inst);
     free(cls);
-    free(arrival);
-    hta_sim_free(s);
+    sj_rank_graph_free(&rg);
     return st;
 }

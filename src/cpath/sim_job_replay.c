@@ -144,16 +144,21 @@ hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t
     return HTA_OK;
 }
 
-/* The value of label l of rank pos: a time on the job's clock. */
-static inline int64_t value(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l) {
-    if (l->src < 0) return l->d - j->delta[pos];
-    return j->end[scn][pos][l->src] + l->d;
+/* The value of label l of rank pos: a time on the job's clock; 0 when it is beyond the times hta holds. */
+static inline int value(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, int64_t *out) {
+    if (l->src < 0) return sj_add(l->d, -j->delta[pos], out);
+    return sj_add(j->end[scn][pos][l->src], l->d, out);
 }
 
-static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, size_t n) {
+/* The latest of n labels' values (INT64_MIN: none); *bad set when one is beyond the times hta holds. */
+static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, size_t n, int *bad) {
     int64_t best = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        int64_t v = value(j, scn, pos, &l[i]);
+        int64_t v;
+        if (!value(j, scn, pos, &l[i], &v)) {
+            *bad = 1;
+            continue;
+        }
         if (v > best) best = v;
     }
     return best;
@@ -164,6 +169,7 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
     uint32_t *indeg = calloc(ni ? ni : 1, sizeof *indeg), *soff = calloc(ni + 1, sizeof *soff), *succ = NULL,
              *fill = NULL, *queue = malloc((ni ? ni : 1) * sizeof *queue);
     hta_status st = HTA_OK;
+    int bad = 0; /* a time beyond the times hta holds */
     if (!indeg || !soff || !queue) goto oom;
     /* dependencies: a label of a participant's arrival names a collective whose end it waits for */
     size_t nd = 0;
@@ -204,7 +210,8 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
         for (uint32_t q = in->first; q < in->first + in->n; q++) {
             const sj_part *pt = &j->part[q];
             const sj_skel *sk = &j->r[pt->rank].skel[scn];
-            int64_t a = at(j, scn, pt->rank, sk->lab + sk->a_off[pt->coll], sk->a_off[pt->coll + 1] - sk->a_off[pt->coll]);
+            int64_t a = at(j, scn, pt->rank, sk->lab + sk->a_off[pt->coll],
+                           sk->a_off[pt->coll + 1] - sk->a_off[pt->coll], &bad);
             j->arr[scn][pt->rank][pt->coll] = a;
             if (a > b) b = a;
         }
@@ -220,9 +227,13 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 int64_t mid = x->ts + x->dur - j->delta[pt->rank] - in->tau, d = mid - in->arrive;
                 int64_t tr;
                 HTA_TRY_GOTO(st, sj_transfer(j, scn, pt->rank, pt->coll, in->tau, &tr, err), done);
-                v = b + (d > 0 ? d : 0) + tr;
-            } else {
-                v = j->arr[scn][pt->rank][pt->coll] + x->pw + sk->trw[pt->coll];
+                if (!sj_add(b, d > 0 ? d : 0, &v) || !sj_add(v, tr, &v)) bad = 1;
+            } else if (!sj_add(j->arr[scn][pt->rank][pt->coll], x->pw, &v) || !sj_add(v, sk->trw[pt->coll], &v)) {
+                bad = 1;
+            }
+            if (bad) {
+                st = hta_fail(err, HTA_EINVAL, SJ_BEYOND);
+                goto done;
             }
             j->end[scn][pt->rank][pt->coll] = v;
         }
@@ -239,8 +250,9 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
         const sj_skel *sk = &R->skel[scn];
         if (!R->present) continue;
         for (size_t i = 0; i <= 2 * R->nsteps; i++)
-            j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i]);
+            j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i], &bad);
     }
+    if (bad) st = hta_fail(err, HTA_EINVAL, SJ_BEYOND);
     goto done;
 oom:
     st = hta_oom(err);
@@ -274,7 +286,9 @@ void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
             if (w > j->inexact_ns) j->inexact_ns = w;
             continue;
         }
-        for (size_t c = 0; c < R->ncoll; c++) sk->ref[c] = j->end[scn][p][c] + j->delta[p];
+        for (size_t c = 0; c < R->ncoll; c++)
+            if (!sj_add(j->end[scn][p][c], j->delta[p], &sk->ref[c]))
+                sk->ref[c] = j->delta[p] > 0 ? HTA_TIME_MAX_NS : -HTA_TIME_MAX_NS; /* a reference only */
         sk->ref_given = 1;
         sk->rounds++;
         sk->keep = 2 * (sk->keep ? sk->keep : SJ_KEEP);

@@ -558,12 +558,15 @@ static void ov_edge(void *ctx, uint32_t e) {
 
 static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
     ovl *o = arg;
-    hta_sim *s = NULL;
-    int64_t *w = NULL, *t = NULL;
-    uint32_t stub_first = 0, *arrival = NULL, *stub_inst = NULL;
+    sj_rank_graph_t rg;
+    uint32_t *stub_inst = NULL;
     signed char *cls = NULL;
     hta_status st;
-    HTA_TRY(sj_rank_schedule(j, ctx, k, pos, 0, &s, &w, &t, &stub_first, &arrival, err));
+    HTA_TRY(sj_rank_graph(j, ctx, k, pos, &rg, err));
+    if ((st = sj_rank_times(j, &rg, pos, 0, err))) goto done;
+    hta_sim *s = rg.s;
+    const int64_t *w = rg.w, *t = rg.t;
+    const uint32_t stub_first = rg.stub_first, *arrival = rg.arrival;
     const hta_cp_graph *g = s->g;
     const sj_rank *R = &j->r[pos];
     o->crit = calloc(g->nev ? g->nev : 1, 1);
@@ -605,10 +608,7 @@ done:
     o->crit = NULL;
     free(stub_inst);
     free(cls);
-    free(arrival);
-    free(w);
-    free(t);
-    hta_sim_free(s);
+    sj_rank_graph_free(&rg);
     return st;
 }
 
@@ -616,21 +616,20 @@ done:
  * replayed barriers, written to the folder under the rank file's own name; one rank's graph at a time. */
 static hta_status trace_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
     const char *dir = arg;
-    hta_sim *s = NULL;
-    int64_t *w = NULL, *t = NULL;
-    uint32_t stub_first = 0, *arrival = NULL;
+    sj_rank_graph_t rg;
     char *out = NULL;
-    HTA_TRY(sj_rank_schedule(j, ctx, k, pos, j->nscn > 1 ? 1 : 0, &s, &w, &t, &stub_first, &arrival, err));
+    HTA_TRY(sj_rank_graph(j, ctx, k, pos, &rg, err));
+    hta_status st = sj_rank_times(j, &rg, pos, j->nscn > 1 ? 1 : 0, err);
     const char *in = hta_ctx_rank(ctx, k)->path, *base = strrchr(in, '/');
     base = base ? base + 1 : in;
-    hta_status st = HTA_OK;
-    if (asprintf(&out, "%s/%s", dir, base) < 0) out = NULL, st = hta_oom(err);
-    else st = hta_sim_trace(ctx, s, t, out, err);
+    if (st) {
+    } else if (asprintf(&out, "%s/%s", dir, base) < 0) {
+        out = NULL, st = hta_oom(err);
+    } else {
+        st = hta_sim_trace(ctx, rg.s, rg.t, out, err);
+    }
     free(out);
-    free(arrival);
-    free(w);
-    free(t);
-    hta_sim_free(s);
+    sj_rank_graph_free(&rg);
     return st;
 }
 

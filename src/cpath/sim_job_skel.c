@@ -294,8 +294,15 @@ static int cmp_rv_desc(const void *a, const void *b) {
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* best - r, both reference values (each a time plus a delay the model holds): saturated, never wrapped */
+static int64_t margin(int64_t best, int64_t r) {
+    int64_t m;
+    return __builtin_sub_overflow(best, r, &m) ? INT64_MAX : m;
+}
+
 /* Candidates to v's set: the largest per source, then the L->keep of largest reference value (the drops
- * recorded).  At an arrival, its collective's reference end follows (unless given). */
+ * recorded).  At an arrival, its collective's reference end follows (unless given).
+ * -1: out of memory; -2: that end is beyond the times the model holds. */
 static int settle(lab_state *L, uint32_t v) {
     sj_label *c = L->cand;
     size_t n = 0;
@@ -328,7 +335,7 @@ static int settle(lab_state *L, uint32_t v) {
         for (size_t i = 0; i < n; i++) {
             const sj_label *x = &c[L->rv[2 * i + 1]];
             if (i < L->keep) L->kbuf[i] = *x;
-            else if (drop(L, x->src, bsrc, best - L->rv[2 * i])) return -1;
+            else if (drop(L, x->src, bsrc, margin(best, L->rv[2 * i]))) return -1;
         }
         m = L->keep;
         keep = L->kbuf;
@@ -344,7 +351,10 @@ static int settle(lab_state *L, uint32_t v) {
     L->off[v] = off;
     L->cnt[v] = (uint32_t)m;
     int32_t a = L->arr_c[v];
-    if (a >= 0 && !L->ref_given) L->ref[a] = best + L->w[L->pw_e[a]] + L->w[L->tr_e[a]];
+    if (a >= 0 && !L->ref_given) {
+        int64_t r;
+        if (!sj_add(best, L->w[L->pw_e[a]], &r) || !sj_add(r, L->w[L->tr_e[a]], &L->ref[a])) return -2;
+    }
     return 0;
 }
 
@@ -370,10 +380,15 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
                 return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
                                                  "please report it", (int)g->rank);
             const sj_label *x = L->pool + L->off[u];
-            for (uint32_t y = 0; y < L->cnt[u]; y++)
-                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + L->w[e]})) goto oom;
+            for (uint32_t y = 0; y < L->cnt[u]; y++) {
+                int64_t d;
+                if (!sj_add(x[y].d, L->w[e], &d)) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, d})) goto oom;
+            }
         }
-        if (settle(L, v)) goto oom;
+        int r = settle(L, v);
+        if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+        if (r) goto oom;
         for (uint32_t q = a; q < z; q++) {
             uint32_t u = g->edge[s->pred_eid[q]].u;
             if (!--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
@@ -387,7 +402,9 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         for (uint32_t y = 0; y < L->cnt[v]; y++)
             if (push(&L->cand, &L->ncand, &L->ccand, x[y])) goto oom;
     }
-    if (settle(L, (uint32_t)g->nnode)) goto oom;
+    int r = settle(L, (uint32_t)g->nnode);
+    if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+    if (r) goto oom;
     return HTA_OK;
 oom:
     return hta_oom(err);

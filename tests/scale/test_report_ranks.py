@@ -114,6 +114,10 @@ class Report(unittest.TestCase):
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith('.')], [])  # no temp file
 
 
+# the hta under test is built with AddressSanitizer (make SAN=1)
+UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
+
+
 @unittest.skipUnless(os.path.exists(PEAK_RSS), 'build/peak_rss not built (make builds it)')
 class Memory(unittest.TestCase):
     """Peak memory follows the largest rank, not the number of ranks: from 2 to 24 ranks on one thread it
@@ -139,7 +143,10 @@ class Memory(unittest.TestCase):
             args = ['report', src, '--threads', '1']
             grow = self.peak_kb(args) - self.peak_kb(args + ['--ranks', '0-1'])
             grow_whole = self.peak_kb(args, True) - self.peak_kb(args + ['--ranks', '0-1'], True)
-            self.assertLess(grow, grow_whole / 3, (grow, grow_whole))
+            # ASan pads every small allocation (the parts, the labels) and keeps the models' pages it has
+            # touched, which narrows the gap it measures (4.2 MB against 9.0 MB where the plain build gives
+            # about 2 MB against 11 MB)
+            self.assertLess(grow, grow_whole / (1.5 if UNDER_ASAN else 3), (grow, grow_whole))
         finally:
             shutil.rmtree(tmp)
 

@@ -225,10 +225,10 @@ class PythonFront(unittest.TestCase):
         self.assertEqual([e["name"] for e in tc_.events(d, ph="X")], ["only"])
 
     def test_gpu_fake(self):
-        # calibrated within 10 us: a busy machine may preempt the thread between the CPU stamp and the event
-        # record of one run, so the best of three runs is checked
+        # calibrated within 10 us: a busy machine (or ASan's slower code) may preempt the thread between the
+        # CPU stamp and the event record of one run, so the best of up to ten runs is checked
         best = None
-        for attempt in range(3):
+        for attempt in range(10):
             run_py("""
                 import time, htatrace as tracers
                 tracers.init(file_pattern=%r + "/gpu%d.json")

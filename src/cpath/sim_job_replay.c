@@ -1,6 +1,8 @@
 /* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
- * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
- * skeletons' nodes, barrier by barrier in an order of their dependencies. */
+ * them (sim_job.c), point-to-point sends and recvs paired by their peer ranks (this engine's alone: the
+ * joined graph, kept for the benchmark, keys them as collectives), the clocks' offsets, rank:R=median's
+ * factors, and every scenario's times at the skeletons' nodes, barrier by barrier in an order of their
+ * dependencies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +12,29 @@ typedef struct jkey {
     const char *pg;   /* for the order only */
     int kind;
     int64_t seq;
+    int32_t src, dst; /* SJ_KEY_P2P: the pair; -1 otherwise */
     uint32_t pos, coll, name, pgid;
 } jkey;
 
+/* Collectives by key space, group name and number; pairs (SJ_KEY_P2P, last) by group name, sender,
+ * receiver and their order: a send and its recv end up side by side. */
 static int cmp_key(const void *a, const void *b) {
     const jkey *x = a, *y = b;
     if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-    if (x->kind == SJ_KEY_PG && x->pgid != y->pgid) {
+    if ((x->kind == SJ_KEY_PG || x->kind == SJ_KEY_P2P) && x->pgid != y->pgid) {
         int c = strcmp(x->pg, y->pg);
         if (c) return c;
+        if (x->kind == SJ_KEY_P2P) return x->pgid < y->pgid ? -1 : 1; /* no group name vs "" */
     }
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
     if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int same(const jkey *x, const jkey *y) { return x->kind == y->kind && x->pgid == y->pgid && x->seq == y->seq; }
+static int same(const jkey *x, const jkey *y) {
+    return x->kind == y->kind && x->pgid == y->pgid && x->seq == y->seq && x->src == y->src && x->dst == y->dst;
+}
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -33,6 +43,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 hta_status sj_match(struct hta_job *j, hta_error *err) {
     size_t n = 0;
+    j->np2p = 0;
     for (size_t p = 0; p < j->nr; p++) n += j->r[p].ncoll;
     jkey *k = malloc((n ? n : 1) * sizeof *k);
     int64_t *diff = NULL;
@@ -48,20 +59,28 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
         if (!(j->inst_of[p] = malloc((R->ncoll ? R->ncoll : 1) * sizeof **j->inst_of))) goto oom;
         for (size_t c = 0; c < R->ncoll; c++) {
             const sj_coll *x = &R->coll[c];
-            k[m++] = (jkey){x->pg != UINT32_MAX ? hta_sym(j->sym, x->pg) : "", x->kind, x->seq, (uint32_t)p,
-                           (uint32_t)c, x->name, x->pg};
+            k[m++] = (jkey){x->pg != UINT32_MAX ? hta_sym(j->sym, x->pg) : "", x->kind, x->seq, x->src, x->dst,
+                           (uint32_t)p, (uint32_t)c, x->name, x->pg};
         }
     }
     if (n > 1) qsort(k, n, sizeof *k, cmp_key);
-    /* an instance: 2+ ranks, one kernel each, one kernel name */
+    /* an instance: 2+ ranks, one kernel each, one kernel name; a pair: the sender's kernel and the
+     * receiver's (by key, nothing else can share it: a rank keys its sends with itself as sender and its
+     * recvs with itself as receiver), whatever their names (NCCL versions differ in what they call a
+     * send's and a recv's kernel) */
     size_t ngroups = 0;
     for (size_t i = 0, e; i < n; i = e) {
-        int valid = 1;
+        int valid = 1, p2p = k[i].kind == SJ_KEY_P2P;
         for (e = i + 1; e < n && same(&k[e], &k[i]); e++)
-            if (k[e].pos == k[e - 1].pos || k[e].name != k[i].name) valid = 0;
-        if (valid && e - i >= 2) {
+            if (k[e].pos == k[e - 1].pos || (!p2p && k[e].name != k[i].name)) valid = 0;
+        if (p2p && valid && e - i == 2) {
+            int32_t r0 = j->r[k[i].pos].rank, r1 = j->r[k[i + 1].pos].rank;
+            valid = (r0 == k[i].src && r1 == k[i].dst) || (r0 == k[i].dst && r1 == k[i].src);
+        }
+        if (valid && e - i >= 2 && (!p2p || e - i == 2)) {
             memset(ok + i, 1, e - i);
             ngroups++;
+            j->np2p += p2p;
         }
     }
     /* clock offsets: each rank's collective ends against the first rank's, the median over shared instances */

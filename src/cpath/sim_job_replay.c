@@ -47,12 +47,12 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
     for (size_t p = 0; p < j->nr; p++) n += j->r[p].ncoll;
     jkey *k = malloc((n ? n : 1) * sizeof *k);
     int64_t *diff = NULL;
-    unsigned char *ok = calloc(n ? n : 1, 1);
+    unsigned char *ok = calloc(n ? n : 1, 1), *placed = calloc(j->nr ? j->nr : 1, 1);
     j->delta = calloc(j->nr ? j->nr : 1, sizeof *j->delta);
     j->inst_of = calloc(j->nr ? j->nr : 1, sizeof *j->inst_of);
     j->inst = malloc((n ? n : 1) * sizeof *j->inst);
     j->part = malloc((n ? n : 1) * sizeof *j->part);
-    if (!k || !ok || !j->delta || !j->inst_of || !j->inst || !j->part) goto oom;
+    if (!k || !ok || !placed || !j->delta || !j->inst_of || !j->inst || !j->part) goto oom;
     size_t m = 0;
     for (size_t p = 0; p < j->nr; p++) {
         const sj_rank *R = &j->r[p];
@@ -85,6 +85,7 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
     }
     /* clock offsets: each rank's collective ends against the first rank's, the median over shared instances */
     if (!(diff = malloc((ngroups ? ngroups : 1) * sizeof *diff))) goto oom;
+    placed[0] = 1;
     for (size_t q = 1; q < j->nr; q++) {
         size_t nd = 0;
         for (size_t i = 0, e; i < n; i = e) {
@@ -100,6 +101,33 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
         if (nd) {
             if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
             j->delta[q] = diff[nd / 2];
+            placed[q] = 1;
+        }
+    }
+    /* A rank that shares no instance with the first (a later pipeline stage, which pairs only with its
+     * neighbours) is placed through one that is placed: the median over their shared instances of its end
+     * against that rank's end on the job's clock; stage by stage, until no rank is placed any more.  Ranks
+     * placed directly keep their offset as before. */
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 1; q < j->nr; q++) {
+            if (placed[q]) continue;
+            size_t nd = 0;
+            for (size_t i = 0, e; i < n; i = e) {
+                int64_t ep = INT64_MIN, eq = INT64_MIN;
+                for (e = i; e < n && same(&k[e], &k[i]); e++) {
+                    if (!ok[e]) continue;
+                    const sj_coll *x = &j->r[k[e].pos].coll[k[e].coll];
+                    if (k[e].pos == q) eq = x->ts + x->dur;
+                    else if (placed[k[e].pos] && ep == INT64_MIN) ep = x->ts + x->dur - j->delta[k[e].pos];
+                }
+                if (ep != INT64_MIN && eq != INT64_MIN) diff[nd++] = eq - ep;
+            }
+            if (nd) {
+                if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
+                j->delta[q] = diff[nd / 2];
+                placed[q] = again = 1;
+            }
         }
     }
     /* instances: the matched ones in key order, then every other collective alone */
@@ -127,11 +155,13 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
     j->nmatched = ngroups;
     free(k);
     free(ok);
+    free(placed);
     free(diff);
     return HTA_OK;
 oom:
     free(k);
     free(ok);
+    free(placed);
     free(diff);
     return hta_oom(err);
 }

@@ -22,10 +22,11 @@ KDELAY = 5        # us: from a launch's end to its kernel's start, the GPU idle
 SENDRECV = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
 
 
-def pipeline(out, compute, micro=3, steps=2, peer="dst", pg="1"):
+def pipeline(out, compute, micro=3, steps=2, peer="dst", pg="1", skew=None):
     """Writes rank-<s>.json for each stage s.  peer: how a kernel names its peer: "dst" (Dst Rank on a send, Src
     Rank on a recv: PyTorch's saveNcclMeta), "group" (only Rank, the peer's rank in its group, and Process Group
-    Ranks: older PyTorch), "ranks" (only Process Group Ranks), "none" (no peer at all)."""
+    Ranks: older PyTorch), "ranks" (only Process Group Ranks), "none" (no peer at all).  skew: per rank, us added
+    to its clock (each host its own)."""
     n = len(compute)
     os.makedirs(out, exist_ok=True)
     ev = [[] for _ in range(n)]
@@ -119,6 +120,8 @@ def pipeline(out, compute, micro=3, steps=2, peer="dst", pg="1"):
             x(s, "ProfilerStep#%d" % (10 + step), "user_annotation", t0, end + 5 - t0)
             cpu[s] = end + 30
     for s in range(n):
+        for e in ev[s]:
+            e["ts"] += (skew or [0] * n)[s]
         doc = {"schemaVersion": 1,
                "distributedInfo": {"backend": "nccl", "rank": s, "world_size": n,
                                    "pg_config": [{"pg_name": pg, "pg_desc": "pp", "ranks": list(range(n))}]},
@@ -230,6 +233,12 @@ class ThreeStages(unittest.TestCase):
                 for rank in range(3):
                     for step, act in step_times(os.path.join(d2, "rank-%d.json" % rank)).items():
                         self.assertAlmostEqual(pred[(rank, step)], act, delta=0.01 * act, msg=(rank, step))
+            # each stage on a clock of its own: rank 2 never pairs with rank 0, its offset comes through rank 1
+            with tempfile.TemporaryDirectory() as d3:
+                pipeline(d3, [1000, 3000, 500], micro=4, skew=[0, -3000, 7000])
+                sk, _ = run(d3)
+                for name in ("summary", "hops", "collectives", "steps"):
+                    self.assertEqual(sk[name], t[name], name)
 
 
 class NoPeer(unittest.TestCase):

@@ -100,12 +100,12 @@ static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t m
 }
 
 /* The rank's collectives, keyed as sim_job.c keys them: Comms Id where every one has it, else (process
- * group, Seq) where every one has Seq, else the order of starts within each process group.  A
- * point-to-point kernel that names its peer is keyed apart, by its pair (SJ_KEY_P2P: group, sender,
- * receiver, and its order among that pair's kernels on this rank, first in first out, as NCCL matches a
- * send with a recv); it takes no part in the collectives' choice of key, nor in their order (only two
- * ranks of its group have it).  Its Seq and Comms Id are left aside: PyTorch counts p2p ops per rank, so a
- * rank that sends and receives numbers them differently from each of its peers.
+ * group, Seq) where every one has Seq, else the order of starts within each process group.  A send or
+ * recv (p2p_of) is keyed apart, by its pair (SJ_KEY_P2P: group, sender, receiver, and its order among that
+ * pair's kernels on this rank, first in first out, as NCCL matches a send with a recv; one that names no
+ * peer gets no pair, -1 -1, and stays alone); it takes no part in the collectives' choice of key, nor in
+ * their order (only two ranks of its group have it).  Its Seq and Comms Id are left aside: PyTorch counts
+ * p2p ops per rank, so a rank that sends and receives numbers them differently from each of its peers.
  * pw_edge/tr_edge: per collective, its wait and transfer edges in s's graph. */
 static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const hta_sim *s, sj_rank *R,
                               uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {

@@ -62,6 +62,8 @@ typedef enum hta_arg_key {
     HTA_ARG_EXTERNAL_ID_LEGACY, /* "external id": PyTorch <= 1.9's runtime calls and kernels (the
                                  * external_id column unless hta_load_opts.hta_names) */
     HTA_ARG_CONCRETE_INPUTS,    /* "Concrete Inputs" (scalar arguments of an operator, record_shapes) */
+    HTA_ARG_SRC_RANK,           /* "Src Rank": a recv's peer, its global rank (PyTorch's saveNcclMeta) */
+    HTA_ARG_DST_RANK,           /* "Dst Rank": a send's peer, its global rank */
     HTA_ARG_KNOWN_COUNT
 } hta_arg_key;
 

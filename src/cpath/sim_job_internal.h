@@ -37,7 +37,9 @@ typedef struct sj_label {
 typedef struct sj_coll {
     uint32_t pg;        /* process group name (job's symbols), UINT32_MAX: none */
     int kind;           /* key: SJ_KEY_* */
-    int64_t seq;        /* Comms Id, Seq, or the order in its process group */
+    int64_t seq;        /* Comms Id, Seq, or the order in its process group; SJ_KEY_P2P: the order of the
+                         * pair's transfers in its group (the k-th send src->dst meets the k-th recv) */
+    int32_t src, dst;   /* SJ_KEY_P2P: the sender's and the receiver's global ranks; -1 otherwise */
     uint32_t name;      /* kernel name (job's symbols) */
     int64_t ts, dur;    /* absolute ns on the rank's clock */
     int64_t step;       /* the rank's iteration, -1 */
@@ -45,7 +47,9 @@ typedef struct sj_coll {
     int64_t stream;     /* the kernel's stream (the overlay's arrows) */
 } sj_coll;
 
-enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE }; /* order of key spaces: by group name, Comms Id, no group */
+/* Order of key spaces: by group name, Comms Id, no group, then point-to-point pairs (last, so that the
+ * collectives' instances keep their numbers whether a job has pairs or not). */
+enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE, SJ_KEY_P2P };
 
 /* rank:R=median's totals of one rank: per (event name, side, step) the time of its edges in ns (collective
  * transfers left out: their weight is the job's, added in the replay). */
@@ -154,6 +158,7 @@ struct hta_job {
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;
     size_t ninst, nmatched;
+    size_t np2p;        /* of the matched instances: point-to-point pairs (SJ_KEY_P2P) */
     sj_part *part;
     uint32_t **inst_of; /* per rank, per collective: its instance */
     uint32_t *order;    /* instances in an order of their dependencies */

@@ -1,6 +1,8 @@
 /* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
- * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
- * skeletons' nodes, barrier by barrier in an order of their dependencies. */
+ * them (sim_job.c), point-to-point sends and recvs paired by their peer ranks (this engine's alone: the
+ * joined graph, kept for the benchmark, keys them as collectives), the clocks' offsets, rank:R=median's
+ * factors, and every scenario's times at the skeletons' nodes, barrier by barrier in an order of their
+ * dependencies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +12,29 @@ typedef struct jkey {
     const char *pg;   /* for the order only */
     int kind;
     int64_t seq;
+    int32_t src, dst; /* SJ_KEY_P2P: the pair; -1 otherwise */
     uint32_t pos, coll, name, pgid;
 } jkey;
 
+/* Collectives by key space, group name and number; pairs (SJ_KEY_P2P, last) by group name, sender,
+ * receiver and their order: a send and its recv end up side by side. */
 static int cmp_key(const void *a, const void *b) {
     const jkey *x = a, *y = b;
     if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-    if (x->kind == SJ_KEY_PG && x->pgid != y->pgid) {
+    if ((x->kind == SJ_KEY_PG || x->kind == SJ_KEY_P2P) && x->pgid != y->pgid) {
         int c = strcmp(x->pg, y->pg);
         if (c) return c;
+        if (x->kind == SJ_KEY_P2P) return x->pgid < y->pgid ? -1 : 1; /* no group name vs "" */
     }
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
     if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int same(const jkey *x, const jkey *y) { return x->kind == y->kind && x->pgid == y->pgid && x->seq == y->seq; }
+static int same(const jkey *x, const jkey *y) {
+    return x->kind == y->kind && x->pgid == y->pgid && x->seq == y->seq && x->src == y->src && x->dst == y->dst;
+}
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -33,39 +43,49 @@ static int cmp_i64(const void *a, const void *b) {
 
 hta_status sj_match(struct hta_job *j, hta_error *err) {
     size_t n = 0;
+    j->np2p = 0;
     for (size_t p = 0; p < j->nr; p++) n += j->r[p].ncoll;
     jkey *k = malloc((n ? n : 1) * sizeof *k);
     int64_t *diff = NULL;
-    unsigned char *ok = calloc(n ? n : 1, 1);
+    unsigned char *ok = calloc(n ? n : 1, 1), *placed = calloc(j->nr ? j->nr : 1, 1);
     j->delta = calloc(j->nr ? j->nr : 1, sizeof *j->delta);
     j->inst_of = calloc(j->nr ? j->nr : 1, sizeof *j->inst_of);
     j->inst = malloc((n ? n : 1) * sizeof *j->inst);
     j->part = malloc((n ? n : 1) * sizeof *j->part);
-    if (!k || !ok || !j->delta || !j->inst_of || !j->inst || !j->part) goto oom;
+    if (!k || !ok || !placed || !j->delta || !j->inst_of || !j->inst || !j->part) goto oom;
     size_t m = 0;
     for (size_t p = 0; p < j->nr; p++) {
         const sj_rank *R = &j->r[p];
         if (!(j->inst_of[p] = malloc((R->ncoll ? R->ncoll : 1) * sizeof **j->inst_of))) goto oom;
         for (size_t c = 0; c < R->ncoll; c++) {
             const sj_coll *x = &R->coll[c];
-            k[m++] = (jkey){x->pg != UINT32_MAX ? hta_sym(j->sym, x->pg) : "", x->kind, x->seq, (uint32_t)p,
-                           (uint32_t)c, x->name, x->pg};
+            k[m++] = (jkey){x->pg != UINT32_MAX ? hta_sym(j->sym, x->pg) : "", x->kind, x->seq, x->src, x->dst,
+                           (uint32_t)p, (uint32_t)c, x->name, x->pg};
         }
     }
     if (n > 1) qsort(k, n, sizeof *k, cmp_key);
-    /* an instance: 2+ ranks, one kernel each, one kernel name */
+    /* an instance: 2+ ranks, one kernel each, one kernel name; a pair: the sender's kernel and the
+     * receiver's (by key, nothing else can share it: a rank keys its sends with itself as sender and its
+     * recvs with itself as receiver), whatever their names (NCCL versions differ in what they call a
+     * send's and a recv's kernel) */
     size_t ngroups = 0;
     for (size_t i = 0, e; i < n; i = e) {
-        int valid = 1;
+        int valid = 1, p2p = k[i].kind == SJ_KEY_P2P;
         for (e = i + 1; e < n && same(&k[e], &k[i]); e++)
-            if (k[e].pos == k[e - 1].pos || k[e].name != k[i].name) valid = 0;
-        if (valid && e - i >= 2) {
+            if (k[e].pos == k[e - 1].pos || (!p2p && k[e].name != k[i].name)) valid = 0;
+        if (p2p && valid && e - i == 2) {
+            int32_t r0 = j->r[k[i].pos].rank, r1 = j->r[k[i + 1].pos].rank;
+            valid = (r0 == k[i].src && r1 == k[i].dst) || (r0 == k[i].dst && r1 == k[i].src);
+        }
+        if (valid && e - i >= 2 && (!p2p || e - i == 2)) {
             memset(ok + i, 1, e - i);
             ngroups++;
+            j->np2p += p2p;
         }
     }
     /* clock offsets: each rank's collective ends against the first rank's, the median over shared instances */
     if (!(diff = malloc((ngroups ? ngroups : 1) * sizeof *diff))) goto oom;
+    placed[0] = 1;
     for (size_t q = 1; q < j->nr; q++) {
         size_t nd = 0;
         for (size_t i = 0, e; i < n; i = e) {
@@ -81,6 +101,33 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
         if (nd) {
             if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
             j->delta[q] = diff[nd / 2];
+            placed[q] = 1;
+        }
+    }
+    /* A rank that shares no instance with the first (a later pipeline stage, which pairs only with its
+     * neighbours) is placed through one that is placed: the median over their shared instances of its end
+     * against that rank's end on the job's clock; stage by stage, until no rank is placed any more.  Ranks
+     * placed directly keep their offset as before. */
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 1; q < j->nr; q++) {
+            if (placed[q]) continue;
+            size_t nd = 0;
+            for (size_t i = 0, e; i < n; i = e) {
+                int64_t ep = INT64_MIN, eq = INT64_MIN;
+                for (e = i; e < n && same(&k[e], &k[i]); e++) {
+                    if (!ok[e]) continue;
+                    const sj_coll *x = &j->r[k[e].pos].coll[k[e].coll];
+                    if (k[e].pos == q) eq = x->ts + x->dur;
+                    else if (placed[k[e].pos] && ep == INT64_MIN) ep = x->ts + x->dur - j->delta[k[e].pos];
+                }
+                if (ep != INT64_MIN && eq != INT64_MIN) diff[nd++] = eq - ep;
+            }
+            if (nd) {
+                if (nd > 1) qsort(diff, nd, sizeof *diff, cmp_i64);
+                j->delta[q] = diff[nd / 2];
+                placed[q] = again = 1;
+            }
         }
     }
     /* instances: the matched ones in key order, then every other collective alone */
@@ -108,11 +155,13 @@ hta_status sj_match(struct hta_job *j, hta_error *err) {
     j->nmatched = ngroups;
     free(k);
     free(ok);
+    free(placed);
     free(diff);
     return HTA_OK;
 oom:
     free(k);
     free(ok);
+    free(placed);
     free(diff);
     return hta_oom(err);
 }

@@ -878,7 +878,11 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     }
     if (o->paths) {
         HTA_TRY_GOTO(st, path_tables(j, src, res, err), done);
-        hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);
+        if (j->np2p)
+            hta_result_note(res, "%zu collective instances joined across %zu ranks (%zu of them point-to-point "
+                                 "send/recv pairs)", j->nmatched, nr, j->np2p);
+        else
+            hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);
     }
     *out = j;
     j = NULL;

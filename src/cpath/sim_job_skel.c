@@ -28,8 +28,84 @@ static int cmp_ord(const void *a, const void *b) {
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* A p2p kernel in its pair's order: (group, sender, receiver), then start. */
+typedef struct pord {
+    uint32_t pg;
+    int32_t src, dst;
+    int64_t ts;
+    size_t i;
+} pord;
+
+static int cmp_pord(const void *a, const void *b) {
+    const pord *x = a, *y = b;
+    if (x->pg != y->pg) return x->pg < y->pg ? -1 : 1;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Entry i (0-based) of a list of ranks as PyTorch writes `Process Group Ranks` ("[0, 1, 2]"); -1 where the
+ * list ends before it or is not plain numbers (a truncated list's "...", for one).  i < 0: the number of
+ * entries of a whole list of plain numbers, else -1. */
+static int32_t list_at(const char *s, int64_t i) {
+    if (!s) return -1;
+    while (*s == ' ' || *s == '[') s++;
+    for (int64_t k = 0; k < INT32_MAX; k++) {
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s || v < 0 || v > INT32_MAX) return -1;
+        if (k == i) return (int32_t)v;
+        for (s = e; *s == ' '; s++) {}
+        if (*s != ',') return i < 0 && (*s == ']' || !*s) ? (int32_t)(k + 1) : -1;
+        for (s++; *s == ' '; s++) {}
+    }
+    return -1;
+}
+
+/* A point-to-point kernel's direction and peer (shared/design/multirank-critical-path.md §3.3).  PyTorch's
+ * saveNcclMeta names a send's peer in `Dst Rank` and a recv's in `Src Rank`, both global ranks; where they
+ * are absent, `Rank` of a send or recv is the peer's rank in its group (record_param_comms is given the peer,
+ * not the caller), which `Process Group Ranks` maps to a global rank; without `Rank`, a group of two ranks
+ * (`Process Group Ranks`, one of them this rank `me`) leaves only the other.  The direction is
+ * `Collective name` (send, recv; isend/irecv and a leading '_' as some wrappers write them), else the one
+ * peer key present.  1 with *send (1 send, 0 recv) and *peer (-1: none named); 0: not a point-to-point op. */
+static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t me, int *send, int32_t *peer) {
+    const char *cn = hta_row_arg_text(t, r, row, HTA_ARG_COLLECTIVE_NAME, NULL);
+    int64_t dst = hta_row_arg_int(t, r, row, HTA_ARG_DST_RANK, -1), src = hta_row_arg_int(t, r, row, HTA_ARG_SRC_RANK, -1);
+    if (cn) {
+        if (*cn == '_') cn++;
+        if (*cn == 'i' && (!strcmp(cn + 1, "send") || !strcmp(cn + 1, "recv"))) cn++;
+        if (!strcmp(cn, "send")) *send = 1;
+        else if (!strcmp(cn, "recv")) *send = 0;
+        else return 0;
+    } else if ((dst >= 0) != (src >= 0)) {
+        *send = dst >= 0;
+    } else {
+        return 0;
+    }
+    int64_t p = *send ? dst : src;
+    if (p < 0 && cn) {
+        const char *ranks = hta_row_arg_text(t, r, row, HTA_ARG_PG_RANKS, NULL);
+        int64_t gr = hta_row_arg_int(t, r, row, HTA_ARG_PROCESS_RANK, -1);
+        if (gr >= 0) {
+            p = list_at(ranks, gr);
+        } else if (list_at(ranks, -1) == 2) {
+            int32_t a = list_at(ranks, 0), b = list_at(ranks, 1);
+            p = a == me ? b : b == me ? a : -1;
+        }
+    }
+    *peer = p >= 0 && p <= INT32_MAX ? (int32_t)p : -1;
+    return 1;
+}
+
 /* The rank's collectives, keyed as sim_job.c keys them: Comms Id where every one has it, else (process
- * group, Seq) where every one has Seq, else the order of starts within each process group.
+ * group, Seq) where every one has Seq, else the order of starts within each process group.  A send or
+ * recv (p2p_of) is keyed apart, by its pair (SJ_KEY_P2P: group, sender, receiver, and its order among that
+ * pair's kernels on this rank, first in first out, as NCCL matches a send with a recv; one that names no
+ * peer gets no pair, -1 -1, and stays alone); it takes no part in the collectives' choice of key, nor in
+ * their order (only two ranks of its group have it).  Its Seq and Comms Id are left aside: PyTorch counts
+ * p2p ops per rank, so a rank that sends and receives numbers them differently from each of its peers.
  * pw_edge/tr_edge: per collective, its wait and transfer edges in s's graph. */
 static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const hta_sim *s, sj_rank *R,
                               uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
@@ -43,6 +119,7 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
     *tr_edge = malloc((n ? n : 1) * sizeof **tr_edge);
     uint32_t *from_mid = malloc((g->nnode ? g->nnode : 1) * sizeof *from_mid);
     ord *o = NULL;
+    pord *po = NULL;
     if (!R->coll || !*pw_edge || !*tr_edge || !from_mid) goto oom;
     /* the transfer leaves the wait's node (the mid node) */
     for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
@@ -60,9 +137,23 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
         c->pg = pga && pga->type == HTA_V_STR ? intern(j, hta_sym(t->sym, pga->v.sym)) : UINT32_MAX;
         c->kind = c->pg == UINT32_MAX ? SJ_KEY_NONE : SJ_KEY_PG;
         c->seq = hta_row_arg_int(t, r, row, HTA_ARG_SEQ, -1);
-        if (c->seq < 0) has_seq = 0;
-        const hta_arg *cid = cid_sym >= 0 ? hta_row_arg(r, row, cid_sym) : NULL;
-        if (!cid || cid->type != HTA_V_INT) has_id = 0;
+        c->src = c->dst = -1;
+        int send = 0;
+        int32_t peer = -1;
+        if (p2p_of(t, r, row, R->rank, &send, &peer)) {
+            /* a send or recv whose peer is unknown (or itself) stays its rank's alone: keyed with no pair
+             * (-1, -1), which no pair of ranks matches; ordered with the collectives, it would join every
+             * rank's k-th p2p op of its group, a rendezvous NCCL never makes */
+            c->kind = SJ_KEY_P2P;
+            if (peer >= 0 && peer != R->rank) {
+                c->src = send ? R->rank : peer;
+                c->dst = send ? peer : R->rank;
+            }
+        } else {
+            if (c->seq < 0) has_seq = 0;
+            const hta_arg *cid = cid_sym >= 0 ? hta_row_arg(r, row, cid_sym) : NULL;
+            if (!cid || cid->type != HTA_V_INT) has_id = 0;
+        }
         c->name = intern(j, hta_sym(g->sym, x->name));
         if (c->name == UINT32_MAX || (pga && pga->type == HTA_V_STR && c->pg == UINT32_MAX)) goto oom;
         c->ts = x->ts + g->origin_ns;
@@ -85,25 +176,48 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
     from_mid = NULL;
     if (has_id && R->ncoll) {
         for (size_t i = 0; i < R->ncoll; i++) {
+            if (R->coll[i].kind == SJ_KEY_P2P) continue;
             R->coll[i].kind = SJ_KEY_ID;
             R->coll[i].pg = UINT32_MAX;
             R->coll[i].seq = hta_row_arg(r, (uint32_t)g->ev[g->edge[(*pw_edge)[i]].attr].row, cid_sym)->v.i;
         }
     } else if (!has_seq && R->ncoll) {
         if (!(o = malloc(R->ncoll * sizeof *o))) goto oom;
-        for (size_t i = 0; i < R->ncoll; i++) o[i] = (ord){R->coll[i].pg, R->coll[i].ts, i};
-        qsort(o, R->ncoll, sizeof *o, cmp_ord);
+        size_t no = 0;
+        for (size_t i = 0; i < R->ncoll; i++)
+            if (R->coll[i].kind != SJ_KEY_P2P) o[no++] = (ord){R->coll[i].pg, R->coll[i].ts, i};
+        if (no > 1) qsort(o, no, sizeof *o, cmp_ord);
         int64_t n1 = 0;
-        for (size_t i = 0; i < R->ncoll; i++) {
+        for (size_t i = 0; i < no; i++) {
             if (i && o[i].pg != o[i - 1].pg) n1 = 0;
             R->coll[o[i].i].seq = n1++;
         }
         free(o);
+        o = NULL;
+    }
+    /* the pairs' order: the k-th send src->dst of a group on the sender, the k-th recv on the receiver */
+    size_t np = 0;
+    for (size_t i = 0; i < R->ncoll; i++) np += R->coll[i].kind == SJ_KEY_P2P;
+    if (np) {
+        if (!(po = malloc(np * sizeof *po))) goto oom;
+        np = 0;
+        for (size_t i = 0; i < R->ncoll; i++) {
+            const sj_coll *c = &R->coll[i];
+            if (c->kind == SJ_KEY_P2P) po[np++] = (pord){c->pg, c->src, c->dst, c->ts, i};
+        }
+        if (np > 1) qsort(po, np, sizeof *po, cmp_pord);
+        int64_t n1 = 0;
+        for (size_t i = 0; i < np; i++) {
+            if (i && (po[i].pg != po[i - 1].pg || po[i].src != po[i - 1].src || po[i].dst != po[i - 1].dst)) n1 = 0;
+            R->coll[po[i].i].seq = n1++;
+        }
+        free(po);
     }
     return HTA_OK;
 oom:
     free(from_mid);
     free(o);
+    free(po);
     return hta_oom(err);
 }
 

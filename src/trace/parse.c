@@ -137,6 +137,8 @@ static const char *const KNOWN_ARGS[HTA_ARG_KNOWN_COUNT] = {
     [HTA_ARG_COMMS_ID] = "Comms Id",
     [HTA_ARG_EXTERNAL_ID_LEGACY] = "external id",
     [HTA_ARG_CONCRETE_INPUTS] = "Concrete Inputs",
+    [HTA_ARG_SRC_RANK] = "Src Rank",
+    [HTA_ARG_DST_RANK] = "Dst Rank",
 };
 
 const char *hta_arg_key_name(hta_arg_key k) {
@@ -155,7 +157,10 @@ static int arg_lookup(const char *k, size_t n) {
     case 5: if (IS("bytes")) return HTA_ARG_BYTES;
             if (IS("dtype")) return HTA_ARG_DTYPE;
             break;
-    case 8: if (IS("Comms Id")) return HTA_ARG_COMMS_ID; break;
+    case 8: if (IS("Comms Id")) return HTA_ARG_COMMS_ID;
+            if (IS("Src Rank")) return HTA_ARG_SRC_RANK;
+            if (IS("Dst Rank")) return HTA_ARG_DST_RANK;
+            break;
     case 6: if (IS("stream")) return A_STREAM;
             if (IS("queued")) return HTA_ARG_QUEUED;
             if (IS("device")) return HTA_ARG_DEVICE;

@@ -1,5 +1,5 @@
 /* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
- * them (sim_job.c), the clocks' offsets, rank:R=median's factors, and every scenario's times at the
+ * them, the clocks' offsets, rank:R=median's factors, and every scenario's times at the
  * skeletons' nodes, barrier by barrier in an order of their dependencies. */
 #include <stdlib.h>
 #include <string.h>
@@ -127,8 +127,9 @@ static double med_factor(const sj_med *m, uint64_t key) {
     return lo < m->n && m->key[lo] == key ? m->f[lo] : 1.0;
 }
 
-hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
-                       hta_error *err) {
+/* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
+static hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                              hta_error *err) {
     const sj_scn *sc = &j->scn[scn];
     uint64_t mask = j->r[pos].skel[scn].trmask[c];
     /* the job's transfer under the rules that selected this rank's kernel, applied as on any edge */

@@ -28,7 +28,7 @@ static int cmp_ord(const void *a, const void *b) {
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* The rank's collectives, keyed as sim_job.c keys them: Comms Id where every one has it, else (process
+/* The rank's collectives, keyed for the match (sim_job_internal.h): Comms Id where every one has it, else (process
  * group, Seq) where every one has Seq, else the order of starts within each process group.
  * pw_edge/tr_edge: per collective, its wait and transfer edges in s's graph. */
 static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const hta_sim *s, sj_rank *R,
@@ -429,7 +429,7 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
 }
 
 /* Per edge of the rank's graph, the factor of a median rule: the job's factors by key (1 elsewhere). */
-hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
+static hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
     const hta_cp_graph *g = s->g;
     double *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
     if (!f) return hta_oom(err);

@@ -156,6 +156,24 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
                           hta_cp_path *path, hta_error *err);
 
 
+/* One rank's critical path as `hta critical-path` answers it (ask.c), the engine chosen from the options: the
+ * simulation graph's one path (hta_sim_answer) by default; HTA's graph's summary, breakdown and stats with
+ * hta_graph or a stored graph (a what-if on a trace still runs on the simulation graph, its what_if tables
+ * first).  The context's rank 0 is the rank (ctx NULL with a stored graph). */
+typedef struct hta_cpath_ask_opts {
+    const hta_cpath_opts *cp;    /* HTA's options: annotation and instance (the span), data loading, launch edges */
+    const hta_cpath_rule *rules; /* what-if rules, in order */
+    size_t nrules;
+    int hta_graph;               /* HTA's graph's answer (--hta-compat) */
+    const char *graph;           /* a stored graph (hta_cpath_save) to answer from, or NULL */
+    int top, all;                /* breakdown: its top longest edges (<= 0: the default), or every edge */
+    const char *overlay;         /* the trace with the path overlaid, written into this folder */
+    int all_events, all_edges;   /* overlay: every event, every graph edge */
+    const char *save;            /* HTA's graph stored in this file */
+    const char *trace_out;       /* with rules: the simulated trace */
+} hta_cpath_ask_opts;
+hta_status hta_cpath_ask(hta_ctx *ctx, const hta_cpath_ask_opts *o, hta_result *out, hta_error *err);
+
 /* ---- the job in bounded memory (docs/scaling.md, "The critical path across ranks") ----
  *
  * The answers of every rank's simulation graph joined at their collectives (barrier nodes), without ever

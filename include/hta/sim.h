@@ -35,36 +35,17 @@ extern "C" {
 
 typedef struct hta_sim hta_sim;
 
-/* One ProfilerStep#N of the simulated ranks. */
-typedef struct hta_sim_step {
-    int32_t rank;
-    int64_t number;          /* N */
-    uint32_t start, end;     /* nodes */
-} hta_sim_step;
-
 /* Builds the simulation graph of the context's rank k (the rows of the context's window, or all). */
 hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
 void hta_sim_free(hta_sim *s);
 
-/* The graph of every rank of the context joined at their collectives (barrier nodes; matched by process
- * group and Seq, else by order), on one clock base (offsets from the collectives' ends).  Rules then act on
- * every rank, and a step's simulated time is its rank's. */
-hta_status hta_sim_build_job(hta_ctx *ctx, hta_sim **out, hta_error *err);
-/* Collective instances joined across ranks (0 for one rank's graph). */
-size_t hta_sim_joined(const hta_sim *s);
-
 /* The graph (edges, events, nodes) in hta_cp_graph form: summary and breakdown tables work on it. */
 const hta_cp_graph *hta_sim_graph(const hta_sim *s);
-size_t hta_sim_nsteps(const hta_sim *s);
-const hta_sim_step *hta_sim_steps(const hta_sim *s);
 
 /* Weights after the rules (docs/critical-path.md, "What-if"), applied in order.  A rule that changes no
  * edge is an error naming it.  w: nedge entries, filled. */
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,
                            size_t *nchanged, hta_error *err);
-
-/* The rank (its number) whose work edge e is: the rank of the event it starts from. */
-int32_t hta_sim_edge_rank(const hta_sim *s, size_t e);
 
 /* The schedule: every node's time (ns, relative to the graph's origin) under weights w (NULL: the
  * graph's own, which give the trace's times back). */
@@ -75,9 +56,6 @@ hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error
  * time.  p->length = t[last] - t[first]. */
 hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t last, int64_t from,
                         hta_cp_path *p, hta_error *err);
-
-/* The node that ends last under schedule t (the end of the whole run). */
-uint32_t hta_sim_last_node(const hta_sim *s, const int64_t *t);
 
 /* Writes the rank's trace with every event at its simulated time: graph events exactly, every other
  * event (annotations on the GPU, flows, counters, instants) moved with its track so that nesting is
@@ -147,16 +125,6 @@ HTA_TABLE_DECLARE(HTA_SIM_BLAME)
     C(HTA_SIM_HOPS_SEQ, "seq", INT, "", "its Seq or order")
 HTA_TABLE_DECLARE(HTA_SIM_HOPS)
 
-/* --all-ranks tables for schedule t (the graph's own weights) and the job's path p: collectives, blame,
- * hops. */
-hta_status hta_sim_rank_tables(const hta_sim *s, const int64_t *t, const hta_cp_path *p, hta_result *out,
-                               hta_error *err);
-
-/* The job's path for Perfetto: every rank on one clock, a process per rank and side (CPU, GPU), the path's
- * events marked "critical": 1, flows along the path (across ranks at hops).  Written to out_path. */
-hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,
-                           hta_error *err);
-
 /* Table `steps` for schedule t under weights w (NULL: the graph's own): the steps with t[start] >= lo and
  * t[end] <= hi. */
 hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t *t, int64_t lo, int64_t hi,
@@ -188,10 +156,28 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
                           hta_cp_path *path, hta_error *err);
 
 
+/* One rank's critical path as `hta critical-path` answers it (ask.c), the engine chosen from the options: the
+ * simulation graph's one path (hta_sim_answer) by default; HTA's graph's summary, breakdown and stats with
+ * hta_graph or a stored graph (a what-if on a trace still runs on the simulation graph, its what_if tables
+ * first).  The context's rank 0 is the rank (ctx NULL with a stored graph). */
+typedef struct hta_cpath_ask_opts {
+    const hta_cpath_opts *cp;    /* HTA's options: annotation and instance (the span), data loading, launch edges */
+    const hta_cpath_rule *rules; /* what-if rules, in order */
+    size_t nrules;
+    int hta_graph;               /* HTA's graph's answer (--hta-compat) */
+    const char *graph;           /* a stored graph (hta_cpath_save) to answer from, or NULL */
+    int top, all;                /* breakdown: its top longest edges (<= 0: the default), or every edge */
+    const char *overlay;         /* the trace with the path overlaid, written into this folder */
+    int all_events, all_edges;   /* overlay: every event, every graph edge */
+    const char *save;            /* HTA's graph stored in this file */
+    const char *trace_out;       /* with rules: the simulated trace */
+} hta_cpath_ask_opts;
+hta_status hta_cpath_ask(hta_ctx *ctx, const hta_cpath_ask_opts *o, hta_result *out, hta_error *err);
+
 /* ---- the job in bounded memory (docs/scaling.md, "The critical path across ranks") ----
  *
- * The same answers as the joined graph (hta_sim_build_job and the functions above on it), without ever
- * holding more than one rank's graph per thread: each rank's graph is reduced to a skeleton (the longest
+ * The answers of every rank's simulation graph joined at their collectives (barrier nodes), without ever
+ * building that graph or holding more than one rank's graph per thread: each rank's graph is reduced to a skeleton (the longest
  * distances from its collectives' ends to its arrivals and step boundaries), the barriers are replayed
  * from the skeletons, and paths are summed rank by rank where they pass. */
 typedef struct hta_job hta_job;

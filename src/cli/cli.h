@@ -19,6 +19,7 @@ typedef struct cli_command {
     const char *summary;
     cli_run_fn run;
     const hta_table_def *const *tables; /* the tables it prints, NULL-terminated */
+    int per_rank; /* it runs rank by rank (cli_run_ranks): hta-mpi shares its ranks among processes */
 } cli_command;
 
 void cli_register(const cli_command *c);
@@ -28,11 +29,15 @@ const cli_command *cli_command_named(const char *name);
 
 /* Registers command fn as `hta nm`; the arguments after fn are the
  * declarations of the tables it prints (NULL for none), which its --help,
- * `hta tables` and docs/tables.md list. */
-#define HTA_CLI_COMMAND(ord, nm, summ, fn, ...)                                \
-    static const hta_table_def *const cli_tables_##fn[] = {__VA_ARGS__, NULL}; \
-    static const cli_command cli_cmd_##fn = {ord, nm, summ, fn, cli_tables_##fn}; \
+ * `hta tables` and docs/tables.md list.  HTA_CLI_RANK_COMMAND registers a command that runs rank by rank
+ * (cli_run_ranks; each was checked to print, rank by rank, the tables and notes of the whole run: tests/scale):
+ * the registration is the one list of them, which hta-mpi reads (cli_is_per_rank). */
+#define HTA_CLI_COMMAND_(ord, nm, summ, rk, fn, ...)                                  \
+    static const hta_table_def *const cli_tables_##fn[] = {__VA_ARGS__, NULL};        \
+    static const cli_command cli_cmd_##fn = {ord, nm, summ, fn, cli_tables_##fn, rk}; \
     __attribute__((constructor)) static void cli_reg_##fn(void) { cli_register(&cli_cmd_##fn); }
+#define HTA_CLI_COMMAND(ord, nm, summ, fn, ...) HTA_CLI_COMMAND_(ord, nm, summ, 0, fn, __VA_ARGS__)
+#define HTA_CLI_RANK_COMMAND(ord, nm, summ, fn, ...) HTA_CLI_COMMAND_(ord, nm, summ, 1, fn, __VA_ARGS__)
 
 /* Prints the declarations of tables (NULL-terminated) for --help: per table its
  * name and meaning, per column its name, unit and meaning, within 100 columns. */
@@ -84,40 +89,47 @@ int cli_emit(const cli_common *c, hta_result *res);
 /* Reports a library error on stderr; returns the exit status. */
 int cli_fail(const char *cmd, const hta_error *err);
 
-/* Runs a typical analysis command: parse, load, run fn, emit. */
-typedef hta_status (*cli_analysis_fn)(hta_ctx *ctx, const cli_common *c, hta_result *out,
+/* An analysis of a command: its result from a context.  user: the command's parsed options and state (never
+ * file statics), only read here, since the per-rank threads call it at once. */
+typedef hta_status (*cli_analysis_fn)(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out,
                                       hta_error *err);
-int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                     cli_analysis_fn fn);
-/* The part after parsing: load c->path, run fn, emit. For commands that check
- * their own options first. */
-int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn);
+/* The whole load: load c->path, run fn, emit. */
+int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user);
 
 /* ---- the per-rank iteration (per_rank.c, docs/scaling.md) ----
- * A command whose answer for each rank depends on that rank alone runs rank by rank: at most --threads
- * rank models in memory, the per-rank results appended in rank order, printed as the whole run would. */
-int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                     cli_analysis_fn fn);
-/* 1 when command `name` runs rank by rank (hta-mpi shares its ranks among processes). */
+ * A command registered with HTA_CLI_RANK_COMMAND runs rank by rank: at most --threads rank models in memory,
+ * each rank's result from a context of that rank alone, the results appended in rank order, then:
+ *   - printed as the whole run would print them (reduce and done NULL: the answer for a rank depends on that
+ *     rank alone);
+ *   - reduced (reduce): the results are parts (the analysis's _part, kernels' sums over the ranks, notes about
+ *     the whole run) that reduce turns into the result (its _reduce); the whole load reduces the part of all
+ *     ranks, so both print the same;
+ *   - finished (done): a command across ranks (stragglers, merge, report) whose results are summaries; done
+ *     gets them with the plan of the files (to read them again), prints, frees all and returns the exit
+ *     status; whole runs the command on the whole load.  Under hta-mpi the summaries are gathered on process
+ *     0, which alone calls done.
+ * Where the plan cannot go file by file (and under HTA_PER_RANK=0) the command runs on the whole load. */
+typedef hta_status (*cli_reduce_fn)(const cli_common *c, void *user, hta_result *parts, hta_result *out,
+                                    hta_error *err);
+typedef int (*cli_done_fn)(cli_common *c, const char *cmd, void *user, const hta_rank_plan *plan, hta_result *all);
+typedef int (*cli_whole_fn)(cli_common *c, const char *cmd, void *user);
+typedef struct cli_ranks {
+    cli_analysis_fn fn;
+    cli_reduce_fn reduce; /* or NULL */
+    cli_done_fn done;     /* or NULL; with whole */
+    cli_whole_fn whole;
+    void *user;           /* the command's options and state, given to each */
+} cli_ranks;
+int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r);
+/* Parses argv (one PATH), then cli_run_ranks. */
+int cli_parse_run_ranks(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                        const cli_ranks *r);
+/* 1 when c's run goes file by file: the plan of c->path's files (made into *plan, hta_rank_plan_free it
+ * either way) takes the run one file at a time, and HTA_PER_RANK=0 (the whole load, for comparisons) is not
+ * set.  0: the whole load. */
+int cli_plan(const cli_common *c, hta_rank_plan *plan);
+/* 1 when command `name` runs rank by rank (its registration, HTA_CLI_RANK_COMMAND). */
 int cli_is_per_rank(const char *name);
-/* A command whose result is not rank by rank row for row (kernels' sums over the ranks, notes about the
- * whole run) is reduced: fn gives the part of its context's ranks (the analysis's _part), reduce turns the
- * parts, appended in rank order, into the result (its _reduce).  The whole load reduces the part of all
- * ranks, so both print the same.  reduce NULL: the parts appended are the result, as cli_run_per_rank. */
-typedef hta_status (*cli_reduce_fn)(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err);
-int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce);
-int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                    cli_analysis_fn fn, cli_reduce_fn reduce);
-
-/* A command across ranks (stragglers, merge, report) rank by rank: fn gives one rank's summary (tables,
- * from a context of that rank alone); done gets every rank's summaries appended in rank order and the
- * plan of the files (to read them again), finishes the command (prints), frees all and returns the exit
- * status; whole runs the command on the whole load where the plan cannot go file by file (and under
- * HTA_PER_RANK=0).  Under hta-mpi the summaries are gathered
- * on process 0, which alone calls done. */
-typedef int (*cli_done_fn)(cli_common *c, const char *cmd, const hta_rank_plan *plan, hta_result *all);
-typedef int (*cli_whole_fn)(cli_common *c, const char *cmd);
-int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole);
 
 /* What one rank gave: its result and its loader's warnings. */
 typedef struct cli_part {

@@ -7,27 +7,29 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
-static hta_counters_opts g_o;
-static int maxq;
-static const char *augment;
+typedef struct counters_args {
+    hta_counters_opts o;
+    const char *augment; /* --augment OUTDIR */
+} counters_args;
 
-/* called from the per-rank threads: the statics are only read */
-static hta_status run_counters(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (augment) HTA_TRY(cli_check_derivable(ctx, "--augment", err));
-    return augment ? hta_counters_augment(ctx, &g_o, augment, out, err) : hta_counters_part(ctx, &g_o, out, err);
+static hta_status run_counters(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    const counters_args *a = user;
+    if (a->augment) HTA_TRY(cli_check_derivable(ctx, "--augment", err));
+    return a->augment ? hta_counters_augment(ctx, &a->o, a->augment, out, err) : hta_counters_part(ctx, &a->o, out, err);
 }
 
-static hta_status reduce_counters(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_counters_reduce(&g_o, parts, out, err);
+static hta_status reduce_counters(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_counters_reduce(&((const counters_args *)user)->o, parts, out, err);
 }
 
 static int cmd_counters(int argc, char **argv) {
-    hta_counters_opts_default(&g_o);
-    maxq = (int)g_o.max_queue_length;
+    counters_args a = {0};
+    hta_counters_opts_default(&a.o);
+    int maxq = (int)a.o.max_queue_length;
     const cli_opt opts[] = {
-        {"series", CLI_FLAG, &g_o.series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
+        {"series", CLI_FLAG, &a.o.series, NULL, "also print the time series (queue_length_series, memory_bw_series)"},
         {"max-queue-length", CLI_INT, &maxq, "N", "queue length that counts as full (default 1024)"},
-        {"augment", CLI_STR, &augment, "OUTDIR",
+        {"augment", CLI_STR, &a.augment, "OUTDIR",
          "write each rank's trace with counter tracks to OUTDIR/<stem>_with_counters.json[.gz]"},
         {0},
     };
@@ -42,11 +44,12 @@ static int cmd_counters(int argc, char **argv) {
         fprintf(stderr, "hta counters: --max-queue-length must be >= 0\n");
         return EXIT_USAGE;
     }
-    g_o.max_queue_length = maxq;
+    a.o.max_queue_length = maxq;
     /* --augment's rows are per rank: appended as they are */
-    return cli_analyse_per_rank(&c, argv[0], run_counters, augment ? NULL : reduce_counters);
+    const cli_ranks r = {run_counters, a.augment ? NULL : reduce_counters, NULL, NULL, &a};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment",
+HTA_CLI_RANK_COMMAND(40, "counters", "queue length, memory bandwidth, time blocked on a full queue; --augment",
                 cmd_counters, &HTA_QUEUE_SUMMARY_TABLE, &HTA_MEMBW_SUMMARY_TABLE, &HTA_QUEUE_BLOCKED_TABLE,
                 &HTA_QUEUE_SERIES_TABLE, &HTA_MEMBW_SERIES_TABLE, &HTA_AUGMENTED_TABLE)

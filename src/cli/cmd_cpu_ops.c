@@ -7,26 +7,24 @@
 #include "cli/cli.h"
 #include "hta/cpuops.h"
 
-static hta_cpu_ops_opts g_o;
-static int g_args, g_no_args;
-
-/* called from the per-rank threads: g_o is only read */
-static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_cpu_ops_part(ctx, &g_o, out, err);
+static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_cpu_ops_part(ctx, user, out, err);
 }
 
-static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_cpu_ops_reduce(&g_o, parts, out, err);
+static hta_status reduce(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_cpu_ops_reduce(user, parts, out, err);
 }
 
 static int cmd_cpu_ops(int argc, char **argv) {
-    hta_cpu_ops_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"top", CLI_INT, &g_o.top, "N", "cpu_op_time: the N names per rank with the most self time (default: all)"},
-        {"step-top", CLI_INT, &g_o.step_top, "N", "cpu_step_ops: operators per step (default 5; 0: all)"},
-        {"args", CLI_FLAG, &g_args, NULL,
+    hta_cpu_ops_opts o;
+    hta_cpu_ops_opts_default(&o);
+    int args = 0, no_args = 0;
+    const cli_opt opts[] = {
+        {"top", CLI_INT, &o.top, "N", "cpu_op_time: the N names per rank with the most self time (default: all)"},
+        {"step-top", CLI_INT, &o.step_top, "N", "cpu_step_ops: operators per step (default 5; 0: all)"},
+        {"args", CLI_FLAG, &args, NULL,
          "scope_args for every rank (default: only files written by libhtatrace); re-reads the files"},
-        {"no-args", CLI_FLAG, &g_no_args, NULL, "no scope_args, not even for libhtatrace files"},
+        {"no-args", CLI_FLAG, &no_args, NULL, "no scope_args, not even for libhtatrace files"},
         {0},
     };
     cli_common c;
@@ -38,15 +36,16 @@ static int cmd_cpu_ops(int argc, char **argv) {
                        "of libhtatrace scopes. Durations are the nanoseconds as written.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (g_args && g_no_args) {
+    if (args && no_args) {
         fprintf(stderr, "hta cpu-ops: --args and --no-args exclude each other\nTry 'hta cpu-ops --help'.\n");
         return EXIT_USAGE;
     }
-    if (g_args) g_o.args = 1;
-    if (g_no_args) g_o.args = 0;
-    return cli_analyse_per_rank(&c, argv[0], run, reduce);
+    if (args) o.args = 1;
+    if (no_args) o.args = 0;
+    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(34, "cpu-ops", "CPU time per operator, annotation or tracer scope, and per ProfilerStep",
+HTA_CLI_RANK_COMMAND(34, "cpu-ops", "CPU time per operator, annotation or tracer scope, and per ProfilerStep",
                 cmd_cpu_ops, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE, &HTA_CPU_STEP_OPS_TABLE,
                 &HTA_SCOPE_ARGS_TABLE)

@@ -1,5 +1,6 @@
-/* hta critical-path: HTA's lightweight critical path, overlay, save/restore
- * and what-if simulation (docs/critical-path.md). */
+/* hta critical-path: the critical path of one rank or of the job, overlay, save/restore and what-if
+ * (docs/critical-path.md).  The command parses its options and its rules (once), checks its outputs, and
+ * prints what the library answers: one rank's answer (hta_cpath_ask) or the job's (hta_job_*). */
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -45,6 +46,23 @@ static int parse_instance(const char *s, int64_t *a, int64_t *b) {
     return 0;
 }
 
+/* The --what-if rules, parsed once for every engine.  Returns -1 to go on, or the exit status (2 on a bad rule);
+ * *rules holds the *n parsed either way. */
+static int parse_rules(const cli_list *l, hta_cpath_rule **rules, size_t *n) {
+    if (!(*rules = calloc(l->n ? l->n : 1, sizeof **rules))) {
+        fprintf(stderr, "hta critical-path: out of memory\n");
+        return 1;
+    }
+    for (; *n < l->n; ++*n) {
+        hta_error e = {0};
+        if (hta_cpath_rule_parse(l->v[*n], &(*rules)[*n], &e)) {
+            fprintf(stderr, "hta critical-path: %s\n", e.msg);
+            return EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
 /* Whether folder dir is the folder of the traces at path (path itself, or the folder of a file): rank files
  * written there would claim the ranks of the files they came from. */
 static int same_folder(const char *dir, const char *path) {
@@ -61,32 +79,6 @@ static int same_folder(const char *dir, const char *path) {
     free(d);
     free(p);
     return same;
-}
-
-/* A what-if on a stored graph (--graph FILE): HTA's graph with the rules' weights, its new longest path. */
-static hta_status what_if_tables(const hta_cp_graph *g, const cp_args *a, const hta_cpath_rule *rules,
-                                 hta_result *out, hta_error *err) {
-    int64_t *w = malloc((g->nedge ? g->nedge : 1) * sizeof *w);
-    hta_cp_path p = {0};
-    hta_status st = HTA_OK;
-    if (!w) return hta_oom(err);
-    if (a->what_if_trace) {
-        st = hta_fail(err, HTA_EINVAL, "--what-if-trace needs the trace (PATH), not only --graph");
-        goto done;
-    }
-    size_t changed = 0;
-    HTA_TRY_GOTO(st, hta_cpath_whatif_weights(g, rules, a->what_if.n, w, &changed, err), done);
-    /* the new path on the same graph with the changed weights: same nodes, same tie rules, so baseline and
-     * simulation differ only by the rules */
-    HTA_TRY_GOTO(st, hta_cpath_longest(g, w, &p, err), done);
-    HTA_TRY_GOTO(st, hta_cpath_whatif_table(g->path.length, p.length, changed, p.n, out, err), done);
-    HTA_TRY_GOTO(st, hta_cpath_summary(g, &p, w, a->data_load.v, a->data_load.n, &HTA_CP_WHATIF_SUMMARY_TABLE, out,
-                                       err),
-                 done);
-done:
-    free(w);
-    hta_cpath_path_free(&p);
-    return st;
 }
 
 /* --all-ranks: the job's engine (hta_job_*): rank by rank where the plan allows, else over the loaded
@@ -132,8 +124,7 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
                                             "would claim the same ranks)", a->what_if_trace);
         jo.trace_dir = a->what_if_trace;
     }
-    int planned = !st && hta_ctx_per_rank_ok(&c->ctx) &&
-                  !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err) && plan.per_rank;
+    int planned = !st && cli_plan(c, &plan);
     if (st) {
         /* an output that cannot be written */
     } else if (planned) {
@@ -156,94 +147,6 @@ out:
     hta_job_free(jb);
     hta_ctx_free(ctx);
     return rc;
-}
-
-/* The default answer for one rank: the simulation graph's one path through the selection (hta_sim_answer);
- * --save also stores HTA's graph. */
-static hta_status one_rank(hta_ctx *ctx, const cli_common *c, const cp_args *a, const hta_cpath_opts *o,
-                           const hta_cpath_rule *rules, hta_result *res, hta_error *err) {
-    hta_sim *sim = NULL;
-    hta_cp_path p = {0};
-    hta_sim_opts so = {rules, a->what_if.n, a->data_load.v, a->data_load.n, INT64_MIN, INT64_MAX,
-                       !a->what_if.n || a->top > 0 || a->all, a->all ? 0 : a->top > 0 ? (size_t)a->top : 20,
-                       a->what_if_trace};
-    hta_status st = HTA_OK;
-    if (a->annotation) HTA_TRY(hta_cpath_window(ctx, 0, o, &so.lo, &so.hi, err));
-    HTA_TRY(hta_sim_build(ctx, 0, &sim, err));
-    st = hta_sim_answer(ctx, sim, &so, res, &p, err);
-    if (!st && a->overlay) {
-        hta_cpath_overlay_opts oo = {a->all_events, a->all_events && a->all_edges, 0, &p};
-        char *written = NULL;
-        st = hta_cpath_overlay(ctx, hta_sim_graph(sim), a->overlay, &oo, &written, err);
-        if (!st) hta_result_note(res, "overlay written to %s", written);
-        free(written);
-    }
-    if (!st && a->save) {
-        hta_cp_graph *g = NULL;
-        st = hta_cpath_build(ctx, 0, o, &g, err);
-        if (!st) st = hta_cpath_save(g, a->save, err);
-        if (!st) hta_result_note(res, "HTA's graph saved to %s", a->save);
-        hta_cpath_free(g);
-    }
-    hta_cpath_path_free(&p);
-    hta_sim_free(sim);
-    return st;
-}
-
-/* HTA's graph (--hta-compat, or --graph FILE): its summary, breakdown and stats; a what-if on a trace runs
- * on the simulation graph (its what_if tables first), on a stored graph on HTA's. */
-static hta_status hta_graph(hta_ctx *ctx, const cp_args *a, const hta_cpath_opts *o, const hta_cpath_rule *rules,
-                            hta_result *res, hta_error *err) {
-    hta_cp_graph *g = NULL;
-    hta_status st = a->graph ? hta_cpath_load(a->graph, &g, err) : hta_cpath_build(ctx, 0, o, &g, err);
-    if (st) return st;
-    for (size_t i = 0; i < g->nnotes; i++) hta_result_note(res, "%s", g->notes[i]);
-    if (a->what_if.n && ctx) {
-        hta_sim *sim = NULL;
-        hta_result tmp;
-        hta_result_init(&tmp);
-        hta_sim_opts so = {rules, a->what_if.n, a->data_load.v, a->data_load.n, INT64_MIN, INT64_MAX, 0, 0,
-                           a->what_if_trace};
-        if (a->annotation) st = hta_cpath_window(ctx, 0, o, &so.lo, &so.hi, err);
-        if (!st) st = hta_sim_build(ctx, 0, &sim, err);
-        if (!st) st = hta_sim_answer(ctx, sim, &so, &tmp, NULL, err);
-        /* only the what-if's tables: the rest is HTA's graph's */
-        for (size_t i = 0; !st && i < tmp.n; i++) {
-            if (strncmp(tmp.tables[i]->name, "what_if", 7)) continue;
-            if (hta_result_add(res, tmp.tables[i])) st = hta_oom(err);
-            tmp.tables[i] = NULL;
-        }
-        if (!st) st = hta_result_copy_notes(res, &tmp, err);
-        hta_result_free(&tmp);
-        hta_sim_free(sim);
-    } else if (a->what_if.n) {
-        st = what_if_tables(g, a, rules, res, err);
-    }
-    if (!st)
-        st = hta_cpath_report(g, &g->path, NULL, a->data_load.v, a->data_load.n,
-                              a->top > 0 && !a->all ? (size_t)a->top : 0, res, err);
-    if (!st && a->what_if.n && a->top <= 0 && !a->all) {
-        hta_table *bd = NULL;
-        st = hta_result_take(res, &HTA_CP_BREAKDOWN_TABLE, &bd, err);
-        hta_table_free(bd);
-    }
-    if (!st && a->save) {
-        st = hta_cpath_save(g, a->save, err);
-        if (!st) hta_result_note(res, "graph saved to %s", a->save);
-    }
-    if (!st && a->overlay) {
-        if (!ctx) {
-            st = hta_fail(err, HTA_EINVAL, "--overlay needs the trace (PATH), not only --graph");
-        } else {
-            hta_cpath_overlay_opts oo = {a->all_events, a->all_events && a->all_edges, 0, NULL};
-            char *written = NULL;
-            st = hta_cpath_overlay(ctx, g, a->overlay, &oo, &written, err);
-            if (!st) hta_result_note(res, "overlay written to %s", written);
-            free(written);
-        }
-    }
-    hta_cpath_free(g);
-    return st;
 }
 
 static int cmd_critical_path(int argc, char **argv) {
@@ -296,7 +199,7 @@ static int cmd_critical_path(int argc, char **argv) {
     /* HTA's defaults, then the options that map onto its arguments (annotation, instance,
      * data_load_events, the zero-weight launch option) */
     hta_cpath_opts_default(&o);
-    o.annotation = a.annotation ? a.annotation : "";
+    if (a.annotation) o.annotation = a.annotation;
     if (a.instance && parse_instance(a.instance, &o.instance_a, &o.instance_b)) {
         fprintf(stderr, "hta critical-path: bad --instance '%s' (N or A:B)\n", a.instance);
         rc = EXIT_USAGE;
@@ -306,18 +209,7 @@ static int cmd_critical_path(int argc, char **argv) {
     o.ndata_load = a.data_load.n;
     o.zero_weight_launch = a.zero_weight;
     /* the rules, parsed once, before the trace is read: a typo is a usage error now, not after a long load */
-    if (!(rules = calloc(a.what_if.n ? a.what_if.n : 1, sizeof *rules))) {
-        fprintf(stderr, "hta critical-path: out of memory\n");
-        goto out;
-    }
-    for (; nrules < a.what_if.n; nrules++) {
-        hta_error e = {0};
-        if (hta_cpath_rule_parse(a.what_if.v[nrules], &rules[nrules], &e)) {
-            fprintf(stderr, "hta critical-path: %s\n", e.msg);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
+    if ((rc = parse_rules(&a.what_if, &rules, &nrules)) >= 0) goto out;
     if (a.all_ranks) {
         rc = job(&c, &a, rules, argv[0]);
         goto out;
@@ -353,9 +245,11 @@ static int cmd_critical_path(int argc, char **argv) {
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     hta_result res;
     hta_result_init(&res);
-    /* one engine for the default answer; HTA's graph where HTA is asked for */
-    hta_status st = a.graph || c.ctx.hta_compat ? hta_graph(ctx, &a, &o, rules, &res, &err)
-                                                : one_rank(ctx, &c, &a, &o, rules, &res, &err);
+    const hta_cpath_ask_opts q = {.cp = &o, .rules = rules, .nrules = nrules, .hta_graph = c.ctx.hta_compat,
+                                  .graph = a.graph, .top = a.top, .all = a.all, .overlay = a.overlay,
+                                  .all_events = a.all_events, .all_edges = a.all_edges, .save = a.save,
+                                  .trace_out = a.what_if_trace};
+    hta_status st = hta_cpath_ask(ctx, &q, &res, &err);
     hta_ctx_free(ctx);
     if (st) {
         hta_result_free(&res);

@@ -4,22 +4,23 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
-static hta_status run_cupti(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+static hta_status run_cupti(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
     return hta_cupti_counters_part(ctx, out, err);
 }
 
-static hta_status reduce_cupti(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
+static hta_status reduce_cupti(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
     return hta_cupti_counters_reduce(parts, out, err);
 }
 
 static int cmd_cupti(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
-    return cli_run_reduced(argc, argv, "PATH [options]",
+    static const cli_ranks r = {run_cupti, reduce_cupti, NULL, NULL, NULL};
+    return cli_parse_run_ranks(argc, argv, "PATH [options]",
                            "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
                            "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"
                            "order is paired with the i-th cudaLaunchKernel, as HTA does.",
-                           opts, run_cupti, reduce_cupti);
+                               opts, &r);
 }
 
-HTA_CLI_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti,
+HTA_CLI_RANK_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti,
                 &HTA_CUPTI_TABLE)

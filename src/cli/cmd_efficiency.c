@@ -6,23 +6,21 @@
 #include "cli/cli.h"
 #include "hta/efficiency.h"
 
-static hta_efficiency_opts g_o;
-
-/* called from the per-rank threads: g_o is only read */
-static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_efficiency_part(ctx, &g_o, out, err);
+static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_efficiency_part(ctx, user, out, err);
 }
 
-static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_efficiency_reduce(&g_o, parts, out, err);
+static hta_status reduce(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_efficiency_reduce(user, parts, out, err);
 }
 
 static int cmd_efficiency(int argc, char **argv) {
-    hta_efficiency_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"peak-tflops", CLI_DOUBLE, &g_o.peak_tflops, "T",
+    hta_efficiency_opts o;
+    hta_efficiency_opts_default(&o);
+    const cli_opt opts[] = {
+        {"peak-tflops", CLI_DOUBLE, &o.peak_tflops, "T",
          "peak TFLOP/s to measure against, for every dtype (default: the GPU's from the peak table)"},
-        {"peak-tbps", CLI_DOUBLE, &g_o.peak_tbps, "B", "peak memory TB/s (default: the GPU's from the peak table)"},
+        {"peak-tbps", CLI_DOUBLE, &o.peak_tbps, "B", "peak memory TB/s (default: the GPU's from the peak table)"},
         {0},
     };
     cli_common c;
@@ -39,12 +37,13 @@ static int cmd_efficiency(int argc, char **argv) {
                        "  hta efficiency trace.json --peak-tflops 400 --peak-tbps 2.0",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (g_o.peak_tflops < 0 || g_o.peak_tbps < 0) {
+    if (o.peak_tflops < 0 || o.peak_tbps < 0) {
         fprintf(stderr, "hta efficiency: --peak-tflops and --peak-tbps must be > 0\nTry 'hta efficiency --help'.\n");
         return EXIT_USAGE;
     }
-    return cli_analyse_per_rank(&c, argv[0], run, reduce);
+    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(24, "efficiency", "FLOP/s and bytes/s per operator against the GPU's peak", cmd_efficiency,
+HTA_CLI_RANK_COMMAND(24, "efficiency", "FLOP/s and bytes/s per operator against the GPU's peak", cmd_efficiency,
                 &HTA_OP_ROOFLINE_TABLE, &HTA_DEVICE_PEAK_TABLE)

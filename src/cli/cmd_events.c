@@ -2,19 +2,15 @@
  * themselves, for looking at what the parser kept and derived. */
 #include "cli/cli.h"
 
-static hta_events_opts eo;
-static int limit;
-
-static hta_status run_events(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    /* a copy: under the per-rank iteration this runs in several threads at once */
-    hta_events_opts o = eo;
-    o.limit = limit;
-    return hta_events(ctx, &o, out, err);
+static hta_status run_events(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_events(ctx, user, out, err);
 }
 
 static int cmd_events(int argc, char **argv) {
+    hta_events_opts eo;
     hta_events_opts_default(&eo);
-    static const cli_opt opts[] = {
+    int limit = 0;
+    const cli_opt opts[] = {
         {"cat", CLI_STR, &eo.cat, "CAT", "only events of this category (kernel, cpu_op, ...)"},
         {"name", CLI_STR, &eo.name, "TEXT", "only events whose name contains TEXT"},
         {"hta-table", CLI_FLAG, &eo.hta_table, NULL,
@@ -22,12 +18,17 @@ static int cmd_events(int argc, char **argv) {
         {"limit", CLI_INT, &limit, "N", "at most N rows per rank"},
         {0},
     };
-    return cli_run_per_rank(argc, argv, "PATH [options]",
-                            "The kept events (rows) with exact nanosecond times and the links derived at load\n"
-                            "(launch partner, call stack, iteration), given as event indexes (position in\n"
-                            "traceEvents).",
-                            opts, run_events);
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
+                       "The kept events (rows) with exact nanosecond times and the links derived at load\n"
+                       "(launch partner, call stack, iteration), given as event indexes (position in\n"
+                       "traceEvents).",
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    eo.limit = limit;
+    const cli_ranks r = {run_events, NULL, NULL, NULL, &eo};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(11, "events", "the events themselves: exact ns times, launch links, call stack", cmd_events,
+HTA_CLI_RANK_COMMAND(11, "events", "the events themselves: exact ns times, launch links, call stack", cmd_events,
                 &HTA_EVENTS_TABLE)

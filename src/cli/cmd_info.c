@@ -1,5 +1,5 @@
 /* `hta info`: the command-line front of hta_info (src/analysis/info.c): what was loaded, per rank.
- * No options of its own; cli_run_analysis loads, runs and prints. */
+ * No options of its own; runs rank by rank (cli_run_ranks), each rank's rows appended. */
 #include <string.h>
 
 #include "cli/cli.h"
@@ -36,7 +36,7 @@ static hta_status note_legacy(hta_ctx *ctx, hta_result *out, hta_error *err) {
     return HTA_OK;
 }
 
-static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
+static hta_status run_info(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
     HTA_TRY(hta_info(ctx, out, err));
     HTA_TRY(note_legacy(ctx, out, err));
     return note_time_unit(ctx, out, err);
@@ -44,12 +44,13 @@ static hta_status run_info(hta_ctx *ctx, const cli_common *c, hta_result *out, h
 
 static int cmd_info(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
-    return cli_run_per_rank(argc, argv, "PATH [options]",
+    static const cli_ranks r = {run_info, NULL, NULL, NULL, NULL};
+    return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
                             "profiler steps; rows per category, in the file and in HTA's table (after its\n"
                             "profiler-step filter); rows and busy time per GPU stream.",
-                            opts, run_info);
+                            opts, &r);
 }
 
-HTA_CLI_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info,
+HTA_CLI_RANK_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info,
                 &HTA_INFO_RANKS_TABLE, &HTA_INFO_CATEGORIES_TABLE, &HTA_INFO_STREAMS_TABLE)

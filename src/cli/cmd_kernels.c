@@ -6,23 +6,21 @@
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
-static hta_kernel_opts g_o;
-static int no_memory, include_memory;
-
-/* called from the per-rank threads: g_o is only read */
-static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_kernel_breakdown_part(ctx, &g_o, out, err);
+static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_kernel_breakdown_part(ctx, user, out, err);
 }
 
-static hta_status reduce(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_kernel_breakdown_reduce(&g_o, parts, out, err);
+static hta_status reduce(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_kernel_breakdown_reduce(user, parts, out, err);
 }
 
 static int cmd_kernels(int argc, char **argv) {
-    hta_kernel_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"top", CLI_INT, &g_o.top, "N", "kernels shown per type and rank; the rest become \"others\" (default 10)"},
-        {"duration-ratio", CLI_DOUBLE, &g_o.duration_ratio, "R",
+    hta_kernel_opts o;
+    hta_kernel_opts_default(&o);
+    int no_memory = 0, include_memory = 0;
+    const cli_opt opts[] = {
+        {"top", CLI_INT, &o.top, "N", "kernels shown per type and rank; the rest become \"others\" (default 10)"},
+        {"duration-ratio", CLI_DOUBLE, &o.duration_ratio, "R",
          "also fold kernels past this quantile of cumulative time into \"others\" (default 0.8)"},
         {"include-memory", CLI_FLAG, &include_memory, NULL, "analyse memory kernels too (the default, as HTA)"},
         {"no-memory", CLI_FLAG, &no_memory, NULL, "leave memory kernels (Memcpy, Memset) out"},
@@ -37,14 +35,15 @@ static int cmd_kernels(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     /* checked after parsing: a negative --top is an error, not "no folding" */
-    if (g_o.top < 0) {
+    if (o.top < 0) {
         fprintf(stderr, "hta kernels: --top must be >= 0\nTry 'hta kernels --help'.\n");
         return EXIT_USAGE;
     }
-    g_o.include_memory = include_memory || !no_memory;
-    g_o.categories = !c.ctx.hta_compat; /* HTA's table as HTA gives it */
-    return cli_analyse_per_rank(&c, argv[0], run, reduce);
+    o.include_memory = include_memory || !no_memory;
+    o.categories = !c.ctx.hta_compat; /* HTA's table as HTA gives it */
+    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels, &HTA_KERNEL_TYPE_TABLE,
+HTA_CLI_RANK_COMMAND(22, "kernels", "GPU kernel time by type and by kernel", cmd_kernels, &HTA_KERNEL_TYPE_TABLE,
                 &HTA_ALL_KERNELS_TABLE)

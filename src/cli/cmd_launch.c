@@ -4,44 +4,39 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static hta_launch_opts g_o;
-static int g_no_memory;
-
-/* the options as given; the statics are only read (the per-rank threads call run_launch) */
-static hta_launch_opts given(void) {
-    hta_launch_opts o = g_o;
-    if (g_no_memory) o.include_memory_events = 0;
-    return o;
+static hta_status run_launch(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_launch_stats_part(ctx, user, out, err);
 }
 
-static hta_status run_launch(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    hta_launch_opts o = given();
-    return hta_launch_stats_part(ctx, &o, out, err);
-}
-
-static hta_status reduce_launch(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_launch_opts o = given();
-    return hta_launch_stats_reduce(&o, parts, out, err);
+static hta_status reduce_launch(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_launch_stats_reduce(user, parts, out, err);
 }
 
 static int cmd_launch(int argc, char **argv) {
-    hta_launch_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"runtime-cutoff", CLI_DOUBLE, &g_o.runtime_cutoff_us, "US",
+    hta_launch_opts o;
+    hta_launch_opts_default(&o);
+    int no_memory = 0;
+    const cli_opt opts[] = {
+        {"runtime-cutoff", CLI_DOUBLE, &o.runtime_cutoff_us, "US",
          "launch calls longer than this are runtime outliers (default 50)"},
-        {"launch-delay-cutoff", CLI_DOUBLE, &g_o.launch_delay_cutoff_us, "US",
+        {"launch-delay-cutoff", CLI_DOUBLE, &o.launch_delay_cutoff_us, "US",
          "launch delays longer than this are outliers (default 100)"},
-        {"no-memory", CLI_FLAG, &g_no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
+        {"no-memory", CLI_FLAG, &no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
         {0},
     };
-    return cli_run_reduced(argc, argv, "PATH [options]",
+    cli_common c;
+    int rc = cli_parse(argc, argv, "PATH [options]",
                            "CUDA kernel launch statistics (HTA's get_cuda_kernel_launch_stats): every launch\n"
                            "call (cudaLaunchKernel, cudaLaunchKernelExC, MTIA runFunction, and\n"
                            "cudaMemcpyAsync/cudaMemsetAsync unless --no-memory) joined with its GPU activity\n"
                            "by correlation id, flagged as a short kernel, a runtime outlier or a launch-delay\n"
                            "outlier by HTA's rules, and counted per rank.",
-                           opts, run_launch, reduce_launch);
+                       opts, 1, 1, &c);
+    if (rc >= 0) return rc;
+    if (no_memory) o.include_memory_events = 0;
+    const cli_ranks r = {run_launch, reduce_launch, NULL, NULL, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(30, "launch", "CUDA kernel launch statistics: cpu/gpu duration, launch delay, outliers",
+HTA_CLI_RANK_COMMAND(30, "launch", "CUDA kernel launch statistics: cpu/gpu duration, launch delay, outliers",
                 cmd_launch, &HTA_LAUNCH_STATS_TABLE, &HTA_LAUNCH_SUMMARY_TABLE)

@@ -29,21 +29,26 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static hta_merge_opts g_mo;
-static const char *g_out;
-static double g_t0;
+/* One run of the command: its options, and what its phases hand on. */
+typedef struct merge_run {
+    hta_merge_opts mo;
+    const char *out; /* -o OUT */
+    double t0;       /* the start, for the notes' times */
+    char *sum;       /* hta-mpi: process 0's summaries packed for the others, when the processes write the parts */
+    size_t sumlen;
+} merge_run;
 
 /* Prints the alignment table and the notes of a merged trace written from t1 to t2; frees plan. */
-static int report(cli_common *c, hta_merge_plan *plan, const hta_merge_stats *ms, double t1, double t2) {
+static int report(cli_common *c, const merge_run *m, hta_merge_plan *plan, const hta_merge_stats *ms, double t1, double t2) {
     hta_error err = {0};
     hta_status st;
     hta_result res;
     hta_result_init(&res);
     st = hta_merge_result(plan, &res, &err);
     if (!st) {
-        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", g_out,
+        hta_result_note(&res, "wrote %s: %llu events from %zu ranks + %llu added metadata events", m->out,
                         (unsigned long long)ms->events_in, plan->n, (unsigned long long)ms->events_added);
-        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - g_t0, t2 - t1,
+        hta_result_note(&res, "load + align %.2f s, write %.2f s (%.0f MB/s of input JSON)", t1 - m->t0, t2 - t1,
                         ms->bytes_in / 1e6 / (t2 - t1 > 1e-9 ? t2 - t1 : 1e-9));
         if (ms->ids_kept)
             hta_result_note(&res, "%llu flow/async ids were not numbers and are kept as written (may collide "
@@ -58,21 +63,17 @@ static int report(cli_common *c, hta_merge_plan *plan, const hta_merge_stats *ms
 }
 
 /* Writes the merged trace with plan (freed) and prints the alignment table and the notes. */
-static int write_merged(cli_common *c, hta_merge_plan *plan) {
+static int write_merged(cli_common *c, const merge_run *m, hta_merge_plan *plan) {
     double t1 = now_s();
     hta_merge_stats ms;
     hta_error err = {0};
-    hta_status st = hta_merge_write(plan, g_out, ends_with(g_out, ".gz"), &ms, &err);
+    hta_status st = hta_merge_write(plan, m->out, ends_with(m->out, ".gz"), &ms, &err);
     if (st) {
         hta_merge_plan_free(plan);
         return cli_fail("merge", &err);
     }
-    return report(c, plan, &ms, t1, now_s());
+    return report(c, m, plan, &ms, t1, now_s());
 }
-
-/* hta-mpi: process 0's summaries packed for the others, when the processes write the parts */
-static char *g_sum;
-static size_t g_sumlen;
 
 /* Parts can be written beside OUT unless it is a FIFO or a device (written through, by process 0). */
 static int parts_possible(const char *out) {
@@ -95,13 +96,13 @@ static char *part_path(const char *out, int32_t rank) {
  * before (rc: its status so far).  Process 0 sends the summaries (nothing when the run is over: a
  * failure, the whole load, or a FIFO as OUT written already); each process fits the plan from them and
  * writes the parts of its share; process 0 joins the parts, removes them, and prints. */
-static int spread(cli_common *c, int rc) {
+static int spread(cli_common *c, merge_run *m, int rc) {
     const cli_dist *d = cli_distributor;
-    char *bytes = d->root ? g_sum : NULL;
-    size_t len = d->root ? g_sumlen : 0;
+    char *bytes = d->root ? m->sum : NULL;
+    size_t len = d->root ? m->sumlen : 0;
     hta_error err = {0};
     hta_status st = d->bcast(&bytes, &len, &err);
-    g_sum = NULL;
+    m->sum = NULL;
     if (st || !len) {
         free(bytes);
         return st ? 1 : rc;
@@ -113,7 +114,7 @@ static int spread(cli_common *c, int rc) {
     st = hta_result_unpack(bytes, len, NULL, &sum, &err);
     free(bytes);
     if (!st) {
-        st = hta_merge_plan_from_summary(&sum, &g_mo, &plan, &err);
+        st = hta_merge_plan_from_summary(&sum, &m->mo, &plan, &err);
         hta_result_free(&sum);
     }
     size_t n = plan.n, *which = NULL, nwhich = 0, failed = SIZE_MAX;
@@ -130,7 +131,7 @@ static int spread(cli_common *c, int rc) {
         rp.files[i].rank = plan.r[i].rank;
         rp.files[i].path = plan.r[i].path;
         rp.files[i].bytes = stat(plan.r[i].path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-        if (!(paths[i] = part_path(g_out, plan.r[i].rank))) st = hta_oom(&err);
+        if (!(paths[i] = part_path(m->out, plan.r[i].rank))) st = hta_oom(&err);
     }
     rp.n = n;
     if (!st) st = d->share(&rp, &which, &nwhich, &err);
@@ -147,14 +148,14 @@ static int spread(cli_common *c, int rc) {
         hta_result_init(&info);
         for (size_t i = 0; i < n && !st; i++) st = hta_result_append(&info, &parts[i].res, &err);
         hta_merge_stats ms;
-        if (!st) st = hta_merge_join(&plan, g_out, ends_with(g_out, ".gz"), &info, (const char *const *)paths, &ms,
+        if (!st) st = hta_merge_join(&plan, m->out, ends_with(m->out, ".gz"), &info, (const char *const *)paths, &ms,
                                      &err);
         hta_result_free(&info);
         for (size_t i = 0; i < n && paths; i++)
             if (paths[i]) unlink(paths[i]);
         if (st) rc = cli_fail("merge", &err);
         else {
-            rc = report(c, &plan, &ms, t1, now_s());
+            rc = report(c, m, &plan, &ms, t1, now_s());
             memset(&plan, 0, sizeof plan); /* report freed it */
         }
     }
@@ -168,42 +169,43 @@ static int spread(cli_common *c, int rc) {
 }
 
 /* The whole load: the plan from the loaded ranks, which are freed before the writer streams the files. */
-static int whole(cli_common *c, const char *cmd) {
+static int whole(cli_common *c, const char *cmd, void *user) {
     (void)cmd;
+    const merge_run *m = user;
     hta_ctx *ctx;
     int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;
     hta_merge_plan plan;
     hta_error err = {0};
-    hta_status st = hta_merge_plan_build(ctx, &g_mo, &plan, &err);
+    hta_status st = hta_merge_plan_build(ctx, &m->mo, &plan, &err);
     hta_ctx_free(ctx);
     if (st) return cli_fail("merge", &err);
-    return write_merged(c, &plan);
+    return write_merged(c, m, &plan);
 }
 
 /* one rank's summary */
-static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    (void)c;
-    return hta_merge_summary(ctx, &g_mo, out, err);
+static hta_status summarise(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_merge_summary(ctx, &((const merge_run *)user)->mo, out, err);
 }
 
 /* the plan from every rank's summary, then the file */
-static int done(cli_common *c, const char *cmd, const hta_rank_plan *files, hta_result *all) {
+static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan *files, hta_result *all) {
     (void)files;
     (void)cmd;
+    merge_run *m = user;
     hta_merge_plan plan;
     hta_error err = {0};
-    hta_status st = hta_merge_plan_from_summary(all, &g_mo, &plan, &err);
-    if (!st && cli_distributor && cli_distributor->nproc > 1 && parts_possible(g_out)) {
+    hta_status st = hta_merge_plan_from_summary(all, &m->mo, &plan, &err);
+    if (!st && cli_distributor && cli_distributor->nproc > 1 && parts_possible(m->out)) {
         /* the processes write the parts (spread): the summaries go to all of them */
         hta_merge_plan_free(&plan);
-        st = hta_result_pack(all, &g_sum, &g_sumlen, &err);
+        st = hta_result_pack(all, &m->sum, &m->sumlen, &err);
         hta_result_free(all);
         return st ? cli_fail("merge", &err) : 0;
     }
     hta_result_free(all);
     if (st) return cli_fail("merge", &err);
-    return write_merged(c, &plan);
+    return write_merged(c, m, &plan);
 }
 
 static int cmd_merge(int argc, char **argv) {
@@ -264,13 +266,12 @@ static int cmd_merge(int argc, char **argv) {
     }
     mo.barrier = barrier;
 
-    g_mo = mo;
-    g_out = out;
-    g_t0 = now_s();
-    rc = cli_run_summaries(&c, "merge", summarise, done, whole);
-    if (cli_distributor && cli_distributor->nproc > 1) rc = spread(&c, rc);
+    merge_run m = {mo, out, now_s(), NULL, 0};
+    const cli_ranks r = {summarise, NULL, done, whole, &m};
+    rc = cli_run_ranks(&c, "merge", &r);
+    if (cli_distributor && cli_distributor->nproc > 1) rc = spread(&c, &m, rc);
     return rc;
 }
 
-HTA_CLI_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",
+HTA_CLI_RANK_COMMAND(60, "merge", "merge per-rank traces into one, clocks aligned (none, barrier, collective)",
                 cmd_merge, &HTA_MERGE_ALIGNMENT_TABLE)

@@ -6,55 +6,50 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static const char *g_sort_by;
-static char g_buf[256];
-static const char *g_keys[4];
-static size_t g_nkeys;
-static const char *g_bad; /* what is wrong with --sort-by: reported as the analysis's error, after the load */
+typedef struct ops_args {
+    hta_aten_opts o;
+    const char *sort_by; /* --sort-by as given */
+    char buf[256];       /* its text, split */
+    const char *keys[4]; /* storage of o.sort_by */
+    const char *bad;     /* what is wrong with --sort-by: reported as the analysis's error, after the load */
+} ops_args;
 
-/* Splits --sort-by into g_keys (g_buf holds the text). */
-static void split_sort_by(void) {
-    if (!g_sort_by) return;
-    if (strlen(g_sort_by) >= sizeof g_buf) {
-        g_bad = "--sort-by too long";
+/* Splits --sort-by into a->keys (a->buf holds the text). */
+static void split_sort_by(ops_args *a) {
+    if (!a->sort_by) return;
+    if (strlen(a->sort_by) >= sizeof a->buf) {
+        a->bad = "--sort-by too long";
         return;
     }
-    strcpy(g_buf, g_sort_by);
+    strcpy(a->buf, a->sort_by);
+    size_t n = 0;
     char *save = NULL;
-    for (char *s = strtok_r(g_buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        if (g_nkeys == 4) {
-            g_bad = "at most 3 sort columns";
+    for (char *s = strtok_r(a->buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        if (n == 4) {
+            a->bad = "at most 3 sort columns";
             return;
         }
-        g_keys[g_nkeys++] = s;
+        a->keys[n++] = s;
     }
+    a->o.sort_by = a->keys;
+    a->o.nsort = n;
 }
 
-/* the options as given; the statics are only read (the per-rank threads call run_ops) */
-static hta_aten_opts given(void) {
-    hta_aten_opts o;
-    hta_aten_opts_default(&o);
-    if (g_sort_by) {
-        o.sort_by = g_keys;
-        o.nsort = g_nkeys;
-    }
-    return o;
+static hta_status run_ops(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    const ops_args *a = user;
+    if (a->bad) return hta_fail(err, HTA_EINVAL, "%s", a->bad);
+    return hta_aten_op_kernels_part(ctx, &a->o, out, err);
 }
 
-static hta_status run_ops(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (g_bad) return hta_fail(err, HTA_EINVAL, "%s", g_bad);
-    hta_aten_opts o = given();
-    return hta_aten_op_kernels_part(ctx, &o, out, err);
-}
-
-static hta_status reduce_ops(const cli_common *c, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_aten_opts o = given();
-    return hta_aten_op_kernels_reduce(&o, parts, out, err);
+static hta_status reduce_ops(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
+    return hta_aten_op_kernels_reduce(&((const ops_args *)user)->o, parts, out, err);
 }
 
 static int cmd_ops(int argc, char **argv) {
-    static const cli_opt opts[] = {
-        {"sort-by", CLI_STR, &g_sort_by, "COLS",
+    ops_args a = {0};
+    hta_aten_opts_default(&a.o);
+    const cli_opt opts[] = {
+        {"sort-by", CLI_STR, &a.sort_by, "COLS",
          "descending sort: occurrence_count (default), avg_aten_op_launch_delay, avg_runtime_delay; "
          "comma-separated for several"},
         {0},
@@ -68,9 +63,10 @@ static int cmd_ops(int argc, char **argv) {
                        "kernel.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    split_sort_by();
-    return cli_analyse_per_rank(&c, argv[0], run_ops, reduce_ops);
+    split_sort_by(&a);
+    const cli_ranks r = {run_ops, reduce_ops, NULL, NULL, &a};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(33, "ops", "ATen op -> kernel sequences with launch and runtime delays", cmd_ops,
+HTA_CLI_RANK_COMMAND(33, "ops", "ATen op -> kernel sequences with launch and runtime delays", cmd_ops,
                 &HTA_ATEN_OPS_TABLE)

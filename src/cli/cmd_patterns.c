@@ -6,11 +6,10 @@
 #include "cli/cli.h"
 #include "hta/counters.h"
 
-static const hta_patterns_opts *g_o;
-
-static hta_status run_patterns(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    if (g_o->overlay) HTA_TRY(cli_check_derivable(ctx, "--overlay", err));
-    return hta_patterns(ctx, g_o, out, err);
+static hta_status run_patterns(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    const hta_patterns_opts *o = user;
+    if (o->overlay) HTA_TRY(cli_check_derivable(ctx, "--overlay", err));
+    return hta_patterns(ctx, o, out, err);
 }
 
 static int cmd_patterns(int argc, char **argv) {
@@ -38,9 +37,9 @@ static int cmd_patterns(int argc, char **argv) {
     }
     o.op = op;
     o.overlay = overlay;
-    g_o = &o;
-    return cli_analyse_per_rank(&c, argv[0], run_patterns, NULL);
+    const cli_ranks r = {run_patterns, NULL, NULL, NULL, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(41, "patterns", "most frequent CUDA kernel sequences under an operator; --overlay",
+HTA_CLI_RANK_COMMAND(41, "patterns", "most frequent CUDA kernel sequences under an operator; --overlay",
                 cmd_patterns, &HTA_PATTERNS_TABLE)

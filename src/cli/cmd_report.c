@@ -8,29 +8,24 @@
 #include "hta/efficiency.h"
 #include "hta/report.h"
 
-static hta_report_opts g_o;
-static int g_no_cp;
-
-static hta_status run_report(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    (void)c;
-    return hta_report(ctx, &g_o, out, err);
+static hta_status run_report(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_report(ctx, user, out, err);
 }
 
-static int whole(cli_common *c, const char *cmd) { return cli_analyse(c, cmd, run_report); }
+static int whole(cli_common *c, const char *cmd, void *user) { return cli_analyse(c, cmd, run_report, user); }
 
 /* one rank's part */
-static hta_status part(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    (void)c;
-    return hta_report_part(ctx, &g_o, out, err);
+static hta_status part(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_report_part(ctx, user, out, err);
 }
 
 /* the report from every rank's part */
-static int done(cli_common *c, const char *cmd, const hta_rank_plan *plan, hta_result *all) {
+static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan *plan, hta_result *all) {
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
     hta_report_src src = {NULL, plan, &c->ctx};
-    hta_status st = hta_report_reduce(&g_o, &src, all, &res, &err);
+    hta_status st = hta_report_reduce(user, &src, all, &res, &err);
     hta_result_free(all);
     if (st) {
         hta_result_free(&res);
@@ -40,12 +35,14 @@ static int done(cli_common *c, const char *cmd, const hta_rank_plan *plan, hta_r
 }
 
 static int cmd_report(int argc, char **argv) {
-    hta_report_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"top", CLI_INT, &g_o.top_kernels, "N",
+    hta_report_opts o;
+    hta_report_opts_default(&o);
+    int no_cp = 0;
+    const cli_opt opts[] = {
+        {"top", CLI_INT, &o.top_kernels, "N",
          "kernels in the top_kernels table, and operators per rank in cpu_op_time (default 10)"},
-        {"no-critical-path", CLI_FLAG, &g_no_cp, NULL, "skip the critical path of each rank (faster)"},
-        {"html", CLI_STR, &g_o.html, "OUT",
+        {"no-critical-path", CLI_FLAG, &no_cp, NULL, "skip the critical path of each rank (faster)"},
+        {"html", CLI_STR, &o.html, "OUT",
          "also write the report as one self-contained HTML page (charts, findings; no network)"},
         {0},
     };
@@ -61,11 +58,12 @@ static int cmd_report(int argc, char **argv) {
                        "time (--threads at once), so memory does not grow with the number of ranks.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (g_no_cp) g_o.critical_path = 0;
-    return cli_run_summaries(&c, argv[0], part, done, whole);
+    if (no_cp) o.critical_path = 0;
+    const cli_ranks r = {part, NULL, done, whole, &o};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
+HTA_CLI_RANK_COMMAND(1, "report", "the holistic summary: findings per rank with figures, top kernels", cmd_report,
                 &HTA_FINDINGS_TABLE, &HTA_REPORT_HEADLINE_TABLE, &HTA_OBS_TABLE, &HTA_REPORT_RANKS_TABLE, &HTA_REPORT_KERNEL_TYPES_TABLE,
                 &HTA_TOP_KERNELS_TABLE, &HTA_OP_ROOFLINE_TABLE, &HTA_DEVICE_PEAK_TABLE, &HTA_CPU_RANKS_TABLE, &HTA_CPU_OP_TIME_TABLE, &HTA_CPU_STEPS_TABLE,
                 &HTA_CPU_STEP_OPS_TABLE, &HTA_SCOPE_ARGS_TABLE, &HTA_REPORT_CPATH_TABLE,

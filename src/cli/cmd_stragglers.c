@@ -9,12 +9,14 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static hta_straggler_opts g_o;
-static const char *g_steps;
-static int64_t g_step_list[4096];
+typedef struct stragglers_args {
+    hta_straggler_opts o;
+    const char *steps;      /* --steps as given */
+    int64_t step_list[4096];
+} stragglers_args;
 
-/* "551,553-555" -> g_step_list; returns the count or -1. */
-static long parse_steps(const char *s) {
+/* "551,553-555" -> step_list; returns the count or -1. */
+static long parse_steps(const char *s, int64_t *step_list, size_t cap) {
     size_t n = 0;
     while (*s) {
         char *e;
@@ -27,8 +29,8 @@ static long parse_steps(const char *s) {
             s = e;
         }
         for (long long v = a; v <= b; v++) {
-            if (n >= sizeof g_step_list / sizeof *g_step_list) return -1;
-            g_step_list[n++] = v;
+            if (n >= cap) return -1;
+            step_list[n++] = v;
         }
         if (*s == ',') s++;
         else if (*s) return -1;
@@ -36,40 +38,40 @@ static long parse_steps(const char *s) {
     return (long)n;
 }
 
-static hta_status opts_of(hta_straggler_opts *o, hta_error *err) {
-    *o = g_o;
-    if (g_steps) {
-        long n = parse_steps(g_steps);
-        if (n < 0) return hta_fail(err, HTA_EINVAL, "bad step list '%s' (e.g. 551,553-555)", g_steps);
-        o->steps = g_step_list;
+/* The options with the --steps list; the list is expanded where the analysis runs (only one thread does, the
+ * whole load's or done's), so that a bad list fails after the load, as the whole load does. */
+static hta_status opts_of(stragglers_args *a, hta_straggler_opts *o, hta_error *err) {
+    *o = a->o;
+    if (a->steps) {
+        long n = parse_steps(a->steps, a->step_list, sizeof a->step_list / sizeof *a->step_list);
+        if (n < 0) return hta_fail(err, HTA_EINVAL, "bad step list '%s' (e.g. 551,553-555)", a->steps);
+        o->steps = a->step_list;
         o->nsteps = (size_t)n;
     }
     return HTA_OK;
 }
 
-static hta_status run_stragglers(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    (void)c;
+static hta_status run_stragglers(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
     hta_straggler_opts o;
-    HTA_TRY(opts_of(&o, err));
+    HTA_TRY(opts_of(user, &o, err));
     return hta_potential_stragglers(ctx, &o, out, err);
 }
 
-static int whole(cli_common *c, const char *cmd) { return cli_analyse(c, cmd, run_stragglers); }
+static int whole(cli_common *c, const char *cmd, void *user) { return cli_analyse(c, cmd, run_stragglers, user); }
 
 /* one rank's summary */
-static hta_status summarise(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    (void)c;
+static hta_status summarise(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
     return hta_straggler_summary(ctx, out, err);
 }
 
 /* the analysis on every rank's summary */
-static int done(cli_common *c, const char *cmd, const hta_rank_plan *files, hta_result *all) {
+static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan *files, hta_result *all) {
     (void)files;
     hta_straggler_opts o;
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
-    hta_status st = opts_of(&o, &err);
+    hta_status st = opts_of(user, &o, &err);
     if (!st) st = hta_stragglers_from_summary(all, &o, c->ctx.hta_compat, &res, &err);
     hta_result_free(all);
     if (st) {
@@ -80,10 +82,11 @@ static int done(cli_common *c, const char *cmd, const hta_rank_plan *files, hta_
 }
 
 static int cmd_stragglers(int argc, char **argv) {
-    hta_straggler_opts_default(&g_o);
-    static const cli_opt opts[] = {
-        {"candidates", CLI_INT, &g_o.num_candidates, "N", "how many ranks to report (default 2)"},
-        {"steps", CLI_STR, &g_steps, "LIST", "profiler steps to use, e.g. 551,553-555 (default: all)"},
+    stragglers_args a = {0};
+    hta_straggler_opts_default(&a.o);
+    const cli_opt opts[] = {
+        {"candidates", CLI_INT, &a.o.num_candidates, "N", "how many ranks to report (default 2)"},
+        {"steps", CLI_STR, &a.steps, "LIST", "profiler steps to use, e.g. 551,553-555 (default: all)"},
         {0},
     };
     cli_common c;
@@ -95,8 +98,9 @@ static int cmd_stragglers(int argc, char **argv) {
                        "rules: only ncclKernel* names count, step 0 is ignored).",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return cli_run_summaries(&c, argv[0], summarise, done, whole);
+    const cli_ranks r = {summarise, NULL, done, whole, &a};
+    return cli_run_ranks(&c, argv[0], &r);
 }
 
-HTA_CLI_COMMAND(32, "stragglers", "ranks whose collectives start last, step after step", cmd_stragglers,
+HTA_CLI_RANK_COMMAND(32, "stragglers", "ranks whose collectives start last, step after step", cmd_stragglers,
                 &HTA_STRAGGLERS_TABLE, &HTA_STRAGGLER_METRIC_TABLE, &HTA_STRAGGLER_KERNELS_TABLE)

@@ -1,25 +1,25 @@
 /* `hta temporal`: the command-line front of hta_temporal_breakdown (src/analysis/temporal.c,
- * analyses.md §3).  Parses its option, then cli_run_analysis loads, runs and prints. */
+ * analyses.md §3).  Runs rank by rank (cli_run_ranks), each rank's table appended. */
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
-static hta_temporal_opts g_o;
-
-static hta_status run(hta_ctx *ctx, const cli_common *c, hta_result *out, hta_error *err) {
-    return hta_temporal_breakdown(ctx, &g_o, out, err);
+static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
+    return hta_temporal_breakdown(ctx, user, out, err);
 }
 
 static int cmd_temporal(int argc, char **argv) {
-    hta_temporal_opts_default(&g_o);
+    hta_temporal_opts o;
+    hta_temporal_opts_default(&o);
     static const cli_opt opts[] = {
         {0},
     };
-    return cli_run_per_rank(argc, argv, "PATH [options]",
+    const cli_ranks r = {run, NULL, NULL, NULL, &o};
+    return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
                             "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
                             "memory copies).",
-                            opts, run);
+                            opts, &r);
 }
 
-HTA_CLI_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal,
+HTA_CLI_RANK_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal,
                 &HTA_TEMPORAL_TABLE)

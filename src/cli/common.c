@@ -480,22 +480,14 @@ int cli_fail(const char *cmd, const hta_error *err) {
     return 1;
 }
 
-int cli_run_analysis(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                     cli_analysis_fn fn) {
-    cli_common c;
-    int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
-    if (rc >= 0) return rc;
-    return cli_analyse(&c, argv[0], fn);
-}
-
-int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn) {
+int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user) {
     hta_ctx *ctx;
     int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
-    hta_status st = fn(ctx, c, &res, &err);
+    hta_status st = fn(ctx, c, user, &res, &err);
     /* The result owns its cells (table.h), so the loaded trace can go before printing. */
     hta_ctx_free(ctx);
     if (st) {

@@ -12,34 +12,21 @@
 
 const cli_dist *cli_distributor;
 
-/* The commands that run rank by rank: each was checked to give, rank by rank, the tables and notes of
- * the whole run (tests/scale). */
-static const char *const per_rank_cmds[] = {"info", "temporal", "idle", "overlap", "events",
-                                            /* put together over the ranks (cli_analyse_per_rank) */
-                                            "kernels", "launch", "annotations", "ops", "cpu-ops", "counters",
-                                            "cupti", "patterns", "efficiency", NULL};
-/* The commands across ranks that run on per-rank summaries (cli_run_summaries): hta-mpi shares their ranks
- * too. */
-static const char *const summary_cmds[] = {"stragglers", "merge", "report", NULL};
-
 int cli_is_per_rank(const char *name) {
-    for (const char *const *c = per_rank_cmds; *c; c++)
-        if (!strcmp(*c, name)) return 1;
-    for (const char *const *c = summary_cmds; *c; c++)
-        if (!strcmp(*c, name)) return 1;
-    return 0;
+    const cli_command *c = cli_command_named(name);
+    return c && c->per_rank;
 }
 
 typedef struct run {
     const cli_common *c;
-    cli_analysis_fn fn;
+    const cli_ranks *r;
     cli_part *parts;
 } run;
 
 static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
     run *u = user;
     u->parts[i].done = 1;
-    return u->fn(ctx, u->c, &u->parts[i].res, err);
+    return u->r->fn(ctx, u->c, u->r->user, &u->parts[i].res, err);
 }
 
 static void warn_at(void *user, size_t i, const char *msg) {
@@ -61,7 +48,7 @@ static void parts_free(cli_part *parts, size_t n) {
 
 /* The whole load of a reduced command: the part of every rank, its notes made unique as the appended
  * parts' are (hta_result_append), then reduced. */
-static int whole_reduced(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
+static int whole_reduced(cli_common *c, const char *cmd, const cli_ranks *r) {
     hta_ctx *ctx;
     int rc = cli_open(c, c->path, &ctx);
     if (rc) return rc;
@@ -70,10 +57,10 @@ static int whole_reduced(cli_common *c, const char *cmd, cli_analysis_fn fn, cli
     hta_result_init(&all);
     hta_result_init(&res);
     hta_error err = {0};
-    hta_status st = fn(ctx, c, &part, &err);
+    hta_status st = r->fn(ctx, c, r->user, &part, &err);
     hta_ctx_free(ctx);
     if (!st) st = hta_result_append(&all, &part, &err);
-    if (!st) st = reduce(c, &all, &res, &err);
+    if (!st) st = r->reduce(c, r->user, &all, &res, &err);
     hta_result_free(&part);
     hta_result_free(&all);
     if (st) {
@@ -83,37 +70,33 @@ static int whole_reduced(cli_common *c, const char *cmd, cli_analysis_fn fn, cli
     return cli_emit(c, &res);
 }
 
-/* A command across ranks: how it finishes from the summaries, and how it runs on the whole load. */
-typedef struct summaries {
-    cli_done_fn done;
-    cli_whole_fn whole;
-} summaries;
-
-static int whole(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce, const summaries *x) {
+static int whole(cli_common *c, const char *cmd, const cli_ranks *r) {
     /* under hta-mpi a run that cannot be shared is the root's alone */
     if (cli_distributor && !cli_distributor->root) return 0;
-    if (x) return x->whole(c, cmd);
-    return reduce ? whole_reduced(c, cmd, fn, reduce) : cli_analyse(c, cmd, fn);
+    if (r->done) return r->whole(c, cmd, r->user);
+    return r->reduce ? whole_reduced(c, cmd, r) : cli_analyse(c, cmd, r->fn, r->user);
 }
 
-static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce, const summaries *x) {
+int cli_plan(const cli_common *c, hta_rank_plan *plan) {
+    memset(plan, 0, sizeof *plan);
     const char *env = getenv("HTA_PER_RANK");
-    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return whole(c, cmd, fn, reduce, x);
-    hta_rank_plan plan;
+    if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return 0;
     hta_error err = {0};
-    if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, &plan, &err)) {
+    /* a plan that cannot be made: the whole load fails the same way, with the same message */
+    return !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, plan, &err) && plan->per_rank;
+}
+
+int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
+    hta_rank_plan plan;
+    if (!cli_plan(c, &plan)) {
         hta_rank_plan_free(&plan);
-        /* the whole load would fail the same way, with the same message */
-        return whole(c, cmd, fn, reduce, x);
+        return whole(c, cmd, r);
     }
-    if (!plan.per_rank) {
-        hta_rank_plan_free(&plan);
-        return whole(c, cmd, fn, reduce, x);
-    }
+    hta_error err = {0};
     int root = !cli_distributor || cli_distributor->root;
     if (root && !c->quiet)
         for (size_t i = 0; i < plan.nwarnings; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
-    run u = {c, fn, calloc(plan.n ? plan.n : 1, sizeof(cli_part))};
+    run u = {c, r, calloc(plan.n ? plan.n : 1, sizeof(cli_part))};
     int rc = 1;
     size_t *which = NULL, nwhich = 0, failed = SIZE_MAX;
     int in_load = 0;
@@ -148,10 +131,10 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_redu
         hta_result_free(&u.parts[i].res); /* its rows moved: give its columns back as we go */
     }
     if (!st && !ndone) st = hta_fail(&err, HTA_ENODATA, "%s: no trace files", c->path), in_load = 1;
-    if (!st && reduce) {
+    if (!st && r->reduce) {
         hta_result red;
         hta_result_init(&red);
-        st = reduce(c, &all, &red, &err);
+        st = r->reduce(c, r->user, &all, &red, &err);
         hta_result_free(&all);
         all = red;
     }
@@ -159,7 +142,7 @@ static int per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_redu
         hta_result_free(&all);
         goto out;
     }
-    rc = x ? x->done(c, cmd, &plan, &all) : cli_emit(c, &all);
+    rc = r->done ? r->done(c, cmd, r->user, &plan, &all) : cli_emit(c, &all);
 out:
     if (st && root) {
         /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */
@@ -173,27 +156,10 @@ out:
     return rc;
 }
 
-int cli_run_per_rank(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                     cli_analysis_fn fn) {
+int cli_parse_run_ranks(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
+                        const cli_ranks *r) {
     cli_common c;
     int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn, NULL, NULL);
-}
-
-int cli_analyse_per_rank(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_reduce_fn reduce) {
-    return per_rank(c, cmd, fn, reduce, NULL);
-}
-
-int cli_run_reduced(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
-                    cli_analysis_fn fn, cli_reduce_fn reduce) {
-    cli_common c;
-    int rc = cli_parse(argc, argv, usage, desc, opts, 1, 1, &c);
-    if (rc >= 0) return rc;
-    return per_rank(&c, argv[0], fn, reduce, NULL);
-}
-
-int cli_run_summaries(cli_common *c, const char *cmd, cli_analysis_fn fn, cli_done_fn done, cli_whole_fn whole_fn) {
-    const summaries x = {done, whole_fn};
-    return per_rank(c, cmd, fn, NULL, &x);
+    return cli_run_ranks(&c, argv[0], r);
 }

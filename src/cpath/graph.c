@@ -224,9 +224,17 @@ hta_status cp_graph_order(hta_cp_graph *g, hta_error *err) {
     return HTA_OK;
 }
 
+/* Compressed adjacency in edge-insertion order. */
+typedef struct cp_adj {
+    uint32_t *off;  /* nnode + 1 */
+    uint32_t *eid;  /* edge ids */
+} cp_adj;
+
+static void cp_adj_free(cp_adj *a);
+
 /* Successors (or predecessors) of every node in edge insertion order, networkx's adjacency order (§8.2): a
  * counting sort by node, which keeps the edges' order within each node. */
-hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err) {
+static hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err) {
     size_t nn = g->nnode;
     a->off = cp_calloc(nn + 1, sizeof *a->off);
     a->eid = cp_malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
@@ -250,7 +258,7 @@ hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error
     return HTA_OK;
 }
 
-void cp_adj_free(cp_adj *a) {
+static void cp_adj_free(cp_adj *a) {
     free(a->off);
     free(a->eid);
     a->off = NULL;

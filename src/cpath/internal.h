@@ -35,13 +35,6 @@ hta_status cp_summary_of(const char *const *names, const __int128 *sums, size_t 
 
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Compressed adjacency in edge-insertion order. */
-typedef struct cp_adj {
-    uint32_t *off;  /* nnode + 1 */
-    uint32_t *eid;  /* edge ids */
-} cp_adj;
-hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err);
-void cp_adj_free(cp_adj *a);
 
 /* malloc/calloc that ask for huge pages on big blocks (free with free()). */
 void *cp_malloc(size_t n);
@@ -54,12 +47,8 @@ void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);
 
-/* What-if rules (whatif.c): the selector kinds, and the matches they use. */
+/* What-if rules (rules.c): the selector kinds. */
 enum { W_KERNEL, W_TYPE, W_OP, W_CPU, W_GPU, W_STREAM, W_EDGE, W_RANK };
-/* a glob on the full or the shortened name */
-int cp_name_match(const char *pat, const char *name);
-/* comm, comp, mem or other: the kernel type of name */
-int cp_type_match(const char *pat, const char *name);
 /* The rule as the user writes it, in buf. */
 const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n);
 
@@ -67,7 +56,6 @@ const char *cp_rule_text(const hta_cpath_rule *r, char *buf, size_t n);
 typedef struct cp_rules_opts {
     const double *const *factor; /* per rule: a median rule's factor per edge (NULL: the rule's own) */
     int (*pending)(void *ctx, size_t k); /* a median rule without factors: 1 when they come later */
-    int64_t (*rank_of)(void *ctx, const hta_cp_edge *e); /* the rank whose work e is (NULL: g->rank) */
     void *ctx;
     size_t *hits;   /* per rule, added to: edges it selected; given, no match is no error here */
     uint64_t *mask; /* per edge, or'ed: bit k when rule k selected it (rules < 64) */

@@ -149,7 +149,7 @@ void hta_cpath_rule_free(hta_cpath_rule *r) {
 }
 
 /* HTA's kernel types (analyses.md §1), the same words as its breakdowns */
-int cp_type_match(const char *pat, const char *name) {
+static int cp_type_match(const char *pat, const char *name) {
     hta_kernel_type k = hta_kernel_type_of(name);
     if (!strcmp(pat, "comm")) return k == HTA_KT_COMMUNICATION;
     if (!strcmp(pat, "comp")) return k == HTA_KT_COMPUTATION;
@@ -160,7 +160,7 @@ int cp_type_match(const char *pat, const char *name) {
 /* Full name or shortened name (analyses.md §0.4): a glob like aten::* or nccl* need not spell out template
  * arguments.  Both shortenings: the breakdown's s_name is HTA's (at::native::::k), the rest of hta
  * writes at::native::k. */
-int cp_name_match(const char *pat, const char *name) {
+static int cp_name_match(const char *pat, const char *name) {
     if (cp_glob(pat, name)) return 1;
     char *s = hta_shorten_name(name), *h = hta_shorten_name_hta(name);
     int m = (s && cp_glob(pat, s)) || (h && cp_glob(pat, h));
@@ -258,7 +258,7 @@ hta_status cp_rules_apply(const hta_cp_graph *g, const hta_cpath_rule *rules, si
                 if (o->hits) o->hits[k] += 1;
                 continue;
             }
-            if (!o || !o->rank_of) {
+            if (!o) { /* HTA's graph: no factors come for it */
                 st = hta_fail(err, HTA_EINVAL, "what-if rule 'rank:%lld=median' needs every rank: the trace and "
                                                "--all-ranks", (long long)r->num);
                 break;
@@ -269,7 +269,7 @@ hta_status cp_rules_apply(const hta_cp_graph *g, const hta_cpath_rule *rules, si
         size_t hits = 0;
         for (size_t i = 0; i < g->nedge && !st; i++) {
             const hta_cp_edge *e = &g->edge[i];
-            int64_t rank = r->what == W_RANK ? (o && o->rank_of ? o->rank_of(o->ctx, e) : g->rank) : 0;
+            int64_t rank = r->what == W_RANK ? g->rank : 0; /* a graph is one rank's */
             if (!selects(g, r, e, rank, in, memo)) continue;
             hits++;
             if ((st = cp_rule_scale(r, mf ? mf[i] : r->factor, &w[i], err))) break;

@@ -5,14 +5,12 @@
 #include "cpath/internal.h"
 #include "hta/sim.h"
 
-/* A collective instance joined across ranks (hta_sim_build_job). */
-typedef struct sim_inst {
-    uint32_t bar;          /* its barrier node */
-    uint32_t pg;           /* process group name (a symbol of the graph), UINT32_MAX: none */
-    int64_t seq;           /* Seq, or the order within the group */
-    int64_t step;          /* ProfilerStep of its kernels (the rank's iteration), -1: none */
-    uint32_t first, n;     /* participants: part[first .. first + n), graph events (the kernels) */
-} sim_inst;
+/* One ProfilerStep#N of the simulated rank. */
+typedef struct hta_sim_step {
+    int32_t rank;
+    int64_t number;          /* N */
+    uint32_t start, end;     /* nodes */
+} hta_sim_step;
 
 struct hta_sim {
     hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
@@ -25,10 +23,6 @@ struct hta_sim {
     hta_sim_step *steps;
     size_t nsteps;
     int32_t *ev_step;      /* each event's ProfilerStep (the rank's iteration), -1 for none */
-    int32_t *ev_rank;      /* a job's graph (hta_sim_build_job): each event's rank; NULL for one rank */
-    size_t ngroups;        /* a job's graph: collective instances joined across ranks */
-    sim_inst *inst;        /* ... and each of them */
-    uint32_t *part;
     size_t sync_calls;     /* host syncs in the graph */
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
 };
@@ -56,7 +50,7 @@ uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e);
 /* The steps table's column (HTA_SIM_STEPS_*) of a path edge of class bound_by. */
 int sim_step_column(const char *bound_by);
 
-/* The job's overlay writer (sim_overlay.c), shared by the joined graph and the bounded engine. */
+/* The job's overlay writer (sim_overlay.c). */
 typedef struct sim_ow sim_ow;
 typedef struct sim_flow {
     int64_t pid_u, tid_u, ts_u; /* the arrow's start: merged process (rank * 2 + GPU), thread, time */
@@ -72,7 +66,7 @@ void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32
 void sim_ow_flow(sim_ow *w, const sim_flow *f);      /* the next path arrow (numbered in order) */
 hta_status sim_ow_close(sim_ow *w, int ok);          /* ok 0: the file is dropped */
 
-/* The --all-ranks tables' rows (sim_ranks.c), shared by the joined graph and the bounded engine. */
+/* The --all-ranks tables' rows (sim_ranks.c). */
 typedef struct sim_bl {
     int64_t step;
     int32_t rank;

@@ -1,8 +1,15 @@
 /* The job's critical path in bounded memory (hta_job_*, hta/sim.h; docs/scaling.md "The critical path
  * across ranks"): the state its passes share (not public).
  *
- * The joined graph (sim_job.c) holds every rank's graph at once.  Here no two ranks' graphs are ever
- * alive together (beyond the per-rank iteration's threads):
+ * The answer is that of the joined graph, a model never built: every rank's simulation graph joined at each
+ * collective instance through a barrier node.  Instances are matched by PyTorch's Comms Id where every
+ * collective kernel of a rank carries one, else by (process group, Seq), else by their order per process group
+ * on each rank; a match is kept only with one kernel per rank, all of the same name.  In the joined graph a
+ * rank's collective no longer waits a fixed time: it starts its transfer at the barrier, when the last rank has
+ * arrived, and the transfer takes the instance's shortest kernel (the last arriver's, which did not wait).
+ * Ranks' clocks are put on one base with the offsets their collectives' ends give.  The path at a barrier
+ * goes on in the last arriver (the first of equals).  Here no two ranks' graphs are ever alive together
+ * (beyond the per-rank iteration's threads):
  *
  *   1. skeleton (sim_job_skel.c): each rank's graph is built and reduced to labels: at each collective's
  *      arrival node and each step's start and end node, the longest distance from each collective's end
@@ -17,7 +24,7 @@
  *      barriers as sources at their replayed times, which gives that rank's part of the joined schedule
  *      exactly; the critical path's pieces in that rank (from each arrival, step end and the rank's last
  *      node back to a barrier or a source) are summed per class, and the pieces are chained across ranks
- *      at the barriers (sim_job.c's last arriver rule); a piece cut at a time (a step's start) is one more
+ *      at the barriers (the last arriver rule); a piece cut at a time (a step's start) is one more
  *      visit of the ranks concerned. */
 #ifndef HTA_SIM_JOB_INTERNAL_H
 #define HTA_SIM_JOB_INTERNAL_H
@@ -186,14 +193,10 @@ static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k]
 
 /* Pass 1: the skeleton of the context's rank k (position pos) for every scenario. */
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
-/* A median rule's factors per edge of the rank's graph s (1 where it has none). */
-hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err);
 /* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
  * has no factors yet (its rule then leaves the weights). */
 hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t scn, int64_t *w, size_t *hits,
                       uint64_t *mask, size_t *changed, int *pending, hta_error *err);
-/* The class (index into sj_class_names) of a bound_by text. */
-int sj_class_of(const char *bound_by);
 
 /* The replay: matching (once), then every scenario's schedule at the skeleton's nodes. */
 hta_status sj_match(struct hta_job *j, hta_error *err);
@@ -203,9 +206,6 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
  * SJ_ROUNDS revisits.  again[0 .. *n): their positions.  After the last round, j->inexact_ns: the most a
  * dropped label could still move a time (0: the replay is exact). */
 void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n);
-/* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
-hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
-                       hta_error *err);
 /* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
 hta_status sj_median(struct hta_job *j, hta_error *err);
 

@@ -16,7 +16,8 @@ const char *const sj_class_names[SJ_NCLS] = {"",
                                              "gpu_kernel_launch_overhead",
                                              "rank_wait"};
 
-int sj_class_of(const char *bound_by) {
+/* The class (index into sj_class_names) of a bound_by text. */
+static int sj_class_of(const char *bound_by) {
     for (int i = 0; i < SJ_NCLS; i++)
         if (!strcmp(sj_class_names[i], bound_by)) return i;
     return 0;

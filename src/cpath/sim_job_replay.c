@@ -1,6 +1,6 @@
-/* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined graph matches
- * them (sim_job.c), point-to-point sends and recvs paired by their peer ranks (this engine's alone: the
- * joined graph, kept for the benchmark, keys them as collectives), the clocks' offsets, rank:R=median's
+/* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined model of every
+ * rank's graph (never built) matches them, point-to-point sends and recvs paired by their peer ranks, the
+ * clocks' offsets, rank:R=median's
  * factors, and every scenario's times at the skeletons' nodes, barrier by barrier in an order of their
  * dependencies. */
 #include <stdlib.h>
@@ -176,8 +176,9 @@ static double med_factor(const sj_med *m, uint64_t key) {
     return lo < m->n && m->key[lo] == key ? m->f[lo] : 1.0;
 }
 
-hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
-                       hta_error *err) {
+/* A matched transfer's weight under scenario scn on rank pos (cp_rule_scale's limits). */
+static hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
+                              hta_error *err) {
     const sj_scn *sc = &j->scn[scn];
     uint64_t mask = j->r[pos].skel[scn].trmask[c];
     /* the job's transfer under the rules that selected this rank's kernel, applied as on any edge */

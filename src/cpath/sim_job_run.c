@@ -1,5 +1,5 @@
 /* The job in bounded memory (hta/sim.h, hta_job_*; sim_job_internal.h): the passes over the ranks, and
- * the tables the joined graph gives (sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
+ * the job's tables (rows through sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +135,7 @@ void hta_job_step(const hta_job *j, size_t scn, size_t i, int32_t *rank, int64_t
     *dur_ns = j->step_t[scn][p][2 * i + 1] - j->step_t[scn][p][2 * i];
 }
 
-/* The rules' checks the joined graph makes (hta_sim_weights): each must select an edge somewhere. */
+/* The rules' checks one rank's graph makes (hta_sim_weights), over the job: each must select an edge somewhere. */
 static hta_status check_rules(const struct hta_job *j, hta_error *err) {
     for (size_t q = 1; q < j->nscn; q++) {
         const sj_scn *sc = &j->scn[q];

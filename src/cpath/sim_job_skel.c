@@ -99,7 +99,7 @@ static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t m
     return 1;
 }
 
-/* The rank's collectives, keyed as sim_job.c keys them: Comms Id where every one has it, else (process
+/* The rank's collectives, keyed for the match (sim_job_internal.h): Comms Id where every one has it, else (process
  * group, Seq) where every one has Seq, else the order of starts within each process group.  A send or
  * recv (p2p_of) is keyed apart, by its pair (SJ_KEY_P2P: group, sender, receiver, and its order among that
  * pair's kernels on this rank, first in first out, as NCCL matches a send with a recv; one that names no
@@ -543,7 +543,7 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
 }
 
 /* Per edge of the rank's graph, the factor of a median rule: the job's factors by key (1 elsewhere). */
-hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
+static hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
     const hta_cp_graph *g = s->g;
     double *f = malloc((g->nedge ? g->nedge : 1) * sizeof *f);
     if (!f) return hta_oom(err);

@@ -1,7 +1,7 @@
-/* The job's critical path drawn for Perfetto (--all-ranks --overlay OUT): one trace of every rank on one clock
- * (the offsets the collectives' ends give), a process per rank with its threads and streams, every event of the
- * joined graph at its time, "critical": 1 on the path's events, and flow arrows along the path, across ranks
- * where it hops at a collective. */
+/* The writer of the job's critical path for Perfetto (--all-ranks --overlay OUT): one trace of every rank on one
+ * clock (the offsets the collectives' ends give), a process per rank with its threads and streams, every event at
+ * its time, "critical": 1 on the path's events, and flow arrows along the path, across ranks where it hops at a
+ * collective.  The bounded job engine (sim_job_run.c) writes rank by rank through it. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,49 +120,4 @@ hta_status sim_ow_close(sim_ow *w, int ok) {
     hta_status cst = hta_outfile_close(w->o, ok && !st, st || !ok ? &ignored : w->err);
     free(w);
     return st ? st : cst;
-}
-
-/* The merged process and thread of a joined graph's event. */
-static sim_flow flow_of(const hta_sim *s, const int64_t *t, uint32_t nu, uint32_t nv, int type) {
-    const hta_cp_graph *g = s->g;
-    const hta_cp_event *u = &g->ev[g->node[nu].ev], *v = &g->ev[g->node[nv].ev];
-    return (sim_flow){(int64_t)s->ev_rank[g->node[nu].ev] * 2 + (u->stream != -1), u->stream != -1 ? u->stream : u->tid,
-                      t[nu], (int64_t)s->ev_rank[g->node[nv].ev] * 2 + (v->stream != -1),
-                      v->stream != -1 ? v->stream : v->tid, t[nv], type,
-                      s->ev_rank[g->node[nu].ev] != s->ev_rank[g->node[nv].ev]};
-}
-
-hta_status hta_sim_overlay(const hta_sim *s, const int64_t *t, const hta_cp_path *p, const char *out_path,
-                           hta_error *err) {
-    const hta_cp_graph *g = s->g;
-    if (!s->ev_rank) return hta_fail(err, HTA_EINVAL, "the job's overlay needs --all-ranks");
-    unsigned char *crit = calloc(g->nev ? g->nev : 1, 1);
-    if (!crit) return hta_oom(err);
-    for (size_t i = 0; i < p->n; i++) crit[g->node[p->node[i]].ev] = 1;
-    int64_t t0 = INT64_MAX;
-    for (size_t v = 0; v < g->nnode; v++)
-        if (t[v] < t0) t0 = t[v];
-    sim_ow *w = NULL;
-    hta_status st = sim_ow_open(out_path, t0, &w, err);
-    if (st) {
-        free(crit);
-        return st;
-    }
-    /* a process per rank and side, named */
-    int32_t lastr = INT32_MIN;
-    for (size_t x = 0; x < g->nev; x++) {
-        if (s->ev_rank[x] == lastr) continue;
-        lastr = s->ev_rank[x];
-        sim_ow_rank(w, lastr);
-    }
-    for (size_t x = 0; x < g->nev && !w->st; x++)
-        sim_ow_event(w, g, &g->ev[x], s->ev_rank[x], t[g->ev[x].start], t[g->ev[x].end], crit[x]);
-    /* the path's arrows: one flow per edge between two events, across ranks at a hop */
-    for (size_t i = 0; i + 1 < p->n && !w->st; i++) {
-        if (g->node[p->node[i]].ev == g->node[p->node[i + 1]].ev) continue;
-        sim_flow f = flow_of(s, t, p->node[i], p->node[i + 1], g->edge[p->edge[i]].type);
-        sim_ow_flow(w, &f);
-    }
-    free(crit);
-    return sim_ow_close(w, 1);
 }

@@ -1,6 +1,8 @@
 """critical-path --all-ranks in bounded memory (hta_job_*: rank skeletons, barrier replay, paths summed rank by
-rank) against the joined graph that holds every rank at once (HTA_PER_RANK=0): the same bytes for every table
-and note, under what-if rules of every kind, with 1 or 2 threads, with --ranks; and the report's savings."""
+rank), file by file against the whole load (HTA_PER_RANK=0: every rank loaded, visited one after the other): the
+same bytes for every table and note, under what-if rules of every kind, with 1 or 2 threads, with --ranks; and
+the report's savings.  What the engine answers is checked against ground truth (jobs generated again with the
+change) in test_sim.Accuracy and bench/whatif_accuracy.py."""
 import os
 import shutil
 import subprocess

@@ -189,6 +189,22 @@ typedef struct hta_job_scenario {
     int lenient;                 /* a rule that matches nothing is no error (it changes nothing) */
 } hta_job_scenario;
 
+/* Sharing the job's passes among processes (hta-mpi, docs/scaling.md "The critical path across ranks"):
+ * each process visits only its share of the ranks in every pass (skeletons, revisits, paths, simulated
+ * traces), and what a pass produced for those ranks is exchanged so that every process holds the whole
+ * job afterwards; the replay then runs the same everywhere.  Every process of the group must call
+ * hta_job_run_plan with the same plan and options: the calls below are collective.  Only the plan's runs
+ * are shared (hta_job_run_ctx ignores it); the overlay is drawn by the root alone. */
+typedef struct hta_job_dist {
+    int root;  /* this process is the group's first: it draws the overlay */
+    int nproc; /* processes in the group */
+    /* this process's share of the plan's files (indices, malloc'd into *which); the same in every pass */
+    hta_status (*share)(const hta_rank_plan *p, size_t **which, size_t *n, hta_error *err);
+    /* every process's bytes to every process: *all (malloc'd) is their concatenation in process order,
+     * (*lens)[q] (malloc'd, nproc entries) process q's length; collective */
+    hta_status (*allgather)(const char *bytes, size_t len, char **all, size_t **lens, hta_error *err);
+} hta_job_dist;
+
 typedef struct hta_job_opts {
     const hta_job_scenario *scn; /* what-if scenarios, each replayed on the job */
     size_t nscn;
@@ -200,6 +216,7 @@ typedef struct hta_job_opts {
     const char *overlay; /* with paths: the job's path drawn there (as hta_sim_overlay draws it) */
     const char *trace_dir; /* each rank's trace at its simulated schedule (scn[0]'s rules) written into this
                             * folder (it exists) under the rank file's name, one rank at a time */
+    const hta_job_dist *dist; /* with a plan: the passes shared among processes (NULL: this one alone) */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */

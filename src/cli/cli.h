@@ -151,6 +151,12 @@ typedef struct cli_dist {
     int nproc; /* the processes */
     /* the root's bytes (*bytes, *len) to every process (*bytes malloc'd there); collective */
     hta_status (*bcast)(char **bytes, size_t *len, hta_error *err);
+    /* every process's bytes to every process: *all (malloc'd) their concatenation in process order,
+     * (*lens)[q] (malloc'd) process q's length; collective (hta_job_dist's) */
+    hta_status (*allgather)(const char *bytes, size_t len, char **all, size_t **lens, hta_error *err);
+    /* every process runs this command (critical-path --all-ranks: the job engine's passes are shared,
+     * hta_job_dist), not the root alone */
+    int everyone;
 } cli_dist;
 extern const cli_dist *cli_distributor;
 

@@ -102,7 +102,11 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
     size_t failed = SIZE_MAX;
     int in_load = 0, rc = 0;
     hta_job_scenario sc = {rules, a->what_if.n, NULL, 0};
-    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL, NULL};
+    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL, NULL,
+                       NULL};
+    /* hta-mpi: every process runs this; the plan's passes are shared among them (the overlay is the root's) */
+    const cli_dist *cd = cli_distributor && cli_distributor->everyone ? cli_distributor : NULL;
+    hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL};
     char *ovl = NULL;
     hta_status st = HTA_OK;
     if (a->overlay) {
@@ -129,8 +133,11 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
         /* an output that cannot be written */
     } else if (planned) {
         for (size_t i = 0; i < plan.nwarnings && !c->quiet; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
+        if (cd) jo.dist = &jd;
         st = hta_job_run_plan(&plan, &c->ctx, &jo, &jb, &res, &failed, &in_load, &err);
     } else {
+        /* a run the plan cannot share is the root's alone */
+        if (cd && !cd->root) goto out;
         if ((rc = cli_open(c, c->path, &ctx))) goto out;
         st = hta_job_run_ctx(ctx, &jo, &jb, &res, &err);
     }

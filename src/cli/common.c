@@ -234,8 +234,14 @@ static int check_outputs(const char *cmd, const cli_opt *opts, cli_common *c) {
             in[nin++] = *(const char **)o->out;
     struct stat s1, so;
     int have1 = fstat(1, &s1) == 0;
+    /* critical-path --all-ranks writes --what-if-trace as a folder of rank files (one that exists is
+     * written into, as under hta-mpi, whose processes all check it while one of them creates it) */
+    int all_ranks = 0;
+    for (const cli_opt *o = opts; o && o->name; o++)
+        if (o->kind == CLI_FLAG && !strcmp(o->name, "all-ranks")) all_ranks = *(const int *)o->out;
     for (const cli_opt *o = opts; o && o->name; o++) {
-        int file = listed(o->name, out_files), dir = listed(o->name, out_dirs);
+        int as_dir = all_ranks && !strcmp(o->name, "what-if-trace");
+        int file = !as_dir && listed(o->name, out_files), dir = as_dir || listed(o->name, out_dirs);
         const char *out = o->kind == CLI_STR && (file || dir) ? *(const char **)o->out : NULL;
         if (!out) continue;
         for (size_t i = 0; i < nin; i++) {

@@ -280,4 +280,46 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out);
 hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
                     hta_error *err);
 
+/* ---- the passes shared among processes (hta_job_dist; sim_job_wire.c) ----
+ *
+ * Each process visits its share of a pass's ranks; then every process sends what the pass produced for its
+ * ranks (the whole rank state after a skeleton pass or a revisit, the answers of the ranks' path queries),
+ * with its status, and every process takes everyone's into its job: all hold the same job after every pass,
+ * so what runs between passes (matching, replay, the check) runs the same everywhere.  A failure anywhere
+ * goes with the next exchange, which every process then returns (the first in rank order, as one process
+ * meets it); a process that fails between exchanges says so in one last exchange (sj_exch_end). */
+enum { SJ_WIRE_NONE, SJ_WIRE_RANK, SJ_WIRE_QUERY, SJ_WIRE_ROOT }; /* what a pass exchanges per rank; ROOT: the
+                                                                   * root's alone, no exchange (the overlay) */
+typedef struct sj_wire {
+    int kind;
+    sj_query *q;             /* SJ_WIRE_QUERY: the queries, sorted by position; first[p]: position p's */
+    const size_t *first;
+} sj_wire;
+
+typedef struct sj_exch {
+    const hta_job_dist *d;
+    size_t nr;
+    unsigned char *own;      /* per position: this process's share */
+    int agreed;              /* every process knows of the failure: no more exchanges */
+    int renamed;             /* the names were interned again in exchange order, the same in every process */
+    size_t *visits;          /* per process: ranks it visited, every pass summed */
+    char ***warn;            /* per position: the loaders' warnings of the first pass, until given */
+    size_t *nwarn;
+} sj_exch;
+
+hta_status sj_exch_init(sj_exch *x, const hta_job_dist *d, const hta_rank_plan *p, hta_error *err);
+void sj_exch_free(sj_exch *x);
+/* This process's share of which[0 .. n): *mine (malloc'd), *nm. */
+hta_status sj_exch_mine(const sj_exch *x, const size_t *which, size_t n, size_t **mine, size_t *nm, hta_error *err);
+/* A warning of the loader for position pos (kept until the exchange gives it). */
+void sj_exch_warn(sj_exch *x, size_t pos, const char *msg);
+/* After this process's visit of mine[0 .. n) with status st (*failed, *in_load as hta_ctx_each_rank gives
+ * them): every process's results into j, the kept warnings through warn (NULL: none) in rank order, and the
+ * run's failure (the one first in rank order) in every process.  Collective. */
+hta_status sj_exchange(struct hta_job *j, sj_exch *x, const sj_wire *w, const size_t *mine, size_t n,
+                       hta_status st, size_t *failed, int *in_load, void (*warn)(void *, const char *),
+                       void *warn_ctx, hta_error *err);
+/* The run's end: its status st agreed by every process (unless a failure already was).  Collective. */
+hta_status sj_exch_end(sj_exch *x, hta_status st, size_t *failed, int *in_load, hta_error *err);
+
 #endif

@@ -21,12 +21,14 @@ typedef struct source {
     int visits;          /* visits so far: loaders' warnings are given on the first only */
     size_t failed;
     int in_load;
+    sj_exch *x;          /* the passes shared among processes (hta_job_dist), or NULL */
 } source;
 
 typedef struct closure {
     struct hta_job *j;
     visit_fn fn;
     void *arg;
+    sj_exch *x;
 } closure;
 
 static hta_status each(hta_ctx *ctx, size_t index, void *user, hta_error *err) {
@@ -36,18 +38,42 @@ static hta_status each(hta_ctx *ctx, size_t index, void *user, hta_error *err) {
 
 static void quiet(void *ctx, const char *msg) { (void)ctx, (void)msg; }
 
-static hta_status visit(struct hta_job *j, source *src, const size_t *which, size_t n, visit_fn fn, void *arg,
-                        hta_error *err) {
+/* shared passes: the first pass's warnings kept for the exchange, which gives every process's in rank order */
+static void keep_warning(void *user, size_t index, const char *msg) { sj_exch_warn(((closure *)user)->x, index, msg); }
+
+/* Visits ranks which[0 .. n) with fn.  Shared among processes (src->x): this process's share of them, then
+ * what the pass produced for them exchanged as w says (sim_job_wire.c), so that every process holds the
+ * same job after it; an SJ_WIRE_ROOT pass is the root's alone. */
+static hta_status visit(struct hta_job *j, source *src, const size_t *which, size_t n, const sj_wire *w,
+                        visit_fn fn, void *arg, hta_error *err) {
     if (src->ctx) {
         for (size_t i = 0; i < n; i++) HTA_TRY(fn(j, src->ctx, which[i], which[i], arg, err));
         return HTA_OK;
     }
     hta_ctx_opts co = *src->co;
-    if (src->visits++) co.warn = quiet, co.warn_ctx = NULL;
-    hta_each_opts eo = {which, n, src->threads, NULL};
-    closure c = {j, fn, arg};
-    return hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &src->failed, &src->in_load, err);
+    int first = !src->visits++;
+    if (!first) co.warn = quiet, co.warn_ctx = NULL;
+    closure c = {j, fn, arg, src->x};
+    if (!src->x || w->kind == SJ_WIRE_ROOT) {
+        if (src->x && !src->x->d->root) return HTA_OK;
+        hta_each_opts eo = {which, n, src->threads, NULL};
+        return hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &src->failed, &src->in_load, err);
+    }
+    size_t *mine = NULL, nm = 0, failed = SIZE_MAX;
+    int in_load = 0;
+    hta_status st = sj_exch_mine(src->x, which, n, &mine, &nm, err);
+    if (!st) {
+        hta_each_opts eo = {mine, nm, src->threads, first ? keep_warning : NULL};
+        st = hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &failed, &in_load, err);
+    }
+    st = sj_exchange(j, src->x, w, mine, nm, st, &failed, &in_load, first ? co.warn : NULL, co.warn_ctx, err);
+    if (st) src->failed = failed, src->in_load = in_load;
+    free(mine);
+    return st;
 }
+
+static const sj_wire wire_rank = {SJ_WIRE_RANK, NULL, NULL}, wire_none = {SJ_WIRE_NONE, NULL, NULL},
+                     wire_root = {SJ_WIRE_ROOT, NULL, NULL};
 
 static hta_status skel_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
     return sj_skeleton(j, ctx, k, pos, arg != NULL, err);
@@ -225,7 +251,8 @@ static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_erro
         if (P->first[p + 1]) which[nw++] = p;
         P->first[p + 1] += P->first[p];
     }
-    hta_status st = nw ? visit(j, src, which, nw, local_fn, P, err) : HTA_OK;
+    sj_wire w = {SJ_WIRE_QUERY, P->q, P->first};
+    hta_status st = nw ? visit(j, src, which, nw, &w, local_fn, P, err) : HTA_OK;
     free(which);
     return st;
 }
@@ -649,7 +676,7 @@ static hta_status overlay(struct hta_job *j, source *src, trail *whole, int64_t 
     ovl o = {j, whole, w, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     int th = src->threads;
     src->threads = 1; /* in rank order, straight into the file */
-    st = visit(j, src, which, n, ov_fn, &o, err);
+    st = visit(j, src, which, n, &wire_root, ov_fn, &o, err);
     src->threads = th;
     /* the arrows in path order: first piece first, each piece's last to first reversed, the hop between */
     for (size_t k = whole->nsegs; !st && k-- > 0;) {
@@ -834,7 +861,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         for (size_t r = 0; r < s->nrules; r++) j->want_tot |= s->rules[r].median;
     }
     for (size_t p = 0; p < nr; p++) all[p] = p;
-    HTA_TRY_GOTO(st, visit(j, src, all, nr, skel_fn, NULL, err), done);
+    HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, skel_fn, NULL, err), done);
     HTA_TRY_GOTO(st, check_rules(j, err), done);
     HTA_TRY_GOTO(st, sj_match(j, err), done);
     if (j->want_tot) {
@@ -847,7 +874,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             for (size_t q = 0; j->r[p].present && q < j->nscn; q++) pending |= !j->r[p].skel[q].done;
             if (pending) again[na++] = p;
         }
-        if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
+        if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
     }
     HTA_TRY_GOTO(st, alloc_times(j, err), done);
     if (!again && !(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
@@ -860,7 +887,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             sj_check(j, q, again, &na);
             if (!na) break;
             j->revisits += na;
-            HTA_TRY_GOTO(st, visit(j, src, again, na, skel_fn, j, err), done);
+            HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
         }
     }
     if (j->inexact_ns && res)
@@ -871,7 +898,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         if (!sel) goto oom;
         for (size_t p = 0; p < nr; p++)
             if (j->r[p].present) sel[ns++] = p;
-        st = visit(j, src, sel, ns, trace_fn, (void *)o->trace_dir, err);
+        st = visit(j, src, sel, ns, &wire_none, trace_fn, (void *)o->trace_dir, err);
         free(sel);
         if (st) goto done;
         if (res) hta_result_note(res, "simulated traces of %zu ranks written to %s", ns, o->trace_dir);
@@ -897,14 +924,35 @@ done:
 }
 
 hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, hta_result *res, hta_error *err) {
-    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0};
+    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
     return run(&src, hta_ctx_nranks(ctx), o, out, res, err);
 }
 
 hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
                             hta_result *res, size_t *failed, int *in_load, hta_error *err) {
-    source src = {NULL, p, co, o->threads, 0, SIZE_MAX, 0};
-    hta_status st = run(&src, p->n, o, out, res, err);
+    source src = {NULL, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
+    sj_exch x;
+    hta_status st = HTA_OK;
+    *out = NULL;
+    if (o->dist) {
+        src.x = &x;
+        st = sj_exch_init(&x, o->dist, p, err);
+    }
+    if (!st) st = run(&src, p->n, o, out, res, err);
+    if (o->dist) {
+        /* every process leaves with the same status: a failure between exchanges is told here */
+        st = sj_exch_end(&x, st, &src.failed, &src.in_load, err);
+        if (!st && res && o->dist->nproc > 1) {
+            char per[256];
+            size_t at = 0;
+            for (int q = 0; q < o->dist->nproc && at < sizeof per; q++)
+                at += (size_t)snprintf(per + at, sizeof per - at, "%s%zu", q ? ", " : "", x.visits[q]);
+            hta_result_note(res, "the job's %zu rank files shared among %d processes: rank visits per process %s",
+                            p->n, o->dist->nproc, per);
+        }
+        if (st) hta_job_free(*out), *out = NULL;
+        sj_exch_free(&x);
+    }
     *failed = src.failed;
     *in_load = src.in_load;
     return st;

@@ -2,8 +2,10 @@
  * by rank (cli_is_per_rank) shares the rank files among the processes by size; each process analyses its
  * share with the per-rank iteration (at most --threads rank models alive), and the parts (each rank's
  * result tables, warnings, and the first failure) are gathered on process 0, which prints the output
- * exactly as `hta` would.  Every other command, and a run the rank plan cannot share, is process 0's
- * alone.  The exit status is process 0's, given to every process.  docs/scaling.md. */
+ * exactly as `hta` would.  critical-path --all-ranks runs in every process: the job engine visits each
+ * process's share of the ranks in every pass and exchanges what the pass produced (hta_job_dist,
+ * allgather), so every process holds the whole job; process 0 prints.  Every other command, and a run the
+ * rank plan cannot share, is process 0's alone.  The exit status is process 0's, given to every process.  docs/scaling.md. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +211,59 @@ static hta_status bcast(char **bytes, size_t *len, hta_error *err) {
     return HTA_OK;
 }
 
+/* Every process's bytes to every process (the job engine's exchanges, hta_job_dist).  MPI counts and
+ * displacements are int: the pieces go in rounds, each process giving at most INT_MAX / P bytes a round, so
+ * that one round's whole stays an int. */
+static hta_status allgather(const char *bytes, size_t len, char **all, size_t **lens, hta_error *err) {
+    uint64_t mine = len, *n64 = malloc((size_t)g_size * sizeof *n64);
+    int *cnt = malloc((size_t)g_size * sizeof *cnt), *displs = malloc((size_t)g_size * sizeof *displs);
+    size_t *off = malloc((size_t)g_size * sizeof *off);
+    *lens = malloc((size_t)g_size * sizeof **lens);
+    /* every process must take part in every round: without memory there is no way on */
+    if (!n64 || !cnt || !displs || !off || !*lens) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, n64, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    size_t total = 0;
+    uint64_t most = 0;
+    for (int q = 0; q < g_size; q++) {
+        (*lens)[q] = (size_t)n64[q], off[q] = total, total += (size_t)n64[q];
+        if (n64[q] > most) most = n64[q];
+    }
+    uint64_t chunk = (uint64_t)INT32_MAX / (uint64_t)g_size;
+    if (chunk > (uint64_t)1 << 30) chunk = (uint64_t)1 << 30;
+    char *buf = malloc(total ? total : 1);
+    char *round = most > chunk ? malloc((size_t)(chunk * (uint64_t)g_size)) : NULL;
+    if (!buf || (most > chunk && !round)) MPI_Abort(MPI_COMM_WORLD, 1);
+    for (uint64_t at = 0; at < most || (at == 0 && most == 0); at += chunk) {
+        int sum = 0;
+        for (int q = 0; q < g_size; q++) {
+            uint64_t left = n64[q] > at ? n64[q] - at : 0;
+            cnt[q] = (int)(left < chunk ? left : chunk), displs[q] = sum, sum += cnt[q];
+        }
+        uint64_t me = len > at ? len - at : 0;
+        /* one round: straight into place; several: through the round's buffer */
+        if (!round) {
+            for (int q = 0; q < g_size; q++) displs[q] = (int)off[q];
+            MPI_Allgatherv(bytes, (int)(me < chunk ? me : chunk), MPI_BYTE, buf, cnt, displs, MPI_BYTE, MPI_COMM_WORLD);
+            break;
+        }
+        MPI_Allgatherv(bytes + (me ? at : 0), (int)(me < chunk ? me : chunk), MPI_BYTE, round, cnt, displs, MPI_BYTE,
+                       MPI_COMM_WORLD);
+        for (int q = 0; q < g_size; q++) memcpy(buf + off[q] + at, round + displs[q], (size_t)cnt[q]);
+    }
+    free(round), free(n64), free(cnt), free(displs), free(off);
+    *all = buf;
+    (void)err;
+    return HTA_OK;
+}
+
+/* critical-path --all-ranks: the job engine shares its passes among every process (hta_job_dist) */
+static int everyone(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "critical-path")) return 0;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--all-ranks")) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -223,9 +278,11 @@ int main(int argc, char **argv) {
     d.gather = gather;
     d.nproc = g_size;
     d.bcast = bcast;
+    d.allgather = allgather;
+    d.everyone = everyone(argc, argv);
     cli_distributor = &d;
     int rc = 0;
-    if (g_rank == 0 || (argc > 1 && cli_is_per_rank(argv[1]))) rc = hta_cli_main(argc, argv);
+    if (g_rank == 0 || d.everyone || (argc > 1 && cli_is_per_rank(argv[1]))) rc = hta_cli_main(argc, argv);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return rc;

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < nr; k++) hta_sim_free(s[k]);
     /* the job's answer: every rank's graph built again, one at a time, as the command does */
     hta_job_scenario sc = {&rule, 1, NULL, 0};
-    hta_job_opts jo = {&sc, 1, NULL, 0, 1, 1, NULL, NULL};
+    hta_job_opts jo = {.scn = &sc, .nscn = 1, .paths = 1, .threads = 1};
     hta_job *jb = NULL;
     hta_result res;
     hta_result_init(&res);

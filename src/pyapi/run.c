@@ -227,7 +227,7 @@ static hta_status run_what_if(hta_ctx *ctx, const py_opts *o, hta_result *out, h
     if (!st && all) {
         hta_job_scenario sc = {rules, nr, NULL, 0};
         /* trace_out: a folder, each rank's simulated trace written into it */
-        hta_job_opts jo = {&sc, 1, dl, ndl, 1, 0, NULL, trace_out, NULL};
+        hta_job_opts jo = {.scn = &sc, .nscn = 1, .data_load = dl, .ndata_load = ndl, .paths = 1, .trace_dir = trace_out};
         hta_job *job = NULL;
         st = hta_job_run_ctx(ctx, &jo, &job, out, err);
         hta_job_free(job);

@@ -150,7 +150,7 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
     }
     for (size_t k = 0; k < npr; k++) ix[k] = (rank_ix){pr[k].rank, k};
     qsort(ix, npr, sizeof *ix, by_rank);
-    hta_job_opts o = {js, nsc, NULL, 0, 0, 1, NULL, NULL, NULL};
+    hta_job_opts o = {.scn = js, .nscn = nsc, .threads = 1};
     if (src->ctx) {
         HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, NULL, err), done);
     } else {

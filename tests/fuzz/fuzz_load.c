@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hta_cpath_rule jr;
         if (hta_cpath_rule_parse("gpu=x0.5", &jr, &e2) == HTA_OK) {
             hta_job_scenario sc = {&jr, 1, NULL, 1};
-            hta_job_opts jo = {&sc, 1, NULL, 0, 1, 1, NULL, NULL, NULL};
+            hta_job_opts jo = {.scn = &sc, .nscn = 1, .paths = 1, .threads = 1};
             hta_job *job = NULL;
             hta_result_init(&res);
             if (hta_job_run_ctx(ctx, &jo, &job, &res, &e2) != HTA_OK && !e2.msg[0]) abort();

@@ -304,6 +304,7 @@ typedef struct lab_state {
     const unsigned char *has_succ; /* per node: an edge leaves it */
     const int32_t *arr_c;   /* per node: the collective whose arrival it is, -1 */
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
+    const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
     int64_t origin;
     uint32_t *off, *cnt;    /* per node: its labels pool[off .. off + cnt) */
     sj_label *pool;
@@ -414,6 +415,36 @@ static int64_t margin(int64_t best, int64_t r) {
     return __builtin_sub_overflow(best, r, &m) ? INT64_MAX : m;
 }
 
+/* The candidates c[0 .. n) less those no replay can make decide, exactly (no drop to check): label (x, dx) is
+ * dominated by (y, dy) when x's label reached y's arrival with delay dxy and dxy + dy >= dx, since under every
+ * replay y ends no earlier than its arrival (a barrier is the latest arrival; waits and transfers weigh >= 0),
+ * which comes no earlier than x's end + dxy.  Compared only with the candidates still in, so a chain of
+ * dominations always ends at one that stays.  Returns the number left, packed at the front. */
+static size_t undominated(const lab_state *L, sj_label *c, size_t n) {
+    const hta_cp_graph *g = L->s->g;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t x = c[i].src;
+        int out = 0;
+        for (size_t j = 0; x >= 0 && j < n && !out; j++) {
+            int32_t y = c[j].src;
+            if (j == i || y < 0) continue; /* a source, or out already */
+            if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
+            uint32_t a = g->edge[L->pw_e[y]].u; /* y's arrival */
+            const sj_label *z = L->pool + L->off[a];
+            for (uint32_t q = 0; q < L->cnt[a]; q++)
+                if (z[q].src == x) {
+                    out = (__int128)z[q].d + c[j].d >= c[i].d;
+                    break;
+                }
+        }
+        if (out) c[i].src = INT32_MIN; /* out: compared no more */
+    }
+    for (size_t i = 0; i < n; i++)
+        if (c[i].src != INT32_MIN) c[m++] = c[i];
+    return m;
+}
+
 /* Candidates to v's set: the largest per source, then the L->keep of largest reference value (the drops
  * recorded).  At an arrival, its collective's reference end follows (unless given).
  * -1: out of memory; -2: that end is beyond the times the model holds. */
@@ -431,6 +462,7 @@ static int settle(lab_state *L, uint32_t v) {
         L->slot[k] = (uint32_t)n;
         c[n++] = c[i];
     }
+    if (n > L->keep) n = undominated(L, c, n);
     int64_t best = INT64_MIN;
     size_t m = n;
     const sj_label *keep = c;
@@ -674,6 +706,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.has_succ = has_succ;
     L.pw_e = pw_edge;
     L.tr_e = tr_edge;
+    L.coll = R->coll;
     L.origin = g->origin_ns;
     for (size_t q = 0; q < j->nscn; q++) {
         sj_skel *sk = &R->skel[q];

@@ -847,7 +847,8 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     j->r = calloc(nr ? nr : 1, sizeof *j->r);
     j->scn = calloc(j->nscn, sizeof *j->scn);
     j->sym = hta_symtab_new();
-    size_t *all = malloc((nr ? nr : 1) * sizeof *all), *again = NULL;
+    size_t *all = malloc((nr ? nr : 1) * sizeof *all), *again = NULL, *failing = NULL;
+    unsigned char *settled = NULL, *need = NULL;
     hta_status st = HTA_OK;
     if (!j->r || !j->scn || !j->sym || !all) goto oom;
     for (size_t q = 1; q < j->nscn; q++) {
@@ -878,17 +879,28 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     }
     HTA_TRY_GOTO(st, alloc_times(j, err), done);
     if (!again && !(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
-    for (size_t q = 0; q < j->nscn; q++) {
-        /* the skeletons' pruning checked against the replayed times: ranks where a dropped label could
-         * have decided are visited again with those times as reference, until none is (sj_check) */
-        for (;;) {
-            size_t na = 0;
+    /* the skeletons' pruning checked against the replayed times: ranks where a dropped label could have
+     * decided are visited again with those times as reference, until none is (sj_check); one visit of a rank
+     * serves every scenario that needs it (a report's savings replay several) */
+    if (!(settled = calloc(j->nscn, 1)) || !(failing = malloc((nr ? nr : 1) * sizeof *failing)) ||
+        !(need = calloc(nr ? nr : 1, 1)))
+        goto oom;
+    for (;;) {
+        size_t na = 0;
+        for (size_t q = 0; q < j->nscn; q++) {
+            if (settled[q]) continue;
+            size_t nf = 0;
             HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
-            sj_check(j, q, again, &na);
-            if (!na) break;
-            j->revisits += na;
-            HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
+            sj_check(j, q, failing, &nf);
+            settled[q] = !nf;
+            for (size_t i = 0; i < nf; i++)
+                if (!need[failing[i]]) need[failing[i]] = 1;
         }
+        for (size_t p = 0; p < nr; p++)
+            if (need[p]) again[na++] = p, need[p] = 0;
+        if (!na) break;
+        j->revisits += na;
+        HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
     }
     if (j->inexact_ns && res)
         hta_result_note(res, "the job's replay kept the most likely of each time's inputs: a time may be off by up to "
@@ -919,6 +931,9 @@ oom:
 done:
     free(all);
     free(again);
+    free(settled);
+    free(failing);
+    free(need);
     hta_job_free(j);
     return st;
 }

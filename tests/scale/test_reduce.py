@@ -20,6 +20,8 @@ import reduced  # noqa: E402
 
 ROOT = reduced.ROOT
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+# the hta under test is built with AddressSanitizer (make SAN=1)
+UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
 
 
@@ -173,10 +175,12 @@ class Memory(unittest.TestCase):
                 two = self.peak_kb(cmd + [tmp, '--threads', '1', '--ranks', '0-1'])
                 whole = self.peak_kb(cmd + [tmp, '--threads', '1'], whole=True)
                 # the model of one 1 MB rank is about 0.35 MB: rank by rank, 22 more ranks add next to nothing;
-                # the whole load holds them all, at least ten times what rank by rank adds (about 9 MB plain,
-                # 4 MB under ASan, whose allocator keeps small models in pages it has already touched)
+                # the whole load holds them all: about 9 MB more, at least ten times what rank by rank adds
+                # (under ASan, whose allocator keeps small models in pages it has already touched and pads
+                # every allocation, 4 MB against 0.2-0.5 MB measured: there, twice)
                 self.assertLess(many, two + 3000, (cmd, many, two))
-                self.assertGreater(whole - two, 10 * max(many - two, 100), (cmd, whole, many, two))
+                self.assertGreater(whole - two, (2 if UNDER_ASAN else 10) * max(many - two, 100),
+                                   (cmd, whole, many, two))
         finally:
             shutil.rmtree(tmp)
 

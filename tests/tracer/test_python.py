@@ -16,6 +16,8 @@ BUILD = os.environ.get("BUILD", "build")
 LIB = os.path.abspath(os.path.join(ROOT, BUILD, "libhtatrace.so")) if not os.path.isabs(BUILD) \
     else os.path.join(BUILD, "libhtatrace.so")
 FAKE_CUDA = os.path.join(os.path.dirname(LIB), "libfakecudart.so")
+# the tracer under test is built with AddressSanitizer (make SAN=1): the runner preloads libasan for it
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 def run_py(code, **env):
@@ -225,8 +227,10 @@ class PythonFront(unittest.TestCase):
         self.assertEqual([e["name"] for e in tc_.events(d, ph="X")], ["only"])
 
     def test_gpu_fake(self):
-        # calibrated within 10 us: a busy machine (or ASan's slower code) may preempt the thread between the
-        # CPU stamp and the event record of one run, so the best of up to ten runs is checked
+        # calibrated within 10 us: a busy machine may preempt the thread between the CPU stamp and the event
+        # record of one run, so the best of up to ten runs is checked; under ASan the instrumented code between
+        # the two stamps alone takes several us more (11-13 us measured on a loaded 2-core machine)
+        limit = 30000 if UNDER_ASAN else 10000
         best = None
         for attempt in range(10):
             run_py("""
@@ -243,9 +247,9 @@ class PythonFront(unittest.TestCase):
             self.assertEqual((g["name"], g["args"]["n"], g["tid"]), ("gpu_scope", 1, 7))
             diff = abs(tc_.ns(g["ts"]) - tc_.ns(c["ts"]))
             best = diff if best is None else min(best, diff)
-            if best < 10000:
+            if best < limit:
                 break
-        self.assertLess(best, 10000)
+        self.assertLess(best, limit)
 
 
 if __name__ == "__main__":

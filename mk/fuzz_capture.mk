@@ -9,7 +9,8 @@ fuzz: $(FUZZ_CAPTURE_BIN)
 fuzz-run-capture: $(FUZZ_CAPTURE_BIN)
 	@mkdir -p $(FUZZ_BUILD)/corpus_fuzz_request $(FUZZ_BUILD)/corpus_fuzz_front
 	$(FUZZ_BUILD)/fuzz_request $(FUZZ_RUN) $(FUZZ_BUILD)/corpus_fuzz_request
-	$(FUZZ_BUILD)/fuzz_front $(FUZZ_RUN) -dict=tests/fuzz/front.dict $(FUZZ_BUILD)/corpus_fuzz_front
+	$(FUZZ_BUILD)/fuzz_front $(FUZZ_RUN) -dict=tests/fuzz/front.dict $(FUZZ_BUILD)/corpus_fuzz_front \
+	  tests/fuzz/front
 
 fuzz-run: fuzz-run-capture
 

@@ -117,7 +117,8 @@ typedef struct hta_http_in {
 } hta_http_in;
 /* 1: a complete, accepted head; 0: more bytes needed; -1: refused with HTTP *status and why, as soon
  * as the line that decides it is complete (the method and path on the first line, a wrong
- * "Authorization: Bearer" on its own line, none at the blank line when token is not NULL). */
+ * "Authorization: Bearer" on its own line, none at the blank line when token is not NULL, a line with
+ * a control character other than tab or a folded line: 400). */
 int hta_http_head(hta_http_in *h, const char *buf, size_t len, const char *token, int *status, char *why,
                   size_t cap);
 /* Text from elsewhere made safe to print or log: control characters (C0, DEL, C1) as \xNN and

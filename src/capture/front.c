@@ -72,6 +72,17 @@ int hta_rpc_head(const unsigned char *buf, size_t len, size_t max, const char *t
 /* the end of the line starting at p (its '\n'), or NULL */
 static const char *line_end(const char *p, const char *end) { return memchr(p, '\n', (size_t)(end - p)); }
 
+/* A head line may hold no control character but the tab (RFC 9112 §5: NUL, a bare CR or another
+ * control in a field is invalid): a NUL would end the line for every C string function after this
+ * one, so that what was judged and what is later read could differ. */
+static int line_clean(const char *p, size_t ll) {
+    for (size_t k = 0; k < ll; k++) {
+        unsigned char c = (unsigned char)p[k];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) return 0;
+    }
+    return 1;
+}
+
 int hta_http_head(hta_http_in *h, const char *buf, size_t len, const char *token, int *status, char *why,
                   size_t cap) {
     const char *end = buf + len;
@@ -81,6 +92,13 @@ int hta_http_head(hta_http_in *h, const char *buf, size_t len, const char *token
         size_t ll = (size_t)(nl - p);
         if (ll && p[ll - 1] == '\r') ll--;
         h->pos = (size_t)(nl + 1 - buf);
+        /* a folded line (obs-fold: it starts with white space) is refused too, as RFC 9112 §5.2 allows:
+         * it would join a field that was already judged */
+        if (!line_clean(p, ll) || (h->first && ll && (p[0] == ' ' || p[0] == '\t'))) {
+            *status = 400;
+            snprintf(why, cap, "bad request: a control character or a folded line in the head");
+            return -1;
+        }
         if (!h->first) {
             h->first = 1;
             /* the first line says everything but the token: judged before the headers arrive */

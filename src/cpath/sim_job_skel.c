@@ -493,7 +493,7 @@ static int settle(lab_state *L, uint32_t v) {
     }
     uint32_t off;
     if (blk_alloc(L, m, &off)) return -1;
-    memcpy(L->pool + off, keep, m * sizeof *keep);
+    if (m) memcpy(L->pool + off, keep, m * sizeof *keep); /* no pool yet when nothing is kept */
     L->off[v] = off;
     L->cnt[v] = (uint32_t)m;
     int32_t a = L->arr_c[v];
@@ -566,7 +566,7 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         off[i] = (uint32_t)m;
-        memcpy(*lab + m, L->pool + L->off[nodes[i]], L->cnt[nodes[i]] * sizeof **lab);
+        if (L->cnt[nodes[i]]) memcpy(*lab + m, L->pool + L->off[nodes[i]], L->cnt[nodes[i]] * sizeof **lab);
         m += L->cnt[nodes[i]];
     }
     off[n] = (uint32_t)m;

@@ -18,7 +18,7 @@ void htad_http_reply(int status, const char *why, htad_reply *r) {
     char body[256];
     int n = snprintf(body, sizeof body, "%s\n", why);
     if (status != 200) {
-        const char *s = status == 401 ? "401 Unauthorized" : status == 404 ? "404 Not Found"
+        const char *s = status == 400 ? "400 Bad Request" : status == 401 ? "401 Unauthorized" : status == 404 ? "404 Not Found"
                         : status == 405 ? "405 Method Not Allowed" : status == 408 ? "408 Request Timeout"
                         : status == 503 ? "503 Service Unavailable" : "431 Request Header Fields Too Large";
         respond(r, s, txt, body, (size_t)n);

@@ -223,6 +223,13 @@ class Availability(unittest.TestCase):
                     dt, data = timed(lambda: s.recv(4096))
                     self.assertIn(code, data.split(b"\r\n")[0])
                     self.assertLess(dt, 1)
+            # a NUL, a bare CR or a folded line in a header: 400 as soon as the line is complete
+            for line in (b"X-A: a\x00b\r\n", b"X-A: a\rb\r\n", b" folded: x\r\n"):
+                with socket.create_connection(("127.0.0.1", d.http), timeout=5) as s:
+                    s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n" + line)  # no blank line follows
+                    dt, data = timed(lambda: s.recv(4096))
+                    self.assertEqual(data.split(b"\r\n")[0], b"HTTP/1.0 400 Bad Request", line)
+                    self.assertLess(dt, 1)
             # a request that never completes: ended at its deadline (10 s), with the reason
             with socket.create_connection(("127.0.0.1", d.port), timeout=15) as s:
                 s.sendall(struct.pack("=i", 100) + b'{"fn":')

@@ -104,8 +104,29 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
 
 /* ---- thread chains ---- */
 
-/* One CPU track: its events nested by a stack (an event that outlasts its parent is cut at the parent's
- * end), and one chain edge between consecutive boundaries, attributed to the innermost open event. */
+/* Sets event x's end to t (the nesting's cut), in the builder's times and the graph's node. */
+static void cut_end(sb *b, uint32_t x, int64_t t) {
+    b->nt[2 * (size_t)x + 1] = t;
+    b->g->node[2 * (size_t)x + 1].ts = t - b->g->origin_ns;
+}
+
+/* Where x outlasts the open events stack[0..sp) it starts in, of the two ways to nest it the one that moves
+ * less time: x cut at its parent's end (by the caller), or the open events that end inside x cut at x's
+ * start (here; returns 1).  The second is the common case in real traces: a record_function range
+ * (ProfilerStep#N, enumerate(DataLoader)#...) is opened from inside a Python frame (profiler.step,
+ * __enter__, _record_function_enter_new) that returns microseconds later, while the range lasts the whole
+ * step; cutting the range would make a step of a few microseconds. */
+static int cut_open(sb *b, const uint32_t *stack, size_t sp, uint32_t x) {
+    if (!sp || ev_end(b, x) <= ev_end(b, stack[sp - 1])) return 0;
+    size_t j = sp - 1; /* stack[j..sp): the open events that end inside x */
+    while (j > 0 && ev_end(b, stack[j - 1]) < ev_end(b, x)) j--;
+    if (ev_end(b, stack[j]) - ev_start(b, x) >= ev_end(b, x) - ev_end(b, stack[sp - 1])) return 0;
+    for (size_t k = j; k < sp; k++) cut_end(b, stack[k], ev_start(b, x));
+    return 1;
+}
+
+/* One CPU track: its events nested by a stack (cut_open), and one chain edge between consecutive
+ * boundaries, attributed to the innermost open event. */
 static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
     hta_cp_graph *g = b->g;
     size_t sp = 0;
@@ -113,25 +134,24 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
     int32_t open = -1;        /* innermost open event after it */
     for (size_t i = 0; i <= n; i++) {
         uint32_t x = i < n ? ev[i] : 0;
-        /* close what ended before x starts (all at the end) */
-        while (sp && (i == n || ev_end(b, stack[sp - 1]) <= ev_start(b, x))) {
-            uint32_t c = stack[--sp];
-            uint32_t en = 2 * c + 1;
-            if (last >= 0) {
-                size_t ne0 = b->ne;
-                HTA_TRY(add(b, (uint32_t)last, en, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
-                if (b->ne > ne0) b->chain_in[en] = (uint32_t)(b->ne - 1);
+        /* close what ended before x starts (all at the end), again after a cut at x's start */
+        do {
+            while (sp && (i == n || ev_end(b, stack[sp - 1]) <= ev_start(b, x))) {
+                uint32_t c = stack[--sp];
+                uint32_t en = 2 * c + 1;
+                if (last >= 0) {
+                    size_t ne0 = b->ne;
+                    HTA_TRY(add(b, (uint32_t)last, en, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
+                    if (b->ne > ne0) b->chain_in[en] = (uint32_t)(b->ne - 1);
+                }
+                b->cn[b->ncn++] = en;
+                last = en;
+                open = sp ? (int32_t)stack[sp - 1] : -1;
             }
-            b->cn[b->ncn++] = en;
-            last = en;
-            open = sp ? (int32_t)stack[sp - 1] : -1;
-        }
+        } while (i < n && cut_open(b, stack, sp, x));
         if (i == n) break;
-        if (sp && ev_end(b, x) > ev_end(b, stack[sp - 1])) {
-            /* not nested: cut at the parent's end, so the re-drawn trace nests */
-            b->nt[2 * (size_t)x + 1] = ev_end(b, stack[sp - 1]);
-            g->node[2 * (size_t)x + 1].ts = ev_end(b, x) - g->origin_ns;
-        }
+        if (sp && ev_end(b, x) > ev_end(b, stack[sp - 1]))
+            cut_end(b, x, ev_end(b, stack[sp - 1])); /* not nested: cut at the parent's end */
         g->ev_parent[x] = sp ? (int32_t)stack[sp - 1] : -1;
         uint32_t st = 2 * x;
         if (last >= 0) {

@@ -106,8 +106,9 @@ static int counted(const rp_rank *pr, const rank_ix *ix, size_t n, int32_t rank,
 }
 
 /* The job's step time in scenario q: the report's steps of every rank as (number, duration) pairs; the
- * job's whole run where it has fewer than two step numbers (one step, or none: the common real trace,
- * whose "step" would be a few us of annotation or nothing). */
+ * job's whole run where it has fewer than two step numbers and its one step is not (nearly) the whole run.
+ * *whole is decided on the baseline (q = 0) and kept for the other scenarios, so that every scenario is
+ * measured over the same window. */
 static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const hta_job *j, size_t q, int64_t *num,
                         int64_t *dur, int *whole) {
     size_t n = hta_job_nsteps(j), m = 0, distinct = 0;
@@ -121,11 +122,17 @@ static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const h
         distinct += fresh;
         num[m] = as, dur[m++] = d;
     }
-    /* the report's window: the whole run where every rank's is its whole span (one step or none, as the
-     * engine's fewer than two step numbers), else the steps' median, even of one step the trace had more of */
-    int span = 1;
-    for (size_t k = 0; k < nr; k++) span &= pr[k].window == RP_WIN_SPAN;
-    *whole = distinct < 2 && (span || !m);
+    if (q == 0) {
+        /* the report's window: the whole run where every rank's is its whole span (one step or none, as the
+         * engine's fewer than two step numbers), else the steps' median, even of one step the trace had more
+         * of.  One step that lasts 90% of the run or more is the window itself: the run's first and last
+         * events can be a thread that only waits (a progress bar's monitor, woken by the clock), which no
+         * what-if moves, so that the run would hide a saving the step shows. */
+        int span = 1;
+        for (size_t k = 0; k < nr; k++) span &= pr[k].window == RP_WIN_SPAN;
+        *whole = distinct < 2 && (span || !m);
+        if (*whole && m && (double)rp_job_median(num, dur, m) >= 0.9 * (double)hta_job_span(j, 0)) *whole = 0;
+    }
     return *whole ? hta_job_span(j, q) : rp_job_median(num, dur, m);
 }
 

@@ -217,6 +217,8 @@ typedef struct hta_job_opts {
     const char *trace_dir; /* each rank's trace at its simulated schedule (scn[0]'s rules) written into this
                             * folder (it exists) under the rank file's name, one rank at a time */
     const hta_job_dist *dist; /* with a plan: the passes shared among processes (NULL: this one alone) */
+    int gpu_steps; /* each rank's steps on its GPU timeline where its steps allow (the report's window where
+                    * the GPU runs far behind the CPU): from a step's first GPU operation to the next's */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */

@@ -102,8 +102,8 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
     size_t failed = SIZE_MAX;
     int in_load = 0, rc = 0;
     hta_job_scenario sc = {rules, a->what_if.n, NULL, 0};
-    hta_job_opts jo = {&sc, a->what_if.n ? 1 : 0, a->data_load.v, a->data_load.n, 1, c->ctx.threads, NULL, NULL,
-                       NULL};
+    hta_job_opts jo = {.scn = &sc, .nscn = a->what_if.n ? 1 : 0, .data_load = a->data_load.v,
+                       .ndata_load = a->data_load.n, .paths = 1, .threads = c->ctx.threads};
     /* hta-mpi: every process runs this; the plan's passes are shared among them (the overlay is the root's) */
     const cli_dist *cd = cli_distributor && cli_distributor->everyone ? cli_distributor : NULL;
     hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL};

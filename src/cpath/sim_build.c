@@ -361,6 +361,41 @@ typedef struct wait_src {
     uint32_t call, src;
 } wait_src;
 
+/* Cross-stream waits that no CUPTI record describes (ROCm's traces; CUDA's without cuda_sync records): the
+ * waiting stream is the one that gets the next GPU work launched after the call, and it waits for the
+ * work the device's other streams had been given before the call, as a host sync without its record
+ * waits for every stream's last work (ProcessGroupNCCL's pattern: the NCCL stream waits for the compute
+ * that filled the bucket, later the compute stream for the collective).  Where the trace shows the waiting
+ * work starting before that work ended, add() keeps no edge. */
+static hta_status unsaid_stream_waits(sb *b, size_t ntracks) {
+    const hta_rank *r = b->r;
+    const hta_trace *t = b->t;
+    for (uint32_t c = 0; c < b->nev; c++) {
+        if (b->is_gpu[c]) continue;
+        int32_t row = b->g->ev[c].row, q = r->partner[row];
+        if (!(hta_sym_api(t, r->name[row]) & HTA_API_STREAM_WAIT)) continue;
+        if (q >= 0 && hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, (size_t)q))) == HTA_CC_CUDA_SYNC)
+            continue; /* its record says (waits(), above) */
+        int64_t at = r->ts[row];
+        long to = -1;
+        int32_t y = -1;
+        for (size_t k = 0; k < ntracks; k++) {
+            if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
+            int32_t f = first_launched(b, k, at);
+            if (f >= 0 && (y < 0 || b->launch_ts[f] < b->launch_ts[y])) y = f, to = (long)k;
+        }
+        if (y < 0) continue;
+        for (size_t k = 0; k < ntracks; k++) {
+            if ((long)k == to || b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]] ||
+                r->threads[k].pid != r->threads[to].pid)
+                continue;
+            int32_t x = last_launched(b, k, at);
+            if (x >= 0) HTA_TRY(add(b, 2 * (uint32_t)x + 1, 2 * (uint32_t)y, HTA_CP_SYNC, -1, SIM_DEFAULT_GAP_NS));
+        }
+    }
+    return HTA_OK;
+}
+
 static hta_status waits(sb *b, size_t ntracks) {
     const hta_rank *r = b->r;
     const hta_trace *t = b->t;
@@ -466,6 +501,7 @@ static hta_status waits(sb *b, size_t ntracks) {
         if (x < 0 || y < 0) continue;
         if ((st = add(b, 2 * (uint32_t)x + 1, 2 * (uint32_t)y, HTA_CP_SYNC, -1, SIM_DEFAULT_GAP_NS))) goto done;
     }
+    if ((st = unsaid_stream_waits(b, ntracks))) goto done;
 #undef PUSH
     st = HTA_OK;
 done:
@@ -674,6 +710,47 @@ done:
     return st;
 }
 
+/* ---- the steps on the GPU timeline ---- */
+
+/* Each step's GPU work: the operations whose launch call is inside the step (the report's rule,
+ * src/report/profile.c), the first to start and the last to end. */
+static void gpu_work(sb *b) {
+    hta_sim *s = b->s;
+    if (!s->nsteps) return;
+    for (uint32_t x = 0; x < b->nev; x++) {
+        int32_t p = b->is_gpu[x] ? b->r->partner[b->g->ev[x].row] : -1;
+        if (p < 0 || b->ev_of_row[p] < 0) continue; /* launched before the trace, or not by a traced call */
+        int64_t at = b->launch_ts[x];
+        size_t lo = 0, hi = s->nsteps; /* the last step that starts at or before the launch */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (b->nt[s->steps[mid].start] <= at) lo = mid + 1;
+            else hi = mid;
+        }
+        if (!lo) continue;
+        hta_sim_step *st = &s->steps[lo - 1];
+        if (at >= b->nt[st->end]) continue;
+        if (st->gstart == UINT32_MAX || b->nt[2 * (size_t)x] < b->nt[st->gstart]) st->gstart = 2 * x;
+        if (st->gend == UINT32_MAX || b->nt[2 * (size_t)x + 1] > b->nt[st->gend]) st->gend = 2 * x + 1;
+    }
+}
+
+int sim_gpu_steps(hta_sim *s) {
+    const hta_cp_graph *g = s->g;
+    for (size_t i = 0; i < s->nsteps; i++) {
+        const hta_sim_step *st = &s->steps[i];
+        if (st->gstart == UINT32_MAX) return 0;
+        uint32_t e = i + 1 < s->nsteps ? s->steps[i + 1].gstart : st->gend;
+        if (e == UINT32_MAX || g->node[e].ts <= g->node[st->gstart].ts) return 0;
+    }
+    for (size_t i = 0; i < s->nsteps; i++) {
+        hta_sim_step *st = &s->steps[i];
+        st->end = i + 1 < s->nsteps ? s->steps[i + 1].gstart : st->gend;
+        st->start = st->gstart;
+    }
+    return 1;
+}
+
 /* ---- the build ---- */
 
 /* A ProfilerStep#N is a user annotation, or an operator in PyTorch <= 1.9's traces (category Operator). */
@@ -802,9 +879,10 @@ static hta_status build(sb *b) {
     for (uint32_t x = 0; x < m; x++) {
         int64_t n = hta_step_number(hta_sym(g->sym, g->ev[x].name));
         if (b->is_gpu[x] || n < 0 || !step_cat(b->cls[r->cat[g->ev[x].row]])) continue;
-        b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1};
+        b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1, UINT32_MAX, UINT32_MAX};
     }
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
+    gpu_work(b);
 done:
     free(stack);
     return st;

@@ -10,6 +10,8 @@ typedef struct hta_sim_step {
     int32_t rank;
     int64_t number;          /* N */
     uint32_t start, end;     /* nodes */
+    uint32_t gstart, gend;   /* the GPU work launched in it: its first operation's start node and its last
+                              * end node (UINT32_MAX: none) */
 } hta_sim_step;
 
 struct hta_sim {
@@ -26,6 +28,12 @@ struct hta_sim {
     size_t sync_calls;     /* host syncs in the graph */
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
 };
+
+/* Moves the steps onto the GPU timeline, as the report does where the GPU runs far behind the CPU
+ * (docs/report.md, "The window"): step i from its GPU work's first operation to step i + 1's (the last to its
+ * work's end).  1: moved; 0: the CPU steps stay (a step without GPU work, or the steps' GPU work
+ * interleaved). */
+int sim_gpu_steps(hta_sim *s);
 
 /* Options of sim_weights, the rules' weights for the job's bounded engine (sim_job_*.c). */
 typedef struct sim_wopts {

@@ -161,6 +161,7 @@ struct hta_job {
     const char *const *data_load;
     size_t ndata_load;
     const char *overlay;
+    int gpu_steps;      /* the steps on the GPU timeline (sim_gpu_steps) after every build of a rank's graph */
     /* replay */
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;

@@ -183,6 +183,7 @@ hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, 
     const sj_rank *R = &j->r[pos];
     hta_status st = HTA_OK;
     HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &rg->s, err), fail);
+    if (j->gpu_steps) (void)sim_gpu_steps(rg->s);
     HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
     const hta_cp_graph *g = rg->s->g;
     rg->w = malloc((g->nedge ? g->nedge : 1) * sizeof *rg->w);

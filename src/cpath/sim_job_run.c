@@ -844,6 +844,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     j->data_load = o->data_load;
     j->ndata_load = o->ndata_load;
     j->overlay = o->overlay;
+    j->gpu_steps = o->gpu_steps;
     j->r = calloc(nr ? nr : 1, sizeof *j->r);
     j->scn = calloc(j->nscn, sizeof *j->scn);
     j->sym = hta_symtab_new();

@@ -286,6 +286,7 @@ static int get_rank(rd *r, const struct hta_job *j, hta_symtab *sym, sj_rank *R)
             hta_sim_step *s = &R->steps[i];
             s->rank = (int32_t)get_i64(r, "a step's rank"), s->number = get_i64(r, "a step's number");
             s->start = (uint32_t)get_u64(r, "a step's start"), s->end = (uint32_t)get_u64(r, "a step's end");
+            s->gstart = s->gend = UINT32_MAX; /* used before the steps are sent, never after */
         }
     }
     uint64_t nt = get_count(r, 4 * 8, "a rank's totals");

@@ -157,7 +157,10 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
     }
     for (size_t k = 0; k < npr; k++) ix[k] = (rank_ix){pr[k].rank, k};
     qsort(ix, npr, sizeof *ix, by_rank);
-    hta_job_opts o = {.scn = js, .nscn = nsc, .threads = 1};
+    /* the report's steps on the GPU timeline (every rank's: the GPU far behind the CPU), the engine's too */
+    int gpu = npr > 0;
+    for (size_t k = 0; k < npr; k++) gpu &= pr[k].window == RP_WIN_GPU;
+    hta_job_opts o = {.scn = js, .nscn = nsc, .threads = 1, .gpu_steps = gpu};
     if (src->ctx) {
         HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, NULL, err), done);
     } else {

@@ -5,8 +5,8 @@ README.md defines the causes).  For every labelled trace: the first finding's ca
 and its saving lies in the expert's range for that cause where there is one (null: a speed-up nobody can know,
 or nothing to save).
 
-The saving comes from the what-if engine over the report's window (docs/report.md, "The window").  One trace
-is still beyond the engine (ENGINE_PENDING, with why); for them the report must say so, in a note (the engine
+The saving comes from the what-if engine over the report's window (docs/report.md, "The window").  A trace
+still beyond the engine goes in ENGINE_PENDING, with why (none today); for them the report must say so, in a note (the engine
 measured another window: the saving is left out) or in the finding (the simulation finds almost no saving where
 the trace shows much more), never print a saving of something else silently.  Every other trace holds the
 range."""
@@ -25,11 +25,7 @@ with open(os.path.join(DATA, "labels.json")) as fh:
 ENGINE_NOTE = re.compile(r"the savings are left out: the what-if engine measured a window of .+, the report's is")
 BLIND = "the simulation of its removal finds almost no saving"
 # trace -> why the engine's saving is not the cause removed yet (src/cpath is being reworked beside this)
-ENGINE_PENDING = {
-    "AMD-AGI__TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz":
-        "the engine's steps are the CPU's ProfilerStep ranges (median 15.9 ms); the GPU runs 35 ms behind the "
-        "CPU, and the report's steps are the GPU timeline's (median 19.0 ms)",
-}
+ENGINE_PENDING = {}
 
 
 def rows(t):

@@ -233,6 +233,7 @@ static hta_status streams(sb *b, size_t ntracks) {
     coll *cl = NULL;
     size_t ncl = 0;
     int64_t *transfer = NULL;
+    unsigned char *comm = NULL; /* per name of the graph: 0 not yet, 1 a communication kernel, 2 not */
     hta_status st = HTA_ENOMEM;
     for (size_t k = 0; k < ntracks; k++)
         for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
@@ -258,10 +259,15 @@ static hta_status streams(sb *b, size_t ntracks) {
     /* collectives' transfer times */
     cl = malloc((b->nev ? b->nev : 1) * sizeof *cl);
     transfer = malloc((b->nev ? b->nev : 1) * sizeof *transfer);
-    if (!cl || !transfer) goto done;
+    comm = calloc(hta_symtab_count(g->sym) + 1, 1);
+    if (!cl || !transfer || !comm) goto done;
     for (uint32_t x = 0; x < b->nev; x++) {
         transfer[x] = -1;
-        if (!b->is_gpu[x] || hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) != HTA_KT_COMMUNICATION) continue;
+        if (!b->is_gpu[x]) continue;
+        /* a kernel's type by its name, once per name (matching a name costs more than the rest here) */
+        unsigned char *c = &comm[g->ev[x].name];
+        if (!*c) *c = hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) == HTA_KT_COMMUNICATION ? 1 : 2;
+        if (*c != 1) continue;
         int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
         cl[ncl++] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
     }
@@ -303,6 +309,7 @@ done:
     free(S.v);
     free(cl);
     free(transfer);
+    free(comm);
     return st == HTA_ENOMEM ? hta_oom(b->err) : st;
 }
 
@@ -615,8 +622,8 @@ static hta_status joins(sb *b, size_t ntracks) {
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
     size_t nn = b->nnode, ne = b->ne;
-    uint32_t *off = calloc(nn + 1, sizeof *off), *in = malloc((ne ? ne : 1) * sizeof *in);
-    g->edge = malloc((ne ? ne : 1) * sizeof *g->edge);
+    uint32_t *off = cp_calloc(nn + 1, sizeof *off), *in = cp_malloc((ne ? ne : 1) * sizeof *in);
+    g->edge = cp_malloc((ne ? ne : 1) * sizeof *g->edge);
     if (!off || !in || !g->edge) {
         free(off);
         free(in);
@@ -785,13 +792,17 @@ static hta_status build(sb *b) {
     }
     b->nev = m;
     g->nev = m;
-    g->ev = calloc(m ? m : 1, sizeof *g->ev);
-    g->ev_parent = malloc((m ? m : 1) * sizeof *g->ev_parent);
+    g->ev = cp_calloc(m ? m : 1, sizeof *g->ev);
+    g->ev_parent = cp_malloc((m ? m : 1) * sizeof *g->ev_parent);
     b->is_gpu = calloc(m ? m : 1, 1);
     b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
-    b->capnode = 2 * m + 16;
-    b->nt = malloc(b->capnode * sizeof *b->nt);
-    g->node = malloc(b->capnode * sizeof *g->node);
+    /* sized for what real traces give (2 nodes per event and a few more; 2.0-2.2 edges per event), so that
+     * the arrays are not copied as they grow */
+    b->capnode = 2 * m + m / 16 + 64;
+    b->cap = 2 * m + m / 4 + 1024;
+    b->e = cp_malloc(b->cap * sizeof *b->e);
+    b->nt = cp_malloc(b->capnode * sizeof *b->nt);
+    g->node = cp_malloc(b->capnode * sizeof *g->node);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
     b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
     b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);
@@ -799,7 +810,7 @@ static hta_status build(sb *b) {
     b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
     uint32_t *stack = malloc((m ? m : 1) * sizeof *stack);
     hta_status st = HTA_OK;
-    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->nt || !g->node || !b->cn || !b->toff ||
+    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->e || !b->nt || !g->node || !b->cn || !b->toff ||
         !b->cnoff || !b->tev || !b->chain_in || !stack) {
         st = hta_oom(b->err);
         goto done;

@@ -23,6 +23,31 @@ static int sj_class_of(const char *bound_by) {
     return 0;
 }
 
+signed char *sj_name_classes(const hta_cp_graph *g) {
+    size_t n = 2 * (size_t)hta_symtab_count(g->sym) + 2;
+    signed char *m = malloc(n);
+    if (m) memset(m, -1, n);
+    return m;
+}
+
+/* Edge e's class.  An operator edge's bound_by depends only on its event's name and side (report.c's memo),
+ * unless data loading is told by ancestors' names: classified once per name, not once per edge (shortening
+ * and matching a name costs more than the rest of a walk's step). */
+static int edge_class(sj_walker *k, uint32_t e) {
+    if (k->cls[e] >= 0) return k->cls[e];
+    const hta_cp_graph *g = k->s->g;
+    const hta_cp_edge *x = &g->edge[e];
+    signed char *m = NULL;
+    if (k->ncls && x->type == HTA_CP_OPERATOR && x->attr >= 0 && !(g->ev_parent && k->ndl)) {
+        const hta_cp_event *ev = &g->ev[x->attr];
+        m = &k->ncls[2 * (size_t)ev->name + (ev->stream < 0)];
+        if (*m >= 0) return k->cls[e] = *m;
+    }
+    int c = sj_class_of(hta_cpath_bound_by(g, x, k->dl, k->ndl));
+    if (m) *m = (signed char)c;
+    return k->cls[e] = (signed char)c;
+}
+
 /* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its
  * time set per scenario by sj_rank_times); the structure is the same under every scenario. */
 static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *stub_first, hta_error *err) {
@@ -91,8 +116,7 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
         }
         const hta_cp_edge *x = &g->edge[e];
         if (k->edge) k->edge(k->ctx, e);
-        if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bound_by(g, x, k->dl, k->ndl));
-        int c = k->cls[e];
+        int c = edge_class(k, e);
         out->acc.cls[c] += k->w[e];
         out->acc.present |= 1u << c;
         out->acc.edges++;
@@ -145,8 +169,7 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
             uint32_t e = par[x];
             int c = 0;
             if (e != UINT32_MAX) {
-                if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bound_by(g, &g->edge[e], k->dl, k->ndl));
-                c = k->cls[e];
+                c = edge_class(k, e);
             }
             int64_t gap = e != UINT32_MAX && k->t[x] > k->t[g->edge[e].u] ? k->t[x] - k->t[g->edge[e].u] : 0;
             if (!down[x]) {
@@ -243,7 +266,7 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
                     hta_error *err) {
     sj_rank_graph_t rg;
     uint32_t *stub_inst = NULL;
-    signed char *cls = NULL;
+    signed char *cls = NULL, *ncls = NULL;
     hta_status st = HTA_OK;
     const sj_rank *R = &j->r[pos];
     if (!n) return HTA_OK;
@@ -253,7 +276,9 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
     uint32_t stub_first = rg.stub_first;
     stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
     cls = malloc(g->nedge ? g->nedge : 1);
-    if (!stub_inst || !cls) goto oom;
+    ncls = sj_name_classes(g);
+    if (!stub_inst || !cls || !ncls) goto oom;
+    memset(cls, -1, g->nedge ? g->nedge : 1); /* a class is the same under every scenario */
     size_t ns = 0;
     for (size_t c = 0; c < R->ncoll; c++)
         if (j->inst[j->inst_of[pos][c]].matched) stub_inst[ns++] = j->inst_of[pos][c];
@@ -262,14 +287,13 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
         for (z = a + 1; z < n && q[z].scn == scn; z++) {}
         HTA_TRY_GOTO(st, sj_rank_times(j, &rg, pos, scn, err), done);
         const int64_t *t = rg.t;
-        memset(cls, -1, g->nedge ? g->nedge : 1);
         int64_t off = sj_off(j, pos), last_t = INT64_MIN, min_t = INT64_MAX;
         uint32_t last = 0;
         for (uint32_t v = 0; v < stub_first; v++) {
             if (t[v] > last_t) last_t = t[v], last = v;
             if (t[v] < min_t) min_t = t[v];
         }
-        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL};
+        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL, ncls};
         int uncut = 1;
         for (size_t i = a; i < z; i++) uncut &= q[i].from == INT64_MIN;
         if (uncut && stub_first) {
@@ -311,6 +335,7 @@ oom:
 done:
     free(stub_inst);
     free(cls);
+    free(ncls);
     sj_rank_graph_free(&rg);
     return st;
 }

@@ -609,7 +609,7 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
         if (t[v] > t[last]) last = v;
     o->pos = pos, o->s = s, o->t = t, o->arrival = arrival, o->off = sj_off(j, pos), o->stub_first = stub_first;
     o->stub_inst = stub_inst;
-    sj_walker wk = {s, w, t, o->off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, ov_edge, o};
+    sj_walker wk = {s, w, t, o->off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, ov_edge, o, NULL};
     for (size_t i = 0; i < o->whole->nsegs; i++) {
         seg *sg = &o->whole->segs[i];
         if (sg->inst >= 0) { /* the barrier's node: its first participant's kernel */

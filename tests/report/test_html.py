@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -120,22 +119,15 @@ class Page(unittest.TestCase):
 
 
 class ManyRanks(unittest.TestCase):
-    def test_64_ranks_fast_and_small(self):
+    def test_64_ranks_small(self):
+        """64 ranks: every rank in every per-rank chart, the page under 4 MiB.  (Its time against the text
+        report is a bench figure, bench/report_html.sh, not a timed test.)"""
         with tempfile.TemporaryDirectory() as d:
             job = os.path.join(d, "job")
             subprocess.run(["python3", GEN, "--out", job, "--ranks", "64", "--layers", "1", "--steps", "3",
                             "--straggler", "7", "--quiet"], check=True)
-
-            def best(*extra):
-                t = []
-                for _ in range(3):
-                    s = time.perf_counter()
-                    subprocess.run([HTA, "report", job, "--quiet", *extra], check=True, stdout=subprocess.DEVNULL)
-                    t.append(time.perf_counter() - s)
-                return min(t)
-
-            text, html = best(), best("--html", os.path.join(d, "r.html"))
-            self.assertLessEqual(html, 2 * text, (html, text))
+            subprocess.run([HTA, "report", job, "--quiet", "--html", os.path.join(d, "r.html")], check=True,
+                           stdout=subprocess.DEVNULL)
             size = os.path.getsize(os.path.join(d, "r.html"))
             self.assertLess(size, 4 << 20)
             with open(os.path.join(d, "r.html")) as f:

@@ -124,6 +124,15 @@ void hta_cpath_path_free(hta_cp_path *p);
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load);
 
+/* hta_cpath_bound_by for many edges of one graph: an operator edge's class depends only on its event's name
+ * and side (unless data loading is told by enclosing events' names), so it is found once per name, not
+ * once per edge (shortening and matching a name cost more than the rest of a path walk's step).
+ * hta_cpath_bb_new returns NULL when out of memory; the graph must outlive the memo. */
+typedef struct hta_cp_bb hta_cp_bb;
+hta_cp_bb *hta_cpath_bb_new(const hta_cp_graph *g, const char *const *data_load, size_t ndata_load);
+const char *hta_cpath_bb(hta_cp_bb *m, const hta_cp_edge *e);
+void hta_cpath_bb_free(hta_cp_bb *m);
+
 #define HTA_CP_SUMMARY(T, C, D)                                                                              \
     T("summary", "time of the critical path's edges per bound_by class (HTA's summary())")                   \
     C(HTA_CP_SUMMARY_BOUND_BY, "bound_by", STR, "",                                                          \
@@ -157,8 +166,9 @@ HTA_TABLE_DECLARE(HTA_CP_BREAKDOWN)
     C(HTA_CP_STATS_VALUE, "value", FLOAT, "", "the figure")
 HTA_TABLE_DECLARE(HTA_CP_STATS)
 
-/* Tables `summary`, `breakdown` (top: rows kept, 0 = all), `stats` for path p; w: each path edge's time
- * (NULL: the graph's own weights). */
+/* Tables `summary`, `breakdown` (top: rows kept, 0 = all, HTA_CP_NO_BREAKDOWN: no breakdown table),
+ * `stats` for path p; w: each path edge's time (NULL: the graph's own weights). */
+#define HTA_CP_NO_BREAKDOWN ((size_t)-1)
 hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err);

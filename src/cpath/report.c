@@ -16,7 +16,7 @@ HTA_TABLE_DEFINE(HTA_CP_WHATIF);
 /* Whether ev or (in a simulation graph, where untraced time inside an annotation is attributed to it) an
  * event enclosing it has a name containing one of the data-loading texts. */
 static int data_loading(const hta_cp_graph *g, int32_t ev, const char *const *data_load, size_t ndata_load) {
-    for (int32_t x = ev; x >= 0; x = g->ev_parent ? g->ev_parent[x] : -1) {
+    for (int32_t x = ev; ndata_load && x >= 0; x = g->ev_parent ? g->ev_parent[x] : -1) {
         const char *name = hta_sym(g->sym, g->ev[x].name);
         char *s = hta_shorten_name_hta(name);
         int hit = 0;
@@ -49,27 +49,34 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
     return comm ? "gpu_communication_bound" : "gpu_compute_bound";
 }
 
-/* bound_by of operator edges depends only on the attributed event's name
- * and whether it is a GPU event: classify each (name, side) once instead of
- * shortening the name of every path edge. */
-typedef struct bb_memo {
+struct hta_cp_bb {
     const hta_cp_graph *g;
     const char *const *dl;
     size_t ndl;
+    int by_name;      /* data loading is not told by enclosing events */
     const char **cls; /* 2 per name symbol, NULL = not yet */
-} bb_memo;
+};
 
-static int bb_init(bb_memo *m, const hta_cp_graph *g, const char *const *dl, size_t ndl) {
-    m->g = g;
-    m->dl = dl;
-    m->ndl = ndl;
-    m->cls = calloc(2 * (size_t)hta_symtab_count(g->sym) + 2, sizeof *m->cls);
-    return m->cls ? 0 : -1;
+hta_cp_bb *hta_cpath_bb_new(const hta_cp_graph *g, const char *const *dl, size_t ndl) {
+    hta_cp_bb *m = malloc(sizeof *m);
+    if (!m) return NULL;
+    *m = (hta_cp_bb){g, dl, ndl, !(g->ev_parent && ndl), calloc(2 * (size_t)hta_symtab_count(g->sym) + 2,
+                                                                  sizeof *m->cls)};
+    if (!m->cls) {
+        free(m);
+        return NULL;
+    }
+    return m;
 }
 
-static const char *bb_get(bb_memo *m, const hta_cp_edge *e) {
-    if (e->type != HTA_CP_OPERATOR || e->attr < 0 || (m->g->ev_parent && m->ndl))
-        return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
+void hta_cpath_bb_free(hta_cp_bb *m) {
+    if (!m) return;
+    free(m->cls);
+    free(m);
+}
+
+const char *hta_cpath_bb(hta_cp_bb *m, const hta_cp_edge *e) {
+    if (e->type != HTA_CP_OPERATOR || e->attr < 0 || !m->by_name) return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
     const hta_cp_event *ev = &m->g->ev[e->attr];
     const char **c = &m->cls[2 * (size_t)ev->name + (ev->stream < 0)];
     if (!*c) *c = hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
@@ -118,14 +125,14 @@ oom:
 }
 
 static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
-                                bb_memo *bm, const hta_table_def *d, hta_result *out) {
+                                hta_cp_bb *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     __int128 total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
         int64_t ew = w ? w[p->edge[i]] : e->w;
-        const char *b = bb_get(bm, e);
+        const char *b = hta_cpath_bb(bm, e);
         size_t j = 0;
         while (j < nc && strcmp(c[j].name, b)) j++;
         if (j == nc) c[nc++] = (cls){b, 0};
@@ -171,7 +178,7 @@ static void top_rows(brow *rows, size_t n, size_t top) {
     qsort(rows, top, sizeof *rows, cmp_brow);
 }
 
-static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, bb_memo *bm,
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, hta_cp_bb *bm,
                                   size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
@@ -190,7 +197,7 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, c
         size_t R = (size_t)r;
         hta_table_set_float(t, R, HTA_CP_BREAKDOWN_DURATION, us(rows[i].w));
         if (hta_table_set_str(t, R, HTA_CP_BREAKDOWN_TYPE, hta_cpath_edge_type_name(e->type)) ||
-            hta_table_set_str(t, R, HTA_CP_BREAKDOWN_BOUND_BY, bb_get(bm, e)))
+            hta_table_set_str(t, R, HTA_CP_BREAKDOWN_BOUND_BY, hta_cpath_bb(bm, e)))
             goto oom;
         if (e->attr < 0) {
             hta_table_set_null(t, R, HTA_CP_BREAKDOWN_EVENT);
@@ -270,11 +277,11 @@ oom:
 hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err) {
-    bb_memo bm;
-    if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, w, &bm, &HTA_CP_SUMMARY_TABLE, out) || breakdown_table(g, p, w, &bm, top, out) ||
-              stats_table(g, p, out);
-    free(bm.cls);
+    hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
+    if (!bm) return hta_oom(err);
+    int bad = summary_table(g, p, w, bm, &HTA_CP_SUMMARY_TABLE, out) ||
+              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, bm, top, out)) || stats_table(g, p, out);
+    hta_cpath_bb_free(bm);
     if (bad) return hta_oom(err);
     return HTA_OK;
 }
@@ -282,10 +289,10 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const i
 hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                              const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                              hta_result *out, hta_error *err) {
-    bb_memo bm;
-    if (bb_init(&bm, g, data_load, ndata_load)) return hta_oom(err);
-    int bad = summary_table(g, p, w, &bm, d, out) != HTA_OK;
-    free(bm.cls);
+    hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
+    if (!bm) return hta_oom(err);
+    int bad = summary_table(g, p, w, bm, d, out) != HTA_OK;
+    hta_cpath_bb_free(bm);
     return bad ? hta_oom(err) : HTA_OK;
 }
 

@@ -86,12 +86,8 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
     }
     clipped(&p0, t0, t0[a], cw);
     if (p0.n) p0.length = t0[z] - (t0[p0.node[0]] > t0[a] ? t0[p0.node[0]] : t0[a]);
-    HTA_TRY_GOTO(st, hta_cpath_report(g, &p0, cw, o->data_load, o->ndata_load, o->top, out, err), done);
-    if (!o->breakdown) {
-        hta_table *bd = NULL;
-        HTA_TRY_GOTO(st, hta_result_take(out, &HTA_CP_BREAKDOWN_TABLE, &bd, err), done);
-        hta_table_free(bd);
-    }
+    HTA_TRY_GOTO(st, hta_cpath_report(g, &p0, cw, o->data_load, o->ndata_load,
+                                      o->breakdown ? o->top : HTA_CP_NO_BREAKDOWN, out, err), done);
     HTA_TRY_GOTO(st, hta_sim_steps_table(s, NULL, t0, t0[a], t0[z], o->data_load, o->ndata_load, out, err), done);
     if (path) {
         *path = p0;

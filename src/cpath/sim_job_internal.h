@@ -273,10 +273,8 @@ typedef struct sj_walker {
     signed char *cls;          /* per edge: its class, -1 not yet */
     void (*edge)(void *ctx, uint32_t e); /* each edge walked, or NULL */
     void *ctx;
-    signed char *ncls;         /* per (event name, side): an operator edge's class, -1 not yet (sj_name_classes) */
+    hta_cp_bb *bb;             /* the classes by name (k's graph, dl), or NULL */
 } sj_walker;
-/* Room for sj_walker.ncls over graph g (all -1); NULL when out of memory. */
-signed char *sj_name_classes(const hta_cp_graph *g);
 /* From node v back to a stub (a barrier), a source, or the first node at or before `from`. */
 void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out);
 

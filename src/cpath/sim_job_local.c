@@ -23,29 +23,14 @@ static int sj_class_of(const char *bound_by) {
     return 0;
 }
 
-signed char *sj_name_classes(const hta_cp_graph *g) {
-    size_t n = 2 * (size_t)hta_symtab_count(g->sym) + 2;
-    signed char *m = malloc(n);
-    if (m) memset(m, -1, n);
-    return m;
-}
-
-/* Edge e's class.  An operator edge's bound_by depends only on its event's name and side (report.c's memo),
- * unless data loading is told by ancestors' names: classified once per name, not once per edge (shortening
- * and matching a name costs more than the rest of a walk's step). */
+/* Edge e's class, found once per edge (hta_cpath_bb: once per name where only the name decides). */
 static int edge_class(sj_walker *k, uint32_t e) {
-    if (k->cls[e] >= 0) return k->cls[e];
-    const hta_cp_graph *g = k->s->g;
-    const hta_cp_edge *x = &g->edge[e];
-    signed char *m = NULL;
-    if (k->ncls && x->type == HTA_CP_OPERATOR && x->attr >= 0 && !(g->ev_parent && k->ndl)) {
-        const hta_cp_event *ev = &g->ev[x->attr];
-        m = &k->ncls[2 * (size_t)ev->name + (ev->stream < 0)];
-        if (*m >= 0) return k->cls[e] = *m;
+    if (k->cls[e] < 0) {
+        const hta_cp_edge *x = &k->s->g->edge[e];
+        const char *b = k->bb ? hta_cpath_bb(k->bb, x) : hta_cpath_bound_by(k->s->g, x, k->dl, k->ndl);
+        k->cls[e] = (signed char)sj_class_of(b);
     }
-    int c = sj_class_of(hta_cpath_bound_by(g, x, k->dl, k->ndl));
-    if (m) *m = (signed char)c;
-    return k->cls[e] = (signed char)c;
+    return k->cls[e];
 }
 
 /* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its
@@ -266,7 +251,8 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
                     hta_error *err) {
     sj_rank_graph_t rg;
     uint32_t *stub_inst = NULL;
-    signed char *cls = NULL, *ncls = NULL;
+    signed char *cls = NULL;
+    hta_cp_bb *bb = NULL;
     hta_status st = HTA_OK;
     const sj_rank *R = &j->r[pos];
     if (!n) return HTA_OK;
@@ -276,8 +262,8 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
     uint32_t stub_first = rg.stub_first;
     stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
     cls = malloc(g->nedge ? g->nedge : 1);
-    ncls = sj_name_classes(g);
-    if (!stub_inst || !cls || !ncls) goto oom;
+    bb = hta_cpath_bb_new(g, j->data_load, j->ndata_load);
+    if (!stub_inst || !cls || !bb) goto oom;
     memset(cls, -1, g->nedge ? g->nedge : 1); /* a class is the same under every scenario */
     size_t ns = 0;
     for (size_t c = 0; c < R->ncoll; c++)
@@ -293,7 +279,7 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             if (t[v] > last_t) last_t = t[v], last = v;
             if (t[v] < min_t) min_t = t[v];
         }
-        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL, ncls};
+        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL, bb};
         int uncut = 1;
         for (size_t i = a; i < z; i++) uncut &= q[i].from == INT64_MIN;
         if (uncut && stub_first) {
@@ -335,7 +321,7 @@ oom:
 done:
     free(stub_inst);
     free(cls);
-    free(ncls);
+    hta_cpath_bb_free(bb);
     sj_rank_graph_free(&rg);
     return st;
 }

@@ -691,9 +691,16 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.kept = kept;
     for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
     for (size_t v = 0; v <= g->nnode; v++) arr_c[v] = -1;
+    /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
+     * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
+     * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
+     * plus its own wait and the transfer, as the edges carry it here). */
+    int alone = j->nr == 1;
     for (size_t c = 0; c < R->ncoll; c++) {
-        tr_c[tr_edge[c]] = (int32_t)c;
-        mid[g->edge[tr_edge[c]].u] = 1;
+        if (!alone) {
+            tr_c[tr_edge[c]] = (int32_t)c;
+            mid[g->edge[tr_edge[c]].u] = 1;
+        }
         nodes[c] = g->edge[pw_edge[c]].u;
         arr_c[nodes[c]] = (int32_t)c;
     }
@@ -725,6 +732,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (!sk->trw || !sk->trmask) goto oom;
         for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_edge[c]], sk->trmask[c] = mask[tr_edge[c]];
         if (pending) continue; /* done after the factors (the revisit) */
+        if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
+            for (size_t c = 0; c < R->ncoll; c++) w[pw_edge[c]] = R->coll[c].pw;
         L.w = w;
         L.npool = 0;
         memset(L.cnt, 0, (nn + 1) * sizeof *L.cnt);

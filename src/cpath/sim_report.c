@@ -27,7 +27,12 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
                                hta_error *err) {
     const hta_cp_graph *g = s->g;
     hta_table *tb = hta_table_from_def(&HTA_SIM_STEPS_TABLE);
-    if (!tb) return hta_oom(err);
+    hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
+    if (!tb || !bm) {
+        hta_table_free(tb);
+        hta_cpath_bb_free(bm);
+        return hta_oom(err);
+    }
     for (size_t i = 0; i < s->nsteps; i++) {
         const hta_sim_step *st = &s->steps[i];
         if (t[st->start] < lo || t[st->end] > hi) continue;
@@ -35,6 +40,7 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
         hta_status rc = hta_sim_path(s, w, t, st->end, t[st->start], &p, err);
         if (rc) {
             hta_table_free(tb);
+            hta_cpath_bb_free(bm);
             return rc;
         }
         int64_t col[HTA_SIM_STEPS_WAIT + 1] = {0}; /* ns: exact in any order (the job's engine sums by piece) */
@@ -42,12 +48,13 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
         for (size_t j = 0; j + 1 < p.n; j++) {
             const hta_cp_edge *e = &g->edge[p.edge[j]];
             int64_t a = t[p.node[j]] > from ? t[p.node[j]] : from, z = t[p.node[j + 1]];
-            if (z > a) col[sim_step_column(hta_cpath_bound_by(g, e, data_load, ndata_load))] += z - a;
+            if (z > a) col[sim_step_column(hta_cpath_bb(bm, e))] += z - a;
         }
         long r = hta_table_add_row(tb);
         if (r < 0) {
             hta_cpath_path_free(&p);
             hta_table_free(tb);
+            hta_cpath_bb_free(bm);
             return hta_oom(err);
         }
         hta_table_set_int(tb, (size_t)r, HTA_SIM_STEPS_RANK, st->rank);
@@ -58,6 +65,7 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
         for (int c = HTA_SIM_STEPS_CPU; c <= HTA_SIM_STEPS_WAIT; c++) hta_table_set_float(tb, (size_t)r, c, us(col[c]));
         hta_cpath_path_free(&p);
     }
+    hta_cpath_bb_free(bm);
     if (hta_result_add(out, tb)) return hta_oom(err);
     return HTA_OK;
 }

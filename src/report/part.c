@@ -61,6 +61,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     hta_cp_graph *hg = NULL;
     hta_sim *sim = NULL;
     const hta_cp_graph *g = NULL;
+    hta_cp_bb *bm = NULL;
     hta_cp_path path = {0};
     hta_result part;
     hta_result_init(&part);
@@ -71,7 +72,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     if (ctx->hta_compat) {
         st = hta_cpath_build(ctx, k, &co, &hg, &e2);
         if (!st) st = hta_cpath_longest(hg, NULL, &path, &e2);
-        if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, 1, &part, &e2);
+        if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, HTA_CP_NO_BREAKDOWN, &part, &e2);
         g = hg;
     } else {
         hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
@@ -89,11 +90,14 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
         snprintf(msg, sizeof msg, "rank %d: no critical path: %s", rank, e2.msg);
         if (row < 0 || hta_table_set_str(notes, row, RP_PART_NOTES_NOTE, msg)) st = hta_oom(err);
         else hta_table_set_int(notes, row, RP_PART_NOTES_RANK, rank), st = HTA_OK;
-    } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err))) {
+    } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err)) &&
+               !(bm = hta_cpath_bb_new(g, NULL, 0))) {
+        st = hta_oom(err);
+    } else if (!st) {
         /* the path's time per step and bound_by class, for the page's chart */
         for (size_t i = 0; i + 1 < path.n; i++) {
             const hta_cp_edge *e = &g->edge[path.edge[i]];
-            const char *bb = hta_cpath_bound_by(g, e, NULL, 0);
+            const char *bb = hta_cpath_bb(bm, e);
             long s = rp_step_of(p, g->node[e->u].ts);
             for (int c = 0; bb && s >= 0 && c < RP_NBOUND; c++)
                 if (!strcmp(bb, rp_bound_names[c])) p->cp_ns[(size_t)s * RP_NBOUND + c] += e->w > 0 ? e->w : 0;
@@ -139,6 +143,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
         }
     }
     hta_result_free(&part);
+    hta_cpath_bb_free(bm);
     hta_cpath_path_free(&path);
     hta_cpath_free(hg);
     hta_sim_free(sim);

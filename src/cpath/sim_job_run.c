@@ -944,8 +944,33 @@ hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, h
     return run(&src, hta_ctx_nranks(ctx), o, out, res, err);
 }
 
+/* A plan of one file: the job run over that rank loaded once, for every pass. */
+typedef struct alone {
+    const hta_job_opts *o;
+    hta_job **out;
+    hta_result *res;
+} alone;
+
+static hta_status run_alone(hta_ctx *ctx, size_t index, void *user, hta_error *err) {
+    alone *a = user;
+    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
+    return run(&src, hta_ctx_nranks(ctx), a->o, a->out, a->res, err);
+}
+
 hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
                             hta_result *res, size_t *failed, int *in_load, hta_error *err) {
+    if (p->n == 1 && !o->dist) {
+        /* one rank: loaded once for every pass (a pass holds a rank's load anyway, so no more memory), where
+         * each pass would read and parse the file again */
+        alone a = {o, out, res};
+        hta_each_opts eo = {NULL, 0, 1, NULL};
+        *out = NULL;
+        *failed = SIZE_MAX;
+        *in_load = 0;
+        hta_status st = hta_ctx_each_rank(p, co, &eo, run_alone, &a, failed, in_load, err);
+        if (st || *out) return st;
+        /* the file was skipped (JSON without traceEvents): the job the passes give, without the rank */
+    }
     source src = {NULL, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
     sj_exch x;
     hta_status st = HTA_OK;

@@ -4,6 +4,7 @@
 #define HTA_REPORT_H
 
 #include "hta/analysis.h"
+#include "hta/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -144,6 +145,8 @@ typedef struct hta_report_src {
     hta_ctx *ctx;              /* the whole load; NULL: the plan's files */
     const hta_rank_plan *plan; /* the files (hta_rank_plan_make), in the parts' rank order */
     const hta_ctx_opts *co;    /* how they load (threads too) */
+    const hta_job_dist *dist;  /* with the plan: the savings' passes shared among processes (hta-mpi; the
+                                * others follow, hta_job_follow), or NULL */
 } hta_report_src;
 /* The report from the parts of every rank (appended in rank order; the reduce takes tables out of it). */
 hta_status hta_report_reduce(const hta_report_opts *o, const hta_report_src *src, hta_result *parts,

@@ -203,6 +203,11 @@ typedef struct hta_job_dist {
     /* every process's bytes to every process: *all (malloc'd) is their concatenation in process order,
      * (*lens)[q] (malloc'd, nproc entries) process q's length; collective */
     hta_status (*allgather)(const char *bytes, size_t len, char **all, size_t **lens, hta_error *err);
+    /* Only the root knows the options (the report's savings: their scenarios come from every rank's parts,
+     * reduced at the root): set, the root's hta_job_run_plan first sends its options to every process and
+     * sets *announced; every other process calls hta_job_follow instead, and a root that runs no job calls
+     * hta_job_announce_none.  NULL: every process knows the options (critical-path --all-ranks). */
+    int *announced;
 } hta_job_dist;
 
 typedef struct hta_job_opts {
@@ -227,6 +232,15 @@ hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, h
  * load failed. */
 hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
                             hta_result *res, size_t *failed, int *in_load, hta_error *err);
+/* A process other than d's root, where only the root knows the options (d->announced): the root's job run
+ * with the root's options (scenarios, data_load, paths, gpu_steps, threads), its share of every pass
+ * visited here, and the job dropped at the end (the root answers); at once where the root runs no job.
+ * Collective, with the root's hta_job_run_plan or hta_job_announce_none. */
+hta_status hta_job_follow(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_dist *d, size_t *failed,
+                          int *in_load, hta_error *err);
+/* d's root, which runs no job this time (d->announced, still 0): tells the processes that follow.
+ * Collective, with their hta_job_follow. */
+hta_status hta_job_announce_none(const hta_job_dist *d, hta_error *err);
 /* Every rank's steps, rank by rank: step i's rank, number and duration (ns) in scenario scn (0: the trace's
  * own weights, k: o->scn[k - 1]). */
 size_t hta_job_nsteps(const hta_job *j);

@@ -6,6 +6,7 @@
 
 #include "hta/analysis.h"
 #include "hta/context.h"
+#include "hta/sim.h"
 #include "hta/table.h"
 #include "hta/trace.h"
 
@@ -71,6 +72,11 @@ typedef struct cli_common {
     const char *table;       /* --table NAME: print only that table */
     int quiet;
     int tables_to_stderr;    /* an output file is stdout itself (-o /dev/stdout): the tables go to stderr */
+    /* under hta-mpi, set by the command: cli_run_ranks's done (the root's) may run the job engine over the
+     * plan's files with job_dist, which cli_run_ranks sets for it, and every other process follows that job
+     * (hta_job_follow) instead of leaving after the gather; else job_dist is NULL */
+    int follow;
+    const hta_job_dist *job_dist;
 } cli_common;
 
 /* Parses argv (argv[0] is the command name).  usage: "PATH [options]".

@@ -106,7 +106,7 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
                        .ndata_load = a->data_load.n, .paths = 1, .threads = c->ctx.threads};
     /* hta-mpi: every process runs this; the plan's passes are shared among them (the overlay is the root's) */
     const cli_dist *cd = cli_distributor && cli_distributor->everyone ? cli_distributor : NULL;
-    hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL};
+    hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL, NULL};
     char *ovl = NULL;
     hta_status st = HTA_OK;
     if (a->overlay) {

@@ -94,6 +94,11 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     }
     hta_error err = {0};
     int root = !cli_distributor || cli_distributor->root;
+    /* a job the root's done may run, which every other process follows (cli_common.follow) */
+    int announced = 0;
+    const cli_dist *cd = c->follow ? cli_distributor : NULL;
+    hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL,
+                       &announced};
     if (root && !c->quiet)
         for (size_t i = 0; i < plan.nwarnings; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
     run u = {c, r, calloc(plan.n ? plan.n : 1, sizeof(cli_part))};
@@ -113,6 +118,13 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
                                                 &err);
         if (gs && !st) st = gs, in_load = 0;
         if (!root) {
+            if (cd) {
+                /* the root's job, this process's share of its passes (the root tells its failures) */
+                size_t jf;
+                int jl;
+                hta_error je = {0};
+                (void)hta_job_follow(&plan, &c->ctx, &jd, &jf, &jl, &je);
+            }
             rc = st ? 1 : 0;
             goto out;
         }
@@ -142,8 +154,15 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         hta_result_free(&all);
         goto out;
     }
+    c->job_dist = cd ? &jd : NULL;
     rc = r->done ? r->done(c, cmd, r->user, &plan, &all) : cli_emit(c, &all);
+    c->job_dist = NULL;
 out:
+    if (cd && root && !announced) {
+        /* the processes that follow wait for the root's job: there is none */
+        hta_error je = {0};
+        (void)hta_job_announce_none(&jd, &je);
+    }
     if (st && root) {
         /* as the whole run says it: a load failure as cli_open does, an analysis failure as cli_fail */
         if (in_load) fprintf(stderr, "hta: error: %s\n", err.msg);

@@ -32,6 +32,7 @@
 #include <pthread.h>
 
 #include "cpath/sim_internal.h"
+#include "hta/util.h"
 
 /* A label: the longest distance to a node from collective `src`'s end (its time: that collective's
  * value), or from the rank's sources (src -1: d is then a time, the rank's own clock). */
@@ -323,5 +324,19 @@ hta_status sj_exchange(struct hta_job *j, sj_exch *x, const sj_wire *w, const si
                        void *warn_ctx, hta_error *err);
 /* The run's end: its status st agreed by every process (unless a failure already was).  Collective. */
 hta_status sj_exch_end(sj_exch *x, hta_status st, size_t *failed, int *in_load, hta_error *err);
+
+/* The root's job options as the other processes receive them (hta_job_follow): o points into the arrays. */
+typedef struct sj_opts {
+    int run;                /* 0: the root runs no job */
+    hta_job_opts o;
+    hta_job_scenario *scn;
+    hta_cpath_rule *rules;  /* every scenario's, in order */
+    size_t nrules;
+    char **dl;
+} sj_opts;
+/* o's scenarios, data_load, paths, gpu_steps and threads (NULL: no job) as bytes, for a job of nr ranks. */
+void sj_opts_pack(hta_bytes *b, const hta_job_opts *o, size_t nr);
+hta_status sj_opts_unpack(const char *p, size_t n, size_t nr, sj_opts *f, hta_error *err);
+void sj_opts_free(sj_opts *f);
 
 #endif

@@ -957,8 +957,78 @@ static hta_status run_alone(hta_ctx *ctx, size_t index, void *user, hta_error *e
     return run(&src, hta_ctx_nranks(ctx), a->o, a->out, a->res, err);
 }
 
+/* The root's options (or none: o NULL) to every process (hta_job_dist.announced); *got (malloc'd) the root's
+ * message as every process receives it. */
+static hta_status announce(const hta_job_dist *d, const hta_job_opts *o, size_t nr, char **got, size_t *ngot,
+                           hta_error *err) {
+    hta_bytes b = {0};
+    if (d->root) sj_opts_pack(&b, o, nr);
+    if (b.oom) {
+        free(b.p);
+        return hta_oom(err);
+    }
+    char *all = NULL;
+    size_t *lens = NULL;
+    hta_status st = d->allgather(b.p ? b.p : "", b.n, &all, &lens, err);
+    free(b.p);
+    if (st) return st;
+    /* the root's is the one message that is not empty */
+    size_t at = 0, q = 0;
+    while (q < (size_t)d->nproc && !lens[q]) q++;
+    for (size_t i = 0; i < q; i++) at += lens[i];
+    if (q == (size_t)d->nproc) st = hta_fail(err, HTA_EINVAL, "hta-mpi: no process sent the job's options");
+    else if (!(*got = malloc(lens[q]))) st = hta_oom(err);
+    else memcpy(*got, all + at, lens[q]), *ngot = lens[q];
+    free(all);
+    free(lens);
+    if (!st && d->root) *d->announced = 1;
+    return st;
+}
+
+hta_status hta_job_announce_none(const hta_job_dist *d, hta_error *err) {
+    char *got = NULL;
+    size_t n = 0;
+    hta_status st = announce(d, NULL, 0, &got, &n, err);
+    free(got);
+    return st;
+}
+
+hta_status hta_job_follow(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_dist *d, size_t *failed,
+                          int *in_load, hta_error *err) {
+    char *got = NULL;
+    size_t n = 0;
+    sj_opts f;
+    *failed = SIZE_MAX;
+    *in_load = 0;
+    HTA_TRY(announce(d, NULL, p->n, &got, &n, err));
+    hta_status st = sj_opts_unpack(got, n, p->n, &f, err);
+    free(got);
+    if (st || !f.run) return st;
+    hta_job_dist mine = *d;
+    mine.announced = NULL; /* the options are here now */
+    f.o.dist = &mine;
+    hta_job *j = NULL;
+    hta_result res;
+    hta_result_init(&res);
+    st = hta_job_run_plan(p, co, &f.o, &j, f.o.paths ? &res : NULL, failed, in_load, err);
+    hta_result_free(&res);
+    hta_job_free(j);
+    sj_opts_free(&f);
+    return st;
+}
+
 hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, const hta_job_opts *o, hta_job **out,
                             hta_result *res, size_t *failed, int *in_load, hta_error *err) {
+    if (o->dist && o->dist->announced && o->dist->root && !*o->dist->announced) {
+        /* the processes that follow learn the options first */
+        char *got = NULL;
+        size_t n = 0;
+        *out = NULL;
+        *failed = SIZE_MAX;
+        *in_load = 0;
+        HTA_TRY(announce(o->dist, o, p->n, &got, &n, err));
+        free(got);
+    }
     if (p->n == 1 && !o->dist) {
         /* one rank: loaded once for every pass (a pass holds a rank's load anyway, so no more memory), where
          * each pass would read and parse the file again */

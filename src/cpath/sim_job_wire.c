@@ -569,3 +569,116 @@ hta_status sj_exch_end(sj_exch *x, hta_status st, size_t *failed, int *in_load, 
     hta_status xs = sj_exchange(NULL, x, NULL, NULL, 0, st, failed, in_load, NULL, NULL, err);
     return xs ? xs : st;
 }
+
+/* ---- the root's options (hta_job_follow): what the other processes of a report run with ----
+ *
+ *   'J', paths, gpu_steps, threads, data_load (count, texts), scenarios (count, then per scenario: lenient,
+ *   the rules (count, then each rule's fields, its pattern as text), its rank mask (absent, or nr bytes))
+ *   'N'                                                       (the root runs no job) */
+
+void sj_opts_pack(hta_bytes *b, const hta_job_opts *o, size_t nr) {
+    if (!o) {
+        hta_bytes_put(b, "N", 1);
+        return;
+    }
+    hta_bytes_put(b, "J", 1);
+    put_i64(b, o->paths), put_i64(b, o->gpu_steps), put_i64(b, o->threads);
+    put_u64(b, o->ndata_load);
+    for (size_t i = 0; i < o->ndata_load; i++) put_text(b, o->data_load[i], strlen(o->data_load[i]));
+    put_u64(b, o->nscn);
+    for (size_t q = 0; q < o->nscn; q++) {
+        const hta_job_scenario *s = &o->scn[q];
+        put_i64(b, s->lenient);
+        put_u64(b, s->nrules);
+        for (size_t r = 0; r < s->nrules; r++) {
+            const hta_cpath_rule *ru = &s->rules[r];
+            uint64_t f;
+            memcpy(&f, &ru->factor, sizeof f);
+            put_i64(b, ru->what), put_i64(b, ru->num), put_i64(b, ru->scale), put_u64(b, f);
+            put_i64(b, ru->value_ns), put_i64(b, ru->median);
+            put_text(b, ru->pattern ? ru->pattern : "", ru->pattern ? strlen(ru->pattern) : 0);
+        }
+        put_arr(b, s->on, nr, 1);
+    }
+}
+
+void sj_opts_free(sj_opts *f) {
+    for (size_t i = 0; i < f->nrules; i++) free(f->rules[i].pattern);
+    for (size_t q = 0; q < f->o.nscn; q++) free((void *)f->scn[q].on);
+    for (size_t i = 0; i < f->o.ndata_load; i++) free(f->dl[i]);
+    free(f->rules);
+    free(f->scn);
+    free(f->dl);
+    memset(f, 0, sizeof *f);
+}
+
+static char *get_str(rd *r, const char *what) {
+    uint64_t n = get_count(r, 1, what);
+    const char *s = r->bad || n == NONE ? NULL : get_bytes(r, (size_t)n, what);
+    if (!s) {
+        if (!r->bad) r->bad = what;
+        return NULL;
+    }
+    return strndup(s, (size_t)n);
+}
+
+hta_status sj_opts_unpack(const char *p, size_t n, size_t nr, sj_opts *f, hta_error *err) {
+    memset(f, 0, sizeof *f);
+    rd r = {p, n, 0, NULL};
+    const char *k = get_bytes(&r, 1, "the root's options");
+    if (k && *k == 'N') return HTA_OK;
+    if (!k || *k != 'J') return hta_fail(err, HTA_EINVAL, "hta-mpi: the root's job options are corrupt");
+    f->run = 1;
+    f->o.paths = (int)get_i64(&r, "paths");
+    f->o.gpu_steps = (int)get_i64(&r, "gpu_steps");
+    f->o.threads = (int)get_i64(&r, "threads");
+    size_t nd = (size_t)get_count(&r, 8, "data_load");
+    if (!(f->dl = calloc(nd + 1, sizeof *f->dl))) goto oom;
+    for (size_t i = 0; i < nd && !r.bad; i++) {
+        if (!(f->dl[i] = get_str(&r, "a data_load text")) && !r.bad) goto oom;
+        f->o.ndata_load = i + 1;
+    }
+    size_t ns = (size_t)get_count(&r, 16, "scenarios");
+    if (!(f->scn = calloc(ns + 1, sizeof *f->scn))) goto oom;
+    /* the rules of every scenario in one array, room for as many as the bytes left can hold (56 each) */
+    size_t cap = (n - r.at) / 56 + 1, used = 0;
+    if (!(f->rules = calloc(cap, sizeof *f->rules))) goto oom;
+    for (size_t q = 0; q < ns && !r.bad; q++) {
+        hta_job_scenario *s = &f->scn[q];
+        f->o.nscn = q + 1;
+        s->lenient = (int)get_i64(&r, "lenient");
+        size_t nrules = (size_t)get_count(&r, 56, "rules");
+        if (r.bad || nrules > cap - used) {
+            r.bad = "rules";
+            break;
+        }
+        s->rules = f->rules + used;
+        for (size_t i = 0; i < nrules && !r.bad; i++) {
+            hta_cpath_rule *ru = &f->rules[used];
+            uint64_t fb;
+            ru->what = (int)get_i64(&r, "a rule");
+            ru->num = get_i64(&r, "a rule");
+            ru->scale = (int)get_i64(&r, "a rule");
+            fb = get_u64(&r, "a rule");
+            memcpy(&ru->factor, &fb, sizeof fb);
+            ru->value_ns = get_i64(&r, "a rule");
+            ru->median = (int)get_i64(&r, "a rule");
+            if (!(ru->pattern = get_str(&r, "a rule's pattern")) && !r.bad) goto oom;
+            used++, f->nrules = used, s->nrules = i + 1;
+        }
+        void *on = NULL;
+        if (!get_arr(&r, &on, nr, 1, 1, "a scenario's ranks")) goto oom;
+        s->on = on;
+    }
+    if (!r.bad && r.at != n) r.bad = "the root's options (bytes left over)";
+    if (r.bad) {
+        sj_opts_free(f);
+        return hta_fail(err, HTA_EINVAL, "hta-mpi: %s: the message is corrupt", r.bad);
+    }
+    f->o.scn = f->scn;
+    f->o.data_load = (const char *const *)f->dl;
+    return HTA_OK;
+oom:
+    sj_opts_free(f);
+    return hta_oom(err);
+}

@@ -343,7 +343,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         idx[nrun] = c;
         run[nrun++] = (rp_scenario){rp[c], m, c == RP_C_STRAG ? NULL : on, 0, 0};
     }
-    if (nrun && (st = rp_savings(src, pr, n, run, nrun, err))) goto done;
+    if (nrun && (st = rp_savings(src, pr, n, run, nrun, res, err))) goto done;
     int64_t dl_only = 0, base = nrun ? run[0].baseline_ns : 0;
     for (size_t i = 0; i < nrun; i++)
         if (idx[i] == RP_NCAUSE) dl_only = run[i].simulated_ns;

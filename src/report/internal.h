@@ -195,7 +195,7 @@ typedef struct rp_scenario {
                                         * has fewer than two steps, its whole run (CPU and GPU) */
 } rp_scenario;
 hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t n, rp_scenario *sc, size_t nsc,
-                      hta_error *err);
+                      hta_result *notes, hta_error *err);
 
 /* The causes the findings name (docs/report.md, "Causes and savings"), in the order ties are ranked. */
 enum { RP_C_CAPTURE, RP_C_DATA, RP_C_BLOCK, RP_C_CPU, RP_C_COMM, RP_C_STRAG, RP_C_GPU, RP_C_MEM, RP_NCAUSE };

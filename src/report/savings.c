@@ -137,7 +137,7 @@ static int64_t job_step(const rp_rank *pr, const rank_ix *ix, size_t nr, const h
 }
 
 hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, rp_scenario *sc, size_t nsc,
-                      hta_error *err) {
+                      hta_result *notes, hta_error *err) {
     size_t nr = 0;
     for (size_t i = 0; i < nsc; i++) nr += sc[i].nrules;
     hta_cpath_rule *rules = calloc(nr + 1, sizeof *rules);
@@ -162,13 +162,14 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
     for (size_t k = 0; k < npr; k++) gpu &= pr[k].window == RP_WIN_GPU;
     hta_job_opts o = {.scn = js, .nscn = nsc, .threads = 1, .gpu_steps = gpu};
     if (src->ctx) {
-        HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, NULL, err), done);
+        HTA_TRY_GOTO(st, hta_job_run_ctx(src->ctx, &o, &j, notes, err), done);
     } else {
         /* the files once more, one rank's graph at a time; a file that fails here loaded for the parts */
         size_t failed;
         int in_load;
         o.threads = src->co->threads;
-        HTA_TRY_GOTO(st, hta_job_run_plan(src->plan, src->co, &o, &j, NULL, &failed, &in_load, err), done);
+        o.dist = src->dist;
+        HTA_TRY_GOTO(st, hta_job_run_plan(src->plan, src->co, &o, &j, notes, &failed, &in_load, err), done);
     }
     size_t ns = hta_job_nsteps(j) + 1;
     num = malloc(ns * sizeof *num);

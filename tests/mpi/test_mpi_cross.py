@@ -1,9 +1,11 @@
 """hta-mpi with the commands across ranks (docs/scaling.md): `stragglers`, `merge` and `report` make their
 per-rank summaries in every process, gathered on process 0, which finishes (merge: every process writes the
-ranks of its share to part files beside the output, which process 0 joins; report: process 0 reads the
-files again for the savings); under mpirun -np 1, 2 and 3 they print, and merge and report --html write,
-exactly what hta does, and no part file is left; a bad rank file, or a part that
-cannot be written, makes the run exit non-zero with the file named, nothing on stdout and no output file.
+ranks of its share to part files beside the output, which process 0 joins; report: the savings read the
+files again, every process its share of every pass of the job engine, following the scenarios process 0
+chose from the parts); under mpirun -np 1, 2 and 3 they print, and merge and report --html write, exactly
+what hta does (report's stderr: hta's plus, with more than one process, the note of how the savings'
+rank visits were shared), and no part file is left; a bad rank file, or a part that cannot be written,
+makes the run exit non-zero with the file named, nothing on stdout and no output file.
 
 Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
 """
@@ -22,6 +24,10 @@ from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, ROOT, mpi, reduced  # noqa: E402
 def hta(args):
     p = subprocess.run([HTA] + args, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
+
+
+SHARED = re.compile(r"hta: note: the job's (\d+) rank files shared among \d+ processes: rank visits per process "
+                    r"([0-9, ]+)\n")
 
 
 def no_times(text):
@@ -95,7 +101,18 @@ class CrossRank(unittest.TestCase):
             h = self.paged(hta, None, args)
             self.assertEqual(h[0], 0, h[2])
             for np in (1, 2, 3):
-                self.assertEqual(h, self.paged(mpi, np, args), (np, args))
+                rc, out, err, data = self.paged(mpi, np, args)
+                m = SHARED.search(err)
+                if np > 1:
+                    # the savings' passes were shared: every process visited rank files, none all of them
+                    self.assertIsNotNone(m, (np, args, err))
+                    visits = [int(v) for v in m.group(2).split(', ')]
+                    self.assertEqual(len(visits), np)
+                    self.assertTrue(all(0 < v < sum(visits) for v in visits), visits)
+                    err = err[:m.start()] + err[m.end():]
+                else:
+                    self.assertIsNone(m, err)
+                self.assertEqual(h, (rc, out, err, data), (np, args))
         self.assertIn('straggler', h[1])
 
     def test_part_not_written(self):

@@ -95,7 +95,7 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     hta_error err = {0};
     int root = !cli_distributor || cli_distributor->root;
     /* a job the root's done may run, which every other process follows (cli_common.follow) */
-    int announced = 0;
+    int announced = 0, gathered = 0;
     const cli_dist *cd = c->follow ? cli_distributor : NULL;
     hta_job_dist jd = {cd && cd->root, cd ? cd->nproc : 1, cd ? cd->share : NULL, cd ? cd->allgather : NULL,
                        &announced};
@@ -117,6 +117,7 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         hta_status gs = cli_distributor->gather(u.parts, plan.n, cli_command_named(cmd), &st, &failed, &in_load,
                                                 &err);
         if (gs && !st) st = gs, in_load = 0;
+        gathered = 1;
         if (!root) {
             if (cd) {
                 /* the root's job, this process's share of its passes (the root tells its failures) */
@@ -158,8 +159,8 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     rc = r->done ? r->done(c, cmd, r->user, &plan, &all) : cli_emit(c, &all);
     c->job_dist = NULL;
 out:
-    if (cd && root && !announced) {
-        /* the processes that follow wait for the root's job: there is none */
+    if (cd && root && gathered && !announced) {
+        /* the processes that follow (they all came through the gather) wait for the root's job: none */
         hta_error je = {0};
         (void)hta_job_announce_none(&jd, &je);
     }

@@ -193,6 +193,9 @@ static inline int sj_add(int64_t a, int64_t b, int64_t *out) {
 /* job's clock of rank k: absolute ns - delta */
 static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k].origin - j->delta[k]; }
 
+/* The context's rank k's simulation graph as every pass of the job builds it (its steps on the GPU timeline
+ * where the job says so, j->gpu_steps). */
+hta_status sj_build(const struct hta_job *j, hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
 /* Pass 1: the skeleton of the context's rank k (position pos) for every scenario. */
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
 /* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
@@ -269,12 +272,10 @@ typedef struct sj_walker {
     int64_t off;
     uint32_t stub_first;
     const uint32_t *stub_inst; /* per stub: its instance */
-    const char *const *dl;
-    size_t ndl;
+    hta_cp_bb *bb;             /* bound_by of s's edges, with the job's data-loading names */
     signed char *cls;          /* per edge: its class, -1 not yet */
     void (*edge)(void *ctx, uint32_t e); /* each edge walked, or NULL */
     void *ctx;
-    hta_cp_bb *bb;             /* the classes by name (k's graph, dl), or NULL */
 } sj_walker;
 /* From node v back to a stub (a barrier), a source, or the first node at or before `from`. */
 void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out);

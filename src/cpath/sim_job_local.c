@@ -25,12 +25,14 @@ static int sj_class_of(const char *bound_by) {
 
 /* Edge e's class, found once per edge (hta_cpath_bb: once per name where only the name decides). */
 static int edge_class(sj_walker *k, uint32_t e) {
-    if (k->cls[e] < 0) {
-        const hta_cp_edge *x = &k->s->g->edge[e];
-        const char *b = k->bb ? hta_cpath_bb(k->bb, x) : hta_cpath_bound_by(k->s->g, x, k->dl, k->ndl);
-        k->cls[e] = (signed char)sj_class_of(b);
-    }
+    if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bb(k->bb, &k->s->g->edge[e]));
     return k->cls[e];
+}
+
+hta_status sj_build(const struct hta_job *j, hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
+    HTA_TRY(hta_sim_build(ctx, k, out, err));
+    if (j->gpu_steps) (void)sim_gpu_steps(*out);
+    return HTA_OK;
 }
 
 /* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its
@@ -190,8 +192,7 @@ hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, 
     memset(rg, 0, sizeof *rg);
     const sj_rank *R = &j->r[pos];
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &rg->s, err), fail);
-    if (j->gpu_steps) (void)sim_gpu_steps(rg->s);
+    HTA_TRY_GOTO(st, sj_build(j, ctx, k, &rg->s, err), fail);
     HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
     const hta_cp_graph *g = rg->s->g;
     rg->w = malloc((g->nedge ? g->nedge : 1) * sizeof *rg->w);
@@ -279,7 +280,7 @@ hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_qu
             if (t[v] > last_t) last_t = t[v], last = v;
             if (t[v] < min_t) min_t = t[v];
         }
-        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, NULL, NULL, bb};
+        sj_walker wk = {rg.s, rg.w, t, off, stub_first, stub_inst, bb, cls, NULL, NULL};
         int uncut = 1;
         for (size_t i = a; i < z; i++) uncut &= q[i].from == INT64_MIN;
         if (uncut && stub_first) {

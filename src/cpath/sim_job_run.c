@@ -588,6 +588,7 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
     sj_rank_graph_t rg;
     uint32_t *stub_inst = NULL;
     signed char *cls = NULL;
+    hta_cp_bb *bb = NULL;
     hta_status st;
     HTA_TRY(sj_rank_graph(j, ctx, k, pos, &rg, err));
     if ((st = sj_rank_times(j, &rg, pos, 0, err))) goto done;
@@ -599,7 +600,8 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
     o->crit = calloc(g->nev ? g->nev : 1, 1);
     stub_inst = malloc((g->nnode - stub_first + 1) * sizeof *stub_inst);
     cls = malloc(g->nedge ? g->nedge : 1);
-    if (!o->crit || !stub_inst || !cls) goto oom;
+    bb = hta_cpath_bb_new(g, j->data_load, j->ndata_load);
+    if (!o->crit || !stub_inst || !cls || !bb) goto oom;
     memset(cls, -1, g->nedge ? g->nedge : 1);
     size_t ns = 0;
     for (size_t c = 0; c < R->ncoll; c++)
@@ -609,7 +611,7 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
         if (t[v] > t[last]) last = v;
     o->pos = pos, o->s = s, o->t = t, o->arrival = arrival, o->off = sj_off(j, pos), o->stub_first = stub_first;
     o->stub_inst = stub_inst;
-    sj_walker wk = {s, w, t, o->off, stub_first, stub_inst, j->data_load, j->ndata_load, cls, ov_edge, o, NULL};
+    sj_walker wk = {s, w, t, o->off, stub_first, stub_inst, bb, cls, ov_edge, o};
     for (size_t i = 0; i < o->whole->nsegs; i++) {
         seg *sg = &o->whole->segs[i];
         if (sg->inst >= 0) { /* the barrier's node: its first participant's kernel */
@@ -635,6 +637,7 @@ done:
     o->crit = NULL;
     free(stub_inst);
     free(cls);
+    hta_cpath_bb_free(bb);
     sj_rank_graph_free(&rg);
     return st;
 }

@@ -641,8 +641,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, hta_sim_build(ctx, k, &s, err), done);
-    if (j->gpu_steps) (void)sim_gpu_steps(s);
+    HTA_TRY_GOTO(st, sj_build(j, ctx, k, &s, err), done);
     hta_ctx_view_done(ctx, k);
     const hta_cp_graph *g = s->g;
     if (revisit) {

@@ -19,12 +19,10 @@
  * the other thread's last step. */
 #define SIM_HANDOVER_NS 200000
 
-typedef struct sedge {
-    uint32_t u, v;
-    int32_t attr;
-    uint8_t type;
-    int64_t est; /* the weight if this input decides v's time; INT64_MIN: the observed distance */
-} sedge;
+/* An edge while the graph is built: the graph's own edge, whose weight holds the estimate until decide()
+ * gives every edge its weight in place (no second array: the edges are the graph's largest part).  w until
+ * then: the weight if this input decides v's time, its estimate; INT64_MIN: the observed distance. */
+typedef hta_cp_edge sedge;
 
 typedef struct sb {
     hta_ctx *ctx;
@@ -64,7 +62,7 @@ static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int
         b->e = x;
         b->cap = nc;
     }
-    b->e[b->ne++] = (sedge){u, v, attr, (uint8_t)type, est};
+    b->e[b->ne++] = (sedge){.u = u, .v = v, .w = est, .attr = attr, .type = (uint8_t)type};
     return HTA_OK;
 }
 
@@ -486,7 +484,7 @@ static hta_status waits(sb *b, size_t ntracks) {
         uint32_t ci = b->chain_in[en];
         if (ci != UINT32_MAX) {
             int64_t obs = b->nt[en] - b->nt[b->e[ci].u];
-            b->e[ci].est = own_ns < obs ? own_ns : obs;
+            b->e[ci].w = own_ns < obs ? own_ns : obs;
         }
     }
     for (size_t q = 0; q < r->n; q++)
@@ -585,7 +583,7 @@ static hta_status joins(sb *b, size_t ntracks) {
         }
         if (who < 0) continue;
         uint32_t v = e->v;
-        e->est = 0; /* waiting, not working (e may move: add grows the array) */
+        e->w = 0; /* waiting, not working (e may move: add grows the array) */
         HTA_TRY(add(b, 2 * (uint32_t)who + 1, v, HTA_CP_WAIT, -1, INT64_MIN));
     }
     /* fork: a thread's first work after a long idle, right after another thread of its process did
@@ -610,7 +608,7 @@ static hta_status joins(sb *b, size_t ntracks) {
             }
             if (best < 0) continue;
             uint32_t ci = b->chain_in[2 * x];
-            if (ci != UINT32_MAX) b->e[ci].est = 0;
+            if (ci != UINT32_MAX) b->e[ci].w = 0;
             HTA_TRY(add(b, (uint32_t)best, 2 * x, HTA_CP_WAIT, -1, INT64_MIN));
         }
     }
@@ -619,53 +617,50 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* ---- weights: the deciding input keeps the observed distance ---- */
 
+static hta_status topo(hta_sim *s, hta_error *err);
+
+/* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
+ * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
+    hta_sim *s = b->s;
     size_t nn = b->nnode, ne = b->ne;
-    uint32_t *off = cp_calloc(nn + 1, sizeof *off), *in = cp_malloc((ne ? ne : 1) * sizeof *in);
-    g->edge = cp_malloc((ne ? ne : 1) * sizeof *g->edge);
-    if (!off || !in || !g->edge) {
-        free(off);
-        free(in);
-        return hta_oom(b->err);
-    }
+    uint32_t *off = s->pred_off = cp_calloc(nn + 1, sizeof *off);
+    uint32_t *in = s->pred_eid = cp_malloc((ne ? ne : 1) * sizeof *in);
+    if (!off || !in) return hta_oom(b->err);
     for (size_t i = 0; i < ne; i++) off[b->e[i].v + 1]++;
     for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
-    {
-        uint32_t *fill = malloc((nn + 1) * sizeof *fill);
-        if (!fill) {
-            free(off);
-            free(in);
-            return hta_oom(b->err);
-        }
-        memcpy(fill, off, (nn + 1) * sizeof *fill);
-        for (size_t i = 0; i < ne; i++) in[fill[b->e[i].v]++] = (uint32_t)i;
-        free(fill);
-    }
+    /* a counting sort with off[v] as v's fill pointer: afterwards off[v] is v's end, shifted back below */
+    for (size_t i = 0; i < ne; i++) in[off[b->e[i].v]++] = (uint32_t)i;
+    memmove(off + 1, off, nn * sizeof *off);
+    off[0] = 0;
     for (size_t v = 0; v < nn; v++) {
         int64_t best = INT64_MIN;
         uint32_t bi = UINT32_MAX;
         for (uint32_t j = off[v]; j < off[v + 1]; j++) {
             const sedge *e = &b->e[in[j]];
             int64_t obs = b->nt[v] - b->nt[e->u];
-            int64_t est = e->est == INT64_MIN ? obs : e->est;
+            int64_t est = e->w == INT64_MIN ? obs : e->w;
             int64_t at = b->nt[e->u] + (est < obs ? est : obs);
             /* ties: an input with the observed distance (a thread's own time) before an estimated one */
-            if (at > best || (at == best && e->est == INT64_MIN && bi != UINT32_MAX && b->e[bi].est != INT64_MIN))
+            if (at > best || (at == best && e->w == INT64_MIN && bi != UINT32_MAX && b->e[bi].w != INT64_MIN))
                 best = at, bi = in[j];
         }
         for (uint32_t j = off[v]; j < off[v + 1]; j++) {
-            const sedge *e = &b->e[in[j]];
+            sedge *e = &b->e[in[j]];
             int64_t obs = b->nt[v] - b->nt[e->u];
-            int64_t w = in[j] == bi || e->est == INT64_MIN ? obs : e->est < 0 ? 0 : e->est < obs ? e->est : obs;
-            g->edge[in[j]] = (hta_cp_edge){e->u, e->v, w, e->attr, e->type};
+            e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
         }
     }
+    /* the builder's edges become the graph's, at their size */
+    sedge *x = ne ? realloc(b->e, ne * sizeof *x) : NULL;
+    g->edge = x ? x : b->e;
+    b->e = NULL;
     g->nedge = ne;
     g->nnode = nn;
-    free(off);
-    free(in);
-    return sim_index(b->s, b->err);
+    hta_cp_node *y = nn ? realloc(g->node, nn * sizeof *y) : NULL;
+    if (y) g->node = y;
+    return HTA_OK;
 }
 
 /* The schedule's inputs and order: every node's in-edges, and a topological order (Kahn's). */
@@ -674,23 +669,36 @@ hta_status sim_index(hta_sim *s, hta_error *err) {
     size_t nn = g->nnode, ne = g->nedge;
     free(s->pred_off);
     free(s->pred_eid);
-    free(s->topo);
     s->pred_off = calloc(nn + 1, sizeof *s->pred_off);
     s->pred_eid = malloc((ne ? ne : 1) * sizeof *s->pred_eid);
+    if (!s->pred_off || !s->pred_eid) return hta_oom(err);
+    uint32_t *off = s->pred_off;
+    for (size_t i = 0; i < ne; i++) off[g->edge[i].v + 1]++;
+    for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
+    for (size_t i = 0; i < ne; i++) s->pred_eid[off[g->edge[i].v]++] = (uint32_t)i;
+    memmove(off + 1, off, nn * sizeof *off);
+    off[0] = 0;
+    return topo(s, err);
+}
+
+/* s->topo from the graph's edges and s->pred_off: Kahn's order, sources in node order. */
+static hta_status topo(hta_sim *s, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    size_t nn = g->nnode, ne = g->nedge;
+    free(s->topo);
     s->topo = malloc((nn ? nn : 1) * sizeof *s->topo);
     uint32_t *indeg = malloc((nn ? nn : 1) * sizeof *indeg), *soff = calloc(nn + 1, sizeof *soff),
-             *succ = malloc((ne ? ne : 1) * sizeof *succ), *fill = malloc((nn + 1) * sizeof *fill);
+             *succ = malloc((ne ? ne : 1) * sizeof *succ);
     hta_status st = HTA_OK;
-    if (!s->pred_off || !s->pred_eid || !s->topo || !indeg || !soff || !succ || !fill) {
+    if (!s->topo || !indeg || !soff || !succ) {
         st = hta_oom(err);
         goto done;
     }
-    for (size_t i = 0; i < ne; i++) s->pred_off[g->edge[i].v + 1]++, soff[g->edge[i].u + 1]++;
-    for (size_t v = 0; v < nn; v++) s->pred_off[v + 1] += s->pred_off[v], soff[v + 1] += soff[v];
-    memcpy(fill, s->pred_off, (nn + 1) * sizeof *fill);
-    for (size_t i = 0; i < ne; i++) s->pred_eid[fill[g->edge[i].v]++] = (uint32_t)i;
-    memcpy(fill, soff, (nn + 1) * sizeof *fill);
-    for (size_t i = 0; i < ne; i++) succ[fill[g->edge[i].u]++] = g->edge[i].v;
+    for (size_t i = 0; i < ne; i++) soff[g->edge[i].u + 1]++;
+    for (size_t v = 0; v < nn; v++) soff[v + 1] += soff[v];
+    for (size_t i = 0; i < ne; i++) succ[soff[g->edge[i].u]++] = g->edge[i].v;
+    memmove(soff + 1, soff, nn * sizeof *soff);
+    soff[0] = 0;
     for (size_t v = 0; v < nn; v++) indeg[v] = s->pred_off[v + 1] - s->pred_off[v];
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++)
@@ -713,7 +721,6 @@ done:
     free(indeg);
     free(soff);
     free(succ);
-    free(fill);
     return st;
 }
 
@@ -875,8 +882,24 @@ static hta_status build(sb *b) {
     if ((st = streams(b, r->nthreads)) || (st = waits(b, r->nthreads)) || (st = joins(b, r->nthreads)) ||
         (st = decide(b)))
         goto done;
-    g->nnode = b->nnode;
-    if ((st = cp_graph_order(g, b->err))) goto done;
+    /* the tracks' scratch is done with: freed before the index's own is taken */
+    free(stack), stack = NULL;
+    free(b->cn), b->cn = NULL;
+    free(b->tev), b->tev = NULL;
+    free(b->chain_in), b->chain_in = NULL;
+    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
+     * insertion order (its schedule runs in s->topo) */
+    {
+        unsigned char *seen = calloc(b->nnode ? b->nnode : 1, 1);
+        if (!seen) {
+            st = hta_oom(b->err);
+            goto done;
+        }
+        for (size_t i = 0; i < g->nedge; i++) seen[g->edge[i].u] = seen[g->edge[i].v] = 1;
+        g->norder = 0;
+        for (size_t v = 0; v < b->nnode; v++) g->norder += seen[v];
+        free(seen);
+    }
     /* the steps */
     size_t ns = 0;
     for (uint32_t x = 0; x < m; x++)
@@ -894,6 +917,9 @@ static hta_status build(sb *b) {
     }
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
     gpu_work(b);
+    free(b->nt), b->nt = NULL;
+    free(b->launch_ts), b->launch_ts = NULL;
+    st = topo(b->s, b->err);
 done:
     free(stack);
     return st;

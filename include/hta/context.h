@@ -131,6 +131,11 @@ typedef struct hta_each_opts {
     /* the loaders' warnings of file `index`, given from the calling thread after every file is done; NULL:
      * through o->warn */
     void (*warn_at)(void *user, size_t index, const char *msg);
+    /* Contexts kept between iterations, per file of the plan (NULL: each is freed after its visit).  A file
+     * with a context in keep[index] is visited on it, without loading; one without is loaded, and its
+     * context stays in keep[index] (the caller frees them).  For several passes over a few ranks, where
+     * the contexts alive at once would be as many anyway (no more than `threads` files). */
+    hta_ctx **keep;
 } hta_each_opts;
 
 /* Visits every listed file.  On failure: the failing file first in the visiting order is reported

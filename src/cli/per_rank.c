@@ -111,7 +111,7 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         goto out;
     }
     if (cli_distributor && (st = cli_distributor->share(&plan, &which, &nwhich, &err))) goto out;
-    hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at};
+    hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at, NULL};
     st = hta_ctx_each_rank(&plan, &c->ctx, &eo, one_rank, &u, &failed, &in_load, &err);
     if (cli_distributor) {
         hta_status gs = cli_distributor->gather(u.parts, plan.n, cli_command_named(cmd), &st, &failed, &in_load,

@@ -151,6 +151,14 @@ typedef struct sj_part {
     uint32_t coll;      /* the rank's collective */
 } sj_part;
 
+/* A rank's graph kept between passes (sj_graph_get): as built, until the first path pass joins it at its
+ * barriers (sj_rank_graph), which every later pass then uses as it is. */
+typedef struct sj_graph {
+    hta_sim *s;
+    int joined;
+    uint32_t stub_first;
+} sj_graph;
+
 struct hta_job {
     sj_rank *r;
     size_t nr;
@@ -163,6 +171,8 @@ struct hta_job {
     size_t ndata_load;
     const char *overlay;
     int gpu_steps;      /* the steps on the GPU timeline (sim_gpu_steps) after every build of a rank's graph */
+    sj_graph *graph;    /* per position: its graph kept between passes, where the ranks stay loaded (each
+                         * built once instead of once per pass); NULL: every pass builds and frees its own */
     /* replay */
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;
@@ -193,9 +203,13 @@ static inline int sj_add(int64_t a, int64_t b, int64_t *out) {
 /* job's clock of rank k: absolute ns - delta */
 static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k].origin - j->delta[k]; }
 
-/* The context's rank k's simulation graph as every pass of the job builds it (its steps on the GPU timeline
- * where the job says so, j->gpu_steps). */
-hta_status sj_build(const struct hta_job *j, hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
+/* The context's rank k's (position pos) simulation graph as every pass of the job builds it (its steps on the
+ * GPU timeline where the job says so, j->gpu_steps): the kept one where the job keeps graphs (j->graph), else
+ * a new one.  joined 0: as built (the skeleton's passes); a kept graph already joined is then not given,
+ * a new one is.  Given back with sj_graph_put, which frees it unless it is kept. */
+hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, hta_sim **out,
+                        hta_error *err);
+void sj_graph_put(struct hta_job *j, size_t pos, hta_sim *s);
 /* Pass 1: the skeleton of the context's rank k (position pos) for every scenario. */
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
 /* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
@@ -254,6 +268,8 @@ typedef struct sj_query {
  * sj_rank_times sets the barriers' replayed times and the weights w of scenario scn and runs the schedule t
  * (the rank's clock), checked against the replay; the graph is built once for every scenario. */
 typedef struct sj_rank_graph_t {
+    struct hta_job *j;
+    size_t pos;
     hta_sim *s;
     int64_t *w, *t;
     uint32_t stub_first;

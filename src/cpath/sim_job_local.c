@@ -29,10 +29,21 @@ static int edge_class(sj_walker *k, uint32_t e) {
     return k->cls[e];
 }
 
-hta_status sj_build(const struct hta_job *j, hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
+hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, hta_sim **out,
+                        hta_error *err) {
+    sj_graph *c = j->graph ? &j->graph[pos] : NULL;
+    if (c && c->s && (joined || !c->joined)) {
+        *out = c->s;
+        return HTA_OK;
+    }
     HTA_TRY(hta_sim_build(ctx, k, out, err));
     if (j->gpu_steps) (void)sim_gpu_steps(*out);
+    if (c && !c->s) c->s = *out;
     return HTA_OK;
+}
+
+void sj_graph_put(struct hta_job *j, size_t pos, hta_sim *s) {
+    if (!j->graph || j->graph[pos].s != s) hta_sim_free(s);
 }
 
 /* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its
@@ -190,10 +201,19 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
 hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_rank_graph_t *rg,
                          hta_error *err) {
     memset(rg, 0, sizeof *rg);
+    rg->j = j;
+    rg->pos = pos;
     const sj_rank *R = &j->r[pos];
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, sj_build(j, ctx, k, &rg->s, err), fail);
-    HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
+    HTA_TRY_GOTO(st, sj_graph_get(j, ctx, k, pos, 1, &rg->s, err), fail);
+    sj_graph *kept = j->graph && j->graph[pos].s == rg->s ? &j->graph[pos] : NULL;
+    if (kept && kept->joined) {
+        rg->stub_first = kept->stub_first;
+    } else {
+        if (kept) kept->s = NULL; /* a graph half joined is no graph to keep: freed on failure */
+        HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
+        if (kept) *kept = (sj_graph){rg->s, 1, rg->stub_first};
+    }
     const hta_cp_graph *g = rg->s->g;
     rg->w = malloc((g->nedge ? g->nedge : 1) * sizeof *rg->w);
     rg->t = malloc((g->nnode ? g->nnode : 1) * sizeof *rg->t);
@@ -244,7 +264,8 @@ void sj_rank_graph_free(sj_rank_graph_t *rg) {
     free(rg->w);
     free(rg->t);
     free(rg->arrival);
-    hta_sim_free(rg->s);
+    if (rg->j) sj_graph_put(rg->j, rg->pos, rg->s);
+    else hta_sim_free(rg->s);
     memset(rg, 0, sizeof *rg);
 }
 

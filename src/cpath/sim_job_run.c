@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpath/sim_job_internal.h"
 #include "hta/util.h"
@@ -15,6 +16,7 @@ typedef hta_status (*visit_fn)(struct hta_job *j, hta_ctx *ctx, size_t k, size_t
 
 typedef struct source {
     hta_ctx *ctx;
+    hta_ctx **keep;      /* per file of the plan: its context kept between passes (hta_each_opts.keep), or NULL */
     const hta_rank_plan *plan;
     const hta_ctx_opts *co;
     int threads;
@@ -56,14 +58,14 @@ static hta_status visit(struct hta_job *j, source *src, const size_t *which, siz
     closure c = {j, fn, arg, src->x};
     if (!src->x || w->kind == SJ_WIRE_ROOT) {
         if (src->x && !src->x->d->root) return HTA_OK;
-        hta_each_opts eo = {which, n, src->threads, NULL};
+        hta_each_opts eo = {which, n, src->threads, NULL, src->keep};
         return hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &src->failed, &src->in_load, err);
     }
     size_t *mine = NULL, nm = 0, failed = SIZE_MAX;
     int in_load = 0;
     hta_status st = sj_exch_mine(src->x, which, n, &mine, &nm, err);
     if (!st) {
-        hta_each_opts eo = {mine, nm, src->threads, first ? keep_warning : NULL};
+        hta_each_opts eo = {mine, nm, src->threads, first ? keep_warning : NULL, NULL};
         st = hta_ctx_each_rank(src->plan, &co, &eo, each, &c, &failed, &in_load, err);
     }
     st = sj_exchange(j, src->x, w, mine, nm, st, &failed, &in_load, first ? co.warn : NULL, co.warn_ctx, err);
@@ -81,8 +83,16 @@ static hta_status skel_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos,
 
 /* ---- the job ---- */
 
+/* The graphs kept between passes: none once the passes are done. */
+static void drop_graphs(struct hta_job *j) {
+    for (size_t p = 0; j->graph && p < j->nr; p++) hta_sim_free(j->graph[p].s);
+    free(j->graph);
+    j->graph = NULL;
+}
+
 void hta_job_free(hta_job *j) {
     if (!j) return;
+    drop_graphs(j);
     for (size_t p = 0; p < j->nr; p++) {
         sj_rank *R = &j->r[p];
         for (size_t q = 0; R->skel && q < j->nscn; q++) {
@@ -855,6 +865,9 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     unsigned char *settled = NULL, *need = NULL;
     hta_status st = HTA_OK;
     if (!j->r || !j->scn || !j->sym || !all) goto oom;
+    /* where the ranks stay loaded for every pass (a context of one rank, or the plan's kept contexts), their
+     * graphs do too: each pass would otherwise build the same graph again */
+    if ((src->keep || (src->ctx && nr == 1)) && !(j->graph = calloc(nr ? nr : 1, sizeof *j->graph))) goto oom;
     for (size_t q = 1; q < j->nscn; q++) {
         const hta_job_scenario *s = &o->scn[q - 1];
         if (s->nrules > 64) {
@@ -927,6 +940,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         else
             hta_result_note(res, "%zu collective instances joined across %zu ranks", j->nmatched, nr);
     }
+    drop_graphs(j);
     *out = j;
     j = NULL;
     goto done;
@@ -943,21 +957,8 @@ done:
 }
 
 hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, hta_result *res, hta_error *err) {
-    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
+    source src = {ctx, NULL, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
     return run(&src, hta_ctx_nranks(ctx), o, out, res, err);
-}
-
-/* A plan of one file: the job run over that rank loaded once, for every pass. */
-typedef struct alone {
-    const hta_job_opts *o;
-    hta_job **out;
-    hta_result *res;
-} alone;
-
-static hta_status run_alone(hta_ctx *ctx, size_t index, void *user, hta_error *err) {
-    alone *a = user;
-    source src = {ctx, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
-    return run(&src, hta_ctx_nranks(ctx), a->o, a->out, a->res, err);
 }
 
 /* The root's options (or none: o NULL) to every process (hta_job_dist.announced); *got (malloc'd) the root's
@@ -1032,19 +1033,7 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
         HTA_TRY(announce(o->dist, o, p->n, &got, &n, err));
         free(got);
     }
-    if (p->n == 1 && !o->dist) {
-        /* one rank: loaded once for every pass (a pass holds a rank's load anyway, so no more memory), where
-         * each pass would read and parse the file again */
-        alone a = {o, out, res};
-        hta_each_opts eo = {NULL, 0, 1, NULL};
-        *out = NULL;
-        *failed = SIZE_MAX;
-        *in_load = 0;
-        hta_status st = hta_ctx_each_rank(p, co, &eo, run_alone, &a, failed, in_load, err);
-        if (st || *out) return st;
-        /* the file was skipped (JSON without traceEvents): the job the passes give, without the rank */
-    }
-    source src = {NULL, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
+    source src = {NULL, NULL, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
     sj_exch x;
     hta_status st = HTA_OK;
     *out = NULL;
@@ -1052,7 +1041,15 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
         src.x = &x;
         st = sj_exch_init(&x, o->dist, p, err);
     }
+    /* No more files than threads: the contexts alive at once in any pass are all of them anyway, so each is
+     * loaded once and kept for every pass (with its graph), where each pass would read, parse and build it
+     * again.  Beyond that, every pass loads the files it visits, at most `threads` at once. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = o->threads > 0 ? (size_t)o->threads : ncpu > 0 ? (size_t)ncpu : 1;
+    if (!st && !o->dist && p->n <= nth && !(src.keep = calloc(p->n ? p->n : 1, sizeof *src.keep))) st = hta_oom(err);
     if (!st) st = run(&src, p->n, o, out, res, err);
+    for (size_t i = 0; src.keep && i < p->n; i++) hta_ctx_free(src.keep[i]);
+    free(src.keep);
     if (o->dist) {
         /* every process leaves with the same status: a failure between exchanges is told here */
         st = sj_exch_end(&x, st, &src.failed, &src.in_load, err);

@@ -641,7 +641,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, sj_build(j, ctx, k, &s, err), done);
+    HTA_TRY_GOTO(st, sj_graph_get(j, ctx, k, pos, 0, &s, err), done);
     hta_ctx_view_done(ctx, k);
     const hta_cp_graph *g = s->g;
     if (revisit) {
@@ -804,6 +804,6 @@ done:
     free(L.pd);
     free(L.pool);
     free(L.cand);
-    hta_sim_free(s);
+    sj_graph_put(j, pos, s);
     return st;
 }

@@ -52,7 +52,12 @@ static void *worker(void *arg) {
         o.ranks = NULL, o.nranks = 0, o.threads = 1;
         o.warn = keep_warning, o.warn_ctx = s;
         o.progress = NULL;
-        hta_ctx *c = NULL;
+        hta_ctx *c = e->eo->keep ? e->eo->keep[i] : NULL;
+        if (c) {
+            s->st = e->fn(c, i, e->user, &s->err);
+            if (s->st) atomic_store(&e->stop, 1);
+            continue;
+        }
         s->st = hta_ctx_open(e->p->files[i].path, &o, &c, &s->err);
         /* the plan promised exactly this rank; anything else (a file changed since) is an error, not a
          * silently different answer */
@@ -69,7 +74,8 @@ static void *worker(void *arg) {
         }
         s->in_load = s->st != HTA_OK;
         if (!s->st) s->st = e->fn(c, i, e->user, &s->err);
-        hta_ctx_free(c);
+        if (e->eo->keep && !s->in_load) e->eo->keep[i] = c;
+        else hta_ctx_free(c);
         if (s->st) atomic_store(&e->stop, 1);
     }
     return NULL;

@@ -147,6 +147,8 @@ typedef struct hta_report_src {
     const hta_ctx_opts *co;    /* how they load (threads too) */
     const hta_job_dist *dist;  /* with the plan: the savings' passes shared among processes (hta-mpi; the
                                 * others follow, hta_job_follow), or NULL */
+    hta_ctx **keep;            /* with the plan: the files' contexts kept since the parts (hta_job_opts.keep),
+                                * or NULL */
 } hta_report_src;
 /* The report from the parts of every rank (appended in rank order; the reduce takes tables out of it). */
 hta_status hta_report_reduce(const hta_report_opts *o, const hta_report_src *src, hta_result *parts,

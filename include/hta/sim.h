@@ -224,6 +224,10 @@ typedef struct hta_job_opts {
     const hta_job_dist *dist; /* with a plan: the passes shared among processes (NULL: this one alone) */
     int gpu_steps; /* each rank's steps on its GPU timeline where its steps allow (the report's window where
                     * the GPU runs far behind the CPU): from a step's first GPU operation to the next's */
+    hta_ctx **keep; /* with a plan: per file, its context the caller kept (hta_each_opts.keep, e.g. from the
+                     * pass that read the files for the report's parts): the passes visit those without
+                     * loading, and keep there those they load; the caller frees them.  NULL: the job keeps
+                     * its own where the files are no more than the threads, and frees them */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */

@@ -77,6 +77,10 @@ typedef struct cli_common {
      * (hta_job_follow) instead of leaving after the gather; else job_dist is NULL */
     int follow;
     const hta_job_dist *job_dist;
+    /* set by cli_run_ranks for the command's done where the command asks (cli_ranks.keep) and the files are
+     * no more than the threads: per file of the plan, its context kept since its part (the files the done
+     * reads again: the report's savings); else NULL */
+    hta_ctx **kept;
 } cli_common;
 
 /* Parses argv (argv[0] is the command name).  usage: "PATH [options]".
@@ -125,6 +129,7 @@ typedef struct cli_ranks {
     cli_done_fn done;     /* or NULL; with whole */
     cli_whole_fn whole;
     void *user;           /* the command's options and state, given to each */
+    int keep;             /* done reads the files again (c->kept): keep their contexts where they are few */
 } cli_ranks;
 int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r);
 /* Parses argv (one PATH), then cli_run_ranks. */

@@ -34,7 +34,7 @@ static int cmd_annotations(int argc, char **argv) {
     if (rc < 0) {
         o.allowlist = allow.v;
         o.nallow = allow.n;
-        const cli_ranks r = {run_annotations, reduce_annotations, NULL, NULL, &o};
+        const cli_ranks r = {run_annotations, reduce_annotations, NULL, NULL, &o, 0};
         rc = cli_run_ranks(&c, argv[0], &r);
     }
     free(allow.v);

@@ -46,7 +46,7 @@ static int cmd_counters(int argc, char **argv) {
     }
     a.o.max_queue_length = maxq;
     /* --augment's rows are per rank: appended as they are */
-    const cli_ranks r = {run_counters, a.augment ? NULL : reduce_counters, NULL, NULL, &a};
+    const cli_ranks r = {run_counters, a.augment ? NULL : reduce_counters, NULL, NULL, &a, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

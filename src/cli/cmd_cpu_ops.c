@@ -42,7 +42,7 @@ static int cmd_cpu_ops(int argc, char **argv) {
     }
     if (args) o.args = 1;
     if (no_args) o.args = 0;
-    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

@@ -14,7 +14,7 @@ static hta_status reduce_cupti(const cli_common *c, void *user, hta_result *part
 
 static int cmd_cupti(int argc, char **argv) {
     static const cli_opt opts[] = {{0}};
-    static const cli_ranks r = {run_cupti, reduce_cupti, NULL, NULL, NULL};
+    static const cli_ranks r = {run_cupti, reduce_cupti, NULL, NULL, NULL, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                            "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
                            "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"

@@ -41,7 +41,7 @@ static int cmd_efficiency(int argc, char **argv) {
         fprintf(stderr, "hta efficiency: --peak-tflops and --peak-tbps must be > 0\nTry 'hta efficiency --help'.\n");
         return EXIT_USAGE;
     }
-    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

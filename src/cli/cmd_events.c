@@ -26,7 +26,7 @@ static int cmd_events(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     eo.limit = limit;
-    const cli_ranks r = {run_events, NULL, NULL, NULL, &eo};
+    const cli_ranks r = {run_events, NULL, NULL, NULL, &eo, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

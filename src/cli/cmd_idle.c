@@ -57,7 +57,7 @@ static int cmd_idle(int argc, char **argv) {
     if (rc >= 0) return rc;
     a.o.consecutive_kernel_delay_ns = delay;
     split_streams(&a);
-    const cli_ranks r = {run, NULL, NULL, NULL, &a};
+    const cli_ranks r = {run, NULL, NULL, NULL, &a, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

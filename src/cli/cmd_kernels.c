@@ -41,7 +41,7 @@ static int cmd_kernels(int argc, char **argv) {
     }
     o.include_memory = include_memory || !no_memory;
     o.categories = !c.ctx.hta_compat; /* HTA's table as HTA gives it */
-    const cli_ranks r = {run, reduce, NULL, NULL, &o};
+    const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

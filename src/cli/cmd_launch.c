@@ -34,7 +34,7 @@ static int cmd_launch(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     if (no_memory) o.include_memory_events = 0;
-    const cli_ranks r = {run_launch, reduce_launch, NULL, NULL, &o};
+    const cli_ranks r = {run_launch, reduce_launch, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

@@ -267,7 +267,7 @@ static int cmd_merge(int argc, char **argv) {
     mo.barrier = barrier;
 
     merge_run m = {mo, out, now_s(), NULL, 0};
-    const cli_ranks r = {summarise, NULL, done, whole, &m};
+    const cli_ranks r = {summarise, NULL, done, whole, &m, 0};
     rc = cli_run_ranks(&c, "merge", &r);
     if (cli_distributor && cli_distributor->nproc > 1) rc = spread(&c, &m, rc);
     return rc;

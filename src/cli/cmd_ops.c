@@ -64,7 +64,7 @@ static int cmd_ops(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     split_sort_by(&a);
-    const cli_ranks r = {run_ops, reduce_ops, NULL, NULL, &a};
+    const cli_ranks r = {run_ops, reduce_ops, NULL, NULL, &a, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

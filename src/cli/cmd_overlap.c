@@ -13,7 +13,7 @@ static int cmd_overlap(int argc, char **argv) {
     static const cli_opt opts[] = {
         {0},
     };
-    const cli_ranks r = {run, NULL, NULL, NULL, &o};
+    const cli_ranks r = {run, NULL, NULL, NULL, &o, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "Communication/computation overlap per rank: the percentage of the time some\n"
                             "communication kernel (NCCL, RCCL, HCCL) runs during which a computation kernel\n"

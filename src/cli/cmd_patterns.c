@@ -37,7 +37,7 @@ static int cmd_patterns(int argc, char **argv) {
     }
     o.op = op;
     o.overlay = overlay;
-    const cli_ranks r = {run_patterns, NULL, NULL, NULL, &o};
+    const cli_ranks r = {run_patterns, NULL, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

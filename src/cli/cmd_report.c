@@ -24,7 +24,7 @@ static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan 
     hta_result res;
     hta_result_init(&res);
     hta_error err = {0};
-    hta_report_src src = {NULL, plan, &c->ctx, c->job_dist};
+    hta_report_src src = {NULL, plan, &c->ctx, c->job_dist, c->kept};
     hta_status st = hta_report_reduce(user, &src, all, &res, &err);
     hta_result_free(all);
     if (st) {
@@ -60,7 +60,7 @@ static int cmd_report(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (no_cp) o.critical_path = 0;
     c.follow = 1; /* hta-mpi: the savings' passes shared, every process following the root's job */
-    const cli_ranks r = {part, NULL, done, whole, &o};
+    const cli_ranks r = {part, NULL, done, whole, &o, o.critical_path};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

@@ -98,7 +98,7 @@ static int cmd_stragglers(int argc, char **argv) {
                        "rules: only ncclKernel* names count, step 0 is ignored).",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    const cli_ranks r = {summarise, NULL, done, whole, &a};
+    const cli_ranks r = {summarise, NULL, done, whole, &a, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }
 

@@ -13,7 +13,7 @@ static int cmd_temporal(int argc, char **argv) {
     static const cli_opt opts[] = {
         {0},
     };
-    const cli_ranks r = {run, NULL, NULL, NULL, &o};
+    const cli_ranks r = {run, NULL, NULL, NULL, &o, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
                             "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"

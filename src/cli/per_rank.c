@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -111,7 +112,15 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         goto out;
     }
     if (cli_distributor && (st = cli_distributor->share(&plan, &which, &nwhich, &err))) goto out;
-    hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at, NULL};
+    /* files the command's done reads again, no more than the threads: every context would be alive at once in
+     * that pass anyway, so each stays from its part to it instead of being read and parsed twice */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = c->ctx.threads > 0 ? (size_t)c->ctx.threads : ncpu > 0 ? (size_t)ncpu : 1;
+    if (r->keep && !cli_distributor && plan.n <= nth && !(c->kept = calloc(plan.n ? plan.n : 1, sizeof *c->kept))) {
+        st = hta_oom(&err);
+        goto out;
+    }
+    hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at, c->kept};
     st = hta_ctx_each_rank(&plan, &c->ctx, &eo, one_rank, &u, &failed, &in_load, &err);
     if (cli_distributor) {
         hta_status gs = cli_distributor->gather(u.parts, plan.n, cli_command_named(cmd), &st, &failed, &in_load,
@@ -170,6 +179,9 @@ out:
         else cli_fail(cmd, &err);
         rc = 1;
     }
+    for (size_t i = 0; c->kept && i < plan.n; i++) hta_ctx_free(c->kept[i]);
+    free(c->kept);
+    c->kept = NULL;
     free(which);
     parts_free(u.parts, plan.n);
     hta_rank_plan_free(&plan);

@@ -1046,10 +1046,12 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
      * again.  Beyond that, every pass loads the files it visits, at most `threads` at once. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nth = o->threads > 0 ? (size_t)o->threads : ncpu > 0 ? (size_t)ncpu : 1;
-    if (!st && !o->dist && p->n <= nth && !(src.keep = calloc(p->n ? p->n : 1, sizeof *src.keep))) st = hta_oom(err);
+    int own = !o->keep && !o->dist && p->n <= nth;
+    src.keep = o->dist ? NULL : o->keep;
+    if (!st && own && !(src.keep = calloc(p->n ? p->n : 1, sizeof *src.keep))) st = hta_oom(err);
     if (!st) st = run(&src, p->n, o, out, res, err);
-    for (size_t i = 0; src.keep && i < p->n; i++) hta_ctx_free(src.keep[i]);
-    free(src.keep);
+    for (size_t i = 0; own && src.keep && i < p->n; i++) hta_ctx_free(src.keep[i]);
+    if (own) free(src.keep);
     if (o->dist) {
         /* every process leaves with the same status: a failure between exchanges is told here */
         st = sj_exch_end(&x, st, &src.failed, &src.in_load, err);

@@ -742,7 +742,7 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
     hta_status st = hta_report_part(ctx, o, &part, err);
     /* as the parts of the ranks one by one would be put together (their notes each once) */
     if (!st) st = hta_result_append(&all, &part, err);
-    hta_report_src src = {ctx, NULL, NULL, NULL};
+    hta_report_src src = {ctx, NULL, NULL, NULL, NULL};
     if (!st) st = hta_report_reduce(o, &src, &all, out, err);
     hta_result_free(&part);
     hta_result_free(&all);

@@ -169,6 +169,7 @@ hta_status rp_savings(const hta_report_src *src, const rp_rank *pr, size_t npr, 
         int in_load;
         o.threads = src->co->threads;
         o.dist = src->dist;
+        o.keep = src->keep;
         HTA_TRY_GOTO(st, hta_job_run_plan(src->plan, src->co, &o, &j, notes, &failed, &in_load, err), done);
     }
     size_t ns = hta_job_nsteps(j) + 1;

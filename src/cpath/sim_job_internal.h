@@ -152,11 +152,15 @@ typedef struct sj_part {
 } sj_part;
 
 /* A rank's graph kept between passes (sj_graph_get): as built, until the first path pass joins it at its
- * barriers (sj_rank_graph), which every later pass then uses as it is. */
+ * barriers (sj_rank_graph), which every later pass then uses as it is.  info: sj_rank_keep found what the
+ * skeleton reads from the rank (pw_edge, tr_edge: each collective's wait and transfer edge), so that no
+ * later pass needs the rank's context, and the graph no longer points into it (s->r NULL). */
 typedef struct sj_graph {
     hta_sim *s;
     int joined;
     uint32_t stub_first;
+    int info;
+    uint32_t *pw_edge, *tr_edge;
 } sj_graph;
 
 struct hta_job {
@@ -210,7 +214,11 @@ static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k]
 hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, hta_sim **out,
                         hta_error *err);
 void sj_graph_put(struct hta_job *j, size_t pos, hta_sim *s);
-/* Pass 1: the skeleton of the context's rank k (position pos) for every scenario. */
+/* Pass 1 where graphs are kept (j->graph): rank pos's graph built from the context's rank k and kept, with
+ * what the job keeps of the rank (sj_rank) and what the skeleton reads from it; the context may go after. */
+hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, hta_error *err);
+/* Pass 1: the skeleton of the context's rank k (position pos) for every scenario (the kept graph, without
+ * the context, after sj_rank_keep). */
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
 /* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
  * has no factors yet (its rule then leaves the weights). */

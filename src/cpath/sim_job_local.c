@@ -212,7 +212,7 @@ hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, 
     } else {
         if (kept) kept->s = NULL; /* a graph half joined is no graph to keep: freed on failure */
         HTA_TRY_GOTO(st, joinable(j, rg->s, pos, &rg->stub_first, err), fail);
-        if (kept) *kept = (sj_graph){rg->s, 1, rg->stub_first};
+        if (kept) kept->s = rg->s, kept->joined = 1, kept->stub_first = rg->stub_first;
     }
     const hta_cp_graph *g = rg->s->g;
     rg->w = malloc((g->nedge ? g->nedge : 1) * sizeof *rg->w);

@@ -1,5 +1,6 @@
 /* The job in bounded memory (hta/sim.h, hta_job_*; sim_job_internal.h): the passes over the ranks, and
  * the job's tables (rows through sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@ typedef hta_status (*visit_fn)(struct hta_job *j, hta_ctx *ctx, size_t k, size_t
 
 typedef struct source {
     hta_ctx *ctx;
-    hta_ctx **keep;      /* per file of the plan: its context kept between passes (hta_each_opts.keep), or NULL */
+    hta_ctx **keep;      /* per file of the plan: the caller's kept contexts (hta_job_opts.keep), or NULL */
+    int resident;        /* the ranks' graphs kept between passes (j->graph), each file read once */
     const hta_rank_plan *plan;
     const hta_ctx_opts *co;
     int threads;
@@ -43,15 +45,71 @@ static void quiet(void *ctx, const char *msg) { (void)ctx, (void)msg; }
 /* shared passes: the first pass's warnings kept for the exchange, which gives every process's in rank order */
 static void keep_warning(void *user, size_t index, const char *msg) { sj_exch_warn(((closure *)user)->x, index, msg); }
 
+/* A pass over kept graphs (no context): fn(j, NULL, 0, pos) for each position, `threads` at once. */
+typedef struct kept_pass {
+    struct hta_job *j;
+    const size_t *which;
+    size_t n;
+    visit_fn fn;
+    void *arg;
+    atomic_size_t next;
+    atomic_int stop;
+    hta_status *st;
+    hta_error *err;
+} kept_pass;
+
+static void *kept_worker(void *a) {
+    kept_pass *k = a;
+    for (;;) {
+        size_t i = atomic_fetch_add(&k->next, 1);
+        if (i >= k->n || atomic_load(&k->stop)) break;
+        k->st[i] = k->fn(k->j, NULL, 0, k->which[i], k->arg, &k->err[i]);
+        if (k->st[i]) atomic_store(&k->stop, 1);
+    }
+    return NULL;
+}
+
+static hta_status visit_kept(struct hta_job *j, source *src, const size_t *which, size_t n, visit_fn fn, void *arg,
+                             hta_error *err) {
+    kept_pass k = {j, which, n, fn, arg, 0, 0, calloc(n ? n : 1, sizeof(hta_status)), calloc(n ? n : 1, sizeof(hta_error))};
+    if (!k.st || !k.err) {
+        free(k.st);
+        free(k.err);
+        return hta_oom(err);
+    }
+    atomic_init(&k.next, 0);
+    atomic_init(&k.stop, 0);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = src->threads > 0 ? (size_t)src->threads : ncpu > 0 ? (size_t)ncpu : 1;
+    if (nth > n) nth = n;
+    if (nth > 64) nth = 64;
+    pthread_t th[64];
+    size_t started = 0;
+    for (size_t i = 1; i < nth; i++)
+        if (pthread_create(&th[started], NULL, kept_worker, &k) == 0) started++;
+    kept_worker(&k);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    hta_status st = HTA_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        if ((st = k.st[i])) *err = k.err[i], src->failed = which[i], src->in_load = 0;
+    free(k.st);
+    free(k.err);
+    return st;
+}
+
 /* Visits ranks which[0 .. n) with fn.  Shared among processes (src->x): this process's share of them, then
  * what the pass produced for them exchanged as w says (sim_job_wire.c), so that every process holds the
- * same job after it; an SJ_WIRE_ROOT pass is the root's alone. */
+ * same job after it; an SJ_WIRE_ROOT pass is the root's alone.  rows: fn reads the ranks' rows (a context);
+ * else, where every rank's graph is kept (sj_rank_keep), no file is loaded. */
 static hta_status visit(struct hta_job *j, source *src, const size_t *which, size_t n, const sj_wire *w,
-                        visit_fn fn, void *arg, hta_error *err) {
+                        visit_fn fn, void *arg, int rows, hta_error *err) {
     if (src->ctx) {
         for (size_t i = 0; i < n; i++) HTA_TRY(fn(j, src->ctx, which[i], which[i], arg, err));
         return HTA_OK;
     }
+    int kept = !rows && j->graph && !src->x;
+    for (size_t i = 0; kept && i < n; i++) kept = j->graph[which[i]].info;
+    if (kept) return visit_kept(j, src, which, n, fn, arg, err);
     hta_ctx_opts co = *src->co;
     int first = !src->visits++;
     if (!first) co.warn = quiet, co.warn_ctx = NULL;
@@ -81,11 +139,19 @@ static hta_status skel_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos,
     return sj_skeleton(j, ctx, k, pos, arg != NULL, err);
 }
 
+static hta_status keep_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, void *arg, hta_error *err) {
+    return sj_rank_keep(j, ctx, k, pos, err);
+}
+
 /* ---- the job ---- */
 
 /* The graphs kept between passes: none once the passes are done. */
 static void drop_graphs(struct hta_job *j) {
-    for (size_t p = 0; j->graph && p < j->nr; p++) hta_sim_free(j->graph[p].s);
+    for (size_t p = 0; j->graph && p < j->nr; p++) {
+        hta_sim_free(j->graph[p].s);
+        free(j->graph[p].pw_edge);
+        free(j->graph[p].tr_edge);
+    }
     free(j->graph);
     j->graph = NULL;
 }
@@ -262,7 +328,7 @@ static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_erro
         P->first[p + 1] += P->first[p];
     }
     sj_wire w = {SJ_WIRE_QUERY, P->q, P->first};
-    hta_status st = nw ? visit(j, src, which, nw, &w, local_fn, P, err) : HTA_OK;
+    hta_status st = nw ? visit(j, src, which, nw, &w, local_fn, P, 0, err) : HTA_OK;
     free(which);
     return st;
 }
@@ -666,7 +732,11 @@ static hta_status trace_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos
     } else if (asprintf(&out, "%s/%s", dir, base) < 0) {
         out = NULL, st = hta_oom(err);
     } else {
+        /* a kept graph's rows are this context's: the same file, read the same way */
+        const hta_rank *was = rg.s->r;
+        rg.s->r = hta_ctx_rank(ctx, k);
         st = hta_sim_trace(ctx, rg.s, rg.t, out, err);
+        rg.s->r = was;
     }
     free(out);
     sj_rank_graph_free(&rg);
@@ -689,7 +759,7 @@ static hta_status overlay(struct hta_job *j, source *src, trail *whole, int64_t 
     ovl o = {j, whole, w, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0};
     int th = src->threads;
     src->threads = 1; /* in rank order, straight into the file */
-    st = visit(j, src, which, n, &wire_root, ov_fn, &o, err);
+    st = visit(j, src, which, n, &wire_root, ov_fn, &o, 0, err);
     src->threads = th;
     /* the arrows in path order: first piece first, each piece's last to first reversed, the hop between */
     for (size_t k = whole->nsegs; !st && k-- > 0;) {
@@ -867,7 +937,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     if (!j->r || !j->scn || !j->sym || !all) goto oom;
     /* where the ranks stay loaded for every pass (a context of one rank, or the plan's kept contexts), their
      * graphs do too: each pass would otherwise build the same graph again */
-    if ((src->keep || (src->ctx && nr == 1)) && !(j->graph = calloc(nr ? nr : 1, sizeof *j->graph))) goto oom;
+    if ((src->resident || (src->ctx && nr == 1)) && !(j->graph = calloc(nr ? nr : 1, sizeof *j->graph))) goto oom;
     for (size_t q = 1; q < j->nscn; q++) {
         const hta_job_scenario *s = &o->scn[q - 1];
         if (s->nrules > 64) {
@@ -879,7 +949,12 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         for (size_t r = 0; r < s->nrules; r++) j->want_tot |= s->rules[r].median;
     }
     for (size_t p = 0; p < nr; p++) all[p] = p;
-    HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, skel_fn, NULL, err), done);
+    if (j->graph && !src->ctx) {
+        /* the graphs kept: built from each file once, which then goes (the caller's kept contexts too) */
+        HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, keep_fn, NULL, 1, err), done);
+        for (size_t p = 0; src->keep && p < nr; p++) hta_ctx_free(src->keep[p]), src->keep[p] = NULL;
+    }
+    HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, skel_fn, NULL, 0, err), done);
     HTA_TRY_GOTO(st, check_rules(j, err), done);
     HTA_TRY_GOTO(st, sj_match(j, err), done);
     if (j->want_tot) {
@@ -892,7 +967,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             for (size_t q = 0; j->r[p].present && q < j->nscn; q++) pending |= !j->r[p].skel[q].done;
             if (pending) again[na++] = p;
         }
-        if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
+        if (na) HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, 0, err), done);
     }
     HTA_TRY_GOTO(st, alloc_times(j, err), done);
     if (!again && !(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
@@ -917,7 +992,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             if (need[p]) again[na++] = p, need[p] = 0;
         if (!na) break;
         j->revisits += na;
-        HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, err), done);
+        HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, 0, err), done);
     }
     if (j->inexact_ns && res)
         hta_result_note(res, "the job's replay kept the most likely of each time's inputs: a time may be off by up to "
@@ -927,7 +1002,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         if (!sel) goto oom;
         for (size_t p = 0; p < nr; p++)
             if (j->r[p].present) sel[ns++] = p;
-        st = visit(j, src, sel, ns, &wire_none, trace_fn, (void *)o->trace_dir, err);
+        st = visit(j, src, sel, ns, &wire_none, trace_fn, (void *)o->trace_dir, 1, err);
         free(sel);
         if (st) goto done;
         if (res) hta_result_note(res, "simulated traces of %zu ranks written to %s", ns, o->trace_dir);
@@ -957,7 +1032,7 @@ done:
 }
 
 hta_status hta_job_run_ctx(hta_ctx *ctx, const hta_job_opts *o, hta_job **out, hta_result *res, hta_error *err) {
-    source src = {ctx, NULL, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
+    source src = {ctx, NULL, 0, NULL, NULL, 0, 0, SIZE_MAX, 0, NULL};
     return run(&src, hta_ctx_nranks(ctx), o, out, res, err);
 }
 
@@ -1033,7 +1108,7 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
         HTA_TRY(announce(o->dist, o, p->n, &got, &n, err));
         free(got);
     }
-    source src = {NULL, NULL, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
+    source src = {NULL, NULL, 0, p, co, o->threads, 0, SIZE_MAX, 0, NULL};
     sj_exch x;
     hta_status st = HTA_OK;
     *out = NULL;
@@ -1046,12 +1121,9 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
      * again.  Beyond that, every pass loads the files it visits, at most `threads` at once. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nth = o->threads > 0 ? (size_t)o->threads : ncpu > 0 ? (size_t)ncpu : 1;
-    int own = !o->keep && !o->dist && p->n <= nth;
+    src.resident = !o->dist && p->n <= nth;
     src.keep = o->dist ? NULL : o->keep;
-    if (!st && own && !(src.keep = calloc(p->n ? p->n : 1, sizeof *src.keep))) st = hta_oom(err);
     if (!st) st = run(&src, p->n, o, out, res, err);
-    for (size_t i = 0; own && src.keep && i < p->n; i++) hta_ctx_free(src.keep[i]);
-    if (own) free(src.keep);
     if (o->dist) {
         /* every process leaves with the same status: a failure between exchanges is told here */
         st = sj_exch_end(&x, st, &src.failed, &src.in_load, err);

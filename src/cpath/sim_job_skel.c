@@ -631,44 +631,90 @@ hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t sc
     return st;
 }
 
+/* The rank's graph and what the job keeps of it (sj_rank: its collectives, steps, totals), from the context's
+ * rank k: *s, and each collective's wait and transfer edge (*pw_edge, *tr_edge; malloc'd).  revisit: R is
+ * filled already, only the edges are found again. */
+static hta_status rank_info(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_sim **s,
+                            uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
+    sj_rank *R = &j->r[pos];
+    HTA_TRY(sj_graph_get(j, ctx, k, pos, 0, s, err));
+    hta_ctx_view_done(ctx, k);
+    const hta_cp_graph *g = (*s)->g;
+    if (revisit) {
+        sj_rank tmp = {0};
+        tmp.rank = R->rank;
+        HTA_TRY(collectives(j, ctx, k, *s, &tmp, pw_edge, tr_edge, err));
+        free(tmp.coll);
+        return HTA_OK;
+    }
+    R->present = 1;
+    R->rank = hta_ctx_rank(ctx, k)->rank;
+    R->origin = g->origin_ns;
+    /* the run's start: its earliest source (no rule moves a source) */
+    R->first = INT64_MAX;
+    for (size_t v = 0; v < g->nnode; v++)
+        if ((*s)->pred_off[v] == (*s)->pred_off[v + 1] && g->node[v].ts + g->origin_ns < R->first)
+            R->first = g->node[v].ts + g->origin_ns;
+    R->nev = g->nev;
+    R->sync_calls = (*s)->sync_calls;
+    R->sync_records = (*s)->sync_records;
+    HTA_TRY(collectives(j, ctx, k, *s, R, pw_edge, tr_edge, err));
+    R->nsteps = (*s)->nsteps;
+    R->steps = malloc(((*s)->nsteps ? (*s)->nsteps : 1) * sizeof *R->steps);
+    if (!R->steps) return hta_oom(err);
+    memcpy(R->steps, (*s)->steps, (*s)->nsteps * sizeof *R->steps);
+    if (j->want_tot) HTA_TRY(totals(j, *s, R, *tr_edge, err));
+    if (!(R->skel = calloc(j->nscn, sizeof *R->skel))) return hta_oom(err);
+    return HTA_OK;
+}
+
+hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, hta_error *err) {
+    sj_graph *kg = &j->graph[pos];
+    hta_sim *s = NULL;
+    uint32_t *pw_edge = NULL, *tr_edge = NULL;
+    hta_status st = rank_info(j, ctx, k, pos, 0, &s, &pw_edge, &tr_edge, err);
+    if (!st && kg->s != s) st = hta_fail(err, HTA_EINVAL, "rank %d: its graph was not kept", (int)j->r[pos].rank);
+    if (st) {
+        free(pw_edge);
+        free(tr_edge);
+        sj_graph_put(j, pos, s);
+        return st;
+    }
+    kg->pw_edge = pw_edge;
+    kg->tr_edge = tr_edge;
+    kg->info = 1;
+    s->r = NULL; /* the context goes when this returns: the graph is on its own */
+    return HTA_OK;
+}
+
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err) {
     sj_rank *R = &j->r[pos];
     hta_sim *s = NULL;
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
+    const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL;
     int32_t *tr_c = NULL, *arr_c = NULL;
     unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, sj_graph_get(j, ctx, k, pos, 0, &s, err), done);
-    hta_ctx_view_done(ctx, k);
-    const hta_cp_graph *g = s->g;
-    if (revisit) {
-        sj_rank tmp = {0};
-        tmp.rank = R->rank;
-        HTA_TRY_GOTO(st, collectives(j, ctx, k, s, &tmp, &pw_edge, &tr_edge, err), done);
-        free(tmp.coll);
-    } else {
-        R->present = 1;
-        R->rank = hta_ctx_rank(ctx, k)->rank;
-        R->origin = g->origin_ns;
-        /* the run's start: its earliest source (no rule moves a source) */
-        R->first = INT64_MAX;
-        for (size_t v = 0; v < g->nnode; v++)
-            if (s->pred_off[v] == s->pred_off[v + 1] && g->node[v].ts + g->origin_ns < R->first)
-                R->first = g->node[v].ts + g->origin_ns;
-        R->nev = g->nev;
-        R->sync_calls = s->sync_calls;
-        R->sync_records = s->sync_records;
-        HTA_TRY_GOTO(st, collectives(j, ctx, k, s, R, &pw_edge, &tr_edge, err), done);
-        R->nsteps = s->nsteps;
-        R->steps = malloc((s->nsteps ? s->nsteps : 1) * sizeof *R->steps);
-        if (!R->steps) goto oom;
-        memcpy(R->steps, s->steps, s->nsteps * sizeof *R->steps);
-        if (j->want_tot) HTA_TRY_GOTO(st, totals(j, s, R, tr_edge, err), done);
-        if (!(R->skel = calloc(j->nscn, sizeof *R->skel))) goto oom;
+    const sj_graph *kg = j->graph && j->graph[pos].info ? &j->graph[pos] : NULL;
+    if (kg && kg->joined) {
+        /* every skeleton pass comes before the paths' */
+        st = hta_fail(err, HTA_EINVAL, "rank %d: its skeleton asked for after its paths; please report it", (int)R->rank);
+        goto done;
     }
+    if (kg) {
+        /* kept since sj_rank_keep, with what it found: no context needed */
+        s = kg->s;
+        pw_e = kg->pw_edge;
+        tr_e = kg->tr_edge;
+    } else {
+        HTA_TRY_GOTO(st, rank_info(j, ctx, k, pos, revisit, &s, &pw_edge, &tr_edge, err), done);
+        pw_e = pw_edge;
+        tr_e = tr_edge;
+    }
+    const hta_cp_graph *g = s->g;
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     tr_c = malloc(ne * sizeof *tr_c);
@@ -697,10 +743,10 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     int alone = j->nr == 1;
     for (size_t c = 0; c < R->ncoll; c++) {
         if (!alone) {
-            tr_c[tr_edge[c]] = (int32_t)c;
-            mid[g->edge[tr_edge[c]].u] = 1;
+            tr_c[tr_e[c]] = (int32_t)c;
+            mid[g->edge[tr_e[c]].u] = 1;
         }
-        nodes[c] = g->edge[pw_edge[c]].u;
+        nodes[c] = g->edge[pw_e[c]].u;
         arr_c[nodes[c]] = (int32_t)c;
     }
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
@@ -711,8 +757,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.mid = mid;
     L.arr_c = arr_c;
     L.has_succ = has_succ;
-    L.pw_e = pw_edge;
-    L.tr_e = tr_edge;
+    L.pw_e = pw_e;
+    L.tr_e = tr_e;
     L.coll = R->coll;
     L.origin = g->origin_ns;
     for (size_t q = 0; q < j->nscn; q++) {
@@ -729,10 +775,10 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         sk->trw = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trw);
         sk->trmask = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trmask);
         if (!sk->trw || !sk->trmask) goto oom;
-        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_edge[c]], sk->trmask[c] = mask[tr_edge[c]];
+        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]], sk->trmask[c] = mask[tr_e[c]];
         if (pending) continue; /* done after the factors (the revisit) */
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
-            for (size_t c = 0; c < R->ncoll; c++) w[pw_edge[c]] = R->coll[c].pw;
+            for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
         L.w = w;
         L.npool = 0;
         memset(L.cnt, 0, (nn + 1) * sizeof *L.cnt);

@@ -79,14 +79,19 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* Union of n intervals (starts s, durations d) into the arena: *os, *oe, *on. */
-static hta_status union_of(hta_arena *a, const int64_t *s, const int64_t *d, size_t n, int64_t **os, int64_t **oe,
-                           size_t *on, hta_error *err) {
-    *os = HTA_ANEW(a, int64_t, n);
-    *oe = HTA_ANEW(a, int64_t, n);
-    if (!*os || !*oe) return hta_oom(err);
+/* The union of n intervals (s, d) into a, at its size (sc: the scratch of the n). */
+static hta_status union_of(hta_arena *a, hta_arena *sc, const int64_t *s, const int64_t *d, size_t n, int64_t **os,
+                           int64_t **oe, size_t *on, hta_error *err) {
+    int64_t *us = HTA_ANEW(sc, int64_t, n), *ue = HTA_ANEW(sc, int64_t, n);
+    if (!us || !ue) return hta_oom(err);
     *on = 0;
-    if (!n) return HTA_OK;
-    return hta_interval_union(s, d, n, *os, *oe, on, err);
+    if (n) HTA_TRY(hta_interval_union(s, d, n, us, ue, on, err));
+    *os = HTA_ANEW(a, int64_t, *on);
+    *oe = HTA_ANEW(a, int64_t, *on);
+    if (!*os || !*oe) return hta_oom(err);
+    memcpy(*os, us, *on * sizeof **os);
+    memcpy(*oe, ue, *on * sizeof **oe);
+    return HTA_OK;
 }
 
 
@@ -194,10 +199,10 @@ static int blocking_call(unsigned api, int cl, int64_t dur) {
 /* The GPU's idle and busy time of each step told apart (rp_rank's idle_* and *_excl), the blocking calls
  * by name, and the capture counts, in one sweep over the points where something starts or ends. */
 static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                            hta_arena *a, rp_rank *p, hta_error *err) {
+                            hta_arena *a, hta_arena *sc, rp_rank *p, hta_error *err) {
     size_t n = v->n, ne = 0;
-    sw_ev *ev = HTA_ANEW(a, sw_ev, 6 * n + 2 * p->nsteps + 2);
-    int64_t *pre = HTA_ANEW(a, int64_t, p->ngpu + 1);
+    sw_ev *ev = HTA_ANEW(sc, sw_ev, 6 * n + 2 * p->nsteps + 2);
+    int64_t *pre = HTA_ANEW(sc, int64_t, p->ngpu + 1);
     if (!ev || !pre) return hta_oom(err);
     pre[0] = 0;
     for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
@@ -289,7 +294,8 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     return HTA_OK;
 }
 
-hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err) {
+/* rp_profile_build with sc for what lives only while it runs (per-row scratch: rows of every rank add up). */
+static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena *sc, rp_rank *p, hta_error *err) {
     memset(p, 0, sizeof *p);
     const hta_trace *t = ctx->trace;
     const hta_rank *r = t->ranks[k];
@@ -303,8 +309,8 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     size_t n = v->n;
     /* categories classified once */
     unsigned char *cc = HTA_ANEW(a, unsigned char, t->ncats);
-    int64_t *gs = HTA_ANEW(a, int64_t, n), *gd = HTA_ANEW(a, int64_t, n), *cs = HTA_ANEW(a, int64_t, n),
-            *cd = HTA_ANEW(a, int64_t, n);
+    int64_t *gs = HTA_ANEW(sc, int64_t, n), *gd = HTA_ANEW(sc, int64_t, n), *cs = HTA_ANEW(sc, int64_t, n),
+            *cd = HTA_ANEW(sc, int64_t, n);
     if (!cc || !gs || !gd || !cs || !cd) return hta_oom(err);
     for (size_t c = 0; c < t->ncats; c++) cc[c] = (unsigned char)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
     size_t ng = 0, nc = 0, nst = 0, ncoll = 0, na = 0;
@@ -341,14 +347,14 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
     if (!n) t0 = 0, t1 = -1; /* no rows: an empty span, which the headline reports as "no events" */
     p->t0 = t0, p->t1 = t1;
     p->has_gpu = ng > 0;
-    HTA_TRY(union_of(a, gs, gd, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));
-    HTA_TRY(union_of(a, cs, cd, nc, &p->cpu_s, &p->cpu_e, &p->ncpu, err));
+    HTA_TRY(union_of(a, sc, gs, gd, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));
+    HTA_TRY(union_of(a, sc, cs, cd, nc, &p->cpu_s, &p->cpu_e, &p->ncpu, err));
     /* steps, by start; no step: one step over the whole view, so that every figure has a step */
     size_t ms = nst ? nst : 1;
     p->step_num = HTA_ANEW(a, int64_t, ms), p->step_ts = HTA_ANEW(a, int64_t, ms);
     p->step_end = HTA_ANEW(a, int64_t, ms);
-    uint32_t *sidx = HTA_ANEW(a, uint32_t, ms), *vix = HTA_ANEW(a, uint32_t, ms);
-    int64_t *skey = HTA_ANEW(a, int64_t, ms);
+    uint32_t *sidx = HTA_ANEW(sc, uint32_t, ms), *vix = HTA_ANEW(sc, uint32_t, ms);
+    int64_t *skey = HTA_ANEW(sc, int64_t, ms);
     if (!p->step_num || !p->step_ts || !p->step_end || !sidx || !vix || !skey) return hta_oom(err);
     size_t j = 0;
     for (size_t i = 0; i < n && nst; i++) {
@@ -414,8 +420,8 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         memset(*zs[z], 0, ms * sizeof(int64_t));
     }
     p->coll_step = HTA_ANEW(a, int32_t, ncoll), p->coll_dur = HTA_ANEW(a, int64_t, ncoll);
-    int64_t *coll_ts = HTA_ANEW(a, int64_t, ncoll);
-    uint32_t *coll_ix = HTA_ANEW(a, uint32_t, ncoll);
+    int64_t *coll_ts = HTA_ANEW(sc, int64_t, ncoll);
+    uint32_t *coll_ix = HTA_ANEW(sc, uint32_t, ncoll);
     if (!p->dl_ns || !p->sync_ns || !p->mem_ns || !p->comm_ns || !p->comp_ns || !p->gpu_busy_ns || !p->late_ns ||
         !p->nsync || !p->nlaunch || !p->cp_ns || !p->coll_step || !p->coll_dur || !coll_ts || !coll_ix)
         return hta_oom(err);
@@ -471,7 +477,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         if (y > x) sat_add(&p->cpu_steps_ns, y - x);
     }
     /* GPU busy per step and the idle gaps between busy intervals inside the steps */
-    int64_t *gap = HTA_ANEW(a, int64_t, p->ngpu);
+    int64_t *gap = HTA_ANEW(sc, int64_t, p->ngpu);
     size_t ngap = 0;
     if (!gap) return hta_oom(err);
     for (size_t q = 0; q < p->ngpu; q++) {
@@ -492,7 +498,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         qsort(gap, ngap, sizeof *gap, cmp_i64);
         p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
     }
-    HTA_TRY(attribute(v, t, r, cc, a, p, err));
+    HTA_TRY(attribute(v, t, r, cc, a, sc, p, err));
     /* series */
     double b[RP_BINS];
     memset(b, 0, sizeof b);
@@ -508,7 +514,7 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         HTA_TRY(hta_queue_series_build(v, rules, NULL, &qs, err));
         /* the queue of all streams together: the samples are stream-major, so the running length of each
          * stream is kept and their sum binned at each sample */
-        double *lens = HTA_ANEW(a, double, qs.n);
+        double *lens = HTA_ANEW(sc, double, qs.n);
         size_t nl = 0;
         if (!lens) {
             hta_queue_series_free(&qs);
@@ -533,6 +539,13 @@ hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, ht
         hta_membw_series_free(&mb);
     }
     return HTA_OK;
+}
+
+hta_status rp_profile_build(hta_ctx *ctx, size_t k, hta_arena *a, rp_rank *p, hta_error *err) {
+    hta_arena sc = HTA_ARENA_INIT;
+    hta_status st = profile_build(ctx, k, a, &sc, p, err);
+    hta_arena_free(&sc);
+    return st;
 }
 
 void rp_split_of(const rp_rank *p, rp_split *o) {

@@ -9,7 +9,9 @@
  * arrived, and the transfer takes the instance's shortest kernel (the last arriver's, which did not wait).
  * Ranks' clocks are put on one base with the offsets their collectives' ends give.  The path at a barrier
  * goes on in the last arriver (the first of equals).  Here no two ranks' graphs are ever alive together
- * (beyond the per-rank iteration's threads):
+ * beyond the per-rank iteration's threads; a job of no more ranks than threads, where the passes would hold
+ * them all at once anyway, keeps each rank's graph from its first pass to its last (sj_graph, j->graph)
+ * instead of building it for each, and its rank's model only while the graph is built (sj_rank_keep):
  *
  *   1. skeleton (sim_job_skel.c): each rank's graph is built and reduced to labels: at each collective's
  *      arrival node and each step's start and end node, the longest distance from each collective's end

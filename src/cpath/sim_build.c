@@ -31,11 +31,11 @@ typedef struct sb {
     const hta_rank *r;
     hta_sim *s;
     hta_cp_graph *g;
+    int topo;              /* the schedule's order now (else sim_topo later) */
     hta_error *err;
     uint8_t *cls;          /* per category index: hta_cat_class */
     int32_t *ev_of_row;
     size_t nev;
-    int64_t *nt;           /* node times (absolute ns), grows with mid nodes */
     size_t nnode, capnode;
     sedge *e;
     size_t ne, cap;
@@ -49,12 +49,14 @@ typedef struct sb {
     size_t ncn;
 } sb;
 
-static inline int64_t ev_start(const sb *b, uint32_t e) { return b->nt[2 * (size_t)e]; }
-static inline int64_t ev_end(const sb *b, uint32_t e) { return b->nt[2 * (size_t)e + 1]; }
+/* Node v's time in absolute ns (the graph's nodes hold it relative to the origin: one copy of the times). */
+static inline int64_t nt(const sb *b, size_t v) { return b->g->node[v].ts + b->g->origin_ns; }
+static inline int64_t ev_start(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e); }
+static inline int64_t ev_end(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e + 1); }
 
 static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int64_t est) {
     /* every input comes before what it decides: an edge back in time is no dependency the trace shows */
-    if (b->nt[v] < b->nt[u] || u == v) return HTA_OK;
+    if (nt(b, v) < nt(b, u) || u == v) return HTA_OK;
     if (b->ne == b->cap) {
         size_t nc = b->cap ? 2 * b->cap : 1024;
         sedge *x = realloc(b->e, nc * sizeof *x);
@@ -69,15 +71,11 @@ static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int
 static hta_status add_node(sb *b, int64_t ts, uint32_t ev, uint32_t *id) {
     if (b->nnode == b->capnode) {
         size_t nc = 2 * b->capnode + 16;
-        int64_t *x = realloc(b->nt, nc * sizeof *x);
-        if (!x) return hta_oom(b->err);
-        b->nt = x;
         hta_cp_node *y = realloc(b->g->node, nc * sizeof *y);
         if (!y) return hta_oom(b->err);
         b->g->node = y;
         b->capnode = nc;
     }
-    b->nt[b->nnode] = ts;
     b->g->node[b->nnode] = (hta_cp_node){ts - b->g->origin_ns, ev, 0};
     *id = (uint32_t)b->nnode++;
     return HTA_OK;
@@ -104,7 +102,6 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
 
 /* Sets event x's end to t (the nesting's cut), in the builder's times and the graph's node. */
 static void cut_end(sb *b, uint32_t x, int64_t t) {
-    b->nt[2 * (size_t)x + 1] = t;
     b->g->node[2 * (size_t)x + 1].ts = t - b->g->origin_ns;
 }
 
@@ -241,7 +238,7 @@ static hta_status streams(sb *b, size_t ntracks) {
             int32_t c = launcher(b, x);
             if (c >= 0) {
                 uint32_t src = launch_src(b, (uint32_t)c, x);
-                int64_t ts = b->nt[src];
+                int64_t ts = nt(b, src);
                 if (prev < 0 || ev_end(b, (uint32_t)prev) <= ts) {
                     if (sample((src & 1) ? &L : &L0, ev_start(b, x) - ts)) goto done;
                     continue;
@@ -483,7 +480,7 @@ static hta_status waits(sb *b, size_t ntracks) {
         /* the call's own time: its last stretch, as long as the calls that did not wait */
         uint32_t ci = b->chain_in[en];
         if (ci != UINT32_MAX) {
-            int64_t obs = b->nt[en] - b->nt[b->e[ci].u];
+            int64_t obs = nt(b, en) - nt(b, b->e[ci].u);
             b->e[ci].w = own_ns < obs ? own_ns : obs;
         }
     }
@@ -549,7 +546,13 @@ static int32_t top_before(const sb *b, size_t k, int64_t t, int64_t *next_start)
 
 /* Track k's latest chain node strictly before t, or -1. */
 static int64_t node_before(const sb *b, size_t k, int64_t t) {
-    uint32_t i = lower_bound(b->cn, b->cnoff[k], b->cnoff[k + 1], b->nt, t);
+    uint32_t lo = b->cnoff[k], hi = b->cnoff[k + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (nt(b, b->cn[mid]) < t) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t i = lo;
     return i > b->cnoff[k] ? (int64_t)b->cn[i - 1] : -1;
 }
 
@@ -569,16 +572,16 @@ static hta_status joins(sb *b, size_t ntracks) {
     for (size_t i = 0; i < nchain; i++) {
         sedge *e = &b->e[i];
         if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
-        if (b->nt[e->v] - b->nt[e->u] < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
+        if (nt(b, e->v) - nt(b, e->u) < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
         size_t ka = r->thread[b->g->ev[b->g->node[e->v].ev].row];
         int64_t tb = INT64_MIN;
         int32_t who = -1;
         for (size_t k = 0; k < ntracks; k++) {
             if (k == ka || !cpu_track(b, k) || r->threads[k].pid != r->threads[ka].pid) continue;
             int64_t next;
-            int32_t x = top_before(b, k, b->nt[e->v], &next);
-            if (x < 0 || next < b->nt[e->v] || ev_end(b, (uint32_t)x) <= b->nt[e->u]) continue;
-            if (b->nt[e->v] - ev_end(b, (uint32_t)x) > handover(b->nt[e->v] - b->nt[e->u])) continue;
+            int32_t x = top_before(b, k, nt(b, e->v), &next);
+            if (x < 0 || next < nt(b, e->v) || ev_end(b, (uint32_t)x) <= nt(b, e->u)) continue;
+            if (nt(b, e->v) - ev_end(b, (uint32_t)x) > handover(nt(b, e->v) - nt(b, e->u))) continue;
             if (ev_end(b, (uint32_t)x) > tb) tb = ev_end(b, (uint32_t)x), who = x;
         }
         if (who < 0) continue;
@@ -604,7 +607,7 @@ static hta_status joins(sb *b, size_t ntracks) {
             for (size_t k = 0; k < ntracks; k++) {
                 if (k == kb || !cpu_track(b, k) || r->threads[k].pid != r->threads[kb].pid) continue;
                 int64_t n = node_before(b, k, xs);
-                if (n >= 0 && xs - b->nt[n] <= handover(idle_ns) && (best < 0 || b->nt[n] > b->nt[best])) best = n;
+                if (n >= 0 && xs - nt(b, n) <= handover(idle_ns) && (best < 0 || nt(b, n) > nt(b, best))) best = n;
             }
             if (best < 0) continue;
             uint32_t ci = b->chain_in[2 * x];
@@ -617,7 +620,6 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* ---- weights: the deciding input keeps the observed distance ---- */
 
-static hta_status topo(hta_sim *s, hta_error *err);
 
 /* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
  * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
@@ -639,16 +641,16 @@ static hta_status decide(sb *b) {
         uint32_t bi = UINT32_MAX;
         for (uint32_t j = off[v]; j < off[v + 1]; j++) {
             const sedge *e = &b->e[in[j]];
-            int64_t obs = b->nt[v] - b->nt[e->u];
+            int64_t obs = nt(b, v) - nt(b, e->u);
             int64_t est = e->w == INT64_MIN ? obs : e->w;
-            int64_t at = b->nt[e->u] + (est < obs ? est : obs);
+            int64_t at = nt(b, e->u) + (est < obs ? est : obs);
             /* ties: an input with the observed distance (a thread's own time) before an estimated one */
             if (at > best || (at == best && e->w == INT64_MIN && bi != UINT32_MAX && b->e[bi].w != INT64_MIN))
                 best = at, bi = in[j];
         }
         for (uint32_t j = off[v]; j < off[v + 1]; j++) {
             sedge *e = &b->e[in[j]];
-            int64_t obs = b->nt[v] - b->nt[e->u];
+            int64_t obs = nt(b, v) - nt(b, e->u);
             e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
         }
     }
@@ -678,11 +680,10 @@ hta_status sim_index(hta_sim *s, hta_error *err) {
     for (size_t i = 0; i < ne; i++) s->pred_eid[off[g->edge[i].v]++] = (uint32_t)i;
     memmove(off + 1, off, nn * sizeof *off);
     off[0] = 0;
-    return topo(s, err);
+    return sim_topo(s, err);
 }
 
-/* s->topo from the graph's edges and s->pred_off: Kahn's order, sources in node order. */
-static hta_status topo(hta_sim *s, hta_error *err) {
+hta_status sim_topo(hta_sim *s, hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode, ne = g->nedge;
     free(s->topo);
@@ -738,14 +739,14 @@ static void gpu_work(sb *b) {
         size_t lo = 0, hi = s->nsteps; /* the last step that starts at or before the launch */
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (b->nt[s->steps[mid].start] <= at) lo = mid + 1;
+            if (nt(b, s->steps[mid].start) <= at) lo = mid + 1;
             else hi = mid;
         }
         if (!lo) continue;
         hta_sim_step *st = &s->steps[lo - 1];
-        if (at >= b->nt[st->end]) continue;
-        if (st->gstart == UINT32_MAX || b->nt[2 * (size_t)x] < b->nt[st->gstart]) st->gstart = 2 * x;
-        if (st->gend == UINT32_MAX || b->nt[2 * (size_t)x + 1] > b->nt[st->gend]) st->gend = 2 * x + 1;
+        if (at >= nt(b, st->end)) continue;
+        if (st->gstart == UINT32_MAX || nt(b, 2 * (size_t)x) < nt(b, st->gstart)) st->gstart = 2 * x;
+        if (st->gend == UINT32_MAX || nt(b, 2 * (size_t)x + 1) > nt(b, st->gend)) st->gend = 2 * x + 1;
     }
 }
 
@@ -808,7 +809,6 @@ static hta_status build(sb *b) {
     b->capnode = 2 * m + m / 16 + 64;
     b->cap = 2 * m + m / 4 + 1024;
     b->e = cp_malloc(b->cap * sizeof *b->e);
-    b->nt = cp_malloc(b->capnode * sizeof *b->nt);
     g->node = cp_malloc(b->capnode * sizeof *g->node);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
     b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
@@ -817,7 +817,7 @@ static hta_status build(sb *b) {
     b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
     uint32_t *stack = malloc((m ? m : 1) * sizeof *stack);
     hta_status st = HTA_OK;
-    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->e || !b->nt || !g->node || !b->cn || !b->toff ||
+    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->e || !g->node || !b->cn || !b->toff ||
         !b->cnoff || !b->tev || !b->chain_in || !stack) {
         st = hta_oom(b->err);
         goto done;
@@ -848,15 +848,13 @@ static hta_status build(sb *b) {
             goto done;
         }
         g->ev_parent[x] = -1;
-        b->nt[2 * x] = r->ts[i];
-        b->nt[2 * x + 1] = r->ts[i] + r->dur[i];
         g->node[2 * x] = (hta_cp_node){e->ts, (uint32_t)x, 1};
         g->node[2 * x + 1] = (hta_cp_node){e->ts + e->dur, (uint32_t)x, 0};
     }
     b->nnode = 2 * m;
     for (uint32_t x = 0; x < m; x++) {
         int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
-        b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : b->nt[2 * x];
+        b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : nt(b, 2 * x);
     }
     /* tracks: a thread or a stream each (the rank's thread index); events in track order */
     for (uint32_t x = 0; x < m; x++) b->toff[r->thread[g->ev[x].row] + 1]++;
@@ -917,15 +915,18 @@ static hta_status build(sb *b) {
     }
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
     gpu_work(b);
-    free(b->nt), b->nt = NULL;
     free(b->launch_ts), b->launch_ts = NULL;
-    st = topo(b->s, b->err);
+    if (b->topo) st = sim_topo(b->s, b->err);
 done:
     free(stack);
     return st;
 }
 
 hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
+    return sim_build(ctx, k, 1, out, err);
+}
+
+hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error *err) {
     *out = NULL;
     hta_sim *s = calloc(1, sizeof *s);
     hta_cp_graph *g = calloc(1, sizeof *g);
@@ -937,10 +938,9 @@ hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) 
     s->g = g;
     s->r = ctx->trace->ranks[k];
     g->rank = s->r->rank;
-    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = s->r, .s = s, .g = g, .err = err};
+    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = s->r, .s = s, .g = g, .topo = topo, .err = err};
     hta_status st = build(&b);
     free(b.cls);
-    free(b.nt);
     free(b.e);
     free(b.toff);
     free(b.tev);

@@ -89,6 +89,11 @@ hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
 
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
 hta_status sim_index(hta_sim *s, hta_error *err);
+/* s->topo from the graph's edges and s->pred_off: Kahn's order, sources in node order (a cycle is an error). */
+hta_status sim_topo(hta_sim *s, hta_error *err);
+/* hta_sim_build; topo 0: without s->topo, for sim_topo once the rank's model is gone (its scratch then takes
+ * the model's room: the job's kept graphs). */
+hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error *err);
 
 /* Times from the simulation's own rules: the launch latency and the stream's gap
  * (defaults when a rank has no sample). */

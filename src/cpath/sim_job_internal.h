@@ -179,6 +179,7 @@ struct hta_job {
     int gpu_steps;      /* the steps on the GPU timeline (sim_gpu_steps) after every build of a rank's graph */
     sj_graph *graph;    /* per position: its graph kept between passes, where the ranks stay loaded (each
                          * built once instead of once per pass); NULL: every pass builds and frees its own */
+    int keep_pass;      /* the pass that builds the graphs to keep (sj_rank_keep) runs: their order waits */
     /* replay */
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;

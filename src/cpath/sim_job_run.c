@@ -951,7 +951,10 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     for (size_t p = 0; p < nr; p++) all[p] = p;
     if (j->graph && !src->ctx) {
         /* the graphs kept: built from each file once, which then goes (the caller's kept contexts too) */
-        HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, keep_fn, NULL, 1, err), done);
+        j->keep_pass = 1;
+        st = visit(j, src, all, nr, &wire_rank, keep_fn, NULL, 1, err);
+        j->keep_pass = 0;
+        if (st) goto done;
         for (size_t p = 0; src->keep && p < nr; p++) hta_ctx_free(src->keep[p]), src->keep[p] = NULL;
     }
     HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, skel_fn, NULL, 0, err), done);

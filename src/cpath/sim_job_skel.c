@@ -714,6 +714,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         pw_e = pw_edge;
         tr_e = tr_edge;
     }
+    if (!s->topo) HTA_TRY_GOTO(st, sim_topo(s, err), done);
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);

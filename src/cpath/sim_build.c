@@ -654,14 +654,11 @@ static hta_status decide(sb *b) {
             e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
         }
     }
-    /* the builder's edges become the graph's, at their size */
-    sedge *x = ne ? realloc(b->e, ne * sizeof *x) : NULL;
-    g->edge = x ? x : b->e;
+    /* the builder's edges become the graph's */
+    g->edge = b->e;
     b->e = NULL;
     g->nedge = ne;
     g->nnode = nn;
-    hta_cp_node *y = nn ? realloc(g->node, nn * sizeof *y) : NULL;
-    if (y) g->node = y;
     return HTA_OK;
 }
 
@@ -877,27 +874,13 @@ static hta_status build(sb *b) {
         if (a < z && !b->is_gpu[b->tev[a]] && (st = chain(b, b->tev + a, z - a, stack))) goto done;
         b->cnoff[k + 1] = (uint32_t)b->ncn;
     }
-    if ((st = streams(b, r->nthreads)) || (st = waits(b, r->nthreads)) || (st = joins(b, r->nthreads)) ||
-        (st = decide(b)))
-        goto done;
-    /* the tracks' scratch is done with: freed before the index's own is taken */
+    if ((st = streams(b, r->nthreads)) || (st = waits(b, r->nthreads)) || (st = joins(b, r->nthreads))) goto done;
+    /* The edges are all made: the tracks' scratch goes, and what needs the launch times is done, before the
+     * weights' index is taken (the build's peak is there, beside the rank's model) */
     free(stack), stack = NULL;
     free(b->cn), b->cn = NULL;
     free(b->tev), b->tev = NULL;
     free(b->chain_in), b->chain_in = NULL;
-    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
-     * insertion order (its schedule runs in s->topo) */
-    {
-        unsigned char *seen = calloc(b->nnode ? b->nnode : 1, 1);
-        if (!seen) {
-            st = hta_oom(b->err);
-            goto done;
-        }
-        for (size_t i = 0; i < g->nedge; i++) seen[g->edge[i].u] = seen[g->edge[i].v] = 1;
-        g->norder = 0;
-        for (size_t v = 0; v < b->nnode; v++) g->norder += seen[v];
-        free(seen);
-    }
     /* the steps */
     size_t ns = 0;
     for (uint32_t x = 0; x < m; x++)
@@ -916,6 +899,30 @@ static hta_status build(sb *b) {
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
     gpu_work(b);
     free(b->launch_ts), b->launch_ts = NULL;
+    free(b->is_gpu), b->is_gpu = NULL;
+    /* the edges and nodes at their size */
+    if (b->ne) {
+        sedge *x = realloc(b->e, b->ne * sizeof *x);
+        if (x) b->e = x, b->cap = b->ne;
+    }
+    if (b->nnode) {
+        hta_cp_node *y = realloc(g->node, b->nnode * sizeof *y);
+        if (y) g->node = y, b->capnode = b->nnode;
+    }
+    if ((st = decide(b))) goto done;
+    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
+     * insertion order (its schedule runs in s->topo) */
+    {
+        unsigned char *seen = calloc(b->nnode ? b->nnode : 1, 1);
+        if (!seen) {
+            st = hta_oom(b->err);
+            goto done;
+        }
+        for (size_t i = 0; i < g->nedge; i++) seen[g->edge[i].u] = seen[g->edge[i].v] = 1;
+        g->norder = 0;
+        for (size_t v = 0; v < b->nnode; v++) g->norder += seen[v];
+        free(seen);
+    }
     if (b->topo) st = sim_topo(b->s, b->err);
 done:
     free(stack);

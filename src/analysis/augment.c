@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <unistd.h>
 
 #include "hta/counters.h"
 #include "hta/rawjson.h"
@@ -196,16 +195,7 @@ hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const 
         p.jobs[k] = (job){.t = t, .v = v, .outdir = outdir, .ri = k,
                            .rules = ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT};
     }
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = ncpu > 1 ? (size_t)ncpu : 1;
-    if (nth > ns) nth = ns;
-    if (nth > 64) nth = 64;
-    pthread_t th[64];
-    size_t started = 0;
-    for (size_t k = 1; k < nth; k++)
-        if (!pthread_create(&th[started], NULL, worker, &p)) started++;
-    worker(&p);
-    for (size_t k = 0; k < started; k++) pthread_join(th[k], NULL);
+    hta_parallel(0, ns, worker, &p);
     hta_status st = HTA_OK;
     for (size_t k = 0; k < ns; k++) {
         job *j = &p.jobs[k];

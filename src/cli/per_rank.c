@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
+#include "hta/util.h"
 
 const cli_dist *cli_distributor;
 
@@ -114,9 +114,8 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     if (cli_distributor && (st = cli_distributor->share(&plan, &which, &nwhich, &err))) goto out;
     /* files the command's done reads again, no more than the threads: every context would be alive at once in
      * that pass anyway, so each stays from its part to it instead of being read and parsed twice */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = c->ctx.threads > 0 ? (size_t)c->ctx.threads : ncpu > 0 ? (size_t)ncpu : 1;
-    if (r->keep && !cli_distributor && plan.n <= nth && !(c->kept = calloc(plan.n ? plan.n : 1, sizeof *c->kept))) {
+    if (r->keep && !cli_distributor && plan.n <= hta_threads_for(c->ctx.threads, SIZE_MAX) &&
+        !(c->kept = calloc(plan.n ? plan.n : 1, sizeof *c->kept))) {
         st = hta_oom(&err);
         goto out;
     }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpath/sim_job_internal.h"
 #include "hta/util.h"
@@ -79,16 +78,7 @@ static hta_status visit_kept(struct hta_job *j, source *src, const size_t *which
     }
     atomic_init(&k.next, 0);
     atomic_init(&k.stop, 0);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = src->threads > 0 ? (size_t)src->threads : ncpu > 0 ? (size_t)ncpu : 1;
-    if (nth > n) nth = n;
-    if (nth > 64) nth = 64;
-    pthread_t th[64];
-    size_t started = 0;
-    for (size_t i = 1; i < nth; i++)
-        if (pthread_create(&th[started], NULL, kept_worker, &k) == 0) started++;
-    kept_worker(&k);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    hta_parallel(src->threads, n, kept_worker, &k);
     hta_status st = HTA_OK;
     for (size_t i = 0; i < n && !st; i++)
         if ((st = k.st[i])) *err = k.err[i], src->failed = which[i], src->in_load = 0;
@@ -1122,9 +1112,7 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
     /* No more files than threads: the contexts alive at once in any pass are all of them anyway, so each is
      * loaded once and kept for every pass (with its graph), where each pass would read, parse and build it
      * again.  Beyond that, every pass loads the files it visits, at most `threads` at once. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = o->threads > 0 ? (size_t)o->threads : ncpu > 0 ? (size_t)ncpu : 1;
-    src.resident = !o->dist && p->n <= nth;
+    src.resident = !o->dist && p->n <= hta_threads_for(o->threads, SIZE_MAX);
     src.keep = o->dist ? NULL : o->keep;
     if (!st) st = run(&src, p->n, o, out, res, err);
     if (o->dist) {

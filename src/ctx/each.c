@@ -2,14 +2,13 @@
  * context of that rank alone, run the caller's function on it and free it, so the rank models alive at
  * once are at most the number of threads.  Warnings are kept per file and given in order at the end, so
  * that what a run prints does not depend on which thread finished first. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hta/context.h"
+#include "hta/util.h"
 
 typedef struct slot {
     char **warn;
@@ -92,16 +91,7 @@ hta_status hta_ctx_each_rank(const hta_rank_plan *p, const hta_ctx_opts *o, cons
     if (!(e.slots = calloc(nv ? nv : 1, sizeof *e.slots))) return hta_oom(err);
     atomic_init(&e.next, 0);
     atomic_init(&e.stop, 0);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = eo->threads > 0 ? (size_t)eo->threads : (size_t)(ncpu > 0 ? ncpu : 1);
-    if (nth > nv) nth = nv;
-    if (nth > 64) nth = 64;
-    pthread_t th[64];
-    size_t started = 0;
-    for (size_t i = 1; i < nth; i++)
-        if (pthread_create(&th[started], NULL, worker, &e) == 0) started++;
-    worker(&e);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    hta_parallel(eo->threads, nv, worker, &e);
     hta_status st = HTA_OK;
     for (size_t v = 0; v < nv; v++) {
         slot *s = &e.slots[v];

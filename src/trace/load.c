@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 
 #include "hta/outfile.h"
 #include "hta/trace.h"
+#include "hta/util.h"
 #include "trace/derive.h"
 #include "trace/legacy.h"
 #include "hta/vocab.h"
@@ -401,18 +401,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     }
     atomic_init(&p.next, 0);
     for (size_t i = 0; i < nf; i++) p.jobs[i].path = files[i];
-    /* At most one thread per file and 64 in all; the calling thread is one of them.  A helper that cannot
-     * be started only means fewer helpers. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = o->threads > 0 ? (size_t)o->threads : (size_t)(ncpu > 0 ? ncpu : 1);
-    if (nth > nf) nth = nf;
-    pthread_t th[64];
-    if (nth > 64) nth = 64;
-    size_t started = 0;
-    for (size_t i = 1; i < nth; i++)
-        if (pthread_create(&th[started], NULL, worker, &p) == 0) started++;
-    worker(&p);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    /* at most one thread per file */
+    hta_parallel(o->threads, nf, worker, &p);
 
     /* errors: in folder mode a JSON file without traceEvents is not a trace.  Otherwise the first failing
      * file in file order is the one reported, whichever thread failed first. */

@@ -1,0 +1,30 @@
+/* Worker threads for work split into items (hta/util.h, hta_parallel): the one place that decides how many
+ * threads a run takes and starts and joins them.  The workers share the items through a counter of their
+ * own, so a thread that cannot be started only leaves its share to the others. */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "hta/util.h"
+
+#define HTA_MAX_THREADS 64
+
+size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *arg) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = threads > 0 ? (size_t)threads : (size_t)(ncpu > 0 ? ncpu : 1);
+    if (nth > items) nth = items;
+    if (nth > HTA_MAX_THREADS) nth = HTA_MAX_THREADS;
+    if (!nth) return 0;
+    pthread_t th[HTA_MAX_THREADS];
+    size_t started = 0;
+    for (size_t i = 1; i < nth; i++)
+        if (pthread_create(&th[started], NULL, worker, arg) == 0) started++;
+    worker(arg);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    return started + 1;
+}
+
+size_t hta_threads_for(int threads, size_t items) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nth = threads > 0 ? (size_t)threads : (size_t)(ncpu > 0 ? ncpu : 1);
+    return nth < items ? nth : items;
+}

@@ -900,15 +900,6 @@ static hta_status build(sb *b) {
     gpu_work(b);
     free(b->launch_ts), b->launch_ts = NULL;
     free(b->is_gpu), b->is_gpu = NULL;
-    /* the edges and nodes at their size */
-    if (b->ne) {
-        sedge *x = realloc(b->e, b->ne * sizeof *x);
-        if (x) b->e = x, b->cap = b->ne;
-    }
-    if (b->nnode) {
-        hta_cp_node *y = realloc(g->node, b->nnode * sizeof *y);
-        if (y) g->node = y, b->capnode = b->nnode;
-    }
     if ((st = decide(b))) goto done;
     /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
      * insertion order (its schedule runs in s->topo) */

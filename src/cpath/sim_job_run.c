@@ -947,7 +947,12 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         if (st) goto done;
         for (size_t p = 0; src->keep && p < nr; p++) hta_ctx_free(src->keep[p]), src->keep[p] = NULL;
     }
-    HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, skel_fn, NULL, 0, err), done);
+    /* a file passed over (JSON without traceEvents) is not visited again */
+    size_t na0 = 0;
+    for (size_t p = 0; p < nr; p++)
+        if (!j->graph || src->ctx || j->graph[p].info) all[na0++] = p;
+    HTA_TRY_GOTO(st, visit(j, src, all, na0, &wire_rank, skel_fn, NULL, 0, err), done);
+    for (size_t p = 0; p < nr; p++) all[p] = p;
     HTA_TRY_GOTO(st, check_rules(j, err), done);
     HTA_TRY_GOTO(st, sj_match(j, err), done);
     if (j->want_tot) {

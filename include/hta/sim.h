@@ -59,7 +59,7 @@ hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, ui
 
 /* Writes the rank's trace with every event at its simulated time: graph events exactly, every other
  * event (annotations on the GPU, flows, counters, instants) moved with its track so that nesting is
- * kept. */
+ * kept.  The rank's rows are ctx's rank of the graph's number, loaded as the graph's were. */
 hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const char *out_path,
                          hta_error *err);
 
@@ -225,9 +225,10 @@ typedef struct hta_job_opts {
     int gpu_steps; /* each rank's steps on its GPU timeline where its steps allow (the report's window where
                     * the GPU runs far behind the CPU): from a step's first GPU operation to the next's */
     hta_ctx **keep; /* with a plan: per file, its context the caller kept (hta_each_opts.keep, e.g. from the
-                     * pass that read the files for the report's parts): the passes visit those without
-                     * loading, and keep there those they load; the caller frees them.  NULL: the job keeps
-                     * its own where the files are no more than the threads, and frees them */
+                     * pass that read the files for the report's parts): the first pass builds their graphs
+                     * from them without loading, then frees them and sets them NULL; the caller frees what
+                     * is left.  Either way, where the files are no more than the threads, the job keeps each
+                     * rank's graph for every pass and reads each file once */
 } hta_job_opts;
 
 /* Over the ranks of a loaded context (visited one after the other). */

@@ -26,8 +26,8 @@ static inline double hta_ns_to_us(int64_t ns) {
  * thread being one of them, and returns when all are done (how many ran).  The workers take the items from a
  * counter they share: a thread that cannot be started leaves its share to the others. */
 size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *arg);
-/* The threads a run of `items` takes for `threads` asked (0: the CPUs): no more than the items. */
-size_t hta_threads_for(int threads, size_t items);
+/* The threads a run takes for `threads` asked (0: the CPUs). */
+size_t hta_threads(int threads);
 
 /* pandas round(x, d): half to even on x * 10^d. */
 double hta_round(double x, int decimals);

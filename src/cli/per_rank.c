@@ -114,7 +114,7 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     if (cli_distributor && (st = cli_distributor->share(&plan, &which, &nwhich, &err))) goto out;
     /* files the command's done reads again, no more than the threads: every context would be alive at once in
      * that pass anyway, so each stays from its part to it instead of being read and parsed twice */
-    if (r->keep && !cli_distributor && plan.n <= hta_threads_for(c->ctx.threads, SIZE_MAX) &&
+    if (r->keep && !cli_distributor && plan.n <= hta_threads(c->ctx.threads) &&
         !(c->kept = calloc(plan.n ? plan.n : 1, sizeof *c->kept))) {
         st = hta_oom(&err);
         goto out;

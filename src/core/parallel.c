@@ -8,9 +8,13 @@
 
 #define HTA_MAX_THREADS 64
 
-size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *arg) {
+size_t hta_threads(int threads) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = threads > 0 ? (size_t)threads : (size_t)(ncpu > 0 ? ncpu : 1);
+    return threads > 0 ? (size_t)threads : (size_t)(ncpu > 0 ? ncpu : 1);
+}
+
+size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *arg) {
+    size_t nth = hta_threads(threads);
     if (nth > items) nth = items;
     if (nth > HTA_MAX_THREADS) nth = HTA_MAX_THREADS;
     if (!nth) return 0;
@@ -21,10 +25,4 @@ size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *ar
     worker(arg);
     for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     return started + 1;
-}
-
-size_t hta_threads_for(int threads, size_t items) {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = threads > 0 ? (size_t)threads : (size_t)(ncpu > 0 ? ncpu : 1);
-    return nth < items ? nth : items;
 }

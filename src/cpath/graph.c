@@ -236,26 +236,24 @@ static void cp_adj_free(cp_adj *a);
  * counting sort by node, which keeps the edges' order within each node. */
 static hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, hta_error *err) {
     size_t nn = g->nnode;
-    a->off = cp_calloc(nn + 1, sizeof *a->off);
+    a->off = cp_malloc((nn + 1) * sizeof *a->off);
     a->eid = cp_malloc((g->nedge ? g->nedge : 1) * sizeof *a->eid);
     if (!a->off || !a->eid) {
         cp_adj_free(a);
         return hta_oom(err);
     }
-    for (size_t i = 0; i < g->nedge; i++) a->off[(by_dest ? g->edge[i].v : g->edge[i].u) + 1]++;
-    for (size_t i = 0; i < nn; i++) a->off[i + 1] += a->off[i];
-    uint32_t *fill = cp_malloc((nn ? nn : 1) * sizeof *fill);
-    if (!fill) {
-        cp_adj_free(a);
-        return hta_oom(err);
-    }
-    memcpy(fill, a->off, nn * sizeof *fill);
-    for (size_t i = 0; i < g->nedge; i++) {
-        uint32_t k = by_dest ? g->edge[i].v : g->edge[i].u;
-        a->eid[fill[k]++] = (uint32_t)i;
-    }
-    free(fill);
+    cp_adj_fill(g->edge, g->nedge, nn, by_dest, a->off, a->eid);
     return HTA_OK;
+}
+
+void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid) {
+    memset(off, 0, (nn + 1) * sizeof *off);
+    for (size_t i = 0; i < ne; i++) off[(by_dest ? e[i].v : e[i].u) + 1]++;
+    for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
+    /* off[k] as k's fill pointer: afterwards it is k's end, so the offsets move back one place */
+    for (size_t i = 0; i < ne; i++) eid[off[by_dest ? e[i].v : e[i].u]++] = (uint32_t)i;
+    memmove(off + 1, off, nn * sizeof *off);
+    off[0] = 0;
 }
 
 static void cp_adj_free(cp_adj *a) {

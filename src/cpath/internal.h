@@ -27,6 +27,10 @@ hta_status cp_edges_reserve(cp_edges *s, size_t n, hta_error *err);
 /* Adds or overwrites (u, v). */
 hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr, hta_error *err);
 
+/* The edges of every node in edge order (a counting sort): by_dest, its in-edges, else its out-edges:
+ * eid[off[k] .. off[k + 1]) (off: nn + 1 entries, eid: ne). */
+void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid);
+
 /* Fills g->order from g->edge (first appearance, source before destination). */
 hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
 /* The summary table (hta_cpath_summary) from per-class sums: n classes present on the path. */

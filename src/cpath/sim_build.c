@@ -620,22 +620,16 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* ---- weights: the deciding input keeps the observed distance ---- */
 
-
 /* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
  * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
     hta_sim *s = b->s;
     size_t nn = b->nnode, ne = b->ne;
-    uint32_t *off = s->pred_off = cp_calloc(nn + 1, sizeof *off);
+    uint32_t *off = s->pred_off = cp_malloc((nn + 1) * sizeof *off);
     uint32_t *in = s->pred_eid = cp_malloc((ne ? ne : 1) * sizeof *in);
     if (!off || !in) return hta_oom(b->err);
-    for (size_t i = 0; i < ne; i++) off[b->e[i].v + 1]++;
-    for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
-    /* a counting sort with off[v] as v's fill pointer: afterwards off[v] is v's end, shifted back below */
-    for (size_t i = 0; i < ne; i++) in[off[b->e[i].v]++] = (uint32_t)i;
-    memmove(off + 1, off, nn * sizeof *off);
-    off[0] = 0;
+    cp_adj_fill(b->e, ne, nn, 1, off, in);
     for (size_t v = 0; v < nn; v++) {
         int64_t best = INT64_MIN;
         uint32_t bi = UINT32_MAX;
@@ -668,15 +662,10 @@ hta_status sim_index(hta_sim *s, hta_error *err) {
     size_t nn = g->nnode, ne = g->nedge;
     free(s->pred_off);
     free(s->pred_eid);
-    s->pred_off = calloc(nn + 1, sizeof *s->pred_off);
+    s->pred_off = malloc((nn + 1) * sizeof *s->pred_off);
     s->pred_eid = malloc((ne ? ne : 1) * sizeof *s->pred_eid);
     if (!s->pred_off || !s->pred_eid) return hta_oom(err);
-    uint32_t *off = s->pred_off;
-    for (size_t i = 0; i < ne; i++) off[g->edge[i].v + 1]++;
-    for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
-    for (size_t i = 0; i < ne; i++) s->pred_eid[off[g->edge[i].v]++] = (uint32_t)i;
-    memmove(off + 1, off, nn * sizeof *off);
-    off[0] = 0;
+    cp_adj_fill(g->edge, ne, nn, 1, s->pred_off, s->pred_eid);
     return sim_topo(s, err);
 }
 
@@ -685,18 +674,14 @@ hta_status sim_topo(hta_sim *s, hta_error *err) {
     size_t nn = g->nnode, ne = g->nedge;
     free(s->topo);
     s->topo = malloc((nn ? nn : 1) * sizeof *s->topo);
-    uint32_t *indeg = malloc((nn ? nn : 1) * sizeof *indeg), *soff = calloc(nn + 1, sizeof *soff),
-             *succ = malloc((ne ? ne : 1) * sizeof *succ);
+    uint32_t *indeg = malloc((nn ? nn : 1) * sizeof *indeg), *soff = malloc((nn + 1) * sizeof *soff),
+             *succ = malloc((ne ? ne : 1) * sizeof *succ); /* out-edges */
     hta_status st = HTA_OK;
     if (!s->topo || !indeg || !soff || !succ) {
         st = hta_oom(err);
         goto done;
     }
-    for (size_t i = 0; i < ne; i++) soff[g->edge[i].u + 1]++;
-    for (size_t v = 0; v < nn; v++) soff[v + 1] += soff[v];
-    for (size_t i = 0; i < ne; i++) succ[soff[g->edge[i].u]++] = g->edge[i].v;
-    memmove(soff + 1, soff, nn * sizeof *soff);
-    soff[0] = 0;
+    cp_adj_fill(g->edge, ne, nn, 0, soff, succ);
     for (size_t v = 0; v < nn; v++) indeg[v] = s->pred_off[v + 1] - s->pred_off[v];
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++)
@@ -704,7 +689,7 @@ hta_status sim_topo(hta_sim *s, hta_error *err) {
     while (head < tail) {
         uint32_t u = s->topo[head++];
         for (uint32_t j = soff[u]; j < soff[u + 1]; j++)
-            if (!--indeg[succ[j]]) s->topo[tail++] = succ[j];
+            if (!--indeg[g->edge[succ[j]].v]) s->topo[tail++] = g->edge[succ[j]].v;
     }
     if (tail != nn) {
         /* only inputs of equal times can close a loop: the graph's rules keep every edge forward in time */
@@ -934,9 +919,9 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error 
         return hta_oom(err);
     }
     s->g = g;
-    s->r = ctx->trace->ranks[k];
-    g->rank = s->r->rank;
-    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = s->r, .s = s, .g = g, .topo = topo, .err = err};
+    const hta_rank *r = ctx->trace->ranks[k];
+    g->rank = r->rank;
+    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = r, .s = s, .g = g, .topo = topo, .err = err};
     hta_status st = build(&b);
     free(b.cls);
     free(b.e);
@@ -953,14 +938,14 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error 
         return st;
     }
     s->ev_of_row = b.ev_of_row;
-    s->nrows = s->r->n;
+    s->nrows = r->n;
     s->ev_step = malloc((s->g->nev ? s->g->nev : 1) * sizeof *s->ev_step);
     if (!s->ev_step) {
         hta_sim_free(s);
         return hta_oom(err);
     }
     for (size_t x = 0; x < s->g->nev; x++) {
-        int32_t it = s->r->iteration[s->g->ev[x].row];
+        int32_t it = r->iteration[s->g->ev[x].row];
         s->ev_step[x] = it >= 0 ? it : -1;
     }
     *out = s;

@@ -16,7 +16,6 @@ typedef struct hta_sim_step {
 
 struct hta_sim {
     hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
-    const hta_rank *r;     /* the rank the graph was built from (not owned) */
     int32_t *ev_of_row;    /* rank row -> graph event, -1 */
     size_t nrows;
     uint32_t *topo;        /* every node, in a topological order */

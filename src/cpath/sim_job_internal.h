@@ -156,7 +156,7 @@ typedef struct sj_part {
 /* A rank's graph kept between passes (sj_graph_get): as built, until the first path pass joins it at its
  * barriers (sj_rank_graph), which every later pass then uses as it is.  info: sj_rank_keep found what the
  * skeleton reads from the rank (pw_edge, tr_edge: each collective's wait and transfer edge), so that no
- * later pass needs the rank's context, and the graph no longer points into it (s->r NULL). */
+ * later pass needs the rank's context (a graph holds no pointer into its context). */
 typedef struct sj_graph {
     hta_sim *s;
     int joined;
@@ -179,7 +179,6 @@ struct hta_job {
     int gpu_steps;      /* the steps on the GPU timeline (sim_gpu_steps) after every build of a rank's graph */
     sj_graph *graph;    /* per position: its graph kept between passes, where the ranks stay loaded (each
                          * built once instead of once per pass); NULL: every pass builds and frees its own */
-    int keep_pass;      /* the pass that builds the graphs to keep (sj_rank_keep) runs: their order waits */
     /* replay */
     int64_t *delta;     /* per rank: its clock's offset against the first rank's (collectives' ends) */
     sj_inst *inst;

@@ -36,10 +36,11 @@ hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, i
         *out = c->s;
         return HTA_OK;
     }
-    /* a graph to keep leaves its order for later (sj_skeleton), once the rank's model is gone */
-    HTA_TRY(sim_build(ctx, k, !(c && !c->s && j->keep_pass), out, err));
+    /* a graph to keep takes its order later (sj_skeleton), once the rank's model may be gone */
+    int keep = c && !c->s;
+    HTA_TRY(sim_build(ctx, k, !keep, out, err));
     if (j->gpu_steps) (void)sim_gpu_steps(*out);
-    if (c && !c->s) c->s = *out;
+    if (keep) c->s = *out;
     return HTA_OK;
 }
 

@@ -722,11 +722,7 @@ static hta_status trace_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos
     } else if (asprintf(&out, "%s/%s", dir, base) < 0) {
         out = NULL, st = hta_oom(err);
     } else {
-        /* a kept graph's rows are this context's: the same file, read the same way */
-        const hta_rank *was = rg.s->r;
-        rg.s->r = hta_ctx_rank(ctx, k);
         st = hta_sim_trace(ctx, rg.s, rg.t, out, err);
-        rg.s->r = was;
     }
     free(out);
     sj_rank_graph_free(&rg);
@@ -941,10 +937,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     for (size_t p = 0; p < nr; p++) all[p] = p;
     if (j->graph && !src->ctx) {
         /* the graphs kept: built from each file once, which then goes (the caller's kept contexts too) */
-        j->keep_pass = 1;
-        st = visit(j, src, all, nr, &wire_rank, keep_fn, NULL, 1, err);
-        j->keep_pass = 0;
-        if (st) goto done;
+        HTA_TRY_GOTO(st, visit(j, src, all, nr, &wire_rank, keep_fn, NULL, 1, err), done);
         for (size_t p = 0; src->keep && p < nr; p++) hta_ctx_free(src->keep[p]), src->keep[p] = NULL;
     }
     /* a file passed over (JSON without traceEvents) is not visited again */
@@ -952,7 +945,6 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     for (size_t p = 0; p < nr; p++)
         if (!j->graph || src->ctx || j->graph[p].info) all[na0++] = p;
     HTA_TRY_GOTO(st, visit(j, src, all, na0, &wire_rank, skel_fn, NULL, 0, err), done);
-    for (size_t p = 0; p < nr; p++) all[p] = p;
     HTA_TRY_GOTO(st, check_rules(j, err), done);
     HTA_TRY_GOTO(st, sj_match(j, err), done);
     if (j->want_tot) {
@@ -1117,7 +1109,7 @@ hta_status hta_job_run_plan(const hta_rank_plan *p, const hta_ctx_opts *co, cons
     /* No more files than threads: the contexts alive at once in any pass are all of them anyway, so each is
      * loaded once and kept for every pass (with its graph), where each pass would read, parse and build it
      * again.  Beyond that, every pass loads the files it visits, at most `threads` at once. */
-    src.resident = !o->dist && p->n <= hta_threads_for(o->threads, SIZE_MAX);
+    src.resident = !o->dist && p->n <= hta_threads(o->threads);
     src.keep = o->dist ? NULL : o->keep;
     if (!st) st = run(&src, p->n, o, out, res, err);
     if (o->dist) {

@@ -683,7 +683,6 @@ hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, h
     kg->pw_edge = pw_edge;
     kg->tr_edge = tr_edge;
     kg->info = 1;
-    s->r = NULL; /* the context goes when this returns: the graph is on its own */
     return HTA_OK;
 }
 

@@ -15,6 +15,7 @@ typedef struct warp {
 
 typedef struct tw {
     const hta_sim *s;
+    const hta_rank *r; /* the context's rank of the graph: its rows, by the graph's row numbers */
     const int64_t *t;
     int64_t origin;
     int32_t *what;     /* per event index: >= 0 row, <= -2 flow -(f + 2), -1 none */
@@ -54,7 +55,7 @@ static int cmp_pair(const void *a, const void *b) {
 /* Each track's nodes, observed -> simulated, in absolute ns. */
 static int build_warps(tw *x) {
     const hta_cp_graph *g = x->s->g;
-    const hta_rank *r = x->s->r;
+    const hta_rank *r = x->r;
     size_t *cnt = calloc(r->nthreads + 1, sizeof *cnt);
     if (!cnt) return -1;
     for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[g->ev[g->node[v].ev].row]]++;
@@ -84,7 +85,7 @@ static int build_warps(tw *x) {
  * a pid of no thread (Kineto's "GPU 0 Counters") moves with the busiest GPU stream when it names a GPU,
  * else with the busiest track; -1 when the rank has none. */
 static long track_of(const tw *x, const hta_raw_obj *o) {
-    const hta_rank *r = x->s->r;
+    const hta_rank *r = x->r;
     const hta_raw_member *pm = hta_raw_obj_get(o, "pid"), *tm = hta_raw_obj_get(o, "tid");
     int64_t pid = 0, tid;
     int num_pid = pm && !hta_raw_int(pm, &pid);
@@ -119,7 +120,7 @@ static int edit_times(tw *x, hta_rawout *w, const char *json, size_t len, int64_
 
 static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
     tw *x = ctx;
-    const hta_rank *r = x->s->r;
+    const hta_rank *r = x->r;
     int32_t what = index < x->nwhat ? x->what[index] : -1;
     int rc = hta_raw_obj_parse(&x->obj, json, len);
     if (rc == -2) return hta_rawout_oom(w);
@@ -165,9 +166,12 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
 
 hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const char *out_path,
                          hta_error *err) {
-    if (!s->r) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
-    const hta_rank *r = s->r;
-    tw x = {s, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
+    /* the rows the graph was built from: those of the same file read the same way, whichever context holds
+     * them (the job keeps graphs without their context) */
+    long at = hta_ctx_find_rank(ctx, s->g->rank);
+    if (at < 0) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
+    const hta_rank *r = hta_ctx_rank(ctx, (size_t)at);
+    tw x = {s, r, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
     hta_status st = HTA_OK;
     x.nwhat = r->n_events;
     x.what = malloc((x.nwhat ? x.nwhat : 1) * sizeof *x.what);

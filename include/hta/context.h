@@ -64,6 +64,8 @@ typedef struct hta_ctx {
     uint8_t **ktypes;      /* per rank, per row: its kernel type, built on first use (hta_ctx_kernel_types) */
     unsigned char **win;   /* with a window: per rank, per row, 1 = inside it; NULL without */
     hta_arena scratch;     /* per analysis call: take a mark, reset to it on return */
+    struct hta_ctx_kept *kept; /* per rank: what a caller built from it and left with the context
+                            * (hta_ctx_leave), and whether its rows were released */
 } hta_ctx;
 
 /* Loads path (a trace file or a folder of rank files) as o says. */
@@ -112,6 +114,21 @@ hta_status hta_ctx_kernel_types(hta_ctx *c, size_t k, const uint8_t **types, hta
 hta_status hta_ctx_set_window(hta_ctx *c, const hta_window *w, hta_error *err);
 /* Index of `rank` among the loaded ranks, or -1. */
 long hta_ctx_find_rank(const hta_ctx *c, int32_t rank);
+
+/* ---- what outlives a rank's rows ----
+ *
+ * A caller that built what its later passes read from rank k (the simulation graph) gives the rows back
+ * before it goes on, so that the rank's model and what was built from it are not held at once: the rank's
+ * views, kernel types and window marks go with them, and it keeps only what names it and the columns in keep
+ * (hta_rank_release_rows: a caller may give the columns it no longer reads back first, then the rest, keep 0).
+ * Nothing may read a column released; hta_ctx_rows_released says which ranks have none left.  What was built can
+ * stay with the context for a later pass over it (the report's parts leave each rank's graph for the
+ * savings, hta_job_opts.keep): hta_ctx_leave puts it there, hta_ctx_take takes it back (NULL: none), and
+ * hta_ctx_free frees what was never taken, with the function given. */
+void hta_ctx_release_rows(hta_ctx *c, size_t k, unsigned keep);
+int hta_ctx_rows_released(const hta_ctx *c, size_t k);
+hta_status hta_ctx_leave(hta_ctx *c, size_t k, void *p, void (*free_fn)(void *), hta_error *err);
+void *hta_ctx_take(hta_ctx *c, size_t k);
 
 /* ---- the per-rank iteration: bounded memory for any number of ranks (docs/scaling.md) ----
  *

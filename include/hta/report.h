@@ -14,6 +14,10 @@ typedef struct hta_report_opts {
     int top_kernels;   /* rows of `top_kernels` (default 10) */
     int critical_path; /* also the critical path of each rank (what bounds it) */
     const char *html;  /* also write the HTML page here (NULL: none), through hta/outfile.h */
+    int release;       /* hta_report_part on a context that serves nothing after the part but the savings' job
+                        * (hta_report_src.keep): each rank's rows are released as its critical path's graph is
+                        * built (hta_sim_build_release), and the graph stays with the context (hta_ctx_leave)
+                        * for the job, which then builds no graph of its own (default 0) */
 } hta_report_opts;
 void hta_report_opts_default(hta_report_opts *o); /* top 10 kernels, critical paths on */
 

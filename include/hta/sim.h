@@ -37,6 +37,10 @@ typedef struct hta_sim hta_sim;
 
 /* Builds the simulation graph of the context's rank k (the rows of the context's window, or all). */
 hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
+/* hta_sim_build for a caller done with rank k's rows: they are released (hta_ctx_release_rows) as soon as the
+ * graph holds all it reads of them, before its index and order are taken, so that the rank's model and the
+ * whole graph are never held at once.  On failure too, the rows may be gone. */
+hta_status hta_sim_build_release(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err);
 void hta_sim_free(hta_sim *s);
 
 /* The graph (edges, events, nodes) in hta_cp_graph form: summary and breakdown tables work on it. */

@@ -217,6 +217,17 @@ typedef struct hta_load_opts {
 hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace **out,
                           hta_error *err);
 void hta_trace_free(hta_trace *t);
+/* The columns of a rank's rows, for hta_rank_release_rows' keep (ARGS: args and args_off). */
+enum {
+    HTA_COL_TS = 1 << 0,      HTA_COL_DUR = 1 << 1,     HTA_COL_CORRELATION = 1 << 2, HTA_COL_EXTERNAL_ID = 1 << 3,
+    HTA_COL_NAME = 1 << 4,    HTA_COL_THREAD = 1 << 5,  HTA_COL_INDEX = 1 << 6,       HTA_COL_ARGS = 1 << 7,
+    HTA_COL_CAT = 1 << 8,     HTA_COL_STREAM = 1 << 9,  HTA_COL_PARTNER = 1 << 10,    HTA_COL_PARENT = 1 << 11,
+    HTA_COL_DEPTH = 1 << 12,  HTA_COL_ITERATION = 1 << 13, HTA_COL_FLOWS = 1 << 14
+};
+/* Gives rank r's rows back to the system, but for the columns in keep (HTA_COL_*), keeping what names the
+ * rank (rank, path, world size, threads, streams, metadata).  keep 0: every row goes (n, nargs and nflows
+ * become 0); otherwise the rows stay, with only the columns kept (a phase that reads no more of them). */
+void hta_rank_release_rows(hta_rank *r, unsigned keep);
 
 /* ---- the rank plan: which file is which rank, before any file is parsed ----
  *

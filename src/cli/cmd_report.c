@@ -14,9 +14,11 @@ static hta_status run_report(hta_ctx *ctx, const cli_common *c, void *user, hta_
 
 static int whole(cli_common *c, const char *cmd, void *user) { return cli_analyse(c, cmd, run_report, user); }
 
-/* one rank's part */
+/* one rank's part: its context serves only the savings after it (kept, c->kept) or nothing (freed) */
 static hta_status part(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_report_part(ctx, user, out, err);
+    hta_report_opts o = *(const hta_report_opts *)user;
+    o.release = 1;
+    return hta_report_part(ctx, &o, out, err);
 }
 
 /* the report from every rank's part */

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define HDR 64 /* keeps the payload 64-byte aligned */
 
@@ -60,4 +63,10 @@ void hta_prefault(void *p, size_t bytes) {
     if (!p || bytes < ((size_t)64 << 10)) return;
     uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
     if (e > a) madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+}
+
+void hta_heap_trim(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -19,4 +19,9 @@ void hta_big_shrink(void *p, size_t bytes);
  * present cost next to nothing.  Advisory: errors are ignored. */
 void hta_prefault(void *p, size_t bytes);
 
+/* Gives the heap's free pages back to the system (glibc's malloc_trim): between the phases of a run, where
+ * what one phase freed lies in holes of the heap that the next, which allocates differently, would not
+ * fill. */
+void hta_heap_trim(void);
+
 #endif

@@ -32,9 +32,11 @@ typedef struct sb {
     hta_sim *s;
     hta_cp_graph *g;
     int topo;              /* the schedule's order now (else sim_topo later) */
+    int release;           /* the rank's rows released once read (hta_ctx_release_rows) */
     hta_error *err;
     uint8_t *cls;          /* per category index: hta_cat_class */
     int32_t *ev_of_row;
+    size_t nrows;          /* the rank's rows, read before any release */
     size_t nev;
     size_t nnode, capnode;
     sedge *e;
@@ -222,12 +224,27 @@ static int cmp_coll(const void *a, const void *c) {
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+static int cmp_coll_ev(const void *a, const void *c) {
+    uint32_t x = ((const coll *)a)->ev, y = ((const coll *)c)->ev;
+    return (x > y) - (x < y);
+}
+
+/* Event x's transfer time where it is a collective (cl: by event, dur the transfer), else -1. */
+static int64_t transfer_of(const coll *cl, size_t ncl, uint32_t x) {
+    size_t lo = 0, hi = ncl;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cl[mid].ev < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < ncl && cl[lo].ev == x ? cl[lo].dur : -1;
+}
+
 static hta_status streams(sb *b, size_t ntracks) {
     hta_cp_graph *g = b->g;
     samples L = {0}, L0 = {0}, S = {0};
     coll *cl = NULL;
     size_t ncl = 0;
-    int64_t *transfer = NULL;
     unsigned char *comm = NULL; /* per name of the graph: 0 not yet, 1 a communication kernel, 2 not */
     hta_status st = HTA_ENOMEM;
     for (size_t k = 0; k < ntracks; k++)
@@ -251,37 +268,44 @@ static hta_status streams(sb *b, size_t ntracks) {
     int64_t lat_end = median(L.v, L.n, SIM_DEFAULT_LAUNCH_NS);
     int64_t lat_start = median(L0.v, L0.n, lat_end);
     int64_t gap = median(S.v, S.n, SIM_DEFAULT_GAP_NS);
-    /* collectives' transfer times */
-    cl = malloc((b->nev ? b->nev : 1) * sizeof *cl);
-    transfer = malloc((b->nev ? b->nev : 1) * sizeof *transfer);
+    /* collectives' transfer times: the shortest of each kernel name and size (the collectives are few: a list
+     * of them, not an array over the events) */
     comm = calloc(hta_symtab_count(g->sym) + 1, 1);
-    if (!cl || !transfer || !comm) goto done;
-    for (uint32_t x = 0; x < b->nev; x++) {
-        transfer[x] = -1;
-        if (!b->is_gpu[x]) continue;
-        /* a kernel's type by its name, once per name (matching a name costs more than the rest here) */
-        unsigned char *c = &comm[g->ev[x].name];
-        if (!*c) *c = hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) == HTA_KT_COMMUNICATION ? 1 : 2;
-        if (*c != 1) continue;
-        int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
-        cl[ncl++] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
+    if (!comm) goto done;
+    for (int fill = 0; fill < 2; fill++) {
+        for (uint32_t x = 0; x < b->nev; x++) {
+            if (!b->is_gpu[x]) continue;
+            /* a kernel's type by its name, once per name (matching a name costs more than the rest here) */
+            unsigned char *c = &comm[g->ev[x].name];
+            if (!*c) *c = hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) == HTA_KT_COMMUNICATION ? 1 : 2;
+            if (*c != 1) continue;
+            if (fill) {
+                int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
+                cl[ncl] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
+            }
+            ncl++;
+        }
+        if (!fill && !(cl = malloc((ncl ? ncl : 1) * sizeof *cl))) goto done;
+        if (!fill) ncl = 0;
     }
     if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll);
     for (size_t i = 0, j; i < ncl; i = j) {
         int64_t lo = cl[i].dur;
         for (j = i; j < ncl && cl[j].name == cl[i].name && cl[j].nelems == cl[i].nelems; j++)
             if (cl[j].dur < lo) lo = cl[j].dur;
-        for (size_t q = i; q < j; q++) transfer[cl[q].ev] = lo;
+        for (size_t q = i; q < j; q++) cl[q].dur = lo;
     }
+    if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll_ev);
     for (size_t k = 0; k < ntracks; k++)
         for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
             uint32_t x = b->tev[i];
             if (!b->is_gpu[x]) break;
             uint32_t s0 = 2 * x, s1 = 2 * x + 1;
-            if (transfer[x] >= 0) {
+            int64_t transfer = transfer_of(cl, ncl, x);
+            if (transfer >= 0) {
                 /* the wait for the other ranks, then the transfer */
                 uint32_t mid = 0;
-                if ((st = add_node(b, ev_end(b, x) - transfer[x], x, &mid))) goto done;
+                if ((st = add_node(b, ev_end(b, x) - transfer, x, &mid))) goto done;
                 if ((st = add(b, s0, mid, HTA_CP_PEER_WAIT, (int32_t)x, INT64_MIN)) ||
                     (st = add(b, mid, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN)))
                     goto done;
@@ -303,7 +327,6 @@ done:
     free(L0.v);
     free(S.v);
     free(cl);
-    free(transfer);
     free(comm);
     return st == HTA_ENOMEM ? hta_oom(b->err) : st;
 }
@@ -765,6 +788,7 @@ static hta_status build(sb *b) {
     const unsigned char *keep = hta_ctx_window_rows(b->ctx, b->k);
     size_t ncat = t->ncats;
     b->cls = malloc(ncat + 1);
+    b->nrows = r->n;
     b->ev_of_row = malloc((r->n ? r->n : 1) * sizeof *b->ev_of_row);
     if (!b->cls || !b->ev_of_row) return hta_oom(b->err);
     for (size_t c = 0; c < ncat; c++) b->cls[c] = (uint8_t)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
@@ -786,26 +810,18 @@ static hta_status build(sb *b) {
     g->ev_parent = cp_malloc((m ? m : 1) * sizeof *g->ev_parent);
     b->is_gpu = calloc(m ? m : 1, 1);
     b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
+    b->s->ev_step = malloc((m ? m : 1) * sizeof *b->s->ev_step);
     /* sized for what real traces give (2 nodes per event and a few more; 2.0-2.2 edges per event), so that
      * the arrays are not copied as they grow */
     b->capnode = 2 * m + m / 16 + 64;
-    b->cap = 2 * m + m / 4 + 1024;
-    b->e = cp_malloc(b->cap * sizeof *b->e);
     g->node = cp_malloc(b->capnode * sizeof *g->node);
-    b->cn = malloc((2 * m + 1) * sizeof *b->cn);
-    b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
-    b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);
-    b->tev = malloc((m ? m : 1) * sizeof *b->tev);
-    b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
-    uint32_t *stack = malloc((m ? m : 1) * sizeof *stack);
+    uint32_t *stack = NULL;
     hta_status st = HTA_OK;
-    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->e || !g->node || !b->cn || !b->toff ||
-        !b->cnoff || !b->tev || !b->chain_in || !stack) {
+    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
         st = hta_oom(b->err);
         goto done;
     }
     g->origin_ns = b->ctx->origin_ns;
-    memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
     for (size_t i = 0; i < r->n; i++) {
         int32_t x = b->ev_of_row[i];
         if (x < 0) continue;
@@ -832,8 +848,28 @@ static hta_status build(sb *b) {
         g->ev_parent[x] = -1;
         g->node[2 * x] = (hta_cp_node){e->ts, (uint32_t)x, 1};
         g->node[2 * x + 1] = (hta_cp_node){e->ts + e->dur, (uint32_t)x, 0};
+        b->s->ev_step[x] = r->iteration[i] >= 0 ? r->iteration[i] : -1;
     }
     b->nnode = 2 * m;
+    /* The events hold what the graph keeps of their rows: what the edges still read goes on (launches,
+     * syncs, tracks, collectives' args), the rest of the model goes now, before the edges take their room */
+    if (b->release)
+        hta_ctx_release_rows(b->ctx, b->k,
+                             HTA_COL_TS | HTA_COL_CORRELATION | HTA_COL_NAME | HTA_COL_THREAD | HTA_COL_ARGS |
+                                 HTA_COL_CAT | HTA_COL_STREAM | HTA_COL_PARTNER);
+    b->cap = 2 * m + m / 4 + 1024;
+    b->e = cp_malloc(b->cap * sizeof *b->e);
+    b->cn = malloc((2 * m + 1) * sizeof *b->cn);
+    b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
+    b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);
+    b->tev = malloc((m ? m : 1) * sizeof *b->tev);
+    b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
+    stack = malloc((m ? m : 1) * sizeof *stack);
+    if (!b->e || !b->cn || !b->toff || !b->cnoff || !b->tev || !b->chain_in || !stack) {
+        st = hta_oom(b->err);
+        goto done;
+    }
+    memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
     for (uint32_t x = 0; x < m; x++) {
         int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
         b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : nt(b, 2 * x);
@@ -859,7 +895,9 @@ static hta_status build(sb *b) {
         if (a < z && !b->is_gpu[b->tev[a]] && (st = chain(b, b->tev + a, z - a, stack))) goto done;
         b->cnoff[k + 1] = (uint32_t)b->ncn;
     }
-    if ((st = streams(b, r->nthreads)) || (st = waits(b, r->nthreads)) || (st = joins(b, r->nthreads))) goto done;
+    if ((st = streams(b, r->nthreads))) goto done;
+    if ((st = waits(b, r->nthreads))) goto done;
+    if ((st = joins(b, r->nthreads))) goto done;
     /* The edges are all made: the tracks' scratch goes, and what needs the launch times is done, before the
      * weights' index is taken (the build's peak is there, beside the rank's model) */
     free(stack), stack = NULL;
@@ -885,6 +923,10 @@ static hta_status build(sb *b) {
     gpu_work(b);
     free(b->launch_ts), b->launch_ts = NULL;
     free(b->is_gpu), b->is_gpu = NULL;
+    /* the last of what the graph reads of the rows: each collective's identity */
+    if ((st = sim_coll_read(b->s, b->e, b->ne, t, r, b->err))) goto done;
+    /* the weights' index and the schedule's order need the graph alone: the rest of the rows go first */
+    if (b->release) hta_ctx_release_rows(b->ctx, b->k, 0);
     if ((st = decide(b))) goto done;
     /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
      * insertion order (its schedule runs in s->topo) */
@@ -906,10 +948,14 @@ done:
 }
 
 hta_status hta_sim_build(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
-    return sim_build(ctx, k, 1, out, err);
+    return sim_build(ctx, k, 1, 0, out, err);
 }
 
-hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error *err) {
+hta_status hta_sim_build_release(hta_ctx *ctx, size_t k, hta_sim **out, hta_error *err) {
+    return sim_build(ctx, k, 1, 1, out, err);
+}
+
+hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **out, hta_error *err) {
     *out = NULL;
     hta_sim *s = calloc(1, sizeof *s);
     hta_cp_graph *g = calloc(1, sizeof *g);
@@ -921,7 +967,8 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error 
     s->g = g;
     const hta_rank *r = ctx->trace->ranks[k];
     g->rank = r->rank;
-    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = r, .s = s, .g = g, .topo = topo, .err = err};
+    sb b = {.ctx = ctx, .k = k, .t = ctx->trace, .r = r, .s = s, .g = g, .topo = topo, .release = release,
+            .err = err};
     hta_status st = build(&b);
     free(b.cls);
     free(b.e);
@@ -938,16 +985,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error 
         return st;
     }
     s->ev_of_row = b.ev_of_row;
-    s->nrows = r->n;
-    s->ev_step = malloc((s->g->nev ? s->g->nev : 1) * sizeof *s->ev_step);
-    if (!s->ev_step) {
-        hta_sim_free(s);
-        return hta_oom(err);
-    }
-    for (size_t x = 0; x < s->g->nev; x++) {
-        int32_t it = r->iteration[s->g->ev[x].row];
-        s->ev_step[x] = it >= 0 ? it : -1;
-    }
+    s->nrows = b.nrows;
     *out = s;
     return HTA_OK;
 }

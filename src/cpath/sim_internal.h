@@ -14,6 +14,18 @@ typedef struct hta_sim_step {
                               * end node (UINT32_MAX: none) */
 } hta_sim_step;
 
+/* A collective's identity as its row gives it (sim_coll.c): what the job matches collectives across ranks
+ * by, read when the graph is built, so that the graph serves the job once its rank's model is gone. */
+typedef struct hta_sim_coll {
+    uint32_t edge;     /* its wait edge (HTA_CP_PEER_WAIT) */
+    uint32_t pg;       /* `Process Group Name` (id in the graph's sym), UINT32_MAX: none, or not text */
+    int64_t seq;       /* `Seq`, -1 */
+    int64_t comms_id;  /* `Comms Id`, with has_id (an integer) */
+    uint8_t has_id;
+    uint8_t p2p, send; /* a send or recv, and which (PyTorch's keys, sim_coll.c) */
+    int32_t peer;      /* a send's or recv's peer, global rank; -1: none named */
+} hta_sim_coll;
+
 struct hta_sim {
     hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
     int32_t *ev_of_row;    /* rank row -> graph event, -1 */
@@ -26,6 +38,8 @@ struct hta_sim {
     int32_t *ev_step;      /* each event's ProfilerStep (the rank's iteration), -1 for none */
     size_t sync_calls;     /* host syncs in the graph */
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
+    hta_sim_coll *coll;    /* per wait edge, in edge order */
+    size_t ncoll;
 };
 
 /* Moves the steps onto the GPU timeline, as the report does where the GPU runs far behind the CPU
@@ -86,13 +100,17 @@ int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to
 /* Sorts v (per step, most caused first) and adds the blame table. */
 hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
 
+/* s->coll from rank r's rows, for the graph's edges (edge[0 .. nedge), while they are built). */
+hta_status sim_coll_read(hta_sim *s, const hta_cp_edge *edge, size_t nedge, const hta_trace *t, const hta_rank *r,
+                         hta_error *err);
+
 /* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
 hta_status sim_index(hta_sim *s, hta_error *err);
 /* s->topo from the graph's edges and s->pred_off: Kahn's order, sources in node order (a cycle is an error). */
 hta_status sim_topo(hta_sim *s, hta_error *err);
 /* hta_sim_build; topo 0: without s->topo, for sim_topo once the rank's model is gone (its scratch then takes
- * the model's room: the job's kept graphs). */
-hta_status sim_build(hta_ctx *ctx, size_t k, int topo, hta_sim **out, hta_error *err);
+ * the model's room: the job's kept graphs); release: hta_sim_build_release. */
+hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **out, hta_error *err);
 
 /* Times from the simulation's own rules: the launch latency and the stream's gap
  * (defaults when a rank has no sample). */

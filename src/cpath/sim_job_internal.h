@@ -212,9 +212,11 @@ static inline int64_t sj_off(const struct hta_job *j, size_t k) { return j->r[k]
 /* The context's rank k's (position pos) simulation graph as every pass of the job builds it (its steps on the
  * GPU timeline where the job says so, j->gpu_steps): the kept one where the job keeps graphs (j->graph), else
  * a new one.  joined 0: as built (the skeleton's passes); a kept graph already joined is then not given,
- * a new one is.  Given back with sj_graph_put, which frees it unless it is kept. */
-hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, hta_sim **out,
-                        hta_error *err);
+ * a new one is.  A graph to keep is the one the caller left with the context (hta_ctx_leave: the report's
+ * part built it, and released the rows), else built, releasing the rows where release is set (the keep
+ * pass: its contexts go after it).  Given back with sj_graph_put, which frees it unless it is kept. */
+hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, int release,
+                        hta_sim **out, hta_error *err);
 void sj_graph_put(struct hta_job *j, size_t pos, hta_sim *s);
 /* Pass 1 where graphs are kept (j->graph): rank pos's graph built from the context's rank k and kept, with
  * what the job keeps of the rank (sj_rank) and what the skeleton reads from it; the context may go after. */

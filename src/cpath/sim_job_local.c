@@ -29,8 +29,8 @@ static int edge_class(sj_walker *k, uint32_t e) {
     return k->cls[e];
 }
 
-hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, hta_sim **out,
-                        hta_error *err) {
+hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, int release,
+                        hta_sim **out, hta_error *err) {
     sj_graph *c = j->graph ? &j->graph[pos] : NULL;
     if (c && c->s && (joined || !c->joined)) {
         *out = c->s;
@@ -38,7 +38,14 @@ hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, i
     }
     /* a graph to keep takes its order later (sj_skeleton), once the rank's model may be gone */
     int keep = c && !c->s;
-    HTA_TRY(sim_build(ctx, k, !keep, out, err));
+    if (keep && (*out = hta_ctx_take(ctx, k))) {
+        /* built by the caller (the report's part) */
+    } else if (hta_ctx_rows_released(ctx, k)) {
+        return hta_fail(err, HTA_EINVAL, "rank %d: no simulation graph (its build failed once its rows were read)",
+                        (int)hta_ctx_rank(ctx, k)->rank);
+    } else {
+        HTA_TRY(sim_build(ctx, k, !keep, keep && release, out, err));
+    }
     if (j->gpu_steps) (void)sim_gpu_steps(*out);
     if (keep) c->s = *out;
     return HTA_OK;
@@ -207,7 +214,7 @@ hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, 
     rg->pos = pos;
     const sj_rank *R = &j->r[pos];
     hta_status st = HTA_OK;
-    HTA_TRY_GOTO(st, sj_graph_get(j, ctx, k, pos, 1, &rg->s, err), fail);
+    HTA_TRY_GOTO(st, sj_graph_get(j, ctx, k, pos, 1, 0, &rg->s, err), fail);
     sj_graph *kept = j->graph && j->graph[pos].s == rg->s ? &j->graph[pos] : NULL;
     if (kept && kept->joined) {
         rg->stub_first = kept->stub_first;

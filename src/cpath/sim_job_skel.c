@@ -45,60 +45,6 @@ static int cmp_pord(const void *a, const void *b) {
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Entry i (0-based) of a list of ranks as PyTorch writes `Process Group Ranks` ("[0, 1, 2]"); -1 where the
- * list ends before it or is not plain numbers (a truncated list's "...", for one).  i < 0: the number of
- * entries of a whole list of plain numbers, else -1. */
-static int32_t list_at(const char *s, int64_t i) {
-    if (!s) return -1;
-    while (*s == ' ' || *s == '[') s++;
-    for (int64_t k = 0; k < INT32_MAX; k++) {
-        char *e;
-        long v = strtol(s, &e, 10);
-        if (e == s || v < 0 || v > INT32_MAX) return -1;
-        if (k == i) return (int32_t)v;
-        for (s = e; *s == ' '; s++) {}
-        if (*s != ',') return i < 0 && (*s == ']' || !*s) ? (int32_t)(k + 1) : -1;
-        for (s++; *s == ' '; s++) {}
-    }
-    return -1;
-}
-
-/* A point-to-point kernel's direction and peer (shared/design/multirank-critical-path.md §3.3).  PyTorch's
- * saveNcclMeta names a send's peer in `Dst Rank` and a recv's in `Src Rank`, both global ranks; where they
- * are absent, `Rank` of a send or recv is the peer's rank in its group (record_param_comms is given the peer,
- * not the caller), which `Process Group Ranks` maps to a global rank; without `Rank`, a group of two ranks
- * (`Process Group Ranks`, one of them this rank `me`) leaves only the other.  The direction is
- * `Collective name` (send, recv; isend/irecv and a leading '_' as some wrappers write them), else the one
- * peer key present.  1 with *send (1 send, 0 recv) and *peer (-1: none named); 0: not a point-to-point op. */
-static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t me, int *send, int32_t *peer) {
-    const char *cn = hta_row_arg_text(t, r, row, HTA_ARG_COLLECTIVE_NAME, NULL);
-    int64_t dst = hta_row_arg_int(t, r, row, HTA_ARG_DST_RANK, -1), src = hta_row_arg_int(t, r, row, HTA_ARG_SRC_RANK, -1);
-    if (cn) {
-        if (*cn == '_') cn++;
-        if (*cn == 'i' && (!strcmp(cn + 1, "send") || !strcmp(cn + 1, "recv"))) cn++;
-        if (!strcmp(cn, "send")) *send = 1;
-        else if (!strcmp(cn, "recv")) *send = 0;
-        else return 0;
-    } else if ((dst >= 0) != (src >= 0)) {
-        *send = dst >= 0;
-    } else {
-        return 0;
-    }
-    int64_t p = *send ? dst : src;
-    if (p < 0 && cn) {
-        const char *ranks = hta_row_arg_text(t, r, row, HTA_ARG_PG_RANKS, NULL);
-        int64_t gr = hta_row_arg_int(t, r, row, HTA_ARG_PROCESS_RANK, -1);
-        if (gr >= 0) {
-            p = list_at(ranks, gr);
-        } else if (list_at(ranks, -1) == 2) {
-            int32_t a = list_at(ranks, 0), b = list_at(ranks, 1);
-            p = a == me ? b : b == me ? a : -1;
-        }
-    }
-    *peer = p >= 0 && p <= INT32_MAX ? (int32_t)p : -1;
-    return 1;
-}
-
 /* The rank's collectives, keyed for the match (sim_job_internal.h): Comms Id where every one has it, else (process
  * group, Seq) where every one has Seq, else the order of starts within each process group.  A send or
  * recv (p2p_of) is keyed apart, by its pair (SJ_KEY_P2P: group, sender, receiver, and its order among that
@@ -107,13 +53,10 @@ static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t m
  * their order (only two ranks of its group have it).  Its Seq and Comms Id are left aside: PyTorch counts
  * p2p ops per rank, so a rank that sends and receives numbers them differently from each of its peers.
  * pw_edge/tr_edge: per collective, its wait and transfer edges in s's graph. */
-static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const hta_sim *s, sj_rank *R,
-                              uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
-    const hta_trace *t = ctx->trace;
-    const hta_rank *r = t->ranks[k];
+static hta_status collectives(struct hta_job *j, const hta_sim *s, sj_rank *R, uint32_t **pw_edge,
+                              uint32_t **tr_edge, hta_error *err) {
     const hta_cp_graph *g = s->g;
-    size_t n = 0;
-    for (size_t i = 0; i < g->nedge; i++) n += g->edge[i].type == HTA_CP_PEER_WAIT;
+    size_t n = s->ncoll;
     R->coll = calloc(n ? n : 1, sizeof *R->coll);
     *pw_edge = malloc((n ? n : 1) * sizeof **pw_edge);
     *tr_edge = malloc((n ? n : 1) * sizeof **tr_edge);
@@ -126,36 +69,30 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
     for (size_t i = 0; i < g->nedge; i++)
         if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
     int has_id = 1, has_seq = 1;
-    int64_t cid_sym = t->arg_sym[HTA_ARG_COMMS_ID], pg_sym = t->arg_sym[HTA_ARG_PG_NAME];
-    for (size_t i = 0; i < g->nedge; i++) {
-        const hta_cp_edge *e = &g->edge[i];
-        if (e->type != HTA_CP_PEER_WAIT) continue;
+    for (size_t q = 0; q < n; q++) {
+        const hta_sim_coll *id = &s->coll[q];
+        const hta_cp_edge *e = &g->edge[id->edge];
         const hta_cp_event *x = &g->ev[e->attr];
-        uint32_t row = (uint32_t)x->row;
         sj_coll *c = &R->coll[R->ncoll];
-        const hta_arg *pga = pg_sym >= 0 ? hta_row_arg(r, row, pg_sym) : NULL;
-        c->pg = pga && pga->type == HTA_V_STR ? intern(j, hta_sym(t->sym, pga->v.sym)) : UINT32_MAX;
+        c->pg = id->pg != UINT32_MAX ? intern(j, hta_sym(g->sym, id->pg)) : UINT32_MAX;
         c->kind = c->pg == UINT32_MAX ? SJ_KEY_NONE : SJ_KEY_PG;
-        c->seq = hta_row_arg_int(t, r, row, HTA_ARG_SEQ, -1);
+        c->seq = id->seq;
         c->src = c->dst = -1;
-        int send = 0;
-        int32_t peer = -1;
-        if (p2p_of(t, r, row, R->rank, &send, &peer)) {
+        if (id->p2p) {
             /* a send or recv whose peer is unknown (or itself) stays its rank's alone: keyed with no pair
              * (-1, -1), which no pair of ranks matches; ordered with the collectives, it would join every
              * rank's k-th p2p op of its group, a rendezvous NCCL never makes */
             c->kind = SJ_KEY_P2P;
-            if (peer >= 0 && peer != R->rank) {
-                c->src = send ? R->rank : peer;
-                c->dst = send ? peer : R->rank;
+            if (id->peer >= 0 && id->peer != R->rank) {
+                c->src = id->send ? R->rank : id->peer;
+                c->dst = id->send ? id->peer : R->rank;
             }
         } else {
             if (c->seq < 0) has_seq = 0;
-            const hta_arg *cid = cid_sym >= 0 ? hta_row_arg(r, row, cid_sym) : NULL;
-            if (!cid || cid->type != HTA_V_INT) has_id = 0;
+            if (!id->has_id) has_id = 0;
         }
         c->name = intern(j, hta_sym(g->sym, x->name));
-        if (c->name == UINT32_MAX || (pga && pga->type == HTA_V_STR && c->pg == UINT32_MAX)) goto oom;
+        if (c->name == UINT32_MAX || (id->pg != UINT32_MAX && c->pg == UINT32_MAX)) goto oom;
         c->ts = x->ts + g->origin_ns;
         c->dur = x->dur;
         c->step = s->ev_step[e->attr];
@@ -163,7 +100,7 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
         c->stream = x->stream;
         uint32_t tr = from_mid[e->v];
         c->tr = tr != UINT32_MAX ? g->edge[tr].w : 0;
-        (*pw_edge)[R->ncoll] = (uint32_t)i;
+        (*pw_edge)[R->ncoll] = id->edge;
         (*tr_edge)[R->ncoll] = tr;
         if (tr == UINT32_MAX) {
             free(from_mid);
@@ -179,7 +116,7 @@ static hta_status collectives(struct hta_job *j, hta_ctx *ctx, size_t k, const h
             if (R->coll[i].kind == SJ_KEY_P2P) continue;
             R->coll[i].kind = SJ_KEY_ID;
             R->coll[i].pg = UINT32_MAX;
-            R->coll[i].seq = hta_row_arg(r, (uint32_t)g->ev[g->edge[(*pw_edge)[i]].attr].row, cid_sym)->v.i;
+            R->coll[i].seq = s->coll[i].comms_id;
         }
     } else if (!has_seq && R->ncoll) {
         if (!(o = malloc(R->ncoll * sizeof *o))) goto oom;
@@ -634,16 +571,16 @@ hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t sc
 /* The rank's graph and what the job keeps of it (sj_rank: its collectives, steps, totals), from the context's
  * rank k: *s, and each collective's wait and transfer edge (*pw_edge, *tr_edge; malloc'd).  revisit: R is
  * filled already, only the edges are found again. */
-static hta_status rank_info(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_sim **s,
-                            uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
+static hta_status rank_info(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, int release,
+                            hta_sim **s, uint32_t **pw_edge, uint32_t **tr_edge, hta_error *err) {
     sj_rank *R = &j->r[pos];
-    HTA_TRY(sj_graph_get(j, ctx, k, pos, 0, s, err));
+    HTA_TRY(sj_graph_get(j, ctx, k, pos, 0, release, s, err));
     hta_ctx_view_done(ctx, k);
     const hta_cp_graph *g = (*s)->g;
     if (revisit) {
         sj_rank tmp = {0};
         tmp.rank = R->rank;
-        HTA_TRY(collectives(j, ctx, k, *s, &tmp, pw_edge, tr_edge, err));
+        HTA_TRY(collectives(j, *s, &tmp, pw_edge, tr_edge, err));
         free(tmp.coll);
         return HTA_OK;
     }
@@ -658,7 +595,7 @@ static hta_status rank_info(struct hta_job *j, hta_ctx *ctx, size_t k, size_t po
     R->nev = g->nev;
     R->sync_calls = (*s)->sync_calls;
     R->sync_records = (*s)->sync_records;
-    HTA_TRY(collectives(j, ctx, k, *s, R, pw_edge, tr_edge, err));
+    HTA_TRY(collectives(j, *s, R, pw_edge, tr_edge, err));
     R->nsteps = (*s)->nsteps;
     R->steps = malloc(((*s)->nsteps ? (*s)->nsteps : 1) * sizeof *R->steps);
     if (!R->steps) return hta_oom(err);
@@ -672,7 +609,7 @@ hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, h
     sj_graph *kg = &j->graph[pos];
     hta_sim *s = NULL;
     uint32_t *pw_edge = NULL, *tr_edge = NULL;
-    hta_status st = rank_info(j, ctx, k, pos, 0, &s, &pw_edge, &tr_edge, err);
+    hta_status st = rank_info(j, ctx, k, pos, 0, 1, &s, &pw_edge, &tr_edge, err);
     if (!st && kg->s != s) st = hta_fail(err, HTA_EINVAL, "rank %d: its graph was not kept", (int)j->r[pos].rank);
     if (st) {
         free(pw_edge);
@@ -709,7 +646,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         pw_e = kg->pw_edge;
         tr_e = kg->tr_edge;
     } else {
-        HTA_TRY_GOTO(st, rank_info(j, ctx, k, pos, revisit, &s, &pw_edge, &tr_edge, err), done);
+        HTA_TRY_GOTO(st, rank_info(j, ctx, k, pos, revisit, 0, &s, &pw_edge, &tr_edge, err), done);
         pw_e = pw_edge;
         tr_e = tr_edge;
     }

@@ -16,6 +16,7 @@ void hta_sim_free(hta_sim *s) {
     free(s->pred_eid);
     free(s->steps);
     free(s->ev_step);
+    free(s->coll);
     free(s);
 }
 

@@ -99,8 +99,18 @@ hta_status hta_ctx_open(const char *path, const hta_ctx_opts *o, hta_ctx **out, 
     return hta_ctx_adopt(t, o, out, err);
 }
 
+/* Per rank: what outlives its rows (hta_ctx_leave). */
+struct hta_ctx_kept {
+    void *p;
+    void (*free_fn)(void *);
+    int released;
+};
+
 void hta_ctx_free(hta_ctx *c) {
     if (!c) return;
+    for (size_t k = 0; c->kept && k < c->trace->nranks; k++)
+        if (c->kept[k].p) c->kept[k].free_fn(c->kept[k].p);
+    free(c->kept);
     if (c->views)
         for (size_t k = 0; k < c->trace->nranks; k++)
             if (c->built[k]) hta_view_free(&c->views[k]);
@@ -152,4 +162,39 @@ long hta_ctx_find_rank(const hta_ctx *c, int32_t rank) {
     for (size_t k = 0; k < c->trace->nranks; k++)
         if (c->trace->ranks[k]->rank == rank) return (long)k;
     return -1;
+}
+
+/* The per-rank slots, made on first use: most runs never release a rank. */
+static int kept_slots(hta_ctx *c) {
+    if (!c->kept) c->kept = calloc(c->trace->nranks ? c->trace->nranks : 1, sizeof *c->kept);
+    return c->kept != NULL;
+}
+
+void hta_ctx_release_rows(hta_ctx *c, size_t k, unsigned keep) {
+    if (c->built[k]) hta_view_free(&c->views[k]), c->built[k] = 0;
+    hta_rank_release_rows(c->trace->ranks[k], keep);
+    if (keep) return; /* the rows stay: their kernel types and window marks too */
+    free(c->ktypes[k]), c->ktypes[k] = NULL;
+    if (c->win) free(c->win[k]), c->win[k] = NULL;
+    /* without the slot (out of memory) the rank reads as one of no rows, which it now is */
+    if (kept_slots(c)) c->kept[k].released = 1;
+}
+
+int hta_ctx_rows_released(const hta_ctx *c, size_t k) { return c->kept && c->kept[k].released; }
+
+hta_status hta_ctx_leave(hta_ctx *c, size_t k, void *p, void (*free_fn)(void *), hta_error *err) {
+    if (!kept_slots(c)) {
+        free_fn(p);
+        return hta_oom(err);
+    }
+    if (c->kept[k].p) c->kept[k].free_fn(c->kept[k].p);
+    c->kept[k].p = p, c->kept[k].free_fn = free_fn;
+    return HTA_OK;
+}
+
+void *hta_ctx_take(hta_ctx *c, size_t k) {
+    if (!c->kept || !c->kept[k].p) return NULL;
+    void *p = c->kept[k].p;
+    c->kept[k].p = NULL;
+    return p;
 }

@@ -16,6 +16,7 @@
 #include "hta/launch.h"
 #include "hta/sim.h"
 #include "hta/util.h"
+#include "core/bigbuf.h"
 #include "report/internal.h"
 
 HTA_TABLE_DEFINE(RP_PART_RANKS);
@@ -53,8 +54,10 @@ static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
  * the steps, the path `hta critical-path` prints; HTA's graph with --hta-compat): its summary rows into cp,
  * its time per step and bound_by class into p->cp_ns, its largest class into p->cp_bound, its finding (as a
  * rank of few would get it) into f; a rank the engine cannot cover gets a note instead. */
-static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta_arena *a, hta_table *cp,
-                            findings *f, hta_table *notes, hta_error *err) {
+static void free_sim(void *s) { hta_sim_free(s); }
+
+static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp_rank *p, hta_arena *a,
+                            hta_table *cp, findings *f, hta_table *notes, hta_error *err) {
     int32_t rank = p->rank;
     hta_cpath_opts co;
     hta_cpath_opts_default(&co);
@@ -76,7 +79,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
         g = hg;
     } else {
         hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
-        st = hta_sim_build(ctx, k, &sim, &e2);
+        st = release ? hta_sim_build_release(ctx, k, &sim, &e2) : hta_sim_build(ctx, k, &sim, &e2);
         if (!st) st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
         if (sim) g = hta_sim_graph(sim);
     }
@@ -146,7 +149,14 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, rp_rank *p, hta
     hta_cpath_bb_free(bm);
     hta_cpath_path_free(&path);
     hta_cpath_free(hg);
-    hta_sim_free(sim);
+    /* a graph built from released rows stays with the context, whatever became of the answer: the savings'
+     * job takes it */
+    if (release && sim) {
+        hta_status s2 = hta_ctx_leave(ctx, k, sim, free_sim, err);
+        if (!st) st = s2;
+    } else {
+        hta_sim_free(sim);
+    }
     return st;
 }
 
@@ -300,11 +310,15 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
         pr[k].tracer = hta_rank_is_tracer(hta_ctx_rank(ctx, k));
     }
     /* the critical path builds one rank's graph at a time and needs memory of its own: give back the
-     * views the analyses shared and their spare scratch first */
+     * views the analyses shared, their spare scratch and the holes they left in the heap first (the graph's
+     * build allocates in other sizes: it would not fill them).  Where the context serves nothing after the
+     * part (o->release), each rank's rows go as its graph is built, and the graph stays for the savings. */
     hta_ctx_keep_views(ctx, 0);
     hta_arena_trim(&ctx->scratch);
+    hta_heap_trim();
     for (size_t k = 0; o->critical_path && k < ns; k++)
-        HTA_TRY_GOTO(st, rank_path(ctx, k, on[k], &pr[k], &pa, cp, &f, notes, err), done);
+        HTA_TRY_GOTO(st, rank_path(ctx, k, on[k], o->release && !ctx->hta_compat, &pr[k], &pa, cp, &f, notes, err),
+                     done);
     if (!f.ok) {
         st = hta_oom(err);
         goto done;

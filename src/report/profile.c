@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigbuf.h"
 #include "hta/counters.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
@@ -196,18 +197,36 @@ static int blocking_call(unsigned api, int cl, int64_t dur) {
     return cl == HTA_CC_RUNTIME && (hta_api_may_block(api) || (dur >= RP_LONG_GAP_NS && !(api & HTA_API_EVENT_QUERY)));
 }
 
-/* The GPU's idle and busy time of each step told apart (rp_rank's idle_* and *_excl), the blocking calls
- * by name, and the capture counts, in one sweep over the points where something starts or ends. */
-static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                            hta_arena *a, hta_arena *sc, rp_rank *p, hta_error *err) {
-    size_t n = v->n, ne = 0;
-    sw_ev *ev = HTA_ANEW(sc, sw_ev, 6 * n + 2 * p->nsteps + 2);
-    int64_t *pre = HTA_ANEW(sc, int64_t, p->ngpu + 1);
-    if (!ev || !pre) return hta_oom(err);
-    pre[0] = 0;
-    for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
-#define EV(T, K, D) (ev[ne++] = (sw_ev){(T), (K), (D)})
-    for (size_t s = 0; s < p->nsteps; s++) EV(p->step_ts[s], SW_STEP, (int32_t)(s + 1)), EV(p->step_end[s], SW_STEP, 0);
+/* The sweep's points, grown as they come: a GPU operation gives up to six, a host call up to four (only the
+ * few that load data or block give any), so a bound by the rows would hold several times what is used. */
+typedef struct sw_vec {
+    sw_ev *v;
+    size_t n, cap;
+} sw_vec;
+
+static int sw_push(sw_vec *w, int64_t t, int32_t k, int32_t d) {
+    if (w->n == w->cap) {
+        size_t nc = w->cap ? 2 * w->cap : 4096;
+        sw_ev *x = hta_big_realloc(w->v, nc * sizeof *x);
+        if (!x) return -1;
+        w->v = x, w->cap = nc;
+    }
+    w->v[w->n++] = (sw_ev){t, k, d};
+    return 0;
+}
+
+/* attribute's sweep, into w (pre: the GPU busy union's prefix sums). */
+static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
+                        hta_arena *a, const int64_t *pre, sw_vec *w, rp_rank *p, hta_error *err) {
+    size_t n = v->n;
+#define EV(T, K, D)                                                                                                \
+    do {                                                                                                           \
+        if (sw_push(w, (T), (K), (D))) return hta_oom(err);                                                        \
+    } while (0)
+    for (size_t s = 0; s < p->nsteps; s++) {
+        EV(p->step_ts[s], SW_STEP, (int32_t)(s + 1));
+        EV(p->step_end[s], SW_STEP, 0);
+    }
     int64_t dl_end = INT64_MIN;
     size_t cap = 0;
     for (size_t i = 0; i < n; i++) {
@@ -219,15 +238,20 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
             if (!is_gpu_op(cl)) continue;
             if (cl == HTA_CC_KERNEL) p->nkernels++;
             if (e > s) {
-                EV(s, SW_BUSY, 1), EV(e, SW_BUSY, -1);
+                EV(s, SW_BUSY, 1);
+                EV(e, SW_BUSY, -1);
                 int k = SW_MEM;
                 if (cl == HTA_CC_KERNEL) {
                     hta_kernel_type kt = hta_kernel_type_of(nm);
                     k = kt == HTA_KT_COMMUNICATION ? SW_COMM : kt == HTA_KT_MEMORY ? SW_MEM : SW_COMP;
                 }
-                EV(s, k, 1), EV(e, k, -1);
+                EV(s, k, 1);
+                EV(e, k, -1);
             }
-            if (launched_at(v, r, row, &at) && at < s) EV(at, SW_QUEUED, 1), EV(s, SW_QUEUED, -1);
+            if (launched_at(v, r, row, &at) && at < s) {
+                EV(at, SW_QUEUED, 1);
+                EV(s, SW_QUEUED, -1);
+            }
             continue;
         }
         unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(nm);
@@ -237,11 +261,13 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
         }
         if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
             s >= dl_end && e > s) {
-            EV(s, SW_DL, 1), EV(e, SW_DL, -1);
+            EV(s, SW_DL, 1);
+            EV(e, SW_DL, -1);
             dl_end = e;
         }
         if (!blocking_call(api, cl, v->dur[i]) || e <= s) continue;
-        EV(s, SW_BLOCK, 1), EV(e, SW_BLOCK, -1);
+        EV(s, SW_BLOCK, 1);
+        EV(e, SW_BLOCK, -1);
         if (rp_step_of(p, s) < 0) continue;
         /* by name: its calls, their time and the GPU idle time during them */
         size_t b = 0;
@@ -264,6 +290,8 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
         sat_add(&bk->idle_ns, idle);
     }
 #undef EV
+    sw_ev *ev = w->v;
+    size_t ne = w->n;
     qsort(ev, ne, sizeof *ev, by_t);
     int64_t cnt[SW_N] = {0};
     long step = -1;
@@ -294,6 +322,23 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     return HTA_OK;
 }
 
+/* The GPU's idle and busy time of each step told apart (rp_rank's idle_* and *_excl), the blocking calls
+ * by name, and the capture counts, in one sweep over the points where something starts or ends. */
+static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
+                            hta_arena *a, hta_arena *sc, size_t ngpu_ops, rp_rank *p, hta_error *err) {
+    int64_t *pre = HTA_ANEW(sc, int64_t, p->ngpu + 1);
+    if (!pre) return hta_oom(err);
+    pre[0] = 0;
+    for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
+    /* room for the GPU's points and the steps' at once; the host's grow it */
+    sw_vec w = {hta_big_realloc(NULL, (6 * ngpu_ops + 2 * p->nsteps + 4096) * sizeof(sw_ev)), 0,
+                6 * ngpu_ops + 2 * p->nsteps + 4096};
+    if (!w.v) return hta_oom(err);
+    hta_status st = sweep(v, t, r, cc, a, pre, &w, p, err);
+    hta_big_free(w.v);
+    return st;
+}
+
 /* rp_profile_build with sc for what lives only while it runs (per-row scratch: rows of every rank add up). */
 static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena *sc, rp_rank *p, hta_error *err) {
     memset(p, 0, sizeof *p);
@@ -309,10 +354,19 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
     size_t n = v->n;
     /* categories classified once */
     unsigned char *cc = HTA_ANEW(a, unsigned char, t->ncats);
-    int64_t *gs = HTA_ANEW(sc, int64_t, n), *gd = HTA_ANEW(sc, int64_t, n), *cs = HTA_ANEW(sc, int64_t, n),
-            *cd = HTA_ANEW(sc, int64_t, n);
-    if (!cc || !gs || !gd || !cs || !cd) return hta_oom(err);
+    if (!cc) return hta_oom(err);
     for (size_t c = 0; c < t->ncats; c++) cc[c] = (unsigned char)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
+    /* the unions' inputs at their size (GPU operations; the host's rows that may be busy time), not the view's:
+     * the scratch is written at once, so room beyond what is used would cost memory too */
+    size_t mg = 0, mc = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        if (hta_row_stream(r, row) != -1) mg += is_gpu_op(cc[r->cat[row]]);
+        else mc++;
+    }
+    int64_t *gs = HTA_ANEW(sc, int64_t, mg), *gd = HTA_ANEW(sc, int64_t, mg), *cs = HTA_ANEW(sc, int64_t, mc),
+            *cd = HTA_ANEW(sc, int64_t, mc);
+    if (!gs || !gd || !cs || !cd) return hta_oom(err);
     size_t ng = 0, nc = 0, nst = 0, ncoll = 0, na = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     /* first pass: span, steps, unions' inputs */
@@ -324,7 +378,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         int cl = cc[r->cat[row]];
         int gpu = hta_row_stream(r, row) != -1;
         const char *nm = hta_sym(t->sym, r->name[row]);
-        if (gpu && (cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET)) {
+        if (gpu && is_gpu_op(cl)) {
             gs[ng] = s, gd[ng++] = v->dur[i];
             if (cl == HTA_CC_KERNEL && kty[row] == HTA_KT_COMMUNICATION) ncoll++;
         } else if (!gpu && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_PYTHON_FUNCTION ||
@@ -498,7 +552,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         qsort(gap, ngap, sizeof *gap, cmp_i64);
         p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
     }
-    HTA_TRY(attribute(v, t, r, cc, a, sc, p, err));
+    HTA_TRY(attribute(v, t, r, cc, a, sc, ng, p, err));
     /* series */
     double b[RP_BINS];
     memset(b, 0, sizeof b);

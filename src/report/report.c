@@ -595,6 +595,7 @@ void hta_report_opts_default(hta_report_opts *o) {
     o->html = NULL;
     o->top_kernels = 10;
     o->critical_path = 1;
+    o->release = 0;
 }
 
 static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src, hta_result *all, hta_result *out,

@@ -244,13 +244,23 @@ void merge_info_free(merge_info *m) {
 
 /* The columns come from hta_big_realloc (mmap'd, bigbuf.h) and must go back through hta_big_free; the
  * small tables are plain malloc. */
+void hta_rank_release_rows(hta_rank *r, unsigned keep) {
+#define GO(bit, col) (void)(!(keep & (bit)) && (hta_big_free(r->col), r->col = NULL, 1))
+    GO(HTA_COL_TS, ts), GO(HTA_COL_DUR, dur), GO(HTA_COL_CORRELATION, correlation);
+    GO(HTA_COL_EXTERNAL_ID, external_id), GO(HTA_COL_NAME, name), GO(HTA_COL_THREAD, thread);
+    GO(HTA_COL_INDEX, index), GO(HTA_COL_ARGS, args_off), GO(HTA_COL_ARGS, args), GO(HTA_COL_CAT, cat);
+    GO(HTA_COL_STREAM, stream), GO(HTA_COL_PARTNER, partner), GO(HTA_COL_PARENT, parent);
+    GO(HTA_COL_DEPTH, depth), GO(HTA_COL_ITERATION, iteration), GO(HTA_COL_FLOWS, flows);
+#undef GO
+    if (!(keep & HTA_COL_ARGS)) r->nargs = 0;
+    if (!(keep & HTA_COL_FLOWS)) r->nflows = 0;
+    if (!keep) r->n = 0;
+}
+
 void rank_free(hta_rank *r) {
     if (!r) return;
     free((char *)r->path);
-    void *cols[] = {r->ts, r->dur, r->correlation, r->external_id, r->name, r->thread, r->index,
-                    r->args_off, r->cat, r->stream, r->partner, r->parent, r->depth, r->iteration,
-                    r->args, r->flows};
-    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) hta_big_free(cols[i]);
+    hta_rank_release_rows(r, 0);
     free(r->streams);
     free(r->threads);
     for (size_t i = 0; i < r->nmeta; i++) {

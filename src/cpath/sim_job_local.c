@@ -92,7 +92,21 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
         g->edge[g->nedge++] = (hta_cp_edge){stub, mid, d > 0 ? d : 0, pw->attr, HTA_CP_PEER_WAIT};
     }
     free(from_mid);
-    return sim_index(s, err);
+    /* the in-edges again (the mids have one more); the order stays, the stubs first: sources added to a
+     * topological order keep it one, without a second adjacency to sort it again */
+    if (!g->nnode || !s->topo) return sim_index(s, err);
+    free(s->pred_off);
+    free(s->pred_eid);
+    s->pred_off = malloc((g->nnode + 1) * sizeof *s->pred_off);
+    s->pred_eid = malloc((g->nedge ? g->nedge : 1) * sizeof *s->pred_eid);
+    uint32_t *topo = realloc(s->topo, g->nnode * sizeof *topo);
+    if (!s->pred_off || !s->pred_eid || !topo) return hta_oom(err);
+    s->topo = topo;
+    cp_adj_fill(g->edge, g->nedge, g->nnode, 1, s->pred_off, s->pred_eid);
+    size_t old = *stub_first, added = g->nnode - old;
+    memmove(topo + added, topo, old * sizeof *topo);
+    for (size_t i = 0; i < added; i++) topo[i] = (uint32_t)(old + i);
+    return HTA_OK;
 }
 
 /* hta_sim_path's choice at v: the first input that reaches it. */
@@ -140,21 +154,32 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
  * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
  * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
  * same long stretch (every collective launched from one thread's step).  v[i]: query i's node. */
+/* A query at its node, in (node, query) order: a node's queries are a run of them. */
+typedef struct nq {
+    uint32_t node, i;
+} nq;
+
+static int cmp_nq(const void *a, const void *b) {
+    const nq *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
 static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
     const hta_cp_graph *g = k->s->g;
     size_t nn = g->nnode;
     uint32_t *par = malloc((nn + 1) * sizeof *par), *coff = calloc(nn + 2, sizeof *coff),
-             *kid = malloc((nn + 1) * sizeof *kid), *qhead = malloc((nn + 1) * sizeof *qhead),
-             *qnext = malloc((n + 1) * sizeof *qnext), *stack = malloc((nn + 1) * sizeof *stack),
-             *root = malloc((nn + 1) * sizeof *root);
+             *kid = malloc((nn + 1) * sizeof *kid), *stack = malloc((nn + 1) * sizeof *stack);
+    /* the queries by node, and which nodes have any: few queries, many nodes */
+    nq *qs = malloc((n + 1) * sizeof *qs);
+    uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq);
     unsigned char *down = calloc(nn + 1, 1);
-    if (!par || !coff || !kid || !qhead || !qnext || !stack || !root || !down) {
-        free(par), free(coff), free(kid), free(qhead), free(qnext), free(stack), free(root), free(down);
+    if (!par || !coff || !kid || !stack || !qs || !hasq || !down) {
+        free(par), free(coff), free(kid), free(stack), free(qs), free(hasq), free(down);
         return hta_oom(err);
     }
     for (size_t x = 0; x < nn; x++) {
         par[x] = pick(k->s, k->w, k->t, (uint32_t)x);
-        qhead[x] = UINT32_MAX;
         if (par[x] != UINT32_MAX) coff[g->edge[par[x]].u + 1]++;
     }
     for (size_t x = 0; x < nn; x++) coff[x + 1] += coff[x];
@@ -162,7 +187,8 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     for (size_t x = 0; x < nn; x++) fill[x] = coff[x];
     for (size_t x = 0; x < nn; x++)
         if (par[x] != UINT32_MAX) kid[fill[g->edge[par[x]].u]++] = (uint32_t)x;
-    for (size_t i = n; i-- > 0;) qnext[i] = qhead[v[i]], qhead[v[i]] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) qs[i] = (nq){v[i], (uint32_t)i}, hasq[v[i] / 64] |= 1ull << (v[i] % 64);
+    if (n > 1) qsort(qs, n, sizeof *qs, cmp_nq);
     /* the running sums of the path from the root down to the node on top of the stack */
     __int128 cls[SJ_NCLS] = {0};
     int64_t col[SJ_NCLS] = {0};
@@ -181,10 +207,15 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
             int64_t gap = e != UINT32_MAX && k->t[x] > k->t[g->edge[e].u] ? k->t[x] - k->t[g->edge[e].u] : 0;
             if (!down[x]) {
                 down[x] = 1;
-                root[x] = (uint32_t)r;
                 if (e != UINT32_MAX) cls[c] += k->w[e], col[c] += gap, cnt[c]++, edges++;
-                for (uint32_t i = qhead[x]; i != UINT32_MAX; i = qnext[i]) {
-                    sj_piece *o = &q[i].out;
+                size_t lo = 0, hi = (hasq[x / 64] >> (x % 64) & 1) ? n : 0;
+                while (lo < hi) { /* the first of x's queries */
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (qs[mid].node < x) lo = mid + 1;
+                    else hi = mid;
+                }
+                for (; lo < n && qs[lo].node == x; lo++) {
+                    sj_piece *o = &q[qs[lo].i].out;
                     memset(o, 0, sizeof *o);
                     for (int y = 0; y < SJ_NCLS; y++) {
                         o->acc.cls[y] = cls[y];
@@ -203,7 +234,7 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
             if (e != UINT32_MAX) cls[c] -= k->w[e], col[c] -= gap, cnt[c]--, edges--;
         }
     }
-    free(par), free(coff), free(kid), free(qhead), free(qnext), free(stack), free(root), free(down);
+    free(par), free(coff), free(kid), free(stack), free(qs), free(hasq), free(down);
     return HTA_OK;
 }
 

@@ -65,8 +65,10 @@ void hta_prefault(void *p, size_t bytes) {
     if (e > a) madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 }
 
-void hta_heap_trim(void) {
-#ifdef __GLIBC__
-    malloc_trim(0);
+void hta_heap_trim(size_t min_free) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    if (mallinfo2().fordblks >= min_free) malloc_trim(0);
+#else
+    (void)min_free;
 #endif
 }

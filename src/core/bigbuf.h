@@ -19,9 +19,10 @@ void hta_big_shrink(void *p, size_t bytes);
  * present cost next to nothing.  Advisory: errors are ignored. */
 void hta_prefault(void *p, size_t bytes);
 
-/* Gives the heap's free pages back to the system (glibc's malloc_trim): between the phases of a run, where
- * what one phase freed lies in holes of the heap that the next, which allocates differently, would not
- * fill. */
-void hta_heap_trim(void);
+/* Gives the heap's free pages back to the system (glibc's malloc_trim) where they are at least min_free
+ * bytes: between the phases of a run, where what one phase freed lies in holes of the heap that the next,
+ * which allocates differently, would not fill.  Each page given back costs a fault when the heap grows
+ * again, so a few megabytes are left where they are (a small rank's run would pay more than it saves). */
+void hta_heap_trim(size_t min_free);
 
 #endif

@@ -315,7 +315,7 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
      * part (o->release), each rank's rows go as its graph is built, and the graph stays for the savings. */
     hta_ctx_keep_views(ctx, 0);
     hta_arena_trim(&ctx->scratch);
-    hta_heap_trim();
+    hta_heap_trim((size_t)32 << 20);
     for (size_t k = 0; o->critical_path && k < ns; k++)
         HTA_TRY_GOTO(st, rank_path(ctx, k, on[k], o->release && !ctx->hta_compat, &pr[k], &pa, cp, &f, notes, err),
                      done);

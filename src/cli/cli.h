@@ -92,6 +92,9 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
 /* Opens the run context of path with c->ctx (only the selected ranks are
  * read), printing warnings and progress on stderr.  Returns 0 or an exit status. */
 int cli_open(cli_common *c, const char *path, hta_ctx **ctx);
+/* c->ctx with the loader's warnings printed on stderr (none with --quiet), for a library call that loads
+ * files itself (the job's passes of critical-path --all-ranks). */
+hta_ctx_opts cli_ctx_opts(cli_common *c);
 
 /* Prints notes on stderr and the tables on stdout; frees res. Returns the exit status. */
 int cli_emit(const cli_common *c, hta_result *res);

@@ -134,7 +134,9 @@ static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, con
     } else if (planned) {
         for (size_t i = 0; i < plan.nwarnings && !c->quiet; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
         if (cd) jo.dist = &jd;
-        st = hta_job_run_plan(&plan, &c->ctx, &jo, &jb, &res, &failed, &in_load, &err);
+        /* the job loads the files: their loaders' warnings are the run's (its first pass gives them) */
+        hta_ctx_opts co = cli_ctx_opts(c);
+        st = hta_job_run_plan(&plan, &co, &jo, &jb, &res, &failed, &in_load, &err);
     } else {
         /* a run the plan cannot share is the root's alone */
         if (cd && !cd->root) goto out;

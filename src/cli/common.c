@@ -429,10 +429,15 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total) {
     if (total) fprintf(stderr, "\rhta: loading... %3d%%", (int)(done * 100 / total));
 }
 
-int cli_open(cli_common *c, const char *path, hta_ctx **ctx) {
+hta_ctx_opts cli_ctx_opts(cli_common *c) {
     hta_ctx_opts o = c->ctx;
     o.warn = on_warn;
     o.warn_ctx = c;
+    return o;
+}
+
+int cli_open(cli_common *c, const char *path, hta_ctx **ctx) {
+    hta_ctx_opts o = cli_ctx_opts(c);
     int tty = !c->quiet && isatty(2);
     if (tty) o.progress = on_progress;
     hta_error err = {0};

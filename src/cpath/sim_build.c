@@ -240,12 +240,21 @@ static int64_t transfer_of(const coll *cl, size_t ncl, uint32_t x) {
     return lo < ncl && cl[lo].ev == x ? cl[lo].dur : -1;
 }
 
+/* Whether event x is a communication kernel: its name's type found once (comm: per name, 0 not yet, 1 a
+ * communication kernel, 2 not), as matching a name costs more than the rest here. */
+static int is_comm(const sb *b, unsigned char *comm, uint32_t x) {
+    if (!b->is_gpu[x]) return 0;
+    unsigned char *c = &comm[b->g->ev[x].name];
+    if (!*c) *c = hta_kernel_type_of(hta_sym(b->g->sym, b->g->ev[x].name)) == HTA_KT_COMMUNICATION ? 1 : 2;
+    return *c == 1;
+}
+
 static hta_status streams(sb *b, size_t ntracks) {
     hta_cp_graph *g = b->g;
     samples L = {0}, L0 = {0}, S = {0};
     coll *cl = NULL;
     size_t ncl = 0;
-    unsigned char *comm = NULL; /* per name of the graph: 0 not yet, 1 a communication kernel, 2 not */
+    unsigned char *comm = NULL; /* per name of the graph (is_comm) */
     hta_status st = HTA_ENOMEM;
     for (size_t k = 0; k < ntracks; k++)
         for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
@@ -272,22 +281,13 @@ static hta_status streams(sb *b, size_t ntracks) {
      * of them, not an array over the events) */
     comm = calloc(hta_symtab_count(g->sym) + 1, 1);
     if (!comm) goto done;
-    for (int fill = 0; fill < 2; fill++) {
-        for (uint32_t x = 0; x < b->nev; x++) {
-            if (!b->is_gpu[x]) continue;
-            /* a kernel's type by its name, once per name (matching a name costs more than the rest here) */
-            unsigned char *c = &comm[g->ev[x].name];
-            if (!*c) *c = hta_kernel_type_of(hta_sym(g->sym, g->ev[x].name)) == HTA_KT_COMMUNICATION ? 1 : 2;
-            if (*c != 1) continue;
-            if (fill) {
-                int64_t ne = hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1);
-                cl[ncl] = (coll){g->ev[x].name, ne, ev_end(b, x) - ev_start(b, x), x};
-            }
-            ncl++;
-        }
-        if (!fill && !(cl = malloc((ncl ? ncl : 1) * sizeof *cl))) goto done;
-        if (!fill) ncl = 0;
-    }
+    for (uint32_t x = 0; x < b->nev; x++) ncl += is_comm(b, comm, x);
+    if (!(cl = malloc((ncl ? ncl : 1) * sizeof *cl))) goto done;
+    ncl = 0;
+    for (uint32_t x = 0; x < b->nev; x++)
+        if (is_comm(b, comm, x))
+            cl[ncl++] = (coll){g->ev[x].name, hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1),
+                               ev_end(b, x) - ev_start(b, x), x};
     if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll);
     for (size_t i = 0, j; i < ncl; i = j) {
         int64_t lo = cl[i].dur;

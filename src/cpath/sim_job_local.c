@@ -149,11 +149,6 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
     out->t0 = k->t[v] + k->off;
 }
 
-/* The walks of every uncut query at once (from = INT64_MIN: each walk's answer depends on its start only).
- * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
- * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
- * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
- * same long stretch (every collective launched from one thread's step).  v[i]: query i's node. */
 /* A query at its node, in (node, query) order: a node's queries are a run of them. */
 typedef struct nq {
     uint32_t node, i;
@@ -165,6 +160,11 @@ static int cmp_nq(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
+/* The walks of every uncut query at once (from = INT64_MIN: each walk's answer depends on its start only).
+ * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
+ * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
+ * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
+ * same long stretch (every collective launched from one thread's step).  v[i]: query i's node. */
 static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
     const hta_cp_graph *g = k->s->g;
     size_t nn = g->nnode;

@@ -112,6 +112,31 @@ class SameAsJoined(unittest.TestCase):
             self.assertIn(os.path.basename(victim), err)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
 
+    def test_a_cut_rank_file_warns_once(self):
+        # a file cut inside its last event loads the events before it, with the loader's warning: once, from
+        # the job's first pass (the others read it again, or its kept graph), as the whole load gives it
+        with tempfile.TemporaryDirectory() as d:
+            for f in os.listdir(self.jobs["ddp"]):
+                shutil.copy(os.path.join(self.jobs["ddp"], f), d)
+            victim = os.path.join(d, sorted(os.listdir(d))[1])
+            with open(victim, "rb") as f:
+                text = f.read()
+            cut = text[: text.rindex(b'"ph"')]
+            with open(victim, "wb") as f:
+                f.write(cut)
+            want = "%s: truncated at byte %d" % (os.path.basename(victim), len(cut))
+            whole = run(d, "--what-if", "cpu=x0.5", joined=True)
+            self.assertEqual(whole[0], 0, whole[2])
+            for threads in (1, 4):  # each pass loads the files; the files read once and their graphs kept
+                with self.subTest(threads=threads):
+                    got = run(d, "--what-if", "cpu=x0.5", threads=threads)
+                    self.assertEqual(got[0], 0, got[2])
+                    self.assertEqual(got[2].count("truncated at byte"), 1, got[2])
+                    self.assertIn(want, got[2])
+                    self.assertEqual(got, whole)
+            quiet = run(d, "--what-if", "cpu=x0.5", "--quiet")
+            self.assertNotIn("truncated", quiet[2])
+
 
 if __name__ == "__main__":
     unittest.main()

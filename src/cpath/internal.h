@@ -62,7 +62,9 @@ typedef struct cp_rules_opts {
     int (*pending)(void *ctx, size_t k); /* a median rule without factors: 1 when they come later */
     void *ctx;
     size_t *hits;   /* per rule, added to: edges it selected; given, no match is no error here */
-    uint64_t *mask; /* per edge, or'ed: bit k when rule k selected it (rules < 64) */
+    const uint32_t *mask_edge; /* edges whose rules are wanted (rules < 64): mask[i] for mask_edge[i], or'ed */
+    size_t nmask;              /* bit k when rule k selected it; a few edges (a rank's collectives' transfers) */
+    uint64_t *mask;
 } cp_rules_opts;
 /* w (nedge) = the graph's weights under the rules, in order; *nchanged edges changed.  A rule that matches
  * nothing is an error (unless o->hits counts), as is a weight beyond the times hta holds. */

@@ -274,9 +274,12 @@ hta_status cp_rules_apply(const hta_cp_graph *g, const hta_cpath_rule *rules, si
             hits++;
             if ((st = cp_rule_scale(r, mf ? mf[i] : r->factor, &w[i], err))) break;
             changed[i] = 1;
-            if (o && o->mask) o->mask[i] |= (uint64_t)1 << k;
         }
         if (st) break;
+        for (size_t i = 0; o && o->mask && i < o->nmask; i++) {
+            const hta_cp_edge *e = &g->edge[o->mask_edge[i]];
+            if (selects(g, r, e, r->what == W_RANK ? g->rank : 0, in, memo)) o->mask[i] |= (uint64_t)1 << k;
+        }
         if (o && o->hits) {
             o->hits[k] += hits; /* a job's rule may select on another rank: the caller decides */
             continue;

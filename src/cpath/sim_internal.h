@@ -54,7 +54,9 @@ typedef struct sim_wopts {
                                * rank: not known yet, the rule is counted as a hit and leaves the weights */
     size_t *hits;             /* per rule, added to: edges it selected; given, a rule that selects none is
                                * no error (it may select on another rank) */
-    uint64_t *mask;           /* per edge, or'ed: bit k when rule k selected it (rules < 64) */
+    const uint32_t *mask_edge; /* edges whose rules are wanted: mask[i] for mask_edge[i], or'ed: bit k when */
+    size_t nmask;              /* rule k selected it (rules < 64) */
+    uint64_t *mask;
 } sim_wopts;
 
 /* hta_sim_weights with options (wo NULL: hta_sim_weights). */

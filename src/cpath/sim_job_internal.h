@@ -224,10 +224,11 @@ hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, h
 /* Pass 1: the skeleton of the context's rank k (position pos) for every scenario (the kept graph, without
  * the context, after sj_rank_keep). */
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err);
-/* Rank pos's weights w under scenario scn (hits, mask: sim_wopts); *pending when a median rule of this rank
- * has no factors yet (its rule then leaves the weights). */
+/* Rank pos's weights w under scenario scn (hits; mask for the nmask edges mask_edge: sim_wopts); *pending when
+ * a median rule of this rank has no factors yet (its rule then leaves the weights). */
 hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t scn, int64_t *w, size_t *hits,
-                      uint64_t *mask, size_t *changed, int *pending, hta_error *err);
+                      const uint32_t *mask_edge, size_t nmask, uint64_t *mask, size_t *changed, int *pending,
+                      hta_error *err);
 
 /* The replay: matching (once), then every scenario's schedule at the skeleton's nodes. */
 hta_status sj_match(struct hta_job *j, hta_error *err);

@@ -285,7 +285,7 @@ hta_status sj_rank_times(struct hta_job *j, sj_rank_graph_t *rg, size_t pos, siz
     size_t changed, *hits = calloc(j->scn[scn].nrules + 1, sizeof *hits);
     int pending;
     if (!hits) return hta_oom(err);
-    hta_status st = sj_weights(j, rg->s, pos, scn, rg->w, hits, NULL, &changed, &pending, err);
+    hta_status st = sj_weights(j, rg->s, pos, scn, rg->w, hits, NULL, 0, NULL, &changed, &pending, err);
     free(hits);
     rg->scn = SIZE_MAX;
     HTA_TRY(st);

@@ -543,7 +543,8 @@ static hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med
 }
 
 hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t scn, int64_t *w, size_t *hits,
-                      uint64_t *mask, size_t *changed, int *pending, hta_error *err) {
+                      const uint32_t *mask_edge, size_t nmask, uint64_t *mask, size_t *changed, int *pending,
+                      hta_error *err) {
     const hta_cp_graph *g = s->g;
     const sj_scn *sc = &j->scn[scn];
     const sj_rank *R = &j->r[pos];
@@ -561,7 +562,7 @@ hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t sc
         if (!sc->med || !sc->med[r]) *pending = 1;
         else st = sj_med_edges(j, s, sc->med[r], &med[r], err);
     }
-    sim_wopts wo = {(const double *const *)med, hits, mask};
+    sim_wopts wo = {(const double *const *)med, hits, mask_edge, nmask, mask};
     if (!st) st = sim_weights(s, sc->rules, sc->nrules, &wo, w, changed, err);
     for (size_t r = 0; r < sc->nrules; r++) free(med[r]);
     free(med);
@@ -631,7 +632,6 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     int64_t *w = NULL;
     int32_t *tr_c = NULL, *arr_c = NULL;
     unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
-    uint64_t *mask = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
     const sj_graph *kg = j->graph && j->graph[pos].info ? &j->graph[pos] : NULL;
@@ -656,7 +656,6 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     w = malloc(ne * sizeof *w);
     tr_c = malloc(ne * sizeof *tr_c);
     mid = calloc(nn + 1, 1);
-    mask = malloc(ne * sizeof *mask);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
     L.off = malloc((nn + 1) * sizeof *L.off);
     L.cnt = malloc((nn + 1) * sizeof *L.cnt);
@@ -666,7 +665,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     has_succ = calloc(nn + 1, 1);
     kept = calloc(nn + 1, 1);
     L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !tr_c || !mid || !mask || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ ||
+    if (!w || !tr_c || !mid || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ ||
         !kept || !L.left)
         goto oom;
     for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
@@ -703,16 +702,17 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         const sj_scn *sc = &j->scn[q];
         if (sk->done) continue;
         if (!sk->hits && !(sk->hits = calloc(sc->nrules + 1, sizeof *sk->hits))) goto oom;
-        memset(mask, 0, ne * sizeof *mask);
         memset(sk->hits, 0, (sc->nrules + 1) * sizeof *sk->hits);
-        int pending = 0;
-        HTA_TRY_GOTO(st, sj_weights(j, s, pos, q, w, sk->hits, mask, &sk->changed, &pending, err), done);
+        /* the rules of each collective's transfer (the replay's): only theirs, not every edge's */
         free(sk->trw);
         free(sk->trmask);
         sk->trw = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trw);
-        sk->trmask = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trmask);
+        sk->trmask = calloc(R->ncoll ? R->ncoll : 1, sizeof *sk->trmask);
         if (!sk->trw || !sk->trmask) goto oom;
-        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]], sk->trmask[c] = mask[tr_e[c]];
+        int pending = 0;
+        HTA_TRY_GOTO(st, sj_weights(j, s, pos, q, w, sk->hits, tr_e, R->ncoll, sk->trmask, &sk->changed, &pending, err),
+                     done);
+        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]];
         if (pending) continue; /* done after the factors (the revisit) */
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
             for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
@@ -771,7 +771,6 @@ done:
     free(w);
     free(tr_c);
     free(mid);
-    free(mask);
     free(L.off);
     free(L.cnt);
     free(arr_c);

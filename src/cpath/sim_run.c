@@ -74,7 +74,8 @@ hta_status sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nru
                            (int)rules[k].num);
     }
     wctx c = {s, rules, wo};
-    cp_rules_opts o = {f, pending, &c, wo ? wo->hits : NULL, wo ? wo->mask : NULL};
+    cp_rules_opts o = {f, pending, &c, wo ? wo->hits : NULL, wo ? wo->mask_edge : NULL, wo ? wo->nmask : 0,
+                       wo ? wo->mask : NULL};
     if (!st) st = cp_rules_apply(s->g, rules, nrules, &o, w, nchanged, err);
     free(f);
     return st;

@@ -97,11 +97,15 @@ class SameAsJoined(unittest.TestCase):
                 self.assertNotEqual(got[0], 0)
                 self.assertEqual(got, run(path, *rules, joined=True))
 
+    def copy_ddp(self, d, i):
+        """The ddp job copied into d; the path of its i-th file (by name), to be spoilt."""
+        for f in os.listdir(self.jobs["ddp"]):
+            shutil.copy(os.path.join(self.jobs["ddp"], f), d)
+        return os.path.join(d, sorted(os.listdir(d))[i])
+
     def test_a_bad_rank_file_is_named(self):
         with tempfile.TemporaryDirectory() as d:
-            for f in os.listdir(self.jobs["ddp"]):
-                shutil.copy(os.path.join(self.jobs["ddp"], f), d)
-            victim = os.path.join(d, sorted(os.listdir(d))[2])
+            victim = self.copy_ddp(d, 2)
             with open(victim, "rb") as f:
                 head = f.read(4096)
             with open(victim, "wb") as f:
@@ -116,9 +120,7 @@ class SameAsJoined(unittest.TestCase):
         # a file cut inside its last event loads the events before it, with the loader's warning: once, from
         # the job's first pass (the others read it again, or its kept graph), as the whole load gives it
         with tempfile.TemporaryDirectory() as d:
-            for f in os.listdir(self.jobs["ddp"]):
-                shutil.copy(os.path.join(self.jobs["ddp"], f), d)
-            victim = os.path.join(d, sorted(os.listdir(d))[1])
+            victim = self.copy_ddp(d, 1)
             with open(victim, "rb") as f:
                 text = f.read()
             cut = text[: text.rindex(b'"ph"')]

@@ -65,8 +65,26 @@ void hta_prefault(void *p, size_t bytes) {
     if (e > a) madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 }
 
-void hta_heap_trim(size_t min_free) {
+/* Under AddressSanitizer the heap is the sanitizer's: glibc's mallinfo2 and malloc_trim would only read a heap
+ * nothing uses, and set it up on first use, which is not safe from several threads at once (the report's
+ * parts trim in parallel). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAP_OF_GLIBC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEAP_OF_GLIBC 0
+#endif
+#endif
+#ifndef HEAP_OF_GLIBC
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#define HEAP_OF_GLIBC 1
+#else
+#define HEAP_OF_GLIBC 0
+#endif
+#endif
+
+void hta_heap_trim(size_t min_free) {
+#if HEAP_OF_GLIBC
     if (mallinfo2().fordblks >= min_free) malloc_trim(0);
 #else
     (void)min_free;

@@ -679,7 +679,7 @@ static hta_status decide(sb *b) {
     return HTA_OK;
 }
 
-/* The schedule's inputs and order: every node's in-edges, and a topological order (Kahn's). */
+/* The schedule's inputs: every node's in-edges, again from the graph's edges. */
 hta_status sim_index(hta_sim *s, hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode, ne = g->nedge;
@@ -689,7 +689,7 @@ hta_status sim_index(hta_sim *s, hta_error *err) {
     s->pred_eid = malloc((ne ? ne : 1) * sizeof *s->pred_eid);
     if (!s->pred_off || !s->pred_eid) return hta_oom(err);
     cp_adj_fill(g->edge, ne, nn, 1, s->pred_off, s->pred_eid);
-    return sim_topo(s, err);
+    return HTA_OK;
 }
 
 hta_status sim_topo(hta_sim *s, hta_error *err) {

@@ -106,7 +106,7 @@ hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
 hta_status sim_coll_read(hta_sim *s, const hta_cp_edge *edge, size_t nedge, const hta_trace *t, const hta_rank *r,
                          hta_error *err);
 
-/* Fills s->pred_off, pred_eid and topo from s->g's edges (a cycle is an error). */
+/* Fills s->pred_off and pred_eid from s->g's edges (the graph's own in-edges are decide()'s, at build). */
 hta_status sim_index(hta_sim *s, hta_error *err);
 /* s->topo from the graph's edges and s->pred_off: Kahn's order, sources in node order (a cycle is an error). */
 hta_status sim_topo(hta_sim *s, hta_error *err);

@@ -38,14 +38,11 @@ hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, i
     }
     /* a graph to keep takes its order later (sj_skeleton), once the rank's model may be gone */
     int keep = c && !c->s;
-    if (keep && (*out = hta_ctx_take(ctx, k))) {
-        /* built by the caller (the report's part) */
-    } else if (hta_ctx_rows_released(ctx, k)) {
+    *out = keep ? hta_ctx_take(ctx, k) : NULL; /* built by the caller (the report's part), or none */
+    if (!*out && hta_ctx_rows_released(ctx, k))
         return hta_fail(err, HTA_EINVAL, "rank %d: no simulation graph (its build failed once its rows were read)",
                         (int)hta_ctx_rank(ctx, k)->rank);
-    } else {
-        HTA_TRY(sim_build(ctx, k, !keep, keep && release, out, err));
-    }
+    if (!*out) HTA_TRY(sim_build(ctx, k, !keep, keep && release, out, err));
     if (j->gpu_steps) (void)sim_gpu_steps(*out);
     if (keep) c->s = *out;
     return HTA_OK;
@@ -94,15 +91,11 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
     free(from_mid);
     /* the in-edges again (the mids have one more); the order stays, the stubs first: sources added to a
      * topological order keep it one, without a second adjacency to sort it again */
-    if (!g->nnode || !s->topo) return sim_index(s, err);
-    free(s->pred_off);
-    free(s->pred_eid);
-    s->pred_off = malloc((g->nnode + 1) * sizeof *s->pred_off);
-    s->pred_eid = malloc((g->nedge ? g->nedge : 1) * sizeof *s->pred_eid);
-    uint32_t *topo = realloc(s->topo, g->nnode * sizeof *topo);
-    if (!s->pred_off || !s->pred_eid || !topo) return hta_oom(err);
+    HTA_TRY(sim_index(s, err));
+    if (!s->topo) return sim_topo(s, err);
+    uint32_t *topo = realloc(s->topo, (g->nnode ? g->nnode : 1) * sizeof *topo);
+    if (!topo) return hta_oom(err);
     s->topo = topo;
-    cp_adj_fill(g->edge, g->nedge, g->nnode, 1, s->pred_off, s->pred_eid);
     size_t old = *stub_first, added = g->nnode - old;
     memmove(topo + added, topo, old * sizeof *topo);
     for (size_t i = 0; i < added; i++) topo[i] = (uint32_t)(old + i);
@@ -149,17 +142,6 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
     out->t0 = k->t[v] + k->off;
 }
 
-/* A query at its node, in (node, query) order: a node's queries are a run of them. */
-typedef struct nq {
-    uint32_t node, i;
-} nq;
-
-static int cmp_nq(const void *a, const void *b) {
-    const nq *x = a, *y = b;
-    if (x->node != y->node) return x->node < y->node ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
 /* The walks of every uncut query at once (from = INT64_MIN: each walk's answer depends on its start only).
  * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
  * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
@@ -170,13 +152,15 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     size_t nn = g->nnode;
     uint32_t *par = malloc((nn + 1) * sizeof *par), *coff = calloc(nn + 2, sizeof *coff),
              *kid = malloc((nn + 1) * sizeof *kid), *stack = malloc((nn + 1) * sizeof *stack);
-    /* the queries by node, and which nodes have any: few queries, many nodes */
-    nq *qs = malloc((n + 1) * sizeof *qs);
+    /* the queries in (node, query) order, and which nodes have any: few queries, many nodes */
+    uint32_t *qs = malloc((n + 1) * sizeof *qs);
+    int64_t *qnode = malloc((n + 1) * sizeof *qnode);
     uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq);
     unsigned char *down = calloc(nn + 1, 1);
-    if (!par || !coff || !kid || !stack || !qs || !hasq || !down) {
-        free(par), free(coff), free(kid), free(stack), free(qs), free(hasq), free(down);
-        return hta_oom(err);
+    hta_status st = HTA_OK;
+    if (!par || !coff || !kid || !stack || !qs || !qnode || !hasq || !down) {
+        st = hta_oom(err);
+        goto done;
     }
     for (size_t x = 0; x < nn; x++) {
         par[x] = pick(k->s, k->w, k->t, (uint32_t)x);
@@ -187,8 +171,8 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     for (size_t x = 0; x < nn; x++) fill[x] = coff[x];
     for (size_t x = 0; x < nn; x++)
         if (par[x] != UINT32_MAX) kid[fill[g->edge[par[x]].u]++] = (uint32_t)x;
-    for (size_t i = 0; i < n; i++) qs[i] = (nq){v[i], (uint32_t)i}, hasq[v[i] / 64] |= 1ull << (v[i] % 64);
-    if (n > 1) qsort(qs, n, sizeof *qs, cmp_nq);
+    for (size_t i = 0; i < n; i++) qs[i] = (uint32_t)i, qnode[i] = v[i], hasq[v[i] / 64] |= 1ull << (v[i] % 64);
+    HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(qs, n, qnode, err), done);
     /* the running sums of the path from the root down to the node on top of the stack */
     __int128 cls[SJ_NCLS] = {0};
     int64_t col[SJ_NCLS] = {0};
@@ -211,11 +195,11 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
                 size_t lo = 0, hi = (hasq[x / 64] >> (x % 64) & 1) ? n : 0;
                 while (lo < hi) { /* the first of x's queries */
                     size_t mid = lo + (hi - lo) / 2;
-                    if (qs[mid].node < x) lo = mid + 1;
+                    if (v[qs[mid]] < x) lo = mid + 1;
                     else hi = mid;
                 }
-                for (; lo < n && qs[lo].node == x; lo++) {
-                    sj_piece *o = &q[qs[lo].i].out;
+                for (; lo < n && v[qs[lo]] == x; lo++) {
+                    sj_piece *o = &q[qs[lo]].out;
                     memset(o, 0, sizeof *o);
                     for (int y = 0; y < SJ_NCLS; y++) {
                         o->acc.cls[y] = cls[y];
@@ -234,8 +218,9 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
             if (e != UINT32_MAX) cls[c] -= k->w[e], col[c] -= gap, cnt[c]--, edges--;
         }
     }
-    free(par), free(coff), free(kid), free(stack), free(qs), free(hasq), free(down);
-    return HTA_OK;
+done:
+    free(par), free(coff), free(kid), free(stack), free(qs), free(qnode), free(hasq), free(down);
+    return st;
 }
 
 hta_status sj_rank_graph(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_rank_graph_t *rg,

@@ -331,8 +331,8 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     pre[0] = 0;
     for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
     /* room for the GPU's points and the steps' at once; the host's grow it */
-    sw_vec w = {hta_big_realloc(NULL, (6 * ngpu_ops + 2 * p->nsteps + 4096) * sizeof(sw_ev)), 0,
-                6 * ngpu_ops + 2 * p->nsteps + 4096};
+    size_t cap = 6 * ngpu_ops + 2 * p->nsteps + 4096;
+    sw_vec w = {hta_big_realloc(NULL, cap * sizeof(sw_ev)), 0, cap};
     if (!w.v) return hta_oom(err);
     hta_status st = sweep(v, t, r, cc, a, pre, &w, p, err);
     hta_big_free(w.v);

@@ -27,6 +27,19 @@ static int data_loading(const hta_cp_graph *g, int32_t ev, const char *const *da
     return 0;
 }
 
+/* The class of time spent in event x: its thread's (cpu_bound, data_loading) or its stream's work. */
+static const char *event_class(const hta_cp_graph *g, int32_t x, const char *const *data_load, size_t ndata_load) {
+    const hta_cp_event *ev = &g->ev[x];
+    const char *name = hta_sym(g->sym, ev->name);
+    if (ev->stream < 0)
+        return data_loading(g, x, data_load, ndata_load) ? "data_loading" : "cpu_bound";
+    char *s = hta_shorten_name_hta(name);
+    /* HTA's rule calls every hip* kernel communication and misses RCCL's */
+    int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_comm_kernel_name(name);
+    free(s);
+    return comm ? "gpu_communication_bound" : "gpu_compute_bound";
+}
+
 const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
                                const char *const *data_load, size_t ndata_load) {
     switch (e->type) {
@@ -34,19 +47,16 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
     case HTA_CP_LAUNCH: return "gpu_kernel_launch_overhead";
     case HTA_CP_GAP: return "cpu_bound";
     case HTA_CP_PEER_WAIT: return "rank_wait";
-    case HTA_CP_OPERATOR: break;
-    default: return "";
+    case HTA_CP_OPERATOR:
+        if (e->attr >= 0) return event_class(g, e->attr, data_load, ndata_load);
+        break;
+    default: break;
     }
-    if (e->attr < 0) return "";
-    const hta_cp_event *ev = &g->ev[e->attr];
-    const char *name = hta_sym(g->sym, ev->name);
-    if (ev->stream < 0)
-        return data_loading(g, e->attr, data_load, ndata_load) ? "data_loading" : "cpu_bound";
-    char *s = hta_shorten_name_hta(name);
-    /* HTA's rule calls every hip* kernel communication and misses RCCL's */
-    int comm = g->hta_compat ? hta_is_comm_name_hta(s ? s : name) : hta_is_comm_kernel_name(name);
-    free(s);
-    return comm ? "gpu_communication_bound" : "gpu_compute_bound";
+    /* HTA leaves its dependency and sync edges unclassified.  In a simulation graph (ev_parent set) a wait
+     * is bound by what it waited for: a host sync by the GPU work it returned after, a thread's join by
+     * the other thread's work, a stream's wait by the work of the stream it waited for */
+    if (!g->ev_parent || e->u >= g->nnode) return "";
+    return event_class(g, (int32_t)g->node[e->u].ev, data_load, ndata_load);
 }
 
 struct hta_cp_bb {

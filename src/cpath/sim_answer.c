@@ -13,9 +13,13 @@ static int span_nodes(const hta_sim *s, const int64_t *t, int64_t lo, int64_t hi
     *a = *z = UINT32_MAX;
     if (lo == INT64_MIN && hi == INT64_MAX && s->nsteps) {
         for (size_t i = 0; i < s->nsteps; i++) {
-            uint32_t x = s->steps[i].start, y = s->steps[i].end;
+            uint32_t x = s->steps[i].start, y = s->steps[i].end, ge = s->steps[i].gend;
             if (*a == UINT32_MAX || t[x] < t[*a]) *a = x;
             if (*z == UINT32_MAX || t[y] > t[*z]) *z = y;
+            /* the steps' GPU work is theirs too: where the GPU runs behind the host, the last step's kernels
+             * end after its annotation, and the time until they end is the run's (an inference step that
+             * launches everything, then syncs after the step) */
+            if (ge != UINT32_MAX && t[ge] > t[*z]) *z = ge;
         }
         return 0;
     }
@@ -74,6 +78,11 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
             hta_result_note(out, "the trace has no CUDA sync records (cuda_sync): which GPU work each of its %zu "
                                  "host syncs waited for is inferred (every stream's last work launched before it)",
                             s->sync_calls);
+        if (s->host_waits || s->gpu_waits)
+            hta_result_note(out, "waits read from the timing (no call records them): %zu host stretch%s ended "
+                                 "as the GPU's queue drained, %zu queued GPU operation%s started as another "
+                                 "stream's work ended",
+                            s->host_waits, s->host_waits == 1 ? "" : "es", s->gpu_waits, s->gpu_waits == 1 ? "" : "s");
         if (!explicit_span && s->nsteps < 2)
             hta_result_note(out, "%s: the saving is that of this window only; steps differ (data loading, syncs "
                                  "every N steps), so profile several",

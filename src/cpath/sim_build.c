@@ -18,6 +18,8 @@
 /* ... when the other thread's work starts (fork) or the waiting thread resumes (join) within this of
  * the other thread's last step. */
 #define SIM_HANDOVER_NS 200000
+/* ... and a thread's first work within this of another thread's step (creating the thread) */
+#define SIM_FIRST_HANDOVER_NS 5000000
 
 /* An edge while the graph is built: the graph's own edge, whose weight holds the estimate until decide()
  * gives every edge its weight in place (no second array: the edges are the graph's largest part).  w until
@@ -107,6 +109,11 @@ static void cut_end(sb *b, uint32_t x, int64_t t) {
     b->g->node[2 * (size_t)x + 1].ts = t - b->g->origin_ns;
 }
 
+/* Whether event x is a Python frame (python_function). */
+static int py_frame(const sb *b, uint32_t x) {
+    return b->cls[b->r->cat[b->g->ev[x].row]] == HTA_CC_PYTHON_FUNCTION;
+}
+
 /* Where x outlasts the open events stack[0..sp) it starts in, of the two ways to nest it the one that moves
  * less time: x cut at its parent's end (by the caller), or the open events that end inside x cut at x's
  * start (here; returns 1).  The second is the common case in real traces: a record_function range
@@ -115,6 +122,9 @@ static void cut_end(sb *b, uint32_t x, int64_t t) {
  * step; cutting the range would make a step of a few microseconds. */
 static int cut_open(sb *b, const uint32_t *stack, size_t sp, uint32_t x) {
     if (!sp || ev_end(b, x) <= ev_end(b, stack[sp - 1])) return 0;
+    /* a Python frame that outlasts a range it started in is the frame that closes the range (profiler.step(),
+     * __exit__): the frame is cut, never the range (a step would end where its closing call began) */
+    if (py_frame(b, x) && !py_frame(b, stack[sp - 1])) return 0;
     size_t j = sp - 1; /* stack[j..sp): the open events that end inside x */
     while (j > 0 && ev_end(b, stack[j - 1]) < ev_end(b, x)) j--;
     if (ev_end(b, stack[j]) - ev_start(b, x) >= ev_end(b, x) - ev_end(b, stack[sp - 1])) return 0;
@@ -365,6 +375,28 @@ static int32_t first_launched(const sb *b, size_t k, int64_t after) {
     return i < b->toff[k + 1] ? (int32_t)b->tev[i] : -1;
 }
 
+/* The last GPU event of track k that ended by t, or -1 (a stream's work ends in start order but for the rare
+ * overlap, a copy beside a kernel: a few steps back from the last to start before t). */
+static int32_t last_ended_by(const sb *b, size_t k, int64_t t) {
+    uint32_t lo = b->toff[k], hi = b->toff[k + 1];
+    while (lo < hi) { /* the first event that starts at or after t */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ev_start(b, b->tev[mid]) < t) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint32_t i = lo, steps = 0; i-- > b->toff[k] && steps < 8; steps++)
+        if (ev_end(b, b->tev[i]) <= t) return (int32_t)b->tev[i];
+    return -1;
+}
+
+/* The last GPU event of track k that ended by t if its launch is not in the trace (work queued before the
+ * trace began, or by a thread the profiler did not record), else -1: a host sync waits for such work too
+ * when it is still running as the sync starts, and the trace does not say when it was queued. */
+static int32_t last_unlaunched_by(const sb *b, size_t k, int64_t t) {
+    int32_t x = last_ended_by(b, k, t);
+    return x >= 0 && launcher(b, (uint32_t)x) < 0 ? x : -1;
+}
+
 typedef struct corr_row {
     int64_t corr;
     int32_t row;
@@ -484,7 +516,14 @@ static hta_status waits(sb *b, size_t ntracks) {
             if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
             int32_t x = last_launched(b, k, before);
             /* work that ended after the call returned was not waited for */
-            if (x >= 0 && ev_end(b, (uint32_t)x) <= ce) PUSH(c, x);
+            if (x >= 0 && ev_end(b, (uint32_t)x) > ce) x = -1;
+            if (before == cs) { /* not an event's sync: work queued before the trace counts too */
+                int32_t z = last_unlaunched_by(b, k, ce);
+                if (z >= 0 && ev_end(b, (uint32_t)z) > cs && ev_end(b, (uint32_t)z) < ce &&
+                    (x < 0 || ev_end(b, (uint32_t)z) > ev_end(b, (uint32_t)x)))
+                    x = z;
+            }
+            if (x >= 0) PUSH(c, x);
         }
     }
     /* the calls' own time and their return latency, where each decided */
@@ -535,6 +574,79 @@ done:
     free(own.v);
     free(ret.v);
     return st == HTA_ENOMEM ? hta_oom(b->err) : st;
+}
+
+/* ---- host waits that no call records ---- */
+
+/* How close to the end of the GPU's queued work a host stretch must end to have waited for it: the sync's
+ * return, and the first traced event after it (a sampled trace drops most of a thread's events): a 32nd of
+ * the stretch, at least SIM_HANDOVER_NS. */
+static int64_t drained_by(int64_t stretch) {
+    return stretch / 32 > SIM_HANDOVER_NS ? stretch / 32 : SIM_HANDOVER_NS;
+}
+
+/* A host thread's long stretch with no traced call of its own (untraced time, or an operator's own time
+ * between its children) that ends as the GPU finishes the last of the work queued before the stretch: the
+ * host waited for the GPU, through a call the trace does not show (a sampled trace; a sync inside an
+ * operator whose runtime calls were not recorded; a launch blocked on a full queue).  The host cannot know
+ * when the GPU drains its queue unless it waits for it, so the stretch ends when that work ends: a sync edge
+ * from it, and the stretch's own time becomes the calls' return latency.  Every stream counts: work still
+ * queued on any stream after the stretch was not waited for (no such edge then). */
+static hta_status unsaid_host_waits(sb *b, size_t ntracks) {
+    size_t nchain = b->ne;
+    for (size_t i = 0; i < nchain; i++) {
+        const sedge *e = &b->e[i];
+        if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
+        int64_t tu = nt(b, e->u), tv = nt(b, e->v);
+        if (tv - tu < SIM_IDLE_NS || b->chain_in[e->v] != i || b->is_gpu[b->g->node[e->v].ev]) continue;
+        /* the stretch holds no call: it runs between two boundaries of its thread's chain */
+        int32_t w = -1;
+        int drained = 1;
+        for (size_t k = 0; k < ntracks && drained; k++) {
+            if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
+            int32_t x = last_launched(b, k, tu);
+            if (x < 0 || ev_end(b, (uint32_t)x) <= tu) continue;
+            if (ev_end(b, (uint32_t)x) > tv) drained = 0;
+            else if (w < 0 || ev_end(b, (uint32_t)x) > ev_end(b, (uint32_t)w)) w = x;
+        }
+        /* strictly after: an edge between equal times could close a loop with the graph's other inputs */
+        if (!drained || w < 0 || tv <= ev_end(b, (uint32_t)w) || tv - ev_end(b, (uint32_t)w) > drained_by(tv - tu))
+            continue;
+        b->s->host_waits++;
+        uint32_t v = e->v;
+        b->e[i].w = SIM_DEFAULT_SYNC_NS < tv - tu ? SIM_DEFAULT_SYNC_NS : tv - tu;
+        HTA_TRY(add(b, 2 * (uint32_t)w + 1, v, HTA_CP_SYNC, -1, SIM_DEFAULT_SYNC_NS));
+    }
+    return HTA_OK;
+}
+
+/* GPU work that waited on its idle stream, queued since before its stream went idle, and started right after
+ * work on another stream of its device ended: it waited for that work (a cudaStreamWaitEvent or an NCCL
+ * stream's event the trace does not show; a sampled trace).  A queued kernel starts when its stream is free
+ * and what it waits for is done; its stream was free, so the other stream's end decided its start. */
+static hta_status unsaid_gpu_waits(sb *b, size_t ntracks) {
+    for (size_t k = 0; k < ntracks; k++) {
+        if (b->toff[k] == b->toff[k + 1] || !b->is_gpu[b->tev[b->toff[k]]]) continue;
+        for (uint32_t i = b->toff[k] + 1; i < b->toff[k + 1]; i++) {
+            uint32_t p = b->tev[i - 1], y = b->tev[i];
+            int64_t pe = ev_end(b, p), ys = ev_start(b, y);
+            /* queued before its stream went idle, and idle for long */
+            if (ys - pe < SIM_IDLE_NS || b->launch_ts[y] >= pe || launcher(b, y) < 0) continue;
+            int32_t w = -1;
+            for (size_t j = 0; j < ntracks; j++) {
+                if (j == k || b->toff[j] == b->toff[j + 1] || !b->is_gpu[b->tev[b->toff[j]]] ||
+                    b->r->threads[j].pid != b->r->threads[k].pid)
+                    continue;
+                int32_t x = last_ended_by(b, j, ys);
+                if (x >= 0 && ev_end(b, (uint32_t)x) > pe && (w < 0 || ev_end(b, (uint32_t)x) > ev_end(b, (uint32_t)w)))
+                    w = x;
+            }
+            if (w < 0 || ys <= ev_end(b, (uint32_t)w) || ys - ev_end(b, (uint32_t)w) > drained_by(ys - pe)) continue;
+            b->s->gpu_waits++;
+            HTA_TRY(add(b, 2 * (uint32_t)w + 1, 2 * y, HTA_CP_SYNC, -1, SIM_DEFAULT_GAP_NS));
+        }
+    }
+    return HTA_OK;
 }
 
 /* ---- threads that wait for each other ---- */
@@ -603,7 +715,10 @@ static hta_status joins(sb *b, size_t ntracks) {
             if (k == ka || !cpu_track(b, k) || r->threads[k].pid != r->threads[ka].pid) continue;
             int64_t next;
             int32_t x = top_before(b, k, nt(b, e->v), &next);
-            if (x < 0 || next < nt(b, e->v) || ev_end(b, (uint32_t)x) <= nt(b, e->u)) continue;
+            /* the other thread's work ended strictly before: threads that end together (a pool's tasks closing
+             * in one microsecond) would join each other both ways, a loop */
+            if (x < 0 || next < nt(b, e->v) || ev_end(b, (uint32_t)x) <= nt(b, e->u) || ev_end(b, (uint32_t)x) >= nt(b, e->v))
+                continue;
             if (nt(b, e->v) - ev_end(b, (uint32_t)x) > handover(nt(b, e->v) - nt(b, e->u))) continue;
             if (ev_end(b, (uint32_t)x) > tb) tb = ev_end(b, (uint32_t)x), who = x;
         }
@@ -622,15 +737,19 @@ static hta_status joins(sb *b, size_t ntracks) {
             if (b->g->ev_parent[x] >= 0) continue;
             int64_t xs = ev_start(b, x);
             /* a first event: as after an idle of 8 ms (a handover within 1 ms) */
-            int64_t idle_ns = prev_end == INT64_MIN ? 8 * SIM_IDLE_NS : xs - prev_end;
+            int first = prev_end == INT64_MIN;
+            int64_t idle_ns = first ? 8 * SIM_IDLE_NS : xs - prev_end;
             int idle = idle_ns >= SIM_IDLE_NS;
             prev_end = ev_end(b, x);
             if (!idle) continue;
             int64_t best = -1;
+            /* a thread's very first work: the thread was made for it, and making one (the autograd engine's, on
+             * the first backward()) takes milliseconds */
+            int64_t tol = first ? SIM_FIRST_HANDOVER_NS : handover(idle_ns);
             for (size_t k = 0; k < ntracks; k++) {
                 if (k == kb || !cpu_track(b, k) || r->threads[k].pid != r->threads[kb].pid) continue;
                 int64_t n = node_before(b, k, xs);
-                if (n >= 0 && xs - nt(b, n) <= handover(idle_ns) && (best < 0 || nt(b, n) > nt(b, best))) best = n;
+                if (n >= 0 && xs - nt(b, n) <= tol && (best < 0 || nt(b, n) > nt(b, best))) best = n;
             }
             if (best < 0) continue;
             uint32_t ci = b->chain_in[2 * x];
@@ -897,6 +1016,8 @@ static hta_status build(sb *b) {
     }
     if ((st = streams(b, r->nthreads))) goto done;
     if ((st = waits(b, r->nthreads))) goto done;
+    if ((st = unsaid_host_waits(b, r->nthreads))) goto done;
+    if ((st = unsaid_gpu_waits(b, r->nthreads))) goto done;
     if ((st = joins(b, r->nthreads))) goto done;
     /* The edges are all made: the tracks' scratch goes, and what needs the launch times is done, before the
      * weights' index is taken (the build's peak is there, beside the rank's model) */

@@ -38,6 +38,8 @@ struct hta_sim {
     int32_t *ev_step;      /* each event's ProfilerStep (the rank's iteration), -1 for none */
     size_t sync_calls;     /* host syncs in the graph */
     size_t sync_records;   /* CUPTI sync records (cuda_sync) of the rank(s) */
+    size_t host_waits;     /* host stretches without a call that waited for the GPU's queue to drain */
+    size_t gpu_waits;      /* queued GPU work that waited for another stream's work, without a record */
     hta_sim_coll *coll;    /* per wait edge, in edge order */
     size_t ncoll;
 };

@@ -26,7 +26,7 @@ def K(name, ts, dur, stream, corr):
     return X(name, "kernel", ts, dur, pid=0, tid=stream, device=0, stream=stream, correlation=corr)
 
 
-def trace(path, waits=True):
+def trace(path, waits=True, lag=5):
     # three small kernels that start 7 us after their launch returned: the rank's usual launch latency
     ev = []
     for i in range(3):
@@ -38,9 +38,9 @@ def trace(path, waits=True):
           X("hipExtLaunchKernel", "cuda_runtime", 70, 10, correlation=2),
           K("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", 30 + GEMM + 5, NCCL, 4, 2),
           X("hipLaunchKernel", "cuda_runtime", 100, 10, correlation=3),
-          K("Cijk_gemm_2", 30 + GEMM + 5 + NCCL + 5, GEMM, 0, 3)]
+          K("Cijk_gemm_2", 30 + GEMM + 5 + NCCL + lag, GEMM, 0, 3)]
     # three small kernels queued behind it, 3 us apart: the stream's usual gap
-    end = 30 + 2 * GEMM + NCCL + 10
+    end = 30 + 2 * GEMM + NCCL + 5 + lag
     for i in range(3):
         ev += [X("hipLaunchKernel", "cuda_runtime", 130 + 10 * i, 5, correlation=10 + i),
                K("Cijk_small", end + 3, 10, 0, 10 + i)]
@@ -62,11 +62,11 @@ class UnsaidStreamWaits(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.paths = {}
-        for w in (True, False):
-            d = os.path.join(cls.tmp.name, "waits" if w else "none")
+        for w, lag in ((True, 5), (False, 5), ("late", 600)):
+            d = os.path.join(cls.tmp.name, str(w))
             os.makedirs(d)
             cls.paths[w] = os.path.join(d, "rank-0.json")
-            trace(cls.paths[w], waits=w)
+            trace(cls.paths[w], waits=w is True, lag=lag)
 
     @classmethod
     def tearDownClass(cls):
@@ -85,10 +85,17 @@ class UnsaidStreamWaits(unittest.TestCase):
         self.assertAlmostEqual(self.saving(self.paths[True], "kernel:Cijk_gemm=x0.5"), GEMM / 2, delta=15)
         self.assertAlmostEqual(self.saving(self.paths[True], "type:comp=x0.5"), GEMM, delta=15)
 
+    def test_without_the_calls_the_wait_is_read_from_the_timing(self):
+        """the same kernels without the stream-wait calls: the second gemm, queued since before its stream went
+        idle, waited 2 ms on that idle stream and started 5 us after the all-reduce on the other stream ended.
+        A queued kernel on a free stream starts when what it waits for is done: the engine reads the wait from
+        that (docs/critical-path.md, "Waits no call records"), and removing the all-reduce saves its 2000 us"""
+        self.assertAlmostEqual(self.saving(self.paths[False], "type:comm=x0"), NCCL, delta=15)
+
     def test_without_the_calls_no_wait_is_invented(self):
-        """the same kernels without the stream-wait calls: the compute keeps its place (the trace shows no
-        reason for the gap, so the engine keeps it), and removing the all-reduce saves only its own end"""
-        self.assertLess(self.saving(self.paths[False], "type:comm=x0"), 20)
+        """the same, the second gemm starting 600 us after the all-reduce ended: nothing in the trace says it
+        waited for it, so the engine keeps it where it ran, and removing the all-reduce saves only its own end"""
+        self.assertLess(self.saving(self.paths["late"], "type:comm=x0"), 20)
 
 
 if __name__ == "__main__":

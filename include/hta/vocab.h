@@ -92,7 +92,8 @@ enum {
                                      * the driver's lock: cudaMalloc, cudaFree, cudaFreeHost, hipMalloc,
                                      * hipFree, hipHostFree, cuMemAlloc, cuMemFree (not the stream-ordered
                                      * MallocAsync / FreeAsync) */
-    HTA_API_CAPTURE = 1 << 14,      /* graph capture: StreamBeginCapture, StreamEndCapture, GraphInstantiate */
+    HTA_API_CAPTURE = 1 << 14,      /* graph capture: StreamBeginCapture, StreamEndCapture, GraphInstantiate,
+                                     * StreamGetCaptureInfo (asked while capturing; an eager run asks a few times) */
     HTA_API_MODULE_LOAD = 1 << 15,  /* code loading (lazy loading on a kernel's first launch):
                                      * cuModuleLoad*, cuLibraryLoad*, hipModuleLoad*, ModuleGetFunction */
 };

@@ -189,6 +189,9 @@ static const api_word api_words[] = {
     {"GraphInstantiate", HTA_API_CAPTURE},
     {"GraphInstantiateWithFlags", HTA_API_CAPTURE},
     {"GraphInstantiateWithParams", HTA_API_CAPTURE},
+    /* asked by PyTorch's allocator and torch.compile while a capture runs (hipStreamGetCaptureInfo) */
+    {"StreamGetCaptureInfo", HTA_API_CAPTURE},
+    {"StreamGetCaptureInfo_v2", HTA_API_CAPTURE},
     {"ModuleLoad", HTA_API_MODULE_LOAD},
     {"ModuleLoadData", HTA_API_MODULE_LOAD},
     {"ModuleLoadDataEx", HTA_API_MODULE_LOAD},

@@ -91,6 +91,7 @@ typedef struct finding {
     int64_t explained_ns; /* the time per step the cause explains in the trace (ranks what the engine cannot) */
     int64_t saving_ns;    /* simulated; valid only with known */
     int known;            /* the engine measured the report's window */
+    int64_t sim_ns;       /* the simulation's saving where physics bounds it lower (saving_ns is the bound), or -1 */
     char *evidence;
     char rule[RP_MAX_RULES * RP_RULE_MAX];
     const char *how;
@@ -222,9 +223,84 @@ static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on,
     }
 }
 
-/* Whether rank p recorded a graph capture rather than a run: capture calls, many kernel launch calls and
- * under a tenth as many kernels executed. */
-static int is_capture(const rp_rank *p) { return p->ncapture > 0 && p->nklaunch >= 20 && p->nkernels * 10 < p->nklaunch; }
+/* Whether rank p recorded a graph capture rather than a run: capture calls, many kernel launch calls, and
+ * under a tenth as many kernels executed, or a quarter of the launches or more recorded into a graph (they ran
+ * nothing): torch.compile's CUDA-graph trees and vLLM's piecewise capture run each graph eagerly first (its
+ * warm-up), so that kernels run beside the captured launches. */
+static int is_capture(const rp_rank *p) {
+    return p->ncapture > 0 && p->nklaunch >= 20 &&
+           (p->nkernels * 10 < p->nklaunch || p->nklaunch_none * 4 >= p->nklaunch);
+}
+
+/* The parts of the GPU's idle time (the idle split, profile.c) the findings explain: each cause its part, each
+ * part once (the GPU waiting on its own queued work is gpu_compute's, exposed communication's and the
+ * straggler's alike). */
+typedef struct explained {
+    int part[4]; /* block, wait, dl, host */
+} explained;
+
+static void idle_explained(const finding *f, explained *x) {
+    x->part[f->cause == RP_C_BLOCK ? 0 : f->cause == RP_C_DATA ? 2 : f->cause == RP_C_CPU ? 3 : 1] = 1;
+}
+
+/* Where the GPU idles over 20% of the window and the findings explain under 80% of that idle time, the rest
+ * is a finding of its own: how long, what the host did meanwhile, the longest gaps (no saving: nothing says
+ * what would take it away).  The shares are the idle split's over every GPU rank's window, as the ranks'
+ * idle observations print them. */
+static hta_status unexplained_idle(const rp_rank *pr, size_t n, int64_t job, const explained *x, hta_table *tb,
+                                   hta_error *err) {
+    unsigned char *on = calloc(n ? n : 1, 1);
+    if (!on) return hta_oom(err);
+    int64_t gaps = 0, gmax = 0;
+    double w = 0, idle = 0, part[4] = {0};
+    for (size_t k = 0; k < n; k++) {
+        rp_split sl;
+        if (!pr[k].has_gpu) continue;
+        rp_split_of(&pr[k], &sl);
+        if (sl.window <= 0) continue;
+        on[k] = 1;
+        gaps += (int64_t)pr[k].gaps_long;
+        if (pr[k].gap_max_ns > gmax) gmax = pr[k].gap_max_ns;
+        w += (double)sl.window, idle += (double)(sl.window - sl.busy);
+        part[0] += (double)sl.block, part[1] += (double)sl.wait, part[2] += (double)sl.dl, part[3] += (double)sl.host;
+    }
+    double expl = 0;
+    for (int i = 0; i < 4; i++) expl += x->part[i] ? part[i] : 0;
+    hta_status st = HTA_OK;
+    if (w <= 0 || job <= 0 || idle <= 0.2 * w || expl >= 0.8 * idle) goto done;
+    /* as time per window of the report (the headline's step) */
+    double f = (double)job / w;
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
+    char *ranks = rp_rank_list(pr, n, on);
+    char *ev = fmt("the GPU idles %s per %s (%.0f%% of %s); the findings explain %s of it, the rest, %s (%.0f%%), "
+                   "has no cause the trace shows: while the GPU idled the host was blocked in runtime calls %s, GPU "
+                   "work was queued but waiting %s (for another stream, a collective, or work the trace does not "
+                   "show), data loading ran %s and the host was otherwise busy or untraced %s; %lld idle gaps of 1 "
+                   "ms or more, the longest %s",
+                   rp_dur((int64_t)(idle * f), b1, sizeof b1), window_word(pr, n, on), 100.0 * idle / w,
+                   rp_dur(job, b2, sizeof b2), rp_dur((int64_t)(expl * f), b3, sizeof b3),
+                   rp_dur((int64_t)((idle - expl) * f), b4, sizeof b4), 100.0 * (idle - expl) / w,
+                   rp_dur((int64_t)(part[0] * f), b5, sizeof b5), rp_dur((int64_t)(part[1] * f), b6, sizeof b6),
+                   rp_dur((int64_t)(part[2] * f), b7, sizeof b7), rp_dur((int64_t)(part[3] * f), b8, sizeof b8),
+                   (long long)gaps, rp_dur(gmax, b9, sizeof b9));
+    long row = ranks && ev ? hta_table_add_row(tb) : -1;
+    if (row < 0 || hta_table_set_str(tb, row, HTA_FINDINGS_CAUSE, "unexplained_idle") ||
+        hta_table_set_str(tb, row, HTA_FINDINGS_RANKS, ranks) || hta_table_set_str(tb, row, HTA_FINDINGS_EVIDENCE, ev) ||
+        hta_table_set_str(tb, row, HTA_FINDINGS_TODO,
+                          "look at the longest idle gaps in a trace viewer (`hta idle`, `hta counters --augment`): "
+                          "a sampled or partial trace hides what held the GPU; record the full event set (CUDA "
+                          "sync activities, all CPU operators) to see it")) {
+        st = hta_oom(err);
+    } else {
+        hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_PCT, NAN);
+        hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_US, NAN);
+    }
+    free(ranks);
+    free(ev);
+done:
+    free(on);
+    return st;
+}
 
 hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, const hta_table *rk, const hta_table *top,
                        findings *obs, hta_result *res, hta_table **out, hta_error *err) {
@@ -246,6 +322,25 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
     /* ---- figures per rank, and which ranks show each cause ---- */
     int capture = 0;
     for (size_t k = 0; k < n; k++) capture |= pr[k].has_gpu && is_capture(&pr[k]);
+    /* too short to judge: every rank with GPU work has a window under 1 ms or fewer than 10 kernels (a test
+     * fixture, a trace cut at its start): no timing finding is drawn from it */
+    int too_short = 0, ngpu = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!pr[k].has_gpu) continue;
+        ngpu++;
+        int64_t w = 0;
+        for (size_t s = 0; s < pr[k].nsteps; s++) w += pr[k].step_end[s] - pr[k].step_ts[s];
+        too_short += w < RP_SHORT_NS || pr[k].nkernels < RP_SHORT_KERNELS;
+    }
+    too_short = !capture && ngpu && too_short == ngpu;
+    if (too_short) {
+        rp_add_finding(obs, -1, "trace", "profile a longer stretch (several steps, schedule(wait, warmup, active)) "
+                       "so that the GPU's work can be judged",
+                       "too short to judge: under %d ms of GPU window or fewer than %d kernels on every rank; no "
+                       "finding is drawn from its timings", (int)(RP_SHORT_NS / 1000000), RP_SHORT_KERNELS);
+        hta_result_note(res, "the trace is too short to judge (under 1 ms of GPU window or fewer than 10 kernels on "
+                             "every rank): no findings");
+    }
     for (size_t k = 0; k < n; k++) {
         const rp_rank *p = &pr[k];
         fig *f = &fg[k];
@@ -271,7 +366,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         /* a collective's time beyond its transfer is waiting for late ranks: the straggler's, not the link's */
         f->comm_xfer = p->coll_own_ns > 0 ? (int64_t)((double)f->comm_excl * (double)p->coll_xfer_ns / (double)p->coll_own_ns)
                                           : f->comm_excl;
-        if (!p->has_gpu || f->step <= 0) continue;
+        if (!p->has_gpu || f->step <= 0 || too_short) continue;
         if (capture) {
             fd[RP_C_CAPTURE].on[k] = (unsigned char)is_capture(p);
             continue; /* nothing read from a capture's timings */
@@ -288,7 +383,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         if ((double)f->mem_excl > five) fd[RP_C_MEM].on[k] = 1;
     }
     /* straggler: a rank the others wait for, over 2% of the step and three times the median rank's */
-    if (!capture) {
+    if (!capture && !too_short) {
         int64_t *v = malloc((n ? n : 1) * sizeof *v);
         size_t m = 0;
         if (!v) {
@@ -356,6 +451,25 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         fd[c].saving_ns = run[i].baseline_ns - run[i].simulated_ns;
         if (c == RP_C_CPU && any[RP_C_DATA]) fd[c].saving_ns = dl_only - run[i].simulated_ns;
         if (fd[c].saving_ns < 0) fd[c].saving_ns = 0;
+        /* no saving beyond physics: taking a host cause away leaves the kernels their durations, so it saves
+         * at most the GPU's idle share of the window; a GPU cause at most its kernels' share (the shares over
+         * the cause's ranks' windows, as the headline counts them) */
+        double win = 0, part = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (!fd[c].on[k] || c == RP_C_STRAG) continue;
+            rp_split sl;
+            rp_split_of(&pr[k], &sl);
+            int64_t kind = 0;
+            for (size_t q = 0; q < pr[k].nsteps; q++)
+                kind += c == RP_C_MEM ? pr[k].mem_ns[q] : c == RP_C_COMM ? pr[k].comm_ns[q] : 0;
+            win += (double)sl.window;
+            part += c == RP_C_GPU ? (double)sl.comp
+                  : c == RP_C_MEM || c == RP_C_COMM ? fmin((double)kind, (double)sl.busy)
+                                                     : (double)(sl.window - sl.busy);
+        }
+        int64_t cap = win > 0 ? (int64_t)((double)job * part / win) : -1;
+        fd[c].sim_ns = -1;
+        if (cap >= 0 && fd[c].saving_ns > cap) fd[c].sim_ns = fd[c].saving_ns, fd[c].saving_ns = cap;
     }
     if (nrun && !known) {
         char b1[32], b2[32];
@@ -364,7 +478,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
                         rp_dur(base, b1, sizeof b1), rp_dur(job, b2, sizeof b2));
     }
     /* ---- evidence ---- */
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32], b3[32], b4[32];
     for (int c = 0; c < RP_NCAUSE; c++) {
         if (!any[c]) continue;
         const unsigned char *on = fd[c].on;
@@ -392,21 +506,46 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             int64_t ncap = 0, nl = 0, nk = 0;
             for (size_t k = 0; k < n; k++)
                 if (on[k]) ncap += pr[k].ncapture, nl += pr[k].nklaunch, nk += pr[k].nkernels;
+            int64_t none = 0;
+            for (size_t k = 0; k < n; k++)
+                if (on[k]) none += pr[k].nklaunch_none;
             fd[c].evidence = fmt("a graph capture, not a run: %lld capture calls (stream begin/end capture, graph "
-                                 "instantiate), %lld kernel launch calls and only %lld kernels executed; no timing "
-                                 "finding is drawn from it",
-                                 (long long)ncap, (long long)nl, (long long)nk);
+                                 "instantiate, capture checks, CUDA-graph trees recording), %lld kernel launch "
+                                 "calls, %lld of them recorded into a graph (they ran nothing), %lld kernels "
+                                 "executed; no timing finding is drawn from it",
+                                 (long long)ncap, (long long)nl, (long long)none, (long long)nk);
             fd[c].how = "nothing to simulate";
             break;
         }
-        case RP_C_DATA:
+        case RP_C_DATA: {
             fd[c].explained_ns = OVER(i_dl);
-            fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while enumerate(DataLoader) runs (%s per "
-                                 "%s in all) on %zu rank%s, over 5%% of the %s in %zu of %zu",
-                                 rp_dur(OVER(i_dl), b1, sizeof b1), ww, (double)OVER(i_dl) * sp,
-                                 rp_dur(step, b2, sizeof b2), rp_dur(OVER(dl), b3, sizeof b3), ww, non,
-                                 non == 1 ? "" : "s", ww, dls, steps);
+            /* input preparation: the longest frame that launched nothing while the GPU idled */
+            const char *prep = NULL;
+            int64_t prep_ns = 0;
+            for (size_t k = 0; k < n; k++) /* per step, as the DataLoader's median */
+                if (on[k] && pr[k].prep_op && pr[k].nsteps && pr[k].prep_ns / (int64_t)pr[k].nsteps > prep_ns)
+                    prep = pr[k].prep_op, prep_ns = pr[k].prep_ns / (int64_t)pr[k].nsteps;
+            char pn[RP_NAME_MAX + 1], also[RP_NAME_MAX + 96] = "";
+            if (prep)
+                snprintf(also, sizeof also, ", and input preparation outside it (%s, %s)", rp_name(prep, pn),
+                         rp_dur(prep_ns, b4, sizeof b4));
+            if (prep && prep_ns > OVER(dl))
+                fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while the host prepares input (input "
+                                     "preparation: %s, %s launching no GPU work%s%s) on %zu rank%s, over 5%% of the %s "
+                                     "in %zu of %zu",
+                                     rp_dur(OVER(i_dl), b1, sizeof b1), ww, (double)OVER(i_dl) * sp,
+                                     rp_dur(step, b2, sizeof b2), rp_name(prep, pn), rp_dur(prep_ns, b3, sizeof b3),
+                                     OVER(dl) > 0 ? "; enumerate(DataLoader) runs " : "",
+                                     OVER(dl) > 0 ? rp_dur(OVER(dl), b4, sizeof b4) : "", non, non == 1 ? "" : "s",
+                                     ww, dls, steps);
+            else
+                fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while enumerate(DataLoader) runs (%s per "
+                                     "%s in all)%s on %zu rank%s, over 5%% of the %s in %zu of %zu",
+                                     rp_dur(OVER(i_dl), b1, sizeof b1), ww, (double)OVER(i_dl) * sp,
+                                     rp_dur(step, b2, sizeof b2), rp_dur(OVER(dl), b3, sizeof b3), ww, also, non,
+                                     non == 1 ? "" : "s", ww, dls, steps);
             break;
+        }
         case RP_C_CPU:
             fd[c].explained_ns = OVER(i_host);
             fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) with nothing queued while the host is "
@@ -510,6 +649,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         }
     }
     /* ---- the table, ranked by saving; a cause that saves nothing is an observation ---- */
+    explained expl = {0};
     qsort(fd, RP_NCAUSE, sizeof *fd, by_saving);
     hta_table_col_wrap(tb, HTA_FINDINGS_RANKS);
     hta_table_col_wrap(tb, HTA_FINDINGS_EVIDENCE);
@@ -539,11 +679,16 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             free(ranks), free(td);
             continue;
         }
-        char b4[32];
+        char b5[32];
+        int gpu_cause = f->cause == RP_C_GPU || f->cause == RP_C_MEM || f->cause == RP_C_COMM;
         char *ev = blind ? fmt("%s; the simulation of its removal finds almost no saving, far less than the %s per "
                                "step the trace shows: the engine keeps something the cause holds up",
                                f->evidence, rp_dur(f->explained_ns, b4, sizeof b4))
-                         : fmt("%s", f->evidence);
+                   : f->known && f->sim_ns >= 0
+                       ? fmt("%s; saving bounded by %s (the simulation gave %s)", f->evidence,
+                             gpu_cause ? "the kernels' own time" : "the GPU's idle time: the kernels keep their durations",
+                             rp_dur(f->sim_ns, b5, sizeof b5))
+                       : fmt("%s", f->evidence);
         long row = ev ? hta_table_add_row(tb) : -1;
         if (row < 0 || hta_table_set_str(tb, row, HTA_FINDINGS_CAUSE, rp_cause_names[f->cause]) ||
             hta_table_set_str(tb, row, HTA_FINDINGS_RANKS, ranks) ||
@@ -555,9 +700,11 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         }
         free(ranks), free(td), free(ev);
         int has = !capt && f->known && job > 0;
+        if (!capt) idle_explained(f, &expl);
         hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_PCT, has ? hta_round(100.0 * (double)f->saving_ns / (double)job, 1) : NAN);
         hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_US, has ? hta_round((double)f->saving_ns / 1e3, 1) : NAN);
     }
+    if (!capture && !too_short && (st = unexplained_idle(pr, n, job, &expl, tb, err))) goto done;
 done:
     for (int c = 0; c < RP_NCAUSE; c++) {
         free(fd[c].on), free(fd[c].evidence);

@@ -86,6 +86,9 @@ hta_status rp_metrics(const rp_rank *pr, size_t n, findings *f, hta_result *out,
 /* Idle gaps at least this long are "long" (data loading, syncs, checkpoints); shorter ones come from
  * launches that do not keep up. */
 #define RP_LONG_GAP_NS 1000000
+/* a trace too short to judge: under 1 ms of GPU window, or fewer than 10 kernels (every rank) */
+#define RP_SHORT_NS 1000000
+#define RP_SHORT_KERNELS 10
 
 /* Launch delays binned for the page: < 10 us, 10-100 us, 0.1-1 ms, 1-10 ms, 10-100 ms, >= 100 ms. */
 #define RP_DELAY_BINS 6
@@ -114,8 +117,10 @@ struct rp_rank {
     int window;               /* RP_WIN_* */
     int64_t lag_ns;           /* median lag of the steps' GPU work behind their CPU steps (0: none) */
     int64_t cpu_step_ns;      /* median CPU step (ProfilerStep ranges); 0 without two steps */
-    /* capture: graph-capture calls, kernel launch calls (not graph launches), kernels executed */
-    int64_t ncapture, nklaunch, nkernels;
+    /* capture: graph-capture calls (and frames of torch.compile's CUDA-graph trees, the capture's checks),
+     * kernel launch calls (not graph launches), kernels executed, launch calls that ran no GPU work (recorded
+     * into a graph) */
+    int64_t ncapture, nklaunch, nkernels, nklaunch_none;
     size_t nblock;
     rp_block *block;
     int has_gpu;              /* some kernel, memcpy or memset */
@@ -156,6 +161,10 @@ struct rp_rank {
     /* critical path per step and bound_by class (part.c fills it when it builds the path) */
     int64_t *cp_ns; /* nsteps * RP_NBOUND */
     const char *cp_bound;     /* the path's largest bound_by class (NULL: no path) */
+    /* input preparation: host frames or operators of 1 ms or more that launch nothing while the GPU idles (the
+     * idle under them counts as data loading's): their time, and the longest one's name (NULL: none) */
+    int64_t prep_ns;
+    const char *prep_op;
     const char *path;         /* the rank's file */
     int tracer;               /* written by libhtatrace */
     int64_t cpu_steps_ns;     /* CPU busy (the union above) inside [first step's start, last step's end] */
@@ -204,7 +213,7 @@ extern const char *const rp_cause_names[RP_NCAUSE];
  * up to cap (at most RP_MAX_RULES) into rules, the count returned; *how: the rule in words.  strag: the
  * straggler's rank number. */
 #define RP_MAX_RULES 10
-#define RP_RULE_MAX 96
+#define RP_RULE_MAX 256
 size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
                       char rules[][RP_RULE_MAX], size_t cap, const char **how);
 
@@ -267,7 +276,10 @@ const char *rp_dur(int64_t ns, char *buf, size_t cap);
     C(RP_PART_RANKS_CPU_STEP, "cpu_step_ns", INT, "ns", "median CPU step")                                   \
     C(RP_PART_RANKS_NCAPTURE, "capture_calls", INT, "", "graph-capture calls")                               \
     C(RP_PART_RANKS_NKLAUNCH, "kernel_launches", INT, "", "kernel launch calls (not graph launches)")        \
-    C(RP_PART_RANKS_NKERNELS, "kernels", INT, "", "kernels executed")
+    C(RP_PART_RANKS_NKERNELS, "kernels", INT, "", "kernels executed")                                       \
+    C(RP_PART_RANKS_NKLAUNCH_NONE, "launches_without_work", INT, "", "kernel launch calls that ran no GPU work")  \
+    C(RP_PART_RANKS_PREP_NS, "input_prep_ns", INT, "ns", "input preparation: host time launching nothing, GPU idle") \
+    C(RP_PART_RANKS_PREP_OP, "input_prep_op", STR, "", "the longest input-preparation frame or operator")
 HTA_TABLE_DECLARE(RP_PART_RANKS)
 
 #define RP_PART_STEPS(T, C, D)                                                                               \

@@ -178,7 +178,9 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
                                RP_PART_RANKS_GAP_MAX,    RP_PART_RANKS_CPU_STEPS};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) hta_table_set_int(rk, row, icol[i], ints[i]);
     hta_table_set_float(rk, row, RP_PART_RANKS_QUEUE_MEDIAN, p->queue_median);
-    const int64_t more[] = {p->window, p->lag_ns, p->cpu_step_ns, p->ncapture, p->nklaunch, p->nkernels};
+    const int64_t more[] = {p->window,   p->lag_ns,   p->cpu_step_ns,   p->ncapture,
+                            p->nklaunch, p->nkernels, p->nklaunch_none, p->prep_ns};
+    if (p->prep_op && hta_table_set_str(rk, row, RP_PART_RANKS_PREP_OP, p->prep_op)) return hta_oom(err);
     for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) hta_table_set_int(rk, row, RP_PART_RANKS_WINDOW + c, more[c]);
     for (size_t i = 0; i < p->nblock; i++) {
         const rp_block *b = &p->block[i];
@@ -393,7 +395,9 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->queue_median = num(rk, k, RP_PART_RANKS_QUEUE_MEDIAN);
         for (int b = 0; b < RP_DELAY_BINS; b++) p->delays[b] = hta_table_get_int(rk, k, RP_PART_RANKS_DELAY0 + b);
         p->window = (int)hta_table_get_int(rk, k, RP_PART_RANKS_WINDOW);
-        int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels}; /* pack's order */
+        int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels,
+                           &p->nklaunch_none, &p->prep_ns}; /* pack's order */
+        p->prep_op = txt(rk, k, RP_PART_RANKS_PREP_OP);
         for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) *more[c] = hta_table_get_int(rk, k, RP_PART_RANKS_LAG + c);
         size_t l0 = li;
         while (li < bl->nrows && hta_table_get_int(bl, li, RP_PART_BLOCK_RANK) == rank) li++;

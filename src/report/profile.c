@@ -179,6 +179,48 @@ static int64_t busy_before(const rp_rank *p, const int64_t *pre, int64_t t) {
     return b;
 }
 
+/* A stretch of input preparation: a host frame or operator (sweep). */
+typedef struct prep_iv {
+    int64_t s, e;
+    const char *name;
+} prep_iv;
+
+/* by start, the longer first (the outer before what it holds) */
+static int by_start(const void *a, const void *b) {
+    const prep_iv *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return (x->e < y->e) - (x->e > y->e);
+}
+
+/* Appends [s, e) named name to the growable array *v (n, cap); -1 when out of memory. */
+static int push_iv(prep_iv **v, size_t *n, size_t *cap, int64_t s, int64_t e, const char *name) {
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        prep_iv *x = realloc(*v, nc * sizeof *x);
+        if (!x) return -1;
+        *v = x, *cap = nc;
+    }
+    (*v)[(*n)++] = (prep_iv){s, e, name};
+    return 0;
+}
+
+/* How many of the n sorted times x fall in [s, e). */
+static size_t count_in(const int64_t *x, size_t n, int64_t s, int64_t e) {
+    size_t lo = 0, hi = n, a;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x[mid] < s) lo = mid + 1;
+        else hi = mid;
+    }
+    a = lo, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x[mid] < e) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - a;
+}
+
 /* A point of the sweep that tells the GPU's idle and busy time apart: kind k's count changes by d at t. */
 typedef struct sw_ev {
     int64_t t;
@@ -228,7 +270,25 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
         EV(p->step_end[s], SW_STEP, 0);
     }
     int64_t dl_end = INT64_MIN;
-    size_t cap = 0;
+    size_t cap = 0, nprep = 0, cprep = 0, ndl = 0, cdl = 0;
+    prep_iv *prep = NULL, *dlr = NULL; /* input preparation's candidates, the DataLoader's ranges */
+    /* the host's launches (every call that puts work on a device queue), by time: input preparation is a long
+     * host stretch that launches nothing while the GPU idles */
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(hta_sym(t->sym, r->name[row]));
+        nl += hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_RUNTIME && hta_api_enqueues(api);
+    }
+    int64_t *lt = HTA_ANEW(a, int64_t, nl ? nl : 1);
+    if (!lt) return hta_oom(err);
+    nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t row = v->row[i];
+        unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(hta_sym(t->sym, r->name[row]));
+        if (hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_RUNTIME && hta_api_enqueues(api)) lt[nl++] = v->ts[i];
+    }
+    qsort(lt, nl, sizeof *lt, cmp_i64);
     for (size_t i = 0; i < n; i++) {
         size_t row = v->row[i];
         int64_t s = v->ts[i], e = s + v->dur[i], at;
@@ -258,12 +318,32 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
         if (cl == HTA_CC_RUNTIME) {
             p->ncapture += (api & HTA_API_CAPTURE) != 0;
             p->nklaunch += (api & HTA_API_KERNEL_LAUNCH) != 0;
+            /* a launch recorded into a graph runs nothing: no GPU activity carries its correlation */
+            p->nklaunch_none += (api & HTA_API_KERNEL_LAUNCH) && r->partner[row] < 0;
+        } else if (strstr(nm, "cudagraph_trees.py") && (strstr(nm, "_record") || strstr(nm, "record_function"))) {
+            p->ncapture++; /* torch.compile's CUDA-graph trees recording a graph (mode="reduce-overhead") */
         }
         if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
             s >= dl_end && e > s) {
             EV(s, SW_DL, 1);
             EV(e, SW_DL, -1);
             dl_end = e;
+            if (push_iv(&dlr, &ndl, &cdl, s, e, nm)) {
+                free(prep), free(dlr);
+                return hta_oom(err);
+            }
+        } else if ((cl == HTA_CC_PYTHON_FUNCTION || cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION) &&
+                   e - s >= RP_LONG_GAP_NS && hta_step_number(nm) < 0 && rp_step_of(p, s) >= 0 &&
+                   busy_before(p, pre, e) == busy_before(p, pre, p->step_ts[rp_step_of(p, s)]) &&
+                   count_in(lt, nl, s, e) == 0) {
+            /* input preparation: before its step's first GPU work, the host works 1 ms or more in one frame or
+             * operator that launches nothing (a Hugging Face processor decoding and resizing before the first
+             * kernel, a batch assembled in Python at a step's start): data loading without the DataLoader's
+             * range.  The outermost of nested ones count, below */
+            if (push_iv(&prep, &nprep, &cprep, s, e, nm)) {
+                free(prep), free(dlr);
+                return hta_oom(err);
+            }
         }
         if (!blocking_call(api, cl, v->dur[i]) || e <= s) continue;
         EV(s, SW_BLOCK, 1);
@@ -289,6 +369,37 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
         sat_add(&bk->dur_ns, v->dur[i]);
         sat_add(&bk->idle_ns, idle);
     }
+    /* the outermost input-preparation stretches, by start, outside the DataLoader's ranges (those are data
+     * loading already) */
+    if (nprep > 1) qsort(prep, nprep, sizeof *prep, by_start);
+    if (ndl > 1) qsort(dlr, ndl, sizeof *dlr, by_start);
+    for (size_t q = 1; q < ndl; q++) /* each range's end: the latest so far, for the search below */
+        if (dlr[q].e < dlr[q - 1].e) dlr[q].e = dlr[q - 1].e;
+    int64_t prep_end = INT64_MIN, prep_long = 0;
+    for (size_t q = 0; q < nprep; q++) {
+        if (prep[q].s < prep_end) continue;
+        size_t lo = 0, hi = ndl; /* ranges that start before this stretch ends: [0, lo) */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (dlr[mid].s < prep[q].e) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo && dlr[lo - 1].e > prep[q].s) continue;
+        prep_end = prep[q].e;
+        sat_add(&p->prep_ns, prep[q].e - prep[q].s);
+        if (prep[q].e - prep[q].s > prep_long) {
+            prep_long = prep[q].e - prep[q].s;
+            if (!(p->prep_op = hta_arena_strdup(a, prep[q].name))) {
+                free(prep), free(dlr);
+                return hta_oom(err);
+            }
+        }
+        if (sw_push(w, prep[q].s, SW_DL, 1) || sw_push(w, prep[q].e, SW_DL, -1)) {
+            free(prep), free(dlr);
+            return hta_oom(err);
+        }
+    }
+    free(prep), free(dlr);
 #undef EV
     sw_ev *ev = w->v;
     size_t ne = w->n;

@@ -27,10 +27,28 @@ size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *o
     size_t m = 0;
 #define RULE(...) (void)(m < cap && snprintf(rules[m++], RP_RULE_MAX, __VA_ARGS__))
     switch (c) {
-    case RP_C_DATA:
+    case RP_C_DATA: {
         RULE("op:enumerate(DataLoader)*=0");
-        *how = "data loading removed: enumerate(DataLoader) takes no time";
+        /* input preparation without the DataLoader's range: the longest such frame of each rank takes no time
+         * (its name as a glob, its special characters escaped) */
+        int prep = 0;
+        for (size_t k = 0; k < n; k++) {
+            if ((on && !on[k]) || !pr[k].prep_op) continue;
+            char g[RP_RULE_MAX];
+            size_t len = 0;
+            for (const char *ch = pr[k].prep_op; *ch && len + 3 < sizeof g; ch++) {
+                if (strchr("*?[]\\", *ch)) g[len++] = '\\';
+                g[len++] = *ch;
+            }
+            g[len] = 0;
+            int dup = 0;
+            for (size_t q = 1; q < m && !dup; q++) dup = !strcmp(rules[q] + 3, g);
+            if (!dup && m < cap && strlen(g) + 6 < RP_RULE_MAX) RULE("op:%s=0", g), prep = 1;
+        }
+        *how = prep ? "data loading removed: enumerate(DataLoader) and the input preparation take no time"
+                    : "data loading removed: enumerate(DataLoader) takes no time";
         break;
+    }
     case RP_C_CPU:
         RULE("cpu=x0.2");
         *how = "the host 5x faster (what CUDA graphs, torch.compile or fused optimizers typically give), the GPU "

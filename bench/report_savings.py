@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """hta report's diagnosis against re-runs: for each planted problem (a data-loading stall every step, a slow host,
-a slow rank among 8), generate the job with and without it, and print the first finding's cause and estimated
+a slow rank among 8, two ranks among 8 slow on the host), generate the job with and without it, and print the first finding's cause and estimated
 saving against the saving measured on the two jobs' step times (the headline's step_us: the median over steps
 of the slowest rank's ProfilerStep).  docs/report.md, "Causes and savings".
 
@@ -18,7 +18,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
 CASES = [("data_loading", 2, ["--gap-prob", "1", "--gap-ms", "40"]),
          ("cpu_overhead", 2, ["--cpu-scale", "6"]),
-         ("straggler", 8, ["--straggler", "3", "--straggler-slowdown", "1.3"])]
+         ("straggler", 8, ["--straggler", "3", "--straggler-slowdown", "1.3"]),
+         # two ranks of eight slow on the host (their CPU 4x slower, their GPU as the others'): the six others
+         # wait for them in every collective
+         ("straggler", 8, ["--host-slow", "2,5", "--host-slowdown", "4"])]
 
 
 def report(hta, path):

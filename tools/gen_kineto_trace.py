@@ -542,6 +542,9 @@ class RankSim(object):
         self.bwd_tid = self.pid + 3000 + rng.randrange(100, 9000)
         slow = cfg.straggler_slowdown if rank == cfg.straggler else 1.0
         self.cpu_f = (0.96 + 0.08 * self.R()) * (1.0 + (slow - 1.0) * 0.5) * cfg.cpu_scale
+        # --host-slow: this rank's host (every CPU operator, runtime call and launch) slower, its GPU as the others'
+        if rank in getattr(cfg, 'host_slow', ()):
+            self.cpu_f *= getattr(cfg, 'host_slowdown', 1.0)
         self.gpu_f = (0.985 + 0.03 * self.R()) * slow * cfg.gpu_scale
         self.straggler = (rank == cfg.straggler)
         # time formatting
@@ -2392,6 +2395,9 @@ def parse_args(argv=None):
     ap.add_argument('--time-format', choices=('modern', 'ns', 'legacy'), default='modern')
     ap.add_argument('--straggler', type=int, default=-1, help='straggler rank (default none)')
     ap.add_argument('--straggler-slowdown', type=float, default=1.25)
+    ap.add_argument('--host-slow', default='', help='ranks whose host is slower (comma list: 2,5), the GPU as '
+                    "the others'")
+    ap.add_argument('--host-slowdown', type=float, default=4.0, help='their CPU time factor (default 4)')
     ap.add_argument('--mode', choices=('fsdp', 'ddp'), default='fsdp')
     ap.add_argument('--optimizer', choices=('foreach', 'forloop'), default='foreach',
                     help='AdamW implementation: foreach (multi_tensor_apply kernels) or forloop '
@@ -2447,6 +2453,8 @@ def build_cfg(a):
     cfg.time_format = 'ns' if a.ns else a.time_format
     cfg.straggler = a.straggler
     cfg.straggler_slowdown = a.straggler_slowdown
+    cfg.host_slow = {int(x) for x in a.host_slow.split(',') if x.strip()}
+    cfg.host_slowdown = a.host_slowdown
     cfg.mode = a.mode
     cfg.optimizer = a.optimizer
     cfg.moe_every = max(0, a.moe_every)

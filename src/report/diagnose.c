@@ -232,6 +232,19 @@ static int is_capture(const rp_rank *p) {
            (p->nkernels * 10 < p->nklaunch || p->nklaunch_none * 4 >= p->nklaunch);
 }
 
+/* Where host cause f shows on at most half the ranks of a job with collectives and the other ranks wait for
+ * those in collectives over 2% of the step (the median over f's ranks of the time the others wait for each:
+ * collective lateness), that wait, else 0. */
+static int64_t host_straggler(const finding *f, const rp_rank *pr, const fig *fg, size_t n, int64_t job) {
+    if (f->cause != RP_C_CPU && f->cause != RP_C_DATA && f->cause != RP_C_BLOCK) return 0;
+    size_t non = 0, coll = 0;
+    for (size_t k = 0; k < n; k++) non += f->on[k] != 0, coll += pr[k].ncoll > 0;
+    if (coll < 2 || !non || 2 * non > n) return 0;
+    const unsigned char *on = f->on;
+    int64_t late = OVER(late);
+    return (double)late > 0.02 * (double)job ? late : 0;
+}
+
 /* The parts of the GPU's idle time (the idle split, profile.c) the findings explain: each cause its part, each
  * part once (the GPU waiting on its own queued work is gpu_compute's, exposed communication's and the
  * straggler's alike). */
@@ -241,6 +254,8 @@ typedef struct explained {
 
 static void idle_explained(const finding *f, explained *x) {
     x->part[f->cause == RP_C_BLOCK ? 0 : f->cause == RP_C_DATA ? 2 : f->cause == RP_C_CPU ? 3 : 1] = 1;
+    /* launch-bound: the work queued meanwhile waits out each launch's latency (the queue is all but empty) */
+    if (f->cause == RP_C_CPU) x->part[1] = 1;
 }
 
 /* Where the GPU idles over 20% of the window and the findings explain under 80% of that idle time, the rest
@@ -273,7 +288,7 @@ static hta_status unexplained_idle(const rp_rank *pr, size_t n, int64_t job, con
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32], b9[32];
     char *ranks = rp_rank_list(pr, n, on);
     char *ev = fmt("the GPU idles %s per %s (%.0f%% of %s); the findings explain %s of it, the rest, %s (%.0f%%), "
-                   "has no cause the trace shows: while the GPU idled the host was blocked in runtime calls %s, GPU "
+                   "is no finding's: while the GPU idled the host was blocked in runtime calls %s, GPU "
                    "work was queued but waiting %s (for another stream, a collective, or work the trace does not "
                    "show), data loading ran %s and the host was otherwise busy or untraced %s; %lld idle gaps of 1 "
                    "ms or more, the longest %s",
@@ -655,12 +670,18 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
     hta_table_col_wrap(tb, HTA_FINDINGS_EVIDENCE);
     hta_table_col_wrap(tb, HTA_FINDINGS_TODO);
     for (int i = 0; i < RP_NCAUSE; i++) {
-        const finding *f = &fd[i];
+        finding *f = &fd[i];
         if (!f->evidence) continue;
         int capt = f->cause == RP_C_CAPTURE;
         char *ranks = rp_rank_list(pr, n, f->on);
+        /* a host cause on a few ranks of a job whose others wait for them in collectives holds the job back: it
+         * is those ranks' straggling, named with their own cause (the saving is already the job's step with the
+         * cause removed on those ranks) */
+        int64_t held = host_straggler(f, pr, fg, n, job);
         char *td = capt ? fmt("%s", f->todo)
-                        : fmt("%s; saving: what-if %s (%s)", f->todo, f->rule, f->how);
+                   : held ? fmt("%s; %s; saving: what-if %s on ranks %s (%s)", todo[RP_C_STRAG], f->todo, f->rule,
+                                ranks ? ranks : "", f->how)
+                          : fmt("%s; saving: what-if %s (%s)", f->todo, f->rule, f->how);
         if (!ranks || !td) {
             free(ranks), free(td);
             st = hta_oom(err);
@@ -681,7 +702,16 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         }
         char b5[32];
         int gpu_cause = f->cause == RP_C_GPU || f->cause == RP_C_MEM || f->cause == RP_C_COMM;
-        char *ev = blind ? fmt("%s; the simulation of its removal finds almost no saving, far less than the %s per "
+        char b6[32];
+        if (held && f->evidence) {
+            char *e2 = fmt("ranks %s hold the others back: the others wait a median %s per %s in collectives for them; "
+                           "their own cause is %s: %s",
+                           ranks ? ranks : "", rp_dur(held, b6, sizeof b6), window_word(pr, n, f->on),
+                           rp_cause_names[f->cause], f->evidence);
+            free(f->evidence);
+            f->evidence = e2;
+        }
+        char *ev = !f->evidence ? NULL : blind ? fmt("%s; the simulation of its removal finds almost no saving, far less than the %s per "
                                "step the trace shows: the engine keeps something the cause holds up",
                                f->evidence, rp_dur(f->explained_ns, b4, sizeof b4))
                    : f->known && f->sim_ns >= 0
@@ -690,7 +720,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
                              rp_dur(f->sim_ns, b5, sizeof b5))
                        : fmt("%s", f->evidence);
         long row = ev ? hta_table_add_row(tb) : -1;
-        if (row < 0 || hta_table_set_str(tb, row, HTA_FINDINGS_CAUSE, rp_cause_names[f->cause]) ||
+        if (row < 0 || hta_table_set_str(tb, row, HTA_FINDINGS_CAUSE, rp_cause_names[held ? RP_C_STRAG : f->cause]) ||
             hta_table_set_str(tb, row, HTA_FINDINGS_RANKS, ranks) ||
             hta_table_set_str(tb, row, HTA_FINDINGS_EVIDENCE, ev) ||
             hta_table_set_str(tb, row, HTA_FINDINGS_TODO, td)) {

@@ -246,7 +246,8 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         return HTA_ENODATA;
     }
     int64_t now = t_req;
-    snprintf(c->id, sizeof c->id, "%" PRId64 "-%u", now, ++g_cap_seq);
+    /* the request's ms first (retention's order), then this htad's tag: unique among htads sharing a store */
+    snprintf(c->id, sizeof c->id, "%" PRId64 "-%u-%s", now, ++g_cap_seq, g_opt.tag);
     c->job_id = r->job_id;
     c->t_request_ms = now;
     c->deadline_ms = deadline;
@@ -343,7 +344,7 @@ htad_capture *htad_capture_find(const char *id) {
 }
 
 static const char *state_name(tr_state s) {
-    static const char *const names[] = {"requested", "delivered", "storing", "stored", "lost", "failed"};
+    static const char *const names[] = {"requested", "delivered", "storing", "stored", "lost", "failed", "removed"};
     return names[s];
 }
 

@@ -87,15 +87,19 @@ typedef struct htad_request {
     hta_capture_opts copts;  /* htaCapture: the config is built per capture (log_file set here) */
 } htad_request;
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err);
-/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace, and its
- * own pid and ancestors' in its namespace (libkineto's list, leaf first). */
+/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace and its start
+ * time (together unique on the host), and its own pid and ancestors' in its namespace (libkineto's list,
+ * leaf first) with the same processes' pids in htad's namespace. */
 typedef struct htad_peer {
     int32_t pid;
     uint32_t uid;
+    int64_t start;                  /* /proc/PID/stat starttime (clock ticks after boot) */
     int32_t npids;
-    int32_t pids[HTA_IPC_MAX_PIDS];
+    int32_t pids[HTA_IPC_MAX_PIDS];  /* in the process's namespace */
+    int32_t kpids[HTA_IPC_MAX_PIDS]; /* the same processes in htad's */
 } htad_peer;
 int htad_peer_lookup(int32_t pid, htad_peer *p); /* 0, or -1 when the process is gone */
+int64_t htad_proc_start(int32_t pid);           /* its start time, or -1 when it is gone */
 /* A registered process's verified identity (no /proc read per poll); 0 when it is not registered. */
 int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *p);
 /* A `req` or `ctxt` from a verified sender: the reply payload (config text or int32) into out. */

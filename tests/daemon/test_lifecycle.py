@@ -219,6 +219,68 @@ def fork_pollers(ipc, n):
     return pids, end
 
 
+NEWNS = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]  # a user and pid namespace of its own
+
+
+class Namespaces(unittest.TestCase):
+    """Issue 35: a process is named by what the kernel says in htad's namespace.  Two processes of one pid
+    number in two pid namespaces (two containers) got one trace name and one trace file (one stored, the
+    other failed), and a request for pid N also reached a process that has N only in a namespace of its
+    own (an unprivileged user+pid namespace can take any pid number there)."""
+
+    def setUp(self):
+        self.d = ht.Daemon()
+        self.fakes = []
+
+    def tearDown(self):
+        for f in self.fakes:
+            f.stop()
+        self.assertEqual(self.d.stop(), 0, self.d.logtext())
+        shutil.rmtree(self.d.tmp, ignore_errors=True)
+
+    def fake(self, **kw):
+        f = ht.FakeKineto(self.d.ipc, **kw)
+        self.fakes.append(f)
+        return f.start()
+
+    def traces(self, cid):
+        st = self.d.rpc({"fn": "htaStatus", "capture": cid})
+        return st["done"], sorted((t["pid"], t["state"], t["name"]) for t in st["traces"])
+
+    def test_one_pid_in_two_namespaces_is_two_traces(self):
+        a, b = self.fake(prefix=NEWNS), self.fake(prefix=NEWNS)
+        self.assertEqual((a.pids, b.pids), ([1], [1]))  # each is pid 1 in its own namespace
+        self.assertNotEqual(a.kpid, b.kpid)
+        r = self.d.rpc({"fn": "htaCapture", "pids": [0], "duration_ms": 50, "start_time_ms": 1})  # every process
+        self.assertEqual(r["activityProfilersTriggered"], sorted([a.kpid, b.kpid]), r)
+        self.assertTrue(ht.wait_for(lambda: self.traces(r["capture"])[0], 20), self.d.logtext())
+        want = sorted((k, "stored", f"testhost_{k}.json") for k in (a.kpid, b.kpid))
+        self.assertEqual(self.traces(r["capture"])[1], want, self.d.logtext())
+        self.assertEqual(sorted(os.listdir(os.path.join(self.d.store, r["capture"]))),
+                         sorted([".htad-capture", "testhost.metrics.jsonl"] + [n for _, _, n in want]))
+        # each wrote its own file (libkineto names it by its pid in its namespace: 1 for both)
+        self.assertEqual(len(set(a.written + b.written)), 2, (a.written, b.written))
+
+    def test_a_pid_number_in_another_namespace_gets_no_config(self):
+        victim = self.fake()
+        v = victim.pid
+        # the thief makes a pid namespace of its own and takes the victim's pid number in it
+        thief = self.fake(prefix=NEWNS + ["sh", "-c",
+                                                f'echo {v - 1} > /proc/sys/kernel/ns_last_pid && "$0" "$@"'])
+        self.assertEqual(thief.pids[0], v)
+        self.assertNotEqual(thief.kpid, v)
+        r = self.d.rpc({"fn": "htaCapture", "pids": [v], "duration_ms": 50, "start_time_ms": 1})
+        self.assertEqual(r["activityProfilersTriggered"], [v], r)
+        self.assertEqual(r["processesMatched"], [v], r)
+        self.assertTrue(ht.wait_for(lambda: victim.configs, 10))
+        self.assertTrue(ht.wait_for(lambda: self.traces(r["capture"])[0], 20), self.d.logtext())
+        self.assertEqual(self.traces(r["capture"])[1], [(v, "stored", f"testhost_{v}.json")])
+        self.assertEqual(thief.configs, [])
+        # the thief is reached by its pid in htad's namespace only
+        r = self.d.rpc({"fn": "htaCapture", "pids": [thief.kpid], "duration_ms": 50, "start_time_ms": 1})
+        self.assertEqual(r["activityProfilersTriggered"], [thief.kpid], r)
+
+
 class Tables(unittest.TestCase):
     def test_a_user_cannot_fill_the_table(self):
         """256 processes of one user register; the 257th and later are answered, not registered, and a

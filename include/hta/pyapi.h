@@ -9,6 +9,11 @@
  * dictionary-encoded (a code per row into its distinct texts).  Errors come back as an hta_status and an hta_error whose message
  * names the file (and byte offset); nothing here prints, exits or aborts on bad input.
  *
+ * A session is used by one thread at a time, and is not used once closed: the package serialises every
+ * call on a session and its close (python/htac/_session.py, Session.use).  A NULL session (what the package
+ * passes for a closed one) is never dereferenced: a call that can fail fails with "the trace was closed",
+ * an accessor reads as empty (no ranks, no rows, NULL).
+ *
  * The functions keep their signatures: new analyses and options are new names and keys, not new
  * functions (HTA_PY_ABI says which version of this surface the library has). */
 #ifndef HTA_PYAPI_H

@@ -20,23 +20,26 @@ class RankTypes:
     """The dtypes of one rank's HTA table: stream, correlation, index, pid, tid, dur."""
 
     def __init__(self, trace, rank):
-        k = trace._pos(rank)
-        streams = trace._streams(k)
-        st = trace._col(k, "stream")
+        with trace._s.use() as p:  # the session's columns, read while it is open and not being closed
+            self._read(trace, p, trace._pos(rank))
+
+    def _read(self, trace, p, k):
+        from ._lib import lib
+        streams = trace._streams(p, k)
+        st = trace._col(p, k, "stream")
         used = streams[np.unique(st)] if len(st) else np.array([-1])
         self.stream = downcast(min(used.min(), -1), used.max())
-        corr = trace._col(k, "correlation")
+        corr = trace._col(p, k, "correlation")
         self.correlation = downcast(min(corr.min(), -1), corr.max()) if len(corr) else "int8"
-        ext = trace._col(k, "external_id")
+        ext = trace._col(p, k, "external_id")
         self.external_id = downcast(min(ext.min(), -1), ext.max()) if len(ext) else "int8"
-        idx = trace._col(k, "index")
+        idx = trace._col(p, k, "index")
         self.index = downcast(0, int(idx.max())) if len(idx) else "int8"
-        from ._lib import lib
-        flags = lib.hta_py_rank_flags(trace._s.ptr, k)
-        dur = trace._col(k, "dur")
+        flags = lib.hta_py_rank_flags(p, k)
+        dur = trace._col(p, k, "dur")
         self.dur_int = bool(len(dur)) and not flags & 1
         self.dur = downcast(int(dur.min()) // 1000, int(dur.max()) // 1000) if self.dur_int else "float64"
-        pid, tid, ptext, ttext = trace._threads(k)
+        pid, tid, ptext, ttext = trace._threads(p, k)
         self.pid = "object" if flags & 2 or ptext is not None else \
             (downcast(pid.min(), pid.max()) if len(pid) else "int64")
         self.tid = "object" if flags & 4 or ttext is not None else \

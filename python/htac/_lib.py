@@ -1,6 +1,7 @@
 """The ctypes binding of libhta's Python C API (include/hta/pyapi.h): loading the library, calling it,
 turning an error into a Python exception, and reading result tables column by column into numpy."""
 import ctypes as C
+import math
 import os
 
 import numpy as np
@@ -121,9 +122,11 @@ def opts_text(**kw):
         for x in (v if isinstance(v, (list, tuple)) else [v]):
             if isinstance(x, bool):
                 x = int(x)
+            if isinstance(x, float) and not math.isfinite(x):
+                raise HtaError(f"option {k}: {x} is not a number libhta takes")
             s = str(x)
-            if "\n" in s:
-                raise HtaError(f"option {k}: a line break in {s!r}")
+            if "\n" in s or "\0" in s:
+                raise HtaError(f"option {k}: a line break or NUL in {s!r}")
             lines.append(f"{k}={s}")
     return "\n".join(lines).encode()
 

@@ -1,10 +1,15 @@
 """One opened trace: the libhta session behind a TraceAnalysis (the ranks loaded once, their views kept),
-the window of the next call, and analyses run by name."""
+the window of the next call, and analyses run by name.
+
+The session's pointer is reached only through use(): under the session's lock, and only while it is open.
+close() takes the same lock, so it waits for a call another thread is in, and every call after it raises
+HtaError ("the trace was closed") instead of handing libhta a freed or NULL session."""
+import contextlib
 import ctypes as C
-import os
 import threading
 import warnings
 
+from . import _args
 from ._lib import HtaError, Result, call, lib, opts_text
 
 __all__ = ["Session"]
@@ -12,15 +17,17 @@ __all__ = ["Session"]
 
 class Session:
     def __init__(self, path, ranks=None, hta_compat=False, include_last_step=False, threads=0):
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"trace path must be a str or path, not {type(path).__name__}")
-        self.path = os.path.expanduser(os.fspath(path))
-        self.ptr = None
+        self.ptr = None  # first: __del__ runs on a half-made object too
+        self.path = _args.path("trace path", path)
+        rk = _args.ints("ranks", ranks, 0, 2**31 - 1)
+        threads = _args.integer("threads", threads, 0, 64)
+        hta_compat = _args.flag("hta_compat", hta_compat)
+        include_last_step = _args.flag("include_last_profiler_step", include_last_step)
         self.window = None
         # a run context is used by one thread at a time, and ctypes lets go of the GIL during a call
         self.lock = threading.RLock()
         p = C.c_void_p()
-        rk = ",".join(str(int(r)) for r in ranks) if ranks is not None else None
+        rk = ",".join(map(str, rk)) if rk is not None else None
         call(lib.hta_py_open, self.path.encode(), opts_text(ranks=rk, hta_compat=hta_compat,
                                                             include_last_step=include_last_step,
                                                             threads=threads or None), C.byref(p))
@@ -38,33 +45,44 @@ class Session:
             pass
 
     def close(self):
-        if getattr(self, "ptr", None):
-            with self.lock:
+        """Frees the session; waits for a call another thread is in.  Closing twice is nothing."""
+        lock = getattr(self, "lock", None)
+        if lock is None:
+            return
+        with lock:
+            if self.ptr:
                 lib.hta_py_close(self.ptr)
                 self.ptr = None
 
-    def _check(self):
-        if not self.ptr:
-            raise HtaError("the trace was closed")
+    @contextlib.contextmanager
+    def use(self):
+        """The open session's pointer, the lock held while the caller uses it (and what it points into)."""
+        with self.lock:
+            if not self.ptr:
+                raise HtaError("the trace was closed", "ECLOSED")
+            yield self.ptr
+
+    @property
+    def closed(self):
+        return not self.ptr
 
     def set_window(self, window):
         """The window of the next calls (hta/view.h syntax: '10ms:25ms', 'annot:ProfilerStep#3'); None: all."""
-        with self.lock:
-            self._check()
-            w = "" if window is None else str(window)
+        w = _args.text("window", window, none=True) or ""
+        with self.use() as p:
             if w != (self.window or ""):
-                call(lib.hta_py_set_window, self.ptr, w.encode())
+                call(lib.hta_py_set_window, p, w.encode())
                 self.window = w or None
 
     def run(self, name, window=None, **opts):
-        with self.lock:
-            self._check()
+        text = opts_text(**opts)
+        with self.use() as p:
             self.set_window(window)
             r = C.c_void_p()
-            call(lib.hta_py_run, self.ptr, name.encode(), opts_text(**opts), C.byref(r))
+            call(lib.hta_py_run, p, name.encode(), text, C.byref(r))
             return Result(r)
 
     @property
     def ranks(self):
-        self._check()
-        return [lib.hta_py_rank(self.ptr, k) for k in range(lib.hta_py_nranks(self.ptr))]
+        with self.use() as p:
+            return [lib.hta_py_rank(p, k) for k in range(lib.hta_py_nranks(p))]

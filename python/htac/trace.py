@@ -5,7 +5,8 @@ import ctypes as C
 
 import numpy as np
 
-from ._lib import call, lib
+from . import _args
+from ._lib import call, lib, split_strs
 
 __all__ = ["Trace"]
 
@@ -26,9 +27,12 @@ class Trace:
         self._cache = {}
 
     # ---- what was loaded ----
+    # Every method reaches libhta through the session's use(): under its lock, only while it is open (a
+    # closed analyzer raises HtaError, never hands libhta a freed session); the arrays are copied before
+    # the lock is let go.
     @property
     def ranks(self):
-        return [lib.hta_py_rank(self._s.ptr, k) for k in range(lib.hta_py_nranks(self._s.ptr))]
+        return self._s.ranks
 
     def get_ranks(self):
         return self.ranks
@@ -37,42 +41,43 @@ class Trace:
         rs = self.ranks
         if rank is None:
             return 0
-        if rank not in rs:
-            raise ValueError(f"rank {rank} is not loaded (ranks: {rs})")
-        return rs.index(rank)
+        return rs.index(_args.loaded_ranks("rank", [rank], rs)[0])
 
     def path(self, rank):
-        return lib.hta_py_rank_path(self._s.ptr, self._pos(rank)).decode()
+        with self._s.use() as p:
+            return lib.hta_py_rank_path(p, self._pos(rank)).decode()
 
     def symbols(self):
         """Every name and category, by symbol id (numpy object array)."""
-        if self._syms is None:
-            from ._lib import split_strs
-            n, ln = C.c_size_t(), C.c_size_t()
-            p = lib.hta_py_symbols(self._s.ptr, C.byref(n), C.byref(ln))
-            if not p:
-                raise MemoryError("htac: out of memory reading the symbols")
-            self._syms = split_strs(C.string_at(p, ln.value), n.value)
-        return self._syms
+        with self._s.use() as p:
+            if self._syms is None:
+                n, ln = C.c_size_t(), C.c_size_t()
+                b = lib.hta_py_symbols(p, C.byref(n), C.byref(ln))
+                if not b:
+                    raise MemoryError("htac: out of memory reading the symbols")
+                self._syms = split_strs(C.string_at(b, ln.value), n.value)
+            return self._syms
 
-    # ---- raw columns ----
-    def _col(self, k, name):
+    # ---- raw columns (p: the session's pointer, its lock held by the caller) ----
+    @staticmethod
+    def _col(p, k, name):
         code = C.c_char()
-        p = lib.hta_py_rank_col(self._s.ptr, k, name.encode(), C.byref(code))
-        n = lib.hta_py_rank_nrows(self._s.ptr, k)
+        a = lib.hta_py_rank_col(p, k, name.encode(), C.byref(code))
+        n = lib.hta_py_rank_nrows(p, k)
         if not n:
-            return np.empty(0, dtype=np.dtype(_CT[code.value.decode()] if p else np.int64))
-        return np.ctypeslib.as_array(C.cast(p, C.POINTER(_CT[code.value.decode()])), (n,))
+            return np.empty(0, dtype=np.dtype(_CT[code.value.decode()] if a else np.int64))
+        return np.ctypeslib.as_array(C.cast(a, C.POINTER(_CT[code.value.decode()])), (n,)).copy()
 
-    def _threads(self, k):
-        n = lib.hta_py_rank_nthreads(self._s.ptr, k)
+    @staticmethod
+    def _threads(p, k):
+        n = lib.hta_py_rank_nthreads(p, k)
         pid = np.zeros(max(n, 1), np.int64)
         tid = np.zeros(max(n, 1), np.int64)
-        lib.hta_py_rank_threads(self._s.ptr, k, pid.ctypes.data, tid.ctypes.data)
+        lib.hta_py_rank_threads(p, k, pid.ctypes.data, tid.ctypes.data)
         pid, tid = pid[:n], tid[:n]
         texts = [None, None]
         for j, arr in ((0, pid), (1, tid)):
-            names = [lib.hta_py_rank_thread_text(self._s.ptr, k, i, j) for i in range(n)]
+            names = [lib.hta_py_rank_thread_text(p, k, i, j) for i in range(n)]
             if any(x is not None for x in names):
                 o = arr.astype(object)
                 for i, x in enumerate(names):
@@ -81,22 +86,26 @@ class Trace:
                 texts[j] = o
         return pid, tid, texts[0], texts[1]
 
-    def _streams(self, k):
+    @staticmethod
+    def _streams(p, k):
         n = C.c_size_t()
-        p = lib.hta_py_rank_streams(self._s.ptr, k, C.byref(n))
-        return np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_int64)), (n.value,)).copy()
+        a = lib.hta_py_rank_streams(p, k, C.byref(n))
+        if not n.value:
+            return np.empty(0, np.int64)
+        return np.ctypeslib.as_array(C.cast(a, C.POINTER(C.c_int64)), (n.value,)).copy()
 
-    def _cats(self):
+    @staticmethod
+    def _cats(p):
         n = C.c_size_t()
-        p = lib.hta_py_cats(self._s.ptr, C.byref(n))
+        a = lib.hta_py_cats(p, C.byref(n))
         if not n.value:
             return np.empty(0, np.uint32)
-        return np.ctypeslib.as_array(C.cast(p, C.POINTER(C.c_uint32)), (n.value,)).copy()
+        return np.ctypeslib.as_array(C.cast(a, C.POINTER(C.c_uint32)), (n.value,)).copy()
 
-    def _view(self, k):
+    @staticmethod
+    def _view(p, k):
         row, ts, dur, n = C.c_void_p(), C.c_void_p(), C.c_void_p(), C.c_size_t()
-        with self._s.lock:
-            call(lib.hta_py_view, self._s.ptr, k, C.byref(row), C.byref(ts), C.byref(dur), C.byref(n))
+        call(lib.hta_py_view, p, k, C.byref(row), C.byref(ts), C.byref(dur), C.byref(n))
         m = n.value
         if not m:
             return np.empty(0, np.uint32), np.empty(0, np.int64), np.empty(0, np.int64)
@@ -107,26 +116,28 @@ class Trace:
 
     def columns(self, rank=None):
         """Rank's rows as written (file order): a dict of numpy arrays, copies."""
-        k = self._pos(rank)
-        d = {name: self._col(k, name).copy() for name in
-             ("index", "ts", "dur", "name", "cat", "thread", "stream", "correlation", "external_id",
-              "partner", "parent", "depth", "iteration")}
-        return d
+        with self._s.use() as p:
+            k = self._pos(rank)
+            return {name: self._col(p, k, name) for name in
+                    ("index", "ts", "dur", "name", "cat", "thread", "stream", "correlation", "external_id",
+                     "partner", "parent", "depth", "iteration")}
 
     def events(self, rank=None, view=True, window=None):
         """The events of `rank` (default: the first loaded) as a DataFrame; see the class."""
         import pandas as pd
-        self._s.set_window(window)  # as every call: the window given, else the whole trace
-        k = self._pos(rank)
-        c = self.columns(self.ranks[k])
-        syms = self.symbols()
-        cats = self._cats()
-        pid, tid, ptext, ttext = self._threads(k)
-        streams = self._streams(k)
-        rows = None
-        ts, dur = c["ts"], c["dur"]
-        if view:
-            rows, ts, dur = self._view(k)
+        view = _args.flag("view", view)
+        with self._s.use() as p:  # one window, one session from the first column to the last
+            self._s.set_window(window)  # as every call: the window given, else the whole trace
+            k = self._pos(rank)
+            c = self.columns(self.ranks[k])
+            syms = self.symbols()
+            cats = self._cats(p)
+            pid, tid, ptext, ttext = self._threads(p, k)
+            streams = self._streams(p, k)
+            rows = None
+            ts, dur = c["ts"], c["dur"]
+            if view:
+                rows, ts, dur = self._view(p, k)
         sel = (lambda a: a[rows]) if rows is not None else (lambda a: a)
         index = c["index"].astype(np.int64)
         thread = sel(c["thread"])
@@ -157,4 +168,5 @@ class Trace:
     get_trace = events
 
     def get_all_traces(self, view=True):
-        return {r: self.events(r, view=view) for r in self.ranks}
+        with self._s.use():
+            return {r: self.events(r, view=view) for r in self.ranks}

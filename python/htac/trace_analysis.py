@@ -14,7 +14,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
-from . import _plot
+from . import _args, _plot
 from ._dtypes import RankTypes, common, downcast
 from ._lib import HtaError
 from ._session import Session
@@ -23,6 +23,8 @@ from .trace import Trace
 __all__ = ["TraceAnalysis", "TimeSeriesTypes"]
 
 _STATS = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+_RANK = (0, 2**31 - 1)   # the ranks a trace can name
+_COUNT = 10**9           # the most rows, kernels or candidates a count may ask for
 
 
 class TimeSeriesTypes:
@@ -41,14 +43,19 @@ class TraceAnalysis:
                  hta_compat=False, ranks=None, threads=0):
         """Loads the traces: trace_dir (a folder of rank files, or one file), or trace_files {rank: file
         name in trace_dir}.  ranks: load only these.  Bad input raises HtaError naming the file."""
-        self.trace_dir = os.path.expanduser(trace_dir)
-        path = self.trace_dir
         self._tmp = None
-        if trace_files:
+        self.trace_dir = _args.path("trace_dir", trace_dir)
+        path = self.trace_dir
+        if trace_files is not None and not isinstance(trace_files, dict):
+            raise _args.ArgTypeError("trace_files must be a dict {rank: file name}, not "
+                                     f"{type(trace_files).__name__}")
+        files = {_args.integer("trace_files' rank", r, *_RANK): _args.path("trace_files' file", f)
+                 for r, f in (trace_files or {}).items()}
+        if files:
             # the files asked for, seen as one folder: links under their own names in a private folder (the
             # loader reads folders), kept while the analyzer lives (derived traces read the files again)
             self._tmp = tempfile.mkdtemp(prefix="htac-")
-            for r, f in trace_files.items():
+            for r, f in files.items():
                 src = f if os.path.isabs(f) else os.path.join(self.trace_dir, f)
                 dst = os.path.join(self._tmp, os.path.basename(src))
                 if not os.path.exists(src) or os.path.lexists(dst):
@@ -78,11 +85,7 @@ class TraceAnalysis:
         if ranks is None:
             # HTA's default is [0]; a trace without rank 0 gets its first rank rather than an error
             return [0] if 0 in loaded else loaded[:1]
-        ranks = [int(r) for r in ranks]
-        missing = [r for r in ranks if r not in loaded]
-        if missing:
-            raise ValueError(f"rank(s) {missing} not loaded from {self._s.path} (ranks: {loaded})")
-        return ranks
+        return _args.loaded_ranks("ranks", ranks, loaded, f" from {self._s.path}")
 
     def _run(self, name, window=None, **opts):
         return self._s.run(name, window=window, **opts)
@@ -132,9 +135,11 @@ class TraceAnalysis:
     def get_idle_time_breakdown(self, ranks=None, streams=None, visualize=True, visualize_pctg=True,
                                 show_idle_interval_stats=False, consecutive_kernel_delay=30, window=None):
         ranks = self._ranks(ranks)
-        res = self._run("idle", window, consecutive_kernel_delay_ns=int(round(consecutive_kernel_delay * 1000)),
-                        interval_stats=show_idle_interval_stats,
-                        streams=",".join(str(int(s)) for s in streams) if streams else None)
+        delay = _args.number("consecutive_kernel_delay", consecutive_kernel_delay, 0, 1e12)
+        streams = _args.ints("streams", streams, -2**31, 2**31 - 1)
+        res = self._run("idle", window, consecutive_kernel_delay_ns=int(round(delay * 1000)),
+                        interval_stats=_args.flag("show_idle_interval_stats", show_idle_interval_stats),
+                        streams=",".join(map(str, streams)) if streams else None)
         sdt = common([self._rank_types(r).stream for r in ranks])
         df = self._of_ranks(res.frame("idle_time", ["rank", "stream", "idle_category", "idle_time",
                                                       "idle_time_ratio"]), ranks)
@@ -155,8 +160,9 @@ class TraceAnalysis:
 
     def get_gpu_kernel_breakdown(self, visualize=True, duration_ratio=0.8, num_kernels=10,
                                  include_memory_kernels=True, image_renderer="", window=None):
-        res = self._run("kernels", window, top=num_kernels, duration_ratio=duration_ratio,
-                        include_memory=include_memory_kernels)
+        res = self._run("kernels", window, top=_args.integer("num_kernels", num_kernels, 0, _COUNT),
+                        duration_ratio=_args.number("duration_ratio", duration_ratio, 0, 1),
+                        include_memory=_args.flag("include_memory_kernels", include_memory_kernels))
         kt = res.frame("kernel_type")
         kd = res.frame("all_kernels", ["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)",
                                        "kernel_type", "rank"])
@@ -174,7 +180,7 @@ class TraceAnalysis:
         (analyses.md §5.2); None when the trace has no gpu_user_annotation."""
         from .utils.utils import shorten_name
         self._s.set_window(window)
-        self._ranks([rank])
+        rank = self._ranks([rank])[0]
         syms = self.t.symbols()
         if "gpu_user_annotation" not in set(syms):
             return None
@@ -213,11 +219,15 @@ class TraceAnalysis:
     def get_gpu_user_annotation_breakdown(self, use_gpu_annotation=True, visualize=True, duration_ratio=0.8,
                                           num_kernels=1000, allowlist_patterns=None, image_renderer="",
                                           window=None):
+        use_gpu_annotation = _args.flag("use_gpu_annotation", use_gpu_annotation)
+        num_kernels = _args.integer("num_kernels", num_kernels, 0, _COUNT)
+        duration_ratio = _args.number("duration_ratio", duration_ratio, 0, 1)
+        allow = _args.texts("allowlist_patterns", allowlist_patterns)
         cat = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
         if cat not in set(self.t.symbols()):
             return None
         res = self._run("annotations", window, cpu=not use_gpu_annotation, num_kernels=num_kernels,
-                        duration_ratio=duration_ratio, allow=list(allowlist_patterns or []) or None)
+                        duration_ratio=duration_ratio, allow=allow or None)
         df = res.frame("gpu_user_annotation_breakdown") if "gpu_user_annotation_breakdown" in res else \
             res.frame(res.names()[0])
         df = df[["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"]]
@@ -234,8 +244,9 @@ class TraceAnalysis:
     def get_cuda_kernel_launch_stats(self, ranks=None, runtime_cutoff=50, launch_delay_cutoff=100,
                                      include_memory_events=True, visualize=True, window=None):
         ranks = self._ranks(ranks)
-        res = self._run("launch", window, runtime_cutoff=runtime_cutoff, launch_delay_cutoff=launch_delay_cutoff,
-                        include_memory_events=include_memory_events)
+        res = self._run("launch", window, runtime_cutoff=_args.number("runtime_cutoff", runtime_cutoff),
+                        launch_delay_cutoff=_args.number("launch_delay_cutoff", launch_delay_cutoff),
+                        include_memory_events=_args.flag("include_memory_events", include_memory_events))
         all_ = res.frame("cuda_kernel_launch_stats")
         out = {}
         for r in ranks:
@@ -254,7 +265,8 @@ class TraceAnalysis:
         return out
 
     def _counters(self, ranks, window, series=False, max_queue_length=1024):
-        return self._run("counters", window, series=series, max_queue_length=max_queue_length)
+        return self._run("counters", window, series=series,
+                         max_queue_length=_args.integer("max_queue_length", max_queue_length, 0, 2**62))
 
     def _summary(self, df, keys, top):
         df = df.set_index(keys)
@@ -296,7 +308,10 @@ class TraceAnalysis:
 
     def get_time_spent_blocked_on_full_queue(self, queue_length_dict=None, max_queue_length=1024, window=None):
         cols = ["rank", "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length"]
-        ranks = list(queue_length_dict) if queue_length_dict else self._ranks(None)
+        if queue_length_dict is not None and not isinstance(queue_length_dict, dict):
+            raise _args.ArgTypeError("queue_length_dict must be a dict {rank: series}, not "
+                                     f"{type(queue_length_dict).__name__}")
+        ranks = self._ranks(list(queue_length_dict)) if queue_length_dict else self._ranks(None)
         df = self._of_ranks(self._counters(ranks, window, max_queue_length=max_queue_length)
                             .frame("time_spent_blocked_on_full_queue", cols), ranks)
         if df.empty:
@@ -325,7 +340,12 @@ class TraceAnalysis:
         """Writes each rank's trace with counter tracks (queue length, memory bandwidth) beside it:
         rank0.json.gz -> rank0_with_counters.json.gz.  Returns the paths written."""
         ranks = self._ranks(ranks)
+        output_suffix = _args.text("output_suffix", output_suffix)
+        if "/" in output_suffix:
+            raise HtaError(f"output_suffix: a '/' in {output_suffix!r} (the file is written beside its trace)")
         written = []
+        if not ranks:
+            return written
         dirs = {os.path.dirname(os.path.realpath(self.t.path(r))) for r in ranks}
         tmp = tempfile.mkdtemp(prefix=".htac-counters-", dir=sorted(dirs)[0])
         try:
@@ -349,8 +369,9 @@ class TraceAnalysis:
                                  straggler_identification_impl=None, window=None):
         if straggler_identification_impl is not None:
             raise NotImplementedError("htac runs HTA's default straggler identification only")
-        res = self._run("stragglers", window, candidates=max(1, int(num_candidates)),
-                        steps=",".join(str(int(s)) for s in profiler_steps) if profiler_steps else None)
+        steps = _args.ints("profiler_steps", profiler_steps, 0, 2**62)
+        res = self._run("stragglers", window, candidates=_args.integer("num_candidates", num_candidates, 1, 10**6),
+                        steps=",".join(map(str, steps)) if steps else None)
         df = res.frame("potential_stragglers")
         return [int(r) for r in df["rank"]]
 
@@ -358,8 +379,11 @@ class TraceAnalysis:
                                            top_k=5, visualize=False, compress_other_kernels=True, window=None):
         """Most frequent kernel sequences launched under `operator_name` on `rank`; the rank's trace with
         the top_k patterns marked is written into output_dir (overlaid_<file>)."""
-        self._ranks([rank])
-        out_dir = os.path.expanduser(output_dir) if output_dir else None
+        rank = self._ranks([rank])[0]
+        operator_name = _args.text("operator_name", operator_name)
+        min_pattern_len = _args.integer("min_pattern_len", min_pattern_len, 1, 10**6)
+        top_k = _args.integer("top_k", top_k, 0, 10**6)
+        out_dir = _args.path("output_dir", output_dir) if output_dir else None
         if out_dir:
             os.makedirs(out_dir, exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".htac-patterns-", dir=out_dir) if out_dir else None
@@ -381,7 +405,7 @@ class TraceAnalysis:
 
     def get_aten_op_kernels_and_delay(self, ranks=None, sort_by=None, window=None):
         ranks = self._ranks(ranks)
-        res = self._run("ops", window, sort_by=list(sort_by) if sort_by else None)
+        res = self._run("ops", window, sort_by=_args.texts("sort_by", sort_by) or None)
         all_ = res.frame("aten_op_kernels_and_delay")
         out = {}
         for r in ranks:
@@ -429,33 +453,44 @@ class TraceAnalysis:
     def critical_path_analysis(self, rank, annotation, instance_id, data_load_events=None, window=None):
         """HTA's lightweight critical path of one rank -> (CPGraph, success)."""
         from .analyzers.critical_path_analysis import CPGraph
-        self._ranks([rank])
+        rank = self._ranks([rank])[0]
+        annotation = _args.text("annotation", annotation, none=True)
+        data_load = _args.texts("data_load_events", data_load_events) or []
         self._s.set_window(window)
         if isinstance(instance_id, (tuple, list)):
-            inst = f"{int(instance_id[0])}:{int(instance_id[1])}"
+            if len(instance_id) != 2:
+                raise HtaError(f"instance_id: {instance_id!r} (N or (first, last))")
+            a, b = (_args.integer("instance_id", x, 0, 2**62) for x in instance_id)
+            inst = f"{a}:{b}"
         else:
-            inst = None if instance_id is None else str(int(instance_id))
-        g = CPGraph._build(self, rank, annotation or "", inst, list(data_load_events or []))
+            inst = None if instance_id is None else str(_args.integer("instance_id", instance_id, 0, 2**62))
+        g = CPGraph._build(self, rank, annotation or "", inst, data_load)
         return g, True
 
     def overlay_critical_path_analysis(self, rank, critical_path_graph, output_dir, only_show_critical_events=True,
                                        show_all_edges=False):
-        return critical_path_graph._overlay(self, os.path.expanduser(output_dir), not only_show_critical_events,
-                                            show_all_edges)
+        from .analyzers.critical_path_analysis import CPGraph
+        if not isinstance(critical_path_graph, CPGraph):
+            raise _args.ArgTypeError(f"critical_path_graph must be a CPGraph, not {type(critical_path_graph).__name__}")
+        return critical_path_graph._overlay(self, _args.path("output_dir", output_dir),
+                                            not _args.flag("only_show_critical_events", only_show_critical_events),
+                                            _args.flag("show_all_edges", show_all_edges))
 
     # ---- beyond HTA ----
     def report(self, top=10, critical_path=True, window=None):
         """hta's report: findings (causes ranked by saving), headline, observations and the per-rank
         tables, as a dict of DataFrames (notes under the key 'notes')."""
-        res = self._run("report", window, top=top, critical_path=critical_path)
+        res = self._run("report", window, top=_args.integer("top", top, 1, 10**6),
+                        critical_path=_args.flag("critical_path", critical_path))
         out = {name: res.frame(name) for name in res.names()}
         out["notes"] = list(res.notes)
         return out
 
     def report_html(self, path, top=10, critical_path=True, window=None):
         """Writes the report as one self-contained HTML page; returns its path."""
-        path = os.path.expanduser(path)
-        self._run("report", window, top=top, critical_path=critical_path, html=path)
+        path = _args.path("path", path)
+        self._run("report", window, top=_args.integer("top", top, 1, 10**6),
+                  critical_path=_args.flag("critical_path", critical_path), html=path)
         return path
 
     def what_if(self, rules, ranks=None, all_ranks=False, data_load_events=None, trace_out=None, window=None):
@@ -463,11 +498,13 @@ class TraceAnalysis:
         what_if(["kernel:nccl*=x0.5"]).  One rank's graph each (ranks, default the first loaded), or the
         job's joined at its collectives (all_ranks=True).  -> dict: what_if, what_if_steps,
         what_if_summary (and with all_ranks the job's tables)."""
-        if isinstance(rules, str):
-            rules = [rules]
+        rules = _args.texts("rules", rules)
+        all_ranks = _args.flag("all_ranks", all_ranks)
+        data_load = _args.texts("data_load_events", data_load_events)
+        trace_out = _args.path("trace_out", trace_out) if trace_out is not None else None
         rk = None if all_ranks else self._ranks(ranks)
-        res = self._run("what_if", window, rule=list(rules), all_ranks=all_ranks,
-                        ranks=",".join(map(str, rk)) if rk else None, data_load=list(data_load_events or []) or None,
+        res = self._run("what_if", window, rule=rules, all_ranks=all_ranks,
+                        ranks=",".join(map(str, rk)) if rk else None, data_load=data_load or None,
                         trace_out=trace_out)
         out = {name: res.frame(name) for name in res.names()}
         out["notes"] = list(res.notes)
@@ -483,7 +520,11 @@ class TraceAnalysis:
             self._tmp = None
 
     def close(self):
-        self._s.close()
+        """Frees the loaded trace (waiting for a call another thread is in); every call after it raises
+        HtaError ("the trace was closed")."""
+        s = getattr(self, "_s", None)
+        if s is not None:
+            s.close()
         self._drop_tmp()
 
     def __del__(self):

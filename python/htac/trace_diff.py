@@ -1,12 +1,13 @@
 """TraceDiff: HTA's comparison of two traces (analyses.md §15) over libhta: LabeledTrace,
 TraceDiff.compare_traces, TraceDiff.ops_diff and the two plots."""
+import contextlib
 import ctypes as C
 import enum
 import random
 import re
 
-from . import _plot
-from ._lib import Result, call, lib, opts_text
+from . import _args, _plot
+from ._lib import HtaError, Result, call, lib, opts_text
 from ._session import Session
 from .trace import Trace
 
@@ -23,7 +24,7 @@ class LabeledTrace:
     """A trace and its label: LabeledTrace(label="Control", trace_dir=...)."""
 
     def __init__(self, label=None, t=None, trace_dir=None, hta_compat=False):
-        self.label = label if label is not None else f"t{random.randint(0, 10)}"
+        self.label = _args.text("label", label) if label is not None else f"t{random.randint(0, 10)}"
         if t is not None and trace_dir is None:
             trace_dir = getattr(t, "trace_dir", None) or getattr(getattr(t, "_s", None), "path", None)
         if trace_dir is None:
@@ -31,6 +32,10 @@ class LabeledTrace:
         self.trace_dir = trace_dir
         self._s = Session(trace_dir, hta_compat=hta_compat)
         self.t = Trace(self._s)
+
+    def close(self):
+        """Frees the loaded trace; every call after it raises HtaError ("the trace was closed")."""
+        self._s.close()
 
     def ranks(self):
         return self._s.ranks
@@ -54,14 +59,29 @@ class TraceDiff:
               use_short_name):
         control = _labeled(control, "Control")
         test = _labeled(test, "Test")
-        dev = device_type.value if isinstance(device_type, DeviceType) else str(device_type).lower()
+        dev = device_type.value if isinstance(device_type, DeviceType) else \
+            _args.text("device_type", device_type).lower()
         tl = test.label if test.label != control.label else f"{test.label}_control_test"
-        it = (lambda v: None if v is None else int(v[0] if isinstance(v, (list, tuple)) else v))
+
+        def it(name, v):
+            if isinstance(v, (list, tuple)):
+                if not v:
+                    raise HtaError(f"{name}: an empty list")
+                v = v[0]
+            return _args.integer(name, v, 0, 2**62, none=True)
+        text = opts_text(short_names=_args.flag("use_short_name", use_short_name), device=dev,
+                         control_rank=_args.integer("control_rank", control_rank, 0, 2**31 - 1, none=True),
+                         test_rank=_args.integer("test_rank", test_rank, 0, 2**31 - 1, none=True),
+                         control_iteration=it("control_iteration", control_iteration),
+                         test_iteration=it("test_iteration", test_iteration),
+                         control_label=control.label, test_label=tl)
         r = C.c_void_p()
-        call(lib.hta_py_diff, control._s.ptr, test._s.ptr,
-             opts_text(short_names=use_short_name, device=dev, control_rank=control_rank, test_rank=test_rank,
-                       control_iteration=it(control_iteration), test_iteration=it(test_iteration),
-                       control_label=control.label, test_label=tl), C.byref(r))
+        # both sessions held (in one order: two diffs of the same pair the other way round cannot deadlock)
+        with contextlib.ExitStack() as held:
+            ptrs = {}
+            for s in sorted({id(control._s): control._s, id(test._s): test._s}.items()):
+                ptrs[s[0]] = held.enter_context(s[1].use())
+            call(lib.hta_py_diff, ptrs[id(control._s)], ptrs[id(test._s)], text, C.byref(r))
         return Result(r)
 
     @classmethod

@@ -110,6 +110,21 @@ typedef struct job {
     hta_error err;
 } job;
 
+/* Every counter at a time the loader reads (|t| < 2^62 ns, trace/parse.c): a series point past the last
+ * event (a bandwidth's end, a whole-us rounding) could fall beyond it, and the trace would not load again.
+ * Checked before the file is opened, so no such trace is written. */
+static hta_status counters_loadable(const char *path, const hta_queue_series *q, const hta_membw_series *m,
+                                    int64_t origin, hta_error *err) {
+    for (size_t k = 0; k < q->n + m->n; k++) {
+        int64_t t = (k < q->n ? q->ts[k] : m->ts[k - q->n]) + origin; /* both < 2^62: no wrap */
+        if (t > HTA_TIME_MAX_NS || t < -HTA_TIME_MAX_NS)
+            return hta_fail(err, HTA_EINVAL, "%s: augment: a %s counter would be at a time beyond the times hta "
+                            "holds (|t| < 2^62 ns): the trace would not load again", path,
+                            k < q->n ? "queue length" : "memory bandwidth");
+    }
+    return HTA_OK;
+}
+
 static hta_status augment_rank(job *j) {
     const hta_trace *t = j->t;
     const char *outdir = j->outdir;
@@ -123,6 +138,7 @@ static hta_status augment_rank(job *j) {
     hta_status st;
     if ((st = hta_queue_series_build(v, j->rules, NULL, &q, err))) goto done;
     if ((st = hta_membw_series_build(v, j->rules, NULL, &m, err))) goto done;
+    if ((st = counters_loadable(r->path, &q, &m, v->origin_ns, err))) goto done;
     int gz = hta_raw_is_gzip(r->path);
     path = out_name(outdir, r->path, gz);
     if (!path) {

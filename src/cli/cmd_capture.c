@@ -42,6 +42,9 @@ typedef struct pidst {
     int64_t size;        /* the stored size htaStatus gave, or -1 */
     int64_t fetched;     /* bytes written into DIR, or -1 */
     char *why;           /* why the fetch failed */
+    int seen;            /* listed by the current htaStatus */
+    char *dup;           /* another trace the daemon listed under the same pid: never fetched (one file per
+                          * pid: DIR/HOST_PID.json holds the first, never a second written over it) */
 } pidst;
 
 typedef struct job {
@@ -212,7 +215,8 @@ static void trigger_host(job *j, host *h) {
         if (!h->p) {
             host_error(h, "out of memory");
         } else {
-            for (size_t q = 0; q < tr->n; q++) h->p[h->npids++] = (pidst){(int32_t)tr->v[q].i, NULL, NULL, -1, -1, NULL};
+            for (size_t q = 0; q < tr->n; q++)
+                h->p[h->npids++] = (pidst){(int32_t)tr->v[q].i, NULL, NULL, -1, -1, NULL, 0, NULL};
             qsort(h->p, h->npids, sizeof *h->p, cmp_pidst);
             size_t u = 0; /* a pid said twice is one trace */
             for (size_t q = 0; q < h->npids; q++)
@@ -243,6 +247,7 @@ static void poll_host(job *j, host *h) {
     }
     const hta_jval *tr = hta_json_get(rep, "traces");
     int pending = 0;
+    for (size_t q = 0; q < h->npids; q++) h->p[q].seen = 0;
     for (size_t k = 0; tr && tr->type == HTA_JARR && k < tr->n; k++) {
         const hta_jval *t = &tr->v[k];
         const hta_jval *pv = hta_json_get(t, "pid"), *sz = hta_json_get(t, "size");
@@ -251,6 +256,12 @@ static void poll_host(job *j, host *h) {
         const char *stn = hta_json_str(t, "state"), *nm = hta_json_str(t, "name"), *e = hta_json_str(t, "error");
         if (stn && (!strcmp(stn, "requested") || !strcmp(stn, "delivered") || !strcmp(stn, "storing"))) pending = 1;
         if (!p) continue;
+        if (p->seen++) {
+            /* a second trace under one pid (a daemon that names processes by a pid two of them share):
+             * the first keeps the file, this one is said and counted as missing */
+            if (!p->dup) p->dup = safe_dup(nm ? nm : "?");
+            continue;
+        }
         char buf[700];
         snprintf(buf, sizeof buf, "%s%s%s", stn ? stn : "?", e ? ": " : "", e ? e : "");
         free(p->state);
@@ -602,6 +613,12 @@ static int cmd_capture(int argc, char **argv) {
             printf("%-30s %8d  %-10s %12lld  %s\n", h->name, (int)p->pid,
                    p->fetched >= 0 ? "fetched" : p->why ? "failed" : state,
                    (long long)(p->fetched >= 0 ? p->fetched : 0), path[0] ? path : "-");
+            if (p->dup) {
+                missing++;
+                fprintf(stderr, "hta capture: no trace from %s pid %d (failed: the daemon listed pid %d for a second "
+                        "trace, %s: one file per pid, not fetched)\n", h->name, (int)p->pid, (int)p->pid, p->dup);
+                printf("%-30s %8d  %-10s %12lld  %s\n", h->name, (int)p->pid, "failed", 0LL, "-");
+            }
         }
         if (h->error[0]) {
             missing++;
@@ -614,6 +631,7 @@ static int cmd_capture(int argc, char **argv) {
             free(hs[k].p[q].state);
             free(hs[k].p[q].file);
             free(hs[k].p[q].why);
+            free(hs[k].p[q].dup);
         }
         free(hs[k].p);
     }

@@ -167,7 +167,7 @@ static hta_status annot_window(const hta_view *v, const hta_trace *t, const hta_
          * here. */
         if (lo > hi)
             return hta_fail(err, HTA_ENODATA,
-                            "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%lld is out of range",
+                            "rank %d: annotation '%s' has %lld instance(s); instance %lld%s%.0lld is out of range",
                             (int)r->rank, o->annotation, (long long)seen, (long long)o->instance_a,
                             o->instance_a == o->instance_b ? "" : ":", o->instance_a == o->instance_b ? 0LL : (long long)o->instance_b);
     }

@@ -105,17 +105,73 @@ static long track_of(const tw *x, const hta_raw_obj *o) {
     return any;
 }
 
+#define BEYOND "what-if trace: an event would move beyond the times hta holds (|t| < 2^62 ns)"
+
+/* Within the times the loader reads (trace/parse.c): the start, the duration and the end. */
+static int time_ok(int64_t ts, int64_t dur) {
+    return ts <= HTA_TIME_MAX_NS && ts >= -HTA_TIME_MAX_NS && dur <= HTA_TIME_MAX_NS &&
+           ts + dur <= HTA_TIME_MAX_NS && ts + dur >= -HTA_TIME_MAX_NS;
+}
+
 static int edit_times(tw *x, hta_rawout *w, const char *json, size_t len, int64_t nts, int64_t ndur, int has_dur) {
     const hta_raw_member *ts = hta_raw_obj_get(&x->obj, "ts");
     if (!ts) return hta_rawout_event(w, json, len);
     const hta_raw_member *dur = has_dur ? hta_raw_obj_get(&x->obj, "dur") : NULL;
-    if (nts > HTA_TIME_MAX_NS || nts < -HTA_TIME_MAX_NS || ndur > HTA_TIME_MAX_NS)
-        return hta_rawout_fail(w, HTA_EINVAL, "what-if trace: an event would move beyond the times hta holds "
-                                              "(|t| < 2^62 ns)");
+    if (!time_ok(nts, dur && ndur > 0 ? ndur : 0) || ndur > HTA_TIME_MAX_NS)
+        return hta_rawout_fail(w, HTA_EINVAL, BEYOND);
     char tb[32], db[32];
     hta_raw_edit e[2] = {{ts->val, ts->val + ts->vlen, tb, hta_raw_format_us(nts, 0, tb)}};
     if (dur) e[1] = (hta_raw_edit){dur->val, dur->val + dur->vlen, db, hta_raw_format_us(ndur < 0 ? 0 : ndur, 0, db)};
     return hta_rawout_edited(w, json, len, e, dur ? 2 : 1);
+}
+
+/* A row's simulated start a and end z (absolute ns). */
+static void row_times(const tw *x, int32_t what, int64_t *a_out, int64_t *z_out) {
+    const hta_rank *r = x->r;
+    int32_t e = x->s->ev_of_row[what];
+    if (e >= 0) {
+        const hta_cp_event *ev = &x->s->g->ev[e];
+        *a_out = x->t[ev->start] + x->origin;
+        *z_out = x->t[ev->end] + x->origin;
+        return;
+    }
+    int32_t p = r->partner[what], pe = p >= 0 ? x->s->ev_of_row[p] : -1;
+    if (pe >= 0 && r->dur[what] >= 0) {
+        /* a CUPTI record of a host call (a sync, a stream wait) stays where it was inside its call: its
+         * start as far from the call's start, its end as far from the call's end */
+        const hta_cp_event *c = &x->s->g->ev[pe];
+        int64_t cs = r->ts[p], ce = r->ts[p] + r->dur[p];
+        int64_t ns = x->t[c->start] + x->origin, ne = x->t[c->end] + x->origin;
+        int64_t a = ns + (r->ts[what] - cs), z = ne - (ce - (r->ts[what] + r->dur[what]));
+        if (a > ne) a = ne;
+        if (a < ns) a = ns;
+        if (z > ne) z = ne;
+        if (z < a) z = a;
+        *a_out = a, *z_out = z;
+        return;
+    }
+    const warp *wk = &x->wk[r->thread[what]];
+    *a_out = warp_at(wk, r->ts[what]);
+    *z_out = warp_at(wk, r->ts[what] + r->dur[what]);
+}
+
+/* The loader's limits on a rank's rows (trace/parse.c), checked before the file is opened so that a trace
+ * hta could not read again is never written: every row's start and end within |t| < 2^62 ns, and the rows'
+ * durations (as written: a negative one is 0) adding up to less than 2^62 ns. */
+static hta_status rows_loadable(const tw *x, hta_error *err) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < x->r->n; i++) {
+        int64_t a, z;
+        row_times(x, (int32_t)i, &a, &z);
+        /* the times come from the schedule (|t| < 2^62 ns) plus the origin: z - a cannot wrap */
+        int64_t d = z > a ? z - a : 0;
+        if (!time_ok(a, d)) return hta_fail(err, HTA_EINVAL, BEYOND);
+        sum += (uint64_t)d;
+        if (sum > (uint64_t)HTA_TIME_MAX_NS)
+            return hta_fail(err, HTA_EINVAL, "what-if trace: the simulated durations of the rank's events would add "
+                            "up to 2^62 ns or more (about 146 years), more than hta reads");
+    }
+    return HTA_OK;
 }
 
 static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json, size_t len) {
@@ -126,28 +182,8 @@ static int sim_event(void *ctx, hta_rawout *w, uint32_t index, const char *json,
     if (rc == -2) return hta_rawout_oom(w);
     if (rc) return hta_rawout_event(w, json, len);
     if (what >= 0) {
-        int32_t e = x->s->ev_of_row[what];
-        if (e >= 0) {
-            const hta_cp_event *ev = &x->s->g->ev[e];
-            int64_t a = x->t[ev->start] + x->origin, z = x->t[ev->end] + x->origin;
-            return edit_times(x, w, json, len, a, z - a, 1);
-        }
-        int32_t p = r->partner[what], pe = p >= 0 ? x->s->ev_of_row[p] : -1;
-        if (pe >= 0 && r->dur[what] >= 0) {
-            /* a CUPTI record of a host call (a sync, a stream wait) stays where it was inside its call: its
-             * start as far from the call's start, its end as far from the call's end */
-            const hta_cp_event *c = &x->s->g->ev[pe];
-            int64_t cs = r->ts[p], ce = r->ts[p] + r->dur[p];
-            int64_t ns = x->t[c->start] + x->origin, ne = x->t[c->end] + x->origin;
-            int64_t a = ns + (r->ts[what] - cs), z = ne - (ce - (r->ts[what] + r->dur[what]));
-            if (a > ne) a = ne;
-            if (a < ns) a = ns;
-            if (z > ne) z = ne;
-            if (z < a) z = a;
-            return edit_times(x, w, json, len, a, z - a, 1);
-        }
-        const warp *wk = &x->wk[r->thread[what]];
-        int64_t a = warp_at(wk, r->ts[what]), z = warp_at(wk, r->ts[what] + r->dur[what]);
+        int64_t a, z;
+        row_times(x, what, &a, &z);
         return edit_times(x, w, json, len, a, z - a, 1);
     }
     const hta_raw_member *tm = hta_raw_obj_get(&x->obj, "ts");
@@ -192,6 +228,7 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
         st = hta_oom(err);
         goto done;
     }
+    if ((st = rows_loadable(&x, err))) goto done;
     size_t pl = strlen(out_path);
     hta_rawout_hooks h = {.event = sim_event, .ctx = &x};
     st = hta_rawout_derive(r->path, out_path, pl > 3 && !strcmp(out_path + pl - 3, ".gz"), &h, err);

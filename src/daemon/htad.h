@@ -43,6 +43,8 @@ typedef struct htad_opts {
     int64_t max_trace_bytes;
     int quiet;
     char host[256];          /* this host's name, in file names */
+    char instance[300];      /* this htad among those that may share a store: HOST:PORT (its request port) */
+    char tag[12];            /* 8 hex digits of the instance, in capture ids: two htads never make one id */
     char token[256];
 } htad_opts;
 extern htad_opts g_opt;
@@ -54,7 +56,7 @@ int64_t htad_mono_ms(void);
 
 /* ---- registered processes and captures (registry.c; every call under mu) ---- */
 extern pthread_mutex_t mu;
-typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED } tr_state;
+typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED, TR_REMOVED } tr_state;
 typedef struct htad_trace {
     int32_t pid;
     uint32_t uid;            /* the process's user: the trace file must be theirs */
@@ -85,15 +87,19 @@ typedef struct htad_request {
     hta_capture_opts copts;  /* htaCapture: the config is built per capture (log_file set here) */
 } htad_request;
 hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err);
-/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace, and its
- * own pid and ancestors' in its namespace (libkineto's list, leaf first). */
+/* The sender of a datagram as the kernel and /proc say (peer.c): its pid in htad's namespace and its start
+ * time (together unique on the host), and its own pid and ancestors' in its namespace (libkineto's list,
+ * leaf first) with the same processes' pids in htad's namespace. */
 typedef struct htad_peer {
     int32_t pid;
     uint32_t uid;
+    int64_t start;                  /* /proc/PID/stat starttime (clock ticks after boot) */
     int32_t npids;
-    int32_t pids[HTA_IPC_MAX_PIDS];
+    int32_t pids[HTA_IPC_MAX_PIDS];  /* in the process's namespace */
+    int32_t kpids[HTA_IPC_MAX_PIDS]; /* the same processes in htad's */
 } htad_peer;
 int htad_peer_lookup(int32_t pid, htad_peer *p); /* 0, or -1 when the process is gone */
+int64_t htad_proc_start(int32_t pid);           /* its start time, or -1 when it is gone */
 /* A registered process's verified identity (no /proc read per poll); 0 when it is not registered. */
 int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *p);
 /* A `req` or `ctxt` from a verified sender: the reply payload (config text or int32) into out. */
@@ -119,6 +125,15 @@ hta_status htad_store_put_mem(const char *key, const char *data, size_t n, hta_e
  * temporary file first (blocking: a worker thread's job).  Never through a link. */
 hta_status htad_store_open_read(const char *key, int *fd, uint64_t *size, hta_error *err);
 int htad_store_is_s3(void);
+/* A file of capture id was fetched: a folder store marks the capture fetched (retention may remove it). */
+void htad_store_fetched(const char *key);
+/* Retention of a folder store (retention.c): a capture folder this htad makes carries its marker (made=1),
+ * one it finds must carry it already (made=0) or nothing is written into it; a fetched one is marked; the
+ * oldest fetched finished captures beyond --keep-captures / --keep-mb go, and only what htad wrote there. */
+hta_status htad_folder_claim(const char *folder, int made, hta_error *err);
+void htad_folder_fetched(const char *folder);
+void htad_retention(const char *store);
+extern uint64_t g_retention_passes_total, g_captures_removed_total; /* under mu */
 void htad_store_close(void);
 /* The store thread: put requests queued by htad_tick. */
 hta_status htad_store_start(hta_error *err);

@@ -169,6 +169,12 @@ static int parse(int argc, char **argv) {
     /* the host name becomes part of file names */
     for (char *p = g_opt.host; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.", *p)) *p = '-';
+    /* which htad this is, where several share a store (an NFS folder): its host and request port, never
+     * both in use by two htads at once; the capture folders it makes carry it (store.c) */
+    snprintf(g_opt.instance, sizeof g_opt.instance, "%s:%d", g_opt.host, g_opt.port);
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *p = g_opt.instance; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(g_opt.tag, sizeof g_opt.tag, "%08x", (unsigned)h);
     return 0;
 }
 

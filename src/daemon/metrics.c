@@ -293,6 +293,10 @@ void htad_metrics_prometheus(hta_sbuf *b) {
             g_requests_refused_total);
     counter(b, "htad_processes_refused_total", "Processes not registered: the table or their user's share full.",
             g_procs_refused_total);
+    counter(b, "htad_retention_passes_total", "Retention passes of a folder store done (one after each capture).",
+            g_retention_passes_total);
+    counter(b, "htad_captures_removed_total", "Fetched captures the retention of a folder store removed.",
+            g_captures_removed_total);
     counter(b, "htad_polls_dropped_total", "Datagrams dropped: malformed, or in another process's name.",
             g_polls_dropped_total);
     gauge(b, "htad_connections", "TCP connections open on both ports.");

@@ -1,10 +1,14 @@
 /* The processes libkineto registers by polling, their pending configs, and the captures with the
  * traces each waits for (dynolog-ipc.md §3, §6).  A process is known by what the kernel says of the
  * sender (its pid and uid, peer.c), never by the pids a datagram claims: a poll gets only its own
- * config.  Its pid set (its pid and its ancestors' in its namespace, leaf first, from /proc) is what
- * requests match, as in dynolog; one pending config each; at most HTAD_PROCS_PER_UID per user, so one
- * user cannot fill the table; processes that stop polling are dropped after --gc-s, and a trace still
- * expected from one is then "lost". */
+ * config.  Its pid set (its pid and its ancestors' within its namespace, leaf first, from /proc) is what
+ * requests match, as in dynolog, each by its pid in htad's namespace: a pid number that another pid
+ * namespace also uses never selects a process there.  A process is named by its pid in htad's namespace
+ * (its trace's name and its file in the trace folder), and its start time is checked when a capture
+ * selects it and when its config is given, so a pid the kernel gave again never takes a config meant for
+ * the process that had it.  One pending config each; at most HTAD_PROCS_PER_UID per user, so one user
+ * cannot fill the table; processes that stop polling are dropped after --gc-s, and a trace still expected
+ * from one is then "lost". */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,9 +30,11 @@ typedef struct proc {
     int32_t kpid;                   /* the kernel's pid of the sender (htad's namespace) */
     uint32_t uid;
     int64_t job_id;
+    int64_t start;                  /* its start time: with kpid, the process (peer.c) */
     int32_t npids;
-    int32_t pids[HTA_IPC_MAX_PIDS]; /* leaf first, as sent */
-    int32_t sorted[HTA_IPC_MAX_PIDS];
+    int32_t pids[HTA_IPC_MAX_PIDS]; /* leaf first, as sent (in its namespace) */
+    int32_t kpids[HTA_IPC_MAX_PIDS]; /* the same processes in htad's namespace: what requests match */
+    int32_t sorted[HTA_IPC_MAX_PIDS]; /* kpids, sorted */
     int64_t last_poll_ms;
     char *pending;                  /* config text to deliver at the next idle poll */
     int cap_slot;                   /* the capture and trace it belongs to */
@@ -68,8 +74,10 @@ int htad_known_peer(int32_t kpid, uint32_t uid, htad_peer *peer) {
     if (p) {
         peer->pid = kpid;
         peer->uid = uid;
+        peer->start = p->start;
         peer->npids = p->npids;
         memcpy(peer->pids, p->pids, 4 * (size_t)p->npids);
+        memcpy(peer->kpids, p->kpids, 4 * (size_t)p->npids);
     }
     pthread_mutex_unlock(&mu);
     return p != NULL;
@@ -98,14 +106,31 @@ void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out) {
         memset(p, 0, sizeof *p);
         p->kpid = peer->pid;
         p->uid = peer->uid;
+        p->start = peer->start;
         p->job_id = r->job_id;
         p->npids = peer->npids;
         memcpy(p->pids, peer->pids, 4 * (size_t)peer->npids);
-        memcpy(p->sorted, peer->pids, 4 * (size_t)peer->npids);
+        memcpy(p->kpids, peer->kpids, 4 * (size_t)peer->npids);
+        memcpy(p->sorted, peer->kpids, 4 * (size_t)peer->npids);
         qsort(p->sorted, (size_t)p->npids, 4, cmp_i32);
         p->cap_slot = -1;
         if (!g_opt.quiet)
-            htad_log("process %d registered (uid %u, job %" PRId64 ")", (int)p->pids[0], (unsigned)p->uid, r->job_id);
+            htad_log("process %d registered (pid %d in its namespace, uid %u, job %" PRId64 ")", (int)p->kpid,
+                     (int)p->pids[0], (unsigned)p->uid, r->job_id);
+    }
+    if (p && p->pending && (r->type & 2) && htad_proc_start(p->kpid) != p->start) {
+        /* the pid names another process now (the kernel gave it again): the config was not meant for it,
+         * and the entry is the gone process's */
+        htad_trace *t = proc_trace(p);
+        if (t && t->state <= TR_DELIVERED) {
+            t->state = TR_LOST;
+            snprintf(t->error, sizeof t->error, "process %d exited before taking its config (its pid now names "
+                     "another process)", (int)t->pid);
+            g_traces_lost_total++;
+        }
+        free(p->pending);
+        g_procs[p - g_procs] = g_procs[--g_nprocs];
+        p = NULL;
     }
     if (p) {
         p->job_id = r->job_id;
@@ -118,7 +143,7 @@ void htad_on_req(const hta_ipc_req *r, const htad_peer *peer, hta_sbuf *out) {
             p->pending = NULL;
             htad_trace *t = proc_trace(p);
             if (t && t->state == TR_REQUESTED) t->state = TR_DELIVERED;
-            if (!g_opt.quiet) htad_log("config delivered to process %d", (int)p->pids[0]);
+            if (!g_opt.quiet) htad_log("config delivered to process %d", (int)p->kpid);
         }
     }
     pthread_mutex_unlock(&mu);
@@ -227,8 +252,9 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         if (p->job_id != r->job_id) continue;
         int hit = trace_all;
         for (size_t q = 0; !hit && q < r->npids; q++)
-            for (int32_t j = 0; j < p->npids; j++) hit |= p->pids[j] == r->pids[q];
-        if (hit) idx[nm++] = k;
+            for (int32_t j = 0; j < p->npids; j++) hit |= p->kpids[j] == r->pids[q];
+        /* still the process that registered (a gone one's pid may name another now) */
+        if (hit && htad_proc_start(p->kpid) == p->start) idx[nm++] = k;
     }
     qsort(idx, nm, sizeof *idx, cmp_proc_idx);
     if (!r->config && nm == 0) { /* htaCapture: a request that matches nothing is an error, and leaves nothing */
@@ -246,7 +272,8 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         return HTA_ENODATA;
     }
     int64_t now = t_req;
-    snprintf(c->id, sizeof c->id, "%" PRId64 "-%u", now, ++g_cap_seq);
+    /* the request's ms first (retention's order), then this htad's tag: unique among htads sharing a store */
+    snprintf(c->id, sizeof c->id, "%" PRId64 "-%u-%s", now, ++g_cap_seq, g_opt.tag);
     c->job_id = r->job_id;
     c->t_request_ms = now;
     c->deadline_ms = deadline;
@@ -255,16 +282,38 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
     size_t nmatch = 0, ntrig = 0, busy = 0;
     char lf[PATH_MAX] = "";
     if (r->config) hta_config_log_file(r->config, strlen(r->config), lf, sizeof lf);
-    else snprintf(lf, sizeof lf, "%s/%s.json", g_opt.trace_dir, c->id);
     hta_status st = HTA_OK;
     for (size_t m = 0; m < nm && !st; m++) {
         proc *p = &g_procs[idx[m]];
-        if (nmatch < HTAD_MAX_TRACES) matched[nmatch++] = p->pids[0];
+        if (nmatch < HTAD_MAX_TRACES) matched[nmatch++] = p->kpid;
         if (p->pending) {
             busy++;
             continue;
         }
         if ((int64_t)ntrig >= limit) continue;
+        /* htaCapture: a log file per process, named by its pid in htad's namespace; libkineto adds its own
+         * pid (in its namespace), so two processes of one pid in two namespaces never share a file */
+        if (!r->config) snprintf(lf, sizeof lf, "%s/%s-%d.json", g_opt.trace_dir, c->id, (int)p->kpid);
+        char spool[sizeof c->tr[0].spool];
+        if (hta_kineto_trace_path(lf, p->pids[0], spool, sizeof spool)) {
+            st = hta_fail(err, HTA_EINVAL, "%s: trace path too long", lf);
+            break;
+        }
+        int taken = 0; /* a dyno config names one file for all: two processes of one pid would share it */
+        for (size_t q = 0; q < c->n && !taken; q++) taken = !strcmp(c->tr[q].spool, spool);
+        if (taken) {
+            htad_trace *t = &c->tr[c->n++];
+            memset(t, 0, sizeof *t);
+            t->pid = p->kpid;
+            t->uid = p->uid;
+            t->state = TR_FAILED;
+            t->size = -1;
+            snprintf(t->name, sizeof t->name, "%s_%d.json", g_opt.host, (int)p->kpid);
+            snprintf(t->error, sizeof t->error, "not triggered: another process of this capture has pid %d in its "
+                     "namespace too, and the config's ACTIVITIES_LOG_FILE names one file for both (htaCapture "
+                     "names each its own)", (int)p->pids[0]);
+            continue;
+        }
         hta_sbuf cfg = {0};
         if (r->config) {
             hta_sb_add(&cfg, r->config, strlen(r->config));
@@ -285,20 +334,18 @@ hta_status htad_trigger(const htad_request *r, hta_sbuf *reply, hta_error *err) 
         }
         htad_trace *t = &c->tr[c->n];
         memset(t, 0, sizeof *t);
-        t->pid = p->pids[0];
+        t->pid = p->kpid;
         t->uid = p->uid;
         t->state = TR_REQUESTED;
         t->size = -1;
-        if (hta_kineto_trace_path(lf, p->pids[0], t->spool, sizeof t->spool)) {
-            hta_sb_free(&cfg);
-            st = hta_fail(err, HTA_EINVAL, "%s: trace path too long", lf);
-            break;
-        }
-        snprintf(t->name, sizeof t->name, "%s_%d.json", g_opt.host, (int)p->pids[0]);
+        memcpy(t->spool, spool, sizeof spool);
+        /* its name in the store: this host's, and the pid in htad's namespace (unique among the processes
+         * of one capture; the capture's folder keeps captures apart) */
+        snprintf(t->name, sizeof t->name, "%s_%d.json", g_opt.host, (int)p->kpid);
         p->pending = cfg.p;
         p->cap_slot = slot;
         p->cap_trace = c->n++;
-        trig[ntrig++] = p->pids[0];
+        trig[ntrig++] = p->kpid;
     }
     free(idx);
     if (st) { /* nothing half-done: the configs of this capture are withdrawn */
@@ -343,7 +390,7 @@ htad_capture *htad_capture_find(const char *id) {
 }
 
 static const char *state_name(tr_state s) {
-    static const char *const names[] = {"requested", "delivered", "storing", "stored", "lost", "failed"};
+    static const char *const names[] = {"requested", "delivered", "storing", "stored", "lost", "failed", "removed"};
     return names[s];
 }
 
@@ -422,7 +469,7 @@ void htad_tick(void) {
                      (int)t->pid);
             g_traces_lost_total++;
         }
-        if (!g_opt.quiet) htad_log("process %d dropped: no poll for %d s", (int)p->pids[0], g_opt.gc_s);
+        if (!g_opt.quiet) htad_log("process %d dropped: no poll for %d s", (int)p->kpid, g_opt.gc_s);
         free(p->pending);
         g_procs[k] = g_procs[--g_nprocs];
     }

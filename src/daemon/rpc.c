@@ -146,6 +146,7 @@ void htad_rpc_fetch_open(htad_reply *r) {
         reply_error(r, "%s", err.msg);
         return;
     }
+    htad_store_fetched(r->key); /* its file is open: retention may remove the capture from now on */
     r->key[0] = 0;
     r->file_size = size;
     payload_header(r, size);

@@ -1,8 +1,8 @@
 /* Where htad keeps finished traces and metrics: a folder (STORE/ID/NAME) or an S3 bucket (s3.c),
  * and the one thread that moves traces there, so that a slow disk or network never delays the main
  * loop's answers to libkineto.  A file appears in the store complete or not at all: a folder's file
- * through hta_outfile (temporary file, then rename), an S3 object through one PUT. */
-#include <dirent.h>
+ * through hta_outfile (temporary file, then rename), an S3 object through one PUT.  What a folder store
+ * keeps, and whose its folders are, is retention.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,20 +37,31 @@ void htad_store_close(void) {
 int htad_store_is_s3(void) { return g_s3 != NULL; }
 
 /* key is "ID/NAME", both safe names (checked by the callers): never a path out of the store, and the
- * ID folder is never a link (one planted there would lead out of it) */
+ * ID folder is never a link (one planted there would lead out of it).  make: the folder is written into,
+ * so it is this htad's (made now, with its marker, or carrying it already: retention.c). */
 static hta_status dir_path(const char *key, char *out, size_t cap, int make, hta_error *err) {
     const char *slash = strchr(key, '/');
     if (!slash) return hta_fail(err, HTA_EINVAL, "%s: not ID/NAME", key);
     if ((size_t)snprintf(out, cap, "%s/%.*s", g_dir, (int)(slash - key), key) >= cap)
         return hta_fail(err, HTA_EINVAL, "%s: too long", key);
-    if (make && mkdir(out, 0755) && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
+    int made = make && !mkdir(out, 0755);
+    if (make && !made && errno != EEXIST) return hta_fail(err, HTA_EIO, "%s: %s", out, strerror(errno));
     struct stat st;
     if (lstat(out, &st)) return hta_fail(err, errno == ENOENT ? HTA_ENODATA : HTA_EIO, "%s: %s", key, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return hta_fail(err, HTA_EINVAL, "%.*s: not a folder of the store (a link is not followed)", (int)(slash - key),
                         key);
+    if (make) HTA_TRY(htad_folder_claim(out, made, err));
     if ((size_t)snprintf(out, cap, "%s/%s", g_dir, key) >= cap) return hta_fail(err, HTA_EINVAL, "%s: too long", key);
     return HTA_OK;
+}
+
+void htad_store_fetched(const char *key) {
+    const char *slash = strchr(key, '/');
+    char folder[PATH_MAX + 200];
+    if (g_s3 || !slash) return;
+    if ((size_t)snprintf(folder, sizeof folder, "%s/%.*s", g_dir, (int)(slash - key), key) < sizeof folder)
+        htad_folder_fetched(folder);
 }
 
 static hta_status put_dir(const char *key, int fd, const char *data, size_t n, hta_error *err) {
@@ -139,81 +150,6 @@ hta_status htad_store_open_read(const char *key, int *fdp, uint64_t *size, hta_e
     return HTA_OK;
 }
 
-/* ---- retention of a folder store: the newest --keep-captures captures, at most --keep-mb ---- */
-
-typedef struct kept {
-    char name[256];
-    int64_t t;     /* the capture's time: its id starts with the request's Unix ms */
-    int64_t bytes;
-} kept;
-
-static int cmp_kept(const void *a, const void *b) {
-    const kept *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* the files directly in a capture's folder (no links followed); -1 when it cannot be read */
-static int64_t folder_bytes(int dfd, int do_remove) {
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -1;
-    }
-    int64_t sum = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
-        sum += S_ISREG(st.st_mode) ? (int64_t)st.st_size : 0;
-        if (do_remove) unlinkat(dirfd(d), e->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-    }
-    closedir(d);
-    return sum;
-}
-
-static void retention(void) {
-    DIR *d = opendir(g_dir);
-    if (!d) return;
-    kept *k = NULL;
-    size_t n = 0, cap = 0;
-    int64_t total = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        struct stat st;
-        if (!hta_safe_name(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-            !S_ISDIR(st.st_mode))
-            continue;
-        pthread_mutex_lock(&mu); /* a capture still running keeps its folder */
-        const htad_capture *c = htad_capture_find(e->d_name);
-        int running = c && !c->t_done_ms;
-        pthread_mutex_unlock(&mu);
-        int fd = running ? -1 : openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int64_t bytes = fd < 0 ? -1 : folder_bytes(fd, 0);
-        if (bytes < 0) continue;
-        if (n == cap) {
-            kept *g = realloc(k, (cap = cap ? 2 * cap : 64) * sizeof *k);
-            if (!g) break;
-            k = g;
-        }
-        snprintf(k[n].name, sizeof k[n].name, "%s", e->d_name);
-        k[n].t = strtoll(e->d_name, NULL, 10);
-        if (!k[n].t) k[n].t = (int64_t)st.st_mtim.tv_sec * 1000;
-        k[n++].bytes = bytes;
-        total += bytes;
-    }
-    qsort(k, n, sizeof *k, cmp_kept);
-    for (size_t q = 0; q < n && (n - q > (size_t)g_opt.keep_captures || total > g_opt.keep_bytes); q++) {
-        int fd = openat(dirfd(d), k[q].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) folder_bytes(fd, 1);
-        if (!unlinkat(dirfd(d), k[q].name, AT_REMOVEDIR)) {
-            total -= k[q].bytes;
-            if (!g_opt.quiet) htad_log("retention: capture %s removed (%lld bytes)", k[q].name, (long long)k[q].bytes);
-        }
-    }
-    free(k);
-    closedir(d);
-}
-
 /* ---- the store thread ---- */
 
 #define QMAX 1024
@@ -259,7 +195,8 @@ static void run_job(const struct job *j) {
         hta_status st = b.oom ? hta_oom(&err) : htad_store_put_mem(key, b.p ? b.p : "", b.len, &err);
         if (st) htad_log("%s: %s", key, err.msg);
         hta_sb_free(&b);
-        if (!g_s3) retention(); /* a capture is complete: the oldest make room (S3: the bucket's lifecycle) */
+        if (!g_s3) htad_retention(g_dir); /* a capture is complete: the oldest fetched make room (S3: the
+                                           * bucket's lifecycle) */
         return;
     }
     snprintf(key, sizeof key, "%s/%s", c->id, c->tr[j->idx].name);

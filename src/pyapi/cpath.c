@@ -46,6 +46,7 @@ static hta_status keep_opts(hta_py_graph *g, const py_opts *o, hta_error *err) {
 
 hta_status hta_py_cp_build(hta_py_ctx *c, int32_t rank, const char *opts, hta_py_graph **out, hta_error *err) {
     *out = NULL;
+    HTA_TRY(py_need(c, err));
     long k = hta_ctx_find_rank(c->ctx, rank);
     if (k < 0) return hta_fail(err, HTA_EINVAL, "critical_path_analysis: rank %d is not loaded", (int)rank);
     py_opts o;

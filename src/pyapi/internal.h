@@ -66,6 +66,9 @@ hta_status py_opt_flag(const py_opts *o, const char *key, int *v, hta_error *err
 /* "0,2,5-7" -> ints (malloc'd), as the command line's --ranks. */
 hta_status py_parse_int_list(const char *key, const char *s, int64_t **out, size_t *n, hta_error *err);
 
+/* A NULL session (a closed one) refused: every call that takes a session and can fail begins with it. */
+hta_status py_need(const hta_py_ctx *c, hta_error *err);
+
 /* A call's end: st failed -> res freed, st returned; else *out a new result that takes res over. */
 hta_status py_result_out(hta_status st, hta_result *res, hta_py_result **out, hta_error *err);
 

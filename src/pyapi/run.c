@@ -285,6 +285,7 @@ static const struct {
 
 hta_status hta_py_run(hta_py_ctx *c, const char *name, const char *opts, hta_py_result **out, hta_error *err) {
     *out = NULL;
+    HTA_TRY(py_need(c, err));
     size_t i = 0, n = sizeof analyses / sizeof *analyses;
     while (i < n && name && strcmp(analyses[i].name, name)) i++;
     if (i == n) return hta_fail(err, HTA_EINVAL, "no analysis named '%s'", name ? name : "(null)");
@@ -301,6 +302,8 @@ hta_status hta_py_run(hta_py_ctx *c, const char *name, const char *opts, hta_py_
 hta_status hta_py_diff(hta_py_ctx *control, hta_py_ctx *test, const char *opts, hta_py_result **out,
                        hta_error *err) {
     *out = NULL;
+    HTA_TRY(py_need(control, err));
+    HTA_TRY(py_need(test, err));
     py_opts o;
     HTA_TRY(py_opts_parse(opts, &o, err));
     static const char *const keys[] = {"short_names", "device", "control_rank", "test_rank", "control_iteration",

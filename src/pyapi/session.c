@@ -8,6 +8,10 @@
 
 int hta_py_abi(void) { return HTA_PY_ABI; }
 
+hta_status py_need(const hta_py_ctx *c, hta_error *err) {
+    return c && c->ctx ? HTA_OK : hta_fail(err, HTA_EINVAL, "the trace was closed");
+}
+
 static void keep_warning(void *user, const char *msg) {
     hta_py_ctx *c = user;
     char **w = realloc(c->warn, (c->nwarn + 1) * sizeof *w);
@@ -69,10 +73,11 @@ void hta_py_close(hta_py_ctx *c) {
     free(c);
 }
 
-size_t hta_py_nwarnings(const hta_py_ctx *c) { return c->nwarn; }
-const char *hta_py_warning(const hta_py_ctx *c, size_t i) { return i < c->nwarn ? c->warn[i] : NULL; }
+size_t hta_py_nwarnings(const hta_py_ctx *c) { return c ? c->nwarn : 0; }
+const char *hta_py_warning(const hta_py_ctx *c, size_t i) { return c && i < c->nwarn ? c->warn[i] : NULL; }
 
 hta_status hta_py_set_window(hta_py_ctx *c, const char *window, hta_error *err) {
+    HTA_TRY(py_need(c, err));
     const char *old = c->window_spec ? c->window_spec : "";
     if (!window) window = "";
     if (!strcmp(old, window)) return HTA_OK;
@@ -96,10 +101,10 @@ hta_status hta_py_set_window(hta_py_ctx *c, const char *window, hta_error *err) 
 
 /* ---- the trace as columns ---- */
 
-size_t hta_py_nranks(const hta_py_ctx *c) { return hta_ctx_nranks(c->ctx); }
+size_t hta_py_nranks(const hta_py_ctx *c) { return c && c->ctx ? hta_ctx_nranks(c->ctx) : 0; }
 
 static const hta_rank *rank_of(const hta_py_ctx *c, size_t k) {
-    return k < hta_ctx_nranks(c->ctx) ? hta_ctx_rank(c->ctx, k) : NULL;
+    return k < hta_py_nranks(c) ? hta_ctx_rank(c->ctx, k) : NULL;
 }
 
 int32_t hta_py_rank(const hta_py_ctx *c, size_t k) {
@@ -181,11 +186,13 @@ const int64_t *hta_py_rank_streams(const hta_py_ctx *c, size_t k, size_t *n) {
 }
 
 const uint32_t *hta_py_cats(const hta_py_ctx *c, size_t *n) {
-    *n = c->ctx->trace->ncats;
-    return c->ctx->trace->cats;
+    *n = c && c->ctx ? c->ctx->trace->ncats : 0;
+    return *n ? c->ctx->trace->cats : NULL;
 }
 
 const char *hta_py_symbols(hta_py_ctx *c, size_t *n, size_t *len) {
+    *n = *len = 0;
+    if (!c || !c->ctx) return NULL;
     const hta_symtab *s = c->ctx->trace->sym;
     if (!c->syms) {
         uint32_t m = hta_symtab_count(s);
@@ -211,6 +218,7 @@ const char *hta_py_symbols(hta_py_ctx *c, size_t *n, size_t *len) {
 
 hta_status hta_py_view(hta_py_ctx *c, size_t k, const uint32_t **row, const int64_t **ts, const int64_t **dur,
                        size_t *n, hta_error *err) {
+    HTA_TRY(py_need(c, err));
     if (k >= hta_ctx_nranks(c->ctx)) return hta_fail(err, HTA_EINVAL, "no rank position %zu", k);
     const hta_view *v;
     HTA_TRY(hta_ctx_view(c->ctx, k, &v, err));

@@ -74,9 +74,13 @@ class HtaValues(Tmp):
         self.assertIn("no event name contains", p.stderr)
 
     def test_instance_out_of_range(self):
-        p = hta("critical-path", os.path.join(CP, "simple_add"), "--annotation", P, "--instance", "99", ok=False)
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("out of range", p.stderr)
+        # the instance asked for, as given (issue 35: "instance 5" was said "instance 50")
+        for inst in ("5", "99", "3:7"):
+            with self.subTest(instance=inst):
+                p = hta("critical-path", os.path.join(CP, "simple_add"), "--annotation", P, "--instance", inst,
+                        ok=False)
+                self.assertEqual(p.returncode, 1)
+                self.assertIn(f"; instance {inst} is out of range", p.stderr)
 
 
 class Overlay(Tmp):

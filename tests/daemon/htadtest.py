@@ -349,7 +349,13 @@ def _client_main(ipc_dir, job_id):
                     threading.Timer(delay, write_trace, [cfg]).start()
             time.sleep(interval)
 
-    say({"pids": pids})
+    kpid = os.getpid()  # its pid where /proc was mounted (the test's namespace): NSpid's first
+    try:
+        with open("/proc/self/status") as f:
+            kpid = int([x for x in f if x.startswith("NSpid:")][0].split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    say({"pids": pids, "kpid": kpid})
     for line in _sys.stdin:
         cmd = json.loads(line)
         op = cmd["op"]
@@ -395,21 +401,26 @@ def _client_main(ipc_dir, job_id):
 class FakeKineto:
     """A Python stand-in for libkineto, in a process of its own (htad believes only what the kernel says
     of a datagram's sender): polls the daemon every `interval` s with its real pid and ancestors', and on
-    a config writes the trace (unless write=False) after `delay` s.  `pid` is its pid, `pids` its list."""
+    a config writes the trace (unless write=False) after `delay` s.  `pid` is its pid, `pids` its list.
+    prefix: a command it runs under (`unshare --user --map-root-user --pid --fork`: a pid namespace of its
+    own); `kpid` is then its pid in the test's (and htad's) namespace, `pids` the ones it has in its own."""
 
-    def __init__(self, ipc_dir, job_id=0, interval=0.1, write=True, delay=0.1, busy=False):
+    def __init__(self, ipc_dir, job_id=0, interval=0.1, write=True, delay=0.1, busy=False, prefix=()):
         import queue
         self.ipc_dir, self.job_id = ipc_dir, job_id
         self.interval, self.write, self.delay, self.busy = interval, write, delay, busy
         self.configs, self.written = [], []
         self.registered = threading.Event()
         self.replies = queue.Queue()
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "client", ipc_dir, str(job_id)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen([*prefix, sys.executable, os.path.abspath(__file__), "client", ipc_dir,
+                                      str(job_id)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         self.pid = self.proc.pid
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        self.pids = self._reply()["pids"]
+        first = self._reply()
+        self.pids, self.kpid = first["pids"], first["kpid"]
+        if not prefix:
+            self.kpid = self.pid
 
     def _read(self):
         for line in self.proc.stdout:

@@ -2,11 +2,13 @@
 waits on an endpoint that never answers; an S3 object larger than --max-trace-mb is not fetched whole
 (an endpoint that sends without end is cut off); the store never follows a link out of itself (a folder
 or a file); a newline or a terminal escape from a client never reaches the log as such; the folder
-store keeps --keep-captures captures and --keep-mb MiB, the oldest removed first."""
+store keeps --keep-captures fetched captures and --keep-mb MiB of them, the oldest removed first, and
+removes only what this htad wrote (issue 35)."""
 import os
 import shutil
 import socket
 import sys
+import tempfile
 import time
 import unittest
 
@@ -124,24 +126,93 @@ class FolderStore(unittest.TestCase):
         self.assertNotIn("\x1b", log)
         shutil.rmtree(d.tmp, ignore_errors=True)
 
+    def capture(self, d, c):
+        """One capture of the fake process c, waited for until done, its metrics stored and the store
+        thread's retention pass after them counted: its id."""
+        n = d.counter("htad_retention_passes_total")
+        r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 50, "start_time_ms": 1})
+        cid = r["capture"]
+        self.assertTrue(ht.wait_for(lambda: d.counter("htad_retention_passes_total") == n + 1, 10), d.logtext())
+        self.assertTrue(d.rpc({"fn": "htaStatus", "capture": cid})["done"])
+        self.assertTrue(os.path.exists(os.path.join(d.store, cid, "testhost.metrics.jsonl")), d.logtext())
+        return cid
+
+    def fetch(self, d, cid):
+        head, data = ht.rpc_fetch(d.port, {"fn": "htaFetch", "capture": cid, "name": "testhost.metrics.jsonl"})
+        self.assertEqual(head["status"], "ok", head)
+
+    def states(self, d, cid):
+        return [(t["state"], t.get("error", "")) for t in d.rpc({"fn": "htaStatus", "capture": cid})["traces"]]
+
     def test_retention(self):
-        d = ht.Daemon("--keep-captures", "2", "--keep-mb", "1")
+        """Issue 35: --keep-captures 1 removed a store's own files (important/thesis.tex, 1700000000000-notes/)
+        and a capture nobody had fetched, htaStatus still said "stored", and one htad's retention removed
+        another's captures in a shared store.  Now only this htad's capture folders (its marker) are
+        considered, only fetched and finished ones count and go, only the files it wrote are removed, and
+        htaStatus says "removed"."""
+        store = tempfile.mkdtemp(prefix="htadstore-")
+        self.addCleanup(shutil.rmtree, store, True)
+        mine = {"important/thesis.tex": b"chapter 1", "1700000000000-notes/n.txt": b"notes",
+                "1000-1/h_1.json": b" " * (2 << 20)}  # an old-looking capture of 2 MiB, not htad's
+        for rel, data in mine.items():
+            os.makedirs(os.path.join(store, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(store, rel), "wb") as f:
+                f.write(data)
+        d = ht.Daemon("--keep-captures", "1", "--keep-mb", "1", store=store)
+        other = ht.Daemon("--keep-captures", "1", store=store)  # a second htad sharing the store
+        c = ht.FakeKineto(d.ipc).start()
+        oc = ht.FakeKineto(other.ipc).start()
+        try:
+            a, b = self.capture(d, c), self.capture(d, c)
+            # nothing was fetched: both kept, whatever the limits
+            self.assertTrue(os.path.isdir(os.path.join(store, a)) and os.path.isdir(os.path.join(store, b)))
+            self.assertEqual(self.states(d, a), [("stored", "")])
+            theirs = self.capture(other, oc)
+            self.fetch(other, theirs)
+            self.assertNotEqual(theirs.split("-")[2], a.split("-")[2])  # two htads never make one id
+            self.fetch(d, a)
+            self.fetch(d, b)
+            cc = self.capture(d, c)  # the third: a and b fetched, one of them kept
+            self.assertFalse(os.path.exists(os.path.join(store, a)), d.logtext())
+            self.assertEqual(self.states(d, a), [("removed", "removed by retention after it was fetched "
+                                                             "(--keep-captures 1, --keep-mb 1)")])
+            self.assertIn(f"retention: capture {a} removed", d.logtext())
+            for cid in (b, cc, theirs):
+                self.assertTrue(os.path.isdir(os.path.join(store, cid)), cid)
+            self.assertEqual(self.states(d, b), [("stored", "")])
+            # the other htad's retention leaves d's captures alone, as d leaves its
+            self.capture(other, oc)
+            for cid in (b, cc):
+                self.assertTrue(os.path.isdir(os.path.join(store, cid)), (cid, other.logtext()))
+            # the store's own files, untouched
+            for rel, data in mine.items():
+                with open(os.path.join(store, rel), "rb") as f:
+                    self.assertEqual(f.read(), data, rel)
+            # a file someone put into a capture folder of d's stays (the folder with it)
+            with open(os.path.join(store, b, "mine.txt"), "w") as f:
+                f.write("keep")
+            self.fetch(d, cc)
+            self.capture(d, c)
+            self.assertEqual(sorted(os.listdir(os.path.join(store, b))), ["mine.txt"], d.logtext())
+        finally:
+            c.stop()
+            oc.stop()
+            self.assertEqual(d.stop(), 0)
+            self.assertEqual(other.stop(), 0)
+        shutil.rmtree(d.tmp, ignore_errors=True)
+        shutil.rmtree(other.tmp, ignore_errors=True)
+
+    def test_a_folder_htad_did_not_make_is_not_written_into(self):
+        """A capture id whose folder exists without this htad's marker (another htad's, or a person's) is
+        not written into: the trace fails with the reason."""
+        d = ht.Daemon()
         c = ht.FakeKineto(d.ipc).start()
         try:
-            old = os.path.join(d.store, "1000-1")  # an old capture of 2 MiB: over --keep-mb
-            os.makedirs(old)
-            with open(os.path.join(old, "h_1.json"), "wb") as f:
-                f.write(b" " * (2 << 20))
-            ids = []
-            for k in range(3):
-                r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 50, "start_time_ms": 1})
-                ids.append(r["capture"])
-                self.assertTrue(ht.wait_for(lambda: d.rpc({"fn": "htaStatus", "capture": ids[-1]})["done"], 10))
-                self.assertTrue(ht.wait_for(lambda: os.path.exists(
-                    os.path.join(d.store, ids[-1], "testhost.metrics.jsonl")), 10))
-            time.sleep(0.3)
-            self.assertEqual(sorted(os.listdir(d.store)), sorted(ids[1:]), d.logtext())
-            self.assertIn("retention: capture 1000-1 removed (2097152 bytes)", d.logtext())
+            r = d.rpc({"fn": "htaCapture", "pids": [c.pid], "duration_ms": 50, "start_time_ms": 1})
+            os.makedirs(os.path.join(d.store, r["capture"]))  # there before htad stores the trace
+            self.assertTrue(ht.wait_for(lambda: self.states(d, r["capture"])[0][0] == "failed", 10))
+            self.assertIn("a folder this htad (testhost:%d) did not make" % d.port, self.states(d, r["capture"])[0][1])
+            self.assertEqual(os.listdir(os.path.join(d.store, r["capture"])), [])
         finally:
             c.stop()
             self.assertEqual(d.stop(), 0)

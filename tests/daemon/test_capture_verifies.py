@@ -137,6 +137,37 @@ class Verifies(unittest.TestCase):
         self.assertEqual(traces(out), [f"127.0.0.1-{good.port}_11.json"])
         shutil.rmtree(out, True)
 
+    def test_one_pid_listed_twice_is_one_file_never_overwritten(self):
+        """Issue 35: a daemon listing one pid for two traces (two processes of one pid in two pid
+        namespaces, named by that pid) had both fetched into one HOST_PID.json, the second replacing the
+        first, one row "fetched" and exit 0.  Now the first trace is the file, the second is said and
+        counted missing (exit 1), and nothing is written over."""
+        def h(req):
+            fn = req["fn"]
+            if fn == "htaCapture":
+                return capture_reply([11, 11]), None
+            if fn == "htaStatus":
+                tr = [{"pid": 11, "state": "stored", "name": n, "size": 5} for n in ("h_11.json", "h_11b.json")]
+                return {"status": "ok", "capture": "c1", "done": True, "traces": tr}, None
+            if fn == "htaFetch":
+                return {"status": "ok", "size": 5}, (b"first" if req["name"] == "h_11.json" else b"secnd")
+            if fn == "htaMetrics":
+                return {"status": "ok", "size": 0}, None
+            return {"status": "failed", "error": "?"}, None
+        d = self.fake(h)
+        p, out, _ = run_capture([d.port], test=self)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(traces(out), [f"127.0.0.1-{d.port}_11.json"])
+        with open(os.path.join(out, f"127.0.0.1-{d.port}_11.json"), "rb") as f:
+            self.assertEqual(f.read(), b"first")
+        self.assertIn("no trace from 127.0.0.1 pid 11 (failed: the daemon listed pid 11 for a second trace, "
+                      "h_11b.json: one file per pid, not fetched)", p.stderr)
+        rows = [ln.split() for ln in p.stdout.splitlines()[1:]]
+        self.assertEqual([r[2] for r in rows], ["fetched", "failed"], p.stdout)
+        self.assertIn("1 expected traces did not arrive", p.stderr)
+        fetched = [json.loads(r) for r in d.requests if b"htaFetch" in r]
+        self.assertEqual([f["name"] for f in fetched], ["h_11.json"])
+
     def test_many_pids_linear(self):
         pids = list(range(2, 200002))
 

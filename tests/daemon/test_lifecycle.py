@@ -219,24 +219,102 @@ def fork_pollers(ipc, n):
     return pids, end
 
 
+NEWNS = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]  # a user and pid namespace of its own
+
+
+class Namespaces(unittest.TestCase):
+    """Issue 35: a process is named by what the kernel says in htad's namespace.  Two processes of one pid
+    number in two pid namespaces (two containers) got one trace name and one trace file (one stored, the
+    other failed), and a request for pid N also reached a process that has N only in a namespace of its
+    own (an unprivileged user+pid namespace can take any pid number there)."""
+
+    def setUp(self):
+        self.d = ht.Daemon()
+        self.fakes = []
+
+    def tearDown(self):
+        for f in self.fakes:
+            f.stop()
+        self.assertEqual(self.d.stop(), 0, self.d.logtext())
+        shutil.rmtree(self.d.tmp, ignore_errors=True)
+
+    def fake(self, **kw):
+        f = ht.FakeKineto(self.d.ipc, **kw)
+        self.fakes.append(f)
+        return f.start()
+
+    def traces(self, cid):
+        st = self.d.rpc({"fn": "htaStatus", "capture": cid})
+        return st["done"], sorted((t["pid"], t["state"], t["name"]) for t in st["traces"])
+
+    def test_one_pid_in_two_namespaces_is_two_traces(self):
+        a, b = self.fake(prefix=NEWNS), self.fake(prefix=NEWNS)
+        self.assertEqual((a.pids, b.pids), ([1], [1]))  # each is pid 1 in its own namespace
+        self.assertNotEqual(a.kpid, b.kpid)
+        r = self.d.rpc({"fn": "htaCapture", "pids": [0], "duration_ms": 50, "start_time_ms": 1})  # every process
+        self.assertEqual(r["activityProfilersTriggered"], sorted([a.kpid, b.kpid]), r)
+        self.assertTrue(ht.wait_for(lambda: self.traces(r["capture"])[0], 20), self.d.logtext())
+        want = sorted((k, "stored", f"testhost_{k}.json") for k in (a.kpid, b.kpid))
+        self.assertEqual(self.traces(r["capture"])[1], want, self.d.logtext())
+        self.assertEqual(sorted(os.listdir(os.path.join(self.d.store, r["capture"]))),
+                         sorted([".htad-capture", "testhost.metrics.jsonl"] + [n for _, _, n in want]))
+        # each wrote its own file (libkineto names it by its pid in its namespace: 1 for both)
+        self.assertEqual(len(set(a.written + b.written)), 2, (a.written, b.written))
+
+    def test_a_pid_number_in_another_namespace_gets_no_config(self):
+        victim = self.fake()
+        v = victim.pid
+        # the thief makes a pid namespace of its own and takes the victim's pid number in it
+        thief = self.fake(prefix=NEWNS + ["sh", "-c",
+                                                f'echo {v - 1} > /proc/sys/kernel/ns_last_pid && "$0" "$@"'])
+        self.assertEqual(thief.pids[0], v)
+        self.assertNotEqual(thief.kpid, v)
+        r = self.d.rpc({"fn": "htaCapture", "pids": [v], "duration_ms": 50, "start_time_ms": 1})
+        self.assertEqual(r["activityProfilersTriggered"], [v], r)
+        self.assertEqual(r["processesMatched"], [v], r)
+        self.assertTrue(ht.wait_for(lambda: victim.configs, 10))
+        self.assertTrue(ht.wait_for(lambda: self.traces(r["capture"])[0], 20), self.d.logtext())
+        self.assertEqual(self.traces(r["capture"])[1], [(v, "stored", f"testhost_{v}.json")])
+        self.assertEqual(thief.configs, [])
+        # the thief is reached by its pid in htad's namespace only
+        r = self.d.rpc({"fn": "htaCapture", "pids": [thief.kpid], "duration_ms": 50, "start_time_ms": 1})
+        self.assertEqual(r["activityProfilersTriggered"], [thief.kpid], r)
+
+
 class Tables(unittest.TestCase):
     def test_a_user_cannot_fill_the_table(self):
         """256 processes of one user register; the 257th and later are answered, not registered, and a
-        capture that asks for one says why; a registered process keeps its place and gets its config."""
+        capture that asks for one says why; a registered process keeps its place and gets its config.
+
+        Which processes are refused is decided by the daemon, not by the order of forks: the first 256 are
+        forked and the test waits until the daemon reports 256 registered; only then are 4 more forked.
+        The registered set is then read back from the daemon (a capture of every process with
+        process_limit 0 lists them as processesMatched and triggers none), never assumed."""
         d = ht.Daemon()
-        pids, end = fork_pollers(d.ipc, 260)
+        ends = []
         try:
-            self.assertTrue(ht.wait_for(lambda: d.counter("htad_processes_refused_total") == 4, 15), d.logtext())
+            first, end = fork_pollers(d.ipc, 256)
+            ends.append(end)
+            self.assertTrue(ht.wait_for(lambda: d.counter("htad_processes") == 256, 60), d.logtext())
+            extra, end = fork_pollers(d.ipc, 4)
+            ends.append(end)
+            self.assertTrue(ht.wait_for(lambda: d.counter("htad_processes_refused_total") == 4, 60), d.logtext())
             self.assertEqual(d.counter("htad_processes"), 256)
-            self.assertEqual(d.logtext().count("its user has 256 processes registered"), 1)  # once per 10 s
-            r = d.rpc({"fn": "htaCapture", "pids": [pids[-1]]})
-            self.assertEqual(r["status"], "failed")
-            self.assertIn("processes were refused registration lately: the process table, or their user's share "
-                          "of 256, is full", r["error"])
-            r = d.rpc({"fn": "htaCapture", "pids": [pids[0]]})
-            self.assertEqual(r["activityProfilersTriggered"], [pids[0]], r)
+            # one line for the 4 refusals, which came within 10 s of each other
+            self.assertEqual(d.logtext().count("its user has 256 processes registered"), 1)
+            r = d.rpc({"fn": "htaCapture", "pids": [0], "process_limit": 0})
+            self.assertEqual(sorted(r["processesMatched"]), sorted(first), r)
+            self.assertEqual(r["activityProfilersTriggered"], [], r)
+            for pid in extra:
+                r = d.rpc({"fn": "htaCapture", "pids": [pid]})
+                self.assertEqual(r.get("status"), "failed", r)
+                self.assertIn("processes were refused registration lately: the process table, or their user's "
+                              "share of 256, is full", r["error"])
+            r = d.rpc({"fn": "htaCapture", "pids": [first[0]]})
+            self.assertEqual(r["activityProfilersTriggered"], [first[0]], r)
         finally:
-            end()
+            for end in ends:
+                end()
             self.assertEqual(d.stop(), 0)
         shutil.rmtree(d.tmp, ignore_errors=True)
 

@@ -153,9 +153,10 @@ class Service(unittest.TestCase):
         self.assertEqual(d.stop(), 0, d.logtext())
         self.assertIn("stopped", d.logtext())
         self.assertFalse(os.path.exists(os.path.join(d.ipc, "dynolog")))
-        # the store holds complete files only: no temporary file left behind
+        # the store holds complete files only: no temporary file left behind (and the capture folder's
+        # marker of the htad that made it, for retention)
         names = [n for _, _, fs in os.walk(d.store) for n in fs]
-        self.assertEqual(sorted(names), ["testhost.metrics.jsonl", f"testhost_{c.pid}.json"])
+        self.assertEqual(sorted(names), [".htad-capture", "testhost.metrics.jsonl", f"testhost_{c.pid}.json"])
         shutil.rmtree(d.tmp, ignore_errors=True)
 
     def test_help(self):

@@ -341,6 +341,43 @@ class WhatIfRules(Tmp):
                 self.assertLessEqual(d["saving_us"], 0)
                 self.assertGreaterEqual(d["simulated_path_us"], d["baseline_path_us"])
 
+    def test_a_what_if_trace_hta_cannot_read_is_not_written(self):
+        """Issue 35: two kernels on two streams, each set to 0.6 x 2^62 ns: the schedule ends within the
+        times hta holds, but the rows' durations add up past 2^62 ns, which the loader refuses; the trace
+        was written (exit 0) and `hta info` refused it.  Now refused before any file is written."""
+        ev = [X("aten::a", "cpu_op", B, 100),
+              X("cudaLaunchKernel", "cuda_runtime", B + 10, 10, correlation=1),
+              X("cudaLaunchKernel", "cuda_runtime", B + 30, 10, correlation=2),
+              X("K1", "kernel", B + 50, 500, pid=0, tid=7, device=0, stream=7, correlation=1),
+              X("K2", "kernel", B + 60, 500, pid=0, tid=8, device=0, stream=8, correlation=2)]
+        two = self.trace("two.json", ev)
+        v = us_text(MAX_NS * 6 // 10)
+        sim = out_path(self.dir, "sim.json")
+        self.refused(["critical-path", two, "--what-if", f"kernel:*={v}", "--what-if-trace", sim],
+                     "the simulated durations of the rank's events would add up to 2^62 ns or more")
+        self.assertEqual(os.listdir(os.path.dirname(sim)), [])
+        # each kernel at 0.4 x 2^62 ns: the sum fits, the trace is written and loads with those durations
+        v = us_text(MAX_NS * 4 // 10)
+        hta("critical-path", two, "--what-if", f"kernel:*={v}", "--what-if-trace", sim, "--quiet")
+        durs = {n: d for n, _, d in self.events(sim)}
+        self.assertEqual(durs["K1"], MAX_NS * 4 // 10)
+        self.assertEqual(durs["K2"], MAX_NS * 4 // 10)
+
+    def test_an_augmented_trace_hta_cannot_read_is_not_written(self):
+        """Issue 35: a copy that ends on the last ns hta holds puts a memory-bandwidth point past it; the
+        augmented trace was written (exit 0) and `hta info` refused it.  Now refused before any file."""
+        t = MAX_NS // 1000 * 1000 - 2000
+        ev = [X("cudaMemcpyAsync", "cuda_runtime", "T0", "D0", correlation=2),
+              X("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", "T1", 0, pid=0, tid=7, device=0, stream=7,
+                correlation=2, bytes=1000)]
+        text = json.dumps({"distributedInfo": {"rank": 0}, "traceEvents": ev})
+        for k, v in (("T0", t + 100), ("D0", 100), ("T1", MAX_NS - 1)):
+            text = text.replace(f'"{k}"', us_text(v))
+        edge = self.write("edge.json", text)
+        aug = os.path.join(self.dir, "aug")
+        self.refused(["counters", edge, "--augment", aug], "a memory bandwidth counter would be at a time beyond")
+        self.assertEqual(os.listdir(aug) if os.path.isdir(aug) else [], [])
+
     def test_weights_beyond_the_range_are_refused(self):
         # every time 2^62 / 1600 ns: the trace loads, a x1e6 rule would make weights of ~1e21 ns
         big = self.trace("big.json", small_events(0, (MAX_NS // 1000) // 1600))

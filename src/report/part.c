@@ -56,6 +56,34 @@ static hta_status move_all(hta_result *dst, hta_result *src, hta_error *err) {
  * rank of few would get it) into f; a rank the engine cannot cover gets a note instead. */
 static void free_sim(void *s) { hta_sim_free(s); }
 
+/* The simulation is the trace: replaying the unmodified graph gives each step its duration in the trace.
+ * Where a step replays more than 1% apart (a dependency the graph misses, events the trace lacks), a note
+ * says so, with both durations.  Only the CPU's steps (the window the report measures on them) and the
+ * simulation graph's answer (ans: HTA's graph is not a schedule). */
+static hta_status replay_check(const hta_result *ans, const rp_rank *p, int sim, hta_table *notes, hta_error *err) {
+    const hta_table *stt;
+    if (!sim || p->window != RP_WIN_STEPS || hta_result_table(ans, &HTA_SIM_STEPS_TABLE, &stt, err)) return HTA_OK;
+    for (size_t i = 0; i < stt->nrows; i++) {
+        int64_t num_ = hta_table_get_int(stt, i, HTA_SIM_STEPS_STEP);
+        double wall = hta_table_get_float(stt, i, HTA_SIM_STEPS_WALL);
+        for (size_t q = 0; q < p->nsteps; q++) {
+            if (p->step_num[q] != num_) continue;
+            double meas = (double)(p->step_end[q] - p->step_ts[q]) / 1000.0;
+            if (meas <= 0 || fabs(wall - meas) <= 0.01 * meas) break;
+            char msg[320];
+            snprintf(msg, sizeof msg,
+                     "rank %d: the simulation replays ProfilerStep#%lld in %.1f us, the trace has %.1f us (%.1f%% "
+                     "apart): the trace lacks what the step's time depends on, and savings on it are approximate",
+                     (int)p->rank, (long long)num_, wall, meas, 100.0 * fabs(wall - meas) / meas);
+            long row = hta_table_add_row(notes);
+            if (row < 0 || hta_table_set_str(notes, row, RP_PART_NOTES_NOTE, msg)) return hta_oom(err);
+            hta_table_set_int(notes, row, RP_PART_NOTES_RANK, p->rank);
+            break;
+        }
+    }
+    return HTA_OK;
+}
+
 static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp_rank *p, hta_arena *a,
                             hta_table *cp, findings *f, hta_table *notes, hta_error *err) {
     int32_t rank = p->rank;
@@ -93,7 +121,8 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
         snprintf(msg, sizeof msg, "rank %d: no critical path: %s", rank, e2.msg);
         if (row < 0 || hta_table_set_str(notes, row, RP_PART_NOTES_NOTE, msg)) st = hta_oom(err);
         else hta_table_set_int(notes, row, RP_PART_NOTES_RANK, rank), st = HTA_OK;
-    } else if (!(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err)) &&
+    } else if (!(st = replay_check(&part, p, sim != NULL, notes, err)) &&
+               !(st = hta_result_table(&part, &HTA_CP_SUMMARY_TABLE, &sm, err)) &&
                !(bm = hta_cpath_bb_new(g, NULL, 0))) {
         st = hta_oom(err);
     } else if (!st) {

@@ -37,12 +37,15 @@ typedef enum hta_peak_dtype {
 const char *hta_peak_dtype_name(hta_peak_dtype d); /* "fp64", "fp32", ... */
 
 /* One GPU of the peak table: dense (no sparsity) tensor-core TFLOP/s per dtype (0: no such figure), the
- * memory bandwidth in TB/s, and where the figures come from. */
+ * memory bandwidth in TB/s, and where the figures come from; its scale-up link (NVLink, Infinity Fabric,
+ * else the PCIe slot): GB/s per direction over all links (0: not known), what it is (NULL: not known). */
 typedef struct hta_device_peak {
     const char *model;
     double tflops[HTA_PDT_COUNT];
     double tbps;
     const char *source;
+    double link_gbps;
+    const char *link;
 } hta_device_peak;
 
 /* What deviceProperties says of a GPU (-1 / NULL where absent). */
@@ -55,6 +58,10 @@ typedef struct hta_device_props {
  * for a name the table does not know or an empty one (ROCm's virtual devices), by compute capability,
  * SM (CU) count and memory size.  NULL: unknown. */
 const hta_device_peak *hta_device_peak_find(const hta_device_props *p);
+/* Rank r's GPU as its deviceProperties gives it: the entry whose id is `device` (< 0, or none with it: the
+ * first), its name copied into name[cap] (p->name points there).  0: the trace has no deviceProperties
+ * (*p all -1, name NULL). */
+int hta_rank_device_props(const hta_rank *r, int64_t device, hta_device_props *p, char *name, size_t cap);
 /* Every entry, for docs and tests; *n of them. */
 const hta_device_peak *hta_device_peaks(size_t *n);
 

@@ -9,35 +9,49 @@
  *    its BLAS uses; fp64 is the tensor-core (matrix) figure where there is one;
  *  - fp16/bf16/fp8 with FP32 accumulation (what PyTorch asks for);
  *  - a ROCm device is one GCD: an MI250X shows as two devices, each with half the package's figures. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "analysis/op_flops.h"
 #include "hta/efficiency.h"
 
 /*                                fp64    fp32   tf32    fp16    bf16    fp8     int8    fp4 */
 static const hta_device_peak PEAKS[] = {
-    {"V100 SXM2", {7.8, 15.7, 0, 125, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (SXM2)"},
-    {"V100 PCIe", {7, 14, 0, 112, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (PCIe)"},
-    {"V100S PCIe", {8.2, 16.4, 0, 130, 0, 0, 0, 0}, 1.134, "NVIDIA Tesla V100S datasheet"},
-    {"A100 SXM4 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet"},
-    {"A100 PCIe 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet"},
-    {"A100 SXM4 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 2.039, "NVIDIA A100 datasheet"},
-    {"A100 PCIe 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.935, "NVIDIA A100 datasheet"},
-    {"H100 SXM5", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35, "NVIDIA H100 datasheet (SXM)"},
-    {"H100 PCIe", {51, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H100 datasheet (PCIe)"},
-    {"H100 NVL", {60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 3.9, "NVIDIA H100 datasheet (NVL)"},
-    {"H200 SXM", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 4.8, "NVIDIA H200 datasheet (SXM)"},
-    {"H800 SXM5", {1, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35, "NVIDIA H800 datasheet (SXM)"},
-    {"H800 PCIe", {0.8, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H800 datasheet (PCIe)"},
-    {"B200", {37, 75, 1125, 2250, 2250, 4500, 4500, 9000}, 8.0, "NVIDIA HGX B200 datasheet, per GPU"},
-    {"RTX 2080 Ti", {0.42, 13.4, 0, 53.8, 0, 0, 0, 0}, 0.616, "NVIDIA Turing architecture whitepaper"},
+    {"V100 SXM2", {7.8, 15.7, 0, 125, 0, 0, 0, 0}, 0.9,
+     "NVIDIA Tesla V100 datasheet (SXM2)", 150, "NVLink 2 (6 x 25 GB/s)"},
+    {"V100 PCIe", {7, 14, 0, 112, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (PCIe)", 16, "PCIe 3.0 x16"},
+    {"V100S PCIe", {8.2, 16.4, 0, 130, 0, 0, 0, 0}, 1.134, "NVIDIA Tesla V100S datasheet", 16, "PCIe 3.0 x16"},
+    {"A100 SXM4 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555,
+     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)"},
+    {"A100 PCIe 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16"},
+    {"A100 SXM4 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 2.039,
+     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)"},
+    {"A100 PCIe 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.935, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16"},
+    {"H100 SXM5", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35,
+     "NVIDIA H100 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)"},
+    {"H100 PCIe", {51, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H100 datasheet (PCIe)", 64, "PCIe 5.0 x16"},
+    {"H100 NVL", {60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 3.9,
+     "NVIDIA H100 datasheet (NVL)", 300, "NVLink bridge (600 GB/s bidirectional)"},
+    {"H200 SXM", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 4.8,
+     "NVIDIA H200 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)"},
+    {"H800 SXM5", {1, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35,
+     "NVIDIA H800 datasheet (SXM)", 200, "NVLink (400 GB/s bidirectional)"},
+    {"H800 PCIe", {0.8, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H800 datasheet (PCIe)", 64, "PCIe 5.0 x16"},
+    {"B200", {37, 75, 1125, 2250, 2250, 4500, 4500, 9000}, 8.0,
+     "NVIDIA HGX B200 datasheet, per GPU", 900, "NVLink 5 (18 x 50 GB/s)"},
+    {"RTX 2080 Ti", {0.42, 13.4, 0, 53.8, 0, 0, 0, 0}, 0.616,
+     "NVIDIA Turing architecture whitepaper", 16, "PCIe 3.0 x16"},
     {"RTX 4090", {1.29, 82.6, 82.6, 165.2, 165.2, 330.3, 660.6, 0}, 1.008,
-     "NVIDIA Ada Lovelace architecture whitepaper"},
-    {"MI210", {45.3, 45.3, 0, 181, 181, 0, 181, 0}, 1.6, "AMD Instinct MI210 datasheet"},
+     "NVIDIA Ada Lovelace architecture whitepaper", 32, "PCIe 4.0 x16"},
+    {"MI210", {45.3, 45.3, 0, 181, 181, 0, 181, 0}, 1.6, "AMD Instinct MI210 datasheet", 0, NULL},
     {"MI250X (one GCD)", {47.85, 47.85, 0, 191.5, 191.5, 0, 191.5, 0}, 1.6384,
-     "AMD Instinct MI250X datasheet, halved per GCD"},
-    {"MI300X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 5.3, "AMD Instinct MI300X datasheet"},
-    {"MI325X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 6.0, "AMD Instinct MI325X datasheet"},
+     "AMD Instinct MI250X datasheet, halved per GCD", 0, NULL},
+    {"MI300X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 5.3,
+     "AMD Instinct MI300X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)"},
+    {"MI325X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 6.0,
+     "AMD Instinct MI325X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)"},
 };
 #define NPEAKS (sizeof PEAKS / sizeof *PEAKS)
 
@@ -102,4 +116,45 @@ static const hta_device_peak *by_props(const hta_device_props *p) {
 const hta_device_peak *hta_device_peak_find(const hta_device_props *p) {
     const hta_device_peak *d = p->name && *p->name ? by_name(p->name, p->mem_bytes) : NULL;
     return d ? d : by_props(p);
+}
+
+int hta_rank_device_props(const hta_rank *r, int64_t device, hta_device_props *p, char *name, size_t cap) {
+    *p = (hta_device_props){NULL, -1, -1, -1, -1};
+    if (cap) name[0] = 0;
+    const char *js = hta_rank_meta(r, "deviceProperties");
+    if (!js) return 0;
+    /* a flat scan of the array of flat objects Kineto writes: the keys we need, per object */
+    int64_t vals[5] = {-1, -1, -1, -1, -1};
+    int first = 1;
+    for (const char *q0 = strchr(js, '{'); q0;) {
+        const char *e = strchr(q0, '}');
+        if (!e) break;
+        int64_t v[5] = {-1, -1, -1, -1, -1};
+        char nm[256] = "";
+        static const char *const keys[5] = {"\"id\":", "\"computeMajor\":", "\"computeMinor\":", "\"numSms\":",
+                                            "\"totalGlobalMem\":"};
+        for (int k = 0; k < 5; k++) {
+            const char *q = strstr(q0, keys[k]);
+            if (q && q < e) v[k] = strtoll(op_skip_ws(q + strlen(keys[k])), NULL, 10);
+        }
+        const char *q = strstr(q0, "\"name\":");
+        if (q && q < e) {
+            q = op_skip_ws(q + 7);
+            if (*q == '"') {
+                const char *z = strchr(q + 1, '"');
+                size_t l = z && z < e ? (size_t)(z - q - 1) : 0;
+                if (l >= sizeof nm) l = sizeof nm - 1;
+                memcpy(nm, q + 1, l);
+                nm[l] = 0;
+            }
+        }
+        /* the first object unless a later one is the device's */
+        int mine = device >= 0 && v[0] == device;
+        if (first || mine) memcpy(vals, v, sizeof v), snprintf(name, cap, "%s", nm);
+        first = 0;
+        if (mine) break;
+        q0 = strchr(e, '{');
+    }
+    *p = (hta_device_props){name, vals[1], vals[2], vals[3], vals[4]};
+    return 1;
 }

@@ -112,39 +112,11 @@ static hta_status device_row(const hta_trace *t, const hta_rank *r, const bd_row
     if (row < 0) return hta_oom(err);
     hta_table_set_int(tb, row, HTA_EPD_RANK, r->rank);
     int64_t want = b->n ? hta_row_arg_int(t, r, b->v->row[b->pos[0]], HTA_ARG_DEVICE, -1) : -1;
-    int64_t vals[5] = {-1, -1, -1, -1, -1};
-    const char *js = hta_rank_meta(r, "deviceProperties");
-    /* a flat scan of the array of flat objects Kineto writes: the keys we need, per object */
-    char name[256] = "";
-    int found = 0;
-    for (const char *p = js ? strchr(js, '{') : NULL; p && !found;) {
-        const char *e = strchr(p, '}');
-        if (!e) break;
-        int64_t v[5] = {-1, -1, -1, -1, -1};
-        char nm[256] = "";
-        static const char *const keys[5] = {"\"id\":", "\"computeMajor\":", "\"computeMinor\":", "\"numSms\":",
-                                            "\"totalGlobalMem\":"};
-        for (int k = 0; k < 5; k++) {
-            const char *q = strstr(p, keys[k]);
-            if (q && q < e) v[k] = strtoll(op_skip_ws(q + strlen(keys[k])), NULL, 10);
-        }
-        const char *q = strstr(p, "\"name\":");
-        if (q && q < e) {
-            q = op_skip_ws(q + 7);
-            if (*q == '"') {
-                const char *z = strchr(q + 1, '"');
-                size_t l = z && z < e ? (size_t)(z - q - 1) : 0;
-                if (l >= sizeof nm) l = sizeof nm - 1;
-                memcpy(nm, q + 1, l);
-                nm[l] = 0;
-            }
-        }
-        /* the first object unless a later one is the device's */
-        if (vals[0] == -1 && !name[0] && vals[1] == -1) memcpy(vals, v, sizeof v), strcpy(name, nm);
-        if (want >= 0 && v[0] == want) memcpy(vals, v, sizeof v), strcpy(name, nm), found = 1;
-        p = strchr(e, '{');
-    }
-    if (js && hta_table_set_str(tb, row, HTA_EPD_NAME, name)) return hta_oom(err);
+    hta_device_props p;
+    char name[256];
+    if (hta_rank_device_props(r, want, &p, name, sizeof name) && hta_table_set_str(tb, row, HTA_EPD_NAME, name))
+        return hta_oom(err);
+    int64_t vals[5] = {-1, p.cc_major, p.cc_minor, p.sms, p.mem_bytes};
     hta_table_set_int(tb, row, HTA_EPD_CCMAJ, vals[1]);
     hta_table_set_int(tb, row, HTA_EPD_CCMIN, vals[2]);
     hta_table_set_int(tb, row, HTA_EPD_SMS, vals[3]);

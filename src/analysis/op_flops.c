@@ -627,3 +627,26 @@ void op_flops(hta_op_formula k, int arg, const char *dims, const char *types, co
     shape_text(&c, f, f->shape, sizeof f->shape);
     dtype_text(&c, f->dtype, sizeof f->dtype);
 }
+
+/* The largest plain tensor of a call's recorded arguments (comms.c: an older trace's message size, where
+ * record_param_comms and its neighbours record the tensors, not the counts). */
+int op_largest_tensor(const char *dims, const char *types, int64_t *elems, int *elsize, char *dtype, size_t cap) {
+    call c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < MAXARGS; i++) c.a[i].nd = -1, c.a[i].nst = -1;
+    if (!dims || !types || parse_dims(dims, &c, 0) || parse_strs(types, &c, 0)) return 0;
+    int best = -1;
+    int64_t bestn = -1;
+    for (int i = 0; i < c.n; i++) {
+        if (!is_tensor(&c, i)) continue;
+        acc a = {0};
+        int64_t n = numel(&a, &c.a[i]);
+        if (a.over) return 0;
+        if (n > bestn) best = i, bestn = n;
+    }
+    if (best < 0) return 0;
+    const dtinfo *d = dtype_of(&c.a[best]);
+    *elems = bestn, *elsize = d->size;
+    snprintf(dtype, cap, "%.*s", (int)c.a[best].type_len, c.a[best].type);
+    return 1;
+}

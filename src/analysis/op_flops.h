@@ -22,6 +22,10 @@ typedef struct op_fig {
 void op_flops(hta_op_formula k, int arg, const char *dims, const char *types, const char *strides,
               const char *concrete, op_fig *f);
 
+/* The largest plain tensor among Input Dims / Input type (JSON texts): its elements, element size and dtype
+ * as recorded (copied into dtype[cap]).  0: none, or not understood. */
+int op_largest_tensor(const char *dims, const char *types, int64_t *elems, int *elsize, char *dtype, size_t cap);
+
 /* p past JSON white space. */
 const char *op_skip_ws(const char *p);
 

@@ -29,6 +29,7 @@ CMDS = [
     ['cupti'],
     ['patterns', '--op', 'ProfilerStep'],
     ['efficiency'], ['efficiency', '--peak-tbps', '1.5'],
+    ['comms'], ['comms', '--peak-link-gbps', '100'],
 ]
 
 

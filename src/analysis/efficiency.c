@@ -138,7 +138,10 @@ static int known(rank_scan *s, size_t row) {
     uint32_t nm = s->r->name[row];
     if (!s->formula[nm]) {
         int arg;
-        s->formula[nm] = (uint8_t)(hta_op_formula_of(hta_sym(s->t->sym, nm), &arg) + 1);
+        hta_op_formula k = hta_op_formula_of(hta_sym(s->t->sym, nm), &arg);
+        /* a pointwise operator's argument is its functional arity (the out= overload has one more) */
+        if (k == HTA_OPF_ELTWISE) arg = op_eltwise_nargs(hta_sym(s->t->sym, nm));
+        s->formula[nm] = (uint8_t)(k + 1);
         s->farg[nm] = (int8_t)arg;
     }
     return s->formula[nm] > 1;

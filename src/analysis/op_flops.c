@@ -461,14 +461,38 @@ static void norm(op_fig *f, const call *c, int wpos, int per_affine, int per_pla
     if (A.over) fail(f, "figures overflow int64");
 }
 
+/* The arguments of a pointwise operator's functional schema (aten::add.Tensor: self, other, alpha); a call
+ * with more, the last a tensor, is the out= overload (mul.out: self, other, out), whose last argument is the
+ * output: written, not read (div.Tensor_mode's extra rounding_mode is no tensor).  0: not known. */
+static const struct { const char *name; int nargs; } ELT_NARGS[] = {
+    {"add", 3}, {"sub", 3}, {"rsub", 3}, {"mul", 2}, {"div", 2}, {"neg", 1}, {"abs", 1}, {"exp", 1},
+    {"log", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"pow", 2}, {"reciprocal", 1}, {"relu", 1}, {"gelu", 2},
+    {"silu", 1}, {"sigmoid", 1}, {"tanh", 1}, {"clamp", 3}, {"clamp_min", 2}, {"clamp_max", 2},
+    {"maximum", 2}, {"minimum", 2}, {"where", 3}, {"masked_fill", 3}, {"threshold", 3}, {"hardtanh", 3},
+    {"leaky_relu", 2}, {"sin", 1}, {"cos", 1}, {"erf", 1}, {"square", 1}, {"addcmul", 4}, {"addcdiv", 4},
+    {"lerp", 3}, {"threshold_backward", 3}, {"gelu_backward", 3}, {"silu_backward", 2},
+    {"sigmoid_backward", 2}, {"tanh_backward", 2},
+};
+
+int op_eltwise_nargs(const char *name) {
+    if (strncmp(name, "aten::", 6)) return 0;
+    name += 6;
+    for (size_t i = 0; i < sizeof ELT_NARGS / sizeof *ELT_NARGS; i++)
+        if (!strcmp(ELT_NARGS[i].name, name)) return ELT_NARGS[i].nargs;
+    return 0;
+}
+
 /* Pointwise: bytes only.  Out of place: the broadcast output, in the widest input dtype, written;
- * in place: the first tensor written. */
-static void eltwise(op_fig *f, const call *c, int inplace) {
+ * in place: the first tensor written; out= (nargs: op_eltwise_nargs): the out tensor written, never read. */
+static void eltwise(op_fig *f, const call *c, int inplace, int nargs) {
     acc A = {0};
     int64_t od[MAXD] = {0};
     int ond = 0, osz = 0, first = -1;
+    int outarg = !inplace && nargs > 0 && c->n > nargs && is_tensor(c, c->n - 1) ? c->n - 1 : -1;
+    int64_t read = 0;
     for (int i = 0; i < c->n; i++) {
-        if (!is_tensor(c, i)) continue;
+        if (!is_tensor(c, i) || i == outarg) continue;
+        read = add(&A, read, tbytes(&A, &c->a[i]));
         if (first < 0) first = i;
         const targ *t = &c->a[i];
         /* a 0-dim tensor (a wrapped Python number) does not promote the output's dtype */
@@ -489,8 +513,10 @@ static void eltwise(op_fig *f, const call *c, int inplace) {
     int64_t out = 1;
     for (int j = 0; j < ond; j++) out = mul(&A, out, od[j]);
     f->flops = -1;
-    f->bytes = add(&A, in_bytes(&A, c), inplace ? tbytes(&A, &c->a[first]) : mul(&A, out, osz));
+    int64_t written = outarg >= 0 ? tbytes(&A, &c->a[outarg]) : inplace ? tbytes(&A, &c->a[first]) : mul(&A, out, osz);
+    f->bytes = add(&A, read, written);
     f->pdt = pdt_of(c, first);
+    if (outarg >= 0) snprintf(f->extra, sizeof f->extra, "out=");
     if (A.over) fail(f, "figures overflow int64");
 }
 
@@ -556,8 +582,8 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
         const char *h = conc(c, 2, buf, sizeof buf);
         return norm(f, c, -1, 5, 5, h && !strcmp(h, "True") ? 4 : 0);
     }
-    case HTA_OPF_ELTWISE: return eltwise(f, c, 0);
-    case HTA_OPF_ELTWISE_INPLACE: return eltwise(f, c, 1);
+    case HTA_OPF_ELTWISE: return eltwise(f, c, 0, arg);
+    case HTA_OPF_ELTWISE_INPLACE: return eltwise(f, c, 1, 0);
     case HTA_OPF_COPY: {
         acc A = {0};
         if (!is_tensor(c, 0) || !is_tensor(c, 1)) return fail(f, "copy operands not recorded as tensors");

@@ -26,6 +26,10 @@ void op_flops(hta_op_formula k, int arg, const char *dims, const char *types, co
  * as recorded (copied into dtype[cap]).  0: none, or not understood. */
 int op_largest_tensor(const char *dims, const char *types, int64_t *elems, int *elsize, char *dtype, size_t cap);
 
+/* A pointwise operator's functional arguments (aten::mul: 2), for op_flops' arg of HTA_OPF_ELTWISE: a call
+ * with more, the last a tensor, is the out= overload.  0: not known. */
+int op_eltwise_nargs(const char *name);
+
 /* p past JSON white space. */
 const char *op_skip_ws(const char *p);
 

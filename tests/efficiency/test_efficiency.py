@@ -405,6 +405,21 @@ class Formulas(Hand):
                         ["", "[1]", "False", ""]))
         self.assertFigures(r, None, 4 * 64 * 32 + 4 * 64)
 
+    def test_out_argument_counted_once(self):
+        # aten::mul(a, b, out=c), fp32 [64, 32] each: a and b read, c written once: 3 x 8192 B, not 4
+        r = self.one(op("aten::mul", [[64, 32], [64, 32], [64, 32]], [F32, F32, F32]))
+        self.assertFigures(r, None, 3 * 4 * 64 * 32)
+        self.assertIn("out=", r["shape"])
+        # aten::add(a, b, alpha=1, out=c), bf16: the same with alpha
+        r = self.one(op("aten::add", [[64, 32], [64, 32], [], [64, 32]], [BF, BF, "Scalar", BF], ["", "", "1", ""]))
+        self.assertFigures(r, None, 3 * 2 * 64 * 32)
+        # a plain mul(a, b) with a broadcast b: a and b read, the broadcast output written
+        r = self.one(op("aten::mul", [[64, 32], [32]], [F32, F32]))
+        self.assertFigures(r, None, 4 * (64 * 32 + 32 + 64 * 32))
+        # where(cond, a, b): three tensors of its own, no out=
+        r = self.one(op("aten::where", [[64, 32], [64, 32], [64, 32]], ["bool", F32, F32]))
+        self.assertFigures(r, None, 64 * 32 + 2 * 4 * 64 * 32 + 4 * 64 * 32)
+
     def test_compute_bound_percentage(self):
         M = N = K = 4096
         r = self.one(op("aten::mm", [[M, K], [K, N]], [BF, BF], kernel_us=1000))

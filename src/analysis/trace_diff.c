@@ -76,7 +76,12 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
      * per name; summing per name at once gives the same totals.  Counts are doubles because HTA's outer
      * join turns them into floats. */
     for (size_t i = 0; i < r->n; i++) {
-        if ((iter != ALL_ITERATIONS && r->iteration[i] != iter) || (win && !win[i])) continue;
+        /* A device row on stream 0 (ROCm writes its kernels there) has HTA's NaN iteration (TF§8), so that
+         * HTA's iteration holds none of an AMD trace's kernels; by default it is its launch's, as on any
+         * other stream (docs/differences-from-hta.md). */
+        int32_t it = r->iteration[i];
+        if (it == HTA_ITER_NAN && !ctx->hta_compat && r->partner[i] >= 0) it = r->iteration[r->partner[i]];
+        if ((iter != ALL_ITERATIONS && it != iter) || (win && !win[i])) continue;
         /* §15: CPU = no stream, GPU = any stream */
         int gpu = hta_row_stream(r, i) != -1;
         if ((dev == HTA_DIFF_CPU && gpu) || (dev == HTA_DIFF_GPU && !gpu) || (short_names == 2 && !gpu)) continue;

@@ -24,6 +24,11 @@ typedef struct hta_view_opts {
     hta_time_mode time_mode;
     int include_last_profiler_step; /* HTA's include_last_profiler_step */
     int no_filter;                  /* keep every row, in file order */
+    /* HTA's inner join exactly (TF§10.2 step 4, --hta-compat): a GPU row stays only with a kept CPU row of
+     * its correlation, so work whose launch is not in the trace goes.  0 (the default): such a row
+     * (MIOpen's transposes, copies, kernels launched before the profiler started) stays by its own start,
+     * as a window keeps it (docs/differences-from-hta.md). */
+    int hta_join;
 } hta_view_opts;
 
 typedef struct hta_view {

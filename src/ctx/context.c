@@ -29,6 +29,7 @@ static hta_status finish(hta_ctx *c, const hta_ctx_opts *o, hta_error *err) {
     c->hta_compat = o->hta_compat;
     /* exact nanoseconds unless HTA's numbers are asked for: then its whole-us rounding */
     c->view.time_mode = o->hta_compat ? HTA_TIME_HTA : HTA_TIME_EXACT;
+    c->view.hta_join = o->hta_compat;
     size_t n = c->trace->nranks;
     c->views = calloc(n ? n : 1, sizeof *c->views);
     c->built = calloc(n ? n : 1, 1);

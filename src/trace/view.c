@@ -176,8 +176,12 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
             }
             /* HTA's new table is the kept GPU rows, then the kept CPU rows, each in file order (TF§10.2
              * step 5).  Analyses break ties by this row order (TF§11), so the view keeps it. */
+            /* a GPU row whose launch is not in the trace: by its own start (unless HTA's join is asked for) */
             for (size_t i = 0; i < n; i++)
-                if (gpu[i] && set_has(&cs, r->correlation[i])) v->row[m++] = (uint32_t)i;
+                if (gpu[i] && (set_has(&cs, r->correlation[i]) ||
+                               (!o->hta_join && r->partner[i] == HTA_NO_ROW &&
+                                (o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start))))
+                    v->row[m++] = (uint32_t)i;
             for (size_t i = 0; i < n; i++) {
                 if (gpu[i]) continue;
                 int keep = o->include_last_profiler_step ? a[i] <= last_end : a[i] < last_start;

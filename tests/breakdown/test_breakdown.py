@@ -143,10 +143,13 @@ class KernelGoldens(unittest.TestCase):
     def test_differences_are_quirk_a1_alone(self):
         """On the traces in whole microseconds, the default all_kernels differs from HTA's golden by quirk A1
         alone (the traces with fractions differ by exact times too: amd, mtia, nccl_parser_config,
-        ns_resolution, triton)."""
+        ns_resolution, triton; those with GPU work whose launch is not in the trace keep it, X8:
+        negative_queue_length_values_check, trace_compare, trace_diff/test)."""
         p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "breakdown", "a1_check.py"), HTA,
                             "triton_example", "mtia_inference_trace", "mtia_trace_single_rank", "amd_trace",
-                            "nccl_parser_config", "ns_resolution_trace"], capture_output=True, text=True)
+                            "nccl_parser_config", "ns_resolution_trace", "negative_queue_length_values_check",
+                            "trace_compare/base", "trace_compare/test", "trace_diff/test"],
+                           capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 

@@ -46,7 +46,12 @@ typedef struct hta_device_peak {
     const char *source;
     double link_gbps;
     const char *link;
+    /* the vector (non-tensor, CUDA-core / SIMD) TFLOP/s of fp64, fp32, fp16, bf16 (0: not published) */
+    double vflops[4];
 } hta_device_peak;
+/* The vector peak an operator of dtype d is held to: the dtype's own where the table has it, else fp32's
+ * (PyTorch's pointwise and norm kernels compute half precision in fp32); 0 none. */
+double hta_device_vector_peak(const hta_device_peak *p, hta_peak_dtype d);
 
 /* What deviceProperties says of a GPU (-1 / NULL where absent). */
 typedef struct hta_device_props {
@@ -68,6 +73,7 @@ const hta_device_peak *hta_device_peaks(size_t *n);
 typedef struct hta_efficiency_opts {
     double peak_tflops; /* > 0: this TFLOP/s for every dtype instead of the table's (--peak-tflops) */
     double peak_tbps;   /* > 0: this TB/s instead of the table's (--peak-tbps) */
+    double peak_vector_tflops; /* > 0: this vector TFLOP/s for every dtype (--peak-vector-tflops) */
 } hta_efficiency_opts;
 void hta_efficiency_opts_default(hta_efficiency_opts *o);
 
@@ -88,8 +94,11 @@ void hta_efficiency_opts_default(hta_efficiency_opts *o);
     C(HTA_ROOF_INTENSITY, "intensity", FLOAT, "FLOP/B", "arithmetic intensity: gflops over gbytes")         \
     C(HTA_ROOF_BOUND, "bound", STR, "", "compute or memory: intensity against the device's ridge point")    \
     C(HTA_ROOF_PEAK_PCT, "peak_pct", FLOAT, "%",                                                            \
-      "tflops of the roof at this intensity (compute: the dtype's peak; memory: peak TB/s times intensity);" \
-      " bytes-only operators: tbps of peak TB/s; null without a peak")                                      \
+      "tflops of the roof at this intensity (compute: the peak of the units it runs on, `roof`; memory: "   \
+      "peak TB/s times intensity); bytes-only operators: tbps of peak TB/s; null without a peak")           \
+    C(HTA_ROOF_ROOF, "roof", STR, "", "the roof peak_pct is measured against: tensor DTYPE (GEMMs, "         \
+                                      "convolutions, attention), vector DTYPE (norms, softmax), memory "    \
+                                      "(bytes-only operators)")                                             \
     C(HTA_ROOF_NOTE, "note", STR, "", "why a figure is missing; null when none is")
 HTA_TABLE_DECLARE(HTA_OP_ROOFLINE)
 
@@ -100,6 +109,8 @@ HTA_TABLE_DECLARE(HTA_OP_ROOFLINE)
     C(HTA_DEV_RANKS, "ranks", INT, "", "ranks on this GPU")                                                 \
     C(HTA_DEV_DTYPE, "dtype", STR, "", "fp64, fp32, tf32, fp16, bf16, fp8, int8 or fp4")                    \
     C(HTA_DEV_TFLOPS, "peak_tflops", FLOAT, "TFLOP/s", "dense tensor-core peak of the dtype")                \
+    C(HTA_DEV_VTFLOPS, "peak_vector_tflops", FLOAT, "TFLOP/s", "vector (non-tensor) peak of the dtype: the " \
+                                                               "fp32 figure where none is published")       \
     C(HTA_DEV_TBPS, "peak_tbps", FLOAT, "TB/s", "memory bandwidth")                                         \
     C(HTA_DEV_RIDGE, "ridge", FLOAT, "FLOP/B", "intensity where compute- and memory-bound meet")            \
     C(HTA_DEV_SOURCE, "source", STR, "", "where the figures come from")

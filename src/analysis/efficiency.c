@@ -29,6 +29,7 @@ HTA_TABLE_DEFINE(HTA_DEVICE_PEAK);
     C(HTA_EPO_SHAPE, "shape", STR, "", "shape class as op_roofline shows it")                              \
     C(HTA_EPO_DTYPE, "dtype", STR, "", "dtypes as op_roofline shows them")                                 \
     C(HTA_EPO_PDT, "peak_dtype", INT, "", "hta_peak_dtype whose peak applies, -1 none")                    \
+    C(HTA_EPO_VEC, "vector", INT, "", "1: its FLOPs run on the vector units, 0: the tensor cores")         \
     C(HTA_EPO_CALLS, "calls", INT, "", "calls with GPU work")                                              \
     C(HTA_EPO_NS, "gpu_ns", INT, "ns", "their GPU activities' time")                                       \
     C(HTA_EPO_FLOPS, "flops", INT, "", "FLOPs of one call, -1 none")                                       \
@@ -180,7 +181,7 @@ static int32_t innermost_op(const rank_scan *s, int32_t row) {
 
 static hta_status group_row(const rank_scan *s, const group *g, hta_table *tb, hta_error *err) {
     const hta_trace *t = s->t;
-    op_fig f = {-1, -1, HTA_PDT_NONE, "", NULL, "", ""};
+    op_fig f = {-1, -1, HTA_PDT_NONE, 0, "", NULL, "", ""};
     const char *op = g->k.name == NONE ? "(no operator)" : hta_sym(t->sym, g->k.name);
     if (g->k.name == NONE) {
         f.note = "kernels launched outside any operator";
@@ -200,6 +201,7 @@ static hta_status group_row(const rank_scan *s, const group *g, hta_table *tb, h
         (f.note && hta_table_set_str(tb, row, HTA_EPO_NOTE, f.note)))
         return hta_oom(err);
     hta_table_set_int(tb, row, HTA_EPO_PDT, f.pdt);
+    hta_table_set_int(tb, row, HTA_EPO_VEC, f.vector);
     hta_table_set_int(tb, row, HTA_EPO_CALLS, g->calls);
     hta_table_set_int(tb, row, HTA_EPO_NS, g->ns);
     hta_table_set_int(tb, row, HTA_EPO_FLOPS, f.flops);
@@ -292,7 +294,7 @@ out:
 
 /* The ranks' GPUs: the peak of each dtype and the bandwidth the figures use (0: none), the device table. */
 typedef struct peaks {
-    double tflops[HTA_PDT_COUNT], tbps;
+    double tflops[HTA_PDT_COUNT], vflops[HTA_PDT_COUNT], tbps;
     const char *why; /* no percentages at all: why (static text), else NULL */
     char devname[256];
 } peaks;
@@ -317,7 +319,10 @@ static hta_status device_table(const hta_efficiency_opts *o, const hta_table *dv
     }
     if (!pk->devname[0]) snprintf(pk->devname, sizeof pk->devname, "%s", noname ? "(no deviceProperties)" : "(unnamed)");
     if (mixed) m = NULL;
-    for (int d = 0; d < HTA_PDT_COUNT; d++) pk->tflops[d] = o->peak_tflops > 0 ? o->peak_tflops : m ? m->tflops[d] : 0;
+    for (int d = 0; d < HTA_PDT_COUNT; d++) {
+        pk->tflops[d] = o->peak_tflops > 0 ? o->peak_tflops : m ? m->tflops[d] : 0;
+        pk->vflops[d] = o->peak_vector_tflops > 0 ? o->peak_vector_tflops : hta_device_vector_peak(m, (hta_peak_dtype)d);
+    }
     pk->tbps = o->peak_tbps > 0 ? o->peak_tbps : m ? m->tbps : 0;
     if (mixed && !(o->peak_tflops > 0 && o->peak_tbps > 0))
         pk->why = "the ranks run on different GPUs: no percentages (give --peak-tflops and --peak-tbps)";
@@ -339,6 +344,7 @@ static hta_status device_table(const hta_efficiency_opts *o, const hta_table *dv
             goto oom;
         hta_table_set_int(tb, row, HTA_DEV_RANKS, nranks);
         hta_table_set_float(tb, row, HTA_DEV_TFLOPS, pk->tflops[d] > 0 ? pk->tflops[d] : NAN);
+        hta_table_set_float(tb, row, HTA_DEV_VTFLOPS, pk->vflops[d] > 0 ? pk->vflops[d] : NAN);
         hta_table_set_float(tb, row, HTA_DEV_TBPS, pk->tbps > 0 ? pk->tbps : NAN);
         hta_table_set_float(tb, row, HTA_DEV_RIDGE, pk->tflops[d] > 0 && pk->tbps > 0 ? pk->tflops[d] / pk->tbps : NAN);
     }
@@ -359,8 +365,8 @@ static int cmp_key(const hta_table *t, size_t a, size_t b, void *ctx) {
         int c = str_eq_cmp(hta_table_get_str(t, a, cols[i]), hta_table_get_str(t, b, cols[i]));
         if (c) return c;
     }
-    static const int icols[] = {HTA_EPO_FLOPS, HTA_EPO_BYTES, HTA_EPO_PDT};
-    for (size_t i = 0; i < 3; i++) {
+    static const int icols[] = {HTA_EPO_FLOPS, HTA_EPO_BYTES, HTA_EPO_PDT, HTA_EPO_VEC};
+    for (size_t i = 0; i < 4; i++) {
         int64_t x = hta_table_get_int(t, a, icols[i]), y = hta_table_get_int(t, b, icols[i]);
         if (x != y) return x < y ? -1 : 1;
     }
@@ -382,7 +388,7 @@ static int cmp_time(const hta_table *t, size_t a, size_t b, void *ctx) {
 static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int64_t ns, const peaks *pk,
                                hta_table *tb, hta_error *err) {
     int64_t fl = hta_table_get_int(p, r, HTA_EPO_FLOPS), by = hta_table_get_int(p, r, HTA_EPO_BYTES);
-    int pdt = (int)hta_table_get_int(p, r, HTA_EPO_PDT);
+    int pdt = (int)hta_table_get_int(p, r, HTA_EPO_PDT), vec = (int)hta_table_get_int(p, r, HTA_EPO_VEC);
     const char *note = hta_table_get_str(p, r, HTA_EPO_NOTE);
     long row = hta_table_add_row(tb);
     if (row < 0) return hta_oom(err);
@@ -403,20 +409,27 @@ static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int6
     double in = fl >= 0 && by > 0 ? (double)fl / (double)by : NAN;
     hta_table_set_float(tb, row, HTA_ROOF_INTENSITY, in);
     const char *bound = NULL;
-    double pct = NAN, peak = pdt >= 0 && pdt < HTA_PDT_COUNT ? pk->tflops[pdt] : 0;
-    char why[160] = "";
+    /* the roof of the units the operator runs on: tensor cores for GEMMs, convolutions and attention,
+     * the vector units for norms and softmax */
+    const double *roofs = vec ? pk->vflops : pk->tflops;
+    double pct = NAN, peak = pdt >= 0 && pdt < HTA_PDT_COUNT ? roofs[pdt] : 0;
+    char why[160] = "", rf[32] = "";
     if (!note && !pk->why) {
         if (fl < 0 && by >= 0) { /* bytes only: memory-bound by definition */
             bound = "memory";
+            snprintf(rf, sizeof rf, "memory");
             if (pk->tbps > 0) pct = 100.0 * tbs / pk->tbps;
         } else if (fl >= 0 && by > 0 && peak > 0 && pk->tbps > 0) {
             double ridge = peak / pk->tbps, roof = in >= ridge ? peak : in * pk->tbps;
             bound = in >= ridge ? "compute" : "memory";
             pct = 100.0 * tf / roof;
+            snprintf(rf, sizeof rf, "%s %s", vec ? "vector" : "tensor", hta_peak_dtype_name((hta_peak_dtype)pdt));
         } else if (fl >= 0) {
-            snprintf(why, sizeof why, "no %s peak for this GPU", hta_peak_dtype_name((hta_peak_dtype)pdt));
+            snprintf(why, sizeof why, "no %s%s peak for this GPU", vec ? "vector " : "",
+                     hta_peak_dtype_name((hta_peak_dtype)pdt));
         }
     }
+    if (rf[0] && ns > 0 && hta_table_set_str(tb, row, HTA_ROOF_ROOF, rf)) return hta_oom(err);
     if (isnan(tf) && isnan(tbs) && !note && ns == 0) note = "no GPU time";
     hta_table_set_float(tb, row, HTA_ROOF_PEAK_PCT, ns > 0 ? pct : NAN);
     if ((bound && hta_table_set_str(tb, row, HTA_ROOF_BOUND, bound)) ||

@@ -458,6 +458,7 @@ static void norm(op_fig *f, const call *c, int wpos, int per_affine, int per_pla
     f->flops = mul(&A, n, affine ? per_affine : per_plain);
     f->bytes = add(&A, in_bytes(&A, c), mul(&A, n, out_size ? out_size : esz(c, 0)));
     f->pdt = pdt_of(c, 0);
+    f->vector = 1; /* reductions and exponentials on the vector units: no tensor core runs a norm */
     if (A.over) fail(f, "figures overflow int64");
 }
 

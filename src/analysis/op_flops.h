@@ -11,6 +11,7 @@
 typedef struct op_fig {
     int64_t flops, bytes; /* one call's; -1: none (bytes-only operators have bytes and no FLOPs) */
     hta_peak_dtype pdt;   /* whose peak applies */
+    int vector;           /* 1: its FLOPs run on the vector units (norms, softmax), 0: the tensor cores */
     char extra[96];       /* arguments the formula read, appended to the shape */
     const char *note;     /* why a figure is missing (static text), NULL when none is */
     char shape[512];      /* op_roofline's shape: tensor dims and extra */

@@ -21,6 +21,8 @@ static int cmd_efficiency(int argc, char **argv) {
         {"peak-tflops", CLI_DOUBLE, &o.peak_tflops, "T",
          "peak TFLOP/s to measure against, for every dtype (default: the GPU's from the peak table)"},
         {"peak-tbps", CLI_DOUBLE, &o.peak_tbps, "B", "peak memory TB/s (default: the GPU's from the peak table)"},
+        {"peak-vector-tflops", CLI_DOUBLE, &o.peak_vector_tflops, "V",
+         "peak vector (non-tensor) TFLOP/s for norms and softmax, every dtype (default: the peak table's)"},
         {0},
     };
     cli_common c;
@@ -37,8 +39,9 @@ static int cmd_efficiency(int argc, char **argv) {
                        "  hta efficiency trace.json --peak-tflops 400 --peak-tbps 2.0",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (o.peak_tflops < 0 || o.peak_tbps < 0) {
-        fprintf(stderr, "hta efficiency: --peak-tflops and --peak-tbps must be > 0\nTry 'hta efficiency --help'.\n");
+    if (o.peak_tflops < 0 || o.peak_tbps < 0 || o.peak_vector_tflops < 0) {
+        fprintf(stderr, "hta efficiency: --peak-tflops, --peak-tbps and --peak-vector-tflops must be > 0\n"
+                        "Try 'hta efficiency --help'.\n");
         return EXIT_USAGE;
     }
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};

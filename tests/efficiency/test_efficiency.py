@@ -405,6 +405,31 @@ class Formulas(Hand):
                         ["", "[1]", "False", ""]))
         self.assertFigures(r, None, 4 * 64 * 32 + 4 * 64)
 
+    def test_two_roofs(self):
+        # layer norm, bf16 [4, 100, 256] on H100 SXM: the vector units' roof, bf16 133.8 TFLOP/s (non-tensor)
+        x = [4, 100, 256]
+        n = prod(x)
+        ln = op("aten::layer_norm", [x, [], [256], [256], [], []], [BF, "ScalarList", BF, BF, "Scalar", "Scalar"],
+                ["", "[256]", "", "", "1e-05", "True"])
+        r = self.one(ln)
+        fl, by = 5 * n, 2 * (n + 256 + 256 + n)
+        self.assertEqual((r["roof"], r["bound"]), ("vector bf16", "memory"))
+        # intensity 512000 / 410624 is below the ridge 133.8 / 3.35: the memory roof, intensity x 3.35 TB/s
+        self.assertAlmostEqual(r["peak_pct"], 100 * r["tflops"] / (fl / by * 3.35), places=9)
+        vec = {d["dtype"]: d["peak_vector_tflops"] for d in self.device}
+        self.assertEqual((vec["bf16"], vec["fp32"], vec["fp64"], vec["tf32"]), (133.8, 66.9, 33.5, 66.9))
+        # a vector roof of 0.01 TFLOP/s makes it compute-bound on that roof: 10 us for 512,000 FLOPs is
+        # 0.0512 TFLOP/s, 512% of 0.01
+        r = self.one(ln, "--peak-vector-tflops", "0.01")
+        self.assertEqual((r["roof"], r["bound"]), ("vector bf16", "compute"))
+        self.assertAlmostEqual(r["peak_pct"], 100 * fl / 10e-6 / 1e12 / 0.01, places=9)
+        # a GEMM stays on the tensor roof: bf16 989.5
+        r = self.one(op("aten::mm", [[1024, 1024], [1024, 1024]], [BF, BF]))
+        self.assertEqual((r["roof"], r["bound"]), ("tensor bf16", "compute"))
+        self.assertAlmostEqual(r["peak_pct"], 100 * r["tflops"] / 989.5, places=9)
+        # bytes-only operators: the memory roof
+        self.assertEqual(self.one(op("aten::add_", [[64, 32], [64, 32], []], [BF, BF, "Scalar"]))["roof"], "memory")
+
     def test_out_argument_counted_once(self):
         # aten::mul(a, b, out=c), fp32 [64, 32] each: a and b read, c written once: 3 x 8192 B, not 4
         r = self.one(op("aten::mul", [[64, 32], [64, 32], [64, 32]], [F32, F32, F32]))

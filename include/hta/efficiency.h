@@ -84,6 +84,8 @@ void hta_efficiency_opts_default(hta_efficiency_opts *o);
     C(HTA_ROOF_SHAPE, "shape", STR, "",                                                                     \
       "tensor inputs' dims as recorded (Input Dims), and the arguments the formula read")                   \
     C(HTA_ROOF_DTYPE, "dtype", STR, "", "tensor inputs' dtypes (Input type)")                               \
+    C(HTA_ROOF_CATEGORY, "category", STR, "", "the kernel category (hta kernels) holding most of the row's "  \
+                                              "GPU time: gemm, attention, convolution, normalization, ...")  \
     C(HTA_ROOF_CALLS, "calls", INT, "", "operator calls, all ranks")                                        \
     C(HTA_ROOF_GFLOPS, "gflops", FLOAT, "GFLOP", "floating-point operations of all calls; null: bytes only " \
                                                  "or no formula")                                           \
@@ -99,6 +101,15 @@ void hta_efficiency_opts_default(hta_efficiency_opts *o);
     C(HTA_ROOF_ROOF, "roof", STR, "", "the roof peak_pct is measured against: tensor DTYPE (GEMMs, "         \
                                       "convolutions, attention), vector DTYPE (norms, softmax), memory "    \
                                       "(bytes-only operators)")                                             \
+    C(HTA_ROOF_US_MEDIAN, "time_us_median", FLOAT, "us", "per call: median of its kernels' time")           \
+    C(HTA_ROOF_US_MIN, "time_us_min", FLOAT, "us", "per call: shortest")                                    \
+    C(HTA_ROOF_US_MAX, "time_us_max", FLOAT, "us", "per call: longest")                                     \
+    C(HTA_ROOF_US_STD, "time_us_std", FLOAT, "us", "per call: sample standard deviation; null for one call") \
+    C(HTA_ROOF_TF_MEDIAN, "tflops_median", FLOAT, "TFLOP/s", "per call: median of one call's FLOPs over "    \
+                                                             "its time; null without FLOPs")                \
+    C(HTA_ROOF_TF_MIN, "tflops_min", FLOAT, "TFLOP/s", "per call: lowest")                                  \
+    C(HTA_ROOF_TF_MAX, "tflops_max", FLOAT, "TFLOP/s", "per call: highest")                                 \
+    C(HTA_ROOF_TF_STD, "tflops_std", FLOAT, "TFLOP/s", "per call: sample standard deviation")               \
     C(HTA_ROOF_NOTE, "note", STR, "", "why a figure is missing; null when none is")
 HTA_TABLE_DECLARE(HTA_OP_ROOFLINE)
 

@@ -34,7 +34,9 @@ HTA_TABLE_DEFINE(HTA_DEVICE_PEAK);
     C(HTA_EPO_NS, "gpu_ns", INT, "ns", "their GPU activities' time")                                       \
     C(HTA_EPO_FLOPS, "flops", INT, "", "FLOPs of one call, -1 none")                                       \
     C(HTA_EPO_BYTES, "bytes", INT, "", "bytes of one call, -1 none")                                       \
-    C(HTA_EPO_NOTE, "note", STR, "", "why figures are missing")
+    C(HTA_EPO_NOTE, "note", STR, "", "why figures are missing")                                           \
+    C(HTA_EPO_CALL_NS, "call_ns", STR, "", "each call's kernel ns, space-separated (the per-call statistics)") \
+    C(HTA_EPO_CAT_NS, "cat_ns", STR, "", "kernel ns per hta_kernel_category, space-separated")
 HTA_TABLE_DECLARE(HTA_EFF_PART_OPS)
 HTA_TABLE_DEFINE(HTA_EFF_PART_OPS);
 
@@ -62,7 +64,21 @@ typedef struct gkey {
 typedef struct group {
     gkey k;
     int64_t calls, ns;
+    int64_t cat_ns[HTA_KC_OTHER + 1]; /* kernel ns per hta_kernel_category */
+    char *call_ns;                    /* each call's ns, as HTA_EPO_CALL_NS writes them */
 } group;
+
+/* One call (an operator row, or a kernel outside any) and its kernels' ns. */
+typedef struct callrec {
+    gkey k;
+    int64_t ns;
+} callrec;
+
+static int cmp_callrec(const void *a, const void *b) {
+    const callrec *x = a, *y = b;
+    int c = memcmp(&x->k, &y->k, sizeof x->k);
+    return c ? c : (x->ns > y->ns) - (x->ns < y->ns);
+}
 
 typedef struct gtab {
     group *g;
@@ -96,7 +112,8 @@ static group *gtab_get(gtab *t, const gkey *k, hta_error *err) {
         if (!memcmp(&t->g[j].k, k, sizeof *k)) return &t->g[j];
         j = (j + 1) & (t->cap - 1);
     }
-    t->g[j] = (group){*k, 0, 0};
+    memset(&t->g[j], 0, sizeof t->g[j]);
+    t->g[j].k = *k;
     t->n++;
     return &t->g[j];
 }
@@ -206,6 +223,11 @@ static hta_status group_row(const rank_scan *s, const group *g, hta_table *tb, h
     hta_table_set_int(tb, row, HTA_EPO_NS, g->ns);
     hta_table_set_int(tb, row, HTA_EPO_FLOPS, f.flops);
     hta_table_set_int(tb, row, HTA_EPO_BYTES, f.bytes);
+    char cb[(HTA_KC_OTHER + 1) * 21 + 1];
+    size_t k = 0;
+    for (int c = 0; c <= HTA_KC_OTHER; c++) k += (size_t)snprintf(cb + k, sizeof cb - k, "%s%" PRId64, c ? " " : "", g->cat_ns[c]);
+    if (hta_table_set_str(tb, row, HTA_EPO_CAT_NS, cb) || hta_table_set_str(tb, row, HTA_EPO_CALL_NS, g->call_ns ? g->call_ns : ""))
+        return hta_oom(err);
     return HTA_OK;
 }
 
@@ -219,12 +241,15 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
     gtab gt = {0};
     bd_rows b = {0};
     hta_status st = HTA_OK;
-    uint8_t *counted = calloc(r->n ? r->n : 1, 1); /* per row: an operator call already counted */
-    if (!s.top || !s.formula || !s.farg || !counted) {
+    int32_t *call_of = malloc((r->n ? r->n : 1) * sizeof *call_of); /* per operator row: its call, -1 none */
+    callrec *cv = NULL;
+    size_t nc = 0, ccap = 0;
+    uint8_t *kcat = calloc(nsym ? nsym : 1, 1); /* per kernel name: hta_kernel_category + 1, 0 not yet */
+    if (!s.top || !s.formula || !s.farg || !call_of || !kcat) {
         st = hta_oom(err);
         goto out;
     }
-    for (size_t i = 0; i < r->n; i++) s.top[i] = -2;
+    for (size_t i = 0; i < r->n; i++) s.top[i] = -2, call_of[i] = -1;
     if ((st = bd_rows_build(ctx, ri, HTA_GPU_ROWS_ACTIVITY, &b, err))) goto out;
     if ((st = device_row(t, r, &b, dev, err))) goto out;
     for (size_t j = 0; j < b.n; j++) {
@@ -250,15 +275,49 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
         }
         /* one call per operator row, however many kernels it launched and in whatever order they ran
          * (kernels outside any operator: each its own call) */
-        if (op < 0 || !counted[op]) g->calls++;
-        if (op >= 0) counted[op] = 1;
+        if (op < 0 || call_of[op] < 0) {
+            g->calls++;
+            if (nc == ccap) {
+                size_t n2 = ccap ? 2 * ccap : 256;
+                callrec *x = realloc(cv, n2 * sizeof *x);
+                if (!x) {
+                    st = hta_oom(err);
+                    goto out;
+                }
+                cv = x, ccap = n2;
+            }
+            if (op >= 0) call_of[op] = (int32_t)nc;
+            cv[nc++] = (callrec){k, 0};
+        }
+        cv[op >= 0 ? (size_t)call_of[op] : nc - 1].ns += b.dur[j];
         g->ns += b.dur[j];
+        uint32_t kn = r->name[row];
+        if (!kcat[kn]) kcat[kn] = (uint8_t)(hta_kernel_category_of(hta_sym(t->sym, kn)) + 1);
+        g->cat_ns[kcat[kn] - 1] += b.dur[j];
+    }
+    /* each group's calls' ns as text, sorted: the reduce's per-call statistics */
+    qsort(cv, nc, sizeof *cv, cmp_callrec);
+    for (size_t i = 0; i < nc && !st;) {
+        size_t j = i, len = 0;
+        for (; j < nc && !memcmp(&cv[j].k, &cv[i].k, sizeof cv[i].k); j++) len += 21;
+        group *g = gtab_get(&gt, &cv[i].k, err);
+        char *txt = g ? malloc(len + 1) : NULL;
+        if (!txt) {
+            st = hta_oom(err);
+            break;
+        }
+        size_t k = 0;
+        for (size_t x = i; x < j; x++) k += (size_t)snprintf(txt + k, len + 1 - k, "%s%" PRId64, x > i ? " " : "", cv[x].ns);
+        g->call_ns = txt;
+        i = j;
     }
     for (size_t i = 0; i < gt.cap && !st; i++)
         if (gt.g[i].calls >= 0) st = group_row(&s, &gt.g[i], ops, err);
 out:
     bd_rows_free(&b);
-    free(s.top), free(s.formula), free(s.farg), free(gt.g), free(counted);
+    for (size_t i = 0; i < gt.cap; i++)
+        if (gt.g[i].calls >= 0) free(gt.g[i].call_ns);
+    free(s.top), free(s.formula), free(s.farg), free(gt.g), free(call_of), free(cv), free(kcat);
     return st;
 }
 
@@ -355,6 +414,11 @@ oom:
     return hta_oom(err);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int str_eq_cmp(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
 
 /* The merge key: op, shape, dtype, note, then the figures (equal text, equal figures, by construction). */
@@ -385,8 +449,64 @@ static int cmp_time(const hta_table *t, size_t a, size_t b, void *ctx) {
     return 0;
 }
 
+/* Per-call statistics of one row: its calls' ns (all parts), their category. */
+typedef struct callstats {
+    double *ns; /* sorted ascending */
+    size_t n;
+    const char *category; /* NULL: no kernel */
+} callstats;
+
+/* The calls of part rows i .. j-1 (one op_roofline row) and their category. */
+static hta_status call_stats(const hta_table *p, size_t i, size_t j, callstats *cs, hta_error *err) {
+    size_t n = 0;
+    int64_t cat[HTA_KC_OTHER + 1] = {0};
+    for (size_t r = i; r < j; r++) {
+        const char *s = hta_table_get_str(p, r, HTA_EPO_CALL_NS);
+        for (; s && *s; s++) n += *s == ' ';
+        n += hta_table_get_str(p, r, HTA_EPO_CALL_NS) && *hta_table_get_str(p, r, HTA_EPO_CALL_NS);
+        const char *c = hta_table_get_str(p, r, HTA_EPO_CAT_NS);
+        for (int k = 0; c && *c && k <= HTA_KC_OTHER; k++) {
+            char *e;
+            cat[k] += strtoll(c, &e, 10);
+            c = e;
+        }
+    }
+    free(cs->ns);
+    cs->ns = malloc((n ? n : 1) * sizeof *cs->ns);
+    cs->n = 0;
+    if (!cs->ns) return hta_oom(err);
+    for (size_t r = i; r < j; r++) {
+        const char *s = hta_table_get_str(p, r, HTA_EPO_CALL_NS);
+        while (s && *s && cs->n < n) {
+            char *e;
+            long long v = strtoll(s, &e, 10);
+            if (e == s) break;
+            cs->ns[cs->n++] = (double)v;
+            s = e;
+        }
+    }
+    qsort(cs->ns, cs->n, sizeof *cs->ns, cmp_double);
+    int best = -1;
+    for (int k = 0; k <= HTA_KC_OTHER; k++)
+        if (cat[k] > 0 && (best < 0 || cat[k] > cat[best])) best = k;
+    cs->category = best >= 0 ? hta_kernel_category_name((hta_kernel_category)best) : NULL;
+    return HTA_OK;
+}
+
+/* median, min, max and sample std of v[0..n) (sorted); NAN where undefined */
+static void four(const double *v, size_t n, double out[4]) {
+    out[0] = n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : NAN;
+    out[1] = n ? v[0] : NAN;
+    out[2] = n ? v[n - 1] : NAN;
+    double m = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) m += v[i];
+    m = n ? m / (double)n : 0;
+    for (size_t i = 0; i < n; i++) ss += (v[i] - m) * (v[i] - m);
+    out[3] = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
+}
+
 static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int64_t ns, const peaks *pk,
-                               hta_table *tb, hta_error *err) {
+                               const callstats *cs, hta_table *tb, hta_error *err) {
     int64_t fl = hta_table_get_int(p, r, HTA_EPO_FLOPS), by = hta_table_get_int(p, r, HTA_EPO_BYTES);
     int pdt = (int)hta_table_get_int(p, r, HTA_EPO_PDT), vec = (int)hta_table_get_int(p, r, HTA_EPO_VEC);
     const char *note = hta_table_get_str(p, r, HTA_EPO_NOTE);
@@ -397,6 +517,23 @@ static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int6
     for (int i = 0; i < 3; i++)
         if (hta_table_set_str(tb, row, dc[i], hta_table_get_str(p, r, sc[i]))) return hta_oom(err);
     hta_table_set_int(tb, row, HTA_ROOF_CALLS, calls);
+    if (cs->category && hta_table_set_str(tb, row, HTA_ROOF_CATEGORY, cs->category)) return hta_oom(err);
+    /* per call: its time in us; its TFLOP/s, one call's FLOPs over that time (a call of 0 ns has none) */
+    double st[4];
+    for (size_t i = 0; i < cs->n; i++) cs->ns[i] /= 1e3;
+    four(cs->ns, cs->n, st);
+    static const int uc[4] = {HTA_ROOF_US_MEDIAN, HTA_ROOF_US_MIN, HTA_ROOF_US_MAX, HTA_ROOF_US_STD};
+    static const int tc[4] = {HTA_ROOF_TF_MEDIAN, HTA_ROOF_TF_MIN, HTA_ROOF_TF_MAX, HTA_ROOF_TF_STD};
+    for (int k = 0; k < 4; k++) hta_table_set_float(tb, row, uc[k], st[k]);
+    size_t m = 0;
+    double *tfs = fl >= 0 ? malloc((cs->n ? cs->n : 1) * sizeof *tfs) : NULL;
+    if (fl >= 0 && !tfs) return hta_oom(err);
+    if (tfs) /* ascending TFLOP/s: the calls from the longest to the shortest */
+        for (size_t i = cs->n; i-- > 0;)
+            if (cs->ns[i] > 0) tfs[m++] = (double)fl / (cs->ns[i] * 1e6);
+    four(tfs, m, st);
+    free(tfs);
+    for (int k = 0; k < 4; k++) hta_table_set_float(tb, row, tc[k], st[k]);
     hta_table_set_float(tb, row, HTA_ROOF_GPU_US, hta_ns_to_us(ns));
     /* totals as doubles only here: one call's exact int64 figure times the exact count */
     double gf = fl >= 0 ? (double)fl * (double)calls / 1e9 : NAN, gb = by >= 0 ? (double)by * (double)calls / 1e9 : NAN;
@@ -464,14 +601,17 @@ hta_status hta_efficiency_reduce(const hta_efficiency_opts *o, hta_result *parts
         hta_result_free(&dres);
         goto out;
     }
+    callstats cs = {NULL, 0, NULL};
     for (size_t i = 0; i < ops->nrows && !st;) {
         size_t j = i;
         int64_t calls = 0, ns = 0;
         for (; j < ops->nrows && !cmp_key(ops, i, j, NULL); j++)
             calls += hta_table_get_int(ops, j, HTA_EPO_CALLS), ns += hta_table_get_int(ops, j, HTA_EPO_NS);
-        st = roofline_row(ops, i, calls, ns, &pk, tb, err);
+        st = call_stats(ops, i, j, &cs, err);
+        if (!st) st = roofline_row(ops, i, calls, ns, &pk, &cs, tb, err);
         i = j;
     }
+    free(cs.ns);
     if (!st) st = hta_table_sort_rows(tb, cmp_time, NULL, err);
     if (!st && pk.why && hta_result_note(out, "%s: %s", pk.devname, pk.why)) st = hta_oom(err);
     if (!st) {

@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 import unittest
@@ -195,9 +196,9 @@ H100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMin
         "totalGlobalMem": 85018279936}
 
 
-def op(name, dims=None, types=None, conc=None, strides=None, kernel_us=10, children=()):
+def op(name, dims=None, types=None, conc=None, strides=None, kernel_us=10, children=(), kernel=None):
     return {"name": name, "dims": dims, "types": types, "conc": conc, "strides": strides, "k": kernel_us,
-            "children": list(children)}
+            "children": list(children), "kernel": kernel}
 
 
 def write_trace(path, ops, device=H100, rank=0, outside_kernel_us=0):
@@ -223,7 +224,7 @@ def write_trace(path, ops, device=H100, rank=0, outside_kernel_us=0):
             corr[0] += 1
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                        "ts": ts + 1, "dur": 2, "args": {"correlation": corr[0]}})
-            ev.append({"ph": "X", "cat": "kernel", "name": "k_" + o["name"].split("::")[-1], "pid": 0, "tid": 7,
+            ev.append({"ph": "X", "cat": "kernel", "name": o.get("kernel") or "k_" + o["name"].split("::")[-1], "pid": 0, "tid": 7,
                        "ts": t[0] + 5000, "dur": o["k"], "args": {"correlation": corr[0], "device": 0,
                                                                 "stream": 7}})
             t[0] += o["k"] + 5
@@ -429,6 +430,24 @@ class Formulas(Hand):
         self.assertAlmostEqual(r["peak_pct"], 100 * r["tflops"] / 989.5, places=9)
         # bytes-only operators: the memory roof
         self.assertEqual(self.one(op("aten::add_", [[64, 32], [64, 32], []], [BF, BF, "Scalar"]))["roof"], "memory")
+
+    def test_per_call_statistics(self):
+        # three calls of one mm (a[64,32] b[32,16]: 65,536 FLOPs) whose kernels take 10, 20 and 40 us
+        mm = lambda us: op("aten::mm", [[64, 32], [32, 16]], [BF, BF], kernel_us=us,  # noqa: E731
+                           kernel="sm90_xmma_gemm_bf16bf16_bf16f32")
+        (r,) = self.rows([mm(10), mm(20), mm(40)])
+        self.assertEqual((r["calls"], r["gpu_us"], r["category"]), (3, 70, "gemm"))
+        self.assertEqual((r["time_us_median"], r["time_us_min"], r["time_us_max"]), (20, 10, 40))
+        self.assertAlmostEqual(r["time_us_std"], statistics.stdev([10, 20, 40]), places=9)
+        tf = [65536 / (us * 1e-6) / 1e12 for us in (10, 20, 40)]  # 0.0065536, 0.0032768, 0.0016384
+        self.assertAlmostEqual(r["tflops_median"], tf[1], places=15)
+        self.assertAlmostEqual(r["tflops_min"], tf[2], places=15)
+        self.assertAlmostEqual(r["tflops_max"], tf[0], places=15)
+        self.assertAlmostEqual(r["tflops_std"], statistics.stdev(tf), places=15)
+        # one call: no standard deviation; bytes-only operators: no TFLOP/s statistics
+        r = self.one(op("aten::add_", [[64, 32], [64, 32], []], [BF, BF, "Scalar"], kernel_us=7))
+        self.assertEqual((r["time_us_median"], r["time_us_std"], r["tflops_median"]), (7, None, None))
+        self.assertEqual(r["category"], "other")
 
     def test_out_argument_counted_once(self):
         # aten::mul(a, b, out=c), fp32 [64, 32] each: a and b read, c written once: 3 x 8192 B, not 4

@@ -248,6 +248,13 @@ typedef enum hta_op_formula {
     HTA_OPF_COPY,        /* aten::copy_ (dst, src): src read, dst written */
     HTA_OPF_FILL,        /* aten::fill_, zero_: the tensor written */
     HTA_OPF_REDUCE,      /* aten::sum, mean, amax, ... (self, dim, keepdim): input read, reduced output */
+    HTA_OPF_GROUPED_MM,  /* aten::_grouped_mm (mat_a, mat_b, offs, bias, out_dtype): MoE's grouped GEMM */
+    HTA_OPF_NORM_BWD,    /* native_{layer,batch,group}_norm_backward: bytes only (arg: the weight's position) */
+    HTA_OPF_POOL,        /* max_pool2d (arg 0), max_pool2d_with_indices (1), avg_pool2d (2) */
+    HTA_OPF_ADAPTIVE_POOL, /* adaptive_avg_pool2d, _adaptive_avg_pool2d (self, output_size) */
+    HTA_OPF_UPSAMPLE,    /* upsample_nearest2d / bilinear2d (self, output_size, ...): bytes only */
+    HTA_OPF_GATHER,      /* gather (self, dim, index) and index_select (self, dim, index; arg 1): bytes only */
+    HTA_OPF_TENSOR_LIST, /* cat, stack, _foreach_*: tensor lists, whose dtype Kineto does not record */
 } hta_op_formula;
 /* The formula of operator `name`; HTA_OPF_NONE for a name without one. *arg: for HTA_OPF_SDPA,
  * _FLASH_FWD, _SDPA_BWD, _FLASH_BWD the position of the causal flag in Concrete Inputs (a negative

@@ -557,6 +557,149 @@ static void reduce(op_fig *f, const call *c, int dpos) {
     if (A.over) fail(f, "figures overflow int64");
 }
 
+/* Grouped GEMM (aten::_grouped_mm, MoE's experts): a[M_total, K] x b[G, K, N] (offs split a's rows among
+ * the groups), a[G, M, K] x b[G, K, N], or a[M, K_total] x b[K_total, N] (offs split K): 2 x M x N x K
+ * summed over the groups, whatever the split; the output M x N (x G) in out_dtype or a's. */
+static void grouped_mm(op_fig *f, const call *c) {
+    acc A = {0};
+    const targ *a = &c->a[0], *b = &c->a[1];
+    if (!is_tensor(c, 0) || !is_tensor(c, 1)) return fail(f, "operands not recorded as tensors");
+    int64_t G = 1, M, K, N;
+    if (a->nd == 2 && b->nd == 3) M = a->d[0], K = a->d[1], N = b->d[2], G = 1;
+    else if (a->nd == 3 && b->nd == 3) G = a->d[0], M = a->d[1], K = a->d[2], N = b->d[2];
+    else if (a->nd == 2 && b->nd == 2) M = a->d[0], K = a->d[1], N = b->d[1];
+    else return fail(f, "grouped mm operands are neither 2-D nor 3-D");
+    if ((b->nd == 3 && b->d[1] != K) || (b->nd == 2 && b->d[0] != K)) return fail(f, "operand shapes do not match");
+    int64_t out = mul(&A, G, mul(&A, M, N));
+    /* a 2-D a against a 3-D b: each of a's rows meets one group's [K, N]; the 2-D x 2-D form: each group
+     * a slice of K; either way M x N x K multiply-adds in all */
+    f->flops = mul(&A, 2, mul(&A, out, K));
+    const char *od = conc(c, 4, (char[32]){0}, 32);
+    int osz = esz(c, 0);
+    if (od && *od) { /* out_dtype as a ScalarType code */
+        targ t = {0};
+        t.conc = od, t.conc_len = strlen(od);
+        const dtinfo *d = dtype_of_code(&t);
+        if (d) osz = d->size;
+    }
+    f->bytes = add(&A, in_bytes(&A, c), mul(&A, out, osz));
+    f->pdt = pdt_of(c, 0);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* Norm backward: bytes only (memory-bound, as the forward): every tensor input read (grad_out, input, the
+ * saved statistics, weight), grad_input written like the input and grad_weight, grad_bias like the
+ * weight where there is one. */
+static void norm_bwd(op_fig *f, const call *c, int wpos) {
+    acc A = {0};
+    if (!is_tensor(c, 1)) return fail(f, "input not recorded as a tensor");
+    int64_t w = wpos < c->n && is_tensor(c, wpos) ? tbytes(&A, &c->a[wpos]) : 0;
+    f->flops = -1;
+    f->bytes = add(&A, in_bytes(&A, c), add(&A, tbytes(&A, &c->a[1]), mul(&A, 2, w)));
+    f->pdt = pdt_of(c, 1);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* Concrete Input i as an int list of 2 ("[3, 3]", or "3" repeated) into v; 0 when absent or not 2 long. */
+static int conc_pair(const call *c, int i, int64_t v[2]) {
+    char buf[96];
+    int64_t w[MAXD];
+    if (int_list(conc(c, i, buf, sizeof buf), w, 2)) return 0;
+    v[0] = w[0], v[1] = w[1];
+    return 1;
+}
+
+/* Pooling over the last two dims: max_pool2d (self, kernel_size, stride, padding, dilation, ceil_mode),
+ * avg_pool2d (self, kernel_size, stride, padding, ceil_mode, ...).  One compare or add per window element:
+ * N x C x Hout x Wout x kh x kw FLOPs (vector units); the input read, the output written (and the int64
+ * indices of max_pool2d_with_indices). */
+static void pool(op_fig *f, const call *c, int kind) {
+    acc A = {0};
+    const targ *x = &c->a[0];
+    if (!is_tensor(c, 0) || x->nd < 3) return fail(f, "input not recorded as a 3-D or 4-D tensor");
+    if (!c->have_conc) return fail(f, "pooling arguments not recorded (Concrete Inputs)");
+    int64_t k[2], s[2], p[2] = {0, 0}, d[2] = {1, 1};
+    if (!conc_pair(c, 1, k)) return fail(f, "kernel_size not recorded");
+    if (!conc_pair(c, 2, s)) s[0] = k[0], s[1] = k[1]; /* stride [] defaults to the kernel */
+    conc_pair(c, 3, p);
+    if (kind != 2) conc_pair(c, 4, d);
+    char buf[16];
+    const char *cm = conc(c, kind == 2 ? 4 : 5, buf, sizeof buf);
+    int ceil = cm && !strcmp(cm, "True");
+    int64_t lead = 1, o[2];
+    for (int i = 0; i + 2 < x->nd; i++) lead = mul(&A, lead, x->d[i]);
+    for (int i = 0; i < 2; i++) {
+        int64_t in = x->d[x->nd - 2 + i], span = d[i] * (k[i] - 1) + 1, num = in + 2 * p[i] - span;
+        if (s[i] <= 0 || num < 0) return fail(f, "pooling arguments do not fit the input");
+        o[i] = (ceil ? (num + s[i] - 1) / s[i] : num / s[i]) + 1;
+        /* PyTorch: the last window must start inside the input or left padding */
+        if (ceil && (o[i] - 1) * s[i] >= in + p[i]) o[i]--;
+    }
+    int64_t out = mul(&A, lead, mul(&A, o[0], o[1]));
+    f->flops = mul(&A, out, mul(&A, k[0], k[1]));
+    f->bytes = add(&A, tbytes(&A, x), mul(&A, out, esz(c, 0) + (kind == 1 ? 8 : 0)));
+    f->pdt = pdt_of(c, 0);
+    f->vector = 1;
+    snprintf(f->extra, sizeof f->extra, "k %" PRId64 "x%" PRId64 " s %" PRId64 " p %" PRId64, k[0], k[1], s[0], p[0]);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* Adaptive average pooling to output_size: each input element added once (N x C x H x W FLOPs), the input
+ * read and the output written. */
+static void adaptive_pool(op_fig *f, const call *c) {
+    acc A = {0};
+    const targ *x = &c->a[0];
+    if (!is_tensor(c, 0) || x->nd < 3) return fail(f, "input not recorded as a 3-D or 4-D tensor");
+    int64_t o[2];
+    if (!conc_pair(c, 1, o)) return fail(f, "output_size not recorded (Concrete Inputs)");
+    int64_t lead = 1;
+    for (int i = 0; i + 2 < x->nd; i++) lead = mul(&A, lead, x->d[i]);
+    f->flops = numel(&A, x);
+    f->bytes = add(&A, tbytes(&A, x), mul(&A, mul(&A, lead, mul(&A, o[0], o[1])), esz(c, 0)));
+    f->pdt = pdt_of(c, 0);
+    f->vector = 1;
+    snprintf(f->extra, sizeof f->extra, "out %" PRId64 "x%" PRId64, o[0], o[1]);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* Upsampling to output_size (the last two dims): bytes only, the input read and the output written. */
+static void upsample(op_fig *f, const call *c) {
+    acc A = {0};
+    const targ *x = &c->a[0];
+    if (!is_tensor(c, 0) || x->nd < 3) return fail(f, "input not recorded as a 3-D or 4-D tensor");
+    int64_t o[2];
+    if (!conc_pair(c, 1, o)) return fail(f, "output_size not recorded (Concrete Inputs; scale factors alone are not read)");
+    int64_t lead = 1;
+    for (int i = 0; i + 2 < x->nd; i++) lead = mul(&A, lead, x->d[i]);
+    f->flops = -1;
+    f->bytes = add(&A, tbytes(&A, x), mul(&A, mul(&A, lead, mul(&A, o[0], o[1])), esz(c, 0)));
+    f->pdt = pdt_of(c, 0);
+    snprintf(f->extra, sizeof f->extra, "out %" PRId64 "x%" PRId64, o[0], o[1]);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* gather (self, dim, index): the index read, as many of self's elements read and written to the output;
+ * index_select (self, dim, index): the output is self with dim's size replaced by the index's length. */
+static void gather(op_fig *f, const call *c, int select) {
+    acc A = {0};
+    const targ *x = &c->a[0], *ix = &c->a[2];
+    if (!is_tensor(c, 0) || !is_tensor(c, 2)) return fail(f, "self or index not recorded as a tensor");
+    int64_t out = numel(&A, ix);
+    if (select) {
+        char buf[16];
+        const char *ds = conc(c, 1, buf, sizeof buf);
+        if (!ds || !*ds) return fail(f, "dim not recorded (Concrete Inputs)");
+        int64_t dim = strtoll(ds, NULL, 10);
+        if (dim < 0) dim += x->nd;
+        if (dim < 0 || dim >= x->nd || !x->d[dim]) return fail(f, "dim out of range");
+        out = mul(&A, numel(&A, x) / x->d[dim], out);
+    }
+    f->flops = -1;
+    f->bytes = add(&A, tbytes(&A, ix), mul(&A, mul(&A, 2, out), esz(c, 0)));
+    f->pdt = pdt_of(c, 0);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
 static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     char buf[32];
     switch (k) {
@@ -583,6 +726,13 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
         const char *h = conc(c, 2, buf, sizeof buf);
         return norm(f, c, -1, 5, 5, h && !strcmp(h, "True") ? 4 : 0);
     }
+    case HTA_OPF_GROUPED_MM: return grouped_mm(f, c);
+    case HTA_OPF_NORM_BWD: return norm_bwd(f, c, arg);
+    case HTA_OPF_POOL: return pool(f, c, arg);
+    case HTA_OPF_ADAPTIVE_POOL: return adaptive_pool(f, c);
+    case HTA_OPF_UPSAMPLE: return upsample(f, c);
+    case HTA_OPF_GATHER: return gather(f, c, arg);
+    case HTA_OPF_TENSOR_LIST: return fail(f, "tensor lists: Kineto records their shapes, not their dtype");
     case HTA_OPF_ELTWISE: return eltwise(f, c, 0, arg);
     case HTA_OPF_ELTWISE_INPLACE: return eltwise(f, c, 1, 0);
     case HTA_OPF_COPY: {

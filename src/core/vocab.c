@@ -543,6 +543,25 @@ static const op_entry OPS[] = {
     {"aten::amax", HTA_OPF_REDUCE, 1},
     {"aten::amin", HTA_OPF_REDUCE, 1},
     {"aten::linalg_vector_norm", HTA_OPF_REDUCE, 2},
+    /* flash-attn 2's ops ([B,S,H,D]; is_causal's position) */
+    {"flash_attn::_flash_attn_forward", HTA_OPF_FLASH_FWD, 5},
+    {"flash_attn::_flash_attn_backward", HTA_OPF_FLASH_BWD, 11},
+    {"aten::_grouped_mm", HTA_OPF_GROUPED_MM, 0},
+    /* the weight's position */
+    {"aten::native_layer_norm_backward", HTA_OPF_NORM_BWD, 5},
+    {"aten::native_batch_norm_backward", HTA_OPF_NORM_BWD, 2},
+    {"aten::native_group_norm_backward", HTA_OPF_NORM_BWD, 4},
+    {"aten::max_pool2d", HTA_OPF_POOL, 0},
+    {"aten::max_pool2d_with_indices", HTA_OPF_POOL, 1},
+    {"aten::avg_pool2d", HTA_OPF_POOL, 2},
+    {"aten::adaptive_avg_pool2d", HTA_OPF_ADAPTIVE_POOL, 0},
+    {"aten::_adaptive_avg_pool2d", HTA_OPF_ADAPTIVE_POOL, 0},
+    {"aten::upsample_nearest2d", HTA_OPF_UPSAMPLE, 0},
+    {"aten::upsample_bilinear2d", HTA_OPF_UPSAMPLE, 0},
+    {"aten::gather", HTA_OPF_GATHER, 0},
+    {"aten::index_select", HTA_OPF_GATHER, 1},
+    {"aten::cat", HTA_OPF_TENSOR_LIST, 0},
+    {"aten::stack", HTA_OPF_TENSOR_LIST, 0},
     {NULL, HTA_OPF_NONE, 0},
 };
 
@@ -556,12 +575,13 @@ static const char *const ELTWISE[] = {
 
 hta_op_formula hta_op_formula_of(const char *name, int *arg) {
     *arg = 0;
-    if (!starts(name, "aten::")) return HTA_OPF_NONE;
     for (const op_entry *e = OPS; e->name; e++)
         if (!strcmp(name, e->name)) {
             *arg = e->arg;
             return e->f;
         }
+    if (!starts(name, "aten::")) return HTA_OPF_NONE;
+    if (starts(name, "aten::_foreach_")) return HTA_OPF_TENSOR_LIST;
     const char *b = name + 6;
     size_t l = strlen(b);
     char base[32];

@@ -449,6 +449,78 @@ class Formulas(Hand):
         self.assertEqual((r["time_us_median"], r["time_us_std"], r["tflops_median"]), (7, None, None))
         self.assertEqual(r["category"], "other")
 
+    def test_grouped_mm(self):
+        # MoE experts: a[256, 64] rows split by offs among b[4, 64, 128]: 2 x 256 x 128 x 64 FLOPs; bytes a, b,
+        # offs (4 int32), the [256, 128] bf16 output
+        r = self.one(op("aten::_grouped_mm", [[256, 64], [4, 64, 128], [4], [], []], [BF, BF, "int", "", ""]))
+        self.assertFigures(r, 2 * 256 * 128 * 64, 256 * 64 * 2 + 4 * 64 * 128 * 2 + 16 + 256 * 128 * 2)
+        self.assertEqual(r["roof"], "tensor bf16")
+
+    def test_flash_attn_package(self):
+        # flash_attn::_flash_attn_forward(q, k, v, dropout_p, softmax_scale, causal) [B=2, S=128, H=8, D=64]
+        q = [2, 128, 8, 64]
+        r = self.one(op("flash_attn::_flash_attn_forward", [q, q, q, [], [], []], [BF, BF, BF, "Scalar", "Scalar", "Scalar"],
+                        ["", "", "", "0.0", "0.125", "True"]))
+        # 2 x B x H x Sq x Sk x (D + Dv), halved for causal; q, k, v read, [B, H, Sq, Dv] written
+        self.assertFigures(r, 2 * 2 * 8 * 128 * 128 * 128 // 2, 3 * 2 * 128 * 8 * 64 * 2 + 2 * 8 * 128 * 64 * 2)
+        self.assertIn("causal", r["shape"])
+
+    def test_norm_backward(self):
+        # native_layer_norm_backward(grad_out, input [4,100,256] bf16, normalized_shape, mean, rstd [4,100,1]
+        # fp32, weight, bias [256] bf16, output_mask): all read; grad_input, grad_weight, grad_bias written
+        x, st = [4, 100, 256], [4, 100, 1]
+        r = self.one(op("aten::native_layer_norm_backward", [x, x, [], st, st, [256], [256], []],
+                        [BF, BF, "ScalarList", F32, F32, BF, BF, "ScalarList"]))
+        read = 2 * 102400 * 2 + 4 * 400 * 2 + 2 * 256 * 2
+        self.assertFigures(r, None, read + 2 * 102400 + 2 * 2 * 256)
+        self.assertEqual(r["roof"], "memory")
+
+    def test_pooling(self):
+        x = [8, 64, 56, 56]
+        # max_pool2d k3 s2 p1: out (56 + 2 - 2 - 1) // 2 + 1 = 28; one compare per window element
+        r = self.one(op("aten::max_pool2d", [x, [], [], [], [], []], [F32, "ScalarList", "ScalarList", "ScalarList",
+                                                                      "ScalarList", "Scalar"],
+                        ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "False"]))
+        self.assertFigures(r, 8 * 64 * 28 * 28 * 9, 4 * 8 * 64 * 56 * 56 + 4 * 8 * 64 * 28 * 28)
+        self.assertEqual(r["roof"], "vector fp32")
+        # with indices: an int64 index per output element
+        r = self.one(op("aten::max_pool2d_with_indices", [x, [], [], [], [], []],
+                        [F32, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+                        ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "False"]))
+        self.assertFigures(r, 8 * 64 * 28 * 28 * 9, 4 * 8 * 64 * 56 * 56 + 12 * 8 * 64 * 28 * 28)
+        # avg_pool2d k2 (stride [] is the kernel): 28 x 28, 4 adds each
+        r = self.one(op("aten::avg_pool2d", [x, [], [], [], [], [], []],
+                        [F32, "ScalarList", "ScalarList", "ScalarList", "Scalar", "Scalar", "Scalar"],
+                        ["", "[2, 2]", "[]", "[0, 0]", "False", "True", ""]))
+        self.assertFigures(r, 8 * 64 * 28 * 28 * 4, 4 * 8 * 64 * 56 * 56 + 4 * 8 * 64 * 28 * 28)
+        # adaptive_avg_pool2d [8, 512, 7, 7] -> [1, 1]: every input element added once
+        r = self.one(op("aten::adaptive_avg_pool2d", [[8, 512, 7, 7], []], [F32, "ScalarList"], ["", "[1, 1]"]))
+        self.assertFigures(r, 8 * 512 * 49, 4 * 8 * 512 * 49 + 4 * 8 * 512)
+        # ceil_mode: (6 - 3 + 1) / 2 rounded up + 1 = 3, not 2
+        r = self.one(op("aten::max_pool2d", [[1, 1, 6, 6], [], [], [], [], []],
+                        [F32, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+                        ["", "[3, 3]", "[2, 2]", "[0, 0]", "[1, 1]", "True"]))
+        self.assertFigures(r, 3 * 3 * 9, 4 * 36 + 4 * 9)
+
+    def test_upsample_gather_index_select(self):
+        r = self.one(op("aten::upsample_nearest2d", [[1, 3, 32, 32], [], []], [F32, "ScalarList", "ScalarList"],
+                        ["", "[64, 64]", ""]))
+        self.assertFigures(r, None, 4 * 3 * 32 * 32 + 4 * 3 * 64 * 64)
+        # gather(self [1000, 16] fp32, dim 1, index [1000, 4] int64): the index read, 4000 elements read and
+        # written
+        r = self.one(op("aten::gather", [[1000, 16], [], [1000, 4], []], [F32, "Scalar", "long int", "Scalar"],
+                        ["", "1", "", "False"]))
+        self.assertFigures(r, None, 8 * 4000 + 2 * 4 * 4000)
+        # index_select(self [1000, 16], dim 0, index [100]): a [100, 16] output
+        r = self.one(op("aten::index_select", [[1000, 16], [], [100]], [F32, "Scalar", "long int"], ["", "0", ""]))
+        self.assertFigures(r, None, 8 * 100 + 2 * 4 * 1600)
+
+    def test_tensor_lists_say_why(self):
+        for name in ("aten::cat", "aten::_foreach_add_"):
+            r = self.one(op(name, [[[4, 4], [4, 4]], []], ["TensorList", "Scalar"], ["", "0"]))
+            self.assertEqual(r["gflops"], None)
+            self.assertIn("tensor lists", r["note"])
+
     def test_out_argument_counted_once(self):
         # aten::mul(a, b, out=c), fp32 [64, 32] each: a and b read, c written once: 3 x 8192 B, not 4
         r = self.one(op("aten::mul", [[64, 32], [64, 32], [64, 32]], [F32, F32, F32]))
@@ -655,7 +727,11 @@ class Robust(Hand):
              "aten::scaled_dot_product_attention", "aten::_flash_attention_forward",
              "aten::_flash_attention_backward", "aten::layer_norm", "aten::rms_norm", "aten::group_norm",
              "aten::native_group_norm", "aten::batch_norm", "aten::_softmax", "aten::add", "aten::add_",
-             "aten::copy_", "aten::fill_", "aten::sum", "aten::linalg_vector_norm"]
+             "aten::copy_", "aten::fill_", "aten::sum", "aten::linalg_vector_norm", "aten::_grouped_mm",
+             "flash_attn::_flash_attn_forward", "flash_attn::_flash_attn_backward",
+             "aten::native_layer_norm_backward", "aten::native_batch_norm_backward", "aten::max_pool2d",
+             "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
+             "aten::upsample_bilinear2d", "aten::gather", "aten::index_select", "aten::cat", "aten::_foreach_mul_"]
     ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
             ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
             ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),

@@ -732,7 +732,7 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     case HTA_OPF_ADAPTIVE_POOL: return adaptive_pool(f, c);
     case HTA_OPF_UPSAMPLE: return upsample(f, c);
     case HTA_OPF_GATHER: return gather(f, c, arg);
-    case HTA_OPF_TENSOR_LIST: return fail(f, "tensor lists: Kineto records their shapes, not their dtype");
+    case HTA_OPF_TENSOR_LIST: return fail(f, "tensor lists: no dtype recorded"); /* Kineto records their shapes only */
     case HTA_OPF_ELTWISE: return eltwise(f, c, 0, arg);
     case HTA_OPF_ELTWISE_INPLACE: return eltwise(f, c, 1, 0);
     case HTA_OPF_COPY: {

@@ -5,7 +5,7 @@
  *
  * Unlike HTA, streams are told apart per device (pid) as well as by stream id
  * (quirk A4), and a kernel whose launch is not in the trace has no launch time
- * instead of borrowing event 0's (quirk A3). */
+ * instead of borrowing event 0's (quirk A3; --hta-compat borrows it). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,11 +137,17 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_idle_opts *o, tabl
     int32_t *h = HTA_ANEW(A, int32_t, hcap);
     if (!h) goto oom;
     memset(h, 0xff, hcap * sizeof *h);
+    /* --hta-compat: a row with a correlation id whose launch is not in the file has HTA's
+     * index_correlation 0, and HTA's lookup of key 0 reads event 0 of the file (Quirk A3, Q7), where it
+     * survived the filter (a cpu_op late in the step makes such a gap host_wait: the DLRM job's rank 1) */
+    int64_t ev0 = INT64_MIN;
+    if (ctx->hta_compat && r->n && r->index[0] == 0 && vpos[0] >= 0) ev0 = b.v->ts[vpos[0]];
     for (size_t i = 0; i < n; i++) {
         size_t row = b.v->row[b.pos[i]];
         end[i] = b.ts[i] + b.dur[i];
         int32_t p = r->partner[row];
         launch[i] = p != HTA_NO_ROW && vpos[p] >= 0 ? b.v->ts[vpos[p]] : INT64_MIN;
+        if (p == HTA_NO_ROW && r->correlation[row] >= 0) launch[i] = ev0;
         stream_key sk = {hta_row_thread(r, row)->pid, hta_row_stream(r, row)};
         uint64_t hv = (uint64_t)sk.pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)sk.stream * 0xC2B2AE3D27D4EB4Full;
         /* the high bits of the products are the well mixed ones */

@@ -1,6 +1,7 @@
 """HTA's golden results (tests/golden/hta), a test per analysis: with --hta-compat, hta's tables on every
 golden trace folder equal HTA's (all 320); in the default mode they differ only as
-tests/golden/expected/default.txt lists and explains."""
+tests/golden/expected/default.txt lists and explains.  GoldenRealDiag: --hta-compat on the real traces of
+tests/data/real-diag (tests/golden/real-diag), differences only as expected/real-diag-compat.txt lists."""
 import os
 import sys
 import unittest
@@ -33,6 +34,15 @@ class GoldenDefault(Golden):
     default = True
 
 
+class GoldenRealDiag(unittest.TestCase):
+    """--hta-compat on the 12 real traces of tests/data/real-diag against HTA's results there
+    (tests/golden/real-diag): every table equal but those listed in expected/real-diag-compat.txt."""
+
+    def golden(self, analysis):
+        summary, problems = check.check(HTA, [analysis], False, real_diag=True)
+        self.assertEqual(problems, [], "\n".join(summary))
+
+
 def _test(analysis):
     return lambda self: self.golden(analysis)
 
@@ -40,6 +50,7 @@ def _test(analysis):
 for _a in ANALYSES:
     setattr(Golden, "test_" + _a, _test(_a))
     setattr(GoldenDefault, "test_" + _a, _test(_a))
+    setattr(GoldenRealDiag, "test_" + _a, _test(_a))
 
 if __name__ == "__main__":
     unittest.main()

@@ -296,7 +296,7 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
         g->cat_ns[kcat[kn] - 1] += b.dur[j];
     }
     /* each group's calls' ns as text, sorted: the reduce's per-call statistics */
-    qsort(cv, nc, sizeof *cv, cmp_callrec);
+    if (nc > 1) qsort(cv, nc, sizeof *cv, cmp_callrec);
     for (size_t i = 0; i < nc && !st;) {
         size_t j = i, len = 0;
         for (; j < nc && !memcmp(&cv[j].k, &cv[i].k, sizeof cv[i].k); j++) len += 21;

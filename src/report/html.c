@@ -341,6 +341,15 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         free(lp);
         free(v);
     }
+    /* collectives: bandwidth and the wait for the last rank (comms.c) */
+    const hta_table *co = hta_result_find(res, "collectives");
+    if (co && co->nrows) {
+        sb_printf(b, "<h2 id=\"comms\">Collectives: bandwidth and waiting</h2><p class=\"note\">Per collective "
+                     "class, all ranks: algorithm and bus bandwidth as nccl-tests counts them, the time waiting for "
+                     "the last rank, the transfer's own bus bandwidth, and its share of the link's peak "
+                     "(docs/comms.md).</p>\n");
+        html_table(b, co, "comms");
+    }
     /* kernels */
     sb_printf(b, "<h2 id=\"kernels\">Kernel types and top kernels</h2>\n");
     {

@@ -39,6 +39,8 @@ int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) __attrib
  * device table into out, the operators far below their roof as an observation in f and in the gpu_compute
  * row of ft (the findings table, may be NULL); and the page's roofline chart from res's tables. */
 hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, hta_result *out, hta_error *err);
+/* The collectives table of the ranks' comms parts into out, and its observation (comms.c). */
+hta_status rp_comms(hta_result *all, findings *f, hta_result *out, hta_error *err);
 struct sb;
 void rp_roofline_chart(struct sb *b, const hta_result *res);
 

@@ -12,6 +12,7 @@
 
 #include "hta/breakdown.h"
 #include "hta/cpuops.h"
+#include "hta/comms.h"
 #include "hta/efficiency.h"
 #include "hta/launch.h"
 #include "hta/sim.h"
@@ -303,6 +304,9 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     HTA_TRY_GOTO(st, move_all(out, &r, err), done);
     hta_result_free(&r);
     HTA_TRY_GOTO(st, hta_efficiency_part(ctx, NULL, &r, err), done); /* efficiency.c reduces it */
+    HTA_TRY_GOTO(st, move_all(out, &r, err), done);
+    hta_result_free(&r);
+    HTA_TRY_GOTO(st, hta_comms_part(ctx, NULL, &r, err), done); /* comms.c reduces it */
     HTA_TRY_GOTO(st, move_all(out, &r, err), done);
     hta_result_free(&r);
     HTA_TRY_GOTO(st, hta_overlap(ctx, NULL, &r, err), done);

@@ -49,17 +49,11 @@ static size_t g_n;
 static int g_ep = -1, g_lfd[2] = {-1, -1}, g_evfd = -1;
 static pthread_t g_thr;
 static atomic_int g_stopping, g_workers;
-static _Atomic int64_t g_stop_by;
-static atomic_size_t g_count;
 static pthread_mutex_t g_wmu = PTHREAD_MUTEX_INITIALIZER;
 static hconn *g_done[MAX_WORKERS];
 static hconn *g_grave[MAX_CONNS + 64]; /* closed in this round of events, freed after it */
 static size_t g_ngrave;
 static int g_ndone;
-
-int64_t htad_stop_by_ms(void) { return atomic_load(&g_stop_by); }
-void htad_set_stop_by(int64_t t) { atomic_store(&g_stop_by, t); }
-size_t htad_conn_count(void) { return atomic_load(&g_count); }
 
 static void peer_key(const struct sockaddr_storage *a, unsigned char out[16], int *remote) {
     memset(out, 0, 16);
@@ -86,7 +80,7 @@ static void conn_close(hconn *c) {
     c->closed = 1;
     g_c[c->slot] = g_c[--g_n];
     g_c[c->slot]->slot = c->slot;
-    atomic_store(&g_count, g_n);
+    htad_set_conn_count(g_n);
     if (g_ngrave < sizeof g_grave / sizeof *g_grave) g_grave[g_ngrave++] = c;
     else free(c); /* not reached: a round closes at most its own connections */
 }
@@ -277,7 +271,7 @@ static void accept_all(int http) {
         }
         c->slot = g_n;
         g_c[g_n++] = c;
-        atomic_store(&g_count, g_n);
+        htad_set_conn_count(g_n);
     }
 }
 

@@ -1,7 +1,9 @@
 /* htad's shared state and the interfaces between its files (docs/capture.md).  One main thread runs
  * the IPC socket (libkineto's polls must be answered within ~90 ms), the metrics timer and the trace
  * watcher; each TCP or HTTP connection gets a short-lived thread; one store thread moves finished
- * traces into the store.  Everything below the lock `mu` is shared. */
+ * traces into the store.  Everything below the lock `mu` is shared.  Calls between the files go one
+ * way (tests/layers/check.py): base.c (options, log, clocks, the lock and counters) calls no other
+ * file; queue.c, s3.c, sigv4.c and peer.c call base.c only; main.c starts everything and is called by none. */
 #ifndef HTAD_H
 #define HTAD_H
 
@@ -47,15 +49,20 @@ typedef struct htad_opts {
     char tag[12];            /* 8 hex digits of the instance, in capture ids: two htads never make one id */
     char token[256];
 } htad_opts;
-extern htad_opts g_opt;
+extern htad_opts g_opt; /* base.c, filled by main.c */
 
 /* ---- logging (stderr, one line each, with a time) ---- */
 void htad_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t htad_now_ms(void);   /* wall clock, Unix ms */
 int64_t htad_mono_ms(void);
 
-/* ---- registered processes and captures (registry.c; every call under mu) ---- */
+/* ---- the lock of everything shared, and the counters under it (base.c) ---- */
 extern pthread_mutex_t mu;
+extern uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total,
+    g_requests_refused_total, g_procs_refused_total, g_polls_dropped_total;
+extern uint64_t g_retention_passes_total, g_captures_removed_total;
+
+/* ---- registered processes and captures (registry.c; every call under mu) ---- */
 typedef enum { TR_REQUESTED, TR_DELIVERED, TR_STORING, TR_STORED, TR_LOST, TR_FAILED, TR_REMOVED } tr_state;
 typedef struct htad_trace {
     int32_t pid;
@@ -112,9 +119,6 @@ htad_capture *htad_capture_find(const char *id);
 /* The capture's state as JSON (htaStatus). */
 void htad_capture_json(const htad_capture *c, hta_sbuf *b);
 void htad_registry_free(void);
-/* Counters for /metrics. */
-extern uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total,
-    g_requests_refused_total, g_procs_refused_total, g_polls_dropped_total;
 
 /* ---- the store (store.c: a folder, or s3.c) ---- */
 hta_status htad_store_open(const char *spec, hta_error *err);
@@ -133,13 +137,20 @@ void htad_store_fetched(const char *key);
 hta_status htad_folder_claim(const char *folder, int made, hta_error *err);
 void htad_folder_fetched(const char *folder);
 void htad_retention(const char *store);
-extern uint64_t g_retention_passes_total, g_captures_removed_total; /* under mu */
 void htad_store_close(void);
 /* The store thread: put requests queued by htad_tick. */
 hta_status htad_store_start(hta_error *err);
-void htad_store_drain(void); /* waits until the queue is empty and the thread idle */
 void htad_store_stop(void);
+/* Its queue (queue.c): htad_tick puts, the store thread takes. */
+typedef struct htad_job {
+    char id[64];
+    size_t idx; /* a trace of the capture, or (size_t)-1: its metrics file */
+} htad_job;
 void htad_store_enqueue(const char *capture_id, size_t trace_index);
+int htad_queue_take(htad_job *j); /* waits for a job: 1, or 0 once stopping with the queue empty */
+void htad_queue_done(void);       /* the job taken is finished */
+void htad_store_drain(void);      /* waits until the queue is empty and the thread idle */
+void htad_queue_stop(void);
 
 /* S3 (s3.c): s3://bucket/prefix at endpoint, credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
 typedef struct htad_s3 htad_s3;
@@ -195,8 +206,10 @@ void htad_http_reply(int status, const char *why, htad_reply *r);
 hta_status htad_conn_start(int rfd, int hfd, hta_error *err);
 /* No new connections; the open ones finish until htad_stop_by_ms(), then are closed. */
 void htad_conn_stop(void);
+/* Shared with s3.c and metrics.c (base.c): the connections open, and 0 while running; after SIGTERM,
+ * the monotonic ms by which everything must have ended. */
 size_t htad_conn_count(void);
-/* 0 while running; after SIGTERM, the monotonic ms by which everything must have ended. */
+void htad_set_conn_count(size_t n);
 int64_t htad_stop_by_ms(void);
 void htad_set_stop_by(int64_t mono_ms);
 

@@ -25,38 +25,6 @@
 
 #include "daemon/htad.h"
 
-htad_opts g_opt;
-
-int64_t htad_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t htad_mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void htad_log(const char *fmt, ...) {
-    char msg[1400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* names, paths and errors come from clients and files: a newline or a terminal escape in them
-     * must not forge a log line or reach a terminal */
-    char safe[sizeof msg * 2];
-    hta_escape_text(msg, sizeof msg, safe, sizeof safe);
-    time_t now = time(NULL);
-    struct tm tm;
-    char ts[32];
-    localtime_r(&now, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf(stderr, "%s htad: %s\n", ts, safe);
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: htad [options]\n"

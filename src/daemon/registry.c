@@ -21,9 +21,6 @@
 
 #include "daemon/htad.h"
 
-pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-uint64_t g_captures_total, g_traces_stored_total, g_traces_lost_total, g_requests_total, g_requests_refused_total,
-    g_procs_refused_total, g_polls_dropped_total;
 static int64_t g_refused_ms; /* when a process last found the table full (mono ms) */
 
 typedef struct proc {

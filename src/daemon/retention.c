@@ -17,8 +17,6 @@
 #include "daemon/htad.h"
 #include "hta/outfile.h"
 
-uint64_t g_retention_passes_total, g_captures_removed_total;
-
 #define OWNER ".htad-capture"
 #define FETCHED ".htad-fetched"
 

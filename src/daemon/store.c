@@ -1,7 +1,7 @@
 /* Where htad keeps finished traces and metrics: a folder (STORE/ID/NAME) or an S3 bucket (s3.c),
- * and the one thread that moves traces there, so that a slow disk or network never delays the main
- * loop's answers to libkineto.  A file appears in the store complete or not at all: a folder's file
- * through hta_outfile (temporary file, then rename), an S3 object through one PUT.  What a folder store
+ * and the one thread that moves traces there (taking what htad_tick put on queue.c), so that a slow
+ * disk or network never delays the main loop's answers to libkineto.  A file appears in the store
+ * complete or not at all: a folder's file through hta_outfile (temporary file, then rename), an S3 object through one PUT.  What a folder store
  * keeps, and whose its folders are, is retention.c's. */
 #include <errno.h>
 #include <fcntl.h>
@@ -152,29 +152,9 @@ hta_status htad_store_open_read(const char *key, int *fdp, uint64_t *size, hta_e
 
 /* ---- the store thread ---- */
 
-#define QMAX 1024
-static struct job {
-    char id[64];
-    size_t idx; /* a trace of the capture, or (size_t)-1: its metrics file */
-} g_q[QMAX];
-static size_t g_qh, g_qn;
-static int g_stop, g_busy;
 static pthread_t g_thr;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static pthread_mutex_t g_qmu = PTHREAD_MUTEX_INITIALIZER;
 
-void htad_store_enqueue(const char *capture_id, size_t idx) {
-    pthread_mutex_lock(&g_qmu);
-    if (g_qn < QMAX) {
-        struct job *j = &g_q[(g_qh + g_qn++) % QMAX];
-        snprintf(j->id, sizeof j->id, "%s", capture_id);
-        j->idx = idx;
-        pthread_cond_broadcast(&g_cv);
-    }
-    pthread_mutex_unlock(&g_qmu);
-}
-
-static void run_job(const struct job *j) {
+static void run_job(const htad_job *j) {
     char key[700], spool[512];
     uint32_t uid;
     hta_error err = {0};
@@ -220,24 +200,12 @@ static void run_job(const struct job *j) {
 }
 
 static void *store_main(void *arg) {
-    for (;;) {
-        pthread_mutex_lock(&g_qmu);
-        while (!g_qn && !g_stop) pthread_cond_wait(&g_cv, &g_qmu);
-        if (!g_qn) { /* stopping, and nothing left: every queued file was finished first */
-            pthread_mutex_unlock(&g_qmu);
-            return NULL;
-        }
-        struct job j = g_q[g_qh];
-        g_qh = (g_qh + 1) % QMAX;
-        g_qn--;
-        g_busy = 1;
-        pthread_mutex_unlock(&g_qmu);
+    htad_job j;
+    while (htad_queue_take(&j)) { /* 0: stopping, and every queued file was finished first */
         run_job(&j);
-        pthread_mutex_lock(&g_qmu);
-        g_busy = 0;
-        pthread_cond_broadcast(&g_cv);
-        pthread_mutex_unlock(&g_qmu);
+        htad_queue_done();
     }
+    return NULL;
 }
 
 hta_status htad_store_start(hta_error *err) {
@@ -245,16 +213,7 @@ hta_status htad_store_start(hta_error *err) {
     return HTA_OK;
 }
 
-void htad_store_drain(void) {
-    pthread_mutex_lock(&g_qmu);
-    while (g_qn || g_busy) pthread_cond_wait(&g_cv, &g_qmu);
-    pthread_mutex_unlock(&g_qmu);
-}
-
 void htad_store_stop(void) {
-    pthread_mutex_lock(&g_qmu);
-    g_stop = 1;
-    pthread_cond_signal(&g_cv);
-    pthread_mutex_unlock(&g_qmu);
+    htad_queue_stop();
     pthread_join(g_thr, NULL);
 }

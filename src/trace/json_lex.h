@@ -213,4 +213,20 @@ static inline lex_rc lex_key(lex *L, const char *p, const char **k, size_t *kn, 
     return LEX_OK;
 }
 
+/* Keys are matched decoded: "n\u0061me" is name, as for every JSON reader (and the rewriters' raw
+ * reader, rawobj.c).  The plain key, the case of every Kineto key, stays the bytes in the buffer; an
+ * escaped one is decoded into kb when it is short enough to be one of ours (the longest has 33 bytes
+ * and an escape writes at least one byte per six it takes, so a key of more than LEX_KEYBUF bytes as
+ * written is none of ours: it stays as written, and its backslashes match no key).  Returns 1 when
+ * the decoded key holds a NUL (it then matches nothing either, and a caller that would keep it refuses
+ * it). */
+#define LEX_KEYBUF 256
+static inline int lex_key_decode(const char **k, size_t *kn, int *esc, char *kb) {
+    if (!*esc || *kn > LEX_KEYBUF) return 0;
+    *kn = lex_unescape(*k, *k + *kn, kb);
+    *k = kb;
+    *esc = 0;
+    return memchr(kb, 0, *kn) != NULL;
+}
+
 #endif

@@ -17,6 +17,7 @@
 #include "hta/trace.h"
 #include "hta/util.h"
 #include "trace/derive.h"
+#include "trace/json_field.h"
 #include "trace/legacy.h"
 #include "hta/vocab.h"
 #include "trace/merged.h"

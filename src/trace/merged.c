@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/bigbuf.h"
-#include "trace/parse.h"
+#include "trace/json_field.h"
 #include "hta/util.h"
 
 /* ---------- reading htaMerge ---------- */

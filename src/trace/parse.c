@@ -14,6 +14,7 @@
 #include "trace/input.h"
 #include "core/bigbuf.h"
 #include "trace/json_lex.h"
+#include "trace/json_field.h"
 #include "trace/merged.h"
 
 /* Bytes read per refill.  A unit larger than the buffer doubles it, up to MAX_UNIT: no real event comes
@@ -78,21 +79,6 @@ static lex_rc scratch_str(parser *P, const char *s, const char *q, const char **
     if (memchr(P->scratch, 0, *n)) return LEX_ERROR(&P->L, s - 1, NUL_MSG);
     *out = P->scratch;
     return LEX_OK;
-}
-
-/* Keys are matched decoded: "n\u0061me" is name, as for every JSON reader (and the rewriters' raw
- * reader, rawobj.c).  The plain key, the case of every Kineto key, stays the bytes in the buffer; an
- * escaped one is decoded into kb when it is short enough to be one of ours (the longest has 33 bytes and
- * an escape writes at least one byte per six it takes, so a key of more than KEYBUF bytes as written is
- * none of ours: it stays as written, and its backslashes match no key).  Returns 1 when the decoded key
- * holds a NUL (it then matches nothing either, and a caller that would keep it refuses it). */
-#define KEYBUF 256
-static int key_decode(const char **k, size_t *kn, int *esc, char *kb) {
-    if (!*esc || *kn > KEYBUF) return 0;
-    *kn = lex_unescape(*k, *k + *kn, kb);
-    *k = kb;
-    *esc = 0;
-    return memchr(kb, 0, *kn) != NULL;
 }
 
 static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
@@ -326,11 +312,11 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
         const char *k, *q, *kraw;
         size_t kn;
         int esc;
-        char kb[KEYBUF];
+        char kb[LEX_KEYBUF];
         if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
         kraw = k;
         q = k + kn;
-        int knul = key_decode(&k, &kn, &esc, kb);
+        int knul = lex_key_decode(&k, &kn, &esc, kb);
         int slot = esc || knul ? A_NONE : arg_lookup(k, kn);
         if (slot == A_STREAM) {
             if ((rc = value_int(P, p, &p, &e->stream))) return rc;
@@ -513,9 +499,9 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             const char *k;
             size_t kn;
             int esc;
-            char kb[KEYBUF];
+            char kb[LEX_KEYBUF];
             if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
-            if (esc) key_decode(&k, &kn, &esc, kb);
+            if (esc) lex_key_decode(&k, &kn, &esc, kb);
             /* Keys by length, then by bytes: a handful of compares per key.  A key written twice counts
              * with its last value, as the rewriters read it (hta_raw_obj_get). */
             switch (kn) {
@@ -732,72 +718,6 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
 
 /* ---------- top level ---------- */
 
-/* An integer member of a small object (distributedInfo's rank and world_size): a JSON integer, or one
- * written as a string ("3"), as exact int64.  obj is the object's text (already checked by
- * lex_skip_value) in a buffer with the lexer's sentinel and padding.  Returns 0 and *v, -1 when the key
- * is absent or null (or a string that is no number, as "n/a": HTA's regex finds no rank there either),
- * or -2 with *at at the value when it is a number that is no exact int64 integer (1.5, 1e30, "1.5"):
- * such a value is refused, never truncated.  A key written twice counts with its last value. */
-static int json_int_member(lex *L, const char *obj, const char *key, int64_t *v, const char **at) {
-    size_t kl = strlen(key);
-    const char *p = lex_ws(obj + 1), *val = NULL;
-    if (*p == '}') return -1;
-    for (;;) {
-        const char *k, *q;
-        size_t kn;
-        int esc;
-        char kb[KEYBUF];
-        if (lex_key(L, p, &k, &kn, &esc, &p)) return -1;
-        key_decode(&k, &kn, &esc, kb);
-        if (!esc && kn == kl && !memcmp(k, key, kl)) val = p;
-        if (lex_skip_value(L, p, &q)) return -1;
-        p = lex_ws(q);
-        if (*p != ',') break;
-        p = lex_ws(p + 1);
-    }
-    if (!val || *val == 'n') return -1;
-    *at = val;
-    if (*val == '"') {
-        /* the digits of a string, all of them: "12x" or "1.5" is no rank */
-        const char *s = val + 1;
-        int neg = *s == '-';
-        s += neg;
-        if (!is_digit(*s)) {
-            /* text that starts like a number but is none is an error; other text is no rank */
-            return *s == '.' ? -2 : -1;
-        }
-        uint64_t acc = 0;
-        for (; is_digit(*s); s++) {
-            if (acc > (UINT64_MAX - 9) / 10) return -2;
-            acc = acc * 10 + (uint64_t)(*s - '0');
-        }
-        if (*s != '"' || acc > (uint64_t)INT64_MAX) return -2;
-        *v = neg ? -(int64_t)acc : (int64_t)acc;
-        return 0;
-    }
-    if (*val != '-' && !is_digit(*val)) return -2; /* true, an object, ...: no integer */
-    lex_num n;
-    const char *q;
-    if (lex_number(L, val, &q, &n) || lex_num_int(&n, v)) return -2;
-    return 0;
-}
-
-int64_t hta_json_int_field(const char *json, const char *key) {
-    /* the text of a small object (distributedInfo), copied with the sentinel and padding the lexer reads */
-    size_t n = strlen(json);
-    char *b = malloc(n + 1 + HTA_LEX_PAD);
-    if (!b) return -1;
-    memcpy(b, json, n);
-    memset(b + n, 0, 1 + HTA_LEX_PAD);
-    lex L = {.end = b + n};
-    int64_t v = -1;
-    const char *at, *q;
-    const char *p = lex_ws(b);
-    if (*p != '{' || lex_skip_value(&L, p, &q) || json_int_member(&L, p, key, &v, &at)) v = -1;
-    free(b);
-    return v;
-}
-
 /* A top-level key other than traceEvents: kept verbatim as metadata (TF§3).  The rank comes from the
  * parsed distributedInfo, minified or not, where HTA matches a text regex (Q3).  In a raw scan it goes to
  * the caller, with the key as written (kraw); the model keeps it decoded (k). */
@@ -887,12 +807,13 @@ static lex_rc step(parser *P, size_t *pos) {
         const char *k, *kraw;
         size_t kn, krn;
         int esc;
-        char kb[KEYBUF];
+        char kb[LEX_KEYBUF];
         if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
         kraw = k;
         krn = kn;
-        if (key_decode(&k, &kn, &esc, kb)) return LEX_ERROR(L, kraw - 1, NUL_MSG);
-        /* a key too long to decode here (key_decode) is no key of ours, but the model keeps it decoded */
+        if (lex_key_decode(&k, &kn, &esc, kb)) return LEX_ERROR(L, kraw - 1, NUL_MSG);
+        /* a key too long to decode here (lex_key_decode) is no key of ours, but the model keeps it
+         * decoded */
         if (esc && !P->raw && (rc = scratch_str(P, kraw, kraw + krn, &k, &kn))) return rc;
         /* Keys may come before or after traceEvents; HTA keeps metadata from both sides (TF§3), and so does
          * the model.  first: no comma before the first member or element. */

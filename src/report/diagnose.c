@@ -19,34 +19,6 @@
 #include "hta/vocab.h"
 #include "report/internal.h"
 
-const char *rp_dur(int64_t ns, char *buf, size_t cap) {
-    double a = fabs((double)ns);
-    if (a < 10e6) snprintf(buf, cap, "%.0f us", (double)ns / 1e3);
-    else if (a < 1e9) snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
-    else snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
-    return buf;
-}
-
-char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on) {
-    size_t cap = 16 * n + 8, len = 0;
-    char *s = malloc(cap);
-    if (!s) return NULL;
-    s[0] = 0;
-    for (size_t k = 0; k < n;) {
-        if (!on[k]) {
-            k++;
-            continue;
-        }
-        size_t j = k;
-        /* a run of consecutive rank numbers is written a-b */
-        while (j + 1 < n && on[j + 1] && pr[j + 1].rank == pr[j].rank + 1) j++;
-        len += (size_t)snprintf(s + len, cap - len, "%s%d", len ? "," : "", pr[k].rank);
-        if (j > k) len += (size_t)snprintf(s + len, cap - len, "%s%d", j == k + 1 ? "," : "-", pr[j].rank);
-        k = j + 1;
-    }
-    return s;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);

@@ -18,10 +18,12 @@ typedef struct findings {
     int ok;
 } findings;
 
-/* A row of the findings table; rank < 0: all ranks. */
+/* A row of the findings table (findings.c, a leaf: every diagnosis appends, the run sorts); rank < 0: all
+ * ranks. */
 void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* ---- how findings and the page write names and figures (text.c, a leaf) ---- */
 /* A name as a finding quotes it: as it is up to RP_NAME_MAX bytes, else its start, "..." and its end
  * (the full name is in the tables' csv and json), so that a kilobyte of C++ template arguments does not
  * become the finding. buf: at least RP_NAME_MAX + 1 bytes. */
@@ -63,7 +65,7 @@ hta_status rp_cpu_run(const rp_rank *pr, size_t n, const hta_table *rk, hta_resu
 int rp_covered(int tracer, double span);
 /* hta_cpu_ops' options for the report: every row (the findings aggregate over all of them). */
 void rp_cpu_opts(hta_cpu_ops_opts *o);
-/* hta_kernel_breakdown's options for the report: every kernel with its own statistics. */
+/* hta_kernel_breakdown's options for the report: every kernel with its own statistics (opts.c). */
 void rp_kernel_opts(hta_kernel_opts *o);
 void rp_cpu_free(rp_cpu *c);
 /* Findings about the steps and the operators (or scopes) of the covered
@@ -240,7 +242,7 @@ typedef struct rp_split {
 } rp_split;
 void rp_split_of(const rp_rank *p, rp_split *o);
 
-/* "0,2,5-7" of the ranks whose on[] is set (malloc'ed). */
+/* "0,2,5-7" of the ranks whose on[] is set (malloc'ed; text.c). */
 char *rp_rank_list(const rp_rank *pr, size_t n, const unsigned char *on);
 /* A duration as a person reads it: "52 us", "145.2 ms", "1.25 s". */
 const char *rp_dur(int64_t ns, char *buf, size_t cap);

@@ -15,15 +15,6 @@
 #include "hta/launch.h"
 
 
-HTA_TABLE_DEFINE(HTA_FINDINGS);
-HTA_TABLE_DEFINE(HTA_OBS);
-HTA_TABLE_DEFINE_LIKE(RP_PART_FINDINGS, HTA_OBS); /* the parts' critical-path findings (part.c) */
-HTA_TABLE_DEFINE(HTA_REPORT_HEADLINE);
-HTA_TABLE_DEFINE(HTA_REPORT_RANKS);
-HTA_TABLE_DEFINE(HTA_REPORT_KERNEL_TYPES);
-HTA_TABLE_DEFINE(HTA_TOP_KERNELS);
-HTA_TABLE_DEFINE(HTA_REPORT_CPATH);
-
 /* ---- reading result tables ----
  * Every cell is read by its declared column (the enum of the analysis'
  * declaration) from a table hta_result_table checked to be built from that
@@ -41,55 +32,7 @@ static long rank_row(const hta_table *t, int rank_col, int32_t rank) {
     return -1;
 }
 
-/* ---- the findings table ---- */
-
-const char *rp_name(const char *s, char *buf) {
-    size_t l = strlen(s);
-    if (l <= RP_NAME_MAX) return s;
-    /* the end names the kernel's variant (tile sizes, architecture) as often as the start names it */
-    size_t tl = 16, hl = RP_NAME_MAX - 3 - tl, t = l - tl;
-    while (hl > 0 && ((unsigned char)s[hl] & 0xC0) == 0x80) hl--; /* whole UTF-8 characters */
-    while (s[t] && ((unsigned char)s[t] & 0xC0) == 0x80) t++;
-    snprintf(buf, RP_NAME_MAX + 1, "%.*s...%s", (int)hl, s, s + t);
-    return buf;
-}
-
-int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + *len, cap - *len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= cap - *len) {
-        out[*len] = 0; /* drop the piece that did not fit whole */
-        return 0;
-    }
-    *len += (size_t)n;
-    return 1;
-}
-
-void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
-    /* as long as the text is: a finding is never cut */
-    va_list ap;
-    va_start(ap, fmt);
-    char *buf = NULL;
-    int n = vasprintf(&buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        f->ok = 0;
-        return;
-    }
-    long row = hta_table_add_row(f->t);
-    int bad = row < 0;
-    bad = bad || hta_table_set_str(f->t, row, HTA_OBS_FINDING, buf);
-    free(buf);
-    if (bad || hta_table_set_str(f->t, row, HTA_OBS_AREA, area) ||
-        hta_table_set_str(f->t, row, HTA_OBS_TODO, detail)) {
-        f->ok = 0;
-        return;
-    }
-    if (rank >= 0) hta_table_set_int(f->t, row, HTA_OBS_RANK, rank);
-    else hta_table_set_null(f->t, row, HTA_OBS_RANK);
-}
+/* ---- the findings table, sorted ---- */
 
 /* Findings for all ranks first, then rank by rank; insertion order within. */
 static int sort_findings(findings *f) {
@@ -135,12 +78,6 @@ static int sort_findings(findings *f) {
 }
 
 /* ---- the analyses, reduced from the parts ---- */
-
-void rp_kernel_opts(hta_kernel_opts *ko) {
-    hta_kernel_opts_default(ko);
-    ko->top = 1 << 20; /* every kernel with its own statistics: the report ranks them itself */
-    ko->duration_ratio = 1.0;
-}
 
 typedef struct parts {
     hta_result kernels, stragglers;
@@ -589,13 +526,6 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
     hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_GPU_BUSY, tot > 0 ? hta_round(100.0 * gpu / tot, 1) : NAN);
     hta_table_set_float(tb, row, HTA_REPORT_HEADLINE_CPU_BUSY, tot > 0 ? hta_round(100.0 * cpu / tot, 1) : NAN);
     return tb;
-}
-
-void hta_report_opts_default(hta_report_opts *o) {
-    o->html = NULL;
-    o->top_kernels = 10;
-    o->critical_path = 1;
-    o->release = 0;
 }
 
 static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src, hta_result *all, hta_result *out,

@@ -26,7 +26,7 @@ endif
 LDLIBS += -lz
 
 # The library's layers, lowest first (src/layers.txt, docs/architecture.md).
-LIB_LAYERS := core trace table rawjson ctx analysis cpath merge report capture
+LIB_LAYERS := core trace table rawjson ctx analysis cpath job merge report capture
 LIB_SRC := $(sort $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

@@ -1,5 +1,5 @@
 /* Each collective's identity as its row gives it (sim_internal.h, hta_sim_coll), read when the simulation
- * graph is built: what the job matches collectives across ranks by (sim_job_skel.c) then needs the graph
+ * graph is built: what the job matches collectives across ranks by (job/skeleton.c) then needs the graph
  * alone, so that a graph outlives its rank's model (the report's parts and the job's kept graphs). */
 #include <stdlib.h>
 #include <string.h>

@@ -50,7 +50,7 @@ struct hta_sim {
  * interleaved). */
 int sim_gpu_steps(hta_sim *s);
 
-/* Options of sim_weights, the rules' weights for the job's bounded engine (sim_job_*.c). */
+/* Options of sim_weights, the rules' weights for the job's bounded engine (src/job/). */
 typedef struct sim_wopts {
     const double *const *med; /* per rule: a median rule's factor per edge; NULL for a median rule of this
                                * rank: not known yet, the rule is counted as a hit and leaves the weights */

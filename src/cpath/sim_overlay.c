@@ -1,7 +1,7 @@
 /* The writer of the job's critical path for Perfetto (--all-ranks --overlay OUT): one trace of every rank on one
  * clock (the offsets the collectives' ends give), a process per rank with its threads and streams, every event at
  * its time, "critical": 1 on the path's events, and flow arrows along the path, across ranks where it hops at a
- * collective.  The bounded job engine (sim_job_run.c) writes rank by rank through it. */
+ * collective.  The bounded job engine (job/passes.c) writes rank by rank through it. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

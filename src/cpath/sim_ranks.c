@@ -1,6 +1,6 @@
 /* The rows of the job's tables (--all-ranks): each collective's waits and last arriver, the delay each rank
  * caused the others per step (blame), and where the job's critical path changes rank (hops).  The bounded job
- * engine (sim_job_run.c) finds the figures; here they become rows, in one format. */
+ * engine (job/passes.c) finds the figures; here they become rows, in one format. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 """hta-mpi with critical-path --all-ranks (docs/scaling.md, "The critical path across ranks"): every process
 runs the job engine, visiting only its share of the ranks in every pass and exchanging what the pass produced
-(hta_job_dist, src/cpath/sim_job_wire.c).  Under mpirun -np 1, 2 and 3 stdout is byte for byte hta's, with and
+(hta_job_dist, src/job/wire.c).  Under mpirun -np 1, 2 and 3 stdout is byte for byte hta's, with and
 without what-if rules (rank:R=median's second visit included); stderr is hta's plus, with more than one
 process, the note of how the rank visits were shared, which shows that every process visited ranks and none
 visited them all.  A bad rank file gives hta's error (the first in rank order, whichever process read it)

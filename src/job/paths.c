@@ -1,11 +1,11 @@
-/* The job's paths, one rank at a time (sim_job_internal.h): the rank's graph with each matched collective's
+/* The job's paths, one rank at a time (job/internal.h): the rank's graph with each matched collective's
  * barrier as a source at its replayed time, so that running it gives the rank's part of the joined graph's
  * schedule; then walks back from the nodes asked for, as hta_sim_path walks, to a barrier, a source or a
  * time, summing what they pass per class. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpath/sim_job_internal.h"
+#include "job/internal.h"
 
 const char *const sj_class_names[SJ_NCLS] = {"",
                                              "cpu_bound",
@@ -27,29 +27,6 @@ static int sj_class_of(const char *bound_by) {
 static int edge_class(sj_walker *k, uint32_t e) {
     if (k->cls[e] < 0) k->cls[e] = (signed char)sj_class_of(hta_cpath_bb(k->bb, &k->s->g->edge[e]));
     return k->cls[e];
-}
-
-hta_status sj_graph_get(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int joined, int release,
-                        hta_sim **out, hta_error *err) {
-    sj_graph *c = j->graph ? &j->graph[pos] : NULL;
-    if (c && c->s && (joined || !c->joined)) {
-        *out = c->s;
-        return HTA_OK;
-    }
-    /* a graph to keep takes its order later (sj_skeleton), once the rank's model may be gone */
-    int keep = c && !c->s;
-    *out = keep ? hta_ctx_take(ctx, k) : NULL; /* built by the caller (the report's part), or none */
-    if (!*out && hta_ctx_rows_released(ctx, k))
-        return hta_fail(err, HTA_EINVAL, "rank %d: no simulation graph (its build failed once its rows were read)",
-                        (int)hta_ctx_rank(ctx, k)->rank);
-    if (!*out) HTA_TRY(sim_build(ctx, k, !keep, keep && release, out, err));
-    if (j->gpu_steps) (void)sim_gpu_steps(*out);
-    if (keep) c->s = *out;
-    return HTA_OK;
-}
-
-void sj_graph_put(struct hta_job *j, size_t pos, hta_sim *s) {
-    if (!j->graph || j->graph[pos].s != s) hta_sim_free(s);
 }
 
 /* The rank's graph as the joined graph has it: matched waits split at a barrier (a source of its own, its

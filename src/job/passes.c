@@ -1,11 +1,11 @@
-/* The job in bounded memory (hta/sim.h, hta_job_*; sim_job_internal.h): the passes over the ranks, and
- * the job's tables (rows through sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
+/* The job in bounded memory (hta/sim.h, hta_job_*; job/internal.h): the passes over the ranks, and
+ * the job's tables (rows through src/cpath/sim_report.c, sim_ranks.c), from the replay and the paths' pieces. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpath/sim_job_internal.h"
+#include "job/internal.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
 
@@ -88,7 +88,7 @@ static hta_status visit_kept(struct hta_job *j, source *src, const size_t *which
 }
 
 /* Visits ranks which[0 .. n) with fn.  Shared among processes (src->x): this process's share of them, then
- * what the pass produced for them exchanged as w says (sim_job_wire.c), so that every process holds the
+ * what the pass produced for them exchanged as w says (job/wire.c), so that every process holds the
  * same job after it; an SJ_WIRE_ROOT pass is the root's alone.  rows: fn reads the ranks' rows (a context);
  * else, where every rank's graph is kept (sj_rank_keep), no file is loaded. */
 static hta_status visit(struct hta_job *j, source *src, const size_t *which, size_t n, const sj_wire *w,

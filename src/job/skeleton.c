@@ -1,11 +1,11 @@
-/* The job's first pass (sim_job_internal.h): one rank's graph reduced to its skeleton.  For each scenario
+/* The job's first pass (job/internal.h): one rank's graph reduced to its skeleton.  For each scenario
  * the labels of the rank's collective arrivals and step boundaries: for each collective end (and the
  * rank's own sources) whose time can decide them, the longest distance.  What the replay needs of the rank
  * besides: its collectives (keys, times, own weights), its steps, and rank:R=median's totals. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpath/sim_job_internal.h"
+#include "job/internal.h"
 #include "hta/vocab.h"
 
 static uint32_t intern(struct hta_job *j, const char *s) {
@@ -45,7 +45,7 @@ static int cmp_pord(const void *a, const void *b) {
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* The rank's collectives, keyed for the match (sim_job_internal.h): Comms Id where every one has it, else (process
+/* The rank's collectives, keyed for the match (job/internal.h): Comms Id where every one has it, else (process
  * group, Seq) where every one has Seq, else the order of starts within each process group.  A send or
  * recv (p2p_of) is keyed apart, by its pair (SJ_KEY_P2P: group, sender, receiver, and its order among that
  * pair's kernels on this rank, first in first out, as NCCL matches a send with a recv; one that names no

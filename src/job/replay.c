@@ -1,4 +1,4 @@
-/* The job's replay (sim_job_internal.h): collectives matched across ranks as the joined model of every
+/* The job's replay (job/internal.h): collectives matched across ranks as the joined model of every
  * rank's graph (never built) matches them, point-to-point sends and recvs paired by their peer ranks, the
  * clocks' offsets, rank:R=median's
  * factors, and every scenario's times at the skeletons' nodes, barrier by barrier in an order of their
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpath/sim_job_internal.h"
+#include "job/internal.h"
 
 typedef struct jkey {
     const char *pg;   /* for the order only */

@@ -1,4 +1,4 @@
-/* The job's passes shared among processes (hta_job_dist, hta/sim.h; sim_job_internal.h, "the passes shared
+/* The job's passes shared among processes (hta_job_dist, hta/sim.h; job/internal.h, "the passes shared
  * among processes"; docs/scaling.md "The critical path across ranks"): what one process's visits produced,
  * as bytes for the other processes, and back.
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpath/sim_job_internal.h"
+#include "job/internal.h"
 #include "hta/util.h"
 
 #define WIRE_VERSION 1

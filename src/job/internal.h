@@ -13,23 +13,29 @@
  * them all at once anyway, keeps each rank's graph from its first pass to its last (sj_graph, j->graph)
  * instead of building it for each, and its rank's model only while the graph is built (sj_rank_keep):
  *
- *   1. skeleton (sim_job_skel.c): each rank's graph is built and reduced to labels: at each collective's
+ *   1. skeleton (job/skeleton.c): each rank's graph is built and reduced to labels: at each collective's
  *      arrival node and each step's start and end node, the longest distance from each collective's end
  *      that reaches it (or from the rank's own sources), under each scenario's weights.  A collective's
  *      end is where the other ranks come in: its time is the barrier's time plus the rank's own rest.
  *      Labels that can never decide are pruned (a later collective's end always comes after them), so a
  *      node keeps a few;
- *   2. replay (sim_job_replay.c): collectives are matched across ranks as the joined graph matches them,
+ *   2. replay (job/replay.c): collectives are matched across ranks as the joined graph matches them,
  *      and every barrier's time follows, instance by instance, from the labels at its participants'
  *      arrivals: the joined graph's schedule at every arrival, collective end and step boundary;
- *   3. local (sim_job_local.c): where paths are wanted, each rank's graph is built once more with its
+ *   3. paths (job/paths.c): where paths are wanted, each rank's graph is built once more with its
  *      barriers as sources at their replayed times, which gives that rank's part of the joined schedule
  *      exactly; the critical path's pieces in that rank (from each arrival, step end and the rank's last
  *      node back to a barrier or a source) are summed per class, and the pieces are chained across ranks
  *      at the barriers (the last arriver rule); a piece cut at a time (a step's start) is one more
- *      visit of the ranks concerned. */
-#ifndef HTA_SIM_JOB_INTERNAL_H
-#define HTA_SIM_JOB_INTERNAL_H
+ *      visit of the ranks concerned.
+ *
+ * The passes over the ranks and the job's tables are job/passes.c's, the state they exchange among
+ * processes job/wire.c's, a rank's graph for a pass job/graphs.c's.  src/job/ calls src/cpath/ (the
+ * simulation graph, the rules, the tables' rows), never the other way, and its files call one way:
+ * passes.c calls wire.c, replay.c, paths.c and skeleton.c; paths.c calls skeleton.c (sj_weights); both
+ * take their graphs from graphs.c. */
+#ifndef HTA_JOB_INTERNAL_H
+#define HTA_JOB_INTERNAL_H
 
 #include <pthread.h>
 
@@ -82,7 +88,7 @@ typedef struct sj_skel {
     size_t *hits;       /* per rule: edges selected on this rank */
     size_t changed;     /* edges changed on this rank */
     int done;           /* computed (a median rule's rank waits for the factors) */
-    /* Pruning (sim_job_skel.c, "labels"): a node keeps its SJ_KEEP labels of largest reference value; each
+    /* Pruning (job/skeleton.c, "labels"): a node keeps its SJ_KEEP labels of largest reference value; each
      * label dropped is recorded against the best one kept, and the replay checks afterwards that none of
      * them could have decided (sj_check).  ref: per collective, the reference end time (the rank's absolute
      * clock) the pruning ranked by; given on a revisit (the last replay's times), else the rank's own
@@ -96,7 +102,7 @@ typedef struct sj_skel {
     size_t npair;
 } sj_skel;
 
-/* Labels a node keeps at first (sim_job_skel.c), and the revisits for the pruning's sake: each doubles the
+/* Labels a node keeps at first (job/skeleton.c), and the revisits for the pruning's sake: each doubles the
  * labels kept; after the last, what a dropped label could still change is bounded and said (sj_check). */
 #define SJ_KEEP 6
 #define SJ_ROUNDS 3
@@ -313,7 +319,7 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out);
 hta_status sj_local(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, sj_query *q, size_t n,
                     hta_error *err);
 
-/* ---- the passes shared among processes (hta_job_dist; sim_job_wire.c) ----
+/* ---- the passes shared among processes (hta_job_dist; job/wire.c) ----
  *
  * Each process visits its share of a pass's ranks; then every process sends what the pass produced for its
  * ranks (the whole rank state after a skeleton pass or a revisit, the answers of the ranks' path queries),

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Layering check: no call goes up or sideways between library folders.
+"""Layering check: no call goes up or sideways between library folders, and
+no file calls back into a file that calls it.
 
 Reads the allowed calls from src/layers.txt, lists with `nm` what each built
 object of src/<folder>/ defines and what it needs, and fails on any symbol
 that one folder takes from another folder it may not call.  Also fails when a
 folder of src/ is missing from src/layers.txt (a new folder must take a place).
+Inside a folder, the files' calls (a function or a variable one object takes
+from another) must go one way: any circle of files that call each other fails,
+named with the symbols that tie it.
 
     tests/layers/check.py BUILD_DIR [SOURCE_ROOT]
 """
@@ -38,7 +42,7 @@ def main():
     bad = [d for d in folders if d not in allowed]
     for d in bad:
         print(f"FAIL layers: src/{d}/ has no line in src/layers.txt")
-    defined, needs = {}, collections.defaultdict(set)
+    defined, needs, file_of = {}, collections.defaultdict(set), {}
     nobj = 0
     for folder in folders:
         d = os.path.join(objdir, folder)
@@ -53,6 +57,7 @@ def main():
                 p = line.split()
                 if len(p) == 3 and p[1] in "TDBRC":
                     defined[p[2]] = folder
+                    file_of[p[2]] = (folder, name)
                 elif len(p) == 2 and p[0] == "U":
                     needs[(folder, name)].add(p[1])
     if nobj == 0:
@@ -66,10 +71,69 @@ def main():
                 wrong.append(f"src/{folder}/{obj[:-2]}.c calls {s} of src/{owner}/")
     for w in wrong:
         print("FAIL layers:", w)
+    circles, nfile = file_circles(needs, file_of)
+    for c in circles:
+        print("FAIL layers: a circle of files that call each other:", c)
     edges = sorted({(f, defined[s]) for (f, _), ss in needs.items() for s in ss if s in defined and defined[s] != f})
-    if not wrong and not bad:
-        print(f"ok   layers: {nobj} objects in {len(folders)} folders, {len(edges)} folder-to-folder edges, all downward")
-    return 1 if wrong or bad else 0
+    if not wrong and not bad and not circles:
+        print(f"ok   layers: {nobj} objects in {len(folders)} folders, {len(edges)} folder-to-folder edges, all downward; "
+              f"{nfile} file-to-file calls inside folders, all one way")
+    return 1 if wrong or bad or circles else 0
+
+
+def file_circles(needs, file_of):
+    """The circles of files inside a folder (strongly connected parts of the graph of which object takes a
+    symbol from which, more than one file each), each as 'a.c -> b.c (sym, ...) -> ...', and the number of
+    file-to-file edges."""
+    calls = collections.defaultdict(lambda: collections.defaultdict(set))
+    for (folder, obj), syms in needs.items():
+        for s in syms:
+            owner = file_of.get(s)
+            if owner and owner[0] == folder and owner[1] != obj:
+                calls[(folder, obj)][owner].add(s)
+    index, low, stack, on, parts = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components, iteratively (no recursion limit)
+        work = [(v, iter(sorted(calls[v])))]
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        while work:
+            u, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(calls[w]))))
+                elif w in on:
+                    low[u] = min(low[u], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[u])
+            if low[u] == index[u]:
+                part = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    part.append(x)
+                    if x == u:
+                        break
+                if len(part) > 1:
+                    parts.append(sorted(part))
+
+    for v in sorted(set(calls) | {o for d in calls.values() for o in d}):
+        if v not in index:
+            visit(v)
+    out = []
+    for part in sorted(parts):
+        inside = set(part)
+        ties = [f"src/{a[0]}/{a[1][:-2]}.c -> {b[1][:-2]}.c ({', '.join(sorted(calls[a][b]))})"
+                for a in part for b in sorted(calls[a]) if b in inside]
+        out.append("; ".join(ties))
+    return out, sum(len(d) for d in calls.values())
 
 
 if __name__ == "__main__":

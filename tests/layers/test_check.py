@@ -56,6 +56,23 @@ class LayerCheck(unittest.TestCase):
             self.assertEqual(p.returncode, 1)
             self.assertIn("src/cpath/a.c calls an_f of src/analysis/", p.stdout)
 
+    def test_files_calling_one_way_pass(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"cpath/leaf.c": "int cp_leaf(void) { return 1; }\n",
+                         "cpath/mid.c": "int cp_leaf(void); int cp_mid(void) { return cp_leaf(); }\n",
+                         "cpath/top.c": "int cp_leaf(void); int cp_mid(void); int cp_top(void) { return cp_mid() + cp_leaf(); }\n"})
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("3 file-to-file calls inside folders, all one way", p.stdout)
+
+    def test_file_calling_back_into_its_caller_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"cpath/a.c": "int cp_b(void); int cp_a(void) { return cp_b(); }\n",
+                         "cpath/b.c": "extern int cp_state; int cp_b(void) { return cp_state; }\n",
+                         "cpath/c.c": "int cp_a(void); int cp_state = 1; int cp_c(void) { return cp_a(); }\n"})
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("a circle of files that call each other: src/cpath/a.c -> b.c (cp_b); "
+                          "src/cpath/b.c -> c.c (cp_state); src/cpath/c.c -> a.c (cp_a)", p.stdout)
+
     def test_folder_without_a_layer_fails(self):
         with tempfile.TemporaryDirectory() as d:
             p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n",

@@ -259,7 +259,7 @@ static int sw_push(sw_vec *w, int64_t t, int32_t k, int32_t d) {
 
 /* attribute's sweep, into w (pre: the GPU busy union's prefix sums). */
 static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                        hta_arena *a, const int64_t *pre, sw_vec *w, rp_rank *p, hta_error *err) {
+                        hta_arena *a, hta_arena *sc, const int64_t *pre, sw_vec *w, rp_rank *p, hta_error *err) {
     size_t n = v->n;
 #define EV(T, K, D)                                                                                                \
     do {                                                                                                           \
@@ -280,7 +280,7 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
         unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(hta_sym(t->sym, r->name[row]));
         nl += hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_RUNTIME && hta_api_enqueues(api);
     }
-    int64_t *lt = HTA_ANEW(a, int64_t, nl ? nl : 1);
+    int64_t *lt = HTA_ANEW(sc, int64_t, nl ? nl : 1); /* scratch: gone with the profile's build */
     if (!lt) return hta_oom(err);
     nl = 0;
     for (size_t i = 0; i < n; i++) {
@@ -445,7 +445,7 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     size_t cap = 6 * ngpu_ops + 2 * p->nsteps + 4096;
     sw_vec w = {hta_big_realloc(NULL, cap * sizeof(sw_ev)), 0, cap};
     if (!w.v) return hta_oom(err);
-    hta_status st = sweep(v, t, r, cc, a, pre, &w, p, err);
+    hta_status st = sweep(v, t, r, cc, a, sc, pre, &w, p, err);
     hta_big_free(w.v);
     return st;
 }

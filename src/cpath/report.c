@@ -244,12 +244,20 @@ static int stat_row(hta_table *t, const char *name, double v) {
     return 0;
 }
 
-static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, hta_result *out) {
+static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, hta_result *out) {
     hta_table *t = hta_table_from_def(&HTA_CP_STATS_TABLE);
     if (!t) return HTA_ENOMEM;
     size_t bytype[HTA_CP_NTYPES] = {0}, pbytype[HTA_CP_NTYPES] = {0};
     for (size_t i = 0; i < g->nedge; i++) bytype[g->edge[i].type]++;
-    for (size_t i = 0; i + 1 < p->n; i++) pbytype[g->edge[p->edge[i]].type]++;
+    /* The path's weight is the sum of the weights its breakdown lists (the edges' own, negative ones
+     * included), as HTA's results give it and as the summary divides by; the longest-path search clamps a
+     * weight <= -1 to 0 (spec §7), so p->length can be that many us larger (H100 OWL-ViT: 17 edges of -1 us,
+     * 221,810 against 221,793 us). */
+    int64_t weight = 0;
+    for (size_t i = 0; i + 1 < p->n; i++) {
+        pbytype[g->edge[p->edge[i]].type]++;
+        weight += w ? w[p->edge[i]] : g->edge[p->edge[i]].w;
+    }
     /* distinct events on the path */
     unsigned char *seen = calloc(g->nev ? g->nev : 1, 1);
     if (!seen) goto oom;
@@ -269,7 +277,7 @@ static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, hta_r
     }
     if (stat_row(t, "critical_path_nodes", (double)p->n) ||
         stat_row(t, "critical_path_edges", (double)(p->n ? p->n - 1 : 0)) ||
-        stat_row(t, "critical_path_total_weight", us(p->length)) ||
+        stat_row(t, "critical_path_total_weight", us(weight)) ||
         stat_row(t, "critical_path_events", (double)nevents) ||
         stat_row(t, "clipped_events", (double)g->nev) || stat_row(t, "node_list", (double)g->nnode))
         goto oom;
@@ -290,7 +298,7 @@ hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const i
     hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
     if (!bm) return hta_oom(err);
     int bad = summary_table(g, p, w, bm, &HTA_CP_SUMMARY_TABLE, out) ||
-              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, bm, top, out)) || stats_table(g, p, out);
+              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, bm, top, out)) || stats_table(g, p, w, out);
     hta_cpath_bb_free(bm);
     if (bad) return hta_oom(err);
     return HTA_OK;

@@ -255,6 +255,10 @@ typedef enum hta_op_formula {
     HTA_OPF_UPSAMPLE,    /* upsample_nearest2d / bilinear2d (self, output_size, ...): bytes only */
     HTA_OPF_GATHER,      /* gather (self, dim, index) and index_select (self, dim, index; arg 1): bytes only */
     HTA_OPF_TENSOR_LIST, /* cat, stack, _foreach_*: tensor lists, whose dtype Kineto does not record */
+    HTA_OPF_FLASH_FWD_Q1, /* AITER's wrapper_fmha_v3_fwd: as _FLASH_FWD with q, k, v at 1, 2, 3 */
+    HTA_OPF_FLASH_BWD_Q0, /* AITER's _flash_attn_backward: as _FLASH_BWD with q, k, v at 0, 1, 2 */
+    HTA_OPF_MOE_COMM,    /* MoE dispatch / combine (tokens[T, hidden]): the payload's bytes, no FLOPs */
+    HTA_OPF_PAGED_ATTN,  /* paged attention (vLLM's unified_attention): needs the KV cache's lengths */
 } hta_op_formula;
 /* The formula of operator `name`; HTA_OPF_NONE for a name without one. *arg: for HTA_OPF_SDPA,
  * _FLASH_FWD, _SDPA_BWD, _FLASH_BWD the position of the causal flag in Concrete Inputs (a negative

@@ -426,6 +426,7 @@ static void attention(op_fig *f, const call *c, int iq, int ik, int iv, int bshd
     int n = q->nd;
     int64_t BH = 1, Sq, Sk, D = q->d[n - 1], Dv = v->d[n - 1];
     if (bshd) { /* [B, S, H, D] */
+        if (n == 3) return fail(f, "variable-length batch: sequence lengths not recorded (cu_seqlens' values)");
         if (n != 4) return fail(f, "q, k, v are not 4-D");
         BH = mul(&A, q->d[0], q->d[2]), Sq = q->d[1], Sk = k->d[1];
     } else {
@@ -700,6 +701,16 @@ static void gather(op_fig *f, const call *c, int select) {
     if (A.over) fail(f, "figures overflow int64");
 }
 
+/* MoE dispatch / combine: tokens[T, hidden] sent to (or gathered from) the experts' ranks; no FLOPs, the
+ * payload's bytes (T x hidden x element size), as TraceLens counts them.  They cross the links, so the
+ * memory roof they are held to is a bound, not their limit. */
+static void moe_comm(op_fig *f, const call *c) {
+    acc A = {0};
+    if (!is_tensor(c, 0) || c->a[0].nd != 2) return fail(f, "tokens [T, hidden] not recorded as a 2-D tensor");
+    f->flops = -1, f->bytes = tbytes(&A, &c->a[0]), f->pdt = pdt_of(c, 0);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
 static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     char buf[32];
     switch (k) {
@@ -717,6 +728,11 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     case HTA_OPF_FLASH_FWD: return attention(f, c, 0, 1, 2, 1, arg, 0);
     case HTA_OPF_SDPA_BWD: return attention(f, c, 1, 2, 3, 0, arg, 1);
     case HTA_OPF_FLASH_BWD: return attention(f, c, 1, 2, 3, 1, arg, 1);
+    case HTA_OPF_FLASH_FWD_Q1: return attention(f, c, 1, 2, 3, 1, arg, 0);
+    case HTA_OPF_FLASH_BWD_Q0: return attention(f, c, 0, 1, 2, 1, arg, 1);
+    case HTA_OPF_PAGED_ATTN:
+        return fail(f, "paged attention: the KV cache's lengths per request are not arguments (attention metadata)");
+    case HTA_OPF_MOE_COMM: return moe_comm(f, c);
     case HTA_OPF_LAYER_NORM:
     case HTA_OPF_GROUP_NORM:
     case HTA_OPF_BATCH_NORM: return norm(f, c, arg, 5, 4, 0);

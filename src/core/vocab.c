@@ -546,6 +546,28 @@ static const op_entry OPS[] = {
     /* flash-attn 2's ops ([B,S,H,D]; is_causal's position) */
     {"flash_attn::_flash_attn_forward", HTA_OPF_FLASH_FWD, 5},
     {"flash_attn::_flash_attn_backward", HTA_OPF_FLASH_BWD, 11},
+    /* flash-attn 2's variable-length ops: q [total_tokens, H, D], whose sequences' lengths are the values of
+     * cu_seqlens (a tensor: not recorded); the formula says so */
+    {"flash_attn::_flash_attn_varlen_forward", HTA_OPF_FLASH_FWD, 9},
+    {"flash_attn::_flash_attn_varlen_backward", HTA_OPF_FLASH_BWD, 13},
+    /* flash-attn 2's autograd function as a cpu_op (q, k, v, dropout_p, softmax_scale, causal, ...) */
+    {"FlashAttnFunc", HTA_OPF_FLASH_FWD, 5},
+    /* FlashAttention-3 (hopper): q, k, v [B,S,H,D] first, is_causal the 25th argument */
+    {"flash_attn_3::fwd", HTA_OPF_FLASH_FWD, 24},
+    /* AMD's AITER: q, k, v [B,S,H,D] first (mha_bwd: after dout), then dropout_p, softmax_scale, causal */
+    {"aiter::_flash_attn_forward", HTA_OPF_FLASH_FWD, 5},
+    {"aiter::mha_fwd", HTA_OPF_FLASH_FWD, 5},
+    {"aiter::fmha_v3_fwd", HTA_OPF_FLASH_FWD, 5},
+    {"aiter::wrapper_fmha_v3_fwd", HTA_OPF_FLASH_FWD_Q1, 6},
+    {"aiter::_flash_attn_backward", HTA_OPF_FLASH_BWD_Q0, 12},
+    {"aiter::mha_bwd", HTA_OPF_FLASH_BWD, 8},
+    {"aiter::wrapper_fmha_v3_bwd", HTA_OPF_FLASH_BWD, 9},
+    /* paged attention: the KV cache's per-request lengths live in the attention metadata, not the args */
+    {"vllm::unified_attention", HTA_OPF_PAGED_ATTN, 0},
+    {"vllm::unified_attention_with_output", HTA_OPF_PAGED_ATTN, 0},
+    /* MoE token dispatch and combine (expert parallelism's all-to-all, as autograd functions) */
+    {"MoEDispatch", HTA_OPF_MOE_COMM, 0},
+    {"MoECombine", HTA_OPF_MOE_COMM, 0},
     {"aten::_grouped_mm", HTA_OPF_GROUPED_MM, 0},
     /* the weight's position */
     {"aten::native_layer_norm_backward", HTA_OPF_NORM_BWD, 5},

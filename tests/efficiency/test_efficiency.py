@@ -465,6 +465,54 @@ class Formulas(Hand):
         self.assertFigures(r, 2 * 2 * 8 * 128 * 128 * 128 // 2, 3 * 2 * 128 * 8 * 64 * 2 + 2 * 8 * 128 * 64 * 2)
         self.assertIn("causal", r["shape"])
 
+    def test_flash_attention_3_and_aiter(self):
+        # FlashAttention-3's flash_attn_3::fwd: q, k, v [B=2, S=128, H=8, D=64] first, is_causal the 25th
+        # argument; AITER's mha_fwd (causal 6th) and wrapper_fmha_v3_fwd (q, k, v after a first argument,
+        # causal 7th); every one 2 x B x H x Sq x Sk x (D + Dv), halved when causal, q, k, v read and the
+        # [B, H, Sq, Dv] output written
+        q = [2, 128, 8, 64]
+        fwd = 2 * 2 * 8 * 128 * 128 * 128
+        io = 3 * 2 * 128 * 8 * 64 * 2 + 2 * 8 * 128 * 64 * 2
+        conc = [""] * 24 + ["True"]
+        r = self.one(op("flash_attn_3::fwd", [q, q, q] + [[]] * 22, [BF] * 3 + [""] * 22, conc))
+        self.assertFigures(r, fwd // 2, io)
+        r = self.one(op("aiter::mha_fwd", [q, q, q, [], [], []], [BF] * 3 + ["Scalar"] * 3,
+                        ["", "", "", "0.0", "0.125", "False"]))
+        self.assertFigures(r, fwd, io)
+        r = self.one(op("aiter::wrapper_fmha_v3_fwd", [[], q, q, q, [], [], []], [""] + [BF] * 3 + ["Scalar"] * 3,
+                        ["", "", "", "", "0.0", "0.125", "True"]))
+        self.assertFigures(r, fwd // 2, io)
+        # AITER's _flash_attn_backward: q, k, v first, causal the 13th: 2.5 x the forward's FLOPs
+        r = self.one(op("aiter::_flash_attn_backward", [q, q, q] + [[]] * 10, [BF] * 3 + [""] * 10,
+                        [""] * 12 + ["False"]))
+        self.assertEqual(r["gflops"], 5 * 2 * 16 * 128 * 128 * 64 / 1e9)
+        # mha_bwd(dout, q, k, v, out, softmax_lse, dropout_p, softmax_scale, is_causal)
+        r = self.one(op("aiter::mha_bwd", [q, q, q, q, q, [2, 8, 128], [], [], []], [BF] * 5 + [F32] + ["Scalar"] * 3,
+                        [""] * 8 + ["True"]))
+        self.assertEqual(r["gflops"], 5 * 2 * 16 * 128 * 128 * 64 // 2 / 1e9)
+
+    def test_attention_whose_lengths_are_not_recorded_says_which(self):
+        # a variable-length batch: q [total_tokens, H, D]; the sequences' lengths are cu_seqlens' values
+        t = [300, 8, 64]
+        r = self.one(op("flash_attn::_flash_attn_varlen_forward", [t, t, t, [3], [3]] + [[]] * 5,
+                        [BF] * 3 + ["int", "int"] + ["Scalar"] * 5, [""] * 9 + ["True"]))
+        self.assertIsNone(r["gflops"])
+        self.assertIn("sequence lengths not recorded", r["note"])
+        # vLLM's paged attention: the KV cache's lengths live in the attention metadata
+        r = self.one(op("vllm::unified_attention_with_output", [[888, 8, 64], [888, 1, 64], [888, 1, 64],
+                                                                 [888, 8, 64], [], [], []],
+                        [BF] * 4 + ["", "", ""], [""] * 7))
+        self.assertIsNone(r["gflops"])
+        self.assertIn("KV cache", r["note"])
+
+    def test_moe_dispatch_combine(self):
+        # MoE dispatch / combine: tokens [T=512, hidden=1024] bf16 sent; no FLOPs, the payload's bytes
+        for name in ("MoEDispatch", "MoECombine"):
+            r = self.one(op(name, [[512, 1024], [512, 2]], [BF, "long int"]))
+            self.assertFigures(r, None, 512 * 1024 * 2)
+        r = self.one(op("MoEDispatch", [[512], [512, 2]], [BF, "long int"]))
+        self.assertIn("2-D", r["note"])
+
     def test_norm_backward(self):
         # native_layer_norm_backward(grad_out, input [4,100,256] bf16, normalized_shape, mean, rstd [4,100,1]
         # fp32, weight, bias [256] bf16, output_mask): all read; grad_input, grad_weight, grad_bias written
@@ -731,7 +779,10 @@ class Robust(Hand):
              "flash_attn::_flash_attn_forward", "flash_attn::_flash_attn_backward",
              "aten::native_layer_norm_backward", "aten::native_batch_norm_backward", "aten::max_pool2d",
              "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
-             "aten::upsample_bilinear2d", "aten::gather", "aten::index_select", "aten::cat", "aten::_foreach_mul_"]
+             "aten::upsample_bilinear2d", "aten::gather", "aten::index_select", "aten::cat", "aten::_foreach_mul_",
+             "flash_attn_3::fwd", "aiter::wrapper_fmha_v3_fwd", "aiter::_flash_attn_backward", "aiter::mha_bwd",
+             "flash_attn::_flash_attn_varlen_forward", "vllm::unified_attention_with_output", "MoEDispatch",
+             "FlashAttnFunc"]
     ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
             ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
             ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),

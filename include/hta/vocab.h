@@ -259,6 +259,9 @@ typedef enum hta_op_formula {
     HTA_OPF_FLASH_BWD_Q0, /* AITER's _flash_attn_backward: as _FLASH_BWD with q, k, v at 0, 1, 2 */
     HTA_OPF_MOE_COMM,    /* MoE dispatch / combine (tokens[T, hidden]): the payload's bytes, no FLOPs */
     HTA_OPF_PAGED_ATTN,  /* paged attention (vLLM's unified_attention): needs the KV cache's lengths */
+    HTA_OPF_GRAD_LIKE,   /* a backward (grad_output, self, ...; arg: self's position) writing grad_input like
+                          * self: pooling backwards, mse_loss_backward: bytes only */
+    HTA_OPF_LOSS,        /* mse_loss, l1_loss, ... (self, target, reduction): bytes only */
 } hta_op_formula;
 /* The formula of operator `name`; HTA_OPF_NONE for a name without one. *arg: for HTA_OPF_SDPA,
  * _FLASH_FWD, _SDPA_BWD, _FLASH_BWD the position of the causal flag in Concrete Inputs (a negative

@@ -711,6 +711,29 @@ static void moe_comm(op_fig *f, const call *c) {
     if (A.over) fail(f, "figures overflow int64");
 }
 
+/* A backward whose grad_input has self's shape (pooling, losses): the gradient and the other tensors it
+ * needs read (a max pool's indices, a loss's target), grad_input written.  self itself is recorded for its
+ * shape and not read by a max pool's backward: reading it is counted once as the write it stands for. */
+static void grad_like(op_fig *f, const call *c, int spos) {
+    acc A = {0};
+    if (!is_tensor(c, 0) || !is_tensor(c, spos)) return fail(f, "grad_output and self not recorded as tensors");
+    f->flops = -1, f->bytes = in_bytes(&A, c), f->pdt = pdt_of(c, spos);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
+/* A pointwise loss (self, target, reduction): both read; the output like self with reduction 0 (none),
+ * else one element. */
+static void loss(op_fig *f, const call *c) {
+    acc A = {0};
+    char buf[16];
+    if (!is_tensor(c, 0) || !is_tensor(c, 1)) return fail(f, "self and target not recorded as tensors");
+    const char *r = conc(c, 2, buf, sizeof buf);
+    if (!r || !*r) return fail(f, "reduction not recorded (Concrete Inputs)");
+    int64_t out = atoi(r) == 0 ? tbytes(&A, &c->a[0]) : esz(c, 0);
+    f->flops = -1, f->bytes = add(&A, in_bytes(&A, c), out), f->pdt = pdt_of(c, 0);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
 static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     char buf[32];
     switch (k) {
@@ -733,6 +756,8 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     case HTA_OPF_PAGED_ATTN:
         return fail(f, "paged attention: the KV cache's lengths per request are not arguments (attention metadata)");
     case HTA_OPF_MOE_COMM: return moe_comm(f, c);
+    case HTA_OPF_GRAD_LIKE: return grad_like(f, c, arg);
+    case HTA_OPF_LOSS: return loss(f, c);
     case HTA_OPF_LAYER_NORM:
     case HTA_OPF_GROUP_NORM:
     case HTA_OPF_BATCH_NORM: return norm(f, c, arg, 5, 4, 0);

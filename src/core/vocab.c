@@ -568,6 +568,17 @@ static const op_entry OPS[] = {
     /* MoE token dispatch and combine (expert parallelism's all-to-all, as autograd functions) */
     {"MoEDispatch", HTA_OPF_MOE_COMM, 0},
     {"MoECombine", HTA_OPF_MOE_COMM, 0},
+    /* backwards whose grad_input has self's shape (self's position) */
+    {"aten::max_pool2d_with_indices_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::avg_pool2d_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::adaptive_avg_pool2d_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::_adaptive_avg_pool2d_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::mse_loss_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::l1_loss_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::smooth_l1_loss_backward", HTA_OPF_GRAD_LIKE, 1},
+    {"aten::mse_loss", HTA_OPF_LOSS, 0},
+    {"aten::l1_loss", HTA_OPF_LOSS, 0},
+    {"aten::smooth_l1_loss", HTA_OPF_LOSS, 0},
     {"aten::_grouped_mm", HTA_OPF_GROUPED_MM, 0},
     /* the weight's position */
     {"aten::native_layer_norm_backward", HTA_OPF_NORM_BWD, 5},

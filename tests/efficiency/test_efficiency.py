@@ -513,6 +513,25 @@ class Formulas(Hand):
         r = self.one(op("MoEDispatch", [[512], [512, 2]], [BF, "long int"]))
         self.assertIn("2-D", r["note"])
 
+    def test_pool_backward_and_losses(self):
+        # max_pool2d_with_indices_backward(grad_output [8,64,28,28], self [8,64,56,56], kernel, stride,
+        # padding, dilation, ceil_mode, indices [8,64,28,28] int64): grad_output and indices read, grad_input
+        # written like self (counted as self's bytes)
+        go, x = [8, 64, 28, 28], [8, 64, 56, 56]
+        r = self.one(op("aten::max_pool2d_with_indices_backward", [go, x, [], [], [], [], [], go],
+                        [BF, BF, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "long int"],
+                        ["", "", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "False", ""]))
+        self.assertFigures(r, None, prod(go) * 2 + prod(x) * 2 + prod(go) * 8)
+        # mse_loss(self [32, 10] fp32, target, reduction 1 = mean): both read, one element written
+        r = self.one(op("aten::mse_loss", [[32, 10], [32, 10], []], [F32, F32, "Scalar"], ["", "", "1"]))
+        self.assertFigures(r, None, 2 * 320 * 4 + 4)
+        r = self.one(op("aten::mse_loss", [[32, 10], [32, 10], []], [F32, F32, "Scalar"], ["", "", "0"]))
+        self.assertFigures(r, None, 3 * 320 * 4)
+        # mse_loss_backward(grad_output [] , self, target, reduction): grad_input written like self
+        r = self.one(op("aten::mse_loss_backward", [[], [32, 10], [32, 10], []], [F32, F32, F32, "Scalar"],
+                        ["", "", "", "1"]))
+        self.assertFigures(r, None, 4 + 2 * 320 * 4)
+
     def test_norm_backward(self):
         # native_layer_norm_backward(grad_out, input [4,100,256] bf16, normalized_shape, mean, rstd [4,100,1]
         # fp32, weight, bias [256] bf16, output_mask): all read; grad_input, grad_weight, grad_bias written
@@ -782,7 +801,7 @@ class Robust(Hand):
              "aten::upsample_bilinear2d", "aten::gather", "aten::index_select", "aten::cat", "aten::_foreach_mul_",
              "flash_attn_3::fwd", "aiter::wrapper_fmha_v3_fwd", "aiter::_flash_attn_backward", "aiter::mha_bwd",
              "flash_attn::_flash_attn_varlen_forward", "vllm::unified_attention_with_output", "MoEDispatch",
-             "FlashAttnFunc"]
+             "FlashAttnFunc", "aten::max_pool2d_with_indices_backward", "aten::mse_loss", "aten::mse_loss_backward"]
     ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
             ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
             ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),

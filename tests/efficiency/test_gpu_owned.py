@@ -102,9 +102,10 @@ class EveryActivityOwned(unittest.TestCase):
         self.assertEqual(roofline_ns(ACT), full)
 
     def test_hta_compat_drops_them(self):
-        # each unlaunched activity is a call of (no operator): 1308 calls with HTA's join, 968 more without
-        self.assertEqual(sum(r["calls"] for r in roofline(ACT)), 2276)
-        self.assertEqual(sum(r["calls"] for r in roofline(ACT, "--hta-compat")), 1308)
+        # each unlaunched activity is a call of (no operator): 1299 calls with HTA's join, 968 more without
+        # (aten::mse_loss and its backward, with a formula, own the sub, pow and mean they run: one call each)
+        self.assertEqual(sum(r["calls"] for r in roofline(ACT)), 2267)
+        self.assertEqual(sum(r["calls"] for r in roofline(ACT, "--hta-compat")), 1299)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,12 @@ Workload (identical collective sequence on every rank)
   --mode fsdp (default): FSDP2-style per-layer AllGather (bf16) in forward and
   backward, ReduceScatter (f32) in backward, grad-norm AllReduce (f32).
   --mode ddp: bucketed AllReduce (f32) in backward, copy_bucket_to_grad DtoD
-  memcpys.  Both: MoE all_to_all (ncclDevKernel_SendRecv) every --moe-every
+  memcpys.  --mode tp: Megatron-style tensor parallelism over all ranks (one
+  group of --ranks): QKV and fc1 split by columns, the attention's heads and
+  the output projection and fc2 by rows, each block's two row-parallel outputs
+  all-reduced in bf16 in forward ([tokens, hidden]) and the two column-parallel
+  inputs' gradients in backward; no gradient all-reduce (no data parallelism).
+  All: MoE all_to_all (ncclDevKernel_SendRecv) every --moe-every
   layers.  NCCL kernels: ncclDevKernel_AllReduce_Sum_f32_RING_LL,
   ncclDevKernel_AllGather_RING_LL, ncclDevKernel_ReduceScatter_Sum_f32_RING_LL,
   ncclDevKernel_SendRecv, on stream 20, with collective args (Collective name,
@@ -638,7 +643,9 @@ class RankSim(object):
         B = c.batch
         T = B * S
         self.H, self.Fd, self.S, self.B, self.T = H, Fd, S, B, T
-        self.NH = max(1, H // 128)
+        # tensor parallelism: each rank holds 1/tp of the heads and of the MLP's columns
+        self.tp = c.ranks if c.mode == 'tp' else 1
+        self.NH = max(1, H // 128 // self.tp)
         self.V = c.vocab
         self.E_local = 2
         # parameters per layer (numel)
@@ -1492,6 +1499,19 @@ class RankSim(object):
         self.stream_wait(th, S_COMPUTE, done)
         self.end(th, 3000)
 
+    def tp_allreduce(self, th, name):
+        """Tensor parallelism: a row-parallel output (or a column-parallel input's gradient), [T, H] bf16,
+        summed over the group; the next compute waits for it."""
+        n = self.T * self.H
+        self.begin(th, name, 'user_annotation', gap=4000)
+        done = yield from self.collective(th, 'c10d::allreduce_', 'allreduce', 'nccl:all_reduce', 'BFloat16',
+                                          n, n, 2)
+        self.stream_wait(th, S_COMPUTE, done)
+        self.end(th, 3000)
+
+    def bwd_tp_allreduce(self, th):
+        yield from self.tp_allreduce(th, '## TP all_reduce (backward) ##')
+
     def bwd_all_to_all(self, th, node, seq, fid):
         self.node_begin(th, node, seq, fid)
         yield from self.all_to_all(th, '## MoE all_to_all (backward) ##')
@@ -1596,14 +1616,19 @@ class RankSim(object):
             self.end(th, 1500)
             self.pybegin(th, 'nn.Module: Attention_%d' % i, module_id=12 + 8 * i)
             self.pybegin(th, 'model.py(88): forward')
-        self.linear_fwd(th, 3 * H, H, tape, bias=True)
+        tp = self.tp
+        if tp > 1:
+            tape.append((True, self.bwd_tp_allreduce, ()))  # the QKV input's gradient, after its backward
+        self.linear_fwd(th, 3 * H // tp, H, tape, bias=True)
         for _ in range(3):
             self.leaf(th, 'aten::view', 1800, 2500)
             self.leaf(th, 'aten::transpose', 2500, 2000)
         self.attention_fwd(th, tape)
         self.leaf(th, 'aten::transpose', 2500, 3000)
         self.leaf(th, 'aten::reshape', 3500, 2000)
-        self.linear_fwd(th, H, H, tape)
+        self.linear_fwd(th, H, H // tp, tape)
+        if tp > 1:
+            yield from self.tp_allreduce(th, '## TP all_reduce (attention) ##')
         if ws:
             self.end(th, 2000)
             self.end(th, 2000)
@@ -1663,11 +1688,15 @@ class RankSim(object):
             if ws:
                 self.pybegin(th, 'nn.Module: MLP_%d' % i, module_id=14 + 8 * i)
                 self.pybegin(th, 'model.py(61): forward')
-            self.linear_fwd(th, Fd, H, tape, bias=True)
-            self.simple_fwd(th, tape, 'aten::gelu', None, 'gelu', T * Fd, 'GeluBackward0',
+            if tp > 1:
+                tape.append((True, self.bwd_tp_allreduce, ()))  # fc1's input gradient
+            self.linear_fwd(th, Fd // tp, H, tape, bias=True)
+            self.simple_fwd(th, tape, 'aten::gelu', None, 'gelu', T * Fd // tp, 'GeluBackward0',
                             'aten::gelu_backward', ('gelu_bwd',), 2,
-                            [[self.B, self.S, Fd], []], [BF, ''], )
-            self.linear_fwd(th, H, Fd, tape, bias=True)
+                            [[self.B, self.S, Fd // tp], []], [BF, ''], )
+            self.linear_fwd(th, H, Fd // tp, tape, bias=True)
+            if tp > 1:
+                yield from self.tp_allreduce(th, '## TP all_reduce (mlp) ##')
             if ws:
                 self.end(th, 2000)
                 self.end(th, 2000)
@@ -1685,6 +1714,8 @@ class RankSim(object):
             self.pybegin(th, 'nn.Module: Transformer_0', module_id=1)
         if mode == 'ddp':
             self.begin(th, 'DistributedDataParallel.forward', 'user_annotation', gap=8000, annot=True)
+            ag = None
+        elif mode == 'tp':
             ag = None
         else:
             self.begin(th, 'FSDP::root_pre_forward', 'user_annotation', gap=8000)
@@ -1719,7 +1750,7 @@ class RankSim(object):
                 self.fsdp_copy_out(th, i, ag.pop(i))
                 self.end(th, 3000)
                 tape.append((True, self.bwd_fsdp_post, (i,)))
-            elif i % self.cfg.bucket_layers == 0:
+            elif mode == 'ddp' and i % self.cfg.bucket_layers == 0:
                 tape.append((True, self.bwd_ddp_bucket, (i,)))
             yield from self.block_fwd(th, tape, i)
             if mode == 'fsdp':
@@ -1895,7 +1926,7 @@ class RankSim(object):
         numels = []
         for pl in [self.p_root] + [self.layer_params(i) for i in range(self.L)]:
             for p in pl:
-                numels.append(cdiv(p, self.ws) if self.cfg.mode == 'fsdp' else p)
+                numels.append(cdiv(p, self.ws) if self.cfg.mode in ('fsdp', 'tp') else p)
         n = len(numels)
         if ws:
             self.pybegin(th, 'torch/nn/utils/clip_grad.py(76): clip_grad_norm_')
@@ -2398,7 +2429,7 @@ def parse_args(argv=None):
     ap.add_argument('--host-slow', default='', help='ranks whose host is slower (comma list: 2,5), the GPU as '
                     "the others'")
     ap.add_argument('--host-slowdown', type=float, default=4.0, help='their CPU time factor (default 4)')
-    ap.add_argument('--mode', choices=('fsdp', 'ddp'), default='fsdp')
+    ap.add_argument('--mode', choices=('fsdp', 'ddp', 'tp'), default='fsdp')
     ap.add_argument('--optimizer', choices=('foreach', 'forloop'), default='foreach',
                     help='AdamW implementation: foreach (multi_tensor_apply kernels) or forloop '
                          '(per-parameter tiny kernels, CPU/launch bound)')

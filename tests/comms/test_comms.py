@@ -327,6 +327,31 @@ class IndependentCount(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_generated_tensor_parallel_4_ranks(self):
+        # Megatron-style TP over 4 ranks: per block two bf16 all-reduces of [tokens, hidden] in forward and
+        # two in backward, nothing else; a straggler makes the other three wait at every one
+        d = tempfile.mkdtemp()
+        try:
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_kineto_trace.py"), "--out", d,
+                            "--ranks", "4", "--steps", "2", "--layers", "2", "--mode", "tp", "--moe-every", "0",
+                            "--hidden", "1024", "--seq", "512", "--batch", "2", "--straggler", "1", "--quiet"],
+                           check=True)
+            paths = sorted((os.path.join(d, f) for f in os.listdir(d) if f.endswith(".json")),
+                           key=lambda p: int("".join(ch for ch in os.path.basename(p) if ch.isdigit()) or 0))
+            want = expected(paths)
+            have, t = got(d, "--include-last-step")
+            self.assertEqual(have, want)
+            # one class: 2 steps x 2 layers x 4 all-reduces per rank, 4 ranks; 1024 tokens x 1024 x 2 bytes
+            self.assertEqual(list(want), [("allreduce", "BFloat16", 1024 * 1024 * 2)])
+            self.assertEqual(want[("allreduce", "BFloat16", 1024 * 1024 * 2)][0], 2 * 2 * 4 * 4)
+            self.assertGreater(want[("allreduce", "BFloat16", 1024 * 1024 * 2)][2], 0)
+            r = t["collectives"][0]
+            self.assertEqual((r["op"], r["group_size"], r["calls"]), ("allreduce", 4, 64))
+            self.assertAlmostEqual(r["busbw_gbps"], r["algbw_gbps"] * 2 * 3 / 4, places=9)
+            self.assertAlmostEqual(r["algbw_gbps"], 1024 * 1024 * 2 * 64 / (r["time_us"] * 1000), places=9)
+        finally:
+            shutil.rmtree(d)
+
 
 if __name__ == "__main__":
     unittest.main()

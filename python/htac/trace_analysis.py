@@ -486,6 +486,26 @@ class TraceAnalysis:
         out["notes"] = list(res.notes)
         return out
 
+    def get_collectives(self, peak_link_gbps=None, scale_up=8, window=None):
+        """hta comms: per collective class (op, process group, group size, dtype, message size) the calls,
+        the kernels' time, algorithm and bus bandwidth as nccl-tests counts them, the wait for the last
+        rank and the link's share; the all-to-allv byte matrices; the link peak used.  A dict of DataFrames:
+        'collectives', 'alltoallv_bytes', 'comm_link'."""
+        pk = None if peak_link_gbps is None else _args.number("peak_link_gbps", peak_link_gbps, 1e-9)
+        res = self._run("comms", window, peak_link_gbps=pk, scale_up=_args.integer("scale_up", scale_up, 1, 10**6))
+        return {name: res.frame(name) for name in res.names()}
+
+    def get_operator_efficiency(self, peak_tflops=None, peak_tbps=None, peak_vector_tflops=None, window=None):
+        """hta efficiency: per operator and shape class the FLOPs and bytes from the recorded shapes, the GPU
+        time and how near the device's roof it runs (TraceLens's perf model); the peaks used.  A dict of
+        DataFrames: 'op_roofline', 'device'."""
+        def peak(name, v):
+            return None if v is None else _args.number(name, v, 1e-9)
+        res = self._run("efficiency", window, peak_tflops=peak("peak_tflops", peak_tflops),
+                        peak_tbps=peak("peak_tbps", peak_tbps),
+                        peak_vector_tflops=peak("peak_vector_tflops", peak_vector_tflops))
+        return {name: res.frame(name) for name in res.names()}
+
     def report_html(self, path, top=10, critical_path=True, window=None):
         """Writes the report as one self-contained HTML page; returns its path."""
         path = _args.path("path", path)

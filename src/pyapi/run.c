@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "hta/breakdown.h"
+#include "hta/comms.h"
 #include "hta/counters.h"
 #include "hta/cpuops.h"
+#include "hta/efficiency.h"
 #include "hta/launch.h"
 #include "hta/report.h"
 #include "hta/sim.h"
@@ -259,6 +261,31 @@ static hta_status run_what_if(hta_ctx *ctx, const py_opts *o, hta_result *out, h
     return st;
 }
 
+/* comms: collectives, alltoallv_bytes, comm_link, as `hta comms` gives them */
+static hta_status run_comms(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
+    hta_comms_opts c;
+    hta_comms_opts_default(&c);
+    long long scale = c.scale_up;
+    HTA_TRY(py_opt_double(o, "peak_link_gbps", &c.peak_link_gbps, err));
+    HTA_TRY(py_opt_int(o, "scale_up", &scale, err));
+    if (c.peak_link_gbps < 0 || scale < 1 || scale > 1000000)
+        return hta_fail(err, HTA_EINVAL, "peak_link_gbps must be > 0 and scale_up >= 1");
+    c.scale_up = (int)scale;
+    return hta_comms(ctx, &c, out, err);
+}
+
+/* efficiency: op_roofline and device, as `hta efficiency` gives them */
+static hta_status run_efficiency(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
+    hta_efficiency_opts e;
+    hta_efficiency_opts_default(&e);
+    HTA_TRY(py_opt_double(o, "peak_tflops", &e.peak_tflops, err));
+    HTA_TRY(py_opt_double(o, "peak_tbps", &e.peak_tbps, err));
+    HTA_TRY(py_opt_double(o, "peak_vector_tflops", &e.peak_vector_tflops, err));
+    if (e.peak_tflops < 0 || e.peak_tbps < 0 || e.peak_vector_tflops < 0)
+        return hta_fail(err, HTA_EINVAL, "peaks must be > 0");
+    return hta_efficiency(ctx, &e, out, err);
+}
+
 static const struct {
     const char *name;
     run_fn fn;
@@ -280,6 +307,8 @@ static const struct {
     {"events", run_events, {"cat", "name", "hta_table", "limit", NULL}},
     {"cpu_ops", run_cpu_ops, {"top", "step_top", NULL}},
     {"report", run_report, {"top", "critical_path", "html", NULL}},
+    {"comms", run_comms, {"peak_link_gbps", "scale_up", NULL}},
+    {"efficiency", run_efficiency, {"peak_tflops", "peak_tbps", "peak_vector_tflops", NULL}},
     {"what_if", run_what_if, {"rule", "data_load", "all_ranks", "ranks", "trace_out", NULL}},
 };
 

@@ -256,5 +256,40 @@ class BeyondHTA(unittest.TestCase):
         self.assertEqual(j["what_if"].values.tolist(), want["what_if"]["data"])
 
 
+DLRM = os.path.join(pyhelp.ROOT, "tests", "data", "real-diag", "facebookresearch__param", "et_replay", "tests",
+                    "inputs", "dlrm_kineto")
+BERT = os.path.join(pyhelp.ROOT, "tests", "data", "real", "h100_bert")
+
+
+class CommsEfficiency(unittest.TestCase):
+    """get_collectives() and get_operator_efficiency() give `hta comms` and `hta efficiency`'s tables."""
+
+    def same(self, got, want):
+        for name, t in want.items():
+            self.assertEqual(list(got[name].columns), t["columns"], name)
+            rows = [[None if isinstance(v, float) and v != v else v for v in r] for r in got[name].values.tolist()]
+            self.assertEqual(rows, t["data"], name)
+
+    def test_collectives_of_the_dlrm_job(self):
+        a = TraceAnalysis(trace_dir=DLRM)
+        got = a.get_collectives()
+        self.assertEqual(sorted(got), ["alltoallv_bytes", "collectives", "comm_link"])
+        self.assertEqual(int(got["collectives"]["calls"].sum()), 64)  # 24 all-reduces, 40 all-to-alls
+        self.same(got, cli("comms", DLRM))
+        self.same(a.get_collectives(peak_link_gbps=100), cli("comms", DLRM, "--peak-link-gbps", "100"))
+        with self.assertRaises(HtaError):
+            a.get_collectives(peak_link_gbps=-1)
+
+    def test_operator_efficiency(self):
+        with self.assertWarns(UserWarning):  # a single file without its rank: rank 0
+            a = TraceAnalysis(trace_dir=BERT)
+        got = a.get_operator_efficiency()
+        self.assertEqual(sorted(got), ["device", "op_roofline"])
+        self.assertGreater(len(got["op_roofline"]), 10)
+        self.same(got, cli("efficiency", BERT))
+        self.same(a.get_operator_efficiency(peak_tflops=100, peak_tbps=2),
+                  cli("efficiency", BERT, "--peak-tflops", "100", "--peak-tbps", "2"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -262,6 +262,9 @@ typedef enum hta_op_formula {
     HTA_OPF_GRAD_LIKE,   /* a backward (grad_output, self, ...; arg: self's position) writing grad_input like
                           * self: pooling backwards, mse_loss_backward: bytes only */
     HTA_OPF_LOSS,        /* mse_loss, l1_loss, ... (self, target, reduction): bytes only */
+    HTA_OPF_SCATTER,     /* scatter(_add)(_) (self, dim, index, src), index_add(_) (self, dim, index, source):
+                          * bytes only; arg: bit 0 in place (else self copied first), bit 1 adds (a read-
+                          * modify-write), bit 2 index_add (one element per source element, not index's) */
 } hta_op_formula;
 /* The formula of operator `name`; HTA_OPF_NONE for a name without one. *arg: for HTA_OPF_SDPA,
  * _FLASH_FWD, _SDPA_BWD, _FLASH_BWD the position of the causal flag in Concrete Inputs (a negative

@@ -701,6 +701,24 @@ static void gather(op_fig *f, const call *c, int select) {
     if (A.over) fail(f, "figures overflow int64");
 }
 
+/* scatter (self, dim, index, src), scatter_add and index_add (self, dim, index, source): the index and
+ * the source's elements used read; the elements of self they reach written (scatter: one per index element;
+ * index_add: one per source element), read too where they add; out of place, self is copied first (read
+ * and written).  flags: bit 0 in place, bit 1 adds, bit 2 index_add. */
+static void scatter(op_fig *f, const call *c, int flags) {
+    acc A = {0};
+    if (!is_tensor(c, 0) || !is_tensor(c, 2)) return fail(f, "self or index not recorded as a tensor");
+    const targ *x = &c->a[0], *ix = &c->a[2];
+    int src = is_tensor(c, 3); /* scatter's value overload takes a scalar: nothing read but the index */
+    if ((flags & 4) && !src) return fail(f, "source not recorded as a tensor");
+    int64_t reach = flags & 4 ? numel(&A, &c->a[3]) : numel(&A, ix);
+    int64_t b = add(&A, tbytes(&A, ix), src ? mul(&A, reach, esz(c, 3)) : 0);
+    b = add(&A, b, mul(&A, mul(&A, reach, flags & 2 ? 2 : 1), esz(c, 0)));
+    if (!(flags & 1)) b = add(&A, b, mul(&A, 2, tbytes(&A, x)));
+    f->flops = -1, f->bytes = b, f->pdt = pdt_of(c, 0);
+    if (A.over) fail(f, "figures overflow int64");
+}
+
 /* MoE dispatch / combine: tokens[T, hidden] sent to (or gathered from) the experts' ranks; no FLOPs, the
  * payload's bytes (T x hidden x element size), as TraceLens counts them.  They cross the links, so the
  * memory roof they are held to is a bound, not their limit. */
@@ -758,6 +776,7 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     case HTA_OPF_MOE_COMM: return moe_comm(f, c);
     case HTA_OPF_GRAD_LIKE: return grad_like(f, c, arg);
     case HTA_OPF_LOSS: return loss(f, c);
+    case HTA_OPF_SCATTER: return scatter(f, c, arg);
     case HTA_OPF_LAYER_NORM:
     case HTA_OPF_GROUP_NORM:
     case HTA_OPF_BATCH_NORM: return norm(f, c, arg, 5, 4, 0);

@@ -513,6 +513,23 @@ class Formulas(Hand):
         r = self.one(op("MoEDispatch", [[512], [512, 2]], [BF, "long int"]))
         self.assertIn("2-D", r["note"])
 
+    def test_scatter_and_index_add(self):
+        # scatter_(self [1000, 64] fp32, dim 0, index [200, 64] int64, src [200, 64] fp32): index and src read,
+        # one element of self written per index element
+        ix = [200, 64]
+        r = self.one(op("aten::scatter_", [[1000, 64], [], ix, ix], [F32, "Scalar", "long int", F32], ["", "0", "", ""]))
+        self.assertFigures(r, None, 200 * 64 * 8 + 200 * 64 * 4 + 200 * 64 * 4)
+        # scatter_add (out of place): self copied (read and written), the reached elements read and written
+        r = self.one(op("aten::scatter_add", [[1000, 64], [], ix, ix], [F32, "Scalar", "long int", F32], ["", "0", "", ""]))
+        self.assertFigures(r, None, 200 * 64 * 8 + 200 * 64 * 4 + 2 * 200 * 64 * 4 + 2 * 1000 * 64 * 4)
+        # index_add_(self [1000, 64] bf16, dim 0, index [300] int64, source [300, 64]): one row per index
+        r = self.one(op("aten::index_add_", [[1000, 64], [], [300], [300, 64]], [BF, "Scalar", "long int", BF],
+                        ["", "0", "", ""]))
+        self.assertFigures(r, None, 300 * 8 + 300 * 64 * 2 + 2 * 300 * 64 * 2)
+        # advanced indexing: the indices are a tensor list
+        r = self.one(op("aten::index", [[1000, 64], [[300]]], [BF, "TensorList"]))
+        self.assertIn("tensor lists", r["note"])
+
     def test_pool_backward_and_losses(self):
         # max_pool2d_with_indices_backward(grad_output [8,64,28,28], self [8,64,56,56], kernel, stride,
         # padding, dilation, ceil_mode, indices [8,64,28,28] int64): grad_output and indices read, grad_input
@@ -801,7 +818,8 @@ class Robust(Hand):
              "aten::upsample_bilinear2d", "aten::gather", "aten::index_select", "aten::cat", "aten::_foreach_mul_",
              "flash_attn_3::fwd", "aiter::wrapper_fmha_v3_fwd", "aiter::_flash_attn_backward", "aiter::mha_bwd",
              "flash_attn::_flash_attn_varlen_forward", "vllm::unified_attention_with_output", "MoEDispatch",
-             "FlashAttnFunc", "aten::max_pool2d_with_indices_backward", "aten::mse_loss", "aten::mse_loss_backward"]
+             "FlashAttnFunc", "aten::max_pool2d_with_indices_backward", "aten::mse_loss", "aten::mse_loss_backward",
+             "aten::scatter_", "aten::scatter_add", "aten::index_add_", "aten::index"]
     ARGS = [([], [], []), ([[-3, 5], [5, 2]], [BF, BF], ["", ""]),
             ([[2 ** 62, 2 ** 62], [2 ** 62, 2 ** 62], [2 ** 62]] * 4, [BF] * 12, [""] * 12),
             ([[[1, 2], [3]], [[4]]], ["TensorList", "TensorList"], ["", ""]),

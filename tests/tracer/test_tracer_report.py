@@ -174,7 +174,7 @@ class TracerReport(unittest.TestCase):
         self.assertIn("on 2 threads: %s " % self.by_self_time(1)[0], f[2]["finding"])
         self.assertIn("(3 calls, mean ", f[2]["finding"])
         self.assertRegex(f[1]["finding"], r"^critical path [\d.]+ ms, CPU-bound \(9\d\.\d% operator time\) on thread "
-                                          r"\d+ \(pid \d+\): %s " % self.by_self_time(0)[0])
+                                          r"\d+ \(pid \d+\): " + self.by_self_time(0)[0] + " ")
         self.assertNotIn("kernel_types", self.rep)
         cp = {r["rank"]: (r["bound_by"], r["percentage"]) for r in rows(self.rep["critical_path"])}
         # all CPU work (the simulation graph's path: a thread's hand-over to another weighs a little as a wait)

@@ -31,42 +31,61 @@ static const hta_table *table(const hta_result *res, const hta_table_def *d) {
 }
 
 static const char *CSS =
-    "body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#111;background:#fff}"
-    "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #999}"
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;padding:0 16px;max-width:1000px;color:#111;"
+    "background:#fff}"
+    "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #999}"
     "p.note{color:#444;font-size:13px}"
     "table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #bbb;padding:3px 6px;"
-    "vertical-align:top;text-align:left}th{background:#eee}td.n{text-align:right;white-space:nowrap}"
+    "vertical-align:top;text-align:left;overflow-wrap:break-word}th{background:#eee}"
+    "td.n{text-align:right;white-space:nowrap;overflow-wrap:normal}"
+    ".scroll{overflow-x:auto;max-width:100%}p.empty{color:#444;font-style:italic;border:1px dashed #bbb;"
+    "padding:8px 12px}"
     ".cards{display:flex;gap:12px;flex-wrap:wrap}.card{border:1px solid #888;padding:8px 12px;min-width:150px}"
     ".card b{display:block;font-size:22px}"
-    "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
+    "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}p{overflow-wrap:break-word}"
     ".ax{stroke:#333;stroke-width:1}.tk{font-size:10px;fill:#222}.un{font-size:11px;fill:#222}"
     ".lb{font-size:11px;fill:#111}.lg{font-size:11px;fill:#111}.st{stroke:#000;stroke-width:0.8;"
     "stroke-dasharray:2 2}";
+
+/* A step as the page names it: "#N", or the whole trace where there are no ProfilerSteps (step -1). */
+static const char *step_label(int64_t num, char *buf, size_t cap) {
+    if (num < 0) return "whole trace";
+    snprintf(buf, cap, "#%lld", (long long)num);
+    return buf;
+}
 
 /* ---- time series per rank: one row per rank, over the rank's own span ---- */
 
 typedef enum { TS_BUSY, TS_QUEUE, TS_MEMBW } ts_kind;
 
-static void time_rows(sb *b, const char *id, const char *title, const rp_rank *pr, size_t n, ts_kind kind) {
+static void time_rows(sb *b, const char *id, const char *title, const rp_rank *pr, size_t n, ts_kind kind,
+                      const char *empty) {
     int rowh = n <= 8 ? 56 : n <= 16 ? 36 : 18, gap = n <= 16 ? 8 : 3, left = 70, w = 900, top = 30;
     int plotw = w - left - 20, h = top + (int)n * (rowh + gap) + 45;
     double tmax = 0, vmax = 0;
     for (size_t k = 0; k < n; k++) {
         tmax = fmax(tmax, (double)(pr[k].t1 - pr[k].t0) / 1e6);
         for (int i = 0; i < RP_BINS; i++)
-            vmax = fmax(vmax, kind == TS_QUEUE ? pr[k].queue[i] : kind == TS_MEMBW ? pr[k].membw[i] : 1);
+            vmax = fmax(vmax, kind == TS_QUEUE  ? pr[k].queue[i]
+                              : kind == TS_MEMBW ? pr[k].membw[i]
+                                                 : fmax(pr[k].gpu_busy[i], pr[k].cpu_busy[i]));
+    }
+    if (!(vmax > 0)) { /* nothing above 0 in any bin of any rank */
+        svg_empty(b, id, empty);
+        return;
     }
     if (!(tmax > 0)) tmax = 1;
-    if (!(vmax > 0)) vmax = 1;
+    char nb[SVG_NUM], sl[32];
     svg_open(b, id, title, w, h);
     if (kind == TS_BUSY) {
         static const char *const names[] = {"GPU busy (kernels, copies)", "CPU busy (operators, runtime calls)", "step start"};
         static const int fills[] = {0, 1, 5};
-        svg_legend(b, left, 16, names, 3, fills);
+        svg_legend(b, left, 16, w - 10, names, 3, fills);
+        vmax = 1;
     } else {
-        sb_printf(b, "<text x=\"%d\" y=\"16\" class=\"lg\">per rank, the largest value in each of %d bins; scale "
-                     "0 to %.4g %s</text>\n",
-                  left, RP_BINS, vmax, kind == TS_QUEUE ? "kernels queued" : "GB/s");
+        sb_printf(b, "<g class=\"legend\"><text x=\"%d\" y=\"16\" class=\"lg\">per rank, the largest value in each "
+                     "of %d bins; scale 0 to %s %s</text></g>\n",
+                  left, RP_BINS, svg_num(vmax, SVG_SIG, nb), kind == TS_QUEUE ? "kernels queued" : "GB/s");
     }
     for (size_t k = 0; k < n; k++) {
         const rp_rank *p = &pr[k];
@@ -74,8 +93,8 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
         double span = (double)(p->t1 - p->t0) / 1e6, pw = plotw * (span > 0 ? span / tmax : 0);
         sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">rank %d</text>", left - 6,
                   (y0 + y1) / 2 + 4, p->rank);
-        sb_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>", left, y0,
-                  pw, rowh);
+        sb_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" stroke=\"#ccc\" class=\"fr\"/>",
+                  left, y0, pw, rowh);
         for (int s = 0; s < 2; s++) {
             if (kind != TS_BUSY && s) break;
             /* GPU busy as a filled area, CPU busy as a line above it */
@@ -94,9 +113,10 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
             for (size_t st = 0; st < p->nsteps; st++) {
                 double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 > p->t0 ? p->t1 - p->t0 : 1);
                 sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"st\"/>", x, y0, x, y1);
-                if (rowh >= 36)
-                    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">#%lld</text>", x + 2, y0 + 10,
-                              (long long)p->step_num[st]);
+                if (rowh >= 36) /* right of its line, or left of it near the plot's right end */
+                    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\"%s>%s</text>", x + (x < left + plotw - 40 ? 2 : -2),
+                              y0 + 10, x < left + plotw - 40 ? "" : " text-anchor=\"end\"",
+                              step_label(p->step_num[st], sl, sizeof sl));
             }
         sb_printf(b, "\n");
     }
@@ -107,13 +127,24 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
 /* ---- collective lateness: rank x step, darker = the others waited longer for this rank ---- */
 
 static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
-    size_t ns = 0;
-    for (size_t k = 0; k < n; k++) ns = pr[k].nsteps > ns ? pr[k].nsteps : ns;
+    size_t ns = 0, ncoll = 0;
+    for (size_t k = 0; k < n; k++) ns = pr[k].nsteps > ns ? pr[k].nsteps : ns, ncoll += pr[k].ncoll;
+    if (n < 2) {
+        svg_empty(b, "lateness", "No chart: lateness compares ranks (how long the others waited for each), and "
+                                 "this report has one rank.");
+        return;
+    }
+    if (!ncoll) {
+        svg_empty(b, "lateness", "No chart: no rank ran a collective (communication kernel), so no rank waited "
+                                 "for another.");
+        return;
+    }
+    char sl[32];
     int cw = ns > 20 ? 20 : 60, ch = n > 16 ? 12 : 22, left = 70, top = 40, w = left + (int)ns * cw + 200;
     int h = top + (int)n * ch + 40;
     svg_open(b, "lateness", "collective lateness per rank and step", w < 900 ? 900 : w, h);
-    sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"lg\">the time the other ranks waited for this rank in the step's "
-                 "collectives, %% of the job's step time; darker = longer</text>",
+    sb_printf(b, "<g class=\"legend\"><text x=\"%d\" y=\"14\" class=\"lg\">the time the other ranks waited for this "
+                 "rank in the step's collectives, %% of the job's step time; darker = longer</text>",
               left);
     for (int i = 0; i <= 4; i++) { /* legend: 0, 5, 10, 15, 20+ % */
         double f = i / 4.0;
@@ -122,6 +153,7 @@ static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
                   left + 300 + i * 60, (int)(255 - 230 * f), (int)(255 - 230 * f), (int)(255 - 180 * f),
                   left + 334 + i * 60, i * 5, i == 4 ? "+" : "");
     }
+    sb_printf(b, "</g>");
     for (size_t k = 0; k < n; k++) {
         double y = top + (double)k * ch;
         sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">rank %d</text>", left - 6, y + ch - 4,
@@ -130,15 +162,16 @@ static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
             double pc = job > 0 ? 100.0 * (double)pr[k].late_ns[s] / (double)job : 0;
             double f = fmin(1, pc / 20);
             sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" stroke=\"#999\" "
-                         "stroke-width=\"0.3\"><title>rank %d step %lld: %.1f%%</title></rect>",
+                         "stroke-width=\"0.3\"><title>rank %d, step %s: %.1f%%</title></rect>",
                       left + (double)s * cw, y, cw, ch, (int)(255 - 230 * f), (int)(255 - 230 * f), (int)(255 - 180 * f),
-                      pr[k].rank, (long long)pr[k].step_num[s], pc);
+                      pr[k].rank, step_label(pr[k].step_num[s], sl, sizeof sl), pc);
         }
     }
     for (size_t s = 0; n && s < pr[0].nsteps; s++)
         if (ns <= 20 || s % 5 == 0)
-            sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">#%lld</text>",
-                      left + ((double)s + 0.5) * cw, top + (double)n * ch + 14, (long long)pr[0].step_num[s]);
+            sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%s</text>",
+                      left + ((double)s + 0.5) * cw, top + (double)n * ch + 14,
+                      step_label(pr[0].step_num[s], sl, sizeof sl));
     sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"un\">ProfilerStep</text>\n", left, top + (double)n * ch + 30);
     svg_close(b);
 }
@@ -153,15 +186,21 @@ static void launch_hist(sb *b, const rp_rank *pr, size_t n) {
     int w = 900, h = 260, left = 80, top = 20, bw = 110;
     double hi = 0;
     for (int i = 0; i < 6; i++) hi = fmax(hi, c[i]);
-    if (!(hi > 0)) hi = 1;
+    if (!(hi > 0)) {
+        svg_empty(b, "launch-delay", "No chart: no kernel launch was matched to the GPU work it started on any rank "
+                                     "(no GPU work, or no CPU side recorded), so there are no launch delays.");
+        return;
+    }
+    char nb[SVG_NUM];
     svg_open(b, "launch-delay", "launch delay distribution", w, h);
     double y1 = top + 180;
     for (int i = 0; i < 6; i++) {
         double bh = 180 * c[i] / hi, x = left + 10 + i * (bw + 10);
         sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"/>"
-                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%.0f</text>"
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%s</text>"
                      "<text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"middle\">%s</text>",
-                  x, y1 - bh, bw, bh, svg_fill(1), x + bw / 2.0, y1 - bh - 3, c[i], x + bw / 2.0, y1 + 14, bins[i]);
+                  x, y1 - bh, bw, bh, svg_fill(1), x + bw / 2.0, y1 - bh - 3, svg_num(c[i], 0, nb), x + bw / 2.0,
+                  y1 + 14, bins[i]);
     }
     svg_yaxis(b, left, top, y1, hi, "launches", 5);
     sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"un\">delay from the end of the launch call to the start of its "
@@ -173,6 +212,7 @@ static void launch_hist(sb *b, const rp_rank *pr, size_t n) {
 /* ---- sections from the report's tables ---- */
 
 static void findings_section(sb *b, const hta_table *f) {
+    char nb[SVG_NUM];
     sb_printf(b, "<h2 id=\"findings\">Findings, ranked by what fixing them would save</h2>\n");
     if (!f || !f->nrows) {
         sb_printf(b, "<p>No cause of lost time stands out.</p>\n");
@@ -188,8 +228,8 @@ static void findings_section(sb *b, const hta_table *f) {
         /* no saving: a capture trace, or the engine measured another window (the report's notes say) */
         if (isnan(num(f, r, HTA_FINDINGS_SAVING_PCT))) sb_printf(b, "</td><td class=\"n\">-</td><td>");
         else
-            sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%.0f us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
-                      num(f, r, HTA_FINDINGS_SAVING_US));
+            sb_printf(b, "</td><td class=\"n\">%.1f%%<br>%s us</td><td>", num(f, r, HTA_FINDINGS_SAVING_PCT),
+                      svg_num(num(f, r, HTA_FINDINGS_SAVING_US), 0, nb));
         sb_text(b, txt(f, r, HTA_FINDINGS_EVIDENCE));
         sb_printf(b, "</td><td>");
         sb_text(b, txt(f, r, HTA_FINDINGS_TODO));
@@ -198,13 +238,18 @@ static void findings_section(sb *b, const hta_table *f) {
     sb_printf(b, "</table>\n");
 }
 
-/* Any table as HTML, every cell as the json format would give it. */
+/* Any table as HTML, in a box that scrolls sideways where its columns do not fit the page; the column
+ * names may break after an underscore, the numbers as all the page's (svg_num). */
 static void html_table(sb *b, const hta_table *t, const char *id) {
     if (!t) return;
-    sb_printf(b, "<table id=\"%s\"><tr>", id);
+    char nb[SVG_NUM];
+    sb_printf(b, "<div class=\"scroll\"><table id=\"%s\"><tr>", id);
     for (size_t c = 0; c < t->ncols; c++) {
         sb_printf(b, "<th>");
-        sb_text(b, t->cols[c].name);
+        for (const char *p = t->cols[c].name; *p; p++) {
+            sb_text(b, (char[]){*p, 0});
+            if (*p == '_' && p[1]) sb_printf(b, "<wbr>");
+        }
         sb_printf(b, "</th>");
     }
     sb_printf(b, "</tr>\n");
@@ -216,11 +261,9 @@ static void html_table(sb *b, const hta_table *t, const char *id) {
                 sb_printf(b, "<td>");
                 sb_text(b, col->v.s[r] ? col->v.s[r] : "");
             } else if (col->type == HTA_COL_INT && !(col->null && col->null[r])) {
-                sb_printf(b, "<td class=\"n\">%lld", (long long)col->v.i[r]);
+                sb_printf(b, "<td class=\"n\">%s", svg_int((long long)col->v.i[r], nb));
             } else if (col->type == HTA_COL_FLOAT && !isnan(col->v.f[r])) {
-                char num[64];
-                hta_table_float_text(col->v.f[r], num, sizeof num); /* as the table format: no exponent */
-                sb_printf(b, "<td class=\"n\">%s", num);
+                sb_printf(b, "<td class=\"n\">%s", svg_num(col->v.f[r], SVG_SIG, nb));
             } else {
                 sb_printf(b, "<td>");
             }
@@ -228,7 +271,7 @@ static void html_table(sb *b, const hta_table *t, const char *id) {
         }
         sb_printf(b, "</tr>\n");
     }
-    sb_printf(b, "</table>\n");
+    sb_printf(b, "</table></div>\n");
 }
 
 static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, const hta_table *idle) {
@@ -242,7 +285,10 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
                  "<style>%s</style></head><body>\n",
               CSS);
     svg_defs(b);
-    sb_printf(b, "<h1>hta report: ");
+    /* a long path breaks anywhere (CSS) rather than run off the page; the title attribute has it whole */
+    sb_printf(b, "<h1 title=\"");
+    sb_text(b, n && pr[0].path ? pr[0].path : "");
+    sb_printf(b, "\">hta report: ");
     sb_text(b, n && pr[0].path ? pr[0].path : "");
     sb_printf(b, "%s</h1>\n", n > 1 ? " and the other ranks' files" : "");
     /* headline */
@@ -281,7 +327,10 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         double *v = calloc(m ? m : 1, sizeof *v);
         if (lab && v) {
             for (size_t r = 0; r < m; r++) lab[r] = txt(f, r, HTA_FINDINGS_CAUSE), v[r] = num(f, r, HTA_FINDINGS_SAVING_PCT);
-            svg_hbars(b, "whatif", "what-if savings per cause", lab, v, (int)m, "saving, % of the step time", 170);
+            svg_hbars(b, "whatif", "what-if savings per cause", lab, NULL, v, (int)m, "saving, % of the step time", 170,
+                      !m ? "No chart: no finding, so there is no saving to estimate."
+                         : "No chart: no finding has an estimated saving above 0 (a capture trace is not a timing "
+                           "profile, and a cause measured over another window has none: the findings say which).");
         } else b->oom = 1;
         free(lab);
         free(v);
@@ -291,7 +340,8 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
                  "of %d time bins in which the GPU runs a kernel, copy or memset (filled) and some CPU thread runs an "
                  "operator or runtime call (line); dashed lines mark the starts of ProfilerSteps.</p>\n",
               RP_BINS);
-    time_rows(b, "busy", "CPU and GPU busy over time per rank", pr, n, TS_BUSY);
+    time_rows(b, "busy", "CPU and GPU busy over time per rank", pr, n, TS_BUSY,
+              "No chart: no CPU or GPU event was busy in any bin of any rank.");
     /* time breakdown */
     sb_printf(b, "<h2 id=\"breakdown\">Time breakdown</h2>\n");
     {
@@ -311,7 +361,8 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
                 v[3 * r] = (double)sp.comp * w, v[3 * r + 1] = (double)(sp.busy - sp.comp) * w;
                 v[3 * r + 2] = (double)(sp.window - sp.busy) * w;
             }
-            svg_stacked(b, "breakdown", "GPU time breakdown per rank", lp, (int)m, ser, 3, v, "% of the window", 100, 80);
+            svg_stacked(b, "breakdown", "GPU time breakdown per rank", lp, (int)m, ser, 3, v, "% of the window", 100, 80,
+                        "No chart: no rank has a window with GPU time to break down (no GPU work in the trace).");
             /* idle by what the host did meanwhile: the split the findings use, in % of the same window, so
              * that the bars add up to the idle share above */
             static const char *const causes[] = {"host blocked", "GPU-side wait", "data loading", "host (launch, Python)"};
@@ -328,14 +379,20 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
                          "by what the host did meanwhile: blocked in a runtime call (syncs, allocator, synchronous "
                          "copies), nothing to wait for but GPU work queued (stream waits), data loading, or anything "
                          "else (launch and Python overhead).</p>\n");
-            if (iv) svg_stacked(b, "idle", "GPU idle time by cause per rank", lp, (int)m, causes, 4, iv, "% of the window", 0, 80);
+            if (iv)
+                svg_stacked(b, "idle", "GPU idle time by cause per rank", lp, (int)m, causes, 4, iv, "% of the window", 0,
+                            80, "No chart: the GPU did not idle in the window of any rank, or no rank has GPU work.");
             else b->oom = 1;
             free(iv);
             /* communication overlap */
-            for (size_t r = 0; r < m; r++) v[r] = num(rk, r, HTA_REPORT_RANKS_OVERLAP);
+            int comm = 0;
+            for (size_t r = 0; r < m; r++) v[r] = num(rk, r, HTA_REPORT_RANKS_OVERLAP), comm |= !isnan(v[r]);
             sb_printf(b, "<h2 id=\"overlap\">Communication overlap</h2>\n");
-            svg_hbars(b, "overlap", "communication overlapped with compute per rank", lp, v, (int)m,
-                      "% of communication time overlapped with compute", 80);
+            svg_hbars(b, "overlap", "communication overlapped with compute per rank", lp, NULL, v, (int)m,
+                      "% of communication time overlapped with compute", 80,
+                      comm ? "No chart: no rank overlapped any of its communication with computation (0% on every "
+                             "rank with communication)."
+                           : "No chart: no rank ran communication kernels, so there is nothing to overlap.");
         } else b->oom = 1;
         free(lab);
         free(lp);
@@ -354,33 +411,42 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     sb_printf(b, "<h2 id=\"kernels\">Kernel types and top kernels</h2>\n");
     {
         size_t m = kt ? kt->nrows : 0, mt = tk ? tk->nrows : 0;
-        const char **lab = calloc(m + mt + 1, sizeof *lab);
-        char (*nb)[RP_NAME_MAX + 1] = calloc(mt + 1, sizeof *nb);
+        const char **lab = calloc(m + mt + 1, sizeof *lab), **full = calloc(mt + 1, sizeof *full);
         double *v = calloc(m + mt + 1, sizeof *v);
-        if (lab && v && nb) {
+        static const char no_kernel[] = "No chart: no GPU kernel ran on any rank.";
+        if (lab && v && full) {
             for (size_t r = 0; r < m; r++) lab[r] = txt(kt, r, HTA_REPORT_KERNEL_TYPES_TYPE), v[r] = num(kt, r, HTA_REPORT_KERNEL_TYPES_SUM) / 1e3;
-            svg_hbars(b, "kernel-types", "time per kernel type, all ranks", lab, v, (int)m, "time (ms), all ranks", 280);
-            for (size_t r = 0; r < mt; r++) {
-                char *sn = hta_shorten_name(txt(tk, r, HTA_TOP_KERNELS_NAME));
-                const char *s = rp_name(sn ? sn : txt(tk, r, HTA_TOP_KERNELS_NAME), nb[r]);
-                if (s != nb[r]) snprintf(nb[r], sizeof nb[r], "%s", s);
-                free(sn);
-                lab[r] = nb[r], v[r] = num(tk, r, HTA_TOP_KERNELS_SUM) / 1e3;
-            }
-            svg_hbars(b, "top-kernels", "kernels with the most GPU time, all ranks", lab, v, (int)mt, "time (ms), all ranks", 330);
+            svg_hbars(b, "kernel-types", "time per kernel type, all ranks", lab, NULL, v, (int)m, "time (ms), all ranks",
+                      280, no_kernel);
+            /* short labels, one per kernel, the whole name in the bar's tooltip */
+            for (size_t r = 0; r < mt; r++) full[r] = txt(tk, r, HTA_TOP_KERNELS_NAME), v[r] = num(tk, r, HTA_TOP_KERNELS_SUM) / 1e3;
+            char **kl = rp_kernel_labels(full, mt, svg_label_chars(330 - 8));
+            if (kl || !mt)
+                svg_hbars(b, "top-kernels", "kernels with the most GPU time, all ranks", (const char *const *)kl, full, v,
+                          (int)mt, "time (ms), all ranks", 330, no_kernel);
+            else b->oom = 1;
+            rp_labels_free(kl, mt);
         } else b->oom = 1;
         free(lab);
+        free(full);
         free(v);
-        free(nb);
     }
-    rp_roofline_chart(b, res); /* efficiency.c */
+    if (!rp_roofline_chart(b, res)) {
+        sb_printf(b, "<h2 id=\"roofline\">Roofline</h2>\n");
+        svg_empty(b, "roofline", "No chart: no operator with a FLOP count ran on the GPU (the trace was recorded "
+                                 "without input shapes, record_shapes=True, or its operators have no FLOP formula "
+                                 "in hta: docs/efficiency.md).");
+    }
     sb_printf(b, "<h2 id=\"launch\">Launch delays</h2>\n");
     launch_hist(b, pr, n);
     sb_printf(b, "<h2 id=\"queue\">Launch-queue length over time</h2><p class=\"note\">Kernels launched and not yet "
                  "started, all streams of the rank: near 0 the GPU waits for the CPU; high, the CPU runs ahead.</p>\n");
-    time_rows(b, "queue", "launch-queue length over time per rank", pr, n, TS_QUEUE);
+    time_rows(b, "queue", "launch-queue length over time per rank", pr, n, TS_QUEUE,
+              "No chart: no kernel waited in a launch queue on any rank (no kernel launch was matched to its kernel: "
+              "no GPU work, or no CPU side recorded).");
     sb_printf(b, "<h2 id=\"membw\">Memory bandwidth over time</h2><p class=\"note\">Copies and memsets in flight.</p>\n");
-    time_rows(b, "membw", "memory bandwidth over time per rank", pr, n, TS_MEMBW);
+    time_rows(b, "membw", "memory bandwidth over time per rank", pr, n, TS_MEMBW,
+              "No chart: no memory copy or memset moved bytes on any rank.");
     /* critical path per rank and step */
     sb_printf(b, "<h2 id=\"cpath\">What bounds the critical path, per rank and step</h2><p class=\"note\">The "
                  "critical path of each rank, as `hta critical-path` gives it, its time per ProfilerStep by bound_by "
@@ -388,19 +454,21 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     {
         size_t m = 0;
         for (size_t k = 0; k < n; k++) m += pr[k].nsteps;
-        char (*lab)[40] = calloc(m ? m : 1, sizeof *lab);
+        char (*lab)[48] = calloc(m ? m : 1, sizeof *lab), sl[32];
         const char **lp = calloc(m ? m : 1, sizeof *lp);
         double *v = calloc(RP_NBOUND * (m ? m : 1), sizeof *v);
         if (lab && lp && v) {
             size_t j = 0;
             for (size_t k = 0; k < n; k++)
                 for (size_t s = 0; s < pr[k].nsteps; s++, j++) {
-                    snprintf(lab[j], sizeof lab[j], "rank %d #%lld", pr[k].rank, (long long)pr[k].step_num[s]);
+                    snprintf(lab[j], sizeof lab[j], "rank %d %s", pr[k].rank, step_label(pr[k].step_num[s], sl, sizeof sl));
                     lp[j] = lab[j];
                     for (int c = 0; c < RP_NBOUND; c++) v[j * RP_NBOUND + c] = (double)pr[k].cp_ns[s * RP_NBOUND + c] / 1e6;
                 }
             svg_stacked(b, "critical-path", "critical path per rank and step by bound_by", lp, (int)m, rp_bound_names,
-                        RP_NBOUND, v, "time on the critical path (ms)", 0, 110);
+                        RP_NBOUND, v, "time on the critical path (ms)", 0, 140,
+                        "No chart: no critical path was built (--no-critical-path, or no rank has events to build "
+                        "one from).");
         } else b->oom = 1;
         free(lab);
         free(lp);
@@ -432,10 +500,12 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
                 v[m + i] = tot > 0 ? 100.0 * used / tot : 0;
                 v[2 * m + i] = num(gm, (size_t)i, HTA_GPU_METRICS_CPU);
             }
-            svg_hbars(b, "metrics-sm", "SM activity per GPU", lab, v, m, "% of the time", 170);
-            svg_hbars(b, "metrics-mem", "GPU memory in use (most of any sample)", lab, v + m, m, "% of the GPU's memory",
-                      170);
-            svg_hbars(b, "metrics-cpu", "host CPU busy", lab, v + 2 * m, m, "% of the host's cores", 170);
+            svg_hbars(b, "metrics-sm", "SM activity per GPU", lab, NULL, v, m, "% of the time", 170,
+                      "No chart: no GPU was active in any sample.");
+            svg_hbars(b, "metrics-mem", "GPU memory in use (most of any sample)", lab, NULL, v + m, m,
+                      "% of the GPU's memory", 170, "No chart: no sample found GPU memory in use.");
+            svg_hbars(b, "metrics-cpu", "host CPU busy", lab, NULL, v + 2 * m, m, "% of the host's cores", 170,
+                      "No chart: no sample found the host's CPU busy.");
             html_table(b, gm, "metrics-table");
         }
         for (int i = 0; own && i < m; i++) free(own[i]);

@@ -39,12 +39,18 @@ int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) __attrib
 
 /* Hardware efficiency (efficiency.c): op_roofline reduced from the parts in all, its top rows and the
  * device table into out, the operators far below their roof as an observation in f and in the gpu_compute
- * row of ft (the findings table, may be NULL); and the page's roofline chart from res's tables. */
+ * row of ft (the findings table, may be NULL). */
 hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, hta_result *out, hta_error *err);
 /* The collectives table of the ranks' comms parts into out, and its observation (comms.c). */
 hta_status rp_comms(hta_result *all, findings *f, hta_result *out, hta_error *err);
 struct sb;
-void rp_roofline_chart(struct sb *b, const hta_result *res);
+/* The page's roofline section from res's op_roofline and device tables (html_roofline.c); 0 when res has
+ * no operator with a FLOP count to draw (nothing written). */
+int rp_roofline_chart(struct sb *b, const hta_result *res);
+/* Distinct bar labels of at most maxc characters for the kernels full[0..n) (html_names.c); NULL when out
+ * of memory.  rp_labels_free frees them. */
+char **rp_kernel_labels(const char *const *full, size_t n, int maxc);
+void rp_labels_free(char **lab, size_t n);
 
 typedef struct rp_cpu {
     size_t n;             /* ranks of the run */

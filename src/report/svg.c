@@ -55,6 +55,69 @@ void sb_free(sb *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* The number t ("-1234.5") into buf with its thousands apart: "-1,234.5"; "-0" as "0". */
+static const char *commas(const char *t, char *buf) {
+    const char *p = t;
+    size_t o = 0;
+    if (*p == '-') {
+        p++;
+        if (strspn(p, "0.") != strlen(p)) buf[o++] = '-'; /* -0.00 is 0.00 */
+    }
+    size_t nd = strcspn(p, ".");
+    for (size_t i = 0; i < nd; i++) {
+        buf[o++] = p[i];
+        if ((nd - 1 - i) % 3 == 0 && i + 1 < nd) buf[o++] = ',';
+    }
+    strcpy(buf + o, p + nd);
+    return buf;
+}
+
+const char *svg_num(double v, int dec, char *buf) {
+    if (isnan(v) || isinf(v)) return strcpy(buf, "-");
+    double a = fabs(v);
+    int d = dec;
+    if (dec < 0) /* 4 significant digits: 3 decimals more than the first digit's place; none from 1,000 */
+        d = a < 5e-13 ? 0 : 3 - (int)floor(log10(a));
+    d = d < 0 ? 0 : d > 12 ? 12 : d;
+    char t[SVG_NUM - 160]; /* the largest double has 309 digits; commas take a third more */
+    snprintf(t, sizeof t, "%.*f", d, v);
+    char *dot = strchr(t, '.');
+    if (dec < 0 && dot) { /* 12.50 -> 12.5, 3.000 -> 3 */
+        char *e = t + strlen(t) - 1;
+        while (e > dot && *e == '0') *e-- = 0;
+        if (e == dot) *e = 0;
+    }
+    return commas(t, buf);
+}
+
+const char *svg_int(long long v, char *buf) {
+    char t[32];
+    snprintf(t, sizeof t, "%lld", v);
+    return commas(t, buf);
+}
+
+const char *svg_fit(const char *s, int maxc, char *buf) {
+    size_t l = strlen(s);
+    if (maxc < 8 || l <= (size_t)maxc) return s;
+    /* the end tells variants apart (template arguments, tile sizes) as often as the start names them */
+    size_t tl = (size_t)maxc / 3, hl = (size_t)maxc - 3 - tl, t = l - tl;
+    while (hl > 0 && ((unsigned char)s[hl] & 0xC0) == 0x80) hl--; /* whole UTF-8 characters */
+    while (s[t] && ((unsigned char)s[t] & 0xC0) == 0x80) t++;
+    snprintf(buf, (size_t)maxc + 1, "%.*s...%s", (int)hl, s, s + t);
+    return buf;
+}
+
+/* 7 pixels a character at 11px: wider than most sans-serif fonts' average, DejaVu Sans' included */
+#define CHAR_W 7.0
+
+int svg_label_chars(double w) { return (int)(w / CHAR_W); }
+
+void svg_empty(sb *b, const char *id, const char *why) {
+    sb_printf(b, "<p class=\"empty\" id=\"chart-%s-empty\">", id);
+    sb_text(b, why);
+    sb_printf(b, "</p>\n");
+}
+
 /* Fill of series i: six lightness steps; the last three also striped or dotted. */
 const char *svg_fill(int i) {
     static const char *const f[] = {"#08306b", "#6baed6", "#deebf7", "url(#p-stripe)", "url(#p-dots)", "#636363"};
@@ -88,27 +151,44 @@ void svg_open(sb *b, const char *id, const char *title, int w, int h) {
 
 void svg_close(sb *b) { sb_printf(b, "</svg>\n"); }
 
-void svg_legend(sb *b, int x, int y, const char *const *names, int n, const int *fills) {
+static int legend_w(const char *name) { return 16 + (int)(CHAR_W * (double)strlen(name)) + 12; }
+
+int svg_legend_rows(int x, int xmax, const char *const *names, int n) {
+    int rows = 1, cx = x;
     for (int i = 0; i < n; i++) {
+        int w = legend_w(names[i]);
+        if (cx > x && cx + w > xmax) rows++, cx = x;
+        cx += w;
+    }
+    return rows;
+}
+
+void svg_legend(sb *b, int x, int y, int xmax, const char *const *names, int n, const int *fills) {
+    int cx = x;
+    sb_printf(b, "<g class=\"legend\">");
+    for (int i = 0; i < n; i++) {
+        int w = legend_w(names[i]);
+        if (cx > x && cx + w > xmax) y += SVG_LEGEND_ROW, cx = x; /* the same break as svg_legend_rows */
         sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#333\" stroke-width=\"0.5\"/>"
                      "<text x=\"%d\" y=\"%d\" class=\"lg\">",
-                  x, y - 10, svg_fill(fills ? fills[i] : i), x + 16, y);
+                  cx, y - 10, svg_fill(fills ? fills[i] : i), cx + 16, y);
         sb_text(b, names[i]);
         sb_printf(b, "</text>");
-        x += 24 + 7 * (int)strlen(names[i]);
+        cx += w;
     }
-    sb_printf(b, "\n");
+    sb_printf(b, "</g>\n");
 }
 
 /* A value axis along x from px0 to px1 (data 0 .. hi) at height y, with ticks and the unit. */
 void svg_xaxis(sb *b, double px0, double px1, double y, double hi, const char *unit) {
     double st = nice_step(hi, 5);
     sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>", px0, y, px1, y);
-    for (double v = 0; hi > 0 && v <= hi * 1.0001; v += st) {
-        double x = px0 + (px1 - px0) * v / hi;
+    char nb[SVG_NUM];
+    for (int i = 0; hi > 0 && i * st <= hi * 1.0001; i++) { /* i * st: no sum of rounding errors */
+        double v = i * st, x = px0 + (px1 - px0) * v / hi;
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>"
-                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%g</text>",
-                  x, y, x, y + 4, x, y + 15, v);
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"middle\">%s</text>",
+                  x, y, x, y + 4, x, y + 15, svg_num(v, SVG_SIG, nb));
     }
     sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"un\" text-anchor=\"middle\">", (px0 + px1) / 2, y + 30);
     sb_text(b, unit);
@@ -119,11 +199,12 @@ void svg_xaxis(sb *b, double px0, double px1, double y, double hi, const char *u
 void svg_yaxis(sb *b, double x, double py0, double py1, double hi, const char *unit, int ticks) {
     double st = nice_step(hi, ticks);
     sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>", x, py0, x, py1);
-    for (double v = 0; hi > 0 && v <= hi * 1.0001; v += st) {
-        double y = py1 - (py1 - py0) * v / hi;
+    char nb[SVG_NUM];
+    for (int i = 0; hi > 0 && i * st <= hi * 1.0001; i++) {
+        double v = i * st, y = py1 - (py1 - py0) * v / hi;
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>"
-                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"end\">%g</text>",
-                  x - 4, y, x, y, x - 6, y + 3, v);
+                     "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\" text-anchor=\"end\">%s</text>",
+                  x - 4, y, x, y, x - 6, y + 3, svg_num(v, SVG_SIG, nb));
     }
     if (unit && *unit) {
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"un\" transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"middle\">",
@@ -133,46 +214,74 @@ void svg_yaxis(sb *b, double x, double py0, double py1, double hi, const char *u
     }
 }
 
-void svg_hbars(sb *b, const char *id, const char *title, const char *const *labels, const double *v, int n,
-               const char *unit, int label_w) {
+void svg_hbars(sb *b, const char *id, const char *title, const char *const *labels, const char *const *tips,
+               const double *v, int n, const char *unit, int label_w, const char *empty) {
     int rowh = 18, w = 900, top = 10, h = top + n * rowh + 45;
     double hi = 0;
     for (int i = 0; i < n; i++) hi = fmax(hi, v[i]);
-    if (!(hi > 0)) hi = 1;
+    if (!(hi > 0)) {
+        svg_empty(b, id, empty);
+        return;
+    }
     double x0 = label_w, x1 = w - 60;
+    int maxc = svg_label_chars(x0 - 8);
+    char nb[SVG_NUM], *lb = malloc((size_t)maxc + 1);
+    if (!lb) {
+        b->oom = 1;
+        return;
+    }
     svg_open(b, id, title, w, h);
     for (int i = 0; i < n; i++) {
         double y = top + i * rowh, bw = (x1 - x0) * (isnan(v[i]) ? 0 : v[i]) / hi;
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">", x0 - 6, y + 12);
-        sb_text(b, labels[i]);
+        /* the bar's tooltip names it whole, with its value */
+        sb_printf(b, "<g><title>");
+        sb_text(b, tips && tips[i] ? tips[i] : labels[i]);
+        sb_printf(b, ": %s ", svg_num(v[i], SVG_SIG, nb));
+        sb_text(b, unit);
+        sb_printf(b, "</title><text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">", x0 - 6, y + 12);
+        sb_text(b, svg_fit(labels[i], maxc, lb));
         sb_printf(b, "</text><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
                   x0, y + 2, bw, rowh - 4, svg_fill(0));
-        /* a value that does not exist (NaN) is no bar and no number */
-        if (isnan(v[i])) sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">-</text>\n", x0 + 4, y + 12);
-        else sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">%.4g</text>\n", x0 + bw + 4, y + 12, v[i]);
+        /* a value that does not exist (NaN) is no bar, and "-" */
+        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">%s</text></g>\n", x0 + bw + 4, y + 12,
+                  svg_num(v[i], SVG_SIG, nb));
     }
+    free(lb);
     svg_xaxis(b, x0, x1, top + n * rowh + 2, hi, unit);
     svg_close(b);
 }
 
 void svg_stacked(sb *b, const char *id, const char *title, const char *const *labels, int n,
-                 const char *const *series, int ns, const double *v, const char *unit, double hi, int label_w) {
-    int rowh = n > 40 ? 10 : 18, w = 900, top = 30, h = top + n * rowh + 45;
+                 const char *const *series, int ns, const double *v, const char *unit, double hi, int label_w,
+                 const char *empty) {
+    double most = 0;
+    for (int i = 0; i < n * ns; i++) most = fmax(most, v[i]);
+    if (!(most > 0)) {
+        svg_empty(b, id, empty);
+        return;
+    }
+    int w = 900, rowh = n > 40 ? 10 : 18, rows = svg_legend_rows(label_w, w - 10, series, ns);
+    int top = 30 + (rows - 1) * SVG_LEGEND_ROW, h = top + n * rowh + 45;
     if (!(hi > 0)) {
         for (int i = 0; i < n; i++) {
             double s = 0;
             for (int j = 0; j < ns; j++) s += isnan(v[i * ns + j]) ? 0 : v[i * ns + j];
             hi = fmax(hi, s);
         }
-        if (!(hi > 0)) hi = 1;
     }
     double x0 = label_w, x1 = w - 30;
+    int maxc = svg_label_chars(x0 - 8);
+    char nb[SVG_NUM], *lb = malloc((size_t)maxc + 1);
+    if (!lb) {
+        b->oom = 1;
+        return;
+    }
     svg_open(b, id, title, w, h);
-    svg_legend(b, (int)x0, 16, series, ns, NULL);
+    svg_legend(b, (int)x0, 16, w - 10, series, ns, NULL);
     for (int i = 0; i < n; i++) {
         double y = top + i * rowh, x = x0;
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">", x0 - 6, y + rowh - 5);
-        sb_text(b, labels[i]);
+        sb_text(b, svg_fit(labels[i], maxc, lb));
         sb_printf(b, "</text>");
         for (int j = 0; j < ns; j++) {
             double d = v[i * ns + j];
@@ -184,13 +293,14 @@ void svg_stacked(sb *b, const char *id, const char *title, const char *const *la
             sb_text(b, labels[i]);
             sb_printf(b, " ");
             sb_text(b, series[j]);
-            sb_printf(b, ": %.4g ", d);
+            sb_printf(b, ": %s ", svg_num(d, SVG_SIG, nb));
             sb_text(b, unit);
             sb_printf(b, "</title></rect>");
             x += bw;
         }
         sb_printf(b, "\n");
     }
+    free(lb);
     svg_xaxis(b, x0, x1, top + n * rowh + 2, hi, unit);
     svg_close(b);
 }

@@ -93,7 +93,8 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
         double span = (double)(p->t1 - p->t0) / 1e6, pw = plotw * (span > 0 ? span / tmax : 0);
         sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"lb\" text-anchor=\"end\">rank %d</text>", left - 6,
                   (y0 + y1) / 2 + 4, p->rank);
-        sb_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" stroke=\"#ccc\" class=\"fr\"/>",
+        sb_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" stroke=\"#ccc\" "
+                     "class=\"fr\"/>",
                   left, y0, pw, rowh);
         for (int s = 0; s < 2; s++) {
             if (kind != TS_BUSY && s) break;
@@ -114,8 +115,9 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
                 double x = left + pw * (double)(p->step_ts[st] - p->t0) / (double)(p->t1 > p->t0 ? p->t1 - p->t0 : 1);
                 sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"st\"/>", x, y0, x, y1);
                 if (rowh >= 36) /* right of its line, or left of it near the plot's right end */
-                    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\"%s>%s</text>", x + (x < left + plotw - 40 ? 2 : -2),
-                              y0 + 10, x < left + plotw - 40 ? "" : " text-anchor=\"end\"",
+                    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\"%s>%s</text>",
+                              x + (x < left + plotw - 40 ? 2 : -2), y0 + 10,
+                              x < left + plotw - 40 ? "" : " text-anchor=\"end\"",
                               step_label(p->step_num[st], sl, sizeof sl));
             }
         sb_printf(b, "\n");
@@ -140,7 +142,7 @@ static void lateness_map(sb *b, const rp_rank *pr, size_t n, int64_t job) {
         return;
     }
     char sl[32];
-    int cw = ns > 20 ? 20 : 60, ch = n > 16 ? 12 : 22, left = 70, top = 40, w = left + (int)ns * cw + 200;
+    int cw = ns > 20 ? 20 : 60, ch = n > 16 ? 14 : 22, left = 70, top = 40, w = left + (int)ns * cw + 200;
     int h = top + (int)n * ch + 40;
     svg_open(b, "lateness", "collective lateness per rank and step", w < 900 ? 900 : w, h);
     sb_printf(b, "<g class=\"legend\"><text x=\"%d\" y=\"14\" class=\"lg\">the time the other ranks waited for this "
@@ -279,7 +281,7 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
     const hta_table *rk = table(res, &HTA_REPORT_RANKS_TABLE), *kt = table(res, &HTA_REPORT_KERNEL_TYPES_TABLE);
     const hta_table *tk = table(res, &HTA_TOP_KERNELS_TABLE), *obs = table(res, &HTA_OBS_TABLE);
     int64_t job = rp_job_step(pr, n);
-    char d1[32];
+    char d1[32], nb[SVG_NUM];
     sb_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                  "<meta name=\"viewport\" content=\"width=device-width\"><title>hta report</title>"
                  "<style>%s</style></head><body>\n",
@@ -311,8 +313,8 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
         sb_text(b, txt(f, r, HTA_FINDINGS_RANKS));
         if (isnan(num(f, r, HTA_FINDINGS_SAVING_PCT))) sb_printf(b, ")");
         else
-            sb_printf(b, "): removing it would save about %.1f%% of the step (%s)", num(f, r, HTA_FINDINGS_SAVING_PCT),
-                      rp_dur((int64_t)(num(f, r, HTA_FINDINGS_SAVING_US) * 1e3), d1, sizeof d1));
+            sb_printf(b, "): removing it would save about %.1f%% of the step (%s us)",
+                      num(f, r, HTA_FINDINGS_SAVING_PCT), svg_num(num(f, r, HTA_FINDINGS_SAVING_US), 0, nb));
     }
     if (!f || !f->nrows) sb_printf(b, "none stands out");
     sb_printf(b, ".</p>\n");
@@ -419,7 +421,8 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
             svg_hbars(b, "kernel-types", "time per kernel type, all ranks", lab, NULL, v, (int)m, "time (ms), all ranks",
                       280, no_kernel);
             /* short labels, one per kernel, the whole name in the bar's tooltip */
-            for (size_t r = 0; r < mt; r++) full[r] = txt(tk, r, HTA_TOP_KERNELS_NAME), v[r] = num(tk, r, HTA_TOP_KERNELS_SUM) / 1e3;
+            for (size_t r = 0; r < mt; r++)
+                full[r] = txt(tk, r, HTA_TOP_KERNELS_NAME), v[r] = num(tk, r, HTA_TOP_KERNELS_SUM) / 1e3;
             char **kl = rp_kernel_labels(full, mt, svg_label_chars(330 - 8));
             if (kl || !mt)
                 svg_hbars(b, "top-kernels", "kernels with the most GPU time, all ranks", (const char *const *)kl, full, v,
@@ -461,7 +464,8 @@ static void page(sb *b, const rp_rank *pr, size_t n, const hta_result *res, cons
             size_t j = 0;
             for (size_t k = 0; k < n; k++)
                 for (size_t s = 0; s < pr[k].nsteps; s++, j++) {
-                    snprintf(lab[j], sizeof lab[j], "rank %d %s", pr[k].rank, step_label(pr[k].step_num[s], sl, sizeof sl));
+                    snprintf(lab[j], sizeof lab[j], "rank %d %s", pr[k].rank,
+                             step_label(pr[k].step_num[s], sl, sizeof sl));
                     lp[j] = lab[j];
                     for (int c = 0; c < RP_NBOUND; c++) v[j * RP_NBOUND + c] = (double)pr[k].cp_ns[s * RP_NBOUND + c] / 1e6;
                 }

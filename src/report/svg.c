@@ -260,7 +260,7 @@ void svg_stacked(sb *b, const char *id, const char *title, const char *const *la
         svg_empty(b, id, empty);
         return;
     }
-    int w = 900, rowh = n > 40 ? 10 : 18, rows = svg_legend_rows(label_w, w - 10, series, ns);
+    int w = 900, rowh = n > 40 ? 14 : 18, rows = svg_legend_rows(label_w, w - 10, series, ns);
     int top = 30 + (rows - 1) * SVG_LEGEND_ROW, h = top + n * rowh + 45;
     if (!(hi > 0)) {
         for (int i = 0; i < n; i++) {

@@ -74,7 +74,12 @@ function check(win, doc) {
           if (overlap(items[i][1], items[j][1]))
             out.push(name + ": legend entries overlap: " + short(items[i][0]) + " / " + short(items[j][0]));
     }
-    const labels = [...svg.querySelectorAll("text.lb")].map(t => t.textContent);
+    const lbs = [...svg.querySelectorAll("text.lb")].map(t => [t, t.getBoundingClientRect()]);
+    for (let i = 0; i < lbs.length; i++) // labels in order: a neighbour overlaps, if any does
+      for (let j = i + 1; j < lbs.length && j < i + 4; j++)
+        if (overlap(lbs[i][1], lbs[j][1]))
+          out.push(name + ": labels overlap: " + short(lbs[i][0]) + " / " + short(lbs[j][0]));
+    const labels = lbs.map(([t]) => t.textContent);
     const seen = new Set();
     for (const l of labels) {
       if (seen.has(l)) out.push(name + ": two bars labelled '" + l + "'");

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """hta report --html laid out by Debian's headless Chromium, for every trace in tests/data that makes a page
-(the real traces, HTA's test traces, the labelled real ones), a real 8-rank job (PARAM's DLRM workers) and a
-generated 8-rank job with a straggler, each at 1000 and 1400 px wide: no box runs past its container or
-the viewport, no chart text is cut at the chart's edge, legend entries do not overlap, no bar label repeats,
-no chart is drawn empty (the page says why instead), no straggler heat map for one rank, no number is
-written with an exponent and no step is named "#-1" (the checks: html_layout.js).
+(the real traces, HTA's test traces, the labelled real ones), a real 8-rank job (PARAM's DLRM workers) and
+generated 8- and 24-rank jobs with a straggler, each at 1000 and 1400 px wide: no box runs past its container
+or the viewport, no chart text is cut at the chart's edge, legend entries and bar labels do not overlap, no
+bar label repeats, no chart is drawn empty (the page says why instead), no straggler heat map for one rank,
+no number is written with an exponent and no step is named "#-1" (the checks: html_layout.js).
 
 The pages sit in <iframe srcdoc> frames of a page of pages, a few Chromium processes for all of them; the
 checks run on the load event and write JSON that --dump-dom prints, so nothing depends on timing."""
@@ -69,11 +69,15 @@ class Layout(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         d = cls.tmp.name
         cls.made, cls.refused, pages = [], [], []
-        job = os.path.join(d, "job")
-        subprocess.run(["python3", GEN, "--out", job, "--ranks", "8", "--layers", "2", "--steps", "3",
-                        "--straggler", "5", "--quiet"], check=True)
-        for src in traces() + [DLRM, job]:
-            name = "generated_8_ranks" if src == job else name_of(src)
+        # generated jobs: 8 ranks (tall rows, step marks), 24 (the compact rows of many ranks and steps)
+        jobs = {}
+        for ranks, layers in ((8, 2), (24, 1)):
+            job = os.path.join(d, "job%d" % ranks)
+            subprocess.run(["python3", GEN, "--out", job, "--ranks", str(ranks), "--layers", str(layers), "--steps",
+                            "3", "--straggler", "5", "--quiet"], check=True)
+            jobs[job] = "generated_%d_ranks" % ranks
+        for src in traces() + [DLRM] + sorted(jobs):
+            name = jobs.get(src) or name_of(src)
             out = os.path.join(d, name + ".html")
             p = subprocess.run([HTA, "report", src, "--quiet", "--html", out], capture_output=True, text=True)
             if p.returncode == 0:
@@ -111,6 +115,7 @@ class Layout(unittest.TestCase):
         self.assertIn('no "traceEvents" array', self.refused[0][2])
         self.assertGreaterEqual(len(self.pages), 60)
         self.assertIn("generated_8_ranks", self.pages)
+        self.assertIn("generated_24_ranks", self.pages)
         self.assertIn(name_of(DLRM), self.pages)
 
     def test_a_roof_or_why_not(self):
@@ -149,7 +154,7 @@ class Checks(unittest.TestCase):
                '<g class="legend"><rect x="10" y="5" width="12" height="12"/><text x="26" y="15" class="lg">'
                'gpu_kernel_kernel_overhead</text><text x="60" y="15" class="lg">next</text></g>'
                '<text x="280" y="50" class="lb">cut at the edge</text><text x="5" y="80" class="lb">a</text>'
-               '<text x="5" y="95" class="lb">a</text><text x="100" y="60" class="tk">1.52e+03</text></svg>'
+               '<text x="5" y="88" class="lb">a</text><text x="100" y="60" class="tk">1.52e+03</text></svg>'
                '<p>step #-1</p><div style="width:2000px">wide</div></body></html>' % ("x" * 300))
         with tempfile.TemporaryDirectory() as d:
             page = os.path.join(d, "bad.html")
@@ -163,7 +168,8 @@ class Checks(unittest.TestCase):
         self.assertTrue(m, p.stderr[-1500:])
         found = "\n".join(x for r in json.loads(html.unescape(m.group(1))) for x in r["problems"])
         for what in ("content wider than its box", "beyond the viewport", "text cut at the chart's edge",
-                     "legend entries overlap", "two bars labelled 'a'", "drawn without a mark",
+                     "legend entries overlap", "two bars labelled 'a'", "labels overlap: text.lb 'a'",
+                     "drawn without a mark",
                      "with an exponent: ", "a step named #-1", "chart busy neither drawn nor said why"):
             self.assertIn(what, found)
 

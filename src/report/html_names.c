@@ -13,6 +13,7 @@
 
 #define HINT_MAX 96 /* bytes of distinguishing words a label gets */
 #define ROUNDS 3    /* words added to a label at most */
+#define WORDS_RUN 16 /* kernels of one short name that words tell apart; more are numbered */
 
 static int ident(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -40,9 +41,9 @@ static int dull(const char *w, size_t l) {
 }
 
 /* The first word of full that is not dull, no namespace (followed by "::"), not yet in label, and absent
- * from the full name of some other kernel j with the same label (same[j]); its length, 0 when none. */
-static size_t telling_word(const char *full, const char *label, const char *const *fulls, const unsigned char *same,
-                           size_t n, const char **out) {
+ * from the full name of some other kernel of its run (fulls[run[0..nrun)]); its length, 0 when none. */
+static size_t telling_word(const char *full, const char *label, const char *const *fulls, const size_t *run,
+                           size_t nrun, const char **out) {
     char w[HINT_MAX];
     for (const char *p = full; *p;) {
         if (!ident(*p)) {
@@ -55,8 +56,8 @@ static size_t telling_word(const char *full, const char *label, const char *cons
         if (!dull(p, l) && strncmp(q, "::", 2) && l < sizeof w) {
             memcpy(w, p, l), w[l] = 0;
             if (!has_word(label, w, l))
-                for (size_t j = 0; j < n; j++)
-                    if (same[j] && fulls[j] != full && !has_word(fulls[j], w, l)) {
+                for (size_t j = 0; j < nrun; j++)
+                    if (fulls[run[j]] != full && !has_word(fulls[run[j]], w, l)) {
                         *out = p;
                         return l;
                     }
@@ -72,7 +73,8 @@ static char *compose(const char *base, const char *hint, int num, int maxc) {
     char tail[HINT_MAX + 32] = "", *s = NULL;
     size_t tl = 0;
     if (*hint) tl += (size_t)snprintf(tail + tl, sizeof tail - tl, " (%s)", hint);
-    if (num) snprintf(tail + tl, sizeof tail - tl, " [%d]", num);
+    if (num > 0) snprintf(tail + tl, sizeof tail - tl, " [%d]", num);
+    if (num < 0) snprintf(tail + tl, sizeof tail - tl, " [#%d]", -num); /* its row in the table */
     /* with words that tell it apart, the name goes without its namespaces (the tooltip has them) */
     const char *lt = strchr(base, '<'), *name = base, *p;
     for (p = base; *hint && (p = strstr(p, "::")) != NULL && (!lt || p < lt); p += 2) name = p + 2;
@@ -90,70 +92,101 @@ static char *compose(const char *base, const char *hint, int num, int maxc) {
     return s;
 }
 
-/* Numbers for the labels that are alike (1, 2, ... in order, none for a unique one); whether any changed. */
-static int number(char *const *lab, int *num, size_t n) {
-    int changed = 0;
-    for (size_t i = 0; i < n; i++) {
-        int k = num[i] ? num[i] : 1;
-        for (size_t j = i + 1; j < n; j++)
-            if (!strcmp(lab[i], lab[j]) && num[j] <= k) num[j] = ++k, changed = 1;
-        if (k > 1 && !num[i]) num[i] = 1, changed = 1;
+/* Labels in order, with the table's order among equal ones: runs of equal labels lie together. */
+typedef struct key {
+    const char *lab;
+    size_t i;
+} key;
+
+static int by_label(const void *a, const void *b) {
+    const key *x = a, *y = b;
+    int c = strcmp(x->lab, y->lab);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The kernels' indices by label into ord (n), runs of equal labels together. */
+static void sort_labels(char *const *lab, size_t n, key *k, size_t *ord) {
+    for (size_t i = 0; i < n; i++) k[i].lab = lab[i], k[i].i = i;
+    qsort(k, n, sizeof *k, by_label);
+    for (size_t i = 0; i < n; i++) ord[i] = k[i].i;
+}
+
+/* The end of the run of labels equal to ord[a]'s. */
+static size_t run_end(char *const *lab, const size_t *ord, size_t a, size_t n) {
+    size_t b = a + 1;
+    while (b < n && !strcmp(lab[ord[a]], lab[ord[b]])) b++;
+    return b;
+}
+
+/* Recomposes lab[i] (freeing the old one); 0 when out of memory. */
+static int relabel(char **lab, const char *base, const char *hint, int num, int maxc, size_t i) {
+    char *s = compose(base, hint, num, maxc);
+    if (!s) return 0;
+    free(lab[i]);
+    lab[i] = s;
+    return 1;
+}
+
+/* Numbers for the kernels of each run of equal labels, whether any got one: 1, 2, ... in the table's
+ * order, or with rows, each kernel's row in the table as -(row) (unique over all kernels). */
+static int number(char *const *lab, size_t n, key *k, size_t *ord, int *num, int rows) {
+    int any = 0;
+    sort_labels(lab, n, k, ord);
+    for (size_t a = 0, b; a < n; a = b) {
+        b = run_end(lab, ord, a, n);
+        for (size_t j = a; b - a > 1 && j < b; j++) num[ord[j]] = rows ? -(int)(ord[j] + 1) : (int)(j - a + 1), any = 1;
     }
-    return changed;
+    return any;
 }
 
 char **rp_kernel_labels(const char *const *full, size_t n, int maxc) {
     char **base = calloc(n + 1, sizeof *base), **lab = calloc(n + 1, sizeof *lab);
-    char(*hint)[HINT_MAX] = calloc(n + 1, sizeof *hint);
-    unsigned char *same = calloc(n + 1, 1);
-    int *num = calloc(n + 1, sizeof *num), ok = base && lab && hint && same && num;
+    char(*hint)[HINT_MAX] = calloc(n + 1, sizeof *hint), (*add)[HINT_MAX] = calloc(n + 1, sizeof *add);
+    key *k = calloc(n + 1, sizeof *k);
+    size_t *ord = calloc(n + 1, sizeof *ord);
+    int *num = calloc(n + 1, sizeof *num), ok = base && lab && hint && add && k && ord && num;
     for (size_t i = 0; ok && i < n; i++) {
         char *sn = hta_shorten_name(full[i]);
         base[i] = sn ? sn : strdup(full[i]);
-        ok = base[i] != NULL;
+        ok = base[i] && (lab[i] = compose(base[i], "", 0, 1 << 20)) != NULL;
     }
-    for (int round = 0; ok && round <= ROUNDS; round++) {
-        for (size_t i = 0; ok && i < n; i++) {
-            free(lab[i]);
-            ok = (lab[i] = compose(base[i], hint[i], 0, 1 << 20)) != NULL;
-        }
-        if (round == ROUNDS) break;
-        /* this round's words, chosen against the labels as the round found them */
-        char(*add)[HINT_MAX] = calloc(n + 1, sizeof *add);
+    /* rounds of words, each chosen against the labels as the round found them; only in runs of up to
+     * WORDS_RUN kernels (a word per kernel tells few apart, and it keeps the work linear in n) */
+    for (int round = 0; ok && round < ROUNDS; round++) {
         int any = 0;
-        for (size_t i = 0; ok && add && i < n; i++) {
-            int dup = 0;
-            for (size_t j = 0; j < n; j++) dup |= same[j] = j != i && !strcmp(lab[i], lab[j]);
-            const char *w = NULL;
-            size_t l = dup ? telling_word(full[i], lab[i], full, same, n, &w) : 0;
-            if (l && strlen(hint[i]) + l + 3 < HINT_MAX) snprintf(add[i], HINT_MAX, "%.*s", (int)l, w), any = 1;
+        sort_labels(lab, n, k, ord);
+        for (size_t a = 0, b; a < n; a = b) {
+            b = run_end(lab, ord, a, n);
+            for (size_t j = a; b - a > 1 && b - a <= WORDS_RUN && j < b; j++) {
+                size_t i = ord[j];
+                const char *w = NULL;
+                size_t l = telling_word(full[i], lab[i], full, ord + a, b - a, &w);
+                add[i][0] = 0;
+                if (l && strlen(hint[i]) + l + 3 < HINT_MAX) snprintf(add[i], HINT_MAX, "%.*s", (int)l, w), any = 1;
+            }
         }
-        if (!add) ok = 0;
         for (size_t i = 0; ok && i < n; i++)
             if (add[i][0]) {
                 size_t hl = strlen(hint[i]);
                 snprintf(hint[i] + hl, HINT_MAX - hl, "%s%s", hl ? ", " : "", add[i]);
+                add[i][0] = 0;
+                ok = relabel(lab, base[i], hint[i], 0, 1 << 20, i);
             }
-        free(add);
         if (!any) break;
     }
-    /* no word tells them apart (the same kernel template, other numbers): numbered in the table's order;
-     * and again where cutting to maxc made two alike (the number is at the end, which the cut keeps) */
-    for (int pass = 0; ok && pass < 2; pass++) {
-        if (number(lab, num, n))
-            for (size_t i = 0; ok && i < n; i++) {
-                free(lab[i]);
-                ok = (lab[i] = compose(base[i], hint[i], num[i], pass ? maxc : 1 << 20)) != NULL;
-            }
-        for (size_t i = 0; ok && !pass && i < n; i++) {
-            free(lab[i]);
-            ok = (lab[i] = compose(base[i], hint[i], num[i], maxc)) != NULL;
-        }
-    }
+    /* no word tells them apart (the same kernel template, other numbers): numbered in the table's order */
+    if (ok && number(lab, n, k, ord, num, 0))
+        for (size_t i = 0; ok && i < n; i++) ok = relabel(lab, base[i], hint[i], num[i], 1 << 20, i);
+    for (size_t i = 0; ok && i < n; i++) ok = relabel(lab, base[i], hint[i], num[i], maxc, i);
+    /* where cutting to maxc made two alike, their rows in the table (at the end, which the cut keeps) */
+    if (ok && number(lab, n, k, ord, num, 1))
+        for (size_t i = 0; ok && i < n; i++) ok = relabel(lab, base[i], hint[i], num[i], maxc, i);
     for (size_t i = 0; base && i < n; i++) free(base[i]);
     free(base);
     free(hint);
-    free(same);
+    free(add);
+    free(k);
+    free(ord);
     free(num);
     if (!ok) {
         rp_labels_free(lab, n);

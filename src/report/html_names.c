@@ -1,8 +1,9 @@
 /* Kernel names as the page's bar labels: short (templates and arguments dropped, as `hta kernels` shortens
  * them) and yet one label per kernel.  Shortened, several kernels often read the same
  * ("at::native::elementwise_kernel" for an add, a multiply and a copy); those get the words of their full
- * names that tell them apart ("(BinaryFunctor, BFloat16)"), and a number where no word does.  The full
- * name goes in the bar's tooltip (svg_hbars). */
+ * names that tell them apart ("(BinaryFunctor, BFloat16)"), and a number where no word does ("[2]"); where
+ * cutting a label to its room makes two alike again, their rows in the table ("[#7]").  The full name
+ * goes in the bar's tooltip (svg_hbars). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ char **rp_kernel_labels(const char *const *full, size_t n, int maxc) {
         ok = base[i] && (lab[i] = compose(base[i], "", 0, 1 << 20)) != NULL;
     }
     /* rounds of words, each chosen against the labels as the round found them; only in runs of up to
-     * WORDS_RUN kernels (a word per kernel tells few apart, and it keeps the work linear in n) */
+     * WORDS_RUN kernels (a word per kernel tells few apart, and it keeps the work near linear in n) */
     for (int round = 0; ok && round < ROUNDS; round++) {
         int any = 0;
         sort_labels(lab, n, k, ord);

@@ -241,7 +241,8 @@ static void findings_section(sb *b, const hta_table *f) {
 }
 
 /* Any table as HTML, in a box that scrolls sideways where its columns do not fit the page; the column
- * names may break after an underscore, the numbers as all the page's (svg_num). */
+ * names may break after an underscore; every cell as the table, CSV and JSON formats write it (the same
+ * digits in a terminal and on the page, no exponent: svg_num's SVG_TABLE). */
 static void html_table(sb *b, const hta_table *t, const char *id) {
     if (!t) return;
     char nb[SVG_NUM];
@@ -263,9 +264,9 @@ static void html_table(sb *b, const hta_table *t, const char *id) {
                 sb_printf(b, "<td>");
                 sb_text(b, col->v.s[r] ? col->v.s[r] : "");
             } else if (col->type == HTA_COL_INT && !(col->null && col->null[r])) {
-                sb_printf(b, "<td class=\"n\">%s", svg_int((long long)col->v.i[r], nb));
+                sb_printf(b, "<td class=\"n\">%lld", (long long)col->v.i[r]);
             } else if (col->type == HTA_COL_FLOAT && !isnan(col->v.f[r])) {
-                sb_printf(b, "<td class=\"n\">%s", svg_num(col->v.f[r], SVG_SIG, nb));
+                sb_printf(b, "<td class=\"n\">%s", svg_num(col->v.f[r], SVG_TABLE, nb));
             } else {
                 sb_printf(b, "<td>");
             }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/table.h"
 #include "report/svg.h"
 
 void sb_printf(sb *b, const char *fmt, ...) {
@@ -74,6 +75,10 @@ static const char *commas(const char *t, char *buf) {
 
 const char *svg_num(double v, int dec, char *buf) {
     if (isnan(v) || isinf(v)) return strcpy(buf, "-");
+    if (dec == SVG_TABLE) { /* the table formats' digits, which have no exponent either */
+        hta_table_float_text(v, buf, SVG_NUM);
+        return buf;
+    }
     double a = fabs(v);
     int d = dec;
     if (dec < 0) /* 4 significant digits: 3 decimals more than the first digit's place; none from 1,000 */
@@ -87,12 +92,6 @@ const char *svg_num(double v, int dec, char *buf) {
         while (e > dot && *e == '0') *e-- = 0;
         if (e == dot) *e = 0;
     }
-    return commas(t, buf);
-}
-
-const char *svg_int(long long v, char *buf) {
-    char t[32];
-    snprintf(t, sizeof t, "%lld", v);
     return commas(t, buf);
 }
 

@@ -18,11 +18,13 @@ void sb_free(sb *b);
 
 /* The page's one way of writing a number, in every chart, tooltip and table: never an exponent, thousands
  * apart with commas (1,520), dec decimals, or with SVG_SIG about 4 significant digits and no trailing
- * zeros (0.00002, 12.5, 1,520); NaN as "-".  buf: SVG_NUM bytes. */
+ * zeros (0.00002, 12.5, 1,520), or with SVG_TABLE as the table, CSV and JSON formats write a table's cell
+ * (hta_table_float_text: 13328071.7), so a table reads the same in a terminal and on the page; NaN and
+ * infinities as "-".  buf: SVG_NUM bytes. */
 #define SVG_NUM 480
 #define SVG_SIG (-1)
+#define SVG_TABLE (-2)
 const char *svg_num(double v, int dec, char *buf);
-const char *svg_int(long long v, char *buf);
 /* s cut to at most maxc characters for a label: its start, "..." and its end (the whole name goes in a
  * tooltip).  buf: maxc + 1 bytes at least; returns s itself when it fits. */
 const char *svg_fit(const char *s, int maxc, char *buf);

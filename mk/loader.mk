@@ -8,3 +8,9 @@ $(BUILD)/test_rawobj: tests/loader/test_rawobj.c $(BUILD)/libhta.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(BUILD)/libhta.a $(LDLIBS)
 
 TEST_TARGETS += $(BUILD)/test_rawobj
+
+# the whole model as text, for the split load's test (test_split.py)
+$(BUILD)/dump_model: tests/loader/dump_model.c $(BUILD)/libhta.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LDFLAGS) -o $@ $< $(BUILD)/libhta.a $(LDLIBS)
+
+TEST_TARGETS += $(BUILD)/dump_model

@@ -1,11 +1,14 @@
 /* One trace file as a stream of JSON bytes: plain reads, or gzip (any number
  * of members) inflated block by block with ISA-L's igzip (zlib where ISA-L is
  * absent), so memory stays bounded whatever the file's size.  Errors name
- * the file and the compressed byte offset. */
+ * the file and the compressed byte offset.  A gzip file is inflated by a
+ * thread of its own a few blocks ahead of the parser (struct ahead), so the
+ * two overlap as `igzip -dc FILE | parser` would. */
 #include "trace/input.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +21,26 @@
 #endif
 
 #define INBUF (1u << 18)
+/* the inflating thread's blocks: AHEAD_N of AHEAD_BLOCK bytes it may be ahead of the parser */
+#define AHEAD_BLOCK (1u << 20)
+#define AHEAD_N 4
+
+/* The inflating thread and the parser share these under mu: blocks head - tail are made and not yet
+ * read (the parser has read pos bytes of block tail).  The thread alone touches the hta_input's gzip
+ * state until done; the parser reads cut_at and consumed only after. */
+typedef struct ahead {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *blk[AHEAD_N];
+    size_t len[AHEAD_N];
+    uint64_t consumed_after[AHEAD_N]; /* file bytes consumed once the block was made */
+    size_t head, tail, pos;
+    int done, stop;
+    hta_status st; /* of the thread's last read, with err */
+    hta_error err;
+    uint64_t consumed_seen; /* file bytes behind the JSON the parser has read */
+} ahead;
 
 struct hta_input {
     const char *path;
@@ -35,7 +58,10 @@ struct hta_input {
 #else
     z_stream zs;
 #endif
+    ahead *ah; /* a gzip file's inflating thread, NULL when reads inflate in the caller's thread */
 };
+
+static hta_status read_gz(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err);
 
 static hta_status fill(hta_input *in, hta_error *err) {
     if (in->in_pos < in->in_len || in->eof) return HTA_OK;
@@ -57,6 +83,110 @@ static void start_member(hta_input *in) {
     inflateReset(&in->zs);
 #endif
     in->member_done = 0;
+}
+
+/* The inflating thread: blocks until the file ends, fails, or the reader closes it. */
+static void *ahead_main(void *arg) {
+    hta_input *in = arg;
+    ahead *a = in->ah;
+    for (;;) {
+        pthread_mutex_lock(&a->mu);
+        while (a->head - a->tail == AHEAD_N && !a->stop) pthread_cond_wait(&a->cv, &a->mu);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop) break;
+        size_t i = a->head % AHEAD_N, got = 0;
+        hta_error e;
+        hta_status st = read_gz(in, a->blk[i], AHEAD_BLOCK, &got, &e);
+        pthread_mutex_lock(&a->mu);
+        if (st) {
+            a->st = st;
+            a->err = e;
+            a->done = 1;
+        } else if (!got) {
+            a->done = 1;
+        } else {
+            a->len[i] = got;
+            a->consumed_after[i] = in->consumed;
+            a->head++;
+        }
+        int done = a->done;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        if (done) break;
+    }
+    return NULL;
+}
+
+/* Starts the inflating thread; without memory or a thread, reads inflate in the caller's thread. */
+static void ahead_start(hta_input *in) {
+    ahead *a = calloc(1, sizeof *a);
+    if (!a) return;
+    int k = 0;
+    for (; k < AHEAD_N; k++)
+        if (!(a->blk[k] = malloc(AHEAD_BLOCK))) break;
+    if (k == AHEAD_N) {
+        pthread_mutex_init(&a->mu, NULL);
+        pthread_cond_init(&a->cv, NULL);
+        in->ah = a;
+        if (pthread_create(&a->th, NULL, ahead_main, in) == 0) return;
+        in->ah = NULL;
+        pthread_mutex_destroy(&a->mu);
+        pthread_cond_destroy(&a->cv);
+    }
+    for (int i = 0; i < k; i++) free(a->blk[i]);
+    free(a);
+}
+
+static void ahead_stop(hta_input *in) {
+    ahead *a = in->ah;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->th, NULL);
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    for (int i = 0; i < AHEAD_N; i++) free(a->blk[i]);
+    free(a);
+    in->ah = NULL;
+}
+
+/* The parser's read from the inflating thread's blocks: what was inflated before a failure comes
+ * first, the failure with the next read. */
+static hta_status read_ahead(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
+    ahead *a = in->ah;
+    size_t n = 0;
+    hta_status st = HTA_OK;
+    pthread_mutex_lock(&a->mu);
+    while (n < cap) {
+        while (a->tail == a->head && !a->done) pthread_cond_wait(&a->cv, &a->mu);
+        if (a->tail == a->head) {
+            /* the thread has finished: its reads of the file are over */
+            a->consumed_seen = in->consumed;
+            if (a->st && n == 0) {
+                st = a->st;
+                if (err) *err = a->err;
+            }
+            break;
+        }
+        size_t i = a->tail % AHEAD_N, k = a->len[i] - a->pos;
+        if (k > cap - n) k = cap - n;
+        pthread_mutex_unlock(&a->mu);
+        memcpy(buf + n, a->blk[i] + a->pos, k);
+        pthread_mutex_lock(&a->mu);
+        n += k;
+        a->pos += k;
+        if (a->pos == a->len[i]) {
+            a->consumed_seen = a->consumed_after[i];
+            a->tail++;
+            a->pos = 0;
+            pthread_cond_broadcast(&a->cv);
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    *got = n;
+    return st;
 }
 
 hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
@@ -111,6 +241,7 @@ hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
         }
 #endif
         start_member(in);
+        ahead_start(in);
     }
     *out = in;
     return HTA_OK;
@@ -227,11 +358,23 @@ static hta_status read_gz(hta_input *in, char *buf, size_t cap, size_t *got, hta
 }
 
 hta_status hta_input_read(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err) {
+    if (in->ah) return read_ahead(in, buf, cap, got, err);
     return in->gz ? read_gz(in, buf, cap, got, err) : read_plain(in, buf, cap, got, err);
+}
+
+hta_status hta_input_seek(hta_input *in, uint64_t off, hta_error *err) {
+    if (in->gz) return hta_fail(err, HTA_EINVAL, "%s: a gzip file cannot be read from the middle", in->path);
+    if (lseek(in->fd, (off_t)off, SEEK_SET) < 0)
+        return hta_fail(err, HTA_EIO, "%s: seek: %s", in->path, strerror(errno));
+    in->in_pos = in->in_len = 0;
+    in->eof = 0;
+    in->consumed = off;
+    return HTA_OK;
 }
 
 void hta_input_close(hta_input *in) {
     if (!in) return;
+    if (in->ah) ahead_stop(in);
 #ifndef HTA_HAVE_ISAL
     if (in->gz) inflateEnd(&in->zs);
 #endif
@@ -241,7 +384,7 @@ void hta_input_close(hta_input *in) {
 }
 
 int hta_input_is_gzip(const hta_input *in) { return in->gz; }
-uint64_t hta_input_bytes_in(const hta_input *in) { return in->consumed; }
+uint64_t hta_input_bytes_in(const hta_input *in) { return in->ah ? in->ah->consumed_seen : in->consumed; }
 uint64_t hta_input_cut_at(const hta_input *in) { return in->cut_at; }
 uint64_t hta_input_file_size(const hta_input *in) { return in->size; }
 const char *hta_input_path(const hta_input *in) { return in->path; }

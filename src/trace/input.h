@@ -15,6 +15,9 @@ hta_status hta_input_open(const char *path, hta_input **out, hta_error *err);
  * Errors name the file and the compressed byte offset. */
 hta_status hta_input_read(hta_input *in, char *buf, size_t cap, size_t *got, hta_error *err);
 void hta_input_close(hta_input *in);
+/* Moves a plain (not gzip) input to byte off of the file: the next read starts there (a split load's
+ * later chunk, split.c).  HTA_EINVAL for a gzip input. */
+hta_status hta_input_seek(hta_input *in, uint64_t off, hta_error *err);
 /* A gzip file cut short (a crashed writer's): the data inflated up to the cut is read as the whole
  * input, and this says where the compressed bytes ended (0: not cut).  The JSON reader decides whether
  * what came through is usable. */

@@ -24,6 +24,7 @@
 #include "trace/listing.h"
 #include "core/bigbuf.h"
 #include "trace/parse.h"
+#include "trace/split.h"
 #include "trace/rank_build.h"
 #include "core/vec.h"
 #include "hta/rawtrace.h"
@@ -46,6 +47,7 @@ typedef struct pool {
      * shares */
     atomic_size_t next;
     const hta_load_opts *opts;
+    size_t split; /* threads per file: more threads than files parse each file in parts (split.c) */
 } pool;
 
 static double now_s(void) {
@@ -72,7 +74,7 @@ static void *worker(void *arg) {
         /* "absent" until the file says otherwise (hta_rank): -1 and INT64_MIN are the markers trace.h
          * documents */
         j->r->base_time_ns = INT64_MIN;
-        j->st = hta_parse_file(j->path, &j->b, p->opts->progress, p->opts->progress_ctx, &j->err);
+        j->st = hta_parse_split(j->path, &j->b, p->split, p->opts->progress, p->opts->progress_ctx, &j->err);
         j->r->ev_end = j->r->n_events;
         if (!j->st && rank_build_finish(&j->b))
             j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
@@ -402,7 +404,8 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     }
     atomic_init(&p.next, 0);
     for (size_t i = 0; i < nf; i++) p.jobs[i].path = files[i];
-    /* at most one thread per file */
+    /* at most one thread per file; the threads left over parse the files in parts */
+    p.split = nf ? hta_threads(o->threads) / nf : 1;
     hta_parallel(o->threads, nf, worker, &p);
 
     /* errors: in folder mode a JSON file without traceEvents is not a trace.  Otherwise the first failing

@@ -45,7 +45,17 @@ typedef struct parser {
     char *scratch; /* unescaped strings */
     size_t scratch_cap;
     hta_error *err;
+    /* A chunk of a split load (parse.h, split.c): it starts at an event's '{' (start > 0) and stops at
+     * the first of the later chunks' starts that it reaches as an event's '{' (stops, ascending) */
+    uint64_t start;
+    const uint64_t *stops;
+    size_t nstops, stop_i;
+    int landed;
+    uint32_t flow_nocat; /* a flow's cat when it has none: 0, or UINT32_MAX in a later chunk (split.c) */
 } parser;
+
+/* step(): the parse reached a later chunk's start (not a lexer result: parse.c only) */
+#define LEX_STOP ((lex_rc)3)
 
 /* ---------- helpers ---------- */
 
@@ -691,7 +701,7 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
         uint32_t th;
         hta_status bs = rank_build_thread(b, e.have_pid ? e.pid : -1, e.have_tid ? e.tid : -1, e.pid_sym, e.tid_sym, &th);
         if (bs) return LEX_BUILD(L, ev_start, bs, "too many threads");
-        uint32_t cs = 0;
+        uint32_t cs = P->flow_nocat;
         if (e.have_cat) {
             size_t n = (size_t)(e.cat_q - e.cat_s);
             const char *s = e.cat_s;
@@ -760,6 +770,9 @@ static lex_rc top_value(parser *P, const char *kraw, size_t krn, const char *k, 
         /* a merged trace: load.c gives it back as its ranks (merged.c) */
         if (merged_read(L, p, &P->b->merge)) return LEX_NOMEM(L, p);
     }
+    if (KEY_IS(k, kn, "distributedInfo")) P->b->top_keys |= TOP_DIST;
+    else if (KEY_IS(k, kn, "baseTimeNanoseconds")) P->b->top_keys |= TOP_BASE;
+    else if (KEY_IS(k, kn, "htaMerge")) P->b->top_keys |= TOP_MERGE;
     *out = q;
     return LEX_OK;
 }
@@ -840,6 +853,13 @@ static lex_rc step(parser *P, size_t *pos) {
         if (!P->first) {
             if (*p != ',') return LEX_END_OR(L, p, "expected ',' or ']' in traceEvents");
             p = lex_ws(p + 1);
+        }
+        if (P->nstops && *p == '{') {
+            /* a split load: the later chunks' starts this parse has gone past were no event's start (a
+             * guess inside a string, say); reaching one as an event's '{' proves it right (split.c) */
+            uint64_t at = P->base + (uint64_t)(p - P->buf);
+            while (P->stop_i < P->nstops && P->stops[P->stop_i] < at) P->stop_i++;
+            if (P->stop_i < P->nstops && P->stops[P->stop_i] == at) return LEX_STOP;
         }
         if (*p != '{') {
             if (p >= L->end) return LEX_MORE;
@@ -931,6 +951,18 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
     P->state = ST_OPEN;
     hta_status st = hta_input_open(path, &P->in, err);
     if (st) return st;
+    if (P->start) {
+        /* a later chunk of a split load: its first byte is an event's '{' inside traceEvents */
+        if ((st = hta_input_seek(P->in, P->start, err))) {
+            hta_input_close(P->in);
+            P->in = NULL;
+            return st;
+        }
+        P->base = P->start;
+        P->state = ST_EVENTS;
+        P->first = 1;
+        P->seen_events = 1;
+    }
     P->cap = BLOCK;
     P->buf = hta_big_realloc(NULL, P->cap + HTA_LEX_PAD);
     if (!P->buf) {
@@ -944,6 +976,10 @@ static hta_status run(parser *P, const char *path, hta_progress_fn progress, voi
         P->L.err = NULL;
         lex_rc rc = step(P, &pos);
         if (rc == LEX_OK) continue;
+        if (rc == LEX_STOP) {
+            P->landed = 1;
+            break;
+        }
         if (rc == LEX_ERR) {
             /* a callback that stopped the scan because it failed has said why in err */
             if (P->L.code == HTA_ESTOPPED && err && err->code != HTA_OK) st = err->code;
@@ -993,9 +1029,20 @@ static void done(parser *P) {
 
 hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progress, void *pctx,
                           hta_error *err) {
+    parse_chunk c = {0};
+    return hta_parse_chunk(path, b, &c, progress, pctx, err);
+}
+
+hta_status hta_parse_chunk(const char *path, rank_build *b, parse_chunk *c, hta_progress_fn progress,
+                           void *pctx, hta_error *err) {
     parser P;
     memset(&P, 0, sizeof P);
     P.b = b;
+    P.start = c->start;
+    P.array_form = c->start ? c->array_form : 0;
+    P.stops = c->stops;
+    P.nstops = c->nstops;
+    P.flow_nocat = c->start ? UINT32_MAX : 0;
     b->r->t_min = INT64_MAX;
     b->r->t_max = INT64_MIN;
     hta_status st = run(&P, path, progress, pctx, err);
@@ -1003,6 +1050,8 @@ hta_status hta_parse_file(const char *path, rank_build *b, hta_progress_fn progr
         b->r->bytes_in = hta_input_bytes_in(P.in);
         b->r->bytes_json = P.base + P.len;
     }
+    c->landed = P.landed ? P.stop_i : P.nstops;
+    c->dur_sum = P.dur_sum;
     done(&P);
     return st;
 }

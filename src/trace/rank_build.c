@@ -37,9 +37,27 @@ void rank_build_free_scratch(rank_build *b) {
     b->thread_slot = NULL;
 }
 
-hta_status rank_build_grow_rows(rank_build *b) {
+hta_status rank_build_restart(rank_build *b) {
     hta_rank *r = b->r;
-    size_t c = b->cap + b->cap / 16 + 8192; /* small steps: see hta_big_realloc */
+    hta_rank_release_rows(r, 0);
+    free(r->streams);
+    free(r->threads);
+    for (size_t i = 0; i < r->nmeta; i++) {
+        free((char *)r->meta[i].key);
+        free((char *)r->meta[i].json);
+    }
+    free(r->meta);
+    hta_symtab_free(b->sym);
+    rank_build_free_scratch(b);
+    memset(r, 0, sizeof *r);
+    /* the loader's "absent" markers (load.c, worker) */
+    r->world_size = -1;
+    r->base_time_ns = INT64_MIN;
+    return rank_build_init(b, r);
+}
+
+static hta_status grow_rows_to(rank_build *b, size_t c) {
+    hta_rank *r = b->r;
 #define G(col)                                                     \
     do {                                                           \
         void *q = hta_big_realloc(r->col, c * sizeof *r->col);     \
@@ -51,6 +69,10 @@ hta_status rank_build_grow_rows(rank_build *b) {
 #undef G
     b->cap = c;
     return HTA_OK;
+}
+
+hta_status rank_build_grow_rows(rank_build *b) {
+    return grow_rows_to(b, b->cap + b->cap / 16 + 8192); /* small steps: see hta_big_realloc */
 }
 
 hta_status rank_build_cat(rank_build *b, const char *s, size_t n, uint16_t *out) {
@@ -163,6 +185,13 @@ hta_flow *rank_build_flow(rank_build *b) {
     if (r->nflows == b->flows_cap && big_grow((void **)&r->flows, &b->flows_cap, r->nflows + 1, sizeof *r->flows))
         return NULL;
     return &r->flows[r->nflows++];
+}
+
+hta_status rank_build_reserve(rank_build *b, size_t rows, size_t args, size_t flows) {
+    hta_rank *r = b->r;
+    if (rows > b->cap) HTA_TRY(grow_rows_to(b, rows));
+    HTA_TRY(big_grow((void **)&r->args, &b->args_cap, args, sizeof *r->args));
+    return big_grow((void **)&r->flows, &b->flows_cap, flows, sizeof *r->flows);
 }
 
 static char *dupn(const char *s, size_t n) {

@@ -49,7 +49,10 @@ typedef struct rank_build {
     int cut;
     uint64_t cut_json, cut_file;
     merge_info merge;
+    unsigned top_keys; /* TOP_* : the top-level keys the parse met that set the rank's fields */
 } rank_build;
+
+enum { TOP_DIST = 1, TOP_BASE = 2, TOP_MERGE = 4 }; /* distributedInfo, baseTimeNanoseconds, htaMerge */
 
 /* Failures are statuses without a message: HTA_ENOMEM, or HTA_EFORMAT when
  * the file passes one of the table's limits (2^16 categories or streams,
@@ -57,6 +60,12 @@ typedef struct rank_build {
  * event, when it turns the status into its hta_error. */
 hta_status rank_build_init(rank_build *b, hta_rank *r);
 void rank_build_free_scratch(rank_build *b); /* keeps r, frees builder state */
+
+/* Back to what rank_build_init and the loader left (every row, symbol and table gone), for a file parsed
+ * again from its start (split.c). */
+hta_status rank_build_restart(rank_build *b);
+/* Room for `rows` rows, `args` args and `flows` flows in all. */
+hta_status rank_build_reserve(rank_build *b, size_t rows, size_t args, size_t flows);
 
 /* Appends an empty row; *row is its number.  Inline: once per event. */
 hta_status rank_build_grow_rows(rank_build *b);

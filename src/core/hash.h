@@ -19,8 +19,20 @@ static inline uint64_t hta_hash_bytes(const void *data, size_t n) {
         p += 8;
         n -= 8;
     }
+    /* the last n < 8 bytes as a zero-padded little-endian word, read without a byte loop (a loop of byte
+     * stores read back as a word stalls the load): the same value as a memcpy into a zeroed word */
     uint64_t w = 0;
-    memcpy(&w, p, n);
+    if (n && p - (const unsigned char *)data >= 8 - (ptrdiff_t)n) {
+        memcpy(&w, p + n - 8, 8);
+        w >>= 8 * (8 - n);
+    } else if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        w = lo | ((uint64_t)hi << (8 * (n - 4)));
+    } else if (n) {
+        w = (uint64_t)p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+    }
     h = (h ^ (w * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 32;
     return h;

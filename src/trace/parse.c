@@ -215,6 +215,29 @@ typedef struct event {
     size_t args_mark;  /* r->nargs before this event's args */
 } event;
 
+/* The usual number of a Kineto event (ts, dur, ids): non-negative, at most 15 digits before a point and
+ * at most `scale` after it, taken in one go as the integer value x 10^scale: exactly what lex_number and
+ * lex_num_scaled give for it.  0 for anything else (a sign, an exponent, more digits, a number that may
+ * go on past the bytes read), which takes the general way. */
+static inline int fast_decimal(const lex *L, const char *p, int scale, int64_t *v, int *frac, const char **out) {
+    static const uint64_t P10[4] = {1, 10, 100, 1000};
+    if (!is_digit(*p) || (*p == '0' && is_digit(p[1]))) return 0;
+    const char *s = p;
+    uint64_t m = 0;
+    int nf = 0;
+    if (take_digits(&s, &m) > 15) return 0;
+    if (*s == '.') {
+        s++;
+        nf = take_digits(&s, &m);
+        if (nf == 0 || nf > scale) return 0;
+    }
+    if (*s == 'e' || *s == 'E' || s >= L->end) return 0;
+    *v = (int64_t)(m * P10[scale - nf]);
+    *frac = s[-1 - nf] == '.';
+    *out = s;
+    return 1;
+}
+
 /* Integer-valued arg (ids): int64 or an error; a non-numeric string is -1
  * (HTA's stream normalisation). */
 static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) {
@@ -248,6 +271,8 @@ static lex_rc value_int(parser *P, const char *p, const char **out, int64_t *v) 
         *out = q;
         return LEX_OK;
     }
+    int fr;
+    if (fast_decimal(L, p, 0, v, &fr, out)) return LEX_OK;
     lex_num n;
     const char *start = p;
     if ((rc = lex_number(L, p, out, &n))) return rc;
@@ -280,6 +305,13 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
     } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
         lex_num n;
         const char *q;
+        int64_t fv;
+        int fr;
+        if (fast_decimal(L, p, 0, &fv, &fr, out)) {
+            a->type = HTA_V_INT;
+            a->v.i = fv;
+            return LEX_OK;
+        }
         if ((rc = lex_number(L, p, &q, &n))) return rc;
         int64_t iv;
         /* an integer beyond int64 is kept as a double rather than refused: one odd value should not stop
@@ -409,6 +441,12 @@ static lex_rc ev_time(parser *P, const char *p, const char **out, int64_t *ns, i
         return lex_skip_value(L, p, out);
     }
     if (*p == '"') return LEX_ERROR(L, p, "timestamp is a string, expected a number");
+    int fr;
+    if (fast_decimal(L, p, 3, ns, &fr, out)) {
+        *have = 1;
+        if (frac && fr) *frac = 1;
+        return LEX_OK;
+    }
     lex_num n;
     lex_rc rc = lex_number(L, p, out, &n);
     if (rc) return rc;
@@ -461,6 +499,11 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
     if (*p == 'n') {
         *have = 0;
         return lex_skip_value(L, p, out);
+    }
+    int fr;
+    if (fast_decimal(L, p, 0, v, &fr, out)) {
+        *have = 1;
+        return LEX_OK;
     }
     lex_num n;
     if ((rc = lex_number(L, p, out, &n))) return rc;

@@ -37,8 +37,8 @@ void rank_build_free_scratch(rank_build *b) {
     b->thread_slot = NULL;
 }
 
-hta_status rank_build_restart(rank_build *b) {
-    hta_rank *r = b->r;
+/* Everything a rank holds but its path (rank_free, rank_build_restart). */
+static void rank_free_contents(hta_rank *r) {
     hta_rank_release_rows(r, 0);
     free(r->streams);
     free(r->threads);
@@ -47,6 +47,11 @@ hta_status rank_build_restart(rank_build *b) {
         free((char *)r->meta[i].json);
     }
     free(r->meta);
+}
+
+hta_status rank_build_restart(rank_build *b) {
+    hta_rank *r = b->r;
+    rank_free_contents(r);
     hta_symtab_free(b->sym);
     rank_build_free_scratch(b);
     memset(r, 0, sizeof *r);
@@ -289,13 +294,6 @@ void hta_rank_release_rows(hta_rank *r, unsigned keep) {
 void rank_free(hta_rank *r) {
     if (!r) return;
     free((char *)r->path);
-    hta_rank_release_rows(r, 0);
-    free(r->streams);
-    free(r->threads);
-    for (size_t i = 0; i < r->nmeta; i++) {
-        free((char *)r->meta[i].key);
-        free((char *)r->meta[i].json);
-    }
-    free(r->meta);
+    rank_free_contents(r);
     free(r);
 }

@@ -135,19 +135,9 @@ static hta_status join(rank_build *b, chunk *c, uint64_t ev_off) {
     size_t n0 = r->n, a0 = r->nargs, f0 = r->nflows;
     if (ev_off + q->n_events > UINT32_MAX || a0 + q->nargs > UINT32_MAX) goto again;
     st = HTA_ENOMEM;
-    if (rank_build_reserve(b, n0 + q->n, a0 + q->nargs, f0 + q->nflows)) goto out;
-    memcpy(r->ts + n0, q->ts, q->n * sizeof *r->ts);
-    memcpy(r->dur + n0, q->dur, q->n * sizeof *r->dur);
-    memcpy(r->correlation + n0, q->correlation, q->n * sizeof *r->correlation);
-    memcpy(r->external_id + n0, q->external_id, q->n * sizeof *r->external_id);
-    for (size_t i = 0; i < q->n; i++) {
-        r->name[n0 + i] = map[q->name[i]];
-        r->thread[n0 + i] = tm[q->thread[i]];
-        r->index[n0 + i] = q->index[i] + (uint32_t)ev_off;
-        r->args_off[n0 + i] = q->args_off[i] + (uint32_t)a0;
-        r->cat[n0 + i] = cm[q->cat[i]];
-        r->stream[n0 + i] = sm[q->stream[i]];
-    }
+    /* Column by column: b's column grows, the chunk's is copied over and freed at once, so the peak
+     * memory holds one column twice, not the whole chunk (mremap'd columns, bigbuf.h). */
+    if (rank_build_reserve(b, 0, a0 + q->nargs, f0 + q->nflows)) goto out;
     for (size_t i = 0; i < q->nargs; i++) {
         hta_arg a = q->args[i];
         uint32_t k = map[a.key];
@@ -157,6 +147,30 @@ static hta_status join(rank_build *b, chunk *c, uint64_t ev_off) {
         if (a.type == HTA_V_STR || a.type == HTA_V_JSON) a.v.sym = map[a.v.sym];
         r->args[a0 + i] = a;
     }
+    hta_big_free(q->args), q->args = NULL;
+    size_t need = n0 + q->n;
+#define JOIN_COL(col, v)                                                                          \
+    do {                                                                                          \
+        if (need > b->cap) {                                                                      \
+            void *g = hta_big_realloc(r->col, need * sizeof *r->col);                             \
+            if (!g) goto out;                                                                     \
+            r->col = g;                                                                           \
+        }                                                                                         \
+        for (size_t i = 0; i < q->n; i++) r->col[n0 + i] = (v);                                  \
+        hta_big_free(q->col), q->col = NULL;                                                      \
+    } while (0)
+    JOIN_COL(ts, q->ts[i]);
+    JOIN_COL(dur, q->dur[i]);
+    JOIN_COL(correlation, q->correlation[i]);
+    JOIN_COL(external_id, q->external_id[i]);
+    JOIN_COL(name, map[q->name[i]]);
+    JOIN_COL(thread, tm[q->thread[i]]);
+    JOIN_COL(index, q->index[i] + (uint32_t)ev_off);
+    JOIN_COL(args_off, q->args_off[i] + (uint32_t)a0);
+    JOIN_COL(cat, cm[q->cat[i]]);
+    JOIN_COL(stream, sm[q->stream[i]]);
+#undef JOIN_COL
+    if (need > b->cap) b->cap = need;
     for (size_t i = 0; i < q->nflows; i++) {
         hta_flow f = q->flows[i];
         f.index += (uint32_t)ev_off;

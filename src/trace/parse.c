@@ -553,8 +553,12 @@ static lex_rc parse_event(parser *P, const char *p, const char **out) {
             size_t kn;
             int esc;
             char kb[LEX_KEYBUF];
-            if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
-            if (esc) lex_key_decode(&k, &kn, &esc, kb);
+            if (lex_key_short(p, &k, &kn, &p)) {
+                esc = 0;
+            } else {
+                if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
+                if (esc) lex_key_decode(&k, &kn, &esc, kb);
+            }
             /* Keys by length, then by bytes: a handful of compares per key.  A key written twice counts
              * with its last value, as the rewriters read it (hta_raw_obj_get). */
             switch (kn) {

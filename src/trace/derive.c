@@ -5,10 +5,12 @@
 #include "trace/derive.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/hash.h"
+#include "hta/util.h"
 #include "hta/vocab.h"
 
 /* HTA rounds only files where some ts has a fraction or is missing (TF§6: its ts column is then float);
@@ -370,10 +372,34 @@ static hta_status drop_host_streams(const hta_trace *t, hta_rank *r, hta_error *
     return HTA_OK;
 }
 
-hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, hta_error *err) {
+/* The call stacks and the iterations read the rows, streams and partners and write columns of their own
+ * (parent and depth, iteration): two items for hta_parallel. */
+typedef struct derive_two {
+    const hta_trace *t;
+    hta_rank *r;
+    atomic_int next;
+    hta_status st[2];
+    hta_error err[2];
+} derive_two;
+
+static void *derive_worker(void *arg) {
+    derive_two *d = arg;
+    for (int k; (k = atomic_fetch_add(&d->next, 1)) < 2;)
+        d->st[k] = k == 0 ? build_stacks(d->r, &d->err[0]) : assign_iterations(d->t, d->r, &d->err[1]);
+    return NULL;
+}
+
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, int threads, hta_error *err) {
     if (!hta_streams) HTA_TRY(drop_host_streams(t, r, err));
     HTA_TRY(link_partners(t, r, err));
-    HTA_TRY(build_stacks(r, err));
-    HTA_TRY(assign_iterations(t, r, err));
+    derive_two d = {.t = t, .r = r};
+    atomic_init(&d.next, 0);
+    hta_parallel(threads, 2, derive_worker, &d);
+    /* the first failure in the order one thread meets them */
+    for (int k = 0; k < 2; k++)
+        if (d.st[k]) {
+            if (err) *err = d.err[k];
+            return d.st[k];
+        }
     return HTA_OK;
 }

@@ -7,8 +7,9 @@
 
 /* Computed once per rank after symbols are global: CPU<->GPU partner,
  * call-stack parent/depth, iteration. */
-/* hta_streams: hta_load_opts.hta_streams (0: host calls lose their stream first). */
-hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, hta_error *err);
+/* hta_streams: hta_load_opts.hta_streams (0: host calls lose their stream first).  threads: as
+ * hta_load_opts.threads (the call stacks and the iterations are two threads' work when it allows). */
+hta_status hta_derive_rank(const hta_trace *t, hta_rank *r, int hta_streams, int threads, hta_error *err);
 
 /* HTA's rounding of one row (TF§6), with durations clamped at 0. */
 void hta_round_row(const hta_rank *r, size_t i, int64_t *ts, int64_t *end);

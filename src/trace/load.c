@@ -560,7 +560,7 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
     for (size_t s = 0; s < nsym; s++) t->api[s] = (uint16_t)hta_api_of(hta_sym(t->sym, (uint32_t)s));
     /* derived last: partner, call stack and iteration read names through the global symbols */
     for (size_t i = 0; i < t->nranks; i++)
-        HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], o->hta_streams, err), done);
+        HTA_TRY_GOTO(st, hta_derive_rank(t, t->ranks[i], o->hta_streams, o->threads, err), done);
     st = HTA_OK;
 done:
     /* One cleanup for success and failure: every builder's local symbols and scratch go (the global table

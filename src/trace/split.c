@@ -104,11 +104,72 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* The copy of a chunk's args and columns into b, renumbered (join): one item a column, taken by the
+ * threads at once.  Column by column, b's column grows and the chunk's is freed once copied, so the peak
+ * memory holds a few columns twice, not the whole chunk (mremap'd columns, bigbuf.h). */
+typedef struct copy_job {
+    rank_build *b;
+    hta_rank *q;
+    const uint32_t *map, *tm;
+    const uint16_t *cm, *sm;
+    size_t n0, a0, need;
+    uint64_t ev_off;
+    atomic_int next, nomem;
+} copy_job;
+#define COPY_ITEMS 11
+
+static void *copy_worker(void *arg) {
+    copy_job *j = arg;
+    hta_rank *r = j->b->r, *q = j->q;
+    const uint32_t *map = j->map, *tm = j->tm;
+    const uint16_t *cm = j->cm, *sm = j->sm;
+    size_t n0 = j->n0, need = j->need, cap = j->b->cap;
+    uint32_t ev_off = (uint32_t)j->ev_off, a0 = (uint32_t)j->a0;
+#define COPY_COL(col, v)                                                                          \
+    do {                                                                                          \
+        if (need > cap) {                                                                         \
+            void *g = hta_big_realloc(r->col, need * sizeof *r->col);                             \
+            if (!g) {                                                                             \
+                atomic_store(&j->nomem, 1);                                                       \
+                break;                                                                            \
+            }                                                                                     \
+            r->col = g;                                                                           \
+        }                                                                                         \
+        for (size_t i = 0; i < q->n; i++) r->col[n0 + i] = (v);                                  \
+        hta_big_free(q->col), q->col = NULL;                                                      \
+    } while (0)
+    for (int k; (k = atomic_fetch_add(&j->next, 1)) < COPY_ITEMS;) {
+        switch (k) {
+        case 0:
+            for (size_t i = 0; i < q->nargs; i++) {
+                hta_arg a = q->args[i];
+                a.key = map[a.key] & (HTA_ARG_MAX_KEY - 1);
+                if (a.type == HTA_V_STR || a.type == HTA_V_JSON) a.v.sym = map[a.v.sym];
+                r->args[a0 + i] = a;
+            }
+            hta_big_free(q->args), q->args = NULL;
+            break;
+        case 1: COPY_COL(ts, q->ts[i]); break;
+        case 2: COPY_COL(dur, q->dur[i]); break;
+        case 3: COPY_COL(correlation, q->correlation[i]); break;
+        case 4: COPY_COL(external_id, q->external_id[i]); break;
+        case 5: COPY_COL(name, map[q->name[i]]); break;
+        case 6: COPY_COL(thread, tm[q->thread[i]]); break;
+        case 7: COPY_COL(index, q->index[i] + ev_off); break;
+        case 8: COPY_COL(args_off, q->args_off[i] + a0); break;
+        case 9: COPY_COL(cat, cm[q->cat[i]]); break;
+        default: COPY_COL(stream, sm[q->stream[i]]); break;
+        }
+    }
+#undef COPY_COL
+    return NULL;
+}
+
 /* Appends chunk c's rows, args, flows, threads, names and metadata to b (the chunks before it), its
  * local symbols, categories, streams and threads re-numbered in b's first-seen order: the numbering one
  * parse of the whole file gives.  ev_off: the events before the chunk.  JOIN_AGAIN: a limit of the whole
  * file passed (parse it again in one thread, which words the error). */
-static hta_status join(rank_build *b, chunk *c, uint64_t ev_off) {
+static hta_status join(rank_build *b, chunk *c, uint64_t ev_off, size_t threads) {
     hta_rank *r = b->r, *q = c->r;
     rank_build *cb = &c->b;
     hta_status st = HTA_ENOMEM;
@@ -134,42 +195,18 @@ static hta_status join(rank_build *b, chunk *c, uint64_t ev_off) {
     }
     size_t n0 = r->n, a0 = r->nargs, f0 = r->nflows;
     if (ev_off + q->n_events > UINT32_MAX || a0 + q->nargs > UINT32_MAX) goto again;
+    /* an arg's key is a 28-bit field (trace.h): the whole file's symbols can pass it where no chunk's
+     * did (one thread's parse then says where) */
+    if (hta_symtab_count(b->sym) > HTA_ARG_MAX_KEY) goto again;
     st = HTA_ENOMEM;
-    /* Column by column: b's column grows, the chunk's is copied over and freed at once, so the peak
-     * memory holds one column twice, not the whole chunk (mremap'd columns, bigbuf.h). */
     if (rank_build_reserve(b, 0, a0 + q->nargs, f0 + q->nflows)) goto out;
-    for (size_t i = 0; i < q->nargs; i++) {
-        hta_arg a = q->args[i];
-        uint32_t k = map[a.key];
-        /* a 28-bit field (trace.h): the whole file's symbols can pass it where no chunk's did */
-        if (k >= HTA_ARG_MAX_KEY) goto again;
-        a.key = k & (HTA_ARG_MAX_KEY - 1);
-        if (a.type == HTA_V_STR || a.type == HTA_V_JSON) a.v.sym = map[a.v.sym];
-        r->args[a0 + i] = a;
-    }
-    hta_big_free(q->args), q->args = NULL;
     size_t need = n0 + q->n;
-#define JOIN_COL(col, v)                                                                          \
-    do {                                                                                          \
-        if (need > b->cap) {                                                                      \
-            void *g = hta_big_realloc(r->col, need * sizeof *r->col);                             \
-            if (!g) goto out;                                                                     \
-            r->col = g;                                                                           \
-        }                                                                                         \
-        for (size_t i = 0; i < q->n; i++) r->col[n0 + i] = (v);                                  \
-        hta_big_free(q->col), q->col = NULL;                                                      \
-    } while (0)
-    JOIN_COL(ts, q->ts[i]);
-    JOIN_COL(dur, q->dur[i]);
-    JOIN_COL(correlation, q->correlation[i]);
-    JOIN_COL(external_id, q->external_id[i]);
-    JOIN_COL(name, map[q->name[i]]);
-    JOIN_COL(thread, tm[q->thread[i]]);
-    JOIN_COL(index, q->index[i] + (uint32_t)ev_off);
-    JOIN_COL(args_off, q->args_off[i] + (uint32_t)a0);
-    JOIN_COL(cat, cm[q->cat[i]]);
-    JOIN_COL(stream, sm[q->stream[i]]);
-#undef JOIN_COL
+    copy_job j = {.b = b, .q = q, .map = map, .tm = tm, .cm = cm, .sm = sm, .n0 = n0, .a0 = a0, .need = need,
+                  .ev_off = ev_off};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.nomem, 0);
+    hta_parallel(threads, COPY_ITEMS, copy_worker, &j);
+    if (atomic_load(&j.nomem)) goto out;
     if (need > b->cap) b->cap = need;
     for (size_t i = 0; i < q->nflows; i++) {
         hta_flow f = q->flows[i];
@@ -309,7 +346,7 @@ hta_status hta_parse_split(const char *path, rank_build *b, size_t threads, hta_
             break;
         }
         dur_sum += c[k].pc.dur_sum;
-        hta_status js = join(b, &c[k], ev_off);
+        hta_status js = join(b, &c[k], ev_off, threads);
         if (js == HTA_ENOMEM) {
             st = hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
             break;

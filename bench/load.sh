@@ -6,10 +6,13 @@
 # when libsimdjson-dev is installed), one rank's `info` with 1 thread against all,
 # and the .json.gz load against igzip -dc and the parse.
 #   bench/load.sh [DIR] [RUNS]     (DIR default bench/out/2x250)
+# On a shared machine RUN="chrt -f 1" (root) runs each timed command at real-time priority, ahead of the
+# other work, so that its wall time is its own.
 set -eu
 cd "$(dirname "$0")/.."
 DIR=${1:-bench/out/2x250}
 RUNS=${2:-5}
+RUN=${RUN:-}
 GEN=${GEN:-tools/gen_kineto_trace.py}
 make -s build/load_bench build/hta >/dev/null
 
@@ -40,9 +43,9 @@ one_gz=$DIR/gz/rank-0.json.gz
 mb=$(( $(wc -c < "$one") ))
 echo
 echo "one rank, one core (1 thread):"
-./build/load_bench "$one" "$RUNS" 1 | sed 's/^/  json  /'
-./build/load_bench "$one_gz" "$RUNS" 1 | sed 's/^/  gz    /'
-t_igzip=$(time_cmd igzip -dc "$one_gz")
+$RUN ./build/load_bench "$one" "$RUNS" 1 | sed 's/^/  json  /'
+$RUN ./build/load_bench "$one_gz" "$RUNS" 1 | sed 's/^/  gz    /'
+t_igzip=$(time_cmd $RUN igzip -dc "$one_gz")
 echo "  igzip -dc alone: $t_igzip s = $(echo "$mb / 1000000 / $t_igzip" | bc) MB/s of JSON"
 
 # Whole-process CPU seconds (user + sys) of one run of "$@": prints "cpu user".
@@ -56,8 +59,8 @@ if [ -f /usr/include/simdjson.h ] && command -v g++ >/dev/null; then
   echo "hta against simdjson (on demand, every event's fields touched), one rank, one thread,"
   echo "whole-process CPU seconds (user + sys), medians of $RUNS:"
   for _ in $(seq "$RUNS"); do  # alternated, so drift in the host's speed falls on both
-    echo "h $(cpu_once ./build/load_bench "$one" 1 1)"
-    echo "s $(cpu_once ./build/simdjson_bench "$one")"
+    echo "h $(cpu_once $RUN ./build/load_bench "$one" 1 1)"
+    echo "s $(cpu_once $RUN ./build/simdjson_bench "$one")"
   done > /tmp/hta-load-cpu.$$
   hc=$(awk '$1 == "h" {print $2}' /tmp/hta-load-cpu.$$ | median)
   hu=$(awk '$1 == "h" {print $3}' /tmp/hta-load-cpu.$$ | median)
@@ -67,7 +70,7 @@ if [ -f /usr/include/simdjson.h ] && command -v g++ >/dev/null; then
   echo "  hta load (load_bench FILE 1 1):  cpu $hc s (user $hu s) = $(echo "$mb / 1000000 / $hc" | bc) MB/s"
   echo "  simdjson (read + parse):         cpu $sc s (user $su s) = $(echo "$mb / 1000000 / $sc" | bc) MB/s"
   echo "  ratio simdjson / hta: cpu $(echo "scale=2; $sc / $hc" | bc)x, user only $(echo "scale=2; $su / $hu" | bc)x (>= 1: hta at or beyond simdjson)"
-  ./build/simdjson_bench "$one" "$RUNS" | sed 's/^/  in-process, file in memory, warm parser: /'
+  $RUN ./build/simdjson_bench "$one" "$RUNS" | sed 's/^/  in-process, file in memory, warm parser: /'
 else
   echo "simdjson: skipped (needs g++ and libsimdjson-dev: apt-get install -y libsimdjson-dev)"
 fi
@@ -78,7 +81,7 @@ nc=$(nproc)
 echo "one rank on every core: hta info FILE --threads 1 against --threads $nc, wall s, medians of $RUNS alternated:"
 for _ in $(seq "$RUNS"); do
   for t in 1 "$nc"; do
-    s=$(date +%s.%N); ./build/hta info "$one" --threads "$t" --quiet >/dev/null; e=$(date +%s.%N)
+    s=$(date +%s.%N); $RUN ./build/hta info "$one" --threads "$t" --quiet >/dev/null; e=$(date +%s.%N)
     echo "$t $(echo "$e - $s" | bc -l)"
   done
 done > /tmp/hta-load-threads.$$
@@ -91,8 +94,8 @@ echo "  1 thread: $w1 s   $nc threads: $wn s   ratio $(echo "scale=2; $wn / $w1"
 # time a pipe `igzip -dc | parser` takes at best is the longer of the two.
 echo
 echo ".json.gz against igzip -dc and the JSON parse (1 thread), wall s, medians of $RUNS:"
-tg=$(time_cmd ./build/load_bench "$one_gz" 1 1)
-tj=$(time_cmd ./build/load_bench "$one" 1 1)
+tg=$(time_cmd $RUN ./build/load_bench "$one_gz" 1 1)
+tj=$(time_cmd $RUN ./build/load_bench "$one" 1 1)
 best=$(echo "if ($t_igzip > $tj) $t_igzip else $tj" | bc -l)
 echo "  hta .json.gz: $tg s   igzip -dc: $t_igzip s   hta .json: $tj s"
 echo "  ratio (igzip -dc | parser at best = the longer, $best s) / hta .json.gz: $(echo "scale=2; $best / $tg" | bc)x;" \
@@ -100,8 +103,8 @@ echo "  ratio (igzip -dc | parser at best = the longer, $best s) / hta .json.gz:
 
 echo
 echo "both ranks (folder, ranks in parallel threads):"
-./build/load_bench "$DIR/json" "$RUNS" 0 | sed 's/^/  json  /'
-./build/load_bench "$DIR/gz" "$RUNS" 0 | sed 's/^/  gz    /'
+$RUN ./build/load_bench "$DIR/json" "$RUNS" 0 | sed 's/^/  json  /'
+$RUN ./build/load_bench "$DIR/gz" "$RUNS" 0 | sed 's/^/  gz    /'
 
 echo
 echo "peak RSS, both ranks (fraction of the 2-rank JSON size):"

@@ -193,7 +193,8 @@ typedef void (*hta_warn_fn)(void *ctx, const char *msg);
 typedef void (*hta_progress_fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
 
 typedef struct hta_load_opts {
-    int threads;               /* ranks loaded in parallel; 0 = number of CPUs */
+    int threads;               /* ranks loaded in parallel, a file in parts when there are fewer files than
+                                * threads (split.c); 0 = number of CPUs */
     hta_warn_fn warn;          /* warnings (rank fallbacks, skipped files); may be NULL */
     void *warn_ctx;
     hta_progress_fn progress;  /* called from loader threads; may be NULL */

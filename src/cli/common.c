@@ -112,7 +112,8 @@ static void print_help(const char *cmd, const char *usage, const char *desc, con
         {"table", CLI_STR, NULL, "NAME",
          "print only the table NAME (see tables: above): one plain table, e.g. for\n"
          "pandas.read_csv with --format csv"},
-        {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel (default: all CPUs)"},
+        {"threads", CLI_INT, NULL, "N", "ranks loaded in parallel, a large file in parts when fewer files\n"
+                                          "than threads (default: all CPUs)"},
         {"quiet", CLI_FLAG, NULL, NULL, "no warnings or progress on stderr"},
         {"help", CLI_FLAG, NULL, NULL, "show this help"},
         {NULL, 0, NULL, NULL, NULL},

@@ -41,5 +41,39 @@ class Install(unittest.TestCase):
             shutil.rmtree(os.path.join(pyhelp.ROOT, "python", "build"), ignore_errors=True)
 
 
+class MakeFindsPython(unittest.TestCase):
+    """`make python` uses the first Python with pandas of python3 on PATH, /usr/bin/python3, python3.N (pyenv's
+    python3 without pandas first on PATH must not make it fail), and says which package to install when none has
+    it.  `make -n` only prints the recipe: nothing is built or installed."""
+
+    def make(self, *args):
+        return subprocess.run(["make", "-n", "-s", "python", "BUILD=" + pyhelp.BUILD, *args], capture_output=True,
+                              text=True, cwd=pyhelp.ROOT)
+
+    def test_skips_a_python_without_pandas(self):
+        tmp = tempfile.mkdtemp(prefix="htac-py-")
+        try:
+            fake = os.path.join(tmp, "python3")  # a python3 first on PATH that cannot import pandas
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nexit 1\n")
+            os.chmod(fake, 0o755)
+            good = next((x for x in (sys.executable, "/usr/bin/python3")
+                         if subprocess.run([x, "-c", "import pandas"], capture_output=True).returncode == 0), None)
+            if not good:
+                self.skipTest("no Python with pandas here")
+            p = self.make("PY_CANDIDATES=%s %s" % (fake, good))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("%s -m pip install" % good, p.stdout)
+            self.assertNotIn(fake + " -m pip", p.stdout)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_none_says_what_to_install(self):
+        p = subprocess.run(["make", "-s", "python", "BUILD=" + pyhelp.BUILD, "PY_CANDIDATES=/nonexistent/python3"],
+                           capture_output=True, text=True, cwd=pyhelp.ROOT)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("apt-get install python3-pandas", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -194,7 +194,13 @@ typedef struct hta_diff_opts {
      * names, then the test's own.  top > 0: only the first top rows of compare_traces and of each
      * ops_diff list. */
     size_t top;
+    /* 1: names folded before matching (hta_diff_fold_name): memory addresses (0x...) and numeric template
+     * arguments, which differ between two runs of one program (the CLI's default; 0 here: HTA's names) */
+    int fold_names;
 } hta_diff_opts;
+/* name with every 0x-prefixed hex number written 0x* and every template argument that is an integer literal
+ * ("128", "(int)4", "2u") written N, into out (at least strlen(name) + 1 bytes: never longer). */
+void hta_diff_fold_name(const char *name, char *out);
 void hta_diff_opts_default(hta_diff_opts *o); /* first rank and first iteration (see above) of each side */
 
 hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,

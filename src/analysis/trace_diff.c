@@ -22,6 +22,62 @@ void hta_diff_opts_default(hta_diff_opts *o) {
 }
 
 
+static int hexd(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* Length of an integer literal template argument at s ("128", "-1", "(int)4", "(unsigned long)2ul"), ending
+ * just before ',' or '>' (spaces allowed around it); 0 when the argument is anything else. */
+static size_t int_arg(const char *s) {
+    const char *q = s;
+    while (*q == ' ') q++;
+    if (*q == '(') { /* a cast, as demangled non-type arguments carry: "(int)4" */
+        const char *c = strchr(q, ')');
+        if (!c) return 0;
+        for (const char *x = q + 1; x < c; x++)
+            if (!(*x == ' ' || (*x >= 'a' && *x <= 'z') || (*x >= '0' && *x <= '9') || *x == '_')) return 0;
+        q = c + 1;
+    }
+    if (*q == '-') q++;
+    if (*q < '0' || *q > '9') return 0;
+    while (*q >= '0' && *q <= '9') q++;
+    while (*q == 'u' || *q == 'U' || *q == 'l' || *q == 'L') q++;
+    while (*q == ' ') q++;
+    return *q == ',' || *q == '>' ? (size_t)(q - s) : 0;
+}
+
+void hta_diff_fold_name(const char *s, char *out) {
+    size_t o = 0;
+    int depth = 0;
+    char prev = 0;
+    for (size_t i = 0; s[i];) {
+        char c = s[i];
+        /* an address: 0x and hex digits, not inside a longer word (a kernel named ..._0x1 keeps it) */
+        if (c == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') && hexd(s[i + 2]) &&
+            !((prev >= 'a' && prev <= 'z') || (prev >= 'A' && prev <= 'Z') || (prev >= '0' && prev <= '9') || prev == '_')) {
+            size_t j = i + 2;
+            while (hexd(s[j])) j++;
+            out[o++] = '0', out[o++] = 'x', out[o++] = '*';
+            prev = '*';
+            i = j;
+            continue;
+        }
+        if (c == '<') depth++;
+        else if (c == '>' && depth > 0) depth--;
+        out[o++] = c;
+        prev = c;
+        i++;
+        /* after a template's '<' or a ',' inside one: an integer literal argument becomes N */
+        size_t l = depth > 0 && (c == '<' || c == ',') ? int_arg(s + i) : 0;
+        if (l) {
+            if (s[i] == ' ') out[o++] = ' ';
+            out[o++] = 'N';
+            prev = 'N';
+            i += l;
+            while (i > 0 && s[i - 1] == ' ') i--; /* the spaces before ',' or '>' are copied as they are */
+        }
+    }
+    out[o] = 0;
+}
+
 /* Per-call scratch: ops, their names and the joined rows live in the
  * control context's arena, released when hta_trace_diff returns. */
 typedef struct op {
@@ -57,7 +113,7 @@ static int first_iteration(const hta_trace *t, int64_t *it) {
  * or filter (§15), so the last profiler step is there too. rank < 0: the first loaded rank, HTA's
  * default. */
 static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_diff_device dev, int short_names,
-                            const char *side, hta_arena *A, ops *out, hta_error *err) {
+                            int fold, const char *side, hta_arena *A, ops *out, hta_error *err) {
     const hta_trace *t = ctx->trace;
     const hta_rank *r = NULL;
     const unsigned char *win = NULL;
@@ -111,10 +167,11 @@ static hta_status summarize(const hta_ctx *ctx, int32_t rank, int64_t iter, hta_
             nm = hta_arena_strdup(A, hta_sym(t->sym, s));
         }
         if (!nm) return hta_oom(err);
+        if (fold && short_names != 2) hta_diff_fold_name(nm, nm); /* in place: never longer */
         out->v[out->n++] = (op){nm, cnt[s], dur[s]};
     }
     qsort(out->v, out->n, sizeof *out->v, op_cmp);
-    /* short names can coincide: sum them */
+    /* short or folded names can coincide: sum them */
     size_t u = 0;
     for (size_t i = 0; i < out->n; i++) {
         if (u && !strcmp(out->v[u - 1].name, out->v[i].name)) {
@@ -208,8 +265,8 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     joined *j = NULL;
     size_t n = 0;
     int key = o->by_category ? 2 : o->short_names ? 1 : 0; /* what rows are summed by */
-    if ((st = summarize(control, o->control_rank, ci, o->device, key, "control", A, &c, err)) ||
-        (st = summarize(test, o->test_rank, ti, o->device, key, "test", A, &t, err)))
+    if ((st = summarize(control, o->control_rank, ci, o->device, key, o->fold_names, "control", A, &c, err)) ||
+        (st = summarize(test, o->test_rank, ti, o->device, key, o->fold_names, "test", A, &t, err)))
         goto fail;
     j = join(&c, &t, A, &n);
     ct = hta_table_from_def(&HTA_DIFF_TABLE), od = hta_table_from_def(&HTA_OPS_DIFF_TABLE);
@@ -245,8 +302,8 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     }
     /* ops_diff compares full names (HTA's ops_diff has no short-name option), or categories */
     if (key == 1) {
-        if ((st = summarize(control, o->control_rank, ci, o->device, 0, "control", A, &c, err)) ||
-            (st = summarize(test, o->test_rank, ti, o->device, 0, "test", A, &t, err)))
+        if ((st = summarize(control, o->control_rank, ci, o->device, 0, o->fold_names, "control", A, &c, err)) ||
+            (st = summarize(test, o->test_rank, ti, o->device, 0, o->fold_names, "test", A, &t, err)))
             goto fail;
         if (!(j = join(&c, &t, A, &n))) goto oom;
         if (by_size) qsort(j, n, sizeof *j, by_change);
@@ -281,7 +338,11 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
     char cw[300], tw[300];
     what(control, ci, cw, sizeof cw);
     what(test, ti, tw, sizeof tw);
-    return hta_result_note(out, "control: rank %d, %s; test: rank %d, %s", cr, cw, tr, tw) ? hta_oom(err) : HTA_OK;
+    if (hta_result_note(out, "control: rank %d, %s; test: rank %d, %s", cr, cw, tr, tw)) return hta_oom(err);
+    if (top < n && hta_result_note(out, "compare_traces: the %zu largest changes of %zu names (--top N for more, "
+                                        "--top 0 for all)", top, n))
+        return hta_oom(err);
+    return HTA_OK;
 oom:
     st = hta_oom(err);
 fail:

@@ -1,5 +1,6 @@
 /* `hta diff CONTROL TEST`: the command-line front of hta_trace_diff (src/analysis/trace_diff.c,
  * analyses.md §15).  The only command that opens two run contexts, one per trace. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 static int cmd_diff(int argc, char **argv) {
     hta_diff_opts o;
     hta_diff_opts_default(&o);
-    int cr = -1, tr = -1, cit = -1, tit = -1, top = 0;
+    int cr = -1, tr = -1, cit = -1, tit = -1, top = INT_MIN, exact = 0; /* INT_MIN: --top not given */
     const char *device = "all", *cl = "Control", *tl = "Test", *by = "name";
     const cli_opt opts[] = {
         {"short-names", CLI_FLAG, &o.short_names, NULL, "compare shortened names (templates and arguments removed)"},
@@ -23,16 +24,22 @@ static int cmd_diff(int argc, char **argv) {
         {"test-iteration", CLI_INT, &tit, "N", "ProfilerStep of the test trace (default: the first; every row with --window or without steps)"},
         {"control-label", CLI_STR, &cl, "TEXT", "column prefix of the control trace (default Control)"},
         {"test-label", CLI_STR, &tl, "TEXT", "column prefix of the test trace (default Test)"},
-        {"top", CLI_INT, &top, "N", "only the N largest changes (and N names per ops_diff list); rows come by the\n"
-                                    "size of the change, largest first (HTA's order with --hta-compat)"},
+        {"top", CLI_INT, &top, "N", "only the N largest changes (and N names per ops_diff list; default 20, 0: all;\n"
+                                    "all with --hta-compat); rows come by the size of the change, largest first\n"
+                                    "(HTA's order with --hta-compat)"},
+        {"exact-names", CLI_FLAG, &exact, NULL,
+         "match names as written (default: memory addresses 0x... and integer template arguments\n"
+         "are folded out first, as they differ between two runs of one program; as written with --hta-compat)"},
         {0},
     };
     cli_common c;
     int rc = cli_parse(argc, argv, "CONTROL TEST [options]",
                        "Differences between two traces (HTA's TraceDiff): per operator/kernel name, the counts\n"
                        "and total duration in one iteration of one rank of each trace, and the names added,\n"
-                       "deleted, increased, decreased or unchanged, the largest changes first (--top N for\n"
-                       "the N largest). Traces are compared unfiltered, the last profiler step included. A\n"
+                       "deleted, increased, decreased or unchanged, the largest changes first (the 20\n"
+                       "largest; --top N, --top 0 for all). Names are matched with memory addresses and integer\n"
+                       "template arguments folded out (0x*, N). Traces are compared unfiltered, the last\n"
+                       "profiler step included. A\n"
                        "trace without ProfilerStep (inference) is compared whole; with --window each side\n"
                        "compares the rows in the window (and in the iteration, when one is given).\n\n"
                        "examples:\n"
@@ -42,11 +49,13 @@ static int cmd_diff(int argc, char **argv) {
     if (rc >= 0) return rc;
     o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;
     o.control_label = cl, o.test_label = tl;
-    if (top < 0) {
+    if (top < 0 && top != INT_MIN) {
         fprintf(stderr, "hta diff: --top must be 0 (all) or more\nTry 'hta diff --help'.\n");
         return EXIT_USAGE;
     }
-    o.top = (size_t)top;
+    /* a thousand names are no answer: the 20 largest changes unless asked; HTA's every row with --hta-compat */
+    o.top = top >= 0 ? (size_t)top : c.ctx.hta_compat ? 0 : 20;
+    o.fold_names = !exact && !c.ctx.hta_compat;
     if (!strcmp(by, "category")) o.by_category = 1;
     else if (strcmp(by, "name")) {
         fprintf(stderr, "hta diff: --by must be name or category\n");

@@ -13,7 +13,10 @@ C, T = os.path.join(traces, "trace_diff", "control"), os.path.join(traces, "trac
 
 
 def run(*args):
-    p = subprocess.run([hta, "diff", *args, "--format", "json", "--quiet"], capture_output=True, text=True)
+    # HTA's rows: all of them, names as written (by default the 20 largest changes, addresses and integer
+    # template arguments folded: docs/differences-from-hta.md "diff"); a --top in args comes later and wins
+    p = subprocess.run([hta, "diff", "--top", "0", "--exact-names", *args, "--format", "json", "--quiet"],
+                       capture_output=True, text=True)
     assert p.returncode == 0, (args, p.stderr)
     return json.loads(p.stdout)
 

@@ -88,5 +88,62 @@ class CrossVendor(unittest.TestCase):
         self.assertEqual(mi["gemm"], 73)
 
 
+def write_trace(path, names):
+    """A one-rank trace whose CPU operators (1 us each, one after another) and kernels carry the given names."""
+    ev, ts = [], 0
+    for n in names:
+        ev.append({"ph": "X", "cat": "cpu_op", "name": n, "pid": 1, "tid": 1, "ts": ts, "dur": 1})
+        ts += 2
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev, "distributedInfo": {"rank": 0}}, f)
+
+
+class Folding(unittest.TestCase):
+    """Names that differ between two runs of one program only by a memory address or an integer template argument
+    are one name (issue 39: they showed as both added and deleted); --exact-names and --hta-compat keep them
+    apart; the 20 largest changes by default, --top 0 for all."""
+
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="hta-diff-")
+        self.a, self.b = os.path.join(self.dir, "a.json"), os.path.join(self.dir, "b.json")
+        write_trace(self.a, ["<built-in method to of Tensor object at 0x7f3a12>", "void k<128, float, (int)4>(int)",
+                             "triton_0x1"] + ["op%02d" % i for i in range(30)])
+        write_trace(self.b, ["<built-in method to of Tensor object at 0x55e0ff>",
+                             "<built-in method to of Tensor object at 0x55e100>", "void k<64, float, (int)2>(int)",
+                             "triton_0x1"] + ["op%02d" % i for i in range(30)])
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_addresses_and_numbers_folded(self):
+        t = diff(self.a, self.b, "--top", "0")
+        rows = {r["name"]: r for r in t["compare_traces"]}
+        to = rows["<built-in method to of Tensor object at 0x*>"]
+        self.assertEqual((to["Control_counts"], to["Test_counts"], to["diff_counts"]), (1, 2, 1))
+        self.assertEqual(rows["void k<N, float, N>(int)"]["diff_counts"], 0)
+        self.assertIn("triton_0x1", rows)  # inside a word: not an address
+        self.assertEqual(len(rows), 33)
+        self.assertFalse([r for r in t["ops_diff"] if r["category"] in ("added", "deleted")])
+
+    def test_exact_names_and_hta_compat_keep_them(self):
+        for opt in ("--exact-names", "--hta-compat"):
+            with self.subTest(opt=opt):
+                t = diff(self.a, self.b, "--top", "0", opt)
+                cats = Counter(r["category"] for r in t["ops_diff"])
+                self.assertEqual((cats["added"], cats["deleted"]), (3, 2))
+
+    def test_top_20_by_default(self):
+        p = subprocess.run([HTA, "diff", self.a, self.b, "--format", "json", "--exact-names"], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["compare_traces"]["data"]), 20)
+        self.assertIn("the 20 largest changes of 36 names (--top N for more, --top 0 for all)", p.stderr)
+        self.assertEqual(len(diff(self.a, self.b, "--top", "0", "--exact-names")["compare_traces"]), 36)
+        self.assertEqual(len(diff(self.a, self.b, "--hta-compat")["compare_traces"]), 36)  # HTA's: every row
+        self.assertEqual(len(diff(self.a, self.b, "--top", "3")["compare_traces"]), 3)
+
+
 if __name__ == "__main__":
     unittest.main()

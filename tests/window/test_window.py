@@ -233,7 +233,8 @@ class Inference(unittest.TestCase):
                     json.loads(p.stdout)
 
     def test_diff_compares_whole_inference_traces(self):
-        out = tables("diff", VLLM, B200, "--device", "cpu")
+        # every row, names as written (by default the 20 largest changes, addresses folded)
+        out = tables("diff", VLLM, B200, "--device", "cpu", "--top", "0", "--exact-names")
         got = {r["name"]: (int(r["Control_counts"]), int(r["Test_counts"])) for r in rows(out["compare_traces"])}
         # every CPU row (no stream) of each file, every iteration: the whole trace
         want = {}

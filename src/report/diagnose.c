@@ -204,6 +204,23 @@ static int is_capture(const rp_rank *p) {
            (p->nkernels * 10 < p->nklaunch || p->nklaunch_none * 4 >= p->nklaunch);
 }
 
+int rp_too_short(const rp_rank *pr, size_t n, unsigned char *short_k) {
+    size_t nshort = 0, ngpu = 0, nbrief = 0;
+    int capture = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!pr[k].has_gpu) continue;
+        ngpu++;
+        capture |= is_capture(&pr[k]);
+        int64_t w = 0;
+        for (size_t s = 0; s < pr[k].nsteps; s++) w += pr[k].step_end[s] - pr[k].step_ts[s];
+        int sh = w < RP_SHORT_NS || pr[k].nkernels < RP_SHORT_KERNELS;
+        if (short_k) short_k[k] = (unsigned char)sh;
+        nshort += (size_t)sh;
+        nbrief += w < RP_SHORT_NS;
+    }
+    return capture || !ngpu || nshort < ngpu ? 0 : nbrief == ngpu ? 2 : 1;
+}
+
 /* Where host cause f shows on at most half the ranks of a job with collectives and the other ranks wait for
  * those in collectives over 2% of the step (the median over f's ranks of the time the others wait for each:
  * collective lateness), that wait, else 0. */
@@ -293,6 +310,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
                        findings *obs, hta_result *res, hta_table **out, hta_error *err) {
     *out = NULL;
     hta_status st = HTA_OK;
+    unsigned char *short_k = NULL;
     fig *fg = calloc(n ? n : 1, sizeof *fg);
     unsigned char *both = calloc(n ? n : 1, 1);
     finding fd[RP_NCAUSE];
@@ -309,25 +327,14 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
     /* ---- figures per rank, and which ranks show each cause ---- */
     int capture = 0;
     for (size_t k = 0; k < n; k++) capture |= pr[k].has_gpu && is_capture(&pr[k]);
-    /* too short to judge: every rank with GPU work has a window under 1 ms or fewer than 10 kernels (a test
-     * fixture, a trace cut at its start): no timing finding is drawn from it */
-    int too_short = 0, ngpu = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!pr[k].has_gpu) continue;
-        ngpu++;
-        int64_t w = 0;
-        for (size_t s = 0; s < pr[k].nsteps; s++) w += pr[k].step_end[s] - pr[k].step_ts[s];
-        too_short += w < RP_SHORT_NS || pr[k].nkernels < RP_SHORT_KERNELS;
+    /* too short to judge (a test fixture, a trace cut at its start): no timing finding is drawn from it, nor
+     * from a rank that is (the report says so, rp_too_short) */
+    short_k = calloc(n ? n : 1, 1);
+    if (!short_k) {
+        st = hta_oom(err);
+        goto done;
     }
-    too_short = !capture && ngpu && too_short == ngpu;
-    if (too_short) {
-        rp_add_finding(obs, -1, "trace", "profile a longer stretch (several steps, schedule(wait, warmup, active)) "
-                       "so that the GPU's work can be judged",
-                       "too short to judge: under %d ms of GPU window or fewer than %d kernels on every rank; no "
-                       "finding is drawn from its timings", (int)(RP_SHORT_NS / 1000000), RP_SHORT_KERNELS);
-        hta_result_note(res, "the trace is too short to judge (under 1 ms of GPU window or fewer than 10 kernels on "
-                             "every rank): no findings");
-    }
+    int too_short = rp_too_short(pr, n, short_k);
     for (size_t k = 0; k < n; k++) {
         const rp_rank *p = &pr[k];
         fig *f = &fg[k];
@@ -353,7 +360,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         /* a collective's time beyond its transfer is waiting for late ranks: the straggler's, not the link's */
         f->comm_xfer = p->coll_own_ns > 0 ? (int64_t)((double)f->comm_excl * (double)p->coll_xfer_ns / (double)p->coll_own_ns)
                                           : f->comm_excl;
-        if (!p->has_gpu || f->step <= 0 || too_short) continue;
+        if (!p->has_gpu || f->step <= 0 || too_short || (short_k[k] && !capture)) continue;
         if (capture) {
             fd[RP_C_CAPTURE].on[k] = (unsigned char)is_capture(p);
             continue; /* nothing read from a capture's timings */
@@ -714,6 +721,7 @@ done:
     }
     free(fg);
     free(both);
+    free(short_k);
     if (st) hta_table_free(tb);
     else *out = tb;
     return st;

@@ -19,6 +19,7 @@ HTA_TABLE_DEFINE(HTA_TOP_KERNELS);
 HTA_TABLE_DEFINE(HTA_REPORT_CPATH);
 
 void rp_add_finding(findings *f, int64_t rank, const char *area, const char *detail, const char *fmt, ...) {
+    if (f->quiet) return;
     /* as long as the text is: a finding is never cut */
     va_list ap;
     va_start(ap, fmt);

@@ -16,6 +16,7 @@ typedef struct rp_rank rp_rank; /* below */
 typedef struct findings {
     hta_table *t;
     int ok;
+    int quiet; /* a trace too short to judge: nothing read from its timings is added (rp_too_short) */
 } findings;
 
 /* A row of the findings table (findings.c, a leaf: every diagnosis appends, the run sorts); rank < 0: all
@@ -176,6 +177,7 @@ struct rp_rank {
     int64_t prep_ns;
     const char *prep_op;
     const char *path;         /* the rank's file */
+    int64_t file_events;      /* elements of its traceEvents: with no row of the view, over 0 means no trace */
     int tracer;               /* written by libhtatrace */
     int64_t cpu_steps_ns;     /* CPU busy (the union above) inside [first step's start, last step's end] */
     int64_t delays[RP_DELAY_BINS]; /* launches by launch delay (rp_delay_bin) */
@@ -226,6 +228,12 @@ extern const char *const rp_cause_names[RP_NCAUSE];
 #define RP_RULE_MAX 256
 size_t rp_cause_rules(int c, const rp_rank *pr, size_t n, const unsigned char *on, int32_t strag,
                       char rules[][RP_RULE_MAX], size_t cap, const char **how);
+
+/* Whether the job is too short to judge: every rank with GPU work has under RP_SHORT_NS of window or fewer than
+ * RP_SHORT_KERNELS kernels, and it is no graph capture (diagnose.c): 1, or 2 where every such window is under
+ * RP_SHORT_NS (then no figure read from its timings means anything: the report adds no observation either);
+ * 0 otherwise.  short_k (may be NULL): per rank, 1 where that rank is. */
+int rp_too_short(const rp_rank *pr, size_t n, unsigned char *short_k);
 
 /* ---- diagnosis (diagnose.c) ----
  * The findings table: one row per cause for the whole job, naming its ranks, ranked by saving; a cause
@@ -289,7 +297,8 @@ const char *rp_dur(int64_t ns, char *buf, size_t cap);
     C(RP_PART_RANKS_NKERNELS, "kernels", INT, "", "kernels executed")                                       \
     C(RP_PART_RANKS_NKLAUNCH_NONE, "launches_without_work", INT, "", "kernel launch calls that ran no GPU work")  \
     C(RP_PART_RANKS_PREP_NS, "input_prep_ns", INT, "ns", "input preparation: host time launching nothing, GPU idle") \
-    C(RP_PART_RANKS_PREP_OP, "input_prep_op", STR, "", "the longest input-preparation frame or operator")
+    C(RP_PART_RANKS_PREP_OP, "input_prep_op", STR, "", "the longest input-preparation frame or operator")     \
+    C(RP_PART_RANKS_FILE_EVENTS, "file_events", INT, "", "elements of the file's traceEvents (trace events or not)")
 HTA_TABLE_DECLARE(RP_PART_RANKS)
 
 #define RP_PART_STEPS(T, C, D)                                                                               \

@@ -212,6 +212,7 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
                             p->nklaunch, p->nkernels, p->nklaunch_none, p->prep_ns};
     if (p->prep_op && hta_table_set_str(rk, row, RP_PART_RANKS_PREP_OP, p->prep_op)) return hta_oom(err);
     for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) hta_table_set_int(rk, row, RP_PART_RANKS_WINDOW + c, more[c]);
+    hta_table_set_int(rk, row, RP_PART_RANKS_FILE_EVENTS, p->file_events);
     for (size_t i = 0; i < p->nblock; i++) {
         const rp_block *b = &p->block[i];
         long r = hta_table_add_row(block);
@@ -269,7 +270,7 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
               *colls = hta_table_from_def(&RP_PART_COLLS_TABLE), *series = hta_table_from_def(&RP_PART_SERIES_TABLE),
               *notes = hta_table_from_def(&RP_PART_NOTES_TABLE), *cp = hta_table_from_def(&HTA_REPORT_CPATH_TABLE),
               *block = hta_table_from_def(&RP_PART_BLOCK_TABLE);
-    findings f = {hta_table_from_def(&RP_PART_FINDINGS_TABLE), 1};
+    findings f = {hta_table_from_def(&RP_PART_FINDINGS_TABLE), 1, 0};
     hta_status st = HTA_OK;
     if (!pr || !on || !rk || !steps || !colls || !series || !notes || !cp || !f.t || !block) {
         st = hta_oom(err);
@@ -343,6 +344,7 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
         memcpy(pr[k].delays, d, sizeof d);
         pr[k].path = hta_ctx_rank(ctx, k)->path;
         pr[k].tracer = hta_rank_is_tracer(hta_ctx_rank(ctx, k));
+        pr[k].file_events = (int64_t)hta_ctx_rank(ctx, k)->n_events;
     }
     /* the critical path builds one rank's graph at a time and needs memory of its own: give back the
      * views the analyses shared, their spare scratch and the holes they left in the heap first (the graph's
@@ -431,6 +433,7 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels,
                            &p->nklaunch_none, &p->prep_ns}; /* pack's order */
         p->prep_op = txt(rk, k, RP_PART_RANKS_PREP_OP);
+        p->file_events = hta_table_get_int(rk, k, RP_PART_RANKS_FILE_EVENTS);
         for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) *more[c] = hta_table_get_int(rk, k, RP_PART_RANKS_LAG + c);
         size_t l0 = li;
         while (li < bl->nrows && hta_table_get_int(bl, li, RP_PART_BLOCK_RANK) == rank) li++;

@@ -500,6 +500,27 @@ static hta_status critical_paths(const rp_rank *pr, size_t ns, parts *p, finding
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
+/* JSON files that are no traces (a folder of configs or results: Chrome's array form of objects, none a trace
+ * event) would be a job of ranks without events, reported with confidence: where no rank has an event and some
+ * file has elements, an error naming the files.  An empty trace (no elements) is one, and says "no events". */
+static hta_status not_traces(const rp_rank *pr, size_t n, hta_error *err) {
+    size_t junk = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (pr[k].t1 >= pr[k].t0) return HTA_OK; /* some rank has events */
+        junk += pr[k].file_events > 0;
+    }
+    if (!junk) return HTA_OK;
+    char names[600];
+    size_t len = 0, named = 0;
+    names[0] = 0;
+    for (size_t k = 0; k < n; k++)
+        if (pr[k].file_events > 0 && rp_append(names, sizeof names, &len, "%s%s", named ? ", " : "", pr[k].path))
+            named++;
+    return hta_fail(err, HTA_ENOTTRACE, "%s%s: JSON, but no trace: %s no event a profiler writes (objects with "
+                    "\"ph\" and \"ts\"); hta reads PyTorch profiler (Kineto) traces", names,
+                    named < junk ? ", ..." : "", junk == 1 ? "it holds" : "they hold");
+}
+
 /* The job in one row (HTA_REPORT_HEADLINE). */
 static hta_table *headline_table(const rp_rank *pr, size_t ns) {
     hta_table *tb = hta_table_from_def(&HTA_REPORT_HEADLINE_TABLE);
@@ -537,7 +558,7 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     rp_cpu cpu;
     memset(&cpu, 0, sizeof cpu);
     hta_result_init(&cpu.res);
-    findings f = {hta_table_from_def(&HTA_OBS_TABLE), 1};
+    findings f = {hta_table_from_def(&HTA_OBS_TABLE), 1, 0};
     hta_table *rk = NULL, *ft = NULL, *hl = NULL;
     kagg *kv = NULL;
     size_t nk = 0;
@@ -546,6 +567,7 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     hta_status st = rp_part_unpack(all, &pa, &pp, err);
     size_t ns = pp.n;
     rp_rank *pr = pp.pr;
+    if (!st) st = not_traces(pr, ns, err);
     if (!st) st = reduce_parts(all, ns, hta_compat, o->critical_path, &p, err);
     if (st) goto done;
     if (!f.t || !(rk = ranks_table(pr, ns, &p))) {
@@ -557,6 +579,21 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     /* the findings are prose: wrapped in the table format instead of cut at 60 characters */
     hta_table_col_wrap(f.t, HTA_OBS_FINDING);
     hta_table_col_wrap(f.t, HTA_OBS_TODO);
+    /* too short to judge: said once; under 1 ms, nothing read from its timings either (no idle share of a
+     * 0.13 us window) */
+    int brief = rp_too_short(pr, ns, NULL);
+    if (brief) {
+        rp_add_finding(&f, -1, "trace", "profile a longer stretch (several steps, schedule(wait, warmup, active)) "
+                       "so that the GPU's work can be judged",
+                       "too short to judge: under %d ms of GPU window or fewer than %d kernels on every rank; no "
+                       "finding is drawn from its timings", (int)(RP_SHORT_NS / 1000000), RP_SHORT_KERNELS);
+        if (hta_result_note(out, "the trace is too short to judge (under 1 ms of GPU window or fewer than 10 "
+                                 "kernels on every rank): no findings")) {
+            st = hta_oom(err);
+            goto done;
+        }
+        f.quiet = brief == 2;
+    }
     if (ns > RANKS_IN_FULL) summary_findings(&f, rk, pr, &cpu);
     else
         for (size_t r = 0; r < rk->nrows; r++) rank_findings(&f, rk, r, &pr[r], &cpu);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,8 +190,21 @@ static hta_status read_ahead(hta_input *in, char *buf, size_t cap, size_t *got, 
     return st;
 }
 
+hta_status hta_input_refuse_archive(const char *path, hta_error *err) {
+    static const char *const ext[] = {".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz", ".tar.zst"};
+    size_t l = strlen(path);
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        size_t e = strlen(ext[i]);
+        if (l > e && !strcasecmp(path + l - e, ext[i]))
+            return hta_fail(err, HTA_EFORMAT, "%s: an archive (%s): hta reads .json and .json.gz traces; extract %s "
+                            "first", path, ext[i] + 1, path);
+    }
+    return HTA_OK;
+}
+
 hta_status hta_input_open(const char *path, hta_input **out, hta_error *err) {
     *out = NULL;
+    HTA_TRY(hta_input_refuse_archive(path, err));
     /* O_NONBLOCK so that a FIFO (or a device) given as the trace cannot block the open for ever: it is
      * refused just below.  A trace is read more than once (the rank probe, derived traces stream it
      * again) and its size drives the progress, so only regular files are traces; the flag is cleared

@@ -10,6 +10,9 @@
 
 typedef struct hta_input hta_input;
 
+/* Refuses an archive (.tar.gz, .tgz, .tar, .zip, by name) with an error naming it, as it would otherwise
+ * fail as a JSON parse error; HTA_OK for any other name.  hta_input_open and the folder listing ask. */
+hta_status hta_input_refuse_archive(const char *path, hta_error *err);
 hta_status hta_input_open(const char *path, hta_input **out, hta_error *err);
 /* Reads up to cap bytes of JSON text into buf; *got = 0 at end of input.
  * Errors name the file and the compressed byte offset. */

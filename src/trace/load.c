@@ -17,6 +17,7 @@
 #include "hta/trace.h"
 #include "hta/util.h"
 #include "trace/derive.h"
+#include "trace/input.h"
 #include "trace/json_field.h"
 #include "trace/legacy.h"
 #include "hta/vocab.h"
@@ -126,6 +127,12 @@ hta_status hta_list_rank_files(const char *path, const hta_load_opts *o, char **
         /* Only regular files can be traces (trace/input.c refuses the rest), and every file skipped is
          * named: a rank that silently goes missing changes every cross-rank answer.  Sub-folders are
          * named only when they are named like trace files. */
+        /* an archive among the traces is named as one (exit 1), not read as broken JSON or skipped */
+        if (hta_input_refuse_archive(full, err)) {
+            free(full);
+            closedir(d);
+            return HTA_EFORMAT;
+        }
         int named = hta_rank_file_name(de->d_name);
         struct stat fs;
         const char *why = NULL;

@@ -53,6 +53,11 @@ typedef struct hta_device_peak {
  * (PyTorch's pointwise and norm kernels compute half precision in fp32); 0 none. */
 double hta_device_vector_peak(const hta_device_peak *p, hta_peak_dtype d);
 
+/* The dtype a kernel's math runs in, as its name says (cuBLAS, cuDNN, CUTLASS and xmma names: "bf16", "f16",
+ * "h1688", "tf32", "s1688" without a 16-bit type, "e4m3"...), which picks its roof: an fp32 GEMM that runs on
+ * TF32 tensor cores is held to the TF32 peak, not the plain fp32 one.  HTA_PDT_NONE: the name does not say. */
+hta_peak_dtype hta_kernel_math_dtype(const char *kernel_name);
+
 /* What deviceProperties says of a GPU (-1 / NULL where absent). */
 typedef struct hta_device_props {
     const char *name;

@@ -67,6 +67,21 @@ const char *hta_peak_dtype_name(hta_peak_dtype d) {
     return d >= 0 && d < HTA_PDT_COUNT ? names[d] : "none";
 }
 
+hta_peak_dtype hta_kernel_math_dtype(const char *k) {
+    /* the narrowest type the name gives is what its tensor cores take: "s1688gemm_bf16" multiplies bf16 (the
+     * s is the fp32 accumulator), "f16f16_f16f32" fp16 */
+    if (strcasestr(k, "e4m3") || strcasestr(k, "e5m2") || strcasestr(k, "fp8")) return HTA_PDT_FP8;
+    if (strcasestr(k, "bf16") || strcasestr(k, "bfloat16")) return HTA_PDT_BF16;
+    if (strcasestr(k, "f16") || strcasestr(k, "h1688") || strcasestr(k, "h16816") || strcasestr(k, "h884") ||
+        strcasestr(k, "half"))
+        return HTA_PDT_FP16;
+    /* fp32 data on TF32 tensor cores: cuBLAS/cuDNN's tf32 kernels, CUTLASS's s1688/s16816 tensor-op GEMMs (fp32
+     * in and out, TF32 math), AMD's xf32 */
+    if (strcasestr(k, "tf32") || strcasestr(k, "xf32") || strstr(k, "s1688") || strstr(k, "s16816"))
+        return HTA_PDT_TF32;
+    return HTA_PDT_NONE;
+}
+
 static const hta_device_peak *model(const char *m) {
     for (size_t i = 0; i < NPEAKS; i++)
         if (!strcmp(PEAKS[i].model, m)) return &PEAKS[i];

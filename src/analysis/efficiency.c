@@ -65,6 +65,7 @@ typedef struct group {
     gkey k;
     int64_t calls, ns;
     int64_t cat_ns[HTA_KC_OTHER + 1]; /* kernel ns per hta_kernel_category */
+    int64_t math_ns[HTA_PDT_COUNT];   /* kernel ns per math dtype the kernels' names give (hta_kernel_math_dtype) */
     char *call_ns;                    /* each call's ns, as HTA_EPO_CALL_NS writes them */
 } group;
 
@@ -199,6 +200,9 @@ static int32_t innermost_op(const rank_scan *s, int32_t row) {
 static hta_status group_row(const rank_scan *s, const group *g, hta_table *tb, hta_error *err) {
     const hta_trace *t = s->t;
     op_fig f = {-1, -1, HTA_PDT_NONE, 0, "", NULL, "", ""};
+    int math = HTA_PDT_NONE; /* the math dtype of the kernels with the most time, where their names say it */
+    for (int d = 0; d < HTA_PDT_COUNT; d++)
+        if (g->math_ns[d] > 0 && (math < 0 || g->math_ns[d] > g->math_ns[math])) math = d;
     const char *op = g->k.name == NONE ? "(no operator)" : hta_sym(t->sym, g->k.name);
     if (g->k.name == NONE) {
         f.note = "kernels launched outside any operator";
@@ -211,6 +215,9 @@ static hta_status group_row(const rank_scan *s, const group *g, hta_table *tb, h
         op_flops((hta_op_formula)(s->formula[g->k.name] - 1), s->farg[g->k.name], TEXT(g->k.dims), TEXT(g->k.types),
                  TEXT(g->k.strides), TEXT(g->k.conc), &f);
 #undef TEXT
+        /* the roof is the units the kernel runs on: the tensors' dtype (fp32) says nothing of TF32 math, nor of
+         * autocast's bf16 GEMM under an fp32 aten::linear */
+        if (f.flops >= 0 && !f.vector && math != HTA_PDT_NONE) f.pdt = (hta_peak_dtype)math;
     }
     long row = hta_table_add_row(tb);
     if (row < 0 || hta_table_set_str(tb, row, HTA_EPO_OP, op) || hta_table_set_str(tb, row, HTA_EPO_SHAPE, f.shape) ||
@@ -245,7 +252,8 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
     callrec *cv = NULL;
     size_t nc = 0, ccap = 0;
     uint8_t *kcat = calloc(nsym ? nsym : 1, 1); /* per kernel name: hta_kernel_category + 1, 0 not yet */
-    if (!s.top || !s.formula || !s.farg || !call_of || !kcat) {
+    int8_t *kmath = calloc(nsym ? nsym : 1, 1); /* per kernel name: hta_kernel_math_dtype + 2, 0 not yet */
+    if (!s.top || !s.formula || !s.farg || !call_of || !kcat || !kmath) {
         st = hta_oom(err);
         goto out;
     }
@@ -294,6 +302,8 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
         uint32_t kn = r->name[row];
         if (!kcat[kn]) kcat[kn] = (uint8_t)(hta_kernel_category_of(hta_sym(t->sym, kn)) + 1);
         g->cat_ns[kcat[kn] - 1] += b.dur[j];
+        if (!kmath[kn]) kmath[kn] = (int8_t)(hta_kernel_math_dtype(hta_sym(t->sym, kn)) + 2);
+        if (kmath[kn] >= 2) g->math_ns[kmath[kn] - 2] += b.dur[j];
     }
     /* each group's calls' ns as text, sorted: the reduce's per-call statistics */
     if (nc > 1) qsort(cv, nc, sizeof *cv, cmp_callrec);
@@ -317,7 +327,7 @@ out:
     bd_rows_free(&b);
     for (size_t i = 0; i < gt.cap; i++)
         if (gt.g[i].calls >= 0) free(gt.g[i].call_ns);
-    free(s.top), free(s.formula), free(s.farg), free(gt.g), free(call_of), free(cv), free(kcat);
+    free(s.top), free(s.formula), free(s.farg), free(gt.g), free(call_of), free(cv), free(kcat), free(kmath);
     return st;
 }
 
@@ -565,6 +575,14 @@ static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int6
             snprintf(why, sizeof why, "no %s%s peak for this GPU", vec ? "vector " : "",
                      hta_peak_dtype_name((hta_peak_dtype)pdt));
         }
+    }
+    /* over 100% of a roof is a wrong roof unless something explains it: said where it happens */
+    if (!note && !why[0] && ns > 0 && pct > 100) {
+        if (bound && !strcmp(bound, "memory"))
+            snprintf(why, sizeof why, "above the memory roof: its bytes come from the cache (L2), not all from DRAM");
+        else
+            snprintf(why, sizeof why, "above the %s roof: its kernels run on faster units than their names and dtypes "
+                                      "say (give --peak-tflops)", rf);
     }
     if (rf[0] && ns > 0 && hta_table_set_str(tb, row, HTA_ROOF_ROOF, rf)) return hta_oom(err);
     if (isnan(tf) && isnan(tbs) && !note && ns == 0) note = "no GPU time";

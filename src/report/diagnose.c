@@ -64,6 +64,7 @@ typedef struct finding {
     int64_t saving_ns;    /* simulated; valid only with known */
     int known;            /* the engine measured the report's window */
     int64_t sim_ns;       /* the simulation's saving where physics bounds it lower (saving_ns is the bound), or -1 */
+    int64_t ev_ns;        /* the time per step the evidence names (the saving's bound: no saving beyond it), or -1 */
     char *evidence;
     char rule[RP_MAX_RULES * RP_RULE_MAX];
     const char *how;
@@ -166,13 +167,15 @@ static void block_todo(const unsigned *cls, char *out, size_t cap) {
 }
 
 /* The blocking calls that matter (rp_block_calls) with their count, time, GPU idle during them and the
- * operator behind, into out (up to cap bytes); the classes of the calls into cls (allocator, pinned, copy,
+ * operator behind, into out (up to cap bytes), their time in all returned; the classes of the calls into cls (allocator, pinned, copy,
  * sync, other: a call that took RP_LONG_GAP_NS or more, code loading; [5] is the caller's; one-off). */
-static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on, char *out, size_t cap,
-                           unsigned *cls) {
+static int64_t block_evidence(const rp_rank *pr, size_t n, const unsigned char *on, char *out, size_t cap,
+                              unsigned *cls) {
     rp_block v[16];
     size_t nv = rp_block_calls(pr, n, on, v, sizeof v / sizeof *v), len = 0;
+    int64_t dur = 0; /* the calls' time, all of them (returned) */
     out[0] = 0;
+    for (size_t i = 0; i < nv; i++) dur += v[i].dur_ns;
     for (size_t i = 0; i < nv; i++) {
         char b1[32], b2[32];
         if (!rp_append(out, cap, &len, "%s%s x%lld %s (GPU idle %s during them%s%s)", len ? ", " : "", v[i].name,
@@ -193,6 +196,7 @@ static void block_evidence(const rp_rank *pr, size_t n, const unsigned char *on,
         else if (api & HTA_API_SYNC) cls[3] = 1;
         else cls[4] = 1;
     }
+    return dur;
 }
 
 /* Whether rank p recorded a graph capture rather than a run: capture calls, many kernel launch calls, and
@@ -241,10 +245,11 @@ typedef struct explained {
     int part[4]; /* block, wait, dl, host */
 } explained;
 
-static void idle_explained(const finding *f, explained *x) {
+static void idle_explained(const finding *f, int data_finding, explained *x) {
     x->part[f->cause == RP_C_BLOCK ? 0 : f->cause == RP_C_DATA ? 2 : f->cause == RP_C_CPU ? 3 : 1] = 1;
-    /* launch-bound: the work queued meanwhile waits out each launch's latency (the queue is all but empty) */
-    if (f->cause == RP_C_CPU) x->part[1] = 1;
+    /* launch-bound: the work queued meanwhile waits out each launch's latency (the queue is all but empty);
+     * without a data-loading finding its rule (cpu=x0.2) speeds data loading too, which is then its part */
+    if (f->cause == RP_C_CPU) x->part[1] = 1, x->part[2] |= !data_finding;
 }
 
 /* Where the GPU idles over 20% of the window and the findings explain under 80% of that idle time, the rest
@@ -316,7 +321,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
     finding fd[RP_NCAUSE];
     memset(fd, 0, sizeof fd);
     for (int c = 0; c < RP_NCAUSE; c++) {
-        fd[c].cause = c;
+        fd[c].cause = c, fd[c].ev_ns = -1;
         if (!(fd[c].on = calloc(n ? n : 1, 1))) st = hta_oom(err);
     }
     hta_table *tb = hta_table_from_def(&HTA_FINDINGS_TABLE);
@@ -482,13 +487,19 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         int64_t step = job; /* the headline's step: one step metric on the page (the figures are the ranks' medians) */
         double sp = step > 0 ? 100.0 / (double)step : 0;
         /* GPU busy of these ranks as the headline counts it: their busy time over their windows */
-        double bsum = 0, wsum = 0;
+        double bsum = 0, wsum = 0, blk = 0, wq = 0, dl = 0, host = 0, dlrun = 0;
         for (size_t k = 0; k < n; k++) {
             rp_split sl;
             if (!on[k]) continue;
             rp_split_of(&pr[k], &sl);
             bsum += (double)sl.busy, wsum += (double)sl.window;
+            blk += (double)sl.block, wq += (double)sl.wait, dl += (double)sl.dl, host += (double)sl.host;
+            for (size_t q = 0; q < pr[k].nsteps; q++) dlrun += (double)pr[k].dl_ns[q];
         }
+        /* the GPU's idle time by what the host did, as a time per step of the headline's: each part's share of
+         * these ranks' windows (the idle split, as the headline and the ranks' idle observations count it)
+         * times the step; the time a host cause's saving is bounded by */
+#define PER_STEP(x) (wsum > 0 ? (int64_t)((x) / wsum * (double)step) : 0)
         double busy_pct = wsum > 0 ? 100.0 * bsum / wsum : 0;
         const char *ww = window_word(pr, n, on);
         int64_t qmed = 0;
@@ -512,7 +523,8 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             break;
         }
         case RP_C_DATA: {
-            fd[c].explained_ns = OVER(i_dl);
+            int64_t idl = PER_STEP(dl);
+            fd[c].explained_ns = fd[c].ev_ns = idl;
             /* input preparation: the longest frame that launched nothing while the GPU idled */
             const char *prep = NULL;
             int64_t prep_ns = 0;
@@ -523,42 +535,62 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             if (prep)
                 snprintf(also, sizeof also, ", and input preparation outside it (%s, %s)", rp_name(prep, pn),
                          rp_dur(prep_ns, b4, sizeof b4));
-            if (prep && prep_ns > OVER(dl))
+            if (prep && prep_ns > PER_STEP(dlrun))
                 fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while the host prepares input (input "
                                      "preparation: %s, %s launching no GPU work%s%s) on %zu rank%s, over 5%% of the %s "
                                      "in %zu of %zu",
-                                     rp_dur(OVER(i_dl), b1, sizeof b1), ww, (double)OVER(i_dl) * sp,
+                                     rp_dur(idl, b1, sizeof b1), ww, (double)idl * sp,
                                      rp_dur(step, b2, sizeof b2), rp_name(prep, pn), rp_dur(prep_ns, b3, sizeof b3),
-                                     OVER(dl) > 0 ? "; enumerate(DataLoader) runs " : "",
-                                     OVER(dl) > 0 ? rp_dur(OVER(dl), b4, sizeof b4) : "", non, non == 1 ? "" : "s",
+                                     PER_STEP(dlrun) > 0 ? "; enumerate(DataLoader) runs " : "",
+                                     PER_STEP(dlrun) > 0 ? rp_dur(PER_STEP(dlrun), b4, sizeof b4) : "", non, non == 1 ? "" : "s",
                                      ww, dls, steps);
             else
                 fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while enumerate(DataLoader) runs (%s per "
                                      "%s in all)%s on %zu rank%s, over 5%% of the %s in %zu of %zu",
-                                     rp_dur(OVER(i_dl), b1, sizeof b1), ww, (double)OVER(i_dl) * sp,
-                                     rp_dur(step, b2, sizeof b2), rp_dur(OVER(dl), b3, sizeof b3), ww, also, non,
+                                     rp_dur(idl, b1, sizeof b1), ww, (double)idl * sp,
+                                     rp_dur(step, b2, sizeof b2), rp_dur(PER_STEP(dlrun), b3, sizeof b3), ww, also, non,
                                      non == 1 ? "" : "s", ww, dls, steps);
             break;
         }
-        case RP_C_CPU:
-            fd[c].explained_ns = OVER(i_host);
-            fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) with nothing queued while the host is "
-                                 "neither blocked nor loading data; the launch queue holds a median of %lld "
-                                 "kernel%s at a launch; %lld launches per %s; GPU busy %.0f%%",
-                                 rp_dur(OVER(i_host), b1, sizeof b1), ww, (double)OVER(i_host) * sp,
-                                 rp_dur(step, b2, sizeof b2), (long long)qmed, qmed == 1 ? "" : "s",
-                                 (long long)OVER(nlaunch), ww, busy_pct);
+        case RP_C_CPU: {
+            /* the idle parts cpu_overhead explains (idle_explained): nothing queued, and the queued work that
+             * waits out each launch's latency (the queue is all but empty) */
+            int64_t ih = PER_STEP(host), iw = PER_STEP(wq), id = any[RP_C_DATA] ? 0 : PER_STEP(dl);
+            fd[c].explained_ns = ih;
+            fd[c].ev_ns = ih + iw + id;
+            char b5[32], dlt[96] = "";
+            if (id > 0) /* no data-loading finding: the faster host (cpu=x0.2) loads data faster too */
+                snprintf(dlt, sizeof dlt, ", %s in data loading, which a faster host speeds too",
+                         rp_dur(id, b5, sizeof b5));
+            fd[c].evidence = fmt("the GPU idles %s per %s (%.0f%% of %s) while the host is %s: %s with nothing "
+                                 "queued, %s with work queued waiting out the launches%s; the launch queue holds a "
+                                 "median of %lld kernel%s at a launch; %lld launches per %s; GPU busy %.0f%%",
+                                 rp_dur(ih + iw + id, b1, sizeof b1), ww, (double)(ih + iw + id) * sp,
+                                 rp_dur(step, b2, sizeof b2), id > 0 ? "not blocked" : "neither blocked nor loading data",
+                                 rp_dur(ih, b3, sizeof b3), rp_dur(iw, b4, sizeof b4), dlt,
+                                 (long long)qmed, qmed == 1 ? "" : "s", (long long)OVER(nlaunch), ww, busy_pct);
             break;
+        }
         case RP_C_BLOCK: {
             char calls[640];
             unsigned cls[7] = {0};
-            block_evidence(pr, n, on, calls, sizeof calls, cls);
+            int64_t held = PER_STEP((double)block_evidence(pr, n, on, calls, sizeof calls, cls));
             if ((double)OVER(i_bwait) > 0.05 * (double)step) cls[5] = 1;
-            fd[c].explained_ns = OVER(i_block);
-            fd[c].evidence = fmt("the host blocks in runtime calls while the GPU idles %s per %s (%.0f%% of %s)%s%s: %s",
-                                 rp_dur(OVER(i_block), b1, sizeof b1), ww, (double)OVER(i_block) * sp,
-                                 rp_dur(step, b2, sizeof b2), cls[5] ? ", GPU work queued meanwhile waiting for " : "",
-                                 cls[5] ? rp_dur(OVER(i_bwait), b3, sizeof b3) : "", calls);
+            int64_t ib = PER_STEP(blk), iw = PER_STEP(wq);
+            fd[c].explained_ns = ib;
+            /* what removing the calls can give back: the time they hold the host (the GPU then runs dry after
+             * them too, until the host has launched again), or with the queued work let go (edge:launch,
+             * cls[5]) the queued wait as well */
+            fd[c].ev_ns = held > ib + (cls[5] ? iw : 0) ? held : ib + (cls[5] ? iw : 0);
+            char hb[32];
+            fd[c].evidence = fmt("the host blocks in runtime calls %s per %s (%.0f%% of %s), the GPU idle %s of it "
+                                 "(%.0f%%)%s%s%s%s: %s",
+                                 rp_dur(held, hb, sizeof hb), ww, (double)held * sp, rp_dur(step, b2, sizeof b2),
+                                 rp_dur(ib, b1, sizeof b1), (double)ib * sp,
+                                 cls[5] ? ", GPU work queued meanwhile waiting for " : "",
+                                 cls[5] ? rp_dur(OVER(i_bwait), b3, sizeof b3) : "",
+                                 cls[5] ? " and behind a stream wait for " : "",
+                                 cls[5] ? rp_dur(iw, b4, sizeof b4) : "", calls);
             char *t = malloc(1024);
             if (t) block_todo(cls, t, 1024);
             fd[c].todo = t; /* freed below (the only allocated advice) */
@@ -569,6 +601,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             for (size_t k = 0; k < n; k++)
                 if (on[k]) own += pr[k].coll_own_ns, xfer += pr[k].coll_xfer_ns;
             fd[c].explained_ns = OVER(comm_xfer);
+            fd[c].ev_ns = OVER(comm);
             fd[c].evidence = fmt("communication kernels take %s per %s (%.0f%% of %s), %s of it with no computation "
                                  "beside it (%.0f%%)",
                                  rp_dur(OVER(comm), b1, sizeof b1), ww, (double)OVER(comm) * sp,
@@ -594,6 +627,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             for (size_t k = 0; k < n; k++)
                 if (on[k] && fg[k].late > late) late = fg[k].late;
             fd[c].explained_ns = late;
+            fd[c].ev_ns = -1; /* the job's saving: the others' waits, which the evidence names as a median */
             fd[c].evidence = fmt("the other ranks wait a median %s per %s in collectives for %s, the one arriving "
                                  "last (for the other ranks: %s); `hta stragglers` ranks by when collectives start, "
                                  "which can name another rank",
@@ -621,6 +655,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
             }
             (void)ksum;
             fd[c].explained_ns = OVER(comp_busy) / 2;
+            fd[c].ev_ns = OVER(comp_busy);
             fd[c].evidence = fmt("the GPU is busy %.0f%% of %s%s and computation runs %s of it; the launch queue holds "
                                  "a median of %lld kernel%s; the kernels: %s; the saving is what 2x faster "
                                  "computation would give",
@@ -631,17 +666,29 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         }
         case RP_C_MEM:
             fd[c].explained_ns = OVER(mem_excl);
+            fd[c].ev_ns = OVER(mem);
             fd[c].evidence = fmt("copies and memsets take %s per %s on the GPU (%.0f%% of %s), %s with nothing else "
                                  "running",
                                  rp_dur(OVER(mem), b1, sizeof b1), ww, (double)OVER(mem) * sp,
                                  rp_dur(step, b2, sizeof b2), rp_dur(OVER(mem_excl), b3, sizeof b3));
             break;
         }
+#undef PER_STEP
         if (!fd[c].evidence || !fd[c].todo) {
             st = hta_oom(err);
             goto done;
         }
     }
+    /* no saving beyond what the evidence names: a cause's saving is at most the time it shows (the ranks'
+     * medians the evidence prints); the DLRM job's cpu_overhead saved 44.7% beside an idle time of 35% */
+    for (int c = 0; c < RP_NCAUSE; c++)
+        /* (a cause that holds the other ranks back is the job's straggling: its saving is bounded by its ranks'
+         * GPU idle time, which its evidence names, below) */
+        if (fd[c].evidence && fd[c].known && fd[c].ev_ns >= 0 && fd[c].saving_ns > fd[c].ev_ns &&
+            !host_straggler(&fd[c], pr, fg, n, job)) {
+            if (fd[c].sim_ns < 0) fd[c].sim_ns = fd[c].saving_ns;
+            fd[c].saving_ns = fd[c].ev_ns;
+        }
     /* ---- the table, ranked by saving; a cause that saves nothing is an observation ---- */
     explained expl = {0};
     qsort(fd, RP_NCAUSE, sizeof *fd, by_saving);
@@ -683,10 +730,19 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         int gpu_cause = f->cause == RP_C_GPU || f->cause == RP_C_MEM || f->cause == RP_C_COMM;
         char b6[32];
         if (held && f->evidence) {
-            char *e2 = fmt("ranks %s hold the others back: the others wait a median %s per %s in collectives for them; "
-                           "their own cause is %s: %s",
-                           ranks ? ranks : "", rp_dur(held, b6, sizeof b6), window_word(pr, n, f->on),
-                           rp_cause_names[f->cause], f->evidence);
+            double iw = 0, ww = 0; /* their GPU idle time, per step as the headline's: the saving's bound */
+            for (size_t k = 0; k < n; k++) {
+                rp_split sl;
+                if (!f->on[k]) continue;
+                rp_split_of(&pr[k], &sl);
+                iw += (double)(sl.window - sl.busy), ww += (double)sl.window;
+            }
+            char b7[32];
+            char *e2 = fmt("ranks %s hold the others back: their GPU idles %s per %s (%.0f%% of %s), the others wait a "
+                           "median %s per %s in collectives for them; their own cause is %s: %s",
+                           ranks ? ranks : "", rp_dur(ww > 0 ? (int64_t)(iw / ww * (double)job) : 0, b7, sizeof b7),
+                           window_word(pr, n, f->on), ww > 0 ? 100.0 * iw / ww : 0.0, rp_dur(job, b4, sizeof b4),
+                           rp_dur(held, b6, sizeof b6), window_word(pr, n, f->on), rp_cause_names[f->cause], f->evidence);
             free(f->evidence);
             f->evidence = e2;
         }
@@ -695,7 +751,8 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
                                f->evidence, rp_dur(f->explained_ns, b4, sizeof b4))
                    : f->known && f->sim_ns >= 0
                        ? fmt("%s; saving bounded by %s (the simulation gave %s)", f->evidence,
-                             gpu_cause ? "the kernels' own time" : "the GPU's idle time: the kernels keep their durations",
+                             gpu_cause ? "the kernels' own time" : "the GPU's idle time this cause explains: the kernels "
+                                                                   "keep their durations",
                              rp_dur(f->sim_ns, b5, sizeof b5))
                        : fmt("%s", f->evidence);
         long row = ev ? hta_table_add_row(tb) : -1;
@@ -709,7 +766,7 @@ hta_status rp_diagnose(const hta_report_src *src, const rp_rank *pr, size_t n, c
         }
         free(ranks), free(td), free(ev);
         int has = !capt && f->known && job > 0;
-        if (!capt) idle_explained(f, &expl);
+        if (!capt) idle_explained(f, any[RP_C_DATA], &expl);
         hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_PCT, has ? hta_round(100.0 * (double)f->saving_ns / (double)job, 1) : NAN);
         hta_table_set_float(tb, row, HTA_FINDINGS_SAVING_US, has ? hta_round((double)f->saving_ns / 1e3, 1) : NAN);
     }

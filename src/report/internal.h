@@ -81,9 +81,10 @@ void rp_cpu_findings(findings *f, const rp_cpu *c);
 /* The CPU tables of the covered ranks: cpu_ranks, cpu_op_time (top per rank),
  * cpu_steps, cpu_step_ops (step_top per step), scope_args (when it has rows). */
 hta_status rp_cpu_tables(const rp_cpu *c, int top, int step_top, hta_result *out, hta_error *err);
-/* The critical-path finding of a covered rank: its length, and the calls
- * that make it up, from the path's operator edges. */
-void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *p, int32_t rank);
+/* The critical-path finding of a covered rank: its length inside the report's window (len ns, over nsteps
+ * steps; 0: the whole span), and the calls that make it up, from the path's operator edges. */
+void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *p, int64_t len, size_t nsteps,
+                         int32_t rank);
 
 /* Findings and the gpu_metrics table from the metrics files beside the traces (DIR/metrics/, written by
  * `hta capture`; report_metrics.c); nothing when there are none. */
@@ -106,7 +107,7 @@ hta_status rp_metrics(const rp_rank *pr, size_t n, findings *f, hta_result *out,
 int rp_delay_bin(double us);
 
 /* bound_by classes of the critical path, as hta_cpath_bound_by names them */
-#define RP_NBOUND 6
+#define RP_NBOUND 7
 extern const char *const rp_bound_names[RP_NBOUND];
 
 /* How a rank's window (its "steps") was chosen (docs/report.md, "The window"). */
@@ -321,6 +322,7 @@ HTA_TABLE_DECLARE(RP_PART_RANKS)
     C(RP_PART_STEPS_CP3, "cp_gpu_communication_bound_ns", INT, "ns", "")                                    \
     C(RP_PART_STEPS_CP4, "cp_gpu_kernel_kernel_overhead_ns", INT, "ns", "")                                 \
     C(RP_PART_STEPS_CP5, "cp_gpu_kernel_launch_overhead_ns", INT, "ns", "")                                 \
+    C(RP_PART_STEPS_CP6, "cp_rank_wait_ns", INT, "ns", "")                                                  \
     C(RP_PART_STEPS_IDLE_BLOCK, "idle_block_ns", INT, "ns", "GPU idle, the host in a blocking call")        \
     C(RP_PART_STEPS_IDLE_WAIT, "idle_wait_ns", INT, "ns", "GPU idle with work queued")                      \
     C(RP_PART_STEPS_IDLE_DL, "idle_dl_ns", INT, "ns", "GPU idle, the host in data loading")                 \

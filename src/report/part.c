@@ -107,7 +107,11 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
         if (!st) st = hta_cpath_report(hg, &path, NULL, NULL, 0, HTA_CP_NO_BREAKDOWN, &part, &e2);
         g = hg;
     } else {
+        /* the path through the report's window (its steps, HTA's last step dropped; the span without steps),
+         * so that the path and the step the page prints are one stretch of time: the steps' default span
+         * holds the last step too (the README's sample: a 1.23 s path beside a 607.9 ms step) */
         hta_sim_opts so = {NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, 0, 0, NULL};
+        if (p->nsteps) so.lo = p->step_ts[0], so.hi = p->step_end[p->nsteps - 1];
         st = release ? hta_sim_build_release(ctx, k, &sim, &e2) : hta_sim_build(ctx, k, &sim, &e2);
         if (!st) st = hta_sim_answer(ctx, sim, &so, &part, &path, &e2);
         if (sim) g = hta_sim_graph(sim);
@@ -127,51 +131,88 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
                !(bm = hta_cpath_bb_new(g, NULL, 0))) {
         st = hta_oom(err);
     } else if (!st) {
-        /* the path's time per step and bound_by class, for the page's chart */
+        /* the path's time per step and bound_by class: each edge's stretch [its start, the next node's time)
+         * cut at the steps' edges, so that a step's path is never longer than the step */
         for (size_t i = 0; i + 1 < path.n; i++) {
             const hta_cp_edge *e = &g->edge[path.edge[i]];
             const char *bb = hta_cpath_bb(bm, e);
-            long s = rp_step_of(p, g->node[e->u].ts);
-            for (int c = 0; bb && s >= 0 && c < RP_NBOUND; c++)
-                if (!strcmp(bb, rp_bound_names[c])) p->cp_ns[(size_t)s * RP_NBOUND + c] += e->w > 0 ? e->w : 0;
+            int c = 0;
+            while (bb && c < RP_NBOUND && strcmp(bb, rp_bound_names[c])) c++;
+            if (!bb || c == RP_NBOUND) continue;
+            int64_t e0 = g->node[path.node[i]].ts, z = g->node[path.node[i + 1]].ts;
+            long q0 = rp_step_of(p, e0); /* the step holding e0; a step's edges are found from there on */
+            if (q0 < 0) q0 = p->nsteps && e0 < p->step_ts[0] ? 0 : (long)p->nsteps;
+            for (size_t q = (size_t)q0; q < p->nsteps && p->step_ts[q] < z; q++) {
+                int64_t x = e0 > p->step_ts[q] ? e0 : p->step_ts[q], y = z < p->step_end[q] ? z : p->step_end[q];
+                if (y > x) p->cp_ns[q * RP_NBOUND + (size_t)c] += y - x;
+            }
+        }
+        /* the table and the finding: the path inside the window's steps (cp_ns), so that the path of a step is
+         * never longer than the step and the page's path and step are one stretch of time; HTA's graph
+         * (--hta-compat) gives no time between operators any weight, and keeps HTA's summary of its path */
+        double dur[RP_NBOUND + 16], pct[RP_NBOUND + 16];
+        const char *cls[RP_NBOUND + 16];
+        size_t ncls = 0;
+        int64_t total = 0;
+        if (ctx->hta_compat) {
+            for (size_t i = 0; i < sm->nrows && ncls < RP_NBOUND + 16; i++) {
+                const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
+                if (!bb || !*bb) continue; /* dependency and sync edges, which weigh 0: no bound */
+                cls[ncls] = bb, dur[ncls] = num(sm, i, HTA_CP_SUMMARY_DURATION), pct[ncls++] = num(sm, i, HTA_CP_SUMMARY_PCTG);
+            }
+        } else {
+            int64_t sum[RP_NBOUND] = {0};
+            for (size_t q = 0; q < p->nsteps; q++)
+                for (int c = 0; c < RP_NBOUND; c++) sum[c] += p->cp_ns[q * RP_NBOUND + (size_t)c], total += p->cp_ns[q * RP_NBOUND + (size_t)c];
+            /* by name, as `hta critical-path` orders its summary */
+            static const int order[RP_NBOUND] = {0, 1, 3, 2, 4, 5, 6};
+            for (int o = 0; o < RP_NBOUND; o++) {
+                int c = order[o];
+                if (sum[c] <= 0) continue;
+                cls[ncls] = rp_bound_names[c], dur[ncls] = (double)sum[c] / 1e3;
+                pct[ncls++] = 100.0 * (double)sum[c] / (double)total;
+            }
         }
         long best = -1;
-        for (size_t i = 0; i < sm->nrows; i++) {
-            const char *bb = txt(sm, i, HTA_CP_SUMMARY_BOUND_BY);
-            /* the "" class holds dependency and sync edges, which weigh 0: no bound */
-            if (!bb || !*bb) continue;
+        for (size_t i = 0; i < ncls && !st; i++) {
             long row = hta_table_add_row(cp);
-            if (row < 0 || hta_table_set_str(cp, row, HTA_REPORT_CPATH_BOUND_BY, bb)) {
+            if (row < 0 || hta_table_set_str(cp, row, HTA_REPORT_CPATH_BOUND_BY, cls[i])) {
                 st = hta_oom(err);
                 break;
             }
             hta_table_set_int(cp, row, HTA_REPORT_CPATH_RANK, rank);
-            hta_table_set_float(cp, row, HTA_REPORT_CPATH_DURATION, num(sm, i, HTA_CP_SUMMARY_DURATION));
-            hta_table_set_float(cp, row, HTA_REPORT_CPATH_PCTG, num(sm, i, HTA_CP_SUMMARY_PCTG));
-            if (best < 0 || num(sm, i, HTA_CP_SUMMARY_DURATION) > num(sm, (size_t)best, HTA_CP_SUMMARY_DURATION))
-                best = (long)i;
+            hta_table_set_float(cp, row, HTA_REPORT_CPATH_DURATION, dur[i]);
+            hta_table_set_float(cp, row, HTA_REPORT_CPATH_PCTG, pct[i]);
+            if (best < 0 || dur[i] > dur[best]) best = (long)i;
         }
         if (!st && best >= 0) {
-            p->cp_bound = hta_arena_strdup(a, txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY));
+            p->cp_bound = hta_arena_strdup(a, cls[best]);
             if (!p->cp_bound) st = hta_oom(err);
             char todo[256];
             snprintf(todo, sizeof todo,
                      "`hta critical-path --ranks %d --what-if RULE` estimates what an optimisation would save "
                      "(e.g. type:comm=x0.5, edge:launch=0, cpu=x0.7)", rank);
+            int64_t len = ctx->hta_compat ? path.length : total;
+            size_t ns_ = p->nsteps ? p->nsteps : 1;
+            int steps = !ctx->hta_compat && p->step_num[0] >= 0 && p->window != RP_WIN_SPAN;
             /* a rank without GPU work: its bound_by is all cpu_bound; which calls make up the path says more */
-            if (covered) rp_cpu_path_finding(f, g, &path, rank);
+            if (covered) rp_cpu_path_finding(f, g, &path, len, steps ? ns_ : 0, rank);
             else {
-                /* a GPU far behind the CPU: HTA's path ends where the CPU does, the findings read the GPU */
-                char lag[160] = "", b1[32];
-                if (p->window == RP_WIN_GPU)
-                    snprintf(lag, sizeof lag, "; the GPU runs %s behind the CPU: the findings' window is the steps "
-                                              "on the GPU's timeline", rp_dur(p->lag_ns, b1, sizeof b1));
-                else if (p->window == RP_WIN_SPAN && p->step_num[0] >= 0)
-                    snprintf(lag, sizeof lag, "; the findings' window is the whole trace span");
-                rp_add_finding(f, rank, "critical path", todo, "critical path of the %s %.0f us, %.1f%% %s%s",
-                               p->window == RP_WIN_SPAN && p->step_num[0] < 0 ? "whole trace" : "steps",
-                               (double)path.length / 1000.0, num(sm, (size_t)best, HTA_CP_SUMMARY_PCTG),
-                               txt(sm, (size_t)best, HTA_CP_SUMMARY_BOUND_BY), lag);
+                char b1[32], b2[32], what[200];
+                int64_t win = 0;
+                for (size_t q = 0; q < p->nsteps; q++) win += p->step_end[q] - p->step_ts[q];
+                /* the window's length beside the path's: one stretch of time, never shorter than the path */
+                if (ctx->hta_compat)
+                    snprintf(what, sizeof what, "critical path of the whole trace (HTA's graph) %s",
+                             rp_dur(len, b1, sizeof b1));
+                else if (!steps)
+                    snprintf(what, sizeof what, "critical path of the window (the whole trace span, %s): %s",
+                             rp_dur(win, b2, sizeof b2), rp_dur(len, b1, sizeof b1));
+                else
+                    snprintf(what, sizeof what, "critical path of the window (%zu step%s%s, %s): %s", ns_,
+                             ns_ == 1 ? "" : "s", p->window == RP_WIN_GPU ? " on the GPU timeline" : "",
+                             rp_dur(win, b2, sizeof b2), rp_dur(len, b1, sizeof b1));
+                rp_add_finding(f, rank, "critical path", todo, "%s, %.1f%% %s", what, pct[best], cls[best]);
             }
         }
     }

@@ -19,7 +19,8 @@ const char *const rp_bound_names[RP_NBOUND] = {"cpu_bound",
                                                "gpu_compute_bound",
                                                "gpu_communication_bound",
                                                "gpu_kernel_kernel_overhead",
-                                               "gpu_kernel_launch_overhead"};
+                                               "gpu_kernel_launch_overhead",
+                                               "rank_wait"};
 
 /* The data loader's annotation as PyTorch writes it: enumerate(DataLoader)#_SingleProcessDataLoaderIter... */
 #define RP_DATALOADER_GLOB "enumerate(DataLoader)*"

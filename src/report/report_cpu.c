@@ -298,7 +298,8 @@ void rp_cpu_findings(findings *f, const rp_cpu *c) {
 
 /* ---- the critical path of a covered rank ---- */
 
-void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *p, int32_t rank) {
+void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *p, int64_t len_ns, size_t nsteps,
+                         int32_t rank) {
     size_t nsym = hta_symtab_count(g->sym);
     /* per graph name: operator time on the path; the ProfilerSteps' own time goes to one entry */
     named *v = malloc((nsym + 1) * sizeof *v);
@@ -321,8 +322,10 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
         if (ev->tid != tid || ev->pid != pid) threads++, tid = ev->tid, pid = ev->pid;
     }
     size_t m = sum_by_name(v, nsym);
-    double len = (double)p->length / 1000.0;
-    char shares[320], a[32], todo[256];
+    double len = (double)len_ns / 1000.0;
+    char shares[320], a[32], todo[256], per[96] = "";
+    if (nsteps) /* beside the steps' figures: the same stretch of time */
+        snprintf(per, sizeof per, " of the window's %zu step%s", nsteps, nsteps == 1 ? "" : "s");
     size_t nsh = shares_text(v, m, len, shares, sizeof shares);
     /* the what-if example names the first operator that is not a step's own time */
     const char *op = NULL;
@@ -341,12 +344,12 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
     if (threads == 1 && pid >= 0) snprintf(where, sizeof where, " on thread %lld (pid %lld)", (long long)tid, (long long)pid);
     else if (threads == 1) snprintf(where, sizeof where, " on thread %lld", (long long)tid);
     if (threads == 1)
-        rp_add_finding(f, rank, "critical path", todo, "critical path %s, CPU-bound (%.1f%% operator time)%s: %s",
-                       dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, where,
+        rp_add_finding(f, rank, "critical path", todo, "critical path%s %s, CPU-bound (%.1f%% operator time)%s: %s",
+                       per, dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, where,
                        nsh ? shares : "no operator time");
     else
-        rp_add_finding(f, rank, "critical path", todo, "critical path %s, CPU-bound (%.1f%% operator time): %s",
-                       dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, nsh ? shares : "no operator time");
+        rp_add_finding(f, rank, "critical path", todo, "critical path%s %s, CPU-bound (%.1f%% operator time): %s",
+                       per, dur_text(len, a, sizeof a), len > 0 ? 100 * cpu / len : 0.0, nsh ? shares : "no operator time");
     free(v);
 }
 

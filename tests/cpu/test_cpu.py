@@ -148,11 +148,13 @@ class CpuReport(Small):
                          "2 steps, mean 900 us (shortest 800 us: step 2; longest 1.00 ms: step 1); operators by "
                          "self time in them (summed over threads, of the steps' duration): aten::addmm 36.1%, "
                          "dataloader 16.7%, aten::relu 8.3%; on the step's own thread 47.2% is outside any operator")
-        # the one engine's path (what `critical-path` prints): steps 1 to 3 end to end on the main thread,
-        # 2.40 ms, the 500 us between them untraced time (no operator)
+        # the one engine's path (what `critical-path` prints) inside the report's window, steps 1 and 2 (the
+        # last dropped, as HTA does): 1.8 ms, the steps' 900 us mean beside it (issue 39: the path of
+        # steps 1 to 3, 2.40 ms, stood beside these two steps)
         self.assertEqual(f["critical path"]["finding"],
-                         "critical path 2.40 ms, CPU-bound (79.2% operator time) on thread 1 (pid 7): ProfilerStep "
-                         "(outside operators) 39.6%, aten::addmm 27.1%, aten::relu 6.2%")
+                         "critical path of the window's 2 steps 1.80 ms, CPU-bound (100.0% operator "
+                         "time) on thread 1 (pid 7): ProfilerStep (outside operators) 47.2%, aten::addmm 36.1%, "
+                         "aten::relu 8.3%")
         self.assertIn("--what-if 'op:aten::addmm=x0.5'", f["critical path"]["what_to_do"])
         self.assertIn("no GPU activity", err)
 

@@ -72,14 +72,18 @@ class Report(unittest.TestCase):
         rep, _ = tables("report", SAMPLE)
         want_cpu = {}
         for rank in (0, 1):
-            cp, _ = tables("critical-path", SAMPLE, "--ranks", str(rank), "--top", "1")
-            want = {r["bound_by"]: r["percentage"] for r in rows(cp["summary"]) if r["bound_by"]}
-            got = {r["bound_by"]: r["percentage"] for r in rows(rep["critical_path"]) if r["rank"] == rank}
+            # the path through the report's window: ProfilerStep#551 (the last, 552, dropped as HTA does), the
+            # step the headline measures (issue 39: a 1.23 s path of both steps stood beside a 607.9 ms step)
+            cp, _ = tables("critical-path", SAMPLE, "--ranks", str(rank), "--top", "1", "--annotation",
+                           "ProfilerStep#551")
+            want = {r["bound_by"]: round(r["percentage"], 9) for r in rows(cp["summary"]) if r["bound_by"]}
+            got = {r["bound_by"]: round(r["percentage"], 9) for r in rows(rep["critical_path"]) if r["rank"] == rank}
             self.assertEqual(got, want)
             want_cpu[rank] = want["cpu_bound"]
         f = [x for x in rows(rep["observations"]) if x["area"] == "critical path" and x["rank"] == 0]
         self.assertEqual(len(f), 1)
         self.assertIn("%.1f%% cpu_bound" % want_cpu[0], f[0]["finding"])
+        self.assertIn("critical path of the window (1 step, 607.3 ms): 607.3 ms", f[0]["finding"])
         self.assertIn("--ranks 0 --what-if", f[0]["what_to_do"])
         # findings: all-rank ones first, then rank by rank
         ranks = [x["rank"] for x in rows(rep["observations"])]
@@ -97,13 +101,14 @@ class Report(unittest.TestCase):
         self.assertIn("step 551 takes 210.11 ms", f[1]["finding"])
         self.assertIn("gloo:all_reduce 163.6%", f[1]["finding"])
         self.assertIn("100.0% is outside any operator", f[1]["finding"])
-        # the critical path of the one engine (docs/critical-path.md, "One engine, one path"): over the step,
-        # from its end back through the gloo thread 3553 whose all_reduce it waits for, as `critical-path`
-        # prints it (HTA's graph, whole trace: the five all_reduce calls, 1.07 s)
-        cp, _ = tables("critical-path", os.path.join(ROOT, "tests", "data", "hta", "cpu_only"))
-        total = sum(r["duration"] for r in rows(cp["summary"]))
-        self.assertIn("critical path %.2f ms" % (total / 1000), f[2]["finding"])
-        self.assertIn("thread 3553 (pid 1074): gloo:all_reduce", f[2]["finding"])
+        # the critical path of the one engine (docs/critical-path.md, "One engine, one path") over the report's
+        # window: one step, so the whole trace span (docs/report.md, "The window"), as the headline's step; the
+        # gloo threads' all_reduce calls it waits for hold most of it
+        cpt = rows(rep["critical_path"])
+        total = sum(r["duration_us"] for r in cpt)
+        self.assertIn("critical path %.2f s" % (total / 1e6), f[2]["finding"])
+        self.assertIn("gloo:all_reduce", f[2]["finding"])
+        self.assertLessEqual(total, rows(rep["headline"])[0]["step_us"])
         # no rank ran kernels: no kernel tables; the CPU tables instead, equal to hta cpu-ops'
         self.assertNotIn("top_kernels", rep)
         self.assertNotIn("kernel_types", rep)
@@ -111,9 +116,7 @@ class Report(unittest.TestCase):
         for t in ("cpu_ranks", "cpu_op_time", "cpu_steps", "cpu_step_ops"):
             self.assertEqual(rep[t], ops[t], t)
         self.assertNotIn("scope_args", rep)  # a profiler trace: no args read
-        want = [(34, r["bound_by"], r["duration"]) for r in rows(cp["summary"]) if r["bound_by"]]
-        self.assertEqual([(r["rank"], r["bound_by"], r["duration_us"]) for r in rows(rep["critical_path"])], want)
-        self.assertEqual(want[0][1], "cpu_bound")
+        self.assertEqual([(r["rank"], r["bound_by"]) for r in cpt], [(34, "cpu_bound")])
 
     def test_straggler_is_named(self):
         with tempfile.TemporaryDirectory() as d:

@@ -42,7 +42,8 @@ static int cmd_report(int argc, char **argv) {
     int no_cp = 0;
     const cli_opt opts[] = {
         {"top", CLI_INT, &o.top_kernels, "N",
-         "kernels in the top_kernels table, and operators per rank in cpu_op_time (default 10)"},
+         "rows of every list: kernels in top_kernels, operators in op_roofline, collective classes in\n"
+         "collectives, operators per rank in cpu_op_time (default 10)"},
         {"no-critical-path", CLI_FLAG, &no_cp, NULL, "skip the critical path of each rank (faster)"},
         {"html", CLI_STR, &o.html, "OUT",
          "also write the report as one self-contained HTML page (charts, findings; no network)"},

@@ -9,7 +9,7 @@
 #include "hta/comms.h"
 #include "report/internal.h"
 
-hta_status rp_comms(hta_result *all, findings *f, hta_result *out, hta_error *err) {
+hta_status rp_comms(hta_result *all, findings *f, int top, hta_result *out, hta_error *err) {
     hta_comms_opts co;
     hta_comms_opts_default(&co);
     hta_result cr;
@@ -37,8 +37,9 @@ hta_status rp_comms(hta_result *all, findings *f, hta_result *out, hta_error *er
                    "the topology (NCCL_ALGO, NCCL_PROTO); see `hta comms`",
                    "%s%s%s takes the most collective time (%.0f us, all ranks)%s", op ? op : "?", pg ? " on " : "",
                    pg ? rp_name(pg, nb) : "", time, what);
-    if (hta_result_add(out, t)) st = hta_oom(err);
-    t = NULL;
+    hta_table *h = rp_table_head(t, (size_t)top); /* the classes with the most time */
+    if (!h) st = hta_oom(err);
+    else if (hta_result_add(out, h)) hta_table_free(h), st = hta_oom(err);
 done:
     hta_table_free(t);
     hta_result_free(&cr);

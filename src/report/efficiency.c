@@ -12,7 +12,6 @@
 #include "hta/report.h"
 #include "report/internal.h"
 
-#define ROOF_ROWS 15   /* op_roofline rows the report keeps */
 #define BELOW_PCT 50.0 /* "well below the roof" */
 #define TARGET_PCT 70.0 /* what a good kernel reaches: the saving is measured to it */
 #define NAMED 3        /* operators a finding names */
@@ -51,27 +50,7 @@ static char *below_text(const hta_table *t) {
     return out;
 }
 
-/* The first ROOF_ROWS rows of t (already by GPU time), as a new table of the same declaration. */
-static hta_table *head(const hta_table *t, size_t n) {
-    hta_table *h = hta_table_from_def(&HTA_OP_ROOFLINE_TABLE);
-    for (size_t r = 0; h && r < t->nrows && r < n; r++) {
-        long row = hta_table_add_row(h);
-        if (row < 0) goto oom;
-        for (int c = 0; c < HTA_OP_ROOFLINE_NCOLS; c++) {
-            const hta_col_def *d = hta_table_def_col(&HTA_OP_ROOFLINE_TABLE, (size_t)c);
-            if (d->type == HTA_COL_STR) {
-                if (txt(t, r, c) && hta_table_set_str(h, row, c, txt(t, r, c))) goto oom;
-            } else if (d->type == HTA_COL_INT) hta_table_set_int(h, row, c, hta_table_get_int(t, r, c));
-            else hta_table_set_float(h, row, c, num(t, r, c));
-        }
-    }
-    return h;
-oom:
-    hta_table_free(h);
-    return NULL;
-}
-
-hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, hta_result *out, hta_error *err) {
+hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, int top, hta_result *out, hta_error *err) {
     hta_result eff;
     hta_result_init(&eff);
     /* the parts' notes are the report's already: eff's copies are dropped with it */
@@ -100,7 +79,7 @@ hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, hta_result
         }
         free(below);
     }
-    hta_table *h = st ? NULL : head(t, ROOF_ROWS);
+    hta_table *h = st ? NULL : rp_table_head(t, (size_t)top); /* the rows with the most GPU time */
     if (!st && (!h || hta_result_add(out, h))) st = hta_oom(err);
     hta_table *d = NULL;
     if (!st && hta_result_take(&eff, &HTA_DEVICE_PEAK_TABLE, &d, err) == HTA_OK && hta_result_add(out, d))

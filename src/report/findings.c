@@ -42,3 +42,23 @@ void rp_add_finding(findings *f, int64_t rank, const char *area, const char *det
     if (rank >= 0) hta_table_set_int(f->t, row, HTA_OBS_RANK, rank);
     else hta_table_set_null(f->t, row, HTA_OBS_RANK);
 }
+
+hta_table *rp_table_head(const hta_table *t, size_t n) {
+    hta_table *h = hta_table_from_def(t->def);
+    for (size_t r = 0; h && r < t->nrows && r < n; r++) {
+        long row = hta_table_add_row(h);
+        if (row < 0) goto oom;
+        for (size_t c = 0; c < t->ncols; c++) {
+            const hta_column *col = &t->cols[c];
+            if (col->null && col->null[r]) continue;
+            if (col->type == HTA_COL_STR) {
+                if (col->v.s[r] && hta_table_set_str(h, row, (int)c, col->v.s[r])) goto oom;
+            } else if (col->type == HTA_COL_INT) hta_table_set_int(h, row, (int)c, col->v.i[r]);
+            else hta_table_set_float(h, row, (int)c, col->v.f[r]);
+        }
+    }
+    return h;
+oom:
+    hta_table_free(h);
+    return NULL;
+}

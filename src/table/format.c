@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "hta/table.h"
 
@@ -160,8 +162,12 @@ static void write_csv(FILE *f, const hta_result *res) {
  * templates) is cut in the middle, keeping its start and the part that tells it from the other cells of
  * its column; a table still too wide is printed as column blocks, each repeating the first column.
  * Numbers are never cut. */
-#define LINE_W 100
+#define LINE_W 100 /* the line when the output is no terminal; a terminal's own width otherwise */
+#define LINE_MIN 60
+#define LINE_MAX 240
 #define MAXW 60  /* widest cut text and widest wrapped column */
+#define WRAP_MIN 30 /* a prose column narrower than this makes its text move to lines of their own */
+#define STACK_INDENT 4
 #define MINW 40  /* narrowest a cut text column gets to make a line fit */
 #define SOFT "_:,/.-" /* a word longer than its column breaks after one of these */
 
@@ -334,8 +340,10 @@ static size_t longest_word(const char *s) {
 
 /* Widths: every column its widest cell, then narrower until a line fits: wrapped columns down to their
  * longest word, cut text down to MINW. */
-static void layout(const hta_table *t, tcol *tc) {
+static void layout(const hta_table *t, tcol *tc, size_t line_w) {
     char buf[MAXW + 8];
+    /* on a narrower terminal cut text narrows with it: two cut columns still share a line */
+    size_t cutmin = line_w >= LINE_W ? MINW : MINW * line_w / LINE_W;
     for (size_t c = 0; c < t->ncols; c++) {
         const hta_column *col = &t->cols[c];
         tcol *x = &tc[c];
@@ -355,8 +363,8 @@ static void layout(const hta_table *t, tcol *tc) {
                     if (lw > MAXW) lw = MAXW;
                     if (lw > x->minw) x->minw = lw;
                     if (l > MAXW) l = MAXW;
-                } else if (l > MINW) {
-                    longcells = 1; /* may be cut to MINW to make the line fit */
+                } else if (l > cutmin) {
+                    longcells = 1; /* may be cut to cutmin to make the line fit */
                     if (l > MAXW) l = MAXW;
                 }
                 if (l > x->w) x->w = l;
@@ -365,7 +373,7 @@ static void layout(const hta_table *t, tcol *tc) {
                 if (strlen(buf) > x->w) x->w = strlen(buf);
             }
         }
-        if (!x->wrap) x->minw = longcells ? (hw > MINW ? hw : MINW) : x->w;
+        if (!x->wrap) x->minw = longcells ? (hw > cutmin ? hw : cutmin) : x->w;
         if (x->minw > x->w) x->minw = x->w;
         if (longcells) x->lcp = column_lcp(col, t->nrows);
     }
@@ -373,11 +381,11 @@ static void layout(const hta_table *t, tcol *tc) {
     for (size_t c = 0; c < t->ncols; c++) total += tc[c].w + (c ? 2 : 0), least += tc[c].minw + (c ? 2 : 0);
     /* A table that cannot fit even at its narrowest goes out in blocks of columns (write_table): cutting its
      * names further would gain nothing, so only prose narrows. */
-    if (least > LINE_W)
+    if (least > line_w && line_w >= LINE_W) /* (a narrower terminal: cut text narrows too, to share a block) */
         for (size_t c = 0; c < t->ncols; c++)
             if (!tc[c].wrap) tc[c].minw = tc[c].w;
     /* one column at a time, the widest that can give, so that the room left is shared */
-    while (total > LINE_W) {
+    while (total > line_w) {
         size_t best = SIZE_MAX;
         for (size_t c = 0; c < t->ncols; c++)
             if (tc[c].w > tc[c].minw && (best == SIZE_MAX || tc[c].w > tc[best].w)) best = c;
@@ -391,7 +399,7 @@ static void layout(const hta_table *t, tcol *tc) {
 /* Columns first .. last-1, and the first column of the table when first > 0, as a table of their own. */
 static void print_block(FILE *f, const hta_table *t, const tcol *tc, size_t first, size_t last) {
     char buf[MAXW + 8];
-    size_t cols[LINE_W], nc = 0; /* a block has at most LINE_W / 3 + 1 columns */
+    size_t cols[LINE_MAX], nc = 0; /* a block has at most LINE_MAX / 3 + 1 columns */
     if (first) cols[nc++] = 0;
     for (size_t c = first; c < last && nc < sizeof cols / sizeof *cols; c++) cols[nc++] = c;
     for (size_t k = 0; k < nc; k++) {
@@ -434,18 +442,107 @@ static void print_block(FILE *f, const hta_table *t, const tcol *tc, size_t firs
     }
 }
 
+/* Whether the prose of table t moves to lines of its own (print_stacked): where a wrapped column would be
+ * narrower than WRAP_MIN, or the table would go out in blocks of columns (a finding of 35 lines of 7
+ * characters on the MI300 ResNet-18 trace). */
+static int stacked(const hta_table *t, const tcol *tc, size_t line_w) {
+    size_t total = 0, nwrap = 0, narrow = 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+        total += tc[c].w + (c ? 2 : 0);
+        if (!tc[c].wrap) continue;
+        nwrap++;
+        narrow += tc[c].w < WRAP_MIN && tc[c].w < tc[c].minw + WRAP_MIN; /* short prose stays in its column */
+    }
+    return nwrap && nwrap < t->ncols && (narrow || total > line_w);
+}
+
+/* The table's other columns as a table, and under each row its prose, each cell a paragraph of its own
+ * ("evidence: ..."), indented and wrapped to the line; a blank line between rows. */
+static void print_stacked(FILE *f, const hta_table *t, tcol *tc, size_t line_w) {
+    char buf[MAXW + 8];
+    size_t fixed = 0, last = 0;
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!tc[c].wrap) fixed++, last = c;
+    for (size_t c = 0, k = 0; c < t->ncols; c++) {
+        if (tc[c].wrap) continue;
+        const char *nm = t->cols[c].name;
+        if (k++) fputs("  ", f);
+        if (tc[c].right) fprintf(f, "%*.*s", (int)tc[c].w, (int)tc[c].w, nm);
+        else if (c != last) fprintf(f, "%-*.*s", (int)tc[c].w, (int)tc[c].w, nm);
+        else fprintf(f, "%.*s", (int)tc[c].w, nm);
+    }
+    fputc('\n', f);
+    size_t w = line_w - STACK_INDENT;
+    for (size_t r = 0; r < t->nrows; r++) {
+        if (r) fputc('\n', f);
+        for (size_t c = 0, k = 0; c < t->ncols; c++) {
+            if (tc[c].wrap) continue;
+            const char *txt = cell_display(&t->cols[c], &tc[c], r, buf, sizeof buf);
+            int pad = (int)tc[c].w - (int)strlen(txt);
+            if (k++) fputs("  ", f);
+            if (tc[c].right) fprintf(f, "%*s%s", pad > 0 ? pad : 0, "", txt);
+            else if (c != last) fprintf(f, "%s%*s", txt, pad > 0 ? pad : 0, "");
+            else fputs(txt, f);
+        }
+        if (fixed) fputc('\n', f);
+        for (size_t c = 0; c < t->ncols; c++) {
+            const char *v = tc[c].wrap ? t->cols[c].v.s[r] : NULL;
+            if (!v || !*v) continue;
+            size_t nl = strlen(t->cols[c].name) + strlen(v) + 3;
+            char *para = malloc(nl);
+            if (!para) return;
+            snprintf(para, nl, "%s: %s", t->cols[c].name, v);
+            size_t len;
+            const char *piece;
+            for (int line = 0; (piece = wrap_piece(para, w, line, &len)); line++)
+                fprintf(f, "%*s%.*s\n", STACK_INDENT, "", (int)len, piece);
+            free(para);
+        }
+    }
+}
+
+/* The line the table format fills: the terminal's width where f is one (within LINE_MIN..LINE_MAX), else
+ * LINE_W. */
+static size_t line_width(FILE *f) {
+    struct winsize ws;
+    int fd = fileno(f);
+    if (fd < 0 || !isatty(fd) || ioctl(fd, TIOCGWINSZ, &ws) != 0 || !ws.ws_col) return LINE_W;
+    return ws.ws_col < LINE_MIN ? LINE_MIN : ws.ws_col > LINE_MAX ? LINE_MAX : ws.ws_col;
+}
+
 static void write_table(FILE *f, const hta_result *res) {
+    size_t line_w = line_width(f);
     for (size_t i = 0; i < res->n; i++) {
         const hta_table *t = res->tables[i];
         tcol *tc = calloc(t->ncols ? t->ncols : 1, sizeof *tc);
         if (!tc) return;
-        layout(t, tc);
+        layout(t, tc, line_w);
         fprintf(f, "%s%s (%zu row%s)\n", i ? "\n" : "", t->name, t->nrows, t->nrows == 1 ? "" : "s");
+        if (stacked(t, tc, line_w)) {
+            /* the other columns at their full width (only prose had narrowed), the prose under them */
+            for (size_t k = 0; k < t->ncols; k++) free(tc[k].lcp);
+            memset(tc, 0, t->ncols * sizeof *tc);
+            tcol *fx = tc;
+            layout(t, fx, line_w);
+            for (size_t k = 0; k < t->ncols; k++) {
+                if (!fx[k].wrap) continue;
+                /* short prose (a list of ranks) stays in the row; the rest goes out of the row's line */
+                size_t m = strlen(t->cols[k].name);
+                for (size_t r = 0; r < t->nrows && m <= WRAP_MIN; r++)
+                    if (t->cols[k].v.s[r] && strlen(t->cols[k].v.s[r]) > m) m = strlen(t->cols[k].v.s[r]);
+                if (m <= WRAP_MIN) fx[k].wrap = 0, fx[k].w = fx[k].cutw = m;
+                else fx[k].w = 0;
+            }
+            print_stacked(f, t, fx, line_w);
+            for (size_t k = 0; k < t->ncols; k++) free(tc[k].lcp);
+            free(tc);
+            continue;
+        }
         /* blocks of columns that fit a line, each after the first repeating column 0 (the rank, the name) */
         size_t c = 0;
         while (c < t->ncols || (c == 0 && !t->ncols)) {
             size_t used = c ? tc[0].w : 0, e = c;
-            while (e < t->ncols && (e == c || used + 2 + tc[e].w <= LINE_W)) used += (used ? 2 : 0) + tc[e].w, e++;
+            while (e < t->ncols && (e == c || used + 2 + tc[e].w <= line_w)) used += (used ? 2 : 0) + tc[e].w, e++;
             if (c) fputc('\n', f);
             print_block(f, t, tc, c, e);
             if (e == c) break;

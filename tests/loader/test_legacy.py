@@ -142,7 +142,9 @@ class Kineto2021(unittest.TestCase):
 
     def test_dataloader_and_launches(self):
         f = {r["cause"]: r for r in rows(tables("report", KINETO)["findings"])}
-        self.assertIn("while enumerate(DataLoader) runs (70.8 ms per step in all)", f["data_loading"]["evidence"])
+        # the DataLoader's time as the idle beside it is counted: its share of the window times the step (70.4
+        # ms; the median step's 70.8 ms before, which could stand below the idle time under it: issue 39)
+        self.assertIn("while enumerate(DataLoader) runs (70.4 ms per step in all)", f["data_loading"]["evidence"])
         ops = {r["name"]: r for r in rows(tables("cpu-ops", KINETO)["cpu_op_time"])}
         self.assertEqual(ops["enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"]["count"], 5)
         launches = rows(tables("launch", KINETO)["cuda_kernel_launch_stats"])

@@ -621,7 +621,8 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     /* the causes, ranked by what fixing them saves */
     if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &f, out, &ft, err))) goto done;
     int top = o->top_kernels > 0 ? o->top_kernels : 10; /* --top bounds every list */
-    if ((st = rp_efficiency(all, &f, ft, top, out, err))) goto done; /* names the slow operators in ft */
+    /* op_roofline: 15 rows at the default --top (the page's roofline chart draws them), else --top's */
+    if ((st = rp_efficiency(all, &f, ft, top == 10 ? 15 : top, out, err))) goto done; /* names the slow ops in ft */
     if ((st = rp_comms(all, &f, top, out, err))) goto done;
     if (!(hl = headline_table(pr, ns))) {
         st = hta_oom(err);

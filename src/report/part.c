@@ -170,7 +170,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
                 int c = order[o];
                 if (sum[c] <= 0) continue;
                 cls[ncls] = rp_bound_names[c], dur[ncls] = (double)sum[c] / 1e3;
-                pct[ncls++] = 100.0 * (double)sum[c] / (double)total;
+                pct[ncls++] = (double)sum[c] / (double)total * 100.0; /* as the summary computes it */
             }
         }
         long best = -1;

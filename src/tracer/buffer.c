@@ -6,10 +6,6 @@
 
 #include "internal.h"
 
-__thread htat_thread *htat_tls __attribute__((tls_model("initial-exec")));
-__thread unsigned htat_tls_gen __attribute__((tls_model("initial-exec")));
-_Atomic unsigned htat_gen = 1;
-
 static htat_chunk *chunk_new(size_t words)
 {
     htat_chunk *c = malloc(sizeof *c + words * sizeof(uint64_t));
@@ -64,10 +60,8 @@ static int gettid_(void)
     return (int)syscall(SYS_gettid);
 }
 
-htat_thread *htat_thread_slow(void)
+htat_thread *htat_thread_new(void)
 {
-    if (htat_global_init() != HTA_TRACER_OK || htat_g.disabled)
-        return NULL;
     htat_thread *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;

@@ -1,43 +1,11 @@
-/* Configuration: init from a struct or the environment, exit flush, interning,
- * discard, shutdown, and the library's two ways of speaking (debug, warn). */
-#include <stdarg.h>
+/* Configuration and life: init from a struct or the environment (at the first use, or
+ * hta_tracer_init), the flushes asked for and the one at exit, thread registration, discard,
+ * shutdown: the top of the tracer, above the flush, the buffers and the state it sets up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
-
-htat_global htat_g = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-void htat_debug(const char *fmt, ...)
-{
-    if (!htat_g.debug)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("htatrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-/* One line on stderr, in one write() so that ranks sharing a terminal do not
- * interleave mid-line.  For what nobody else could report: the library's
- * callers get return codes, but no one calls the exit handler. */
-void htat_warn(const char *fmt, ...)
-{
-    char buf[4600];
-    int n = snprintf(buf, sizeof buf, "htatrace[%d]: ", (int)getpid());
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
-    buf[len++] = '\n';
-    ssize_t w = write(2, buf, len);
-    (void)w;
-}
 
 static int env_flag(const char *name, int dflt)
 {
@@ -157,17 +125,11 @@ int hta_tracer_init(const hta_tracer_config *cfg)
     return rc;
 }
 
-int hta_tracer_thread_name(const char *name)
+htat_thread *htat_thread_slow(void)
 {
-    if (!name)
-        return HTA_TRACER_EINVAL;
-    htat_thread *t = htat_self();
-    if (!t)
-        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
-    pthread_mutex_lock(&htat_g.mu);
-    snprintf(t->name, sizeof t->name, "%s", name);
-    pthread_mutex_unlock(&htat_g.mu);
-    return HTA_TRACER_OK;
+    if (htat_global_init() != HTA_TRACER_OK || htat_g.disabled)
+        return NULL;
+    return htat_thread_new();
 }
 
 int hta_tracer_discard(void)
@@ -213,73 +175,40 @@ const char *hta_tracer_strerror(int status)
     }
 }
 
-/* ---- interning: open addressing over strdup'd strings ---- */
-
-pthread_mutex_t htat_intern_mu = PTHREAD_MUTEX_INITIALIZER;
-static char **itab;
-static size_t icap, icount;
-
-static uint64_t hash_str(const char *s)
+int hta_tracer_flush_path(char *path_out, size_t path_cap)
 {
-    uint64_t h = 1469598103934665603u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211u;
-    return h;
+    int rc = htat_global_init();
+    if (rc != HTA_TRACER_OK)
+        return rc;
+    htat_fork_wait();
+    pthread_mutex_lock(&htat_g.mu);
+    rc = htat_flush_locked(path_out, path_cap);
+    pthread_mutex_unlock(&htat_g.mu);
+    return rc;
 }
 
-static int intern_grow(void)
+int hta_tracer_flush(void)
 {
-    size_t ncap = icap ? icap * 2 : 256;
-    char **n = calloc(ncap, sizeof *n);
-    if (!n)
-        return -1;
-    for (size_t i = 0; i < icap; i++) {
-        if (!itab[i])
-            continue;
-        size_t j = hash_str(itab[i]) & (ncap - 1);
-        while (n[j])
-            j = (j + 1) & (ncap - 1);
-        n[j] = itab[i];
-    }
-    free(itab);
-    itab = n;
-    icap = ncap;
-    return 0;
+    return hta_tracer_flush_path(NULL, 0);
 }
 
-const char *hta_tracer_intern(const char *s)
+int hta_tracer_output_path(char *path_out, size_t path_cap)
 {
-    if (!s)
-        return NULL;
-    const char *r = NULL;
-    pthread_mutex_lock(&htat_intern_mu);
-    if ((icount + 1) * 2 > icap && intern_grow() != 0)
-        goto out;
-    size_t j = hash_str(s) & (icap - 1);
-    while (itab[j]) {
-        if (strcmp(itab[j], s) == 0) {
-            r = itab[j];
-            goto out;
-        }
-        j = (j + 1) & (icap - 1);
+    if (!path_out)
+        return HTA_TRACER_EINVAL;
+    int rc = htat_global_init();
+    if (rc != HTA_TRACER_OK)
+        return rc;
+    pthread_mutex_lock(&htat_g.mu);
+    char want[4096];
+    rc = htat_format_path(want, sizeof want);
+    if (rc == HTA_TRACER_OK) {
+        const char *a = htat_out_actual(want);
+        if (strlen(a) + 1 > path_cap)
+            rc = HTA_TRACER_EINVAL;
+        else
+            strcpy(path_out, a);
     }
-    itab[j] = strdup(s);
-    if (itab[j]) {
-        r = itab[j];
-        icount++;
-    }
-out:
-    pthread_mutex_unlock(&htat_intern_mu);
-    return r;
-}
-
-void htat_intern_free(void)
-{
-    pthread_mutex_lock(&htat_intern_mu);
-    for (size_t i = 0; i < icap; i++)
-        free(itab[i]);
-    free(itab);
-    itab = NULL;
-    icap = icount = 0;
-    pthread_mutex_unlock(&htat_intern_mu);
+    pthread_mutex_unlock(&htat_g.mu);
+    return rc;
 }

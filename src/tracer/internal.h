@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -201,7 +202,7 @@ static inline int64_t htat_raw_to_ns(const htat_clock_map *m, uint64_t raw)
 const char *htat_clock_name(void);
 
 /* ---- buffer.c ---- */
-htat_thread *htat_thread_slow(void); /* registers the calling thread; NULL when disabled/no memory */
+htat_thread *htat_thread_new(void); /* registers the calling thread's new buffer; NULL: no memory */
 uint64_t *htat_reserve_slow(htat_thread *t, size_t n, int force);
 void htat_threads_free_all(void);
 /* Segments readable by a flush: calls fn for each run of committed words. */
@@ -209,38 +210,14 @@ typedef void (*htat_segment_fn)(void *ctx, uint64_t *words, size_t n);
 void htat_thread_segments(htat_thread *t, htat_segment_fn fn, void *ctx);
 void htat_thread_discard(htat_thread *t);
 
-static inline htat_thread *htat_self(void)
-{
-    htat_thread *t = htat_tls;
-    if (HTAT_LIKELY(t != NULL && htat_tls_gen == atomic_load_explicit(&htat_gen, memory_order_relaxed)))
-        return t;
-    return htat_thread_slow();
-}
-
-/* Room for n words, or NULL (dropped: over the cap, or no memory).  force:
- * ignore the cap (ends of scopes whose begin was written). */
-static inline uint64_t *htat_reserve(htat_thread *t, size_t n, int force)
-{
-    if (HTAT_LIKELY((size_t)(t->end - t->pos) >= n))
-        return t->pos;
-    return htat_reserve_slow(t, n, force);
-}
-
-static inline void htat_commit(htat_thread *t, uint64_t *newpos)
-{
-    t->pos = newpos;
-    atomic_store_explicit(&t->cur->used, (size_t)(newpos - t->cur->data), memory_order_release);
-}
-
 /* ---- args (scope.c) ---- */
-int htat_value_valid(const hta_tracer_value *v); /* a known type; JSON text that parses */
-void htat_spans_free(void);                       /* the open GPU spans' table (shutdown) */
 size_t htat_args_words(const hta_tracer_arg *args, int nargs);
 uint64_t *htat_args_write(uint64_t *p, const hta_tracer_arg *args, int nargs);
 size_t htat_kv_words(const htat_kv *kv, uint32_t n);
 uint64_t *htat_kv_write(uint64_t *p, const htat_kv *kv, uint32_t n);
 
 /* ---- context.c ---- */
+int htat_value_valid(const hta_tracer_value *v); /* a known type; JSON text that parses */
 int htat_ctx_push(htat_thread *t, htat_frame *f, const hta_tracer_scope_desc *d);
 void htat_ctx_pop(htat_thread *t, htat_frame *f);
 int htat_kv_store(htat_kv *kv, const hta_tracer_value *v);
@@ -260,7 +237,6 @@ void htat_gpu_free_thread(htat_thread *t);
 void htat_gpu_shutdown(void);
 
 /* ---- json.c, jsonval.c ---- */
-#include <stdio.h>
 size_t htat_utf8_len(const unsigned char *s, size_t n); /* a valid UTF-8 sequence's length, or 0 */
 int htat_json_valid(const char *s, size_t len);         /* 1: exactly one RFC 8259 value */
 void htat_json_str(FILE *f, const char *s, size_t len);
@@ -268,12 +244,24 @@ void htat_json_cstr(FILE *f, const char *s);
 void htat_json_ts(FILE *f, int64_t ns);
 void htat_json_double(FILE *f, double d);
 
-/* ---- config.c ---- */
-int htat_global_init(void); /* idempotent; lock not held */
+/* ---- state.c ---- */
 void htat_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void htat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* one line on stderr */
+
+/* ---- intern.c ---- */
 void htat_intern_free(void);
 extern pthread_mutex_t htat_intern_mu;
+
+/* ---- spans.c: the streams of the open GPU spans ---- */
+int htat_gpu_span_put(int64_t id, void *stream); /* 0, or -1: no memory */
+int htat_gpu_span_take(int64_t id, void **stream); /* 1: found (and removed) */
+void htat_spans_free(void); /* shutdown */
+
+/* ---- config.c: init, flushes, thread registration, shutdown ---- */
+int htat_global_init(void); /* idempotent; lock not held */
+/* Registers the calling thread, setting the library up at its first use; NULL when disabled or out of
+ * memory (scope.c's htat_self, on a thread's first record). */
+htat_thread *htat_thread_slow(void);
 
 /* ---- env.c: identity from the launcher (lock held) ---- */
 void htat_env_identity(const hta_tracer_config *cfg);

@@ -1,8 +1,49 @@
-/* The hot path: begin, end, tick. */
+/* The hot path: begin, end, tick, spans; the calling thread's buffer (found, or registered at its first
+ * record) and its name. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* ---- the calling thread's buffer ---- */
+
+static inline htat_thread *htat_self(void)
+{
+    htat_thread *t = htat_tls;
+    if (HTAT_LIKELY(t != NULL && htat_tls_gen == atomic_load_explicit(&htat_gen, memory_order_relaxed)))
+        return t;
+    return htat_thread_slow();
+}
+
+/* Room for n words, or NULL (dropped: over the cap, or no memory).  force:
+ * ignore the cap (ends of scopes whose begin was written). */
+static inline uint64_t *htat_reserve(htat_thread *t, size_t n, int force)
+{
+    if (HTAT_LIKELY((size_t)(t->end - t->pos) >= n))
+        return t->pos;
+    return htat_reserve_slow(t, n, force);
+}
+
+static inline void htat_commit(htat_thread *t, uint64_t *newpos)
+{
+    t->pos = newpos;
+    atomic_store_explicit(&t->cur->used, (size_t)(newpos - t->cur->data), memory_order_release);
+}
+
+/* ---- the calling thread's name ---- */
+
+int hta_tracer_thread_name(const char *name)
+{
+    if (!name)
+        return HTA_TRACER_EINVAL;
+    htat_thread *t = htat_self();
+    if (!t)
+        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
+    pthread_mutex_lock(&htat_g.mu);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    pthread_mutex_unlock(&htat_g.mu);
+    return HTA_TRACER_OK;
+}
 
 /* ---- args encoding ---- */
 
@@ -30,25 +71,6 @@ size_t htat_args_words(const hta_tracer_arg *args, int nargs)
     for (int i = 0; i < nargs; i++)
         w += 2 + value_words(args[i].value.type, is_text(args[i].value.type) ? str_len(args[i].value.u.s) : 0);
     return w;
-}
-
-int htat_value_valid(const hta_tracer_value *v)
-{
-    switch (v->type) {
-    case HTA_TRACER_INT:
-    case HTA_TRACER_DOUBLE:
-    case HTA_TRACER_STR:
-    case HTA_TRACER_BOOL:
-    case HTA_TRACER_NULL:
-        return 1;
-    case HTA_TRACER_JSON: {
-        /* written verbatim: it must parse, and must not be cut */
-        size_t n = v->u.s ? strnlen(v->u.s, HTAT_MAX_STR + 1) : 0;
-        return n > 0 && n <= HTAT_MAX_STR && htat_json_valid(v->u.s, n);
-    }
-    default:
-        return 0;
-    }
 }
 
 static inline uint64_t *put_value(uint64_t *p, const char *key, int type, int64_t iv, double dv,
@@ -323,60 +345,6 @@ int hta_tracer_depth(void)
 
 static _Atomic uint64_t span_seq;
 
-typedef struct gpu_span {
-    int64_t id;
-    void *stream;
-} gpu_span;
-
-static pthread_mutex_t gpu_spans_mu = PTHREAD_MUTEX_INITIALIZER;
-static gpu_span *gpu_spans;
-static size_t ngpu_spans, gpu_spans_cap;
-
-static int gpu_span_put(int64_t id, void *stream)
-{
-    int rc = 0;
-    pthread_mutex_lock(&gpu_spans_mu);
-    if (ngpu_spans == gpu_spans_cap) {
-        size_t cap = gpu_spans_cap ? gpu_spans_cap * 2 : 64;
-        gpu_span *n = realloc(gpu_spans, cap * sizeof *n);
-        if (n) {
-            gpu_spans = n;
-            gpu_spans_cap = cap;
-        }
-    }
-    if (ngpu_spans < gpu_spans_cap)
-        gpu_spans[ngpu_spans++] = (gpu_span){id, stream};
-    else
-        rc = -1;
-    pthread_mutex_unlock(&gpu_spans_mu);
-    return rc;
-}
-
-static int gpu_span_take(int64_t id, void **stream)
-{
-    int found = 0;
-    pthread_mutex_lock(&gpu_spans_mu);
-    for (size_t i = ngpu_spans; i-- > 0;) { /* the newest first: spans end in rough LIFO order */
-        if (gpu_spans[i].id == id) {
-            *stream = gpu_spans[i].stream;
-            gpu_spans[i] = gpu_spans[--ngpu_spans];
-            found = 1;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&gpu_spans_mu);
-    return found;
-}
-
-void htat_spans_free(void)
-{
-    pthread_mutex_lock(&gpu_spans_mu);
-    free(gpu_spans);
-    gpu_spans = NULL;
-    ngpu_spans = gpu_spans_cap = 0;
-    pthread_mutex_unlock(&gpu_spans_mu);
-}
-
 int64_t hta_tracer_span_begin(const hta_tracer_scope_desc *d, uint64_t parent)
 {
     if (!d || !d->name || d->nctx || d->nslots || !args_valid(d->args, d->nargs))
@@ -403,7 +371,7 @@ int64_t hta_tracer_span_begin(const hta_tracer_scope_desc *d, uint64_t parent)
         }
     }
     int64_t id = (int64_t)(seq << 8 | (gpu ? SPAN_GPU | (uint64_t)(f.device & 0x7f) : 0));
-    if (gpu && gpu_span_put(id, f.stream) != 0)
+    if (gpu && htat_gpu_span_put(id, f.stream) != 0)
         id &= ~(int64_t)0xff; /* no memory to remember the stream: the GPU end is skipped */
     *q++ = (uint64_t)id;
     *q++ = parent;
@@ -426,7 +394,7 @@ int hta_tracer_span_end(int64_t id, const hta_tracer_arg *args, int nargs)
     if (!t)
         return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
     void *stream = NULL;
-    int gpu = (id & SPAN_GPU) && gpu_span_take(id, &stream); /* a second end finds nothing */
+    int gpu = (id & SPAN_GPU) && htat_gpu_span_take(id, &stream); /* a second end finds nothing */
     size_t words = 2 + (gpu ? HTAT_END_GPU_WORDS : 0) + 1 + htat_args_words(args, nargs);
     uint64_t *p = htat_reserve(t, words, 1);
     if (!p)

@@ -8,7 +8,8 @@ that one folder takes from another folder it may not call.  Also fails when a
 folder of src/ is missing from src/layers.txt (a new folder must take a place).
 Inside a folder, the files' calls (a function or a variable one object takes
 from another) must go one way: any circle of files that call each other fails,
-named with the symbols that tie it.
+named with the symbols that tie it.  A folder built only position-independent
+(src/tracer: libhtatrace, under obj-pic/) is read there.
 
     tests/layers/check.py BUILD_DIR [SOURCE_ROOT]
 """
@@ -38,6 +39,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     allowed = layers()
     objdir = os.path.join(build, "obj", "src")
+    picdir = os.path.join(build, "obj-pic", "src")
     folders = sorted(d for d in os.listdir(os.path.join(ROOT, "src")) if os.path.isdir(os.path.join(ROOT, "src", d)))
     bad = [d for d in folders if d not in allowed]
     for d in bad:
@@ -46,6 +48,8 @@ def main():
     nobj = 0
     for folder in folders:
         d = os.path.join(objdir, folder)
+        if not os.path.isdir(d):
+            d = os.path.join(picdir, folder)  # a library built only position-independent
         if not os.path.isdir(d):
             continue
         for name in sorted(os.listdir(d)):

@@ -11,7 +11,7 @@ CHECK = os.path.join(HERE, "check.py")
 LAYERS = "core:\ntrace: core\nanalysis: core trace\ncpath: core trace\n"
 
 
-def tree(d, files):
+def tree(d, files, objdir="obj"):
     os.makedirs(os.path.join(d, "src"), exist_ok=True)
     with open(os.path.join(d, "src", "layers.txt"), "w") as f:
         f.write(LAYERS)
@@ -20,7 +20,7 @@ def tree(d, files):
         os.makedirs(os.path.dirname(src), exist_ok=True)
         with open(src, "w") as f:
             f.write(code)
-        obj = os.path.join(d, "build", "obj", "src", path[:-2] + ".o")
+        obj = os.path.join(d, "build", objdir, "src", path[:-2] + ".o")
         os.makedirs(os.path.dirname(obj), exist_ok=True)
         subprocess.run(["cc", "-c", src, "-o", obj], check=True)
     return subprocess.run([sys.executable, CHECK, os.path.join(d, "build"), d], capture_output=True, text=True)
@@ -72,6 +72,17 @@ class LayerCheck(unittest.TestCase):
             self.assertEqual(p.returncode, 1)
             self.assertIn("a circle of files that call each other: src/cpath/a.c -> b.c (cp_b); "
                           "src/cpath/b.c -> c.c (cp_state); src/cpath/c.c -> a.c (cp_a)", p.stdout)
+
+    def test_circle_in_a_folder_built_position_independent_fails(self):
+        # src/tracer is built only under obj-pic/ (libhtatrace): its files are checked there
+        with tempfile.TemporaryDirectory() as d:
+            p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n"})
+            self.assertEqual(p.returncode, 0, p.stdout)
+            p = tree(d, {"cpath/a.c": "int cp_b(void); int cp_a(void) { return cp_b(); }\n",
+                         "cpath/b.c": "int cp_a(void); int cp_b(void) { return cp_a(); }\n"}, objdir="obj-pic")
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("a circle of files that call each other: src/cpath/a.c -> b.c (cp_b); "
+                          "src/cpath/b.c -> a.c (cp_a)", p.stdout)
 
     def test_folder_without_a_layer_fails(self):
         with tempfile.TemporaryDirectory() as d:

@@ -83,7 +83,8 @@ typedef struct cli_common {
     hta_ctx **kept;
 } cli_common;
 
-/* Parses argv (argv[0] is the command name).  usage: "PATH [options]".
+/* Parses argv (argv[0] is the command name).  usage: "PATH [options]".  opts: NULL for a command
+ * without options of its own.
  * Returns -1 to go on, or the exit status (0 after --help, 2 on bad usage,
  * 1 when an output would overwrite an input: hta_output_check). */
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
@@ -106,6 +107,12 @@ int cli_fail(const char *cmd, const hta_error *err);
  * file statics), only read here, since the per-rank threads call it at once. */
 typedef hta_status (*cli_analysis_fn)(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out,
                                       hta_error *err);
+/* The analysis of a command that only hands its options on: CLI_ANALYSIS(name, fn) defines the
+ * cli_analysis_fn name that returns fn(ctx, user, out, err) (an analysis, or its _part). */
+#define CLI_ANALYSIS(name, fn)                                                                        \
+    static hta_status name(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) { \
+        return fn(ctx, user, out, err);                                                               \
+    }
 /* The whole load: load c->path, run fn, emit. */
 int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user);
 
@@ -124,6 +131,13 @@ int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user);
  * Where the plan cannot go file by file (and under HTA_PER_RANK=0) the command runs on the whole load. */
 typedef hta_status (*cli_reduce_fn)(const cli_common *c, void *user, hta_result *parts, hta_result *out,
                                     hta_error *err);
+/* Likewise CLI_REDUCE(name, fn): the cli_reduce_fn name that returns fn(user, parts, out, err) (an
+ * analysis's _reduce). */
+#define CLI_REDUCE(name, fn)                                                                          \
+    static hta_status name(const cli_common *c, void *user, hta_result *parts, hta_result *out,       \
+                           hta_error *err) {                                                          \
+        return fn(user, parts, out, err);                                                             \
+    }
 typedef int (*cli_done_fn)(cli_common *c, const char *cmd, void *user, const hta_rank_plan *plan, hta_result *all);
 typedef int (*cli_whole_fn)(cli_common *c, const char *cmd, void *user);
 typedef struct cli_ranks {

@@ -6,13 +6,8 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static hta_status run_annotations(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_annotation_breakdown_part(ctx, user, out, err);
-}
-
-static hta_status reduce_annotations(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_annotation_breakdown_reduce(user, parts, out, err);
-}
+CLI_ANALYSIS(run_annotations, hta_annotation_breakdown_part)
+CLI_REDUCE(reduce_annotations, hta_annotation_breakdown_reduce)
 
 static int cmd_annotations(int argc, char **argv) {
     hta_annotation_opts o;

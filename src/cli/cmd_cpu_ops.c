@@ -7,13 +7,8 @@
 #include "cli/cli.h"
 #include "hta/cpuops.h"
 
-static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_cpu_ops_part(ctx, user, out, err);
-}
-
-static hta_status reduce(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_cpu_ops_reduce(user, parts, out, err);
-}
+CLI_ANALYSIS(run, hta_cpu_ops_part)
+CLI_REDUCE(reduce, hta_cpu_ops_reduce)
 
 static int cmd_cpu_ops(int argc, char **argv) {
     hta_cpu_ops_opts o;

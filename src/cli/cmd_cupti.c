@@ -13,13 +13,12 @@ static hta_status reduce_cupti(const cli_common *c, void *user, hta_result *part
 }
 
 static int cmd_cupti(int argc, char **argv) {
-    static const cli_opt opts[] = {{0}};
     static const cli_ranks r = {run_cupti, reduce_cupti, NULL, NULL, NULL, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                            "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
                            "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"
                            "order is paired with the i-th cudaLaunchKernel, as HTA does.",
-                               opts, &r);
+                               NULL, &r);
 }
 
 HTA_CLI_RANK_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti,

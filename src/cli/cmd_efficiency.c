@@ -6,13 +6,8 @@
 #include "cli/cli.h"
 #include "hta/efficiency.h"
 
-static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_efficiency_part(ctx, user, out, err);
-}
-
-static hta_status reduce(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_efficiency_reduce(user, parts, out, err);
-}
+CLI_ANALYSIS(run, hta_efficiency_part)
+CLI_REDUCE(reduce, hta_efficiency_reduce)
 
 static int cmd_efficiency(int argc, char **argv) {
     hta_efficiency_opts o;

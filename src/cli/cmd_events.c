@@ -2,9 +2,7 @@
  * themselves, for looking at what the parser kept and derived. */
 #include "cli/cli.h"
 
-static hta_status run_events(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_events(ctx, user, out, err);
-}
+CLI_ANALYSIS(run_events, hta_events)
 
 static int cmd_events(int argc, char **argv) {
     hta_events_opts eo;

@@ -43,13 +43,12 @@ static hta_status run_info(hta_ctx *ctx, const cli_common *c, void *user, hta_re
 }
 
 static int cmd_info(int argc, char **argv) {
-    static const cli_opt opts[] = {{0}};
     static const cli_ranks r = {run_info, NULL, NULL, NULL, NULL, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
                             "profiler steps; rows per category, in the file and in HTA's table (after its\n"
                             "profiler-step filter); rows and busy time per GPU stream.",
-                            opts, &r);
+                            NULL, &r);
 }
 
 HTA_CLI_RANK_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info,

@@ -4,13 +4,8 @@
 #include "cli/cli.h"
 #include "hta/launch.h"
 
-static hta_status run_launch(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_launch_stats_part(ctx, user, out, err);
-}
-
-static hta_status reduce_launch(const cli_common *c, void *user, hta_result *parts, hta_result *out, hta_error *err) {
-    return hta_launch_stats_reduce(user, parts, out, err);
-}
+CLI_ANALYSIS(run_launch, hta_launch_stats_part)
+CLI_REDUCE(reduce_launch, hta_launch_stats_reduce)
 
 static int cmd_launch(int argc, char **argv) {
     hta_launch_opts o;

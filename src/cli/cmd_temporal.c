@@ -3,22 +3,17 @@
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
-static hta_status run(hta_ctx *ctx, const cli_common *c, void *user, hta_result *out, hta_error *err) {
-    return hta_temporal_breakdown(ctx, user, out, err);
-}
+CLI_ANALYSIS(run, hta_temporal_breakdown)
 
 static int cmd_temporal(int argc, char **argv) {
     hta_temporal_opts o;
     hta_temporal_opts_default(&o);
-    static const cli_opt opts[] = {
-        {0},
-    };
     const cli_ranks r = {run, NULL, NULL, NULL, &o, 0};
     return cli_parse_run_ranks(argc, argv, "PATH [options]",
                             "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
                             "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
                             "memory copies).",
-                            opts, &r);
+                            NULL, &r);
 }
 
 HTA_CLI_RANK_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal,

@@ -10,6 +10,19 @@
 extern "C" {
 #endif
 
+/* Defines, in an analysis's file, the whole analysis from its two halves (hta/table.h, "reducing parts"):
+ * hta_<an>(ctx, o, out, err) reduces the one part of all the ranks of ctx, as the per-rank run reduces
+ * the parts of its ranks, so both give the same result. */
+#define HTA_ANALYSIS_WHOLE(an, opts_t)                                                                 \
+    hta_status hta_##an(hta_ctx *ctx, const opts_t *o, hta_result *out, hta_error *err) {             \
+        hta_result parts;                                                                            \
+        hta_result_init(&parts);                                                                     \
+        hta_status st = hta_##an##_part(ctx, o, &parts, err);                                        \
+        if (!st) st = hta_##an##_reduce(o, &parts, out, err);                                        \
+        hta_result_free(&parts);                                                                     \
+        return st;                                                                                   \
+    }
+
 /* For a column list: the statistics of durations that HTA's per-name
  * breakdowns print, under HTA's names; ids P_SUM, P_MAX, P_MIN, P_STDDEV,
  * P_MEAN; ONE names what a single duration belongs to. */

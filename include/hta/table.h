@@ -94,6 +94,10 @@ typedef struct hta_table_def {
     const hta_table_def L##_TABLE = {L(HTA_TDEF_HEAD_, HTA_TDEF_NONE_, HTA_TDEF_DYN_).cols = L##_cols_, \
                                      .ncols = L##_NCOLS}
 
+/* A table that one .c file alone uses (a part's own table: "reducing parts"), declared and defined
+ * there at once. */
+#define HTA_TABLE_LOCAL(L) HTA_TABLE_DECLARE(L) HTA_TABLE_DEFINE(L)
+
 /* A second table with the columns of table L (its enum too), declared and
  * defined beside L: list A has only its T(name, meaning). */
 #define HTA_TABLE_DECLARE_LIKE(A, L) extern const hta_table_def A##_TABLE;

@@ -17,13 +17,10 @@ HTA_TABLE_DEFINE(HTA_ANNOTATIONS);
     T("annotations_part", "per context: whether its trace has the category, and the names folded")      \
     C(HTA_AP_HAS_CAT, "has_category", INT, "", "1 when the trace has the annotation category")          \
     C(HTA_AP_FOLDED, "folded", INT, "", "annotation names folded into others, over its ranks")
-HTA_TABLE_DECLARE(HTA_ANNOTATIONS_PART)
-HTA_TABLE_DEFINE(HTA_ANNOTATIONS_PART);
+HTA_TABLE_LOCAL(HTA_ANNOTATIONS_PART);
 
 void hta_annotation_opts_default(hta_annotation_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->num_kernels = 1000;
-    o->duration_ratio = 0.8;
+    *o = (hta_annotation_opts){.num_kernels = 1000, .duration_ratio = 0.8};
 }
 
 typedef struct item {
@@ -223,12 +220,4 @@ hta_status hta_annotation_breakdown_reduce(const hta_annotation_opts *o, hta_res
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_annotation_breakdown(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
-                                    hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_annotation_breakdown_part(ctx, o, &parts, err);
-    if (!st) st = hta_annotation_breakdown_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(annotation_breakdown, hta_annotation_opts)

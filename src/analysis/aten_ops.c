@@ -24,8 +24,7 @@ HTA_TABLE_DEFINE(HTA_ATEN_OPS);
     C(HTA_OP_OUTSIDE, "launches_outside", INT, "", "launches outside every aten:: op")                   \
     C(HTA_OP_NO_KERNEL, "no_kernel", INT, "", "launches inside an op without a kernel in the trace")     \
     C(HTA_OP_MANY, "many_kernels", INT, "", "launches with several GPU activities")
-HTA_TABLE_DECLARE(HTA_ATEN_OPS_PART)
-HTA_TABLE_DEFINE(HTA_ATEN_OPS_PART);
+HTA_TABLE_LOCAL(HTA_ATEN_OPS_PART);
 
 void hta_aten_opts_default(hta_aten_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -464,11 +463,4 @@ hta_status hta_aten_op_kernels_reduce(const hta_aten_opts *o, hta_result *parts,
     return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_aten_op_kernels(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_aten_op_kernels_part(ctx, o, &parts, err);
-    if (!st) st = hta_aten_op_kernels_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(aten_op_kernels, hta_aten_opts)

@@ -17,13 +17,9 @@ HTA_TABLE_DEFINE(HTA_MEMBW_SERIES);
     T("counters_part", "per context: its ranks, and those with a memory-bandwidth series")               \
     C(HTA_CP_RANKS, "ranks", INT, "", "ranks of the context")                                            \
     C(HTA_CP_MEMBW, "ranks_with_membw", INT, "", "ranks with memory copies or memsets on a GPU stream")
-HTA_TABLE_DECLARE(HTA_COUNTERS_PART)
-HTA_TABLE_DEFINE(HTA_COUNTERS_PART);
+HTA_TABLE_LOCAL(HTA_COUNTERS_PART);
 
-void hta_counters_opts_default(hta_counters_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->max_queue_length = 1024;
-}
+void hta_counters_opts_default(hta_counters_opts *o) { *o = (hta_counters_opts){.max_queue_length = 1024}; }
 
 /* add_stats fills both summaries: rank, key, then the describe() columns.  The assertion makes the build
  * fail if the two declarations ever drift apart. */
@@ -232,11 +228,4 @@ hta_status hta_counters_reduce(const hta_counters_opts *o, hta_result *parts, ht
     return HTA_OK;
 }
 
-hta_status hta_counters(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_counters_part(ctx, o, &parts, err);
-    if (!st) st = hta_counters_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(counters, hta_counters_opts)

@@ -18,11 +18,7 @@ HTA_TABLE_DEFINE(HTA_CPU_STEPS);
 HTA_TABLE_DEFINE(HTA_CPU_STEP_OPS);
 HTA_TABLE_DEFINE(HTA_SCOPE_ARGS);
 
-void hta_cpu_ops_opts_default(hta_cpu_ops_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->step_top = 5;
-    o->args = -1;
-}
+void hta_cpu_ops_opts_default(hta_cpu_ops_opts *o) { *o = (hta_cpu_ops_opts){.step_top = 5, .args = -1}; }
 
 /* The htaTracer member is the tracer's own; distributedInfo.backend "htatrace" is checked too, so that a
  * file that keeps only the rank's identity (a copy, or a rank loaded back from a merged trace) still
@@ -475,11 +471,4 @@ hta_status hta_cpu_ops_reduce(const hta_cpu_ops_opts *o, hta_result *parts, hta_
     return HTA_OK;
 }
 
-hta_status hta_cpu_ops(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_cpu_ops_part(ctx, o, &parts, err);
-    if (!st) st = hta_cpu_ops_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(cpu_ops, hta_cpu_ops_opts)

@@ -20,19 +20,16 @@ HTA_TABLE_DEFINE(HTA_CUPTI);
 #define HTA_CUPTI_PART(T, C, D)                                                                           \
     T("cupti_part", "per context: its profiled ranges")                                                  \
     C(HTA_CUP_RANGES, "ranges", INT, "", "cuda_profiler_range events of its ranks")
-HTA_TABLE_DECLARE(HTA_CUPTI_PART)
-HTA_TABLE_DEFINE(HTA_CUPTI_PART);
+HTA_TABLE_LOCAL(HTA_CUPTI_PART);
 #define HTA_CUPTI_PART_KEYS(T, C, D)                                                                      \
     T("cupti_part_keys", "per context: the args keys of its profiled ranges, by name")                   \
     C(HTA_CUK_KEY, "key", STR, "", "args key: a counter column")
-HTA_TABLE_DECLARE(HTA_CUPTI_PART_KEYS)
-HTA_TABLE_DEFINE(HTA_CUPTI_PART_KEYS);
+HTA_TABLE_LOCAL(HTA_CUPTI_PART_KEYS);
 #define HTA_CUPTI_PART_CELLS(T, C, D)                                                                     \
     T("cupti_part_cells", "per row of the cupti table: a marker (key null), then its counter values")    \
     C(HTA_CUC_KEY, "key", STR, "", "counter column; null marks the next row")                            \
     C(HTA_CUC_VALUE, "value", INT, "", "the row's value, -1 where its range lacks the key")
-HTA_TABLE_DECLARE(HTA_CUPTI_PART_CELLS)
-HTA_TABLE_DEFINE(HTA_CUPTI_PART_CELLS);
+HTA_TABLE_LOCAL(HTA_CUPTI_PART_CELLS);
 
 /* HTA's default arg columns (TF§5.1): the arg each shows and its value when absent.  HTA's output carries
  * every column of its table (§13), so these are printed even though the analysis does not use them.

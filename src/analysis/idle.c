@@ -16,8 +16,7 @@ HTA_TABLE_DEFINE(HTA_IDLE);
 HTA_TABLE_DEFINE(HTA_IDLE_STATS);
 
 void hta_idle_opts_default(hta_idle_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->consecutive_kernel_delay_ns = HTA_IDLE_DEFAULT_DELAY_NS;
+    *o = (hta_idle_opts){.consecutive_kernel_delay_ns = HTA_IDLE_DEFAULT_DELAY_NS};
 }
 
 enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };

@@ -18,15 +18,10 @@ HTA_TABLE_DEFINE(HTA_ALL_KERNELS);
     T("kernel_type_part", "per rank and kernel-type label: the time under it (kernel_type's parts)")    \
     C(HTA_KTP_LABEL, "label", INT, "", "bits of the active types: 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY") \
     C(HTA_KTP_NS, "time_ns", INT, "ns", "time under the label, zero-length segments included")
-HTA_TABLE_DECLARE(HTA_KERNEL_TYPE_PART)
-HTA_TABLE_DEFINE(HTA_KERNEL_TYPE_PART);
+HTA_TABLE_LOCAL(HTA_KERNEL_TYPE_PART);
 
 void hta_kernel_opts_default(hta_kernel_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->gpu_rows = HTA_GPU_ROWS_ACTIVITY;
-    o->top = 10;
-    o->duration_ratio = 0.8;
-    o->include_memory = 1;
+    *o = (hta_kernel_opts){.gpu_rows = HTA_GPU_ROWS_ACTIVITY, .top = 10, .duration_ratio = 0.8, .include_memory = 1};
 }
 
 #define NT 3 /* analysed types: COMPUTATION, COMMUNICATION, MEMORY (bits 1, 2, 4) */
@@ -422,11 +417,4 @@ hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *par
     return hta_result_add(out, ak) ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_kernel_breakdown(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_kernel_breakdown_part(ctx, o, &parts, err);
-    if (!st) st = hta_kernel_breakdown_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(kernel_breakdown, hta_kernel_opts)

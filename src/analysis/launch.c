@@ -18,14 +18,10 @@ HTA_TABLE_DEFINE(HTA_LAUNCH_SUMMARY);
     T("launch_part", "per context: how many names of its trace are launch calls")                        \
     C(HTA_LP_NAMES, "launch_names", INT, "", "names that launch_syms selects")                           \
     C(HTA_LP_COMPAT, "hta_compat", INT, "", "1 with --hta-compat (HTA's names, and its note)")
-HTA_TABLE_DECLARE(HTA_LAUNCH_PART)
-HTA_TABLE_DEFINE(HTA_LAUNCH_PART);
+HTA_TABLE_LOCAL(HTA_LAUNCH_PART);
 
 void hta_launch_opts_default(hta_launch_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->runtime_cutoff_us = 50;
-    o->launch_delay_cutoff_us = 100;
-    o->include_memory_events = 1;
+    *o = (hta_launch_opts){.runtime_cutoff_us = 50, .launch_delay_cutoff_us = 100, .include_memory_events = 1};
 }
 
 /* HTA's join is on correlation ids (§8).  Sorted arrays and binary search do it: the launch ids as a
@@ -235,11 +231,4 @@ hta_status hta_launch_stats_reduce(const hta_launch_opts *o, hta_result *parts, 
     return hta_result_add(out, sum) ? hta_oom(err) : HTA_OK;
 }
 
-hta_status hta_launch_stats(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_launch_stats_part(ctx, o, &parts, err);
-    if (!st) st = hta_launch_stats_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(launch_stats, hta_launch_opts)

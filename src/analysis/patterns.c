@@ -12,11 +12,7 @@
 
 HTA_TABLE_DEFINE(HTA_PATTERNS);
 
-void hta_patterns_opts_default(hta_patterns_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->min_len = 3;
-    o->top_k = 5;
-}
+void hta_patterns_opts_default(hta_patterns_opts *o) { *o = (hta_patterns_opts){.min_len = 3, .top_k = 5}; }
 
 
 typedef struct root {

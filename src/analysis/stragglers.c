@@ -23,10 +23,7 @@ HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_RANKS);
 HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_ITERS);
 HTA_TABLE_DEFINE(HTA_STRAGGLER_SUM_COLLS);
 
-void hta_straggler_opts_default(hta_straggler_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->num_candidates = 2;
-}
+void hta_straggler_opts_default(hta_straggler_opts *o) { *o = (hta_straggler_opts){.num_candidates = 2}; }
 
 typedef struct rank_count {
     int32_t rank;

@@ -6,8 +6,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -27,14 +28,7 @@ def table(name, *args):
     return json.loads(hta(*args, "--format", "json", "--quiet").stdout)[name]["data"]
 
 
-class Case(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Case(testlib.TempDirTest):
     def script(self, name, *args, env=None):
         """Runs a check script beside this file; it fails by exit status, with its output."""
         p = subprocess.run([sys.executable, os.path.join(HERE, name), *args], capture_output=True, text=True,

@@ -5,8 +5,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -27,16 +28,7 @@ def tables(*args):
     return json.loads(hta("critical-path", *args, "--format", "json", "--quiet").stdout)
 
 
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-
-class HtaValues(Tmp):
+class HtaValues(testlib.TempDirTest):
     def stats(self, *args, **want):
         """The stats table ("%g" of each value) holds want (graph_edge_types.X as graph_edge_types__X), with
         --hta-compat: these are HTA's numbers (critical-path.md §13)."""
@@ -83,7 +75,7 @@ class HtaValues(Tmp):
                 self.assertIn(f"; instance {inst} is out of range", p.stderr)
 
 
-class Overlay(Tmp):
+class Overlay(testlib.TempDirTest):
     def test_same_as_hta_end_to_end(self):
         """HTA's end-to-end expected overlay (only_show_critical_events=False), same in meaning."""
         e = os.path.join(CP, "end_to_end", "simple_add")
@@ -113,7 +105,7 @@ class Overlay(Tmp):
         self.assertEqual(self.counts(), (719, 42, 159, 21))
 
 
-class WhatIf(Tmp):
+class WhatIf(testlib.TempDirTest):
     """tests/cpath/small_trace.py on the simulation graph: the run is 620 us (0 to aten::b's end), every us of
     it accounted for; the sync returns 30 us after K1 (as observed) and takes 2 us of its own (the default:
     no sync of this trace returned without waiting)."""
@@ -172,7 +164,7 @@ class WhatIf(Tmp):
         self.assertEqual(json.load(open(sim)), json.load(open(self.small)))
 
 
-class SaveRestore(Tmp):
+class SaveRestore(testlib.TempDirTest):
     """--save then --graph: HTA's graph stored, the same tables without the trace (those of HTA's graph, which a
     run prints with --hta-compat; by default the tables are the simulation graph's and --save stores HTA's)."""
 

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,6 +19,8 @@ GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 MPIRUN = shutil.which('mpirun')
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'scale'))
 import reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 
 def no_load_s(text):
@@ -39,17 +40,10 @@ def mpi(np, args):
 
 
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
-class SameAsHta(unittest.TestCase):
+class SameAsHta(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'g5')
-        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '5', '--target-mb', '0.3', '--straggler',
-                        '1', '--quiet'], check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'g5'), '--ranks', '5', '--straggler', '1')
 
     def test_built(self):
         self.assertTrue(os.access(HTA_MPI, os.X_OK), 'mpirun is installed but hta-mpi was not built')
@@ -77,17 +71,12 @@ class SameAsHta(unittest.TestCase):
 
 
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
-class ReducedSameAsHta(unittest.TestCase):
+class ReducedSameAsHta(testlib.ClassTempDir):
     """The reduced commands (docs/scaling.md, "Reduce"): every process's parts gathered, reduced on process 0."""
 
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.dirs = reduced.make_inputs(cls.tmp)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.dirs = reduced.make_inputs(tmp)
 
     def same(self, args, nps=(1, 2, 3)):
         h = subprocess.run([HTA] + args, capture_output=True, text=True)

@@ -12,14 +12,14 @@ Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cpath.py
 import filecmp
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, mpi, reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+from test_mpi import HTA, HTA_MPI, MPIRUN, mpi, reduced  # noqa: E402
 
 NOTE = re.compile(r"hta: note: the job's (\d+) rank files shared among (\d+) processes: rank visits per process "
                   r"([0-9, ]+)\n")
@@ -31,17 +31,10 @@ def hta(args):
 
 
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
-class JobShared(unittest.TestCase):
+class JobShared(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'g4')
-        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '4', '--target-mb', '2', '--quiet'],
-                       check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'g4'), '--ranks', '4', '--target-mb', '2')
 
     def shared(self, np, args, hta_err, err):
         """stderr under np processes: hta's, and (np > 1) the note of the shares; their rank visits."""

@@ -11,14 +11,14 @@ Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mpi import GEN, HTA, HTA_MPI, MPIRUN, ROOT, mpi, reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+from test_mpi import HTA, HTA_MPI, MPIRUN, ROOT, mpi, reduced  # noqa: E402
 
 
 def hta(args):
@@ -36,17 +36,10 @@ def no_times(text):
 
 
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
-class CrossRank(unittest.TestCase):
+class CrossRank(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'g5')
-        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '5', '--target-mb', '0.3', '--straggler',
-                        '3', '--clock-skew-us', '500', '--quiet'], check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'g5'), '--ranks', '5', '--straggler', '3', '--clock-skew-us', '500')
 
     def test_stragglers(self):
         for args in (['stragglers', self.gen, '--format', 'csv'],

@@ -5,10 +5,12 @@ a rank of 1.5, duplicate keys read one way by the loader and another by the rewr
 here tripped UBSan (make SAN=1) or gave a wrong number before."""
 import json
 import os
+import sys
 import struct
 import subprocess
-import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -57,14 +59,7 @@ def small_events(base=B, scale=1):
     ]
 
 
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Tmp(testlib.TempDirTest):
     def write(self, name, text):
         path = os.path.join(self.dir, name)
         with open(path, "w" if isinstance(text, str) else "wb") as f:

@@ -20,14 +20,11 @@ HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 
-def run(args, whole=False, threads=None):
-    env = dict(os.environ)
-    env['HTA_PER_RANK'] = '0' if whole else '1'
-    extra = ['--threads', str(threads)] if threads else []
-    p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
-    return p.returncode, p.stdout, p.stderr
+run = testlib.run_hta
 
 
 def no_times(text):
@@ -35,20 +32,10 @@ def no_times(text):
     return re.sub(r'load \+ align .*', 'load + align (time)', text)
 
 
-def gen(out, *extra):
-    subprocess.run([sys.executable, GEN, '--out', out, '--target-mb', '0.3', '--quiet'] + list(extra), check=True)
-
-
-class Stragglers(unittest.TestCase):
+class Stragglers(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'g5')
-        gen(cls.gen, '--ranks', '5', '--straggler', '3')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'g5'), '--ranks', '5', '--straggler', '3')
 
     def check(self, path, extra=()):
         for fmt in ('table', 'csv', 'json'):
@@ -90,18 +77,12 @@ class Stragglers(unittest.TestCase):
         self.assertIn('rank-2.json: byte', errt)
 
 
-class Merge(unittest.TestCase):
+class Merge(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'skew')
-        gen(cls.gen, '--ranks', '4', '--straggler', '2', '--clock-skew-us', '500')
-        cls.out = os.path.join(cls.tmp, 'out')
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'skew'), '--ranks', '4', '--straggler', '2', '--clock-skew-us', '500')
+        cls.out = os.path.join(tmp, 'out')
         os.mkdir(cls.out)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
 
     def merged(self, args, whole=False, threads=None):
         """(status, stdout, stderr without times, the merged file's bytes or None)"""

@@ -18,15 +18,12 @@ HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 CMDS = [['info'], ['temporal'], ['idle', '--stats'], ['overlap'], ['events', '--limit', '50']]
 
 
-def run(args, whole=False, threads=None):
-    env = dict(os.environ)
-    env['HTA_PER_RANK'] = '0' if whole else '1'
-    extra = ['--threads', str(threads)] if threads else []
-    p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
-    return p.returncode, p.stdout, p.stderr
+run = testlib.run_hta
 
 
 def no_load_s(text):
@@ -34,17 +31,10 @@ def no_load_s(text):
     return re.sub(r',\s*[0-9.e-]+(?=\]|$)', '', text, flags=re.M)
 
 
-class SameAsWhole(unittest.TestCase):
+class SameAsWhole(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.gen = os.path.join(cls.tmp, 'g5')
-        subprocess.run([sys.executable, GEN, '--out', cls.gen, '--ranks', '5', '--target-mb', '0.3', '--straggler',
-                        '3', '--quiet'], check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.gen = testlib.gen(os.path.join(tmp, 'g5'), '--ranks', '5', '--straggler', '3')
 
     def check(self, path, extra=()):
         for cmd in CMDS:

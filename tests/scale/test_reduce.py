@@ -17,6 +17,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = reduced.ROOT
 HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
@@ -25,23 +27,13 @@ UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], 
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
 
 
-def run(args, whole=False, threads=None):
-    env = dict(os.environ)
-    env['HTA_PER_RANK'] = '0' if whole else '1'
-    extra = ['--threads', str(threads)] if threads else []
-    p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
-    return p.returncode, p.stdout, p.stderr
+run = testlib.run_hta
 
 
-class Inputs(unittest.TestCase):
+class Inputs(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.dirs = reduced.make_inputs(cls.tmp)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def inputs(cls, tmp):
+        cls.dirs = reduced.make_inputs(tmp)
 
     def same(self, path, extra=(), threads=(1, 2, 3), fmts=('csv', 'json'), cmds=reduced.CMDS):
         for cmd in cmds:

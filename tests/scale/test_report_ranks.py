@@ -21,8 +21,9 @@ HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
 GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cross_rank import gen  # noqa: E402
 import reduced  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 
 def tables(out):
@@ -34,19 +35,13 @@ def tables(out):
     return res
 
 
-class Report(unittest.TestCase):
+class Report(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp()
-        cls.g5 = os.path.join(cls.tmp, 'g5')
-        gen(cls.g5, '--ranks', '5', '--straggler', '3', '--steps', '4')
+    def inputs(cls, tmp):
+        cls.g5 = testlib.gen(os.path.join(tmp, 'g5'), '--ranks', '5', '--straggler', '3', '--steps', '4')
         # more ranks than the report names one by one (RANKS_IN_FULL): its findings speak for all
-        cls.g10 = os.path.join(cls.tmp, 'g10')
-        gen(cls.g10, '--ranks', '10', '--straggler', '7', '--steps', '3', '--gap-prob', '0.3')
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+        cls.g10 = testlib.gen(os.path.join(tmp, 'g10'), '--ranks', '10', '--straggler', '7', '--steps', '3',
+                              '--gap-prob', '0.3')
 
     def run_report(self, args, whole=False, threads=None):
         """(status, stdout, stderr, the page's bytes or None); the page's name is the same in every run"""

@@ -12,6 +12,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tracecheck as tc_  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 STRIDE = 4194304  # track k of thread tid is written as tid + k * STRIDE
 
@@ -39,14 +41,7 @@ def ms(e):
     return tc_.ns(e["dur"]) / 1e6
 
 
-class Fork(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Fork(testlib.TempDirTest):
     def check_child(self, path, pid, i, name="child_scope"):
         d = tc_.load(path)
         tc_.check_format(self, d)

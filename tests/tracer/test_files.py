@@ -9,7 +9,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -17,6 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tracecheck as tc_  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 BIN = tc_.TEST_TRACER
 
@@ -45,14 +46,7 @@ def run_py(code, check=True, preexec=None, stdout=subprocess.PIPE, **env):
     return p
 
 
-class LauncherRank(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class LauncherRank(testlib.TempDirTest):
     def one(self, rank, world, source, local=None, **env):
         """The single file a process with env writes by default, checked."""
         err, files = run_c(self.dir, **env)
@@ -137,14 +131,7 @@ class LauncherRank(unittest.TestCase):
         self.assertEqual((d["distributedInfo"]["rank"], d["distributedInfo"]["world_size"]), (4, 5))
 
 
-class Writer(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Writer(testlib.TempDirTest):
     def test_existing_file_is_kept(self):
         old = os.path.join(self.dir, "trace.json")
         with open(old, "w") as f:
@@ -309,14 +296,7 @@ class Writer(unittest.TestCase):
             self.assertEqual(f.read(), "kept")
 
 
-class SpecialFiles(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class SpecialFiles(testlib.TempDirTest):
     def test_fifo_is_written_through(self):
         fifo = os.path.join(self.dir, "pipe.json")
         os.mkfifo(fifo)

@@ -3,13 +3,14 @@ script in a fresh interpreter (the tracer is per process) and checks its file.""
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tracecheck as tc_  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD", "build")
@@ -31,14 +32,7 @@ def run_py(code, **env):
     return p.stdout
 
 
-class PythonFront(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class PythonFront(testlib.TempDirTest):
     def test_scopes_args_context(self):
         out = run_py("""
             import time, htatrace as tracers

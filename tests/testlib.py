@@ -1,0 +1,60 @@
+"""Pieces that the tests of several folders share.  tests/run.py puts tests/ on the path; a test file run
+alone puts it there itself."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+
+
+class TempDirTest(unittest.TestCase):
+    """A test with a scratch folder of its own, self.dir, removed after it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+
+class ClassTempDir(unittest.TestCase):
+    """Tests sharing inputs made once for the class: a scratch folder, cls.tmp, that the class's inputs(tmp)
+    fills (a generated job: gen), removed after the class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.inputs(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    @classmethod
+    def inputs(cls, tmp):
+        pass
+
+
+def gen(out, *args):
+    """A job generated into folder out by tools/gen_kineto_trace.py with args (0.3 MB a rank unless they say
+    --target-mb); returns out."""
+    if '--target-mb' not in args:
+        args = ('--target-mb', '0.3') + args
+    subprocess.run([sys.executable, GEN, '--out', out, '--quiet', *args], check=True)
+    return out
+
+
+def run_hta(args, whole=False, threads=None):
+    """hta with args rank by rank (HTA_PER_RANK=1; --threads threads where given), or on the whole load
+    (whole): (exit status, stdout, stderr)."""
+    env = dict(os.environ)
+    env['HTA_PER_RANK'] = '0' if whole else '1'
+    extra = ['--threads', str(threads)] if threads else []
+    p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
+    return p.returncode, p.stdout, p.stderr

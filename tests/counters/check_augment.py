@@ -1,27 +1,17 @@
 #!/usr/bin/env python3
 """`hta counters --augment`: the written trace is valid JSON that our own loader reads, keeps every original
 event (same raw text, same order), and its counter events carry the series values (TF§15, analyses §11.3)."""
-import gzip
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import hta_json, load_trace  # noqa: E402
 
 hta, trace_dir, outdir = sys.argv[1:4]
 
 
 def run(*args):
-    p = subprocess.run([hta, *args, "--format", "json", "--quiet"], capture_output=True, text=True)
-    assert p.returncode == 0, (args, p.stderr)
-    return json.loads(p.stdout)
-
-
-def load(path):
-    with open(path, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
-    op = gzip.open if gz else open
-    with op(path, "rt") as f:
-        return json.load(f), gz
+    return hta_json(hta, *args)
 
 
 aug = run("counters", trace_dir, "--augment", outdir)["augmented"]
@@ -31,8 +21,8 @@ for r in aug["data"]:
     src = [os.path.join(trace_dir, f) for f in os.listdir(trace_dir)] if os.path.isdir(trace_dir) else [trace_dir]
     src = [s for s in src if os.path.basename(s).replace(".json", "_with_counters.json") == os.path.basename(path)]
     assert len(src) == 1, (path, src)
-    orig, ogz = load(src[0])
-    new, ngz = load(path)
+    orig, ogz = load_trace(src[0])
+    new, ngz = load_trace(path)
     assert ogz == ngz, "gzip when the input was gzip"
     assert path.endswith("_with_counters.json.gz" if ogz else "_with_counters.json"), path
     oev, nevs = orig["traceEvents"], new["traceEvents"]

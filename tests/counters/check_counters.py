@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Asserting tests for `hta counters` (values from test-expectations.md G, H, O)."""
-import json
-import subprocess
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import hta_json  # noqa: E402
 
 hta, T = sys.argv[1], sys.argv[2]
 
 
 def run(*args):
-    p = subprocess.run([hta, *args, "--format", "json", "--quiet"], capture_output=True, text=True)
-    assert p.returncode == 0, (args, p.stderr)
-    return json.loads(p.stdout)
+    return hta_json(hta, *args)
 
 
 def rows(out, table):

@@ -2,27 +2,22 @@
 """`hta patterns --overlay`: the overlaid trace is valid JSON that our loader reads, keeps every original event
 (unmarked ones unchanged, marked ones only gain args.Patterns), and carries each pattern's count on exactly
 count x (number of kernels in the pattern) device events."""
-import gzip
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import hta_json, load_trace  # noqa: E402
 
 hta, trace_dir, op, outdir = sys.argv[1:5]
 extra = sys.argv[5:]
 
 
 def run(*args):
-    p = subprocess.run([hta, *args, "--format", "json", "--quiet"], capture_output=True, text=True)
-    assert p.returncode == 0, (args, p.stderr)
-    return json.loads(p.stdout)
+    return hta_json(hta, *args)
 
 
 def load(path):
-    with open(path, "rb") as f:
-        gz = f.read(2) == b"\x1f\x8b"
-    with (gzip.open if gz else open)(path, "rt") as f:
-        return json.load(f)
+    return load_trace(path)[0]
 
 
 res = run("patterns", trace_dir, "--op", op, "--overlay", outdir, *extra)["frequent_cuda_kernel_sequences"]

@@ -143,6 +143,27 @@ class KinetoCase(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.d.counter("htad_processes") == n, 20), self.d.logtext())
 
 
+class FakeCase(unittest.TestCase):
+    """Tests with fake clients (FakeKineto) of an htad started for each test; DAEMON_ARGS are its options.
+    fake() makes a client, stopped (and the daemon) after the test."""
+    DAEMON_ARGS = ()
+
+    def setUp(self):
+        self.d = Daemon(*self.DAEMON_ARGS)
+        self.fakes = []
+
+    def tearDown(self):
+        for f in self.fakes:
+            f.stop()
+        self.assertEqual(self.d.stop(), 0, self.d.logtext())
+        shutil.rmtree(self.d.tmp, ignore_errors=True)
+
+    def fake(self, *args, **kw):
+        f = FakeKineto(self.d.ipc, *args, **kw)
+        self.fakes.append(f)
+        return f
+
+
 class LoopbackServer:
     """A TCP server on 127.0.0.1 (a free port) that hands each connection to serve(conn) on a thread of
     its own; close() ends it and every connection."""

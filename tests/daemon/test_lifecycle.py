@@ -82,21 +82,8 @@ class RealClient(ht.KinetoCase):
         self.assertGreaterEqual(self.d.counter("htad_polls_dropped_total"), 4)
 
 
-class Deadlines(unittest.TestCase):
-    def setUp(self):
-        self.d = ht.Daemon("--capture-margin-s", "1")
-        self.fakes = []
-
-    def tearDown(self):
-        for f in self.fakes:
-            f.stop()
-        self.assertEqual(self.d.stop(), 0, self.d.logtext())
-        shutil.rmtree(self.d.tmp, ignore_errors=True)
-
-    def fake(self, **kw):
-        f = ht.FakeKineto(self.d.ipc, **kw)
-        self.fakes.append(f)
-        return f
+class Deadlines(ht.FakeCase):
+    DAEMON_ARGS = ("--capture-margin-s", "1")
 
     def capture(self, pid, **kw):
         req = {"fn": "htaCapture", "pids": [pid], "duration_ms": 100, "start_time_ms": int(time.time() * 1000)}
@@ -222,26 +209,14 @@ def fork_pollers(ipc, n):
 NEWNS = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]  # a user and pid namespace of its own
 
 
-class Namespaces(unittest.TestCase):
+class Namespaces(ht.FakeCase):
     """Issue 35: a process is named by what the kernel says in htad's namespace.  Two processes of one pid
     number in two pid namespaces (two containers) got one trace name and one trace file (one stored, the
     other failed), and a request for pid N also reached a process that has N only in a namespace of its
     own (an unprivileged user+pid namespace can take any pid number there)."""
 
-    def setUp(self):
-        self.d = ht.Daemon()
-        self.fakes = []
-
-    def tearDown(self):
-        for f in self.fakes:
-            f.stop()
-        self.assertEqual(self.d.stop(), 0, self.d.logtext())
-        shutil.rmtree(self.d.tmp, ignore_errors=True)
-
     def fake(self, **kw):
-        f = ht.FakeKineto(self.d.ipc, **kw)
-        self.fakes.append(f)
-        return f.start()
+        return super().fake(**kw).start()
 
     def traces(self, cid):
         st = self.d.rpc({"fn": "htaStatus", "capture": cid})

@@ -23,21 +23,11 @@ def dyno_req(d, pids, job_id=0, limit=1000, log="x.json"):
                   "ACTIVITIES_DURATION_MSECS=500", "job_id": job_id, "pids": pids, "process_limit": limit})
 
 
-class Protocol(unittest.TestCase):
-    def setUp(self):
-        self.d = ht.Daemon("--gc-s", "2")
-        self.clients = []
-
-    def tearDown(self):
-        for c in self.clients:
-            c.stop()
-        self.assertEqual(self.d.stop(), 0, self.d.logtext())
-        shutil.rmtree(self.d.tmp, ignore_errors=True)
+class Protocol(ht.FakeCase):
+    DAEMON_ARGS = ("--gc-s", "2")
 
     def client(self, job_id=0):
-        c = ht.FakeKineto(self.d.ipc, job_id)
-        self.clients.append(c)
-        return c
+        return self.fake(job_id)
 
     def test_register_match_deliver_once(self):
         c = self.client()

@@ -25,24 +25,31 @@ sys.path.insert(0, HERE)
 from robust_common import HTA, gen, hta, nobody_setup, tmpdir  # noqa: E402
 
 
+def references(cls, **gen_args):
+    """In cls.base: a generated job (cls.d, gen's gen_args) and what the outputs are checked against: its
+    merged trace (cls.merged, the bytes), rank 0's saved graph (cls.graph) and that graph's tables as JSON
+    (cls.graph_tables)."""
+    cls.d = os.path.join(cls.base, 'd')
+    gen(cls.d, **gen_args)
+    ref = os.path.join(cls.base, 'ref.json')
+    p = hta('merge', cls.d, '-o', ref, '--quiet')
+    assert p.returncode == 0, p.stderr
+    with open(ref, 'rb') as f:
+        cls.merged = f.read()
+    g = os.path.join(cls.base, 'ref.cpg')
+    p = hta('critical-path', cls.d, '--ranks', '0', '--save', g, '--quiet')
+    assert p.returncode == 0, p.stderr
+    with open(g, 'rb') as f:
+        cls.graph = f.read()
+    cls.graph_tables = hta('critical-path', '--graph', g, '--format', 'json', '--quiet').stdout
+
+
 class Base(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.base = tempfile.mkdtemp(prefix='hta-robust-out-')
         os.chmod(cls.base, 0o755)  # readable by nobody (Errors.test_read_only_folder)
-        cls.d = os.path.join(cls.base, 'd')
-        gen(cls.d)
-        ref = os.path.join(cls.base, 'ref.json')
-        p = hta('merge', cls.d, '-o', ref, '--quiet')
-        assert p.returncode == 0, p.stderr
-        with open(ref, 'rb') as f:
-            cls.merged = f.read()
-        g = os.path.join(cls.base, 'ref.cpg')
-        p = hta('critical-path', cls.d, '--ranks', '0', '--save', g, '--quiet')
-        assert p.returncode == 0, p.stderr
-        with open(g, 'rb') as f:
-            cls.graph = f.read()
-        cls.graph_tables = hta('critical-path', '--graph', g, '--format', 'json', '--quiet').stdout
+        references(cls)
 
     @classmethod
     def tearDownClass(cls):
@@ -279,18 +286,7 @@ class BigTrace(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.base = tempfile.mkdtemp(prefix='hta-robust-big-')
-        cls.d = os.path.join(cls.base, 'd')
-        gen(cls.d, target_mb=8)  # the gzip merge takes a good fraction of a second
-        p = hta('merge', cls.d, '-o', os.path.join(cls.base, 'ref.json'), '--quiet')
-        assert p.returncode == 0, p.stderr
-        with open(os.path.join(cls.base, 'ref.json'), 'rb') as f:
-            cls.merged = f.read()
-        g = os.path.join(cls.base, 'ref.cpg')
-        p = hta('critical-path', cls.d, '--ranks', '0', '--save', g, '--quiet')
-        assert p.returncode == 0, p.stderr
-        with open(g, 'rb') as f:
-            cls.graph = f.read()
-        cls.graph_tables = hta('critical-path', '--graph', g, '--format', 'json', '--quiet').stdout
+        references(cls, target_mb=8)  # the gzip merge takes a good fraction of a second
 
     @classmethod
     def tearDownClass(cls):

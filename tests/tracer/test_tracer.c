@@ -50,6 +50,15 @@ static void spin_ns(long ns)
     while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ns);
 }
 
+/* cfg: writes outdir/name (pattern, 1024 bytes, holds the path), no flush at exit. */
+static void config_to(hta_tracer_config *cfg, char *pattern, const char *outdir, const char *name)
+{
+    hta_tracer_config_init(cfg);
+    snprintf(pattern, 1024, "%s/%s", outdir, name);
+    cfg->file_pattern = pattern;
+    cfg->flush_at_exit = 0;
+}
+
 static int early_return(int x)
 {
     HTA_TRACER_SCOPE_ARGS("early_return", HTA_TRACER_ARG_INT("x", x));
@@ -288,10 +297,7 @@ static int run_gpu(const char *outdir)
 {
     char pattern[1024];
     hta_tracer_config cfg;
-    hta_tracer_config_init(&cfg);
-    snprintf(pattern, sizeof pattern, "%s/gpu.json", outdir);
-    cfg.file_pattern = pattern;
-    cfg.flush_at_exit = 0;
+    config_to(&cfg, pattern, outdir, "gpu.json");
     CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
     CHECK(hta_tracer_gpu_available() == 1);
     for (int i = 0; i < 3; i++) {
@@ -322,10 +328,7 @@ static int run_cap(const char *outdir)
 {
     char pattern[1024];
     hta_tracer_config cfg;
-    hta_tracer_config_init(&cfg);
-    snprintf(pattern, sizeof pattern, "%s/cap.json", outdir);
-    cfg.file_pattern = pattern;
-    cfg.flush_at_exit = 0;
+    config_to(&cfg, pattern, outdir, "cap.json");
     cfg.chunk_bytes = 4096;
     cfg.max_bytes_per_thread = 16384;
     CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
@@ -356,10 +359,7 @@ static int run_spans(const char *outdir)
 {
     char pattern[1024];
     hta_tracer_config cfg;
-    hta_tracer_config_init(&cfg);
-    snprintf(pattern, sizeof pattern, "%s/spans.json", outdir);
-    cfg.file_pattern = pattern;
-    cfg.flush_at_exit = 0;
+    config_to(&cfg, pattern, outdir, "spans.json");
     CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_thread_name("loop"), HTA_TRACER_OK);
     hta_tracer_scope_desc bad = {.name = "x", .nslots = 1, .slots = (const char *const[]){"k"}};

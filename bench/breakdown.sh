@@ -19,15 +19,7 @@ for f in os.listdir(sys.argv[1]):
 print(n)
 P
 )
-best() {  # best of 3 wall-clock seconds
-  local b=999
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N)
-    b=$(echo "$b $s $e" | awk '{d=$3-$2; print (d<$1)?d:$1}')
-  done
-  echo "$b"
-}
+. "$(dirname "$0")/best.sh"
 make -s bench-breakdown BUILD="${BUILD:-build}" >/dev/null
 "${BUILD:-build}/breakdown_bench" "$DIR"
 echo

@@ -16,15 +16,7 @@ fi
 make -s "$BUILD/hta" bench-launch BUILD="$BUILD" >/dev/null
 "$BUILD/launch_bench" "$DIR" 3
 events=$("$BUILD/launch_bench" "$DIR" 1 | awk 'NR==1{print $1}')
-best() {  # best of 3 wall-clock seconds
-  local b=999
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N)
-    b=$(echo "$b $s $e" | awk '{d=$3-$2; print (d<$1)?d:$1}')
-  done
-  echo "$b"
-}
+. "$(dirname "$0")/best.sh"
 echo
 load=$(best "$HTA" info "$DIR" --quiet)
 printf "%-12s %12s %14s   (%d events, hta info ~%.3f s)\n" command "s/M events" "less info s/M" "$events" "$load"

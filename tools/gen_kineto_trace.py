@@ -1177,13 +1177,7 @@ class RankSim(object):
             self.begin(th, 'aten::linear', 'cpu_op',
                        shapes([[B, S, Kd], [N, Kd], [N]], [BF, BF, BF]) +
                        '"Fwd thread id": 0, "Sequence number": %d, ' % seq, gap=9000)
-            self.begin(th, 'aten::t', 'cpu_op', shapes([[N, Kd]], [BF]) +
-                       '"Fwd thread id": 0, "Sequence number": %d, ' % seq, gap=2500)
-            f_t = self.fwd_flow(th, seq)
-            self.begin(th, 'aten::transpose', 'cpu_op', shapes([[N, Kd], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
-            self.leaf(th, 'aten::as_strided', 1800, 1500, shapes([[N, Kd], [], [], []], [BF, '', '', '']))
-            self.end(th, 1200)
-            self.end(th, 1000)
+            f_t = self._fwd_t(th, seq, N, Kd)
             self.leaf(th, 'aten::view', 1800, 2000, shapes([[B, S, Kd], []], [BF, '']))
             self.begin(th, 'aten::addmm', 'cpu_op',
                        shapes([[N], [M, Kd], [Kd, N], [], []], [BF, BF, BF, 'Scalar', 'Scalar'], ['', '', '', '1', '1']) +
@@ -1205,13 +1199,7 @@ class RankSim(object):
         self.begin(th, 'aten::linear', 'cpu_op',
                    shapes([[B, S, Kd], [N, Kd], []], [BF, BF, '']) +
                    '"Fwd thread id": 0, "Sequence number": %d, ' % seq, gap=9000)
-        self.begin(th, 'aten::t', 'cpu_op', shapes([[N, Kd]], [BF]) +
-                   '"Fwd thread id": 0, "Sequence number": %d, ' % seq, gap=2500)
-        f_t = self.fwd_flow(th, seq)
-        self.begin(th, 'aten::transpose', 'cpu_op', shapes([[N, Kd], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
-        self.leaf(th, 'aten::as_strided', 1800, 1500, shapes([[N, Kd], [], [], []], [BF, '', '', '']))
-        self.end(th, 1200)
-        self.end(th, 1000)
+        f_t = self._fwd_t(th, seq, N, Kd)
         self.begin(th, 'aten::matmul', 'cpu_op', shapes([[B, S, Kd], [Kd, N]], [BF, BF]) +
                    '"Fwd thread id": 0, "Sequence number": %d, ' % (seq + 1), gap=2000)
         self.begin(th, 'aten::reshape', 'cpu_op', shapes([[B, S, Kd], []], [BF, '']), gap=2000)
@@ -1249,6 +1237,17 @@ class RankSim(object):
         self.end(th, 1500)
         self.end(th, 2000)
         self.end(th, 3000)
+
+    def _fwd_t(self, th, seq, n, kd):
+        """aten::t of a linear's weight [n, kd] in the forward pass (autograd sequence seq); its flow."""
+        self.begin(th, 'aten::t', 'cpu_op', shapes([[n, kd]], [BF]) +
+                   '"Fwd thread id": 0, "Sequence number": %d, ' % seq, gap=2500)
+        f_t = self.fwd_flow(th, seq)
+        self.begin(th, 'aten::transpose', 'cpu_op', shapes([[n, kd], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
+        self.leaf(th, 'aten::as_strided', 1800, 1500, shapes([[n, kd], [], [], []], [BF, '', '', '']))
+        self.end(th, 1200)
+        self.end(th, 1000)
+        return f_t
 
     def _bwd_t(self, th, a, b):
         self.begin(th, 'aten::t', 'cpu_op', shapes([[a, b]], [BF]), gap=2500)
@@ -1298,31 +1297,19 @@ class RankSim(object):
         self.end(th, 1000)
         self.node_end(th)
         self.node_begin(th, 'MmBackward0', seq + 1, f_mm)
-        self.begin(th, 'aten::t', 'cpu_op', shapes([[Kd, N]], [BF]), gap=2500)
-        self.begin(th, 'aten::transpose', 'cpu_op', shapes([[Kd, N], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
-        self.leaf(th, 'aten::as_strided', 1800, 1500)
-        self.end(th, 1200)
-        self.end(th, 1000)
+        self._bwd_t(th, Kd, N)
         self.begin(th, 'aten::mm', 'cpu_op', shapes([[M, N], [N, Kd]], [BF, BF]), gap=2500)
         kern, dur = self.gemm_kern(M, Kd, N, 'nn')
         self.launch(th, kern, dur)
         self.end(th, 2500)
-        self.begin(th, 'aten::t', 'cpu_op', shapes([[M, N]], [BF]), gap=2500)
-        self.begin(th, 'aten::transpose', 'cpu_op', shapes([[M, N], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
-        self.leaf(th, 'aten::as_strided', 1800, 1500)
-        self.end(th, 1200)
-        self.end(th, 1000)
+        self._bwd_t(th, M, N)
         self.begin(th, 'aten::mm', 'cpu_op', shapes([[N, M], [M, Kd]], [BF, BF]), gap=2500)
         kern, dur = self.gemm_kern(N, Kd, M, 'nt')
         self.launch(th, kern, dur)
         self.end(th, 2500)
         self.node_end(th)
         self.node_begin(th, 'TBackward0', seq, f_t)
-        self.begin(th, 'aten::t', 'cpu_op', shapes([[Kd, N]], [BF]), gap=2500)
-        self.begin(th, 'aten::transpose', 'cpu_op', shapes([[Kd, N], [], []], [BF, 'Scalar', 'Scalar'], ['', '0', '1']), gap=1500)
-        self.leaf(th, 'aten::as_strided', 1800, 1500)
-        self.end(th, 1200)
-        self.end(th, 1000)
+        self._bwd_t(th, Kd, N)
         self.node_end(th)
         self.accumulate_grad(th, N * Kd)
 

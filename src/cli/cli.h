@@ -40,6 +40,17 @@ const cli_command *cli_command_named(const char *name);
 #define HTA_CLI_COMMAND(ord, nm, summ, fn, ...) HTA_CLI_COMMAND_(ord, nm, summ, 0, fn, __VA_ARGS__)
 #define HTA_CLI_RANK_COMMAND(ord, nm, summ, fn, ...) HTA_CLI_COMMAND_(ord, nm, summ, 1, fn, __VA_ARGS__)
 
+/* A command without options of its own, registered and run by this line alone: `hta nm PATH` parses
+ * the common options, then runs analysis fn rank by rank with no options of the command (user NULL: an
+ * analysis's defaults), the ranks' results reduced by reduce (NULL: appended); desc is its --help text.
+ * The arguments after reduce are the tables it prints, as for HTA_CLI_RANK_COMMAND. */
+#define HTA_CLI_PLAIN_COMMAND(ord, nm, summ, desc, fn, reduce, ...)                                   \
+    static int cmd_plain_##fn(int argc, char **argv) {                                              \
+        static const cli_ranks r = {fn, reduce, NULL, NULL, NULL, 0};                               \
+        return cli_parse_run_ranks(argc, argv, "PATH [options]", desc, NULL, &r);                   \
+    }                                                                                               \
+    HTA_CLI_RANK_COMMAND(ord, nm, summ, cmd_plain_##fn, __VA_ARGS__)
+
 /* Prints the declarations of tables (NULL-terminated) for --help: per table its
  * name and meaning, per column its name, unit and meaning, within 100 columns. */
 void cli_print_tables(FILE *f, const hta_table_def *const *tables);

@@ -12,14 +12,8 @@ static hta_status reduce_cupti(const cli_common *c, void *user, hta_result *part
     return hta_cupti_counters_reduce(parts, out, err);
 }
 
-static int cmd_cupti(int argc, char **argv) {
-    static const cli_ranks r = {run_cupti, reduce_cupti, NULL, NULL, NULL, 0};
-    return cli_parse_run_ranks(argc, argv, "PATH [options]",
-                           "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
-                           "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"
-                           "order is paired with the i-th cudaLaunchKernel, as HTA does.",
-                               NULL, &r);
-}
-
-HTA_CLI_RANK_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks", cmd_cupti,
-                &HTA_CUPTI_TABLE)
+HTA_CLI_PLAIN_COMMAND(43, "cupti", "CUPTI range-profiler counters per kernel with their operator stacks",
+                      "CUPTI range-profiler counters (cuda_profiler_range events, one per profiled\n"
+                      "kernel) with the operator stack of the kernel's launch. The i-th range in time\n"
+                      "order is paired with the i-th cudaLaunchKernel, as HTA does.",
+                      run_cupti, reduce_cupti, &HTA_CUPTI_TABLE)

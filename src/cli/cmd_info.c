@@ -42,14 +42,8 @@ static hta_status run_info(hta_ctx *ctx, const cli_common *c, void *user, hta_re
     return note_time_unit(ctx, out, err);
 }
 
-static int cmd_info(int argc, char **argv) {
-    static const cli_ranks r = {run_info, NULL, NULL, NULL, NULL, 0};
-    return cli_parse_run_ranks(argc, argv, "PATH [options]",
-                            "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
-                            "profiler steps; rows per category, in the file and in HTA's table (after its\n"
-                            "profiler-step filter); rows and busy time per GPU stream.",
-                            NULL, &r);
-}
-
-HTA_CLI_RANK_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps", cmd_info,
-                &HTA_INFO_RANKS_TABLE, &HTA_INFO_CATEGORIES_TABLE, &HTA_INFO_STREAMS_TABLE)
+HTA_CLI_PLAIN_COMMAND(10, "info", "what was loaded: ranks, events by category, streams, steps",
+                      "What was loaded: per rank its file, events, threads, GPU streams, time span and\n"
+                      "profiler steps; rows per category, in the file and in HTA's table (after its\n"
+                      "profiler-step filter); rows and busy time per GPU stream.",
+                      run_info, NULL, &HTA_INFO_RANKS_TABLE, &HTA_INFO_CATEGORIES_TABLE, &HTA_INFO_STREAMS_TABLE)

@@ -5,16 +5,8 @@
 
 CLI_ANALYSIS(run, hta_temporal_breakdown)
 
-static int cmd_temporal(int argc, char **argv) {
-    hta_temporal_opts o;
-    hta_temporal_opts_default(&o);
-    const cli_ranks r = {run, NULL, NULL, NULL, &o, 0};
-    return cli_parse_run_ranks(argc, argv, "PATH [options]",
-                            "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
-                            "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
-                            "memory copies).",
-                            NULL, &r);
-}
-
-HTA_CLI_RANK_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute", cmd_temporal,
-                &HTA_TEMPORAL_TABLE)
+HTA_CLI_PLAIN_COMMAND(20, "temporal", "GPU time per rank: idle, compute, non-compute",
+                      "Temporal breakdown per rank: from the first GPU activity to the last, the time the\n"
+                      "GPU is idle, runs a computation kernel, or runs only other work (communication,\n"
+                      "memory copies).",
+                      run, NULL, &HTA_TEMPORAL_TABLE)

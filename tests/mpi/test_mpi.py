@@ -12,15 +12,13 @@ import subprocess
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+from testlib import HTA, ROOT  # noqa: E402
 HTA_MPI = os.path.join(os.path.dirname(HTA), 'hta-mpi')
-GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
 MPIRUN = shutil.which('mpirun')
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'scale'))
 import reduced  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import testlib  # noqa: E402
 
 
 def no_load_s(text):

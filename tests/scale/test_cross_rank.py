@@ -10,18 +10,15 @@ import io
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
-GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reduced  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
+from testlib import HTA, ROOT  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reduced  # noqa: E402
 
 
 run = testlib.run_hta
@@ -151,9 +148,7 @@ class Memory(unittest.TestCase):
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
-            src = os.path.join(tmp, 'r24')
-            subprocess.run([sys.executable, GEN, '--out', src, '--ranks', '24', '--target-mb', '1', '--quiet',
-                            '--straggler', '5'], check=True)
+            src = testlib.gen(os.path.join(tmp, 'r24'), '--ranks', '24', '--target-mb', '1', '--straggler', '5')
             out = os.path.join(tmp, 'm.json')
             for cmd in (['stragglers', src], ['merge', src, '-o', out, '--align', 'collective']):
                 many = self.peak_kb(cmd + ['--threads', '1'])

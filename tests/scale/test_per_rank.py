@@ -13,13 +13,11 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
-GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reduced  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
+from testlib import HTA, ROOT  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reduced  # noqa: E402
 CMDS = [['info'], ['temporal'], ['idle', '--stats'], ['overlap'], ['events', '--limit', '50']]
 
 
@@ -93,8 +91,7 @@ class Memory(unittest.TestCase):
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
-            subprocess.run([sys.executable, GEN, '--out', tmp, '--ranks', '24', '--target-mb', '1', '--quiet'],
-                           check=True)
+            testlib.gen(tmp, '--ranks', '24', '--target-mb', '1')
             many = self.peak_kb(['temporal', tmp, '--threads', '1'])
             two = self.peak_kb(['temporal', tmp, '--threads', '1', '--ranks', '0-1'])
             # the model of one 1 MB rank is about 0.35 MB; 24 of them would add 8 MB

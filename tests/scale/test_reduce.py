@@ -20,8 +20,7 @@ import reduced  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
 
-ROOT = reduced.ROOT
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
+from testlib import HTA, ROOT  # noqa: E402
 # the hta under test is built with AddressSanitizer (make SAN=1)
 UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
@@ -160,8 +159,7 @@ class Memory(unittest.TestCase):
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
-            subprocess.run([sys.executable, reduced.GEN, '--out', tmp, '--ranks', '24', '--target-mb', '1',
-                            '--quiet'], check=True)
+            testlib.gen(tmp, '--ranks', '24', '--target-mb', '1')
             for cmd in (['kernels'], ['counters']):
                 many = self.peak_kb(cmd + [tmp, '--threads', '1'])
                 two = self.peak_kb(cmd + [tmp, '--threads', '1', '--ranks', '0-1'])

@@ -16,14 +16,12 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HTA = os.path.abspath(os.environ.get('HTA', os.path.join(ROOT, 'build', 'hta')))
-GEN = os.path.join(ROOT, 'tools', 'gen_kineto_trace.py')
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+from testlib import HTA, ROOT  # noqa: E402
 PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reduced  # noqa: E402
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import testlib  # noqa: E402
 
 
 def tables(out):
@@ -132,9 +130,7 @@ class Memory(unittest.TestCase):
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
-            src = os.path.join(tmp, 'r24')
-            subprocess.run([sys.executable, GEN, '--out', src, '--ranks', '24', '--target-mb', '1', '--quiet',
-                            '--straggler', '5'], check=True)
+            src = testlib.gen(os.path.join(tmp, 'r24'), '--ranks', '24', '--target-mb', '1', '--straggler', '5')
             args = ['report', src, '--threads', '1']
             grow = self.peak_kb(args) - self.peak_kb(args + ['--ranks', '0-1'])
             grow_whole = self.peak_kb(args, True) - self.peak_kb(args + ['--ranks', '0-1'], True)

@@ -6,14 +6,8 @@
 
 #include "hta/breakdown.h"
 #include "hta/context.h"
+#include "bench.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-typedef hta_status (*run_fn)(hta_ctx *c, hta_result *out, hta_error *err);
 
 static hta_status r_temporal(hta_ctx *c, hta_result *o, hta_error *e) {
     hta_temporal_opts x = {0};
@@ -38,35 +32,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     hta_ctx *ctx;
-    hta_error err = {0};
-    double t0 = now();
-    if (hta_ctx_open(argv[1], NULL, &ctx, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
-    double load = now() - t0;
+    double load;
+    if (bench_open("", argv[1], &ctx, &load)) return 1;
     const hta_trace *t = ctx->trace;
     uint64_t ev = 0;
     for (size_t i = 0; i < t->nranks; i++) ev += t->ranks[i]->n_events;
     double m = ev / 1e6;
     printf("%llu events, load %.3f s (%.3f s/M events)\n", (unsigned long long)ev, load, load / m);
-    static const struct { const char *name; run_fn fn; } runs[] = {
+    static const struct { const char *name; bench_fn fn; } runs[] = {
         {"temporal", r_temporal}, {"idle --stats", r_idle}, {"kernels", r_kernels}, {"overlap", r_overlap}};
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
-        double best = 1e9;
-        for (int rep = 0; rep < 5; rep++) {
-            hta_result res;
-            hta_result_init(&res);
-            hta_ctx_release_views(ctx); /* each run builds the views it needs, as a one-command run does */
-            double s = now();
-            if (runs[k].fn(ctx, &res, &err)) {
-                fprintf(stderr, "%s: %s\n", runs[k].name, err.msg);
-                return 1;
-            }
-            double d = now() - s;
-            if (d < best) best = d;
-            hta_result_free(&res);
-        }
+        double best = bench_best("", runs[k].name, ctx, runs[k].fn, 5);
+        if (best < 0) return 1;
         printf("%-14s %.3f s  %.3f s/M events\n", runs[k].name, best, best / m);
     }
     hta_ctx_free(ctx);

@@ -6,14 +6,8 @@
 
 #include "hta/launch.h"
 #include "hta/context.h"
+#include "bench.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef hta_status (*run_fn)(hta_ctx *c, hta_result *out, hta_error *err);
 
 static hta_status r_launch(hta_ctx *c, hta_result *out, hta_error *err) {
     hta_launch_opts o;
@@ -44,37 +38,20 @@ int main(int argc, char **argv) {
     int runs = argc > 2 ? atoi(argv[2]) : 3;
     if (runs < 1) runs = 1;
     hta_ctx *ctx;
-    hta_error err = {0};
-    double t0 = now();
-    if (hta_ctx_open(argv[1], NULL, &ctx, &err)) {
-        fprintf(stderr, "launch_bench: %s\n", err.msg);
-        return 1;
-    }
-    double load = now() - t0;
+    double load;
+    if (bench_open("launch_bench: ", argv[1], &ctx, &load)) return 1;
     const hta_trace *t = ctx->trace;
     double events = 0, rows = 0;
     for (size_t r = 0; r < t->nranks; r++) events += (double)t->ranks[r]->n_events, rows += (double)t->ranks[r]->n;
     printf("%.0f events (%.0f rows) in %zu ranks, loaded in %.3f s\n", events, rows, t->nranks, load);
     static const struct {
         const char *name;
-        run_fn fn;
+        bench_fn fn;
     } cmds[] = {{"launch", r_launch}, {"annotations", r_annotations}, {"stragglers", r_stragglers}, {"ops", r_ops}};
     printf("%-12s %10s %12s\n", "analysis", "best s", "s/M events");
     for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
-        double best = 1e9;
-        for (int i = 0; i < runs; i++) {
-            hta_result res;
-            hta_result_init(&res);
-            hta_ctx_release_views(ctx); /* each run builds the views it needs, as a one-command run does */
-            double a = now();
-            if (cmds[c].fn(ctx, &res, &err)) {
-                fprintf(stderr, "launch_bench: %s: %s\n", cmds[c].name, err.msg);
-                return 1;
-            }
-            double d = now() - a;
-            if (d < best) best = d;
-            hta_result_free(&res);
-        }
+        double best = bench_best("launch_bench: ", cmds[c].name, ctx, cmds[c].fn, runs);
+        if (best < 0) return 1;
         printf("%-12s %10.3f %12.3f\n", cmds[c].name, best, best / (events / 1e6));
     }
     hta_ctx_free(ctx);

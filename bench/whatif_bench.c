@@ -9,12 +9,8 @@
 #include "hta/context.h"
 #include "hta/table.h"
 #include "hta/sim.h"
+#include "bench.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -31,12 +27,8 @@ int main(int argc, char **argv) {
     const char *rule_text = argc > 3 ? argv[3] : "cpu=x0.5";
     hta_ctx *ctx;
     hta_error err = {0};
-    double t0 = now();
-    if (hta_ctx_open(argv[1], NULL, &ctx, &err)) {
-        fprintf(stderr, "whatif_bench: %s\n", err.msg);
-        return 1;
-    }
-    double load = now() - t0;
+    double load;
+    if (bench_open("whatif_bench: ", argv[1], &ctx, &load)) return 1;
     double events = 0;
     for (size_t r = 0; r < hta_ctx_nranks(ctx); r++) events += (double)hta_ctx_rank(ctx, r)->n_events;
     printf("%.0f events in %zu ranks, loaded in %.3f s\n", events, hta_ctx_nranks(ctx), load);
@@ -49,7 +41,7 @@ int main(int argc, char **argv) {
     hta_sim **s = calloc(nr ? nr : 1, sizeof *s);
     double *d = malloc((size_t)runs * sizeof *d);
     if (!s || !d) return 1;
-    t0 = now();
+    double t0 = bench_now();
     for (size_t k = 0; k < nr; k++) {
         if (hta_sim_build(ctx, k, &s[k], &err)) {
             fprintf(stderr, "whatif_bench: %s\n", err.msg);
@@ -61,13 +53,13 @@ int main(int argc, char **argv) {
         if (g->nnode > maxn) maxn = g->nnode;
         if (g->nedge > maxe) maxe = g->nedge;
     }
-    double build = now() - t0;
+    double build = bench_now() - t0;
     printf("graphs: %zu nodes, %zu edges in %zu ranks, built in %.3f s (%.3f s per M events)\n", nnode, nedge, nr,
            build, build / (events / 1e6));
     int64_t *w = malloc(maxe * sizeof *w), *t = malloc(maxn * sizeof *t);
     if (!w || !t) return 1;
     for (int i = 0; i < runs; i++) {
-        double a = now();
+        double a = bench_now();
         for (size_t k = 0; k < nr; k++) {
             size_t changed;
             if (hta_sim_weights(s[k], &rule, 1, w, &changed, &err) || hta_sim_run(s[k], w, t, &err)) {
@@ -75,7 +67,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
         }
-        d[i] = now() - a;
+        d[i] = bench_now() - a;
     }
     qsort(d, (size_t)runs, sizeof *d, cmp_d);
     double med = d[runs / 2];
@@ -88,12 +80,12 @@ int main(int argc, char **argv) {
     hta_job *jb = NULL;
     hta_result res;
     hta_result_init(&res);
-    t0 = now();
+    t0 = bench_now();
     if (hta_job_run_ctx(ctx, &jo, &jb, &res, &err)) {
         fprintf(stderr, "whatif_bench: %s\n", err.msg);
         return 1;
     }
-    double job = now() - t0;
+    double job = bench_now() - t0;
     printf("job answer under '%s' (--all-ranks): %.3f s, %.3f s per M events\n", rule_text, job, job / (events / 1e6));
     hta_result_free(&res);
     hta_job_free(jb);

@@ -20,29 +20,11 @@ static int same_columns(const hta_table *a, const hta_table *b) {
     return 1;
 }
 
-/* Grows t to hold cap rows (every column, null flags too). */
-static int reserve(hta_table *t, size_t cap) {
-    if (cap <= t->cap) return 0;
-    for (size_t c = 0; c < t->ncols; c++) {
-        hta_column *col = &t->cols[c];
-        void *q = realloc(col->v.i, cap * cell_size(col->type));
-        if (!q) return -1;
-        col->v.i = q;
-        if (col->null) {
-            unsigned char *z = realloc(col->null, cap);
-            if (!z) return -1;
-            col->null = z;
-        }
-    }
-    t->cap = cap;
-    return 0;
-}
-
 /* Moves src's rows to the end of dst (same columns); src keeps its rows' count but no string. */
 static int move_rows(hta_table *dst, hta_table *src) {
     size_t n = dst->nrows + src->nrows, cap = dst->cap ? dst->cap : 16;
     while (cap < n) cap *= 2;
-    if (reserve(dst, cap)) return -1;
+    if (hta_table_reserve(dst, cap)) return -1;
     for (size_t c = 0; c < dst->ncols; c++) {
         hta_column *d = &dst->cols[c], *s = &src->cols[c];
         size_t cs = cell_size(d->type);

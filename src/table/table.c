@@ -114,23 +114,26 @@ int hta_table_rename_col(hta_table *t, int col, const char *name) {
     return 0;
 }
 
+int hta_table_reserve(hta_table *t, size_t rows) {
+    if (rows <= t->cap) return 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+        hta_column *col = &t->cols[c];
+        void *q = realloc(col->v.i, rows * cell_size(col->type));
+        if (!q) return -1;
+        col->v.i = q;
+        if (col->null) {
+            unsigned char *z = realloc(col->null, rows);
+            if (!z) return -1;
+            col->null = z;
+        }
+    }
+    t->cap = rows;
+    return 0;
+}
+
 /* Columns grow together by doubling, so appending rows is amortised O(1) per cell. */
 long hta_table_add_row(hta_table *t) {
-    if (t->nrows == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        for (size_t c = 0; c < t->ncols; c++) {
-            hta_column *col = &t->cols[c];
-            void *q = realloc(col->v.i, nc * cell_size(col->type));
-            if (!q) return -1;
-            col->v.i = q;
-            if (col->null) {
-                unsigned char *z = realloc(col->null, nc);
-                if (!z) return -1;
-                col->null = z;
-            }
-        }
-        t->cap = nc;
-    }
+    if (t->nrows == t->cap && hta_table_reserve(t, t->cap ? t->cap * 2 : 16)) return -1;
     for (size_t c = 0; c < t->ncols; c++) init_cells(&t->cols[c], t->nrows, t->nrows + 1);
     return (long)t->nrows++;
 }

@@ -17,16 +17,14 @@
     D(TEST_DYN_C, "<x>", INT, "", "one per x")               \
     C(TEST_DYN_C, "c", FLOAT, "us", "after the dynamic ones") \
     C(TEST_DYN_D, "d", STR, "", "last")
-HTA_TABLE_DECLARE(TEST_DYN)
-HTA_TABLE_DEFINE(TEST_DYN);
+HTA_TABLE_LOCAL(TEST_DYN);
 
 /* the name of temporal_breakdown with other columns: what a reader must refuse */
 #define TEST_IMPOSTOR(T, C, D)                          \
     T("temporal_breakdown", "same name, other columns") \
     C(TEST_IMPOSTOR_NAME, "name", STR, "", "a name")    \
     C(TEST_IMPOSTOR_VALUE, "value", FLOAT, "", "a value")
-HTA_TABLE_DECLARE(TEST_IMPOSTOR)
-HTA_TABLE_DEFINE(TEST_IMPOSTOR);
+HTA_TABLE_LOCAL(TEST_IMPOSTOR);
 
 /* test_dyn's name with other columns: what hta_result_take must refuse */
 #define TEST_DYN_IMPOSTOR(T, C, D)                    \
@@ -34,8 +32,7 @@ HTA_TABLE_DEFINE(TEST_IMPOSTOR);
     C(TEST_DYN_IMPOSTOR_A, "a", FLOAT, "", "a float") \
     C(TEST_DYN_IMPOSTOR_C, "c", FLOAT, "us", "c")     \
     C(TEST_DYN_IMPOSTOR_D, "d", STR, "", "d")
-HTA_TABLE_DECLARE(TEST_DYN_IMPOSTOR)
-HTA_TABLE_DEFINE(TEST_DYN_IMPOSTOR);
+HTA_TABLE_LOCAL(TEST_DYN_IMPOSTOR);
 
 #define CHECK(c)                                                                      \
     do {                                                                              \

@@ -1,5 +1,6 @@
 """Pieces that the tests of several folders share.  tests/run.py puts tests/ on the path; a test file run
 alone puts it there itself."""
+import json
 import os
 import shutil
 import subprocess
@@ -58,3 +59,16 @@ def run_hta(args, whole=False, threads=None):
     extra = ['--threads', str(threads)] if threads else []
     p = subprocess.run([HTA] + args + extra, capture_output=True, text=True, env=env)
     return p.returncode, p.stdout, p.stderr
+
+
+def hta_json(*args):
+    """`hta ARGS --format json`, which must succeed: (its tables, its stderr)."""
+    p = subprocess.run([HTA, *args, '--format', 'json'], capture_output=True, text=True)
+    if p.returncode:
+        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return json.loads(p.stdout), p.stderr
+
+
+def rows(t):
+    """A table of hta's JSON output as dicts, one a row."""
+    return [dict(zip(t['columns'], r)) for r in t['data']]

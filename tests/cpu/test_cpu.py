@@ -10,21 +10,16 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cpu_trace  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
 CPU_ONLY = os.path.join(ROOT, "tests", "data", "hta", "cpu_only")
 
 
-def tables(*args):
-    p = subprocess.run([HTA, *args, "--format", "json"], capture_output=True, text=True)
-    if p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return json.loads(p.stdout), p.stderr
-
-
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+tables = testlib.hta_json
+rows = testlib.rows
 
 
 class Small(unittest.TestCase):

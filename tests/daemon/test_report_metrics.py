@@ -12,6 +12,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import htadtest as ht  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 GEN = os.path.join(ht.ROOT, "tools", "gen_kineto_trace.py")
 
@@ -36,8 +38,7 @@ def report(d):
     return json.loads(p.stdout)
 
 
-def rows(tab):
-    return [dict(zip(tab["columns"], r)) for r in tab["data"]]
+rows = testlib.rows
 
 
 class ReportMetrics(unittest.TestCase):

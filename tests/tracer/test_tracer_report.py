@@ -10,6 +10,9 @@ import tempfile
 import textwrap
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD", "build")
@@ -51,14 +54,10 @@ SLACK_US = 250_000
 
 
 def hta(*args):
-    p = subprocess.run([HTA, *args, "--format", "json"], capture_output=True, text=True)
-    if p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return json.loads(p.stdout)
+    return testlib.hta_json(*args)[0]
 
 
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+rows = testlib.rows
 
 
 def ns(x):

@@ -15,6 +15,9 @@ import unittest
 from collections import Counter
 from decimal import Decimal
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
 GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
@@ -39,8 +42,7 @@ def tables(*args):
     return json.loads(run(*args, "--format", "json", "--quiet").stdout)
 
 
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+rows = testlib.rows
 
 
 def trace_file(folder):

@@ -8,25 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-int htat_value_valid(const hta_tracer_value *v)
-{
-    switch (v->type) {
-    case HTA_TRACER_INT:
-    case HTA_TRACER_DOUBLE:
-    case HTA_TRACER_STR:
-    case HTA_TRACER_BOOL:
-    case HTA_TRACER_NULL:
-        return 1;
-    case HTA_TRACER_JSON: {
-        /* written verbatim: it must parse, and must not be cut */
-        size_t n = v->u.s ? strnlen(v->u.s, HTAT_MAX_STR + 1) : 0;
-        return n > 0 && n <= HTAT_MAX_STR && htat_json_valid(v->u.s, n);
-    }
-    default:
-        return 0;
-    }
-}
+#include "value.h"
 
 static int kv_reserve(htat_kv **kv, uint32_t *cap, uint32_t need)
 {

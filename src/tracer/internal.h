@@ -217,7 +217,6 @@ size_t htat_kv_words(const htat_kv *kv, uint32_t n);
 uint64_t *htat_kv_write(uint64_t *p, const htat_kv *kv, uint32_t n);
 
 /* ---- context.c ---- */
-int htat_value_valid(const hta_tracer_value *v); /* a known type; JSON text that parses */
 int htat_ctx_push(htat_thread *t, htat_frame *f, const hta_tracer_scope_desc *d);
 void htat_ctx_pop(htat_thread *t, htat_frame *f);
 int htat_kv_store(htat_kv *kv, const hta_tracer_value *v);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "value.h"
 
 /* ---- the calling thread's buffer ---- */
 

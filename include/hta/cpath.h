@@ -40,28 +40,42 @@ typedef enum hta_cp_edge_type {
 
 const char *hta_cpath_edge_type_name(int type);
 
-/* An event of the clipped table (ascending event index). */
-typedef struct hta_cp_event {
+/* A thread or stream of the graph's events: kept once (hta_cp_graph.thr), each event names its own by index,
+ * so that the events do not repeat it (the graph is the larger part of a report's memory). */
+typedef struct hta_cp_thread {
+    int64_t pid, tid;
+    int64_t stream;       /* -1: a CPU thread */
+} hta_cp_thread;
+
+/* An event of the clipped table (ascending event index).  44 bytes (4-byte aligned): one per event of a
+ * rank. */
+typedef struct __attribute__((packed, aligned(4))) hta_cp_event {
     int64_t ts, dur;      /* ns relative to origin_ns */
-    int64_t pid, tid, stream;
+    uint32_t thr;         /* its thread or stream: index into hta_cp_graph.thr */
     uint32_t index;       /* position in traceEvents */
     uint32_t name, cat;   /* ids in hta_cp_graph.sym */
     int32_t row;          /* row of the rank, -1 in a restored graph */
     int32_t start, end;   /* node ids, -1 when the event has no nodes */
 } hta_cp_event;
 
-typedef struct hta_cp_node {
+/* 12 bytes (4-byte aligned): two and a few per event. */
+typedef struct __attribute__((packed, aligned(4))) hta_cp_node {
     int64_t ts;
-    uint32_t ev;          /* index into hta_cp_graph.ev */
-    uint8_t is_start;
+    uint32_t ev : 31;     /* index into hta_cp_graph.ev */
+    uint32_t is_start : 1;
 } hta_cp_node;
 
-typedef struct hta_cp_edge {
+/* 20 bytes (4-byte aligned): two and a few per event. */
+typedef struct __attribute__((packed, aligned(4))) hta_cp_edge {
     uint32_t u, v;        /* node ids */
     int64_t w;            /* ns; HTA's CPEdge weight (may be negative) */
-    int32_t attr;         /* attributed event (index into ev) or -1 */
-    uint8_t type;         /* hta_cp_edge_type */
+    int32_t attr : 28;    /* attributed event (index into ev, < HTA_CP_MAX_EVENTS) or -1 */
+    uint32_t type : 4;    /* hta_cp_edge_type */
 } hta_cp_edge;
+
+/* The most events a graph holds (an edge names its event in 28 bits): 134 M, about 40 GB of JSON in one
+ * rank. */
+#define HTA_CP_MAX_EVENTS ((size_t)1 << 27)
 
 typedef struct hta_cp_path {
     uint32_t *node;       /* path node ids, first to last */
@@ -74,6 +88,8 @@ typedef struct hta_cp_graph {
     hta_symtab *sym;      /* names and categories of ev */
     hta_cp_event *ev;
     size_t nev;
+    hta_cp_thread *thr;   /* the events' threads and streams, each once */
+    size_t nthr;
     hta_cp_node *node;    /* node_list, ordered by (ts, event index, start first) */
     size_t nnode;
     hta_cp_edge *edge;    /* in insertion order (networkx edge order) */
@@ -90,6 +106,12 @@ typedef struct hta_cp_graph {
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
 } hta_cp_graph;
+
+static inline int64_t hta_cp_ev_pid(const hta_cp_graph *g, const hta_cp_event *e) { return g->thr[e->thr].pid; }
+static inline int64_t hta_cp_ev_tid(const hta_cp_graph *g, const hta_cp_event *e) { return g->thr[e->thr].tid; }
+static inline int64_t hta_cp_ev_stream(const hta_cp_graph *g, const hta_cp_event *e) {
+    return g->thr[e->thr].stream;
+}
 
 typedef struct hta_cpath_opts {
     const char *annotation;    /* "" or NULL: whole trace */

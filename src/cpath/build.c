@@ -213,6 +213,11 @@ static hta_status clip(bld *b, hta_error *err) {
         }
     size_t m = 0;
     for (size_t k = 0; k < n; k++) m += sel[k];
+    hta_status cs = cp_check_events(m, err);
+    if (cs) {
+        free(sel);
+        return cs;
+    }
     uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
     b->ev = cp_calloc(m ? m : 1, sizeof *b->ev);
     if (!list || !b->ev) {
@@ -247,6 +252,7 @@ static hta_status clip(bld *b, hta_error *err) {
         }
     }
     free(sel);
+    cp_thrmap tm = {0};
     for (size_t i = 0; i < m; i++) {
         size_t k = list[i];
         uint32_t row = vrow(b, k);
@@ -254,9 +260,11 @@ static hta_status clip(bld *b, hta_error *err) {
         hta_cp_event *e = &b->ev[i];
         e->ts = b->v->ts[k];
         e->dur = b->v->dur[k];
-        e->pid = th->pid;
-        e->tid = th->tid;
-        e->stream = vstream(b, k);
+        if (cp_thr_id(b->g, &tm, th->pid, th->tid, vstream(b, k), &e->thr, err)) {
+            cp_thrmap_free(&tm);
+            free(list);
+            return HTA_ENOMEM;
+        }
         e->index = r->index[row];
         e->row = (int32_t)row;
         e->start = e->end = -1;
@@ -265,11 +273,13 @@ static hta_status clip(bld *b, hta_error *err) {
         e->name = gsym(b, r->name[row]);
         e->cat = gsym(b, hta_row_cat_sym(b->t, r, row));
         if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
+            cp_thrmap_free(&tm);
             free(list);
             return hta_oom(err);
         }
         b->ce_of_vpos[k] = (int32_t)i;
     }
+    cp_thrmap_free(&tm);
     b->nev = m;
     free(list);
     return HTA_OK;
@@ -311,7 +321,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
         /* §3: an event gets nodes if its category is one of those, its name contains a data-load pattern,
          * or it is device work with a correlation id (ic >= 0). */
         int sel = cpu_cat[e->cat] || (vflags(b, (size_t)k0) & NF_DATA_LOAD) ||
-                  (e->stream != -1 && b->ic[k0] >= 0);
+                  (hta_cp_ev_stream(g, e) != -1 && b->ic[k0] >= 0);
         if (!sel) continue;
         if (e->ts < lo) lo = e->ts;
         if (e->ts + e->dur < lo) lo = e->ts + e->dur;
@@ -477,8 +487,9 @@ static int64_t single_tid(bld *b, const char *sub) {
         if (memo[c] != 2) continue;
         if (!memo[nm]) memo[nm] = str_has(hta_sym(b->g->sym, nm), sub) ? 2 : 1;
         if (memo[nm] != 2) continue;
-        if (tid == INT64_MIN) tid = b->ev[i].tid;
-        else if (tid != b->ev[i].tid) {
+        int64_t t = hta_cp_ev_tid(b->g, &b->ev[i]);
+        if (tid == INT64_MIN) tid = t;
+        else if (tid != t) {
             tid = INT64_MIN;
             break;
         }
@@ -556,7 +567,7 @@ static hta_status phase_b(bld *b) {
         int cpu = 1, zero = 0;
         for (size_t i = goff[g]; i < goff[g + 1]; i++) {
             const hta_cp_event *x = &b->ev[gr[i]];
-            if (x->stream >= 0) cpu = 0;
+            if (hta_cp_ev_stream(b->g, x) >= 0) cpu = 0;
             if (x->dur <= 0) zero = 1;
         }
         gcpu[g] = UINT32_MAX;
@@ -1114,7 +1125,7 @@ static hta_status phase_c(bld *b, hta_error *err) {
             K[nk++] = (kent){e->ts + e->dur, (uint32_t)i};
             continue;
         }
-        if (!(e->stream != -1 || (f & (NF_EVENT_SYNC | NF_CONTEXT_SYNC))) || b->ic[k] < 0) continue;
+        if (!(hta_cp_ev_stream(g, e) != -1 || (f & (NF_EVENT_SYNC | NF_CONTEXT_SYNC))) || b->ic[k] < 0) continue;
         /* a sync record is handled at its end (§6.1), so a Stream Sync that overlaps a memcpy comes after
          * the memcpy's start */
         int sync = !strcmp(hta_sym(g->sym, e->cat), "cuda_sync");
@@ -1251,10 +1262,11 @@ static hta_status validate(const hta_cp_graph *g, hta_error *err) {
         const hta_cp_edge *e = &g->edge[i];
         if (e->type != HTA_CP_SYNC) continue;
         const hta_cp_event *a = &g->ev[g->node[e->u].ev], *c = &g->ev[g->node[e->v].ev];
-        if (a->stream != -1 && a->stream == c->stream)
+        int64_t sa = hta_cp_ev_stream(g, a);
+        if (sa != -1 && sa == hta_cp_ev_stream(g, c))
             return hta_fail(err, HTA_EINVAL,
                             "invalid critical-path graph: sync edge between events %u and %u on the same stream %lld",
-                            a->index, c->index, (long long)a->stream);
+                            a->index, c->index, (long long)sa);
     }
     return HTA_OK;
 }

@@ -44,6 +44,7 @@ void hta_cpath_free(hta_cp_graph *g) {
     if (!g) return;
     if (g->sym) hta_symtab_free(g->sym);
     free(g->ev);
+    free(g->thr);
     free(g->ev_parent);
     free(g->node);
     free(g->edge);
@@ -84,6 +85,64 @@ void *cp_calloc(size_t n, size_t size) {
     void *p = cp_malloc(t);
     if (p) memset(p, 0, t);
     return p;
+}
+
+/* ---- threads ---- */
+
+static int thr_is(const hta_cp_thread *t, int64_t pid, int64_t tid, int64_t stream) {
+    return t->pid == pid && t->tid == tid && t->stream == stream;
+}
+
+static size_t thr_hash(int64_t pid, int64_t tid, int64_t stream) {
+    return (size_t)hta_hash_u64((uint64_t)pid * 0x9e3779b97f4a7c15ull ^ (uint64_t)tid ^ (uint64_t)stream << 17);
+}
+
+hta_status cp_thr_id(hta_cp_graph *g, cp_thrmap *m, int64_t pid, int64_t tid, int64_t stream, uint32_t *id,
+                     hta_error *err) {
+    if (g->nthr && m->last < g->nthr && thr_is(&g->thr[m->last], pid, tid, stream)) {
+        *id = m->last;
+        return HTA_OK;
+    }
+    if (2 * (g->nthr + 1) > m->mask + 1 || !m->slot) { /* at most half full; the table grows with the list */
+        size_t ns = m->slot ? 2 * (m->mask + 1) : 64;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        hta_cp_thread *t = realloc(g->thr, ns / 2 * sizeof *t);
+        if (!sl || !t) {
+            free(sl);
+            if (t) g->thr = t;
+            return hta_oom(err);
+        }
+        g->thr = t;
+        for (size_t i = 0; i < g->nthr; i++) {
+            size_t j = thr_hash(t[i].pid, t[i].tid, t[i].stream) & (ns - 1);
+            while (sl[j]) j = (j + 1) & (ns - 1);
+            sl[j] = (uint32_t)i + 1;
+        }
+        free(m->slot);
+        m->slot = sl;
+        m->mask = ns - 1;
+    }
+    size_t j = thr_hash(pid, tid, stream) & m->mask;
+    for (; m->slot[j]; j = (j + 1) & m->mask)
+        if (thr_is(&g->thr[m->slot[j] - 1], pid, tid, stream)) {
+            *id = m->last = m->slot[j] - 1;
+            return HTA_OK;
+        }
+    g->thr[g->nthr] = (hta_cp_thread){pid, tid, stream};
+    m->slot[j] = (uint32_t)++g->nthr;
+    *id = m->last = (uint32_t)(g->nthr - 1);
+    return HTA_OK;
+}
+
+void cp_thrmap_free(cp_thrmap *m) {
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+hta_status cp_check_events(size_t n, hta_error *err) {
+    if (n < HTA_CP_MAX_EVENTS) return HTA_OK;
+    return hta_fail(err, HTA_EINVAL, "a rank of %zu events is more than the critical-path graph holds (%zu)", n,
+                    (size_t)HTA_CP_MAX_EVENTS);
 }
 
 /* ---- edge set ---- */

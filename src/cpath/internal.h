@@ -31,6 +31,19 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
  * eid[off[k] .. off[k + 1]) (off: nn + 1 entries, eid: ne). */
 void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid);
 
+/* The graph's threads and streams, each once (g->thr): the events name theirs by index. */
+typedef struct cp_thrmap {
+    uint32_t *slot; /* thread id + 1, 0: empty */
+    size_t mask;
+    uint32_t last;  /* the last one found: events come in runs of one thread */
+} cp_thrmap;
+/* *id = the index in g->thr of (pid, tid, stream), added if new. */
+hta_status cp_thr_id(hta_cp_graph *g, cp_thrmap *m, int64_t pid, int64_t tid, int64_t stream, uint32_t *id,
+                     hta_error *err);
+void cp_thrmap_free(cp_thrmap *m);
+/* An error unless n events fit a graph (HTA_CP_MAX_EVENTS). */
+hta_status cp_check_events(size_t n, hta_error *err);
+
 /* Fills g->order from g->edge (first appearance, source before destination). */
 hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
 /* The summary table (hta_cpath_summary) from per-class sums: n classes present on the path. */

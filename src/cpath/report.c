@@ -31,7 +31,7 @@ static int data_loading(const hta_cp_graph *g, int32_t ev, const char *const *da
 static const char *event_class(const hta_cp_graph *g, int32_t x, const char *const *data_load, size_t ndata_load) {
     const hta_cp_event *ev = &g->ev[x];
     const char *name = hta_sym(g->sym, ev->name);
-    if (ev->stream < 0)
+    if (hta_cp_ev_stream(g, ev) < 0)
         return data_loading(g, x, data_load, ndata_load) ? "data_loading" : "cpu_bound";
     char *s = hta_shorten_name_hta(name);
     /* HTA's rule calls every hip* kernel communication and misses RCCL's */
@@ -88,7 +88,7 @@ void hta_cpath_bb_free(hta_cp_bb *m) {
 const char *hta_cpath_bb(hta_cp_bb *m, const hta_cp_edge *e) {
     if (e->type != HTA_CP_OPERATOR || e->attr < 0 || !m->by_name) return hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
     const hta_cp_event *ev = &m->g->ev[e->attr];
-    const char **c = &m->cls[2 * (size_t)ev->name + (ev->stream < 0)];
+    const char **c = &m->cls[2 * (size_t)ev->name + (hta_cp_ev_stream(m->g, ev) < 0)];
     if (!*c) *c = hta_cpath_bound_by(m->g, e, m->dl, m->ndl);
     return *c;
 }
@@ -224,9 +224,10 @@ static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, c
         free(s);
         if (bad) goto oom;
         hta_table_set_int(t, R, HTA_CP_BREAKDOWN_EVENT, ev->index);
-        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_PID, ev->pid);
-        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_TID, ev->tid);
-        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_STREAM, ev->stream);
+        const hta_cp_thread *th = &g->thr[ev->thr];
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_PID, th->pid);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_TID, th->tid);
+        hta_table_set_int(t, R, HTA_CP_BREAKDOWN_STREAM, th->stream);
         hta_table_set_int(t, R, HTA_CP_BREAKDOWN_INDEX, ev->index);
     }
     free(rows);

@@ -199,8 +199,9 @@ static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_
                    int8_t *in, signed char *memo) {
     if (r->what == W_EDGE) return e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH);
     const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
-    int cpu = e->type == HTA_CP_GAP || (e->type == HTA_CP_OPERATOR && ev && ev->stream == -1);
-    int gpu = e->type == HTA_CP_OPERATOR && ev && ev->stream != -1;
+    int64_t stream = ev ? hta_cp_ev_stream(g, ev) : -1;
+    int cpu = e->type == HTA_CP_GAP || (e->type == HTA_CP_OPERATOR && ev && stream == -1);
+    int gpu = e->type == HTA_CP_OPERATOR && ev && stream != -1;
     switch (r->what) {
     case W_CPU: return cpu;
     case W_GPU: return gpu;
@@ -212,7 +213,7 @@ static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_
             memo[ev->name] = (signed char)(r->what == W_KERNEL ? cp_name_match(r->pattern, hta_sym(g->sym, ev->name))
                                                                : cp_type_match(r->pattern, hta_sym(g->sym, ev->name)));
         return memo[ev->name];
-    case W_STREAM: return gpu && ev->stream == r->num;
+    case W_STREAM: return gpu && stream == r->num;
     case W_RANK: return (cpu || gpu) && rank == r->num;
     default: return 0;
     }

@@ -37,6 +37,8 @@ typedef struct sb {
     int release;           /* the rank's rows released once read (hta_ctx_release_rows) */
     hta_error *err;
     uint8_t *cls;          /* per category index: hta_cat_class */
+    uint8_t *skind;        /* per name symbol: hta_sync_kind, 0xff: not yet (a name is read once, not per row) */
+    uint32_t *gsym;        /* per trace symbol: the graph's, UINT32_MAX: not yet interned */
     int32_t *ev_of_row;
     size_t nrows;          /* the rank's rows, read before any release */
     size_t nev;
@@ -55,6 +57,16 @@ typedef struct sb {
 
 /* Node v's time in absolute ns (the graph's nodes hold it relative to the origin: one copy of the times). */
 static inline int64_t nt(const sb *b, size_t v) { return b->g->node[v].ts + b->g->origin_ns; }
+/* The graph's id of trace symbol x: interned once per symbol, not once per event (same ids, same order). */
+static uint32_t graph_sym(sb *b, uint32_t x) {
+    if (b->gsym[x] == UINT32_MAX) b->gsym[x] = hta_symtab_intern(b->g->sym, hta_sym(b->t->sym, x), hta_sym_len(b->t->sym, x));
+    return b->gsym[x];
+}
+
+static hta_sync_kind sync_kind(sb *b, uint32_t name) {
+    if (b->skind[name] == 0xff) b->skind[name] = (uint8_t)hta_sync_kind_of(hta_sym(b->t->sym, name));
+    return (hta_sync_kind)b->skind[name];
+}
 static inline int64_t ev_start(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e); }
 static inline int64_t ev_end(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e + 1); }
 
@@ -431,7 +443,7 @@ static hta_status unsaid_stream_waits(sb *b, size_t ntracks) {
         if (b->is_gpu[c]) continue;
         int32_t row = b->g->ev[c].row, q = r->partner[row];
         if (!(hta_sym_api(t, r->name[row]) & HTA_API_STREAM_WAIT)) continue;
-        if (q >= 0 && hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, (size_t)q))) == HTA_CC_CUDA_SYNC)
+        if (q >= 0 && b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC)
             continue; /* its record says (waits(), above) */
         int64_t at = r->ts[row];
         long to = -1;
@@ -497,8 +509,8 @@ static hta_status waits(sb *b, size_t ntracks) {
         long one = -1;       /* the one track waited for, when the trace says which */
         int64_t before = cs; /* launched before this */
         int32_t q = r->partner[row];
-        if (q >= 0 && hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, (size_t)q))) == HTA_CC_CUDA_SYNC) {
-            hta_sync_kind kind = hta_sync_kind_of(hta_sym(t->sym, r->name[q]));
+        if (q >= 0 && b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC) {
+            hta_sync_kind kind = sync_kind(b, r->name[q]);
             int64_t pid = hta_row_thread(r, (size_t)q)->pid;
             if (kind == HTA_SYNC_STREAM_SYNC) {
                 one = gpu_track(b, ntracks, pid, hta_row_stream(r, (size_t)q));
@@ -547,12 +559,12 @@ static hta_status waits(sb *b, size_t ntracks) {
         }
     }
     for (size_t q = 0; q < r->n; q++)
-        b->s->sync_records += hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, q))) == HTA_CC_CUDA_SYNC;
+        b->s->sync_records += b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC;
     /* cross-stream waits (cudaStreamWaitEvent with its CUPTI record): the next work launched to the waiting
      * stream follows the last work launched to the recorded stream before the record */
     for (size_t q = 0; q < r->n; q++) {
-        if (hta_sync_kind_of(hta_sym(t->sym, r->name[q])) != HTA_SYNC_STREAM_WAIT_EVENT) continue;
-        if (hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, q))) != HTA_CC_CUDA_SYNC) continue;
+        if (sync_kind(b, r->name[q]) != HTA_SYNC_STREAM_WAIT_EVENT) continue;
+        if (b->cls[r->cat[q]] != HTA_CC_CUDA_SYNC) continue;
         int32_t call = r->partner[q];
         if (call < 0 || b->ev_of_row[call] < 0) continue;
         int64_t pid = hta_row_thread(r, q)->pid;
@@ -790,11 +802,15 @@ static hta_status decide(sb *b) {
             e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
         }
     }
-    /* the builder's edges become the graph's */
+    /* the builder's edges become the graph's, without the room left for more */
+    sedge *fit = ne < b->cap ? realloc(b->e, (ne ? ne : 1) * sizeof *fit) : NULL;
+    if (fit) b->e = fit, b->cap = ne ? ne : 1;
     g->edge = b->e;
     b->e = NULL;
     g->nedge = ne;
     g->nnode = nn;
+    hta_cp_node *nfit = nn < b->capnode ? realloc(g->node, (nn ? nn : 1) * sizeof *nfit) : NULL;
+    if (nfit) g->node = nfit, b->capnode = nn ? nn : 1;
     return HTA_OK;
 }
 
@@ -907,9 +923,14 @@ static hta_status build(sb *b) {
     const unsigned char *keep = hta_ctx_window_rows(b->ctx, b->k);
     size_t ncat = t->ncats;
     b->cls = malloc(ncat + 1);
+    size_t nsym = hta_symtab_count(t->sym);
+    b->skind = malloc(nsym + 1);
+    b->gsym = malloc((nsym + 1) * sizeof *b->gsym);
+    if (b->skind) memset(b->skind, 0xff, nsym + 1);
+    if (b->gsym) memset(b->gsym, 0xff, (nsym + 1) * sizeof *b->gsym);
     b->nrows = r->n;
     b->ev_of_row = malloc((r->n ? r->n : 1) * sizeof *b->ev_of_row);
-    if (!b->cls || !b->ev_of_row) return hta_oom(b->err);
+    if (!b->cls || !b->skind || !b->gsym || !b->ev_of_row) return hta_oom(b->err);
     for (size_t c = 0; c < ncat; c++) b->cls[c] = (uint8_t)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
     /* events: CPU work of every kind on threads, and the GPU's kernels, copies and sets */
     size_t m = 0;
@@ -923,6 +944,7 @@ static hta_status build(sb *b) {
                                           c != HTA_CC_GPU_USER_ANNOTATION && c != HTA_CC_PROFILER_RANGE);
         if (gpu || cpu) b->ev_of_row[i] = (int32_t)m++;
     }
+    if (cp_check_events(m, b->err)) return HTA_EINVAL;
     b->nev = m;
     g->nev = m;
     g->ev = cp_calloc(m ? m : 1, sizeof *g->ev);
@@ -935,6 +957,7 @@ static hta_status build(sb *b) {
     b->capnode = 2 * m + m / 16 + 64;
     g->node = cp_malloc(b->capnode * sizeof *g->node);
     uint32_t *stack = NULL;
+    cp_thrmap tm = {0};
     hta_status st = HTA_OK;
     if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
         st = hta_oom(b->err);
@@ -948,18 +971,17 @@ static hta_status build(sb *b) {
         hta_cp_event *e = &g->ev[x];
         e->ts = r->ts[i] - g->origin_ns;
         e->dur = r->dur[i];
-        e->pid = th->pid;
-        e->tid = th->tid;
         e->index = r->index[i];
         e->row = (int32_t)i;
         e->start = 2 * x;
         e->end = 2 * x + 1;
         int c = b->cls[r->cat[i]];
         b->is_gpu[x] = c != HTA_CC_RUNTIME && is_gpu_class(c) && hta_row_stream(r, i) != -1;
-        e->stream = b->is_gpu[x] ? hta_row_stream(r, i) : -1;
-        e->name = hta_symtab_intern(g->sym, hta_sym(t->sym, r->name[i]), hta_sym_len(t->sym, r->name[i]));
+        if ((st = cp_thr_id(g, &tm, th->pid, th->tid, b->is_gpu[x] ? hta_row_stream(r, i) : -1, &e->thr, b->err)))
+            goto done;
+        e->name = graph_sym(b, r->name[i]);
         uint32_t cs = hta_row_cat_sym(t, r, i);
-        e->cat = hta_symtab_intern(g->sym, hta_sym(t->sym, cs), hta_sym_len(t->sym, cs));
+        e->cat = graph_sym(b, cs);
         if (e->name == UINT32_MAX || e->cat == UINT32_MAX) {
             st = hta_oom(b->err);
             goto done;
@@ -1008,7 +1030,11 @@ static hta_status build(sb *b) {
     }
     for (size_t k = 0; k < r->nthreads; k++) {
         uint32_t a = b->toff[k], z = b->toff[k + 1];
-        qsort_r(b->tev + a, z - a, sizeof *b->tev, cmp_track, b);
+        /* a thread's rows mostly come in that order already: sorted only where they do not (the order is total,
+         * so the result is the same) */
+        size_t q = a;
+        while (q + 1 < z && cmp_track(&b->tev[q], &b->tev[q + 1], b) < 0) q++;
+        if (q + 1 < z) qsort_r(b->tev + a, z - a, sizeof *b->tev, cmp_track, b);
         b->cnoff[k] = (uint32_t)b->ncn;
         /* a track holds either CPU events or GPU work (the loader's threads are per pid and tid) */
         if (a < z && !b->is_gpu[b->tev[a]] && (st = chain(b, b->tev + a, z - a, stack))) goto done;
@@ -1064,6 +1090,7 @@ static hta_status build(sb *b) {
     }
     if (b->topo) st = sim_topo(b->s, b->err);
 done:
+    cp_thrmap_free(&tm);
     free(stack);
     return st;
 }
@@ -1092,6 +1119,8 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
             .err = err};
     hta_status st = build(&b);
     free(b.cls);
+    free(b.skind);
+    free(b.gsym);
     free(b.e);
     free(b.toff);
     free(b.tev);
@@ -1105,7 +1134,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
         hta_sim_free(s);
         return st;
     }
-    s->ev_of_row = b.ev_of_row;
+    free(b.ev_of_row); /* the events name their rows: the graph need not keep the map back */
     s->nrows = b.nrows;
     *out = s;
     return HTA_OK;

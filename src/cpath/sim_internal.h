@@ -28,8 +28,7 @@ typedef struct hta_sim_coll {
 
 struct hta_sim {
     hta_cp_graph *g;       /* owned; node times relative to g->origin_ns */
-    int32_t *ev_of_row;    /* rank row -> graph event, -1 */
-    size_t nrows;
+    size_t nrows;          /* the rank's rows (row -> event is each event's row, turned round where needed) */
     uint32_t *topo;        /* every node, in a topological order */
     uint32_t *pred_off;    /* in-edges of node v: pred_eid[pred_off[v] .. pred_off[v + 1]) */
     uint32_t *pred_eid;

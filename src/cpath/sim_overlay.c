@@ -87,6 +87,7 @@ void sim_ow_rank(sim_ow *w, int32_t rank) {
 void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32_t rank, int64_t start, int64_t end,
                   int crit) {
     char a[40], b[40];
+    const hta_cp_thread *th = &g->thr[e->thr];
     us3(start - w->t0, a);
     us3(end - start, b);
     putf(w, ",\n{\"ph\": \"X\", \"cat\": ");
@@ -94,7 +95,7 @@ void sim_ow_event(sim_ow *w, const hta_cp_graph *g, const hta_cp_event *e, int32
     putf(w, ", \"name\": ");
     hta_json_quote(hta_sym(g->sym, e->name), put, w);
     putf(w, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %s, \"dur\": %s, \"args\": {\"rank\": %d, \"index\": %u%s}}",
-         (long long)((int64_t)rank * 2 + (e->stream != -1)), (long long)(e->stream != -1 ? e->stream : e->tid), a, b,
+         (long long)((int64_t)rank * 2 + (th->stream != -1)), (long long)(th->stream != -1 ? th->stream : th->tid), a, b,
          (int)rank, e->index, crit ? ", \"critical\": 1" : "");
 }
 

@@ -10,7 +10,6 @@
 void hta_sim_free(hta_sim *s) {
     if (!s) return;
     hta_cpath_free(s->g);
-    free(s->ev_of_row);
     free(s->topo);
     free(s->pred_off);
     free(s->pred_eid);
@@ -30,7 +29,7 @@ uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e) {
     uint64_t step = (uint32_t)(s->ev_step[x] + 2);
     if (e->type == HTA_CP_GAP || e->attr < 0) return (uint64_t)2 * hta_symtab_count(g->sym) << 32 | step;
     const hta_cp_event *ev = &g->ev[e->attr];
-    return ((uint64_t)2 * ev->name + (ev->stream != -1)) << 32 | step;
+    return ((uint64_t)2 * ev->name + (hta_cp_ev_stream(g, ev) != -1)) << 32 | step;
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -149,8 +148,11 @@ hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, ui
         edges[i] = edges[j];
         edges[j] = x;
     }
-    p->node = nodes;
-    p->edge = edges;
+    /* the arrays doubled as the walk went: what is left over goes back (a rank's path holds a good part of
+     * its nodes) */
+    uint32_t *sn = realloc(nodes, n * sizeof *sn), *se = realloc(edges, (n > 1 ? n - 1 : 1) * sizeof *se);
+    p->node = sn ? sn : nodes;
+    p->edge = se ? se : edges;
     p->n = n;
     p->length = t[last] - t[nodes[0]];
     return HTA_OK;

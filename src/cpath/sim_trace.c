@@ -16,6 +16,7 @@ typedef struct warp {
 typedef struct tw {
     const hta_sim *s;
     const hta_rank *r; /* the context's rank of the graph: its rows, by the graph's row numbers */
+    int32_t *ev_of_row; /* per row: its graph event, -1 */
     const int64_t *t;
     int64_t origin;
     int32_t *what;     /* per event index: >= 0 row, <= -2 flow -(f + 2), -1 none */
@@ -128,14 +129,14 @@ static int edit_times(tw *x, hta_rawout *w, const char *json, size_t len, int64_
 /* A row's simulated start a and end z (absolute ns). */
 static void row_times(const tw *x, int32_t what, int64_t *a_out, int64_t *z_out) {
     const hta_rank *r = x->r;
-    int32_t e = x->s->ev_of_row[what];
+    int32_t e = x->ev_of_row[what];
     if (e >= 0) {
         const hta_cp_event *ev = &x->s->g->ev[e];
         *a_out = x->t[ev->start] + x->origin;
         *z_out = x->t[ev->end] + x->origin;
         return;
     }
-    int32_t p = r->partner[what], pe = p >= 0 ? x->s->ev_of_row[p] : -1;
+    int32_t p = r->partner[what], pe = p >= 0 ? x->ev_of_row[p] : -1;
     if (pe >= 0 && r->dur[what] >= 0) {
         /* a CUPTI record of a host call (a sync, a stream wait) stays where it was inside its call: its
          * start as far from the call's start, its end as far from the call's end */
@@ -207,8 +208,19 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
     long at = hta_ctx_find_rank(ctx, s->g->rank);
     if (at < 0) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
     const hta_rank *r = hta_ctx_rank(ctx, (size_t)at);
-    tw x = {s, r, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
+    tw x = {s, r, NULL, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
     hta_status st = HTA_OK;
+    x.ev_of_row = malloc((r->n ? r->n : 1) * sizeof *x.ev_of_row);
+    if (!x.ev_of_row) return hta_oom(err);
+    for (size_t i = 0; i < r->n; i++) x.ev_of_row[i] = -1;
+    for (size_t i = 0; i < s->g->nev; i++) {
+        if (s->g->ev[i].row < 0 || (size_t)s->g->ev[i].row >= r->n) {
+            free(x.ev_of_row);
+            return hta_fail(err, HTA_EINVAL, "rank %d: its file read again holds fewer rows than its graph; please "
+                                             "report it", (int)s->g->rank);
+        }
+        x.ev_of_row[s->g->ev[i].row] = (int32_t)i;
+    }
     x.nwhat = r->n_events;
     x.what = malloc((x.nwhat ? x.nwhat : 1) * sizeof *x.what);
     x.wk = calloc(r->nthreads + 1, sizeof *x.wk);
@@ -219,7 +231,7 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
     }
     for (size_t i = 0; i < x.nwhat; i++) x.what[i] = -1;
     for (size_t i = 0; i < s->g->nev; i++)
-        if (s->g->ev[i].stream != -1) x.gpu_track[r->thread[s->g->ev[i].row]] = 1;
+        if (hta_cp_ev_stream(s->g, &s->g->ev[i]) != -1) x.gpu_track[r->thread[s->g->ev[i].row]] = 1;
     for (size_t i = 0; i < r->nflows; i++)
         if (r->flows[i].index < x.nwhat) x.what[r->flows[i].index] = -(int32_t)i - 2;
     for (size_t i = 0; i < r->n; i++)
@@ -238,6 +250,7 @@ done:
     free(x.wk);
     free(x.gpu_track);
     free(x.what);
+    free(x.ev_of_row);
     hta_raw_obj_free(&x.obj);
     return st;
 }

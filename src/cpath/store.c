@@ -67,9 +67,10 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
         const hta_cp_event *e = &g->ev[i];
         put_u64(&w, (uint64_t)e->ts);
         put_u64(&w, (uint64_t)e->dur);
-        put_u64(&w, (uint64_t)e->pid);
-        put_u64(&w, (uint64_t)e->tid);
-        put_u64(&w, (uint64_t)e->stream);
+        const hta_cp_thread *th = &g->thr[e->thr];
+        put_u64(&w, (uint64_t)th->pid);
+        put_u64(&w, (uint64_t)th->tid);
+        put_u64(&w, (uint64_t)th->stream);
         put_u32(&w, e->index);
         put_u32(&w, e->name);
         put_u32(&w, e->cat);
@@ -82,7 +83,8 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
         put_u32(&w, e->v);
         put_u64(&w, (uint64_t)e->w);
         put_u32(&w, (uint32_t)e->attr);
-        put(&w, &e->type, 1);
+        uint8_t type = (uint8_t)e->type;
+        put(&w, &type, 1);
     }
     for (size_t i = 0; i < g->nnotes; i++) put_str(&w, g->notes[i], strlen(g->notes[i]));
     hta_status st = hta_outfile_close(w.f, !w.st, err);
@@ -155,6 +157,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
     rd r = {buf, buf, buf + n, 0};
     hta_cp_graph *g = calloc(1, sizeof *g);
     unsigned char *have = NULL;
+    cp_thrmap tm = {0};
     hta_status st = HTA_OK;
 #define AT ((size_t)(r.p - r.b))
     const unsigned char *m = take(&r, 8);
@@ -181,7 +184,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
      * name strings, events and nodes */
     if (r.bad) CORRUPT(AT, "truncated header", path, AT);
     if (ns > left / 4 || nev > left / 60 || nedge > left / 21 || nnotes > left / 4 || nnode > 2 * nev ||
-        ns > UINT32_MAX - 1 || nev > INT32_MAX || nnode > INT32_MAX || nedge > UINT32_MAX - 1)
+        ns > UINT32_MAX - 1 || nev >= HTA_CP_MAX_EVENTS || nnode > INT32_MAX || nedge > UINT32_MAX - 1)
         CORRUPT(AT, "counts larger than the file (%llu strings, %llu events, %llu nodes, %llu edges)", path, AT,
                 (unsigned long long)ns, (unsigned long long)nev, (unsigned long long)nnode,
                 (unsigned long long)nedge);
@@ -209,9 +212,8 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         at = AT;
         e->ts = (int64_t)get_u64(&r);
         e->dur = (int64_t)get_u64(&r);
-        e->pid = (int64_t)get_u64(&r);
-        e->tid = (int64_t)get_u64(&r);
-        e->stream = (int64_t)get_u64(&r);
+        int64_t pid = (int64_t)get_u64(&r), tid = (int64_t)get_u64(&r), stream = (int64_t)get_u64(&r);
+        if (cp_thr_id(g, &tm, pid, tid, stream, &e->thr, NULL)) goto oom;
         e->index = get_u32(&r);
         e->name = get_u32(&r);
         e->cat = get_u32(&r);
@@ -233,6 +235,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
             g->node[e->end] = (hta_cp_node){e->ts + e->dur, (uint32_t)i, 0};
         }
     }
+    cp_thrmap_free(&tm);
     for (size_t i = 0; i < nnode; i++)
         if (!have[i]) CORRUPT(AT, "node %zu belongs to no event", path, AT, i);
     free(have);
@@ -276,6 +279,7 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
 oom:
     st = hta_oom(err);
 fail:
+    cp_thrmap_free(&tm);
     free(have);
     free(buf);
     hta_cpath_free(g);

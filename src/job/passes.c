@@ -634,7 +634,7 @@ static void ov_edge(void *ctx, uint32_t e) {
         same = fp->rank == o->pos && g->node[o->arrival[fp->coll]].ev == g->node[x->v].ev;
         f.hop = o->j->r[fp->rank].rank != rank;
     } else {
-        const hta_cp_event *u = &g->ev[g->node[x->u].ev];
+        const hta_cp_thread *u = &g->thr[g->ev[g->node[x->u].ev].thr];
         o->crit[g->node[x->u].ev] = 1;
         same = g->node[x->u].ev == g->node[x->v].ev;
         f.pid_u = (int64_t)rank * 2 + (u->stream != -1);
@@ -642,8 +642,9 @@ static void ov_edge(void *ctx, uint32_t e) {
     }
     if (same) return;
     f.ts_u = o->t[x->u] + o->off;
-    f.pid_v = (int64_t)rank * 2 + (ev->stream != -1);
-    f.tid_v = ev->stream != -1 ? ev->stream : ev->tid;
+    const hta_cp_thread *vt = &g->thr[ev->thr];
+    f.pid_v = (int64_t)rank * 2 + (vt->stream != -1);
+    f.tid_v = vt->stream != -1 ? vt->stream : vt->tid;
     f.ts_v = o->t[x->v] + o->off;
     f.type = x->type;
     if (push_flow(o->cur, &f)) o->oom = 1;

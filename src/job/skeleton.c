@@ -97,7 +97,7 @@ static hta_status collectives(struct hta_job *j, const hta_sim *s, sj_rank *R, u
         c->dur = x->dur;
         c->step = s->ev_step[e->attr];
         c->pw = e->w;
-        c->stream = x->stream;
+        c->stream = hta_cp_ev_stream(g, x);
         uint32_t tr = from_mid[e->v];
         c->tr = tr != UINT32_MAX ? g->edge[tr].w : 0;
         (*pw_edge)[R->ncoll] = id->edge;
@@ -236,10 +236,13 @@ oom:
 typedef struct lab_state {
     const hta_sim *s;
     const int64_t *w;
-    const int32_t *tr_c;    /* per edge: the collective whose transfer it is, -1 */
+    /* The collectives' transfer edges and arrival nodes, each as (id << 32 | collective) ascending: a few per
+     * rank, looked up where a node is a mid node or kept, rather than an array per edge and per node (the
+     * scratch beside the kept graph is the savings' peak). */
+    const uint64_t *trk, *ark;
+    size_t ntr, nar;
     const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
     const unsigned char *has_succ; /* per node: an edge leaves it */
-    const int32_t *arr_c;   /* per node: the collective whose arrival it is, -1 */
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
     int64_t origin;
@@ -263,6 +266,23 @@ typedef struct lab_state {
     int64_t *pd;
     size_t pcap, npair;
 } lab_state;
+
+/* In k[0 .. n) (ascending), the last pair of id: its collective, else -1. */
+static int32_t pair_of(const uint64_t *k, size_t n, uint32_t id) {
+    size_t lo = 0, hi = n; /* the first key above id's */
+    uint64_t top = (uint64_t)id << 32 | UINT32_MAX;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (k[m] <= top) lo = m + 1;
+        else hi = m;
+    }
+    return lo && k[lo - 1] >> 32 == id ? (int32_t)(uint32_t)k[lo - 1] : -1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
     if (*n == *cap) {
@@ -433,7 +453,7 @@ static int settle(lab_state *L, uint32_t v) {
     if (m) memcpy(L->pool + off, keep, m * sizeof *keep); /* no pool yet when nothing is kept */
     L->off[v] = off;
     L->cnt[v] = (uint32_t)m;
-    int32_t a = L->arr_c[v];
+    int32_t a = v < L->s->g->nnode && L->kept[v] ? pair_of(L->ark, L->nar, v) : -1;
     if (a >= 0 && !L->ref_given) {
         int64_t r;
         if (!sj_add(best, L->w[L->pw_e[a]], &r) || !sj_add(r, L->w[L->tr_e[a]], &L->ref[a])) return -2;
@@ -454,11 +474,12 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, g->node[v].ts + L->origin})) goto oom;
         for (uint32_t q = a; q < z; q++) {
             uint32_t e = s->pred_eid[q];
-            if (L->tr_c[e] >= 0) {
-                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){L->tr_c[e], 0})) goto oom;
+            uint32_t u = g->edge[e].u;
+            int32_t tc = L->mid[u] ? pair_of(L->trk, L->ntr, e) : -1;
+            if (tc >= 0) {
+                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){tc, 0})) goto oom;
                 continue;
             }
-            uint32_t u = g->edge[e].u;
             if (L->mid[u])
                 return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
                                                  "please report it", (int)g->rank);
@@ -630,7 +651,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL;
-    int32_t *tr_c = NULL, *arr_c = NULL;
+    uint64_t *trk = NULL, *ark = NULL;
     unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
@@ -654,24 +675,22 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
-    tr_c = malloc(ne * sizeof *tr_c);
+    trk = malloc((R->ncoll + 1) * sizeof *trk);
     mid = calloc(nn + 1, 1);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
     L.off = malloc((nn + 1) * sizeof *L.off);
     L.cnt = malloc((nn + 1) * sizeof *L.cnt);
-    arr_c = malloc((nn + 1) * sizeof *arr_c);
+    ark = malloc((R->ncoll + 1) * sizeof *ark);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
     has_succ = calloc(nn + 1, 1);
     kept = calloc(nn + 1, 1);
     L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !tr_c || !mid || !nodes || !L.off || !L.cnt || !arr_c || !L.stamp || !L.slot || !has_succ ||
+    if (!w || !trk || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
         !kept || !L.left)
         goto oom;
     for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
     L.kept = kept;
-    for (size_t i = 0; i < g->nedge; i++) tr_c[i] = -1;
-    for (size_t v = 0; v <= g->nnode; v++) arr_c[v] = -1;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
@@ -679,19 +698,21 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     int alone = j->nr == 1;
     for (size_t c = 0; c < R->ncoll; c++) {
         if (!alone) {
-            tr_c[tr_e[c]] = (int32_t)c;
+            trk[L.ntr++] = (uint64_t)tr_e[c] << 32 | c;
             mid[g->edge[tr_e[c]].u] = 1;
         }
         nodes[c] = g->edge[pw_e[c]].u;
-        arr_c[nodes[c]] = (int32_t)c;
+        ark[L.nar++] = (uint64_t)nodes[c] << 32 | c;
     }
+    qsort(trk, L.ntr, sizeof *trk, cmp_u64);
+    qsort(ark, L.nar, sizeof *ark, cmp_u64);
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
     nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
     for (size_t i = 0; i <= R->ncoll + 2 * R->nsteps; i++) kept[nodes[i]] = 1;
     L.s = s;
-    L.tr_c = tr_c;
+    L.trk = trk;
     L.mid = mid;
-    L.arr_c = arr_c;
+    L.ark = ark;
     L.has_succ = has_succ;
     L.pw_e = pw_e;
     L.tr_e = tr_e;
@@ -769,11 +790,11 @@ done:
     free(tr_edge);
     free(nodes);
     free(w);
-    free(tr_c);
+    free(trk);
     free(mid);
     free(L.off);
     free(L.cnt);
-    free(arr_c);
+    free(ark);
     free(has_succ);
     free(kept);
     free(L.left);

@@ -282,7 +282,10 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
         nl += hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_RUNTIME && hta_api_enqueues(api);
     }
     int64_t *lt = HTA_ANEW(sc, int64_t, nl ? nl : 1); /* scratch: gone with the profile's build */
-    if (!lt) return hta_oom(err);
+    size_t nsym = hta_symtab_count(t->sym);
+    uint8_t *ktm = HTA_ANEW(sc, uint8_t, nsym + 1); /* per name: its kernel type, 0xff: not yet (once a name) */
+    if (!lt || !ktm) return hta_oom(err);
+    memset(ktm, 0xff, nsym + 1);
     nl = 0;
     for (size_t i = 0; i < n; i++) {
         size_t row = v->row[i];
@@ -303,7 +306,9 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
                 EV(e, SW_BUSY, -1);
                 int k = SW_MEM;
                 if (cl == HTA_CC_KERNEL) {
-                    hta_kernel_type kt = hta_kernel_type_of(nm);
+                    uint32_t ni = r->name[row];
+                    if (ktm[ni] == 0xff) ktm[ni] = (uint8_t)hta_kernel_type_of(nm);
+                    hta_kernel_type kt = (hta_kernel_type)ktm[ni];
                     k = kt == HTA_KT_COMMUNICATION ? SW_COMM : kt == HTA_KT_MEMORY ? SW_MEM : SW_COMP;
                 }
                 EV(s, k, 1);

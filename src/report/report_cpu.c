@@ -319,7 +319,8 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
         const hta_cp_event *ev = &g->ev[e->attr];
         v[ev->name].v += (double)e->w / 1000.0;
         cpu += (double)e->w / 1000.0;
-        if (ev->tid != tid || ev->pid != pid) threads++, tid = ev->tid, pid = ev->pid;
+        const hta_cp_thread *th = &g->thr[ev->thr];
+        if (th->tid != tid || th->pid != pid) threads++, tid = th->tid, pid = th->pid;
     }
     size_t m = sum_by_name(v, nsym);
     double len = (double)len_ns / 1000.0;

@@ -246,7 +246,8 @@ typedef struct lab_state {
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
     int64_t origin;
-    uint32_t *off, *cnt;    /* per node: its labels pool[off .. off + cnt) */
+    uint32_t *off;          /* per node: its labels pool[off .. off + cnt) */
+    uint8_t *cnt;           /* (at most keep: SJ_KEEP doubled SJ_ROUNDS times, 48) */
     sj_label *pool;
     size_t npool, cap;
     sj_label *cand;
@@ -258,7 +259,8 @@ typedef struct lab_state {
     int ref_given;
     size_t keep;            /* labels a node keeps */
     sj_label *kbuf;         /* room for them */
-    uint32_t *left;         /* per node: successors still to take its labels */
+    uint16_t *left;         /* per node: successors still to take its labels; LEFT_HUB: too many to count, its
+                             * labels stay (freeing early only saves room) */
     const unsigned char *kept; /* per node: its labels go into the skeleton (never freed) */
     uint32_t *freel;        /* per block size (1 .. keep): a freed block's offset, chained through .d */
     /* the drops: open addressing on (dropped + 1) << 32 | (best + 1) */
@@ -266,6 +268,8 @@ typedef struct lab_state {
     int64_t *pd;
     size_t pcap, npair;
 } lab_state;
+
+#define LEFT_HUB UINT16_MAX
 
 /* In k[0 .. n) (ascending), the last pair of id: its collective, else -1. */
 static int32_t pair_of(const uint64_t *k, size_t n, uint32_t id) {
@@ -452,7 +456,7 @@ static int settle(lab_state *L, uint32_t v) {
     if (blk_alloc(L, m, &off)) return -1;
     if (m) memcpy(L->pool + off, keep, m * sizeof *keep); /* no pool yet when nothing is kept */
     L->off[v] = off;
-    L->cnt[v] = (uint32_t)m;
+    L->cnt[v] = (uint8_t)m;
     int32_t a = v < L->s->g->nnode && L->kept[v] ? pair_of(L->ark, L->nar, v) : -1;
     if (a >= 0 && !L->ref_given) {
         int64_t r;
@@ -495,7 +499,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         if (r) goto oom;
         for (uint32_t q = a; q < z; q++) {
             uint32_t u = g->edge[s->pred_eid[q]].u;
-            if (!--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
+            if (L->left[u] != LEFT_HUB && !--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
         }
     }
     /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
@@ -754,7 +758,12 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
         memset(L.left, 0, (nn + 1) * sizeof *L.left);
-        for (size_t i = 0; i < g->nedge; i++) L.left[g->edge[i].u]++;
+        for (size_t i = 0; i < g->nedge; i++)
+            if (L.left[g->edge[i].u] != LEFT_HUB) L.left[g->edge[i].u]++;
+        if (L.keep > UINT8_MAX) {
+            st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
+            goto done;
+        }
         L.npair = 0;
         if (L.pk) memset(L.pk, 0, L.pcap * sizeof *L.pk);
         HTA_TRY_GOTO(st, label_pass(&L, err), done);

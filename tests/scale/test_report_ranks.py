@@ -114,9 +114,9 @@ UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], 
 @unittest.skipUnless(os.path.exists(PEAK_RSS), 'build/peak_rss not built (make builds it)')
 class Memory(unittest.TestCase):
     """Peak memory follows the largest rank, not the number of ranks: from 2 to 24 ranks on one thread it
-    grows by the parts and the savings' labels (about 100 KB a rank here, whatever the rank's size),
-    a fraction of what the whole load grows by (every rank's model and views, about 0.5 MB a rank of
-    1 MB)."""
+    grows by the parts and the savings' labels (about 200 KB a rank here, whatever the rank's size),
+    a fraction of what the whole load grows by (every rank's model and views, about 0.75 MB a rank of
+    2 MB)."""
 
     def peak_kb(self, args, whole=False):
         with tempfile.NamedTemporaryFile() as f:
@@ -134,9 +134,11 @@ class Memory(unittest.TestCase):
             args = ['report', src, '--threads', '1']
             grow = self.peak_kb(args) - self.peak_kb(args + ['--ranks', '0-1'])
             grow_whole = self.peak_kb(args, True) - self.peak_kb(args + ['--ranks', '0-1'], True)
-            # ASan pads every small allocation (the parts, the labels) and keeps the models' pages it has
-            # touched, which narrows the gap it measures (4.2 MB against 9.0 MB on one run)
-            self.assertLess(grow, grow_whole / (1.5 if UNDER_ASAN else 3), (grow, grow_whole))
+            # measured: 4.4-4.7 MB against 16.9-17.3 MB (2 MB ranks; with 1 MB ranks 3.8-4.1 against 11.9-12.1,
+            # too near a third to hold on every run: the two-rank baseline alone varies by 250 KB).  ASan pads
+            # every small allocation (the parts, the labels) and keeps the models' pages it has touched,
+            # which narrows the gap it measures (4.2 MB against 9.0 MB on one run of 1 MB ranks)
+            self.assertLess(grow, grow_whole / (1.5 if UNDER_ASAN else 2), (grow, grow_whole))
         finally:
             shutil.rmtree(tmp)
 

@@ -154,7 +154,7 @@ hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, ui
     p->node = sn ? sn : nodes;
     p->edge = se ? se : edges;
     p->n = n;
-    p->length = t[last] - t[nodes[0]];
+    p->length = t[last] - t[p->node[0]]; /* nodes may have moved with the realloc */
     return HTA_OK;
 oom:
     free(nodes);

@@ -391,11 +391,4 @@ out:
     return st;
 }
 
-hta_status hta_comms(hta_ctx *ctx, const hta_comms_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_comms_part(ctx, o, &parts, err);
-    if (!st) st = hta_comms_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(comms, hta_comms_opts)

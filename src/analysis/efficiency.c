@@ -37,8 +37,7 @@ HTA_TABLE_DEFINE(HTA_DEVICE_PEAK);
     C(HTA_EPO_NOTE, "note", STR, "", "why figures are missing")                                           \
     C(HTA_EPO_CALL_NS, "call_ns", STR, "", "each call's kernel ns, space-separated (the per-call statistics)") \
     C(HTA_EPO_CAT_NS, "cat_ns", STR, "", "kernel ns per hta_kernel_category, space-separated")
-HTA_TABLE_DECLARE(HTA_EFF_PART_OPS)
-HTA_TABLE_DEFINE(HTA_EFF_PART_OPS);
+HTA_TABLE_LOCAL(HTA_EFF_PART_OPS);
 
 #define HTA_EFF_PART_DEV(T, C, D)                                                                         \
     T("efficiency_part_device", "per rank: its GPU as deviceProperties gives it")                         \
@@ -48,8 +47,7 @@ HTA_TABLE_DEFINE(HTA_EFF_PART_OPS);
     C(HTA_EPD_CCMIN, "cc_minor", INT, "", "computeMinor, -1")                                             \
     C(HTA_EPD_SMS, "sms", INT, "", "numSms, -1")                                                          \
     C(HTA_EPD_MEM, "mem_bytes", INT, "", "totalGlobalMem, -1")
-HTA_TABLE_DECLARE(HTA_EFF_PART_DEV)
-HTA_TABLE_DEFINE(HTA_EFF_PART_DEV);
+HTA_TABLE_LOCAL(HTA_EFF_PART_DEV);
 
 void hta_efficiency_opts_default(hta_efficiency_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -646,11 +644,4 @@ out:
     return st;
 }
 
-hta_status hta_efficiency(hta_ctx *ctx, const hta_efficiency_opts *o, hta_result *out, hta_error *err) {
-    hta_result parts;
-    hta_result_init(&parts);
-    hta_status st = hta_efficiency_part(ctx, o, &parts, err);
-    if (!st) st = hta_efficiency_reduce(o, &parts, out, err);
-    hta_result_free(&parts);
-    return st;
-}
+HTA_ANALYSIS_WHOLE(efficiency, hta_efficiency_opts)

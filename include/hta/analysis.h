@@ -23,6 +23,12 @@ extern "C" {
         return st;                                                                                   \
     }
 
+/* An analysis's options, NULL meaning its defaults: opts_t o##_dflt_ holds them, filled by
+ * opts_t##_default, and o points at it; o must be a parameter or variable of type const opts_t *. */
+#define HTA_OPTS_OR_DEFAULT(opts_t, o)                                                                 \
+    opts_t o##_dflt_;                                                                                  \
+    if (!(o)) opts_t##_default(&o##_dflt_), (o) = &o##_dflt_
+
 /* For a column list: the statistics of durations that HTA's per-name
  * breakdowns print, under HTA's names; ids P_SUM, P_MAX, P_MIN, P_STDDEV,
  * P_MEAN; ONE names what a single duration belongs to. */

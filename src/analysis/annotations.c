@@ -161,8 +161,7 @@ done:
 
 hta_status hta_annotation_breakdown_part(hta_ctx *ctx, const hta_annotation_opts *o, hta_result *out,
                                          hta_error *err) {
-    hta_annotation_opts dflt_;
-    if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_annotation_opts, o);
     const hta_trace *t = ctx->trace;
     const char *catname = o->use_cpu_annotation ? "user_annotation" : "gpu_user_annotation";
     hta_table *tb = hta_table_from_def(&HTA_ANNOTATIONS_TABLE), *part = hta_table_from_def(&HTA_ANNOTATIONS_PART_TABLE);
@@ -197,8 +196,7 @@ hta_status hta_annotation_breakdown_part(hta_ctx *ctx, const hta_annotation_opts
 
 hta_status hta_annotation_breakdown_reduce(const hta_annotation_opts *o, hta_result *parts, hta_result *out,
                                            hta_error *err) {
-    hta_annotation_opts dflt_;
-    if (!o) hta_annotation_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_annotation_opts, o);
     hta_table *part, *tb;
     HTA_TRY(hta_result_take(parts, &HTA_ANNOTATIONS_PART_TABLE, &part, err));
     int64_t has = hta_table_sum_int(part, HTA_AP_HAS_CAT), folded = hta_table_sum_int(part, HTA_AP_FOLDED);

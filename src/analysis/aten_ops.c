@@ -363,8 +363,7 @@ out:
 }
 
 hta_status hta_aten_op_kernels_part(hta_ctx *ctx, const hta_aten_opts *o, hta_result *out, hta_error *err) {
-    hta_aten_opts dflt_;
-    if (!o) hta_aten_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_aten_opts, o);
     const hta_trace *t = ctx->trace;
     int sortk[3];
     size_t nsort = 0;

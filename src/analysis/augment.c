@@ -185,8 +185,7 @@ static void *worker(void *arg) {
 
 hta_status hta_counters_augment(hta_ctx *ctx, const hta_counters_opts *o, const char *outdir,
                                 hta_result *out, hta_error *err) {
-    hta_counters_opts dflt_;
-    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_counters_opts, o);
     const hta_trace *t = ctx->trace;
     hta_status dst = hta_output_dir(outdir, err);
     if (dst) return dst;

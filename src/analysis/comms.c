@@ -14,6 +14,7 @@
 #include "analysis/breakdown_rows.h"
 #include "analysis/comms_part.h"
 #include "analysis/op_flops.h"
+#include "core/vec.h"
 #include "hta/comms.h"
 #include "hta/efficiency.h"
 
@@ -335,14 +336,9 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, hta_table *calls, hta_table
             c->ns += b.dur[j];
             continue;
         }
-        if (nc == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            call *x = realloc(cv, ncap * sizeof *x);
-            if (!x) {
-                st = hta_oom(err);
-                goto out;
-            }
-            cv = x, cap = ncap;
+        if (HTA_GROW(cv, cap, nc + 1)) {
+            st = hta_oom(err);
+            goto out;
         }
         if (rec >= 0) call_of[rec] = (int32_t)nc;
         cv[nc++] = (call){rec, row, launch == HTA_NO_ROW ? -1 : launch, ts, b.dur[j]};

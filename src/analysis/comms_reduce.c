@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis/comms_part.h"
+#include "core/vec.h"
 #include "hta/efficiency.h"
 
 static int scmp(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
@@ -214,12 +215,7 @@ static int i64_list(const char *s, int64_t **v, size_t *n) {
         char *e;
         long long x = strtoll(s, &e, 10);
         if (e == s || x < 0) break;
-        if (*n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            int64_t *y = realloc(*v, nc * sizeof *y);
-            if (!y) break;
-            *v = y, cap = nc;
-        }
+        if (HTA_GROW(*v, cap, *n + 1)) break;
         (*v)[(*n)++] = x;
         for (s = e; *s == ' '; s++) {}
         if (*s == ',') s++;
@@ -305,8 +301,7 @@ out:
 /* ---- the reduce ---- */
 
 hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_comms_opts dflt_;
-    if (!o) hta_comms_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_comms_opts, o);
     hta_table *p = NULL, *dv = NULL, *tb = NULL;
     int64_t *ord = NULL, *wait = NULL;
     uint32_t *idx = NULL;

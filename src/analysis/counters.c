@@ -139,8 +139,7 @@ static hta_status rank_membw(const hta_view *v, const hta_membw_series *m, table
 }
 
 hta_status hta_counters_part(hta_ctx *ctx, const hta_counters_opts *o, hta_result *out, hta_error *err) {
-    hta_counters_opts dflt_;
-    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_counters_opts, o);
     const hta_trace *t = ctx->trace;
     tables tb = {0};
     hta_table *part = hta_table_from_def(&HTA_COUNTERS_PART_TABLE);
@@ -209,8 +208,7 @@ fail:
 }
 
 hta_status hta_counters_reduce(const hta_counters_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_counters_opts dflt_;
-    if (!o) hta_counters_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_counters_opts, o);
     hta_table *part;
     HTA_TRY(hta_result_take(parts, &HTA_COUNTERS_PART_TABLE, &part, err));
     int64_t ns = hta_table_sum_int(part, HTA_CP_RANKS), with_m = hta_table_sum_int(part, HTA_CP_MEMBW);

@@ -413,8 +413,7 @@ done:
 }
 
 hta_status hta_cpu_ops_part(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result *out, hta_error *err) {
-    hta_cpu_ops_opts dflt_;
-    if (!o) hta_cpu_ops_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_cpu_ops_opts, o);
     const hta_trace *t = ctx->trace;
     tables tb = {hta_table_from_def(&HTA_CPU_RANKS_TABLE), hta_table_from_def(&HTA_CPU_OP_TIME_TABLE), hta_table_from_def(&HTA_CPU_STEPS_TABLE),
                  hta_table_from_def(&HTA_CPU_STEP_OPS_TABLE), hta_table_from_def(&HTA_SCOPE_ARGS_TABLE)};

@@ -17,6 +17,7 @@
 
 #include "analysis/breakdown_rows.h"
 #include "analysis/op_flops.h"
+#include "core/vec.h"
 #include "hta/efficiency.h"
 
 HTA_TABLE_DEFINE(HTA_OP_ROOFLINE);
@@ -283,14 +284,9 @@ static hta_status rank_part(hta_ctx *ctx, size_t ri, const uint8_t *cpu_op, hta_
          * (kernels outside any operator: each its own call) */
         if (op < 0 || call_of[op] < 0) {
             g->calls++;
-            if (nc == ccap) {
-                size_t n2 = ccap ? 2 * ccap : 256;
-                callrec *x = realloc(cv, n2 * sizeof *x);
-                if (!x) {
-                    st = hta_oom(err);
-                    goto out;
-                }
-                cv = x, ccap = n2;
+            if (HTA_GROW(cv, ccap, nc + 1)) {
+                st = hta_oom(err);
+                goto out;
             }
             if (op >= 0) call_of[op] = (int32_t)nc;
             cv[nc++] = (callrec){k, 0};
@@ -592,8 +588,7 @@ static hta_status roofline_row(const hta_table *p, size_t r, int64_t calls, int6
 }
 
 hta_status hta_efficiency_reduce(const hta_efficiency_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_efficiency_opts dflt_;
-    if (!o) hta_efficiency_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_efficiency_opts, o);
     hta_table *ops = NULL, *dv = NULL, *tb = NULL;
     peaks pk;
     hta_status st;

@@ -188,8 +188,7 @@ done:
 }
 
 hta_status hta_idle_breakdown(hta_ctx *ctx, const hta_idle_opts *o, hta_result *out, hta_error *err) {
-    hta_idle_opts dflt_;
-    if (!o) hta_idle_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_idle_opts, o);
     tables tb = {hta_table_from_def(&HTA_IDLE_TABLE), NULL};
     if (o->interval_stats) tb.stats = hta_table_from_def(&HTA_IDLE_STATS_TABLE);
     size_t ns = hta_ctx_nranks(ctx);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/breakdown_rows.h"
+#include "core/vec.h"
 
 HTA_TABLE_DEFINE(HTA_KERNEL_TYPE);
 HTA_TABLE_DEFINE(HTA_ALL_KERNELS);
@@ -163,13 +164,7 @@ static int cmp_group(const void *a, const void *b, void *sym) {
 }
 
 static hta_status push(krows *k, krow r, hta_error *err) {
-    if (k->n == k->cap) {
-        size_t nc = k->cap ? 2 * k->cap : 64;
-        krow *q = realloc(k->v, nc * sizeof *q);
-        if (!q) return hta_oom(err);
-        k->v = q;
-        k->cap = nc;
-    }
+    if (HTA_GROW(k->v, k->cap, k->n + 1)) return hta_oom(err);
     k->v[k->n++] = r;
     return HTA_OK;
 }
@@ -215,12 +210,7 @@ static hta_status name_stats(const hta_trace *t, const bd_rows *b, int32_t rank,
         uint32_t nm = r->name[b->v->row[b->pos[i]]];
         /* gid maps a name's symbol id to its group, first seen first */
         if (gid[nm] < 0) {
-            if (ng == cap) {
-                cap = cap ? 2 * cap : 64;
-                group *q = realloc(g, cap * sizeof *q);
-                if (!q) goto oom;
-                g = q;
-            }
+            if (HTA_GROW(g, cap, ng + 1)) goto oom;
             g[ng] = (group){nm, 0, 0, INT64_MAX, INT64_MIN, 0, 0};
             gid[nm] = (int32_t)ng++;
         }
@@ -313,8 +303,7 @@ static int cmp_all_kernels(const hta_table *t, size_t a, size_t b, void *ctx) {
 }
 
 hta_status hta_kernel_breakdown_part(hta_ctx *ctx, const hta_kernel_opts *o, hta_result *out, hta_error *err) {
-    hta_kernel_opts dflt_;
-    if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_kernel_opts, o);
     const hta_trace *t = ctx->trace;
     /* a quantile outside [0, 1] is undefined; refused here rather than extrapolated */
     if (o->duration_ratio < 0 || o->duration_ratio > 1)
@@ -391,8 +380,7 @@ static hta_status add_categories(hta_table *ak, hta_error *err) {
 
 hta_status hta_kernel_breakdown_reduce(const hta_kernel_opts *o, hta_result *parts, hta_result *out,
                                        hta_error *err) {
-    hta_kernel_opts dflt_;
-    if (!o) hta_kernel_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_kernel_opts, o);
     hta_table *kt, *ak;
     HTA_TRY(hta_result_take(parts, &HTA_KERNEL_TYPE_PART_TABLE, &kt, err));
     int64_t sum[8] = {0};

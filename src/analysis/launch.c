@@ -171,8 +171,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
 }
 
 hta_status hta_launch_stats_part(hta_ctx *ctx, const hta_launch_opts *o, hta_result *out, hta_error *err) {
-    hta_launch_opts dflt_;
-    if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_launch_opts, o);
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_LAUNCH_STATS_TABLE);
     hta_table *sum = hta_table_from_def(&HTA_LAUNCH_SUMMARY_TABLE);
@@ -208,8 +207,7 @@ out:
 }
 
 hta_status hta_launch_stats_reduce(const hta_launch_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
-    hta_launch_opts dflt_;
-    if (!o) hta_launch_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_launch_opts, o);
     hta_table *part, *tb, *sum;
     HTA_TRY(hta_result_take(parts, &HTA_LAUNCH_PART_TABLE, &part, err));
     int64_t nids = hta_table_sum_int(part, HTA_LP_NAMES), compat = hta_table_sum_int(part, HTA_LP_COMPAT);

@@ -11,8 +11,7 @@ HTA_TABLE_DEFINE(HTA_OVERLAP);
 void hta_overlap_opts_default(hta_overlap_opts *o) { o->gpu_rows = HTA_GPU_ROWS_ACTIVITY; }
 
 hta_status hta_overlap(hta_ctx *ctx, const hta_overlap_opts *o, hta_result *out, hta_error *err) {
-    hta_overlap_opts dflt_;
-    if (!o) hta_overlap_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_overlap_opts, o);
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_OVERLAP_TABLE);
     if (!tb) return hta_oom(err);

@@ -240,8 +240,7 @@ done:
 }
 
 hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err) {
-    hta_patterns_opts dflt;
-    if (!o) hta_patterns_opts_default(&dflt), o = &dflt;
+    HTA_OPTS_OR_DEFAULT(hta_patterns_opts, o);
     hta_table *tb = hta_table_from_def(&HTA_PATTERNS_TABLE);
     if (!tb) return hta_oom(err);
     if (!o->op || !*o->op) {

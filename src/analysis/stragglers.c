@@ -328,8 +328,7 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
 
 hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggler_opts *o, int hta_compat,
                                        hta_result *out, hta_error *err) {
-    hta_straggler_opts dflt_;
-    if (!o) hta_straggler_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_straggler_opts, o);
     const hta_table *RT, *IT, *CT;
     HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_RANKS_TABLE, &RT, err));
     HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_ITERS_TABLE, &IT, err));

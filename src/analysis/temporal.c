@@ -18,8 +18,7 @@ static double pctg(int64_t x, int64_t total) {
 
 hta_status hta_temporal_breakdown(hta_ctx *ctx, const hta_temporal_opts *o, hta_result *out,
                                   hta_error *err) {
-    hta_temporal_opts dflt_;
-    if (!o) hta_temporal_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_temporal_opts, o);
     const hta_trace *t = ctx->trace;
     hta_table *tb = hta_table_from_def(&HTA_TEMPORAL_TABLE);
     if (!tb) return hta_oom(err);

@@ -241,8 +241,7 @@ static void what(const hta_ctx *c, int64_t it, char *buf, size_t n) {
 
 hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *o,
                           hta_result *out, hta_error *err) {
-    hta_diff_opts dflt_;
-    if (!o) hta_diff_opts_default(&dflt_), o = &dflt_;
+    HTA_OPTS_OR_DEFAULT(hta_diff_opts, o);
     int64_t ci = o->control_iteration, ti = o->test_iteration;
     /* No iteration asked for: HTA's first one, unless a window says what to compare or the trace has no
      * steps (inference), where the whole trace is the one window.  An iteration asked for is searched in

@@ -4,6 +4,7 @@
 #define HTA_BENCH_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "hta/context.h"
@@ -24,6 +25,17 @@ static inline int bench_open(const char *prefix, const char *path, hta_ctx **ctx
     }
     *load_s = bench_now() - t0;
     return 0;
+}
+
+/* RUNS, the argument after PATH: dflt when absent, at least 1; 0 after printing "usage: <usage>" when
+ * PATH is missing. */
+static inline int bench_runs(int argc, char **argv, const char *usage, int dflt) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s\n", usage);
+        return 0;
+    }
+    int runs = argc > 2 ? atoi(argv[2]) : dflt;
+    return runs < 1 ? 1 : runs;
 }
 
 typedef hta_status (*bench_fn)(hta_ctx *c, hta_result *out, hta_error *err);

@@ -9,34 +9,23 @@
 #include "bench.h"
 
 
+/* Each analysis with its default options (NULL options: the defaults). */
 static hta_status r_launch(hta_ctx *c, hta_result *out, hta_error *err) {
-    hta_launch_opts o;
-    hta_launch_opts_default(&o);
-    return hta_launch_stats(c, &o, out, err);
+    return hta_launch_stats(c, NULL, out, err);
 }
 static hta_status r_annotations(hta_ctx *c, hta_result *out, hta_error *err) {
-    hta_annotation_opts o;
-    hta_annotation_opts_default(&o);
-    return hta_annotation_breakdown(c, &o, out, err);
+    return hta_annotation_breakdown(c, NULL, out, err);
 }
 static hta_status r_stragglers(hta_ctx *c, hta_result *out, hta_error *err) {
-    hta_straggler_opts o;
-    hta_straggler_opts_default(&o);
-    return hta_potential_stragglers(c, &o, out, err);
+    return hta_potential_stragglers(c, NULL, out, err);
 }
 static hta_status r_ops(hta_ctx *c, hta_result *out, hta_error *err) {
-    hta_aten_opts o;
-    hta_aten_opts_default(&o);
-    return hta_aten_op_kernels(c, &o, out, err);
+    return hta_aten_op_kernels(c, NULL, out, err);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: launch_bench PATH [RUNS]\n");
-        return 2;
-    }
-    int runs = argc > 2 ? atoi(argv[2]) : 3;
-    if (runs < 1) runs = 1;
+    int runs = bench_runs(argc, argv, "launch_bench PATH [RUNS]", 3);
+    if (!runs) return 2;
     hta_ctx *ctx;
     double load;
     if (bench_open("launch_bench: ", argv[1], &ctx, &load)) return 1;

@@ -18,12 +18,8 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: whatif_bench PATH [RUNS] [RULE]\n");
-        return 2;
-    }
-    int runs = argc > 2 ? atoi(argv[2]) : 5;
-    if (runs < 1) runs = 1;
+    int runs = bench_runs(argc, argv, "whatif_bench PATH [RUNS] [RULE]", 5);
+    if (!runs) return 2;
     const char *rule_text = argc > 3 ? argv[3] : "cpu=x0.5";
     hta_ctx *ctx;
     hta_error err = {0};

@@ -157,27 +157,51 @@ static inline htat_frame *frame_push(htat_thread *t)
     return &t->frames[t->depth++];
 }
 
-/* ---- begin ---- */
-
-int hta_tracer_begin(const char *name)
+/* A new frame on this thread's stack, in *tp and *fp; or the error (tracer disabled, out of memory). */
+static inline int frame_open(htat_thread **tp, htat_frame **fp)
 {
-    if (HTAT_UNLIKELY(!name))
-        return HTA_TRACER_EINVAL;
     htat_thread *t = htat_self();
     if (HTAT_UNLIKELY(!t))
         return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
     htat_frame *f = frame_push(t);
     if (HTAT_UNLIKELY(!f))
         return HTA_TRACER_ENOMEM;
+    f->flags = 0;
     f->nctx = 0;
     f->nslots = 0;
-    uint64_t *p = htat_reserve(t, 3, 0);
+    *tp = t;
+    *fp = f;
+    return HTA_TRACER_OK;
+}
+
+/* The frame's begin record, `words` words, the frame marked timed; NULL when the ring is full: the frame
+ * is then marked dropped (its end writes nothing) and the drop counted. */
+static inline uint64_t *begin_reserve(htat_thread *t, htat_frame *f, size_t words)
+{
+    uint64_t *p = htat_reserve(t, words, 0);
     if (HTAT_UNLIKELY(!p)) {
         f->flags = HTAT_F_DROPPED;
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-        return HTA_TRACER_OK;
+        return NULL;
     }
     f->flags = HTAT_F_TIMED;
+    return p;
+}
+
+/* ---- begin ---- */
+
+int hta_tracer_begin(const char *name)
+{
+    if (HTAT_UNLIKELY(!name))
+        return HTA_TRACER_EINVAL;
+    htat_thread *t;
+    htat_frame *f;
+    int rc = frame_open(&t, &f);
+    if (HTAT_UNLIKELY(rc != HTA_TRACER_OK))
+        return rc;
+    uint64_t *p = begin_reserve(t, f, 3);
+    if (HTAT_UNLIKELY(!p))
+        return HTA_TRACER_OK;
     p[0] = HTAT_HDR(HTAT_REC_BEGIN, 0, 0, 3);
     p[1] = (uint64_t)(uintptr_t)name;
     p[2] = htat_now_raw();
@@ -189,22 +213,15 @@ int hta_tracer_begin_args(const char *name, const hta_tracer_arg *args, int narg
 {
     if (HTAT_UNLIKELY(!name || !args_valid(args, nargs)))
         return HTA_TRACER_EINVAL;
-    htat_thread *t = htat_self();
-    if (HTAT_UNLIKELY(!t))
-        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
-    htat_frame *f = frame_push(t);
-    if (HTAT_UNLIKELY(!f))
-        return HTA_TRACER_ENOMEM;
-    f->nctx = 0;
-    f->nslots = 0;
+    htat_thread *t;
+    htat_frame *f;
+    int rc = frame_open(&t, &f);
+    if (HTAT_UNLIKELY(rc != HTA_TRACER_OK))
+        return rc;
     size_t words = 3 + htat_args_words(args, nargs);
-    uint64_t *p = htat_reserve(t, words, 0);
-    if (HTAT_UNLIKELY(!p)) {
-        f->flags = HTAT_F_DROPPED;
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    uint64_t *p = begin_reserve(t, f, words);
+    if (HTAT_UNLIKELY(!p))
         return HTA_TRACER_OK;
-    }
-    f->flags = HTAT_F_TIMED;
     p[0] = HTAT_HDR(HTAT_REC_BEGIN, nargs, 0, words);
     p[1] = (uint64_t)(uintptr_t)name;
     uint64_t *q = htat_args_write(p + 3, args, nargs);
@@ -221,16 +238,12 @@ int hta_tracer_begin_desc(const hta_tracer_scope_desc *d)
     for (int i = 0; i < d->nslots; i++)
         if (!d->slots[i])
             return HTA_TRACER_EINVAL;
-    htat_thread *t = htat_self();
-    if (!t)
-        return htat_g.disabled ? HTA_TRACER_DISABLED : HTA_TRACER_ENOMEM;
-    htat_frame *f = frame_push(t);
-    if (!f)
-        return HTA_TRACER_ENOMEM;
-    f->flags = 0;
-    f->nctx = 0;
-    f->nslots = 0;
-    int rc = htat_ctx_push(t, f, d);
+    htat_thread *t;
+    htat_frame *f;
+    int rc = frame_open(&t, &f);
+    if (rc != HTA_TRACER_OK)
+        return rc;
+    rc = htat_ctx_push(t, f, d);
     if (rc != HTA_TRACER_OK) {
         t->depth--;
         return rc;
@@ -241,13 +254,9 @@ int hta_tracer_begin_desc(const hta_tracer_scope_desc *d)
     int want_gpu = d->gpu && htat_g.gpu_allowed;
     int gpu = want_gpu && htat_cuda_available();
     size_t words = 3 + (gpu ? HTAT_BEGIN_GPU_WORDS : 0) + htat_args_words(d->args, d->nargs);
-    uint64_t *p = htat_reserve(t, words, 0);
-    if (!p) {
-        f->flags = HTAT_F_DROPPED;
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    uint64_t *p = begin_reserve(t, f, words);
+    if (!p)
         return HTA_TRACER_OK;
-    }
-    f->flags = HTAT_F_TIMED;
     uint64_t *q = p + 3;
     if (gpu) {
         if (htat_gpu_begin(t, f, d->stream, q) == HTA_TRACER_OK) {

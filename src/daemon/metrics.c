@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/dcgm_abi.h"
 #include "daemon/htad.h"
 
 /* ---- NVML, as nvml.h declares it (the few calls used) ---- */
@@ -34,13 +35,6 @@ static struct {
 #define DCGM_FI_PROF_SM_ACTIVE 1002
 #define DCGM_FI_PROF_PIPE_TENSOR_ACTIVE 1004
 #define DCGM_GROUP_ALL_GPUS 0x7fffffff
-typedef struct {
-    unsigned version;
-    unsigned short fieldId, fieldType;
-    int status;
-    int64_t ts;
-    union { int64_t i64; double dbl; char str[256]; char blob[4096]; } value;
-} dcgm_value;
 #define DCGM_VALUE_VERSION ((unsigned)sizeof(dcgm_value) | (1u << 24))
 static struct {
     void *lib;

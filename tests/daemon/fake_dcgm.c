@@ -1,19 +1,13 @@
 /* A fake DCGM (libdcgm) for htad's tests: the calls htad makes, with the structure layout of DCGM's
- * dcgm_structs.h (dcgmFieldValue_v1).  SM activity FAKE_DCGM_SM_ACTIVE (0.09) and tensor-core
- * activity FAKE_DCGM_TENSOR_ACTIVE (0.0) on every GPU, as in MAIProf's case study. */
+ * dcgm_structs.h (dcgmFieldValue_v1, src/daemon/dcgm_abi.h).  SM activity FAKE_DCGM_SM_ACTIVE (0.09)
+ * and tensor-core activity FAKE_DCGM_TENSOR_ACTIVE (0.0) on every GPU, as in MAIProf's case study. */
 #include <stdint.h>
 #include <stdlib.h>
 
 /* built with -fvisibility=hidden like the tracer (mk/tracer.mk): the API must be exported */
 #pragma GCC visibility push(default)
 
-typedef struct {
-    unsigned version;
-    unsigned short fieldId, fieldType;
-    int status;
-    int64_t ts;
-    union { int64_t i64; double dbl; char str[256]; char blob[4096]; } value;
-} dcgm_value;
+#include "daemon/dcgm_abi.h"
 
 static double env(const char *name, double def) {
     const char *v = getenv(name);

@@ -169,6 +169,13 @@ void hta_result_init(hta_result *r);
 void hta_result_free(hta_result *r);
 /* Takes ownership of t. Returns 0 or -1 (t freed) when out of memory. */
 int hta_result_add(hta_result *r, hta_table *t);
+/* Takes ownership of the n tables *t[0..n) and adds them in that order, each *t[i] set to NULL (so the
+ * caller's cleanup frees none of them twice). Returns 0 or -1 when out of memory: the tables not added
+ * are freed.  HTA_RESULT_ADD(r, &a, &b, ...) counts them. */
+int hta_result_add_each(hta_result *r, hta_table **const *t, size_t n);
+#define HTA_RESULT_ADD(r, ...)                                                                              \
+    hta_result_add_each((r), (hta_table **const[]){__VA_ARGS__},                                              \
+                        sizeof((hta_table **const[]){__VA_ARGS__}) / sizeof(hta_table **))
 int hta_result_note(hta_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 hta_table *hta_result_find(const hta_result *r, const char *name);
 /* The table of r named d->name, checked to be built from declaration d, so

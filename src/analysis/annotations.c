@@ -187,11 +187,7 @@ hta_status hta_annotation_breakdown_part(hta_ctx *ctx, const hta_annotation_opts
     }
     hta_table_set_int(part, (size_t)prow, HTA_AP_HAS_CAT, cat >= 0);
     hta_table_set_int(part, (size_t)prow, HTA_AP_FOLDED, (int64_t)folded);
-    if (hta_result_add(out, tb)) {
-        hta_table_free(part);
-        return hta_oom(err);
-    }
-    return hta_result_add(out, part) ? hta_oom(err) : HTA_OK;
+    return HTA_RESULT_ADD(out, &tb, &part) ? hta_oom(err) : HTA_OK;
 }
 
 hta_status hta_annotation_breakdown_reduce(const hta_annotation_opts *o, hta_result *parts, hta_result *out,

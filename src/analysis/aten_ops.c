@@ -420,11 +420,7 @@ hta_status hta_aten_op_kernels_part(hta_ctx *ctx, const hta_aten_opts *o, hta_re
     hta_table_set_int(part, (size_t)prow, HTA_OP_OUTSIDE, (int64_t)nt.launches_outside);
     hta_table_set_int(part, (size_t)prow, HTA_OP_NO_KERNEL, (int64_t)nt.no_kernel);
     hta_table_set_int(part, (size_t)prow, HTA_OP_MANY, (int64_t)nt.many_kernels);
-    if (hta_result_add(out, tb)) {
-        hta_table_free(part);
-        return hta_oom(err);
-    }
-    return hta_result_add(out, part) ? hta_oom(err) : HTA_OK;
+    return HTA_RESULT_ADD(out, &tb, &part) ? hta_oom(err) : HTA_OK;
 oom:
     hta_arena_reset(&ctx->scratch, mark);
     hta_table_free(tb);

@@ -359,12 +359,7 @@ hta_status hta_comms_part(hta_ctx *ctx, const hta_comms_opts *o, hta_result *out
         goto out;
     }
     for (size_t i = 0; i < hta_ctx_nranks(ctx) && !st; i++) st = rank_part(ctx, i, calls, dev, err);
-    if (!st) {
-        hta_table *a = calls, *b = dev;
-        calls = dev = NULL;
-        if (hta_result_add(out, a)) hta_table_free(b), st = hta_oom(err);
-        else if (hta_result_add(out, b)) st = hta_oom(err);
-    }
+    if (!st && HTA_RESULT_ADD(out, &calls, &dev)) st = hta_oom(err);
 out:
     hta_table_free(calls);
     hta_table_free(dev);

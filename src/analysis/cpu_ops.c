@@ -432,16 +432,7 @@ hta_status hta_cpu_ops_part(hta_ctx *ctx, const hta_cpu_ops_opts *o, hta_result 
     if (st) goto fail;
     free(kind);
     kind = NULL;
-    hta_table *order[] = {tb.ranks, tb.ops, tb.steps, tb.step_ops, tb.args};
-    for (size_t i = 0; i < 5; i++) {
-        hta_table *x = order[i];
-        /* hta_result_add frees x on failure; the tables after it are freed here */
-        if (hta_result_add(out, x)) {
-            for (size_t j = i + 1; j < 5; j++) hta_table_free(order[j]);
-            return hta_oom(err);
-        }
-    }
-    return HTA_OK;
+    return HTA_RESULT_ADD(out, &tb.ranks, &tb.ops, &tb.steps, &tb.step_ops, &tb.args) ? hta_oom(err) : HTA_OK;
 fail:
     free(kind);
     hta_table_free(tb.ranks);

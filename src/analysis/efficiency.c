@@ -340,12 +340,7 @@ hta_status hta_efficiency_part(hta_ctx *ctx, const hta_efficiency_opts *o, hta_r
         cpu_op[c] = hta_cat_classify(cn) == HTA_CC_CPU_OP || !strcmp(cn, "Operator");
     }
     for (size_t i = 0; i < hta_ctx_nranks(ctx) && !st; i++) st = rank_part(ctx, i, cpu_op, ops, dev, err);
-    if (!st) {
-        hta_table *a = ops, *b = dev;
-        ops = dev = NULL;
-        if (hta_result_add(out, a)) hta_table_free(b), st = hta_oom(err);
-        else if (hta_result_add(out, b)) st = hta_oom(err);
-    }
+    if (!st && HTA_RESULT_ADD(out, &ops, &dev)) st = hta_oom(err);
 out:
     free(cpu_op);
     hta_table_free(ops);

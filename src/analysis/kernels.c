@@ -351,13 +351,7 @@ hta_status hta_kernel_breakdown_part(hta_ctx *ctx, const hta_kernel_opts *o, hta
         }
         bd_rows_free(&b);
     }
-    if (!st) {
-        /* out owns them from here (hta_result_add frees the one it fails to add) */
-        hta_table *a = ak, *b = kt;
-        ak = kt = NULL;
-        if (hta_result_add(out, a)) hta_table_free(b), st = hta_oom(err);
-        else if (hta_result_add(out, b)) st = hta_oom(err);
-    }
+    if (!st && HTA_RESULT_ADD(out, &ak, &kt)) st = hta_oom(err);
 out:
     free(gid), free(k.v);
     hta_table_free(kt);

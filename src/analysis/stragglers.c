@@ -275,17 +275,7 @@ hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err) 
         hta_table_free(rt), hta_table_free(it), hta_table_free(ct);
         return st;
     }
-    /* hta_result_add frees the table it cannot take */
-    if (hta_result_add(out, rt)) {
-        hta_table_free(it), hta_table_free(ct);
-        return hta_oom(err);
-    }
-    if (hta_result_add(out, it)) {
-        hta_table_free(ct);
-        return hta_oom(err);
-    }
-    if (hta_result_add(out, ct)) return hta_oom(err);
-    return HTA_OK;
+    return HTA_RESULT_ADD(out, &rt, &it, &ct) ? hta_oom(err) : HTA_OK;
 }
 
 /* The summary table of declaration d in sum, checked column by column: summaries may come from another

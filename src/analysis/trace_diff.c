@@ -326,11 +326,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
                 goto oom;
         }
     hta_arena_reset(A, mark);
-    if (hta_result_add(out, ct)) {
-        hta_table_free(od);
-        return hta_oom(err);
-    }
-    if (hta_result_add(out, od)) return hta_oom(err);
+    if (HTA_RESULT_ADD(out, &ct, &od)) return hta_oom(err);
     /* the note says which rank and iteration each side used, since both default to "the first" */
     int32_t cr = o->control_rank < 0 && control->trace->nranks ? control->trace->ranks[0]->rank : o->control_rank;
     int32_t tr = o->test_rank < 0 && test->trace->nranks ? test->trace->ranks[0]->rank : o->test_rank;

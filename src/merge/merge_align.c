@@ -768,16 +768,7 @@ hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *
         hta_table_free(rt), hta_table_free(bt), hta_table_free(at);
         return st;
     }
-    /* hta_result_add frees the table it cannot take */
-    if (hta_result_add(out, rt)) {
-        hta_table_free(bt), hta_table_free(at);
-        return hta_oom(err);
-    }
-    if (hta_result_add(out, bt)) {
-        hta_table_free(at);
-        return hta_oom(err);
-    }
-    return hta_result_add(out, at) ? hta_oom(err) : HTA_OK;
+    return HTA_RESULT_ADD(out, &rt, &bt, &at) ? hta_oom(err) : HTA_OK;
 }
 
 /* The summary table of declaration d, checked column by column: summaries may come from another process

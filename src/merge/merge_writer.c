@@ -491,14 +491,7 @@ hta_status hta_merge_write_part(const hta_merge_plan *p, size_t i, const char *p
         hta_table_set_int(qt, (size_t)row, HTA_MPART_PIDS_RANK, p->r[i].rank);
         if (hta_table_set_str(qt, (size_t)row, HTA_MPART_PID, w->rank_pids[i][j])) goto oom;
     }
-    /* hta_result_add frees the table it cannot take */
-    int bad = hta_result_add(info, pt);
-    pt = NULL;
-    if (!bad) bad = hta_result_add(info, qt);
-    else hta_table_free(qt);
-    qt = NULL;
-    if (bad) st = hta_oom(err);
-    goto out;
+    if (!HTA_RESULT_ADD(info, &pt, &qt)) goto out;
 oom:
     st = hta_oom(err);
 out:

@@ -226,6 +226,17 @@ int hta_result_add(hta_result *r, hta_table *t) {
     return 0;
 }
 
+int hta_result_add_each(hta_result *r, hta_table **const *t, size_t n) {
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        hta_table *x = *t[i];
+        *t[i] = NULL;
+        if (rc) hta_table_free(x);
+        else rc = hta_result_add(r, x);
+    }
+    return rc;
+}
+
 int hta_result_note(hta_result *r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

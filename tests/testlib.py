@@ -61,6 +61,21 @@ def run_hta(args, whole=False, threads=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def hta(*args, ok=True):
+    """hta with args (numbers given as they are written): its completed run, text; with ok (the default) a
+    non-zero exit fails the test, with hta's stderr."""
+    args = [str(a) for a in args]
+    p = subprocess.run([HTA, *args], capture_output=True, text=True)
+    if ok and p.returncode:
+        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return p
+
+
+def tables(*args):
+    """`hta ARGS --format json --quiet`, which must succeed: its tables by name."""
+    return json.loads(hta(*args, '--format', 'json', '--quiet').stdout)
+
+
 def hta_json(*args):
     """`hta ARGS --format json`, which must succeed: (its tables, its stderr)."""
     p = subprocess.run([HTA, *args, '--format', 'json'], capture_output=True, text=True)

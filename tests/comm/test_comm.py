@@ -13,19 +13,17 @@ Communication: [40,80) [100,160) [220,240) [380,500) = 240; computation [45,95) 
 import csv
 import io
 import os
-import subprocess
+import sys
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
 COMM = os.path.join(ROOT, "tests", "data", "comm", "comm.json")
 
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
+hta = testlib.hta
 
 
 def table(cmd, name, *args):

@@ -17,11 +17,7 @@ T = os.path.join(ROOT, "tests", "data", "hta")
 G = os.path.join(ROOT, "tests", "golden", "hta")
 
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
+hta = testlib.hta
 
 
 def table(name, *args):

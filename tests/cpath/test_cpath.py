@@ -17,11 +17,7 @@ CP = os.path.join(T, "critical_path")
 P = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
 
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
+hta = testlib.hta
 
 
 def tables(*args):

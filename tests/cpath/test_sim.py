@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -17,19 +19,9 @@ REAL = os.path.join(ROOT, "tests", "data", "real")
 HTADATA = os.path.join(ROOT, "tests", "data", "hta")
 
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
-
-
-def tables(*args):
-    return json.loads(hta(*args, "--format", "json", "--quiet").stdout)
-
-
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+hta = testlib.hta
+tables = testlib.tables
+rows = testlib.rows
 
 
 def gen(out, *knobs, ranks=2, seed=1, mode="ddp"):

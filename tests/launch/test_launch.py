@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
@@ -15,11 +17,7 @@ T = os.path.join(ROOT, "tests", "data", "hta")
 GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
 
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
+hta = testlib.hta
 
 
 def rows(table, *args):

@@ -11,9 +11,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
+import sys
 import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
@@ -21,19 +23,9 @@ LEGACY = os.path.join(ROOT, "tests", "data", "real", "torch113_cpu_legacy", "tra
 TWO_RANKS = os.path.join(ROOT, "tests", "data", "hta", "trace_filter")
 
 
-def run(*args, ok=True):
-    p = subprocess.run([HTA, *map(str, args)], capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"hta {' '.join(map(str, args))} exited {p.returncode}: {p.stderr}")
-    return p
-
-
-def tables(*args):
-    return json.loads(run(*args, "--format", "json", "--quiet").stdout)
-
-
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+run = testlib.hta
+tables = testlib.tables
+rows = testlib.rows
 
 
 def infer(name):

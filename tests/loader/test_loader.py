@@ -7,10 +7,12 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
+import sys
 import tempfile
 import unittest
 from decimal import Decimal
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
@@ -19,19 +21,9 @@ GOLDEN = os.path.join(ROOT, "tests", "golden", "hta")
 DATA = os.path.join(ROOT, "tests", "data")
 
 
-def run(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"hta {' '.join(args)} exited {p.returncode}: {p.stderr}")
-    return p
-
-
-def tables(*args):
-    return json.loads(run(*args, "--format", "json", "--quiet").stdout)
-
-
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+run = testlib.hta
+tables = testlib.tables
+rows = testlib.rows
 
 
 def trace_folders():

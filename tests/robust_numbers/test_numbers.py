@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import struct
-import subprocess
 import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
@@ -28,11 +27,7 @@ def out_path(d, name):
     os.makedirs(o, exist_ok=True)
     return os.path.join(o, name)
 
-def hta(*args, ok=True):
-    p = subprocess.run([HTA, *args], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
-    return p
+hta = testlib.hta
 
 
 def us_text(ns):

@@ -31,17 +31,8 @@ TORCH113 = os.path.join(REAL, "torch113_cpu_legacy")
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_user_annotation", "Kernel", "Memcpy", "Memset"}
 
 
-def run(*args, ok=True):
-    p = subprocess.run([HTA, *map(str, args)], capture_output=True, text=True)
-    if ok and p.returncode:
-        raise AssertionError("hta %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode, p.stderr))
-    return p
-
-
-def tables(*args):
-    return json.loads(run(*args, "--format", "json", "--quiet").stdout)
-
-
+run = testlib.hta
+tables = testlib.tables
 rows = testlib.rows
 
 

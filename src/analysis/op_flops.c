@@ -645,36 +645,22 @@ static void pool(op_fig *f, const call *c, int kind) {
     if (A.over) fail(f, "figures overflow int64");
 }
 
-/* Adaptive average pooling to output_size: each input element added once (N x C x H x W FLOPs), the input
- * read and the output written. */
-static void adaptive_pool(op_fig *f, const call *c) {
+/* To output_size (the last two dims), the input read and the output written: adaptive average pooling
+ * (pool) adds each input element once (N x C x H x W FLOPs); upsampling counts bytes only. */
+static void resize_to(op_fig *f, const call *c, int pool) {
     acc A = {0};
     const targ *x = &c->a[0];
     if (!is_tensor(c, 0) || x->nd < 3) return fail(f, "input not recorded as a 3-D or 4-D tensor");
     int64_t o[2];
-    if (!conc_pair(c, 1, o)) return fail(f, "output_size not recorded (Concrete Inputs)");
+    if (!conc_pair(c, 1, o))
+        return fail(f, pool ? "output_size not recorded (Concrete Inputs)"
+                            : "output_size not recorded (Concrete Inputs; scale factors alone are not read)");
     int64_t lead = 1;
     for (int i = 0; i + 2 < x->nd; i++) lead = mul(&A, lead, x->d[i]);
-    f->flops = numel(&A, x);
+    f->flops = pool ? numel(&A, x) : -1;
     f->bytes = add(&A, tbytes(&A, x), mul(&A, mul(&A, lead, mul(&A, o[0], o[1])), esz(c, 0)));
     f->pdt = pdt_of(c, 0);
-    f->vector = 1;
-    snprintf(f->extra, sizeof f->extra, "out %" PRId64 "x%" PRId64, o[0], o[1]);
-    if (A.over) fail(f, "figures overflow int64");
-}
-
-/* Upsampling to output_size (the last two dims): bytes only, the input read and the output written. */
-static void upsample(op_fig *f, const call *c) {
-    acc A = {0};
-    const targ *x = &c->a[0];
-    if (!is_tensor(c, 0) || x->nd < 3) return fail(f, "input not recorded as a 3-D or 4-D tensor");
-    int64_t o[2];
-    if (!conc_pair(c, 1, o)) return fail(f, "output_size not recorded (Concrete Inputs; scale factors alone are not read)");
-    int64_t lead = 1;
-    for (int i = 0; i + 2 < x->nd; i++) lead = mul(&A, lead, x->d[i]);
-    f->flops = -1;
-    f->bytes = add(&A, tbytes(&A, x), mul(&A, mul(&A, lead, mul(&A, o[0], o[1])), esz(c, 0)));
-    f->pdt = pdt_of(c, 0);
+    if (pool) f->vector = 1;
     snprintf(f->extra, sizeof f->extra, "out %" PRId64 "x%" PRId64, o[0], o[1]);
     if (A.over) fail(f, "figures overflow int64");
 }
@@ -789,8 +775,8 @@ static void figures(hta_op_formula k, int arg, const call *c, op_fig *f) {
     case HTA_OPF_GROUPED_MM: return grouped_mm(f, c);
     case HTA_OPF_NORM_BWD: return norm_bwd(f, c, arg);
     case HTA_OPF_POOL: return pool(f, c, arg);
-    case HTA_OPF_ADAPTIVE_POOL: return adaptive_pool(f, c);
-    case HTA_OPF_UPSAMPLE: return upsample(f, c);
+    case HTA_OPF_ADAPTIVE_POOL: return resize_to(f, c, 1);
+    case HTA_OPF_UPSAMPLE: return resize_to(f, c, 0);
     case HTA_OPF_GATHER: return gather(f, c, arg);
     case HTA_OPF_TENSOR_LIST: return fail(f, "tensor lists: no dtype recorded"); /* Kineto records their shapes only */
     case HTA_OPF_ELTWISE: return eltwise(f, c, 0, arg);

@@ -113,6 +113,8 @@ int cli_emit(const cli_common *c, hta_result *res);
 
 /* Reports a library error on stderr; returns the exit status. */
 int cli_fail(const char *cmd, const hta_error *err);
+/* The end of a command: cli_emit(c, res) when st is HTA_OK, else res freed and cli_fail(cmd, err). */
+int cli_finish(const cli_common *c, const char *cmd, hta_status st, hta_result *res, const hta_error *err);
 
 /* An analysis of a command: its result from a context.  user: the command's parsed options and state (never
  * file statics), only read here, since the per-rank threads call it at once. */

@@ -84,11 +84,7 @@ static int cmd_diff(int argc, char **argv) {
     hta_status st = hta_trace_diff(a, b, &o, &res, &err);
     hta_ctx_free(a);
     hta_ctx_free(b);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(argv[0], &err);
-    }
-    return cli_emit(&c, &res);
+    return cli_finish(&c, argv[0], st, &res, &err);
 }
 
 HTA_CLI_COMMAND(42, "diff", "compare two traces: operator counts and durations, ops added/removed", cmd_diff,

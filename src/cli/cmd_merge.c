@@ -55,11 +55,7 @@ static int report(cli_common *c, const merge_run *m, hta_merge_plan *plan, const
                             "across ranks)", (unsigned long long)ms->ids_kept);
     }
     hta_merge_plan_free(plan);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail("merge", &err);
-    }
-    return cli_emit(c, &res);
+    return cli_finish(c, "merge", st, &res, &err);
 }
 
 /* Writes the merged trace with plan (freed) and prints the alignment table and the notes. */

@@ -29,11 +29,7 @@ static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan 
     hta_report_src src = {NULL, plan, &c->ctx, c->job_dist, c->kept};
     hta_status st = hta_report_reduce(user, &src, all, &res, &err);
     hta_result_free(all);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(cmd, &err);
-    }
-    return cli_emit(c, &res);
+    return cli_finish(c, cmd, st, &res, &err);
 }
 
 static int cmd_report(int argc, char **argv) {

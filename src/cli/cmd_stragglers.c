@@ -74,11 +74,7 @@ static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan 
     hta_status st = opts_of(user, &o, &err);
     if (!st) st = hta_stragglers_from_summary(all, &o, c->ctx.hta_compat, &res, &err);
     hta_result_free(all);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(cmd, &err);
-    }
-    return cli_emit(c, &res);
+    return cli_finish(c, cmd, st, &res, &err);
 }
 
 static int cmd_stragglers(int argc, char **argv) {

@@ -492,6 +492,12 @@ int cli_fail(const char *cmd, const hta_error *err) {
     return 1;
 }
 
+int cli_finish(const cli_common *c, const char *cmd, hta_status st, hta_result *res, const hta_error *err) {
+    if (!st) return cli_emit(c, res);
+    hta_result_free(res);
+    return cli_fail(cmd, err);
+}
+
 int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user) {
     hta_ctx *ctx;
     int rc = cli_open(c, c->path, &ctx);
@@ -502,9 +508,5 @@ int cli_analyse(cli_common *c, const char *cmd, cli_analysis_fn fn, void *user) 
     hta_status st = fn(ctx, c, user, &res, &err);
     /* The result owns its cells (table.h), so the loaded trace can go before printing. */
     hta_ctx_free(ctx);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(cmd, &err);
-    }
-    return cli_emit(c, &res);
+    return cli_finish(c, cmd, st, &res, &err);
 }

@@ -64,11 +64,7 @@ static int whole_reduced(cli_common *c, const char *cmd, const cli_ranks *r) {
     if (!st) st = r->reduce(c, r->user, &all, &res, &err);
     hta_result_free(&part);
     hta_result_free(&all);
-    if (st) {
-        hta_result_free(&res);
-        return cli_fail(cmd, &err);
-    }
-    return cli_emit(c, &res);
+    return cli_finish(c, cmd, st, &res, &err);
 }
 
 static int whole(cli_common *c, const char *cmd, const cli_ranks *r) {

@@ -22,16 +22,11 @@ tables = testlib.hta_json
 rows = testlib.rows
 
 
-class Small(unittest.TestCase):
+class Small(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.path = os.path.join(cls.tmp.name, "cpu.json")
+    def inputs(cls, tmp):
+        cls.path = os.path.join(tmp, "cpu.json")
         cpu_trace.write(cls.path)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
 
 class CpuOps(Small):

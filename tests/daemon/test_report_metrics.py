@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -41,17 +40,12 @@ def report(d):
 rows = testlib.rows
 
 
-class ReportMetrics(unittest.TestCase):
+class ReportMetrics(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = os.path.join(cls.tmp.name, "run")
+    def inputs(cls, tmp):
+        cls.dir = os.path.join(tmp, "run")
         subprocess.run([sys.executable, GEN, "--out", cls.dir, "--ranks", "2", "--steps", "3", "--layers", "1",
                         "--seed", "3", "--quiet"], check=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def write(self, text):
         os.makedirs(os.path.join(self.dir, "metrics"), exist_ok=True)
@@ -83,7 +77,7 @@ class ReportMetrics(unittest.TestCase):
 
     def test_html_draws_the_metrics(self):
         self.write(metrics_lines("node7", 30, 0.09, 0.0, 24, idle_every=5, cpu_idle=0.95, cpu_busy=0.4))
-        page = os.path.join(self.tmp.name, "page.html")
+        page = os.path.join(self.tmp, "page.html")
         p = subprocess.run([ht.HTA, "report", self.dir, "--html", page, "--quiet", "--no-critical-path"],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -101,7 +95,7 @@ class ReportMetrics(unittest.TestCase):
         self.assertEqual([r["finding"] for r in found], ["host node7: CPU busy 97% on average over 10 samples"])
 
     def test_no_metrics(self):
-        d = os.path.join(self.tmp.name, "plain")
+        d = os.path.join(self.tmp, "plain")
         subprocess.run([sys.executable, GEN, "--out", d, "--ranks", "1", "--steps", "2", "--layers", "1",
                         "--seed", "4", "--quiet"], check=True)
         out = report(d)

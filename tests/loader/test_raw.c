@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hta/trace.h"
+#include "../check.h"
 
 typedef struct seen {
     size_t rows[4], n;
@@ -20,14 +21,6 @@ static int on_event(void *ctx, size_t row, const char *json, size_t len) {
     }
     return 0;
 }
-
-#define CHECK(c)                                                   \
-    do {                                                           \
-        if (!(c)) {                                                \
-            fprintf(stderr, "test_raw: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-            return 1;                                              \
-        }                                                          \
-    } while (0)
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "tests/data/hta/critical_path/simple_add";
@@ -46,15 +39,15 @@ int main(int argc, char **argv) {
             break;
         }
     seen s = {0};
-    CHECK(hta_trace_raw_events(r, want, 2, on_event, &s, &err) == HTA_OK);
-    CHECK(s.n == 2);
-    CHECK(s.rows[0] == want[0] && s.rows[1] == want[1]);
+    REQUIRE(hta_trace_raw_events(r, want, 2, on_event, &s, &err) == HTA_OK);
+    REQUIRE(s.n == 2);
+    REQUIRE(s.rows[0] == want[0] && s.rows[1] == want[1]);
     /* the kernel's raw args carry what the model has no slot for */
-    CHECK(strstr(s.text[0], "\"cat\": \"kernel\"") != NULL);
-    CHECK(strstr(s.text[0], "registers per thread") != NULL);
+    REQUIRE(strstr(s.text[0], "\"cat\": \"kernel\"") != NULL);
+    REQUIRE(strstr(s.text[0], "registers per thread") != NULL);
     char name[64];
     snprintf(name, sizeof name, "%.40s", hta_sym(t->sym, r->name[want[1]]));
-    CHECK(strstr(s.text[1], name) != NULL);
+    REQUIRE(strstr(s.text[1], name) != NULL);
     hta_trace_free(t);
     puts("test_raw: ok");
     return 0;

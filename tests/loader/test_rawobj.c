@@ -7,15 +7,7 @@
 #include <unistd.h>
 
 #include "hta/rawjson.h"
-
-static int fails;
-#define CHECK(c)                                                                  \
-    do {                                                                          \
-        if (!(c)) {                                                               \
-            fprintf(stderr, "test_rawobj: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-            fails++;                                                              \
-        }                                                                         \
-    } while (0)
+#include "../check.h"
 
 static int parse(hta_raw_obj *o, const char *s) { return hta_raw_obj_parse(o, s, strlen(s)); }
 
@@ -95,7 +87,7 @@ static void writer(void) {
     CHECK(got && !strcmp(got, "{\n\"schemaVersion\": 1,\n\"traceEvents\": [\n{\"ph\": \"X\"},\n"
                               "{\"ph\": \"X\", \"args\": {\"a\": 1, \"k\": 1} },\n{ \"args\": {\"k\": 1}},\n"
                               "{\"ph\": \"C\"}\n],\n\"after\": [1, 2]\n}\n"));
-    if (got) fprintf(stderr, "%s", fails ? got : "");
+    if (got) fprintf(stderr, "%s", check_fails ? got : "");
     /* a hook's failure is the writer's answer (its own message), and no
      * output is left */
     unlink(out);
@@ -110,7 +102,7 @@ static void writer(void) {
 int main(void) {
     reader();
     writer();
-    if (fails) return 1;
+    if (check_fails) return 1;
     puts("test_rawobj: ok");
     return 0;
 }

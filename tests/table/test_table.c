@@ -9,6 +9,7 @@
 
 #include "hta/breakdown.h"
 #include "hta/table.h"
+#include "../check.h"
 
 /* a table with dynamic columns between b and c */
 #define TEST_DYN(T, C, D)                                    \
@@ -34,41 +35,33 @@ HTA_TABLE_LOCAL(TEST_IMPOSTOR);
     C(TEST_DYN_IMPOSTOR_D, "d", STR, "", "d")
 HTA_TABLE_LOCAL(TEST_DYN_IMPOSTOR);
 
-#define CHECK(c)                                                                      \
-    do {                                                                              \
-        if (!(c)) {                                                                   \
-            fprintf(stderr, "test_table: %s:%d: %s\n", __FILE__, __LINE__, #c);     \
-            return 1;                                                                 \
-        }                                                                             \
-    } while (0)
-
 static int dynamic_columns(void) {
     hta_table *t = hta_table_from_def(&TEST_DYN_TABLE);
-    CHECK(t && t->def == &TEST_DYN_TABLE && t->ncols == 3 && !strcmp(t->name, "test_dyn"));
-    CHECK(hta_table_add_dyn_col(t, "x1", HTA_COL_INT) == TEST_DYN_NCOLS);
-    CHECK(hta_table_add_dyn_col(t, "x2", HTA_COL_INT) == TEST_DYN_NCOLS + 1);
+    REQUIRE(t && t->def == &TEST_DYN_TABLE && t->ncols == 3 && !strcmp(t->name, "test_dyn"));
+    REQUIRE(hta_table_add_dyn_col(t, "x1", HTA_COL_INT) == TEST_DYN_NCOLS);
+    REQUIRE(hta_table_add_dyn_col(t, "x2", HTA_COL_INT) == TEST_DYN_NCOLS + 1);
     static const char *const printed[] = {"a", "x1", "x2", "c", "d"};
-    CHECK(t->ncols == 5);
-    for (size_t c = 0; c < 5; c++) CHECK(!strcmp(t->cols[c].name, printed[c]));
+    REQUIRE(t->ncols == 5);
+    for (size_t c = 0; c < 5; c++) REQUIRE(!strcmp(t->cols[c].name, printed[c]));
     long r = hta_table_add_row(t);
-    CHECK(r == 0);
+    REQUIRE(r == 0);
     hta_table_set_int(t, 0, TEST_DYN_A, 7);
     hta_table_set_int(t, 0, TEST_DYN_NCOLS + 1, 9); /* x2 */
     hta_table_set_float(t, 0, TEST_DYN_C, 1.5);
-    CHECK(!hta_table_set_str(t, 0, TEST_DYN_D, "z"));
-    CHECK(t->cols[0].v.i[0] == 7 && t->cols[2].v.i[0] == 9 && t->cols[3].v.f[0] == 1.5);
-    CHECK(!strcmp(t->cols[4].v.s[0], "z"));
-    CHECK(hta_table_get_float(t, 0, TEST_DYN_NCOLS + 1) == 9 && hta_table_get_float(t, 0, TEST_DYN_C) == 1.5);
-    CHECK(!strcmp(hta_table_get_str(t, 0, TEST_DYN_D), "z") && !hta_table_get_str(t, 0, TEST_DYN_C));
-    CHECK(isnan(hta_table_get_float(t, 1, TEST_DYN_C))); /* no such row */
+    REQUIRE(!hta_table_set_str(t, 0, TEST_DYN_D, "z"));
+    REQUIRE(t->cols[0].v.i[0] == 7 && t->cols[2].v.i[0] == 9 && t->cols[3].v.f[0] == 1.5);
+    REQUIRE(!strcmp(t->cols[4].v.s[0], "z"));
+    REQUIRE(hta_table_get_float(t, 0, TEST_DYN_NCOLS + 1) == 9 && hta_table_get_float(t, 0, TEST_DYN_C) == 1.5);
+    REQUIRE(!strcmp(hta_table_get_str(t, 0, TEST_DYN_D), "z") && !hta_table_get_str(t, 0, TEST_DYN_C));
+    REQUIRE(isnan(hta_table_get_float(t, 1, TEST_DYN_C))); /* no such row */
     /* the declaration in printed order: the placeholder where the dynamic columns go */
-    CHECK(hta_table_def_ncols(&TEST_DYN_TABLE) == 4);
-    CHECK(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 1)->name, "<x>"));
-    CHECK(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 2)->name, "c"));
+    REQUIRE(hta_table_def_ncols(&TEST_DYN_TABLE) == 4);
+    REQUIRE(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 1)->name, "<x>"));
+    REQUIRE(!strcmp(hta_table_def_col(&TEST_DYN_TABLE, 2)->name, "c"));
     hta_table_free(t);
     /* a declaration without dynamic columns takes none */
     t = hta_table_from_def(&TEST_IMPOSTOR_TABLE);
-    CHECK(t && hta_table_add_dyn_col(t, "x", HTA_COL_INT) == -1 && t->ncols == 2);
+    REQUIRE(t && hta_table_add_dyn_col(t, "x", HTA_COL_INT) == -1 && t->ncols == 2);
     hta_table_free(t);
     return 0;
 }
@@ -78,28 +71,28 @@ static int reader_checks_declaration(void) {
     hta_result res;
     hta_result_init(&res);
     hta_table *t = hta_table_from_def(&HTA_TEMPORAL_TABLE);
-    CHECK(t && hta_table_add_row(t) == 0);
+    REQUIRE(t && hta_table_add_row(t) == 0);
     hta_table_set_int(t, 0, HTA_TEMPORAL_RANK, 3);
     hta_table_set_float(t, 0, HTA_TEMPORAL_IDLE_US, 12.5);
     /* a renamed header (as a label option does) changes the output, not what the enum reads */
-    CHECK(!hta_table_rename_col(t, HTA_TEMPORAL_IDLE_US, "idle (renamed)"));
-    CHECK(!hta_result_add(&res, t));
+    REQUIRE(!hta_table_rename_col(t, HTA_TEMPORAL_IDLE_US, "idle (renamed)"));
+    REQUIRE(!hta_result_add(&res, t));
     const hta_table *got = NULL;
     hta_error err = {0};
-    CHECK(hta_result_table(&res, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_OK && got == t);
-    CHECK(hta_table_get_float(got, 0, HTA_TEMPORAL_IDLE_US) == 12.5);
-    CHECK(hta_table_get_float(got, 0, HTA_TEMPORAL_RANK) == 3);
+    REQUIRE(hta_result_table(&res, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_OK && got == t);
+    REQUIRE(hta_table_get_float(got, 0, HTA_TEMPORAL_IDLE_US) == 12.5);
+    REQUIRE(hta_table_get_float(got, 0, HTA_TEMPORAL_RANK) == 3);
     FILE *f = tmpfile();
     char line[512] = "";
-    CHECK(f && !hta_result_write(f, &res, HTA_FMT_CSV));
+    REQUIRE(f && !hta_result_write(f, &res, HTA_FMT_CSV));
     rewind(f);
-    CHECK(fgets(line, sizeof line, f) && !strncmp(line, "rank,idle (renamed),compute_time(us)", 36));
+    REQUIRE(fgets(line, sizeof line, f) && !strncmp(line, "rank,idle (renamed),compute_time(us)", 36));
     fclose(f);
     /* same name, another declaration: refused, not read as NaN */
-    CHECK(hta_result_table(&res, &TEST_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got);
-    CHECK(strstr(err.msg, "temporal_breakdown") && strstr(err.msg, "declaration"));
+    REQUIRE(hta_result_table(&res, &TEST_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got);
+    REQUIRE(strstr(err.msg, "temporal_breakdown") && strstr(err.msg, "declaration"));
     /* a table the result does not have */
-    CHECK(hta_result_table(&res, &HTA_IDLE_TABLE, &got, &err) == HTA_EINVAL && !got);
+    REQUIRE(hta_result_table(&res, &HTA_IDLE_TABLE, &got, &err) == HTA_EINVAL && !got);
     hta_result_free(&res);
     return 0;
 }
@@ -122,35 +115,35 @@ static int reduce_tools(void) {
     static const int64_t a[] = {3, 1, 3, 2, 1};
     static const char *const d[] = {"p", "q", "r", NULL, "s"};
     for (size_t r = 0; r < 5; r++) {
-        CHECK(hta_table_add_row(t) == (long)r);
+        REQUIRE(hta_table_add_row(t) == (long)r);
         hta_table_set_int(t, r, TEST_DYN_A, a[r]);
         hta_table_set_float(t, r, TEST_DYN_C, 0.1 * (double)r);
-        CHECK(!hta_table_set_str(t, r, TEST_DYN_D, d[r]));
+        REQUIRE(!hta_table_set_str(t, r, TEST_DYN_D, d[r]));
     }
     t->def = NULL; /* as hta_result_unpack leaves a table no command prints */
-    CHECK(!hta_result_add(&parts, t));
-    CHECK(!hta_result_note(&parts, "one") && !hta_result_note(&parts, "two"));
+    REQUIRE(!hta_result_add(&parts, t));
+    REQUIRE(!hta_result_note(&parts, "one") && !hta_result_note(&parts, "two"));
     /* another declaration of the name: refused; one the result lacks: refused */
-    CHECK(hta_result_take(&parts, &TEST_DYN_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got && parts.n == 1);
-    CHECK(strstr(err.msg, "table `test_dyn` of the parts is not the one declared"));
-    CHECK(hta_result_take(&parts, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_EINVAL && !got);
-    CHECK(strstr(err.msg, "the parts have no table `temporal_breakdown`"));
-    CHECK(hta_result_take(&parts, &TEST_DYN_TABLE, &got, &err) == HTA_OK && got == t && !parts.n);
-    CHECK(got->def == &TEST_DYN_TABLE && hta_table_sum_int(got, TEST_DYN_A) == 10);
-    CHECK(hta_table_get_int(got, 4, TEST_DYN_A) == 1 && hta_table_get_int(got, 5, TEST_DYN_A) == 0);
+    REQUIRE(hta_result_take(&parts, &TEST_DYN_IMPOSTOR_TABLE, &got, &err) == HTA_EINVAL && !got && parts.n == 1);
+    REQUIRE(strstr(err.msg, "table `test_dyn` of the parts is not the one declared"));
+    REQUIRE(hta_result_take(&parts, &HTA_TEMPORAL_TABLE, &got, &err) == HTA_EINVAL && !got);
+    REQUIRE(strstr(err.msg, "the parts have no table `temporal_breakdown`"));
+    REQUIRE(hta_result_take(&parts, &TEST_DYN_TABLE, &got, &err) == HTA_OK && got == t && !parts.n);
+    REQUIRE(got->def == &TEST_DYN_TABLE && hta_table_sum_int(got, TEST_DYN_A) == 10);
+    REQUIRE(hta_table_get_int(got, 4, TEST_DYN_A) == 1 && hta_table_get_int(got, 5, TEST_DYN_A) == 0);
     /* stable: the two 1s and the two 3s keep their order, every cell moves with its row */
-    CHECK(hta_table_sort_rows(got, cmp_a_then_d, NULL, &err) == HTA_OK);
+    REQUIRE(hta_table_sort_rows(got, cmp_a_then_d, NULL, &err) == HTA_OK);
     static const int64_t sa[] = {1, 1, 2, 3, 3};
     static const char *const sd[] = {"q", "s", NULL, "p", "r"};
     static const int from[] = {1, 4, 3, 0, 2}; /* the row each came from */
     for (size_t r = 0; r < 5; r++) {
-        CHECK(hta_table_get_int(got, r, TEST_DYN_A) == sa[r]);
-        CHECK(hta_table_get_float(got, r, TEST_DYN_C) == 0.1 * (double)from[r]);
+        REQUIRE(hta_table_get_int(got, r, TEST_DYN_A) == sa[r]);
+        REQUIRE(hta_table_get_float(got, r, TEST_DYN_C) == 0.1 * (double)from[r]);
         const char *s = hta_table_get_str(got, r, TEST_DYN_D);
-        CHECK(sd[r] ? s && !strcmp(s, sd[r]) : !s);
+        REQUIRE(sd[r] ? s && !strcmp(s, sd[r]) : !s);
     }
-    CHECK(hta_result_copy_notes(&out, &parts, &err) == HTA_OK && out.nnotes == 2);
-    CHECK(!strcmp(out.notes[0], "one") && !strcmp(out.notes[1], "two"));
+    REQUIRE(hta_result_copy_notes(&out, &parts, &err) == HTA_OK && out.nnotes == 2);
+    REQUIRE(!strcmp(out.notes[0], "one") && !strcmp(out.notes[1], "two"));
     hta_table_free(got);
     hta_result_free(&parts);
     hta_result_free(&out);

@@ -20,16 +20,7 @@
 #include <unistd.h>
 
 #include "hta/tracer.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
+#include "../check.h"
 
 #define CHECK_RC(expr, want)                                                          \
     do {                                                                              \
@@ -37,7 +28,7 @@ static int failures;
         if (rc_ != (want)) {                                                          \
             fprintf(stderr, "%s:%d: %s returned %d (%s), wanted %d\n", __FILE__,      \
                     __LINE__, #expr, rc_, hta_tracer_strerror(rc_), (int)(want));    \
-            failures++;                                                               \
+            check_fails++;                                                               \
         }                                                                             \
     } while (0)
 
@@ -280,7 +271,7 @@ static int run_main(const char *outdir)
     CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
-    return failures;
+    return check_fails;
 }
 
 static int run_atexit(void)
@@ -290,7 +281,7 @@ static int run_atexit(void)
         HTA_TRACER_SCOPE_ARGS("atexit_scope", HTA_TRACER_ARG_INT("i", i));
         hta_tracer_tick("atexit_tick", NULL, 0);
     }
-    return failures;
+    return check_fails;
 }
 
 static int run_gpu(const char *outdir)
@@ -321,7 +312,7 @@ static int run_gpu(const char *outdir)
     CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
-    return failures;
+    return check_fails;
 }
 
 static int run_cap(const char *outdir)
@@ -339,7 +330,7 @@ static int run_cap(const char *outdir)
     CHECK(hta_tracer_depth() == 0);
     CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
-    return failures;
+    return check_fails;
 }
 
 /* ---- spans ---- */
@@ -407,7 +398,7 @@ static int run_spans(const char *outdir)
     CHECK(hta_tracer_span_begin(&dd, 0) > 0);
     CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_shutdown(), HTA_TRACER_OK);
-    return failures;
+    return check_fails;
 }
 
 /* ---- fork while another thread flushes ---- */
@@ -474,7 +465,7 @@ static int run_fork(const char *outdir)
             if (kids[i] > 0 && waitpid(kids[i], &st, WNOHANG) == kids[i]) {
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                     fprintf(stderr, "child %d: status %#x\n", (int)kids[i], st);
-                    failures++;
+                    check_fails++;
                 }
                 printf("%d %d\n", i, (int)kids[i]);
                 kids[i] = -kids[i];
@@ -488,14 +479,14 @@ static int run_fork(const char *outdir)
             fprintf(stderr, "child %d hung at exit\n", (int)kids[i]);
             kill(kids[i], SIGKILL);
             waitpid(kids[i], NULL, 0);
-            failures++;
+            check_fails++;
         }
     }
     atomic_store(&stop_flushing, 1);
     pthread_join(th, NULL);
     CHECK_RC(hta_tracer_end(), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_flush(), HTA_TRACER_OK);
-    return failures;
+    return check_fails;
 }
 
 int main(int argc, char **argv)

@@ -65,11 +65,10 @@ def ns(x):
     return round(float(x) * 1000)
 
 
-class TracerReport(unittest.TestCase):
+class TracerReport(testlib.ClassTempDir):
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.dir = os.path.join(cls.tmp.name, "traces")
+    def inputs(cls, tmp):
+        cls.dir = os.path.join(tmp, "traces")
         os.mkdir(cls.dir)
         env = dict(os.environ, HTATRACE_LIB=LIB, PYTHONPATH=os.path.join(ROOT, "python"))
         for r in (0, 1):
@@ -80,10 +79,6 @@ class TracerReport(unittest.TestCase):
             with open(os.path.join(cls.dir, "trace-rank%d.json" % r)) as f:
                 cls.files[r] = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
         cls.rep = hta("report", cls.dir)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def expected(self, r):
         """name -> (count, total ns, self ns, max ns) computed from rank r's file: a scope's parent is the
@@ -187,7 +182,7 @@ class TracerReport(unittest.TestCase):
         self.assertEqual(cp[1][1], 100.0, cp)
 
     def test_merge_then_report(self):
-        out = os.path.join(self.tmp.name, "merged.json")
+        out = os.path.join(self.tmp, "merged.json")
         p = subprocess.run([HTA, "merge", self.dir, "-o", out, "--quiet"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         # the folder's report is the same after the merge
@@ -209,7 +204,7 @@ class TracerReport(unittest.TestCase):
         # merged with --align none (each rank shifted by its clock anchor, one constant), the file loads
         # back as its ranks: the same report as the folder.  exact times (the default), because a shift by a fraction
         # of a microsecond moves HTA's whole-us rounding of a few durations.
-        flat = os.path.join(self.tmp.name, "merged-none.json")
+        flat = os.path.join(self.tmp, "merged-none.json")
         p = subprocess.run([HTA, "merge", self.dir, "-o", flat, "--align", "none", "--quiet"],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)

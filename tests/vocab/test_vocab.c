@@ -5,15 +5,7 @@
 #include <string.h>
 
 #include "hta/vocab.h"
-
-static int fails;
-#define CHECK(c)                                                                 \
-    do {                                                                         \
-        if (!(c)) {                                                              \
-            fprintf(stderr, "test_vocab: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-            fails++;                                                             \
-        }                                                                        \
-    } while (0)
+#include "../check.h"
 
 static int listed(const char *const *l, const char *s) {
     for (; *l; l++)
@@ -97,7 +89,7 @@ int main(void) {
         "void quickreduce::allreduce_prototype_twoshot<half>(half*)", "multimem_all_reduce_kernel",
         "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", NULL};
     for (const char *const *c = comm; *c; c++) {
-        if (!hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: not communication: %s\n", *c), fails++;
+        if (!hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: not communication: %s\n", *c), check_fails++;
         CHECK(hta_kernel_type_of(*c) == HTA_KT_COMMUNICATION);
     }
     static const char *const notcomm[] = {
@@ -105,7 +97,7 @@ int main(void) {
         "void dpsk::ep::cuda::get_dispatch_layout<256>(long const*)", "sm90_xmma_gemm_bf16bf16",
         "void at::native::reduce_kernel<512, 1>(ReduceOp)", "oneshot_gemm", "allreduce_stats_kernel", NULL};
     for (const char *const *c = notcomm; *c; c++) {
-        if (hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: communication: %s\n", *c), fails++;
+        if (hta_is_comm_kernel_name(*c)) fprintf(stderr, "test_vocab: communication: %s\n", *c), check_fails++;
         CHECK(hta_kernel_type_of(*c) != HTA_KT_COMMUNICATION);
     }
     /* HTA's rule knows none of them */
@@ -177,7 +169,7 @@ int main(void) {
     CHECK(!strcmp(INFER("void at::native::kernel<float>", "CUDA functions"), "kernel"));
     CHECK(!strcmp(hta_infer_category("aten::mm", 8, NULL, 0), "cpu_op"));
 #undef INFER
-    if (fails) return 1;
+    if (check_fails) return 1;
     puts("test_vocab: ok");
     return 0;
 }

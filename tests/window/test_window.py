@@ -98,22 +98,17 @@ ANALYSES = [("temporal",), ("idle",), ("kernels",), ("overlap",), ("cpu-ops",), 
             ("ops",), ("launch",)]
 
 
-class StepWindow(unittest.TestCase):
+class StepWindow(testlib.ClassTempDir):
     """A window over one step = a trace holding only that step (generated and real traces)."""
 
     @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        cls.gen = os.path.join(cls.tmp.name, "gen")
+    def inputs(cls, tmp):
+        cls.gen = os.path.join(tmp, "gen")
         subprocess.run([sys.executable, GEN, "--out", cls.gen, "--ranks", "1", "--steps", "4", "--layers", "2",
                         "--quiet"], check=True)
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
     def same_as_cut(self, folder, step, cmds=ANALYSES):
-        cut = os.path.join(self.tmp.name, "cut-%s-%d.json" % (os.path.basename(folder), step))
+        cut = os.path.join(self.tmp, "cut-%s-%d.json" % (os.path.basename(folder), step))
         write_step_only(trace_file(folder), cut, step)
         for cmd in cmds:
             with self.subTest(trace=folder, step=step, cmd=cmd):

@@ -76,6 +76,28 @@ def tables(*args):
     return json.loads(hta(*args, '--format', 'json', '--quiet').stdout)
 
 
+PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
+
+
+def under_asan():
+    """Whether the hta under test is built with AddressSanitizer (make SAN=1)."""
+    return os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
+
+
+def peak_kb(args, whole=False):
+    """hta's own peak memory in KB for args, rank by rank (or the whole load), through tests/scale/peak_rss.c
+    (a child of this Python would inherit its peak); hta must succeed."""
+    env = dict(os.environ, HTA_PER_RANK='0' if whole else '1')
+    # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
+    env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
+    with tempfile.NamedTemporaryFile('r') as f:
+        p = subprocess.run([PEAK_RSS, f.name, HTA] + args, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode:
+            raise AssertionError(f"hta {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+        return int(f.read())
+
+
 def hta_json(*args):
     """`hta ARGS --format json`, which must succeed: (its tables, its stderr)."""
     p = subprocess.run([HTA, *args, '--format', 'json'], capture_output=True, text=True)

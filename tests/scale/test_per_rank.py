@@ -77,23 +77,12 @@ class Memory(unittest.TestCase):
     """Peak memory follows the largest rank, not the number of ranks: 24 ranks on one thread need about
     what 2 ranks need (the whole load holds all 24)."""
 
-    def peak_kb(self, args):
-        """hta's own peak, through tests/scale/peak_rss.c: a child of this Python would inherit its peak."""
-        env = dict(os.environ, HTA_PER_RANK='1')
-        # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
-        env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
-        with tempfile.NamedTemporaryFile('r') as f:
-            p = subprocess.run([os.path.join(os.path.dirname(HTA), 'peak_rss'), f.name, HTA] + args, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self.assertEqual(p.returncode, 0, args)
-            return int(f.read())
-
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
             testlib.gen(tmp, '--ranks', '24', '--target-mb', '1')
-            many = self.peak_kb(['temporal', tmp, '--threads', '1'])
-            two = self.peak_kb(['temporal', tmp, '--threads', '1', '--ranks', '0-1'])
+            many = testlib.peak_kb(['temporal', tmp, '--threads', '1'])
+            two = testlib.peak_kb(['temporal', tmp, '--threads', '1', '--ranks', '0-1'])
             # the model of one 1 MB rank is about 0.35 MB; 24 of them would add 8 MB
             self.assertLess(many, two + 3000, (many, two))
         finally:

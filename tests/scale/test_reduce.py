@@ -21,9 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
 
 from testlib import HTA, ROOT  # noqa: E402
-# the hta under test is built with AddressSanitizer (make SAN=1)
-UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
-PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
+UNDER_ASAN = testlib.under_asan()
+PEAK_RSS = testlib.PEAK_RSS
 
 
 run = testlib.run_hta
@@ -145,25 +144,14 @@ class Memory(unittest.TestCase):
     """Peak memory follows the largest rank, not the number of ranks: 24 ranks on one thread need about
     what 2 ranks need; the whole load holds all 24."""
 
-    def peak_kb(self, args, whole=False):
-        """hta's own peak, through tests/scale/peak_rss.c: a child of this Python would inherit its peak."""
-        env = dict(os.environ, HTA_PER_RANK='0' if whole else '1')
-        # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
-        env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
-        with tempfile.NamedTemporaryFile('r') as f:
-            p = subprocess.run([PEAK_RSS, f.name, HTA] + args, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-            self.assertEqual(p.returncode, 0, args)
-            return int(f.read())
-
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
             testlib.gen(tmp, '--ranks', '24', '--target-mb', '1')
             for cmd in (['kernels'], ['counters']):
-                many = self.peak_kb(cmd + [tmp, '--threads', '1'])
-                two = self.peak_kb(cmd + [tmp, '--threads', '1', '--ranks', '0-1'])
-                whole = self.peak_kb(cmd + [tmp, '--threads', '1'], whole=True)
+                many = testlib.peak_kb(cmd + [tmp, '--threads', '1'])
+                two = testlib.peak_kb(cmd + [tmp, '--threads', '1', '--ranks', '0-1'])
+                whole = testlib.peak_kb(cmd + [tmp, '--threads', '1'], whole=True)
                 # the model of one 1 MB rank is about 0.35 MB: rank by rank, 22 more ranks add next to nothing;
                 # the whole load holds them all: about 9 MB more, at least ten times what rank by rank adds
                 # (under ASan, whose allocator keeps small models in pages it has already touched and pads

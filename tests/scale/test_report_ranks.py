@@ -19,7 +19,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
 from testlib import HTA, ROOT  # noqa: E402
-PEAK_RSS = os.path.join(os.path.dirname(HTA), 'peak_rss')
+PEAK_RSS = testlib.PEAK_RSS
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reduced  # noqa: E402
 
@@ -107,8 +107,7 @@ class Report(testlib.ClassTempDir):
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith('.')], [])  # no temp file
 
 
-# the hta under test is built with AddressSanitizer (make SAN=1)
-UNDER_ASAN = os.path.exists(HTA) and b"libasan" in subprocess.run(["ldd", HTA], capture_output=True).stdout
+UNDER_ASAN = testlib.under_asan()
 
 
 @unittest.skipUnless(os.path.exists(PEAK_RSS), 'build/peak_rss not built (make builds it)')
@@ -118,22 +117,13 @@ class Memory(unittest.TestCase):
     a fraction of what the whole load grows by (every rank's model and views, about 0.75 MB a rank of
     2 MB)."""
 
-    def peak_kb(self, args, whole=False):
-        with tempfile.NamedTemporaryFile() as f:
-            env = dict(os.environ, HTA_PER_RANK='0' if whole else '1')
-            # under SAN=1, ASan's quarantine would keep every freed rank model: measure what is alive
-            env['ASAN_OPTIONS'] = (env.get('ASAN_OPTIONS', '') + ':quarantine_size_mb=0').lstrip(':')
-            p = subprocess.run([PEAK_RSS, f.name, HTA] + args, env=env, capture_output=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            return int(open(f.name).read())
-
     def test_flat(self):
         tmp = tempfile.mkdtemp()
         try:
             src = testlib.gen(os.path.join(tmp, 'r24'), '--ranks', '24', '--target-mb', '1', '--straggler', '5')
             args = ['report', src, '--threads', '1']
-            grow = self.peak_kb(args) - self.peak_kb(args + ['--ranks', '0-1'])
-            grow_whole = self.peak_kb(args, True) - self.peak_kb(args + ['--ranks', '0-1'], True)
+            grow = testlib.peak_kb(args) - testlib.peak_kb(args + ['--ranks', '0-1'])
+            grow_whole = testlib.peak_kb(args, True) - testlib.peak_kb(args + ['--ranks', '0-1'], True)
             # measured: 4.4-4.7 MB against 16.9-17.3 MB (2 MB ranks; with 1 MB ranks 3.8-4.1 against 11.9-12.1,
             # too near a third to hold on every run: the two-rank baseline alone varies by 250 KB).  ASan pads
             # every small allocation (the parts, the labels) and keeps the models' pages it has touched,

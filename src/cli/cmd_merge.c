@@ -204,6 +204,19 @@ static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan 
     return write_merged(c, m, &plan);
 }
 
+/* The place of v among the words of one_of ("none, barrier, collective"), or -1 after saying on stderr that
+ * --opt takes none of them. */
+static int choice(const char *opt, const char *v, const char *one_of) {
+    int i = 0;
+    for (const char *w = one_of; *w; i++) {
+        size_t n = strcspn(w, ",");
+        if (strlen(v) == n && !strncmp(w, v, n)) return i;
+        for (w += n; *w == ',' || *w == ' '; w++) {}
+    }
+    fprintf(stderr, "hta merge: unknown --%s '%s' (%s)\n", opt, v, one_of);
+    return -1;
+}
+
 static int cmd_merge(int argc, char **argv) {
     const char *out = NULL, *align = "none", *barrier = NULL, *edge = "begin", *drift = "auto";
     const cli_opt opts[] = {
@@ -240,26 +253,15 @@ static int cmd_merge(int argc, char **argv) {
         fprintf(stderr, "hta merge: -o OUT is required\nTry 'hta merge --help'.\n");
         return EXIT_USAGE;
     }
-    if (!strcmp(align, "none")) mo.method = HTA_ALIGN_NONE;
-    else if (!strcmp(align, "barrier")) mo.method = HTA_ALIGN_BARRIER;
-    else if (!strcmp(align, "collective")) mo.method = HTA_ALIGN_COLLECTIVE;
-    else {
-        fprintf(stderr, "hta merge: unknown --align '%s' (none, barrier, collective)\n", align);
+    static const hta_align_method methods[] = {HTA_ALIGN_NONE, HTA_ALIGN_BARRIER, HTA_ALIGN_COLLECTIVE};
+    static const hta_drift_mode drifts[] = {HTA_DRIFT_AUTO, HTA_DRIFT_ON, HTA_DRIFT_OFF};
+    int ai, ei, di;
+    if ((ai = choice("align", align, "none, barrier, collective")) < 0 ||
+        (ei = choice("barrier-edge", edge, "begin, end")) < 0 || (di = choice("drift", drift, "auto, on, off")) < 0)
         return EXIT_USAGE;
-    }
-    if (!strcmp(edge, "begin")) mo.barrier_end = 0;
-    else if (!strcmp(edge, "end")) mo.barrier_end = 1;
-    else {
-        fprintf(stderr, "hta merge: unknown --barrier-edge '%s' (begin, end)\n", edge);
-        return EXIT_USAGE;
-    }
-    if (!strcmp(drift, "auto")) mo.drift = HTA_DRIFT_AUTO;
-    else if (!strcmp(drift, "on")) mo.drift = HTA_DRIFT_ON;
-    else if (!strcmp(drift, "off")) mo.drift = HTA_DRIFT_OFF;
-    else {
-        fprintf(stderr, "hta merge: unknown --drift '%s' (auto, on, off)\n", drift);
-        return EXIT_USAGE;
-    }
+    mo.method = methods[ai];
+    mo.barrier_end = ei; /* end: 1 */
+    mo.drift = drifts[di];
     mo.barrier = barrier;
 
     merge_run m = {mo, out, now_s(), NULL, 0};

@@ -9,6 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Insertion sort of idx[lo, hi) by key[idx[.]], equal keys kept in order: the short ranges of both sorts
+ * (key a double or an int64 array). */
+#define INSERTION_SORT(idx, lo, hi, key)                                                                    \
+    for (size_t k_ = (lo) + 1; k_ < (hi); k_++) {                                                           \
+        uint32_t x_ = (idx)[k_];                                                                            \
+        size_t m_ = k_;                                                                                     \
+        while (m_ > (lo) && (key)[x_] < (key)[(idx)[m_ - 1]]) {                                             \
+            (idx)[m_] = (idx)[m_ - 1];                                                                      \
+            m_--;                                                                                           \
+        }                                                                                                   \
+        (idx)[m_] = x_;                                                                                     \
+    }
+
 /* Sift tmp down from position i of the 1-based heap a[1..N]. */
 static void np_sift(const double *v, uint32_t *a, size_t i, size_t N, uint32_t tmp) {
     for (size_t j = i << 1; j <= N;) {
@@ -77,15 +90,8 @@ void hta_argsort_numpy(const double *v, size_t n, uint32_t *t) {
                     lo = i + 1;
                 }
             }
-            for (long k = lo + 1; k <= hi; k++) {
-                uint32_t xv = t[k];
-                long m = k;
-                while (m > lo && v[xv] < v[t[m - 1]]) {
-                    t[m] = t[m - 1];
-                    m--;
-                }
-                t[m] = xv;
-            }
+            /* hi >= lo - 1 here: the range [lo, hi] may be empty */
+            INSERTION_SORT(t, (size_t)lo, (size_t)(hi + 1), v);
         }
         if (!sp) return;
         sp--;
@@ -124,15 +130,7 @@ hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, 
     const size_t RUN = 16;
     for (size_t lo = 0; lo < n; lo += RUN) {
         size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t k = lo + 1; k < hi; k++) {
-            uint32_t x = idx[k];
-            size_t m = k;
-            while (m > lo && key[x] < key[idx[m - 1]]) {
-                idx[m] = idx[m - 1];
-                m--;
-            }
-            idx[m] = x;
-        }
+        INSERTION_SORT(idx, lo, hi, key);
     }
     uint32_t *a = idx, *b = tmp;
     for (size_t w = RUN; w < n; w *= 2) {

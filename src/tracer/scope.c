@@ -190,29 +190,10 @@ static inline uint64_t *begin_reserve(htat_thread *t, htat_frame *f, size_t word
 
 /* ---- begin ---- */
 
-int hta_tracer_begin(const char *name)
+/* A scope with its args (name and args checked); inlined into hta_tracer_begin with none, where the args'
+ * code folds away. */
+static inline int begin_scope(const char *name, const hta_tracer_arg *args, int nargs)
 {
-    if (HTAT_UNLIKELY(!name))
-        return HTA_TRACER_EINVAL;
-    htat_thread *t;
-    htat_frame *f;
-    int rc = frame_open(&t, &f);
-    if (HTAT_UNLIKELY(rc != HTA_TRACER_OK))
-        return rc;
-    uint64_t *p = begin_reserve(t, f, 3);
-    if (HTAT_UNLIKELY(!p))
-        return HTA_TRACER_OK;
-    p[0] = HTAT_HDR(HTAT_REC_BEGIN, 0, 0, 3);
-    p[1] = (uint64_t)(uintptr_t)name;
-    p[2] = htat_now_raw();
-    htat_commit(t, p + 3);
-    return HTA_TRACER_OK;
-}
-
-int hta_tracer_begin_args(const char *name, const hta_tracer_arg *args, int nargs)
-{
-    if (HTAT_UNLIKELY(!name || !args_valid(args, nargs)))
-        return HTA_TRACER_EINVAL;
     htat_thread *t;
     htat_frame *f;
     int rc = frame_open(&t, &f);
@@ -228,6 +209,20 @@ int hta_tracer_begin_args(const char *name, const hta_tracer_arg *args, int narg
     p[2] = htat_now_raw();
     htat_commit(t, q);
     return HTA_TRACER_OK;
+}
+
+int hta_tracer_begin(const char *name)
+{
+    if (HTAT_UNLIKELY(!name))
+        return HTA_TRACER_EINVAL;
+    return begin_scope(name, NULL, 0);
+}
+
+int hta_tracer_begin_args(const char *name, const hta_tracer_arg *args, int nargs)
+{
+    if (HTAT_UNLIKELY(!name || !args_valid(args, nargs)))
+        return HTA_TRACER_EINVAL;
+    return begin_scope(name, args, nargs);
 }
 
 int hta_tracer_begin_desc(const hta_tracer_scope_desc *d)

@@ -42,11 +42,11 @@ class ClassTempDir(unittest.TestCase):
         pass
 
 
-def gen(out, *args):
-    """A job generated into folder out by tools/gen_kineto_trace.py with args (0.3 MB a rank unless they say
-    --target-mb); returns out."""
-    if '--target-mb' not in args:
-        args = ('--target-mb', '0.3') + args
+def gen(out, *args, target_mb='0.3'):
+    """A job generated into folder out by tools/gen_kineto_trace.py with args (target_mb MB a rank unless they
+    say --target-mb; None: the generator's own size); returns out."""
+    if '--target-mb' not in args and target_mb is not None:
+        args = ('--target-mb', target_mb) + args
     subprocess.run([sys.executable, GEN, '--out', out, '--quiet', *args], check=True)
     return out
 

@@ -1,27 +1,19 @@
 #!/usr/bin/env python3
 """hta report: the figures it quotes equal the analyses it summarises, and its findings follow from them."""
-import json
 import os
 import re
-import subprocess
+import sys
 import tempfile
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
-GEN = os.path.join(ROOT, "tools", "gen_kineto_trace.py")
 SAMPLE = os.path.join(ROOT, "tests", "data", "hta", "trace_filter")
 
 
-def tables(*args):
-    p = subprocess.run([HTA, *args, "--format", "json"], capture_output=True, text=True)
-    if p.returncode:
-        raise AssertionError(p.stderr)
-    return json.loads(p.stdout), p.stderr
-
-
-def rows(t):
-    return [dict(zip(t["columns"], r)) for r in t["data"]]
+tables = testlib.hta_json
+rows = testlib.rows
 
 
 class Report(unittest.TestCase):
@@ -120,9 +112,7 @@ class Report(unittest.TestCase):
 
     def test_straggler_is_named(self):
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", GEN, "--out", d,
-                            "--ranks", "4", "--layers", "2", "--steps", "3", "--straggler", "2", "--quiet"],
-                           check=True)
+            testlib.gen(d, "--ranks", "4", "--layers", "2", "--steps", "3", "--straggler", "2", target_mb=None)
             rep, _ = tables("report", d)
             s = [x for x in rows(rep["observations"]) if x["area"] == "straggler"]
             self.assertEqual([x["rank"] for x in s], [2])
@@ -130,9 +120,7 @@ class Report(unittest.TestCase):
 
     def test_many_ranks_are_summarised(self):
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", GEN, "--out", d,
-                            "--ranks", "12", "--layers", "4", "--steps", "4", "--straggler", "9", "--quiet"],
-                           check=True)
+            testlib.gen(d, "--ranks", "12", "--layers", "4", "--steps", "4", "--straggler", "9", target_mb=None)
             rep, _ = tables("report", d)
             self.assertEqual(len(rows(rep["ranks"])), 12)
             f = rows(rep["observations"])
@@ -157,9 +145,7 @@ class Report(unittest.TestCase):
         # 3 layers, 3 steps, no slow rank: every rank starts its collectives at the same normalized time,
         # so the data cannot tell which rank straggles
         with tempfile.TemporaryDirectory() as d:
-            subprocess.run(["python3", GEN, "--out", d,
-                            "--ranks", "16", "--layers", "3", "--steps", "3", "--quiet"],
-                           check=True)
+            testlib.gen(d, "--ranks", "16", "--layers", "3", "--steps", "3", target_mb=None)
             st, _ = tables("stragglers", d, "--candidates", "16")
             starts = [r["mean_normalized_start"] for r in rows(st["potential_stragglers"])]
             self.assertLess(max(starts) - min(starts), 0.001)

@@ -23,7 +23,7 @@ $(FUZZ_BUILD)/libhta-fuzz.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_graph.h $(FUZZ_BUILD)/libhta-fuzz.a
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_graph.h tests/fuzz/fuzz_input.h $(FUZZ_BUILD)/libhta-fuzz.a
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_BUILD)/libhta-fuzz.a $(LDLIBS)
 
 fuzz: $(FUZZ_BINS)

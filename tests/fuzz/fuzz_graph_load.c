@@ -10,6 +10,7 @@
 #include "hta/cpath.h"
 #include "hta/trace.h"
 #include "trace/json_lex.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -30,10 +31,7 @@ static void check(const hta_cp_graph *g) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[64];
     if (!path[0]) snprintf(path, sizeof path, "/tmp/hta-fuzz-%d.cpg", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    if (fuzz_to_file(path, data, size)) return 0;
     hta_cp_graph *g = NULL;
     hta_error err = {0};
     if (hta_cpath_load(path, &g, &err) != HTA_OK) {

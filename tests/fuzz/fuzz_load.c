@@ -10,16 +10,14 @@
 #include "hta/context.h"
 #include "hta/report.h"
 #include "hta/sim.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[64];
     if (!path[0]) snprintf(path, sizeof path, "/tmp/hta-fuzz-%d.json", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    if (fuzz_to_file(path, data, size)) return 0;
     hta_ctx_opts o = {0};
     o.threads = 1;
     o.hta_compat = size & 1; /* both time origins and filter rules */

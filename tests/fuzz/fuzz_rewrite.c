@@ -15,6 +15,7 @@
 #include "hta/cpath.h"
 #include "hta/sim.h"
 #include "hta/merge.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,10 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mkdir(dir, 0700);
         snprintf(in, sizeof in, "%s/in.json", dir);
     }
-    FILE *f = fopen(in, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    if (fuzz_to_file(in, data, size)) return 0;
     hta_ctx_opts o = {0};
     o.threads = 1;
     hta_ctx *ctx = NULL;

@@ -7,10 +7,12 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
-import tempfile
 import unittest
 import zipfile
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
@@ -33,13 +35,7 @@ def tiny(path):
         json.dump({"traceEvents": ev, "distributedInfo": {"rank": 0}}, f)
 
 
-class NotTraces(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="hta-nt-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+class NotTraces(testlib.TempDirTest):
     def sub(self, name):
         d = os.path.join(self.dir, name)
         os.mkdir(d)

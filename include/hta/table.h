@@ -183,6 +183,13 @@ hta_table *hta_result_find(const hta_result *r, const char *name);
  * table or it was built from another declaration. */
 hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const hta_table **out,
                             hta_error *err);
+/* 1 when t has the columns d declares (names and types, in order): the check for a table that arrives
+ * without its declaration (another process's, under hta-mpi, or a part's). */
+int hta_table_is(const hta_table *t, const hta_table_def *d);
+/* The table of r named d->name with d's columns (hta_table_is), left in r: HTA_EINVAL "<what>: table `NAME`
+ * missing or not as declared" otherwise. */
+hta_status hta_result_find_as(const hta_result *r, const hta_table_def *d, const char *what, const hta_table **out,
+                              hta_error *err);
 
 /* Appends src to dst: the rows of each of src's tables after those of dst's table of that name (same
  * columns, else HTA_EINVAL), a table dst lacks added at the end, each note once.  What src's tables gave

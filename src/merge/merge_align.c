@@ -774,13 +774,7 @@ hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *
 /* The summary table of declaration d, checked column by column: summaries may come from another process
  * (hta-mpi), where the table arrives without its declaration. */
 static hta_status sum_table(const hta_result *sum, const hta_table_def *d, const hta_table **out, hta_error *err) {
-    const hta_table *t = hta_result_find(sum, d->name);
-    int ok = t && t->ncols == d->ncols;
-    for (size_t c = 0; ok && c < d->ncols; c++)
-        ok = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
-    if (!ok) return hta_fail(err, HTA_EINVAL, "merge summaries: table `%s` missing or not as declared", d->name);
-    *out = t;
-    return HTA_OK;
+    return hta_result_find_as(sum, d, "merge summaries", out, err);
 }
 
 #define I64(t, c, r) ((t)->cols[c].v.i[r])

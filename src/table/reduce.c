@@ -14,10 +14,7 @@ hta_status hta_result_take(hta_result *r, const hta_table_def *d, hta_table **ou
     while (i < r->n && strcmp(r->tables[i]->name, d->name)) i++;
     if (i == r->n) return hta_fail(err, HTA_EINVAL, "the parts have no table `%s`", d->name);
     hta_table *t = r->tables[i];
-    int same = t->ncols == d->ncols;
-    for (size_t c = 0; same && c < d->ncols; c++)
-        same = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
-    if (!same) return hta_fail(err, HTA_EINVAL, "table `%s` of the parts is not the one declared", d->name);
+    if (!hta_table_is(t, d)) return hta_fail(err, HTA_EINVAL, "table `%s` of the parts is not the one declared", d->name);
     memmove(r->tables + i, r->tables + i + 1, (r->n - i - 1) * sizeof *r->tables);
     r->n--;
     t->def = d;

@@ -251,6 +251,22 @@ hta_table *hta_result_find(const hta_result *r, const char *name) {
     return NULL;
 }
 
+int hta_table_is(const hta_table *t, const hta_table_def *d) {
+    int same = t->ncols == d->ncols;
+    for (size_t c = 0; same && c < d->ncols; c++)
+        same = t->cols[c].type == d->cols[c].type && !strcmp(t->cols[c].name, d->cols[c].name);
+    return same;
+}
+
+hta_status hta_result_find_as(const hta_result *r, const hta_table_def *d, const char *what, const hta_table **out,
+                              hta_error *err) {
+    const hta_table *t = hta_result_find(r, d->name);
+    if (!t || !hta_table_is(t, d))
+        return hta_fail(err, HTA_EINVAL, "%s: table `%s` missing or not as declared", what, d->name);
+    *out = t;
+    return HTA_OK;
+}
+
 hta_status hta_result_table(const hta_result *r, const hta_table_def *d, const hta_table **out,
                             hta_error *err) {
     const hta_table *t = hta_result_find(r, d->name);

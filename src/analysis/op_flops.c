@@ -37,9 +37,10 @@ const char *op_skip_ws(const char *p) {
     return p;
 }
 
-/* Parses a JSON array of dim lists ("[[1, 5185, 1024], [], [[2], [3]]]") into dims (which = 0) or
- * strides (which = 1).  A nested list or a number list longer than MAXD is nd = -1. */
-static int parse_dims(const char *p, call *c, int which) {
+/* Walks a JSON array with one element per arg ("[e0, e1, ...]"): elem parses the k-th into c->a[k] and
+ * returns the text after it (NULL: not ours); c->n grows to the args seen. */
+typedef const char *(*elem_fn)(const char *p, targ *t, int which);
+static int parse_args(const char *p, call *c, int which, elem_fn elem) {
     p = op_skip_ws(p);
     if (*p != '[') return -1;
     p++;
@@ -47,33 +48,7 @@ static int parse_dims(const char *p, call *c, int which) {
     for (;;) {
         p = op_skip_ws(p);
         if (*p == ']') break;
-        if (k >= MAXARGS) return -1;
-        targ *t = &c->a[k];
-        int *nd = which ? &t->nst : &t->nd;
-        int64_t *v = which ? t->st : t->d;
-        if (*p != '[') { /* a bare value where a list belongs: not ours */
-            *nd = -1;
-            while (*p && *p != ',' && *p != ']') p++;
-        } else {
-            p++;
-            int n = 0, ok = 1, depth = 1;
-            while (*p && depth) {
-                p = op_skip_ws(p);
-                if (*p == '[') depth++, ok = 0, p++;
-                else if (*p == ']') depth--, p++;
-                else if (*p == ',') p++;
-                else if (*p == '-' || (*p >= '0' && *p <= '9')) {
-                    char *e;
-                    long long x = strtoll(p, &e, 10);
-                    if (e == p) return -1;
-                    if (depth == 1 && n < MAXD) v[n] = x;
-                    if (depth == 1) n++;
-                    p = e;
-                    while (*p && *p != ',' && *p != ']' && *p != '[') p++; /* a fraction or exponent */
-                } else return -1;
-            }
-            *nd = ok && n <= MAXD ? n : -1;
-        }
+        if (k >= MAXARGS || !(p = elem(p, &c->a[k], which))) return -1;
         k++;
         if (k > c->n) c->n = k;
         p = op_skip_ws(p);
@@ -83,30 +58,47 @@ static int parse_dims(const char *p, call *c, int which) {
     return 0;
 }
 
-/* Parses a JSON array of strings into the args' type (which = 0) or concrete text (which = 1), as
- * spans of the interned text (no escapes in what Kineto writes there; one with escapes keeps them). */
-static int parse_strs(const char *p, call *c, int which) {
-    p = op_skip_ws(p);
-    if (*p != '[') return -1;
-    p++;
-    int k = 0;
-    for (;;) {
-        p = op_skip_ws(p);
-        if (*p == ']') break;
-        if (k >= MAXARGS || *p != '"') return -1;
-        const char *s = ++p;
-        while (*p && *p != '"') p += *p == '\\' && p[1] ? 2 : 1;
-        if (!*p) return -1;
-        if (which) c->a[k].conc = s, c->a[k].conc_len = (size_t)(p - s);
-        else c->a[k].type = s, c->a[k].type_len = (size_t)(p - s);
-        p++;
-        k++;
-        if (k > c->n) c->n = k;
-        p = op_skip_ws(p);
-        if (*p == ',') p++;
-        else if (*p != ']') return -1;
+/* One dim list of an array of them ("[[1, 5185, 1024], [], [[2], [3]]]") into dims (which = 0) or strides
+ * (which = 1).  A nested list or a number list longer than MAXD is nd = -1. */
+static const char *dims_elem(const char *p, targ *t, int which) {
+    int *nd = which ? &t->nst : &t->nd;
+    int64_t *v = which ? t->st : t->d;
+    if (*p != '[') { /* a bare value where a list belongs: not ours */
+        *nd = -1;
+        while (*p && *p != ',' && *p != ']') p++;
+        return p;
     }
-    return 0;
+    p++;
+    int n = 0, ok = 1, depth = 1;
+    while (*p && depth) {
+        p = op_skip_ws(p);
+        if (*p == '[') depth++, ok = 0, p++;
+        else if (*p == ']') depth--, p++;
+        else if (*p == ',') p++;
+        else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            char *e;
+            long long x = strtoll(p, &e, 10);
+            if (e == p) return NULL;
+            if (depth == 1 && n < MAXD) v[n] = x;
+            if (depth == 1) n++;
+            p = e;
+            while (*p && *p != ',' && *p != ']' && *p != '[') p++; /* a fraction or exponent */
+        } else return NULL;
+    }
+    *nd = ok && n <= MAXD ? n : -1;
+    return p;
+}
+
+/* One string of an array of them into the arg's type (which = 0) or concrete text (which = 1), as a span
+ * of the interned text (no escapes in what Kineto writes there; one with escapes keeps them). */
+static const char *strs_elem(const char *p, targ *t, int which) {
+    if (*p != '"') return NULL;
+    const char *s = ++p;
+    while (*p && *p != '"') p += *p == '\\' && p[1] ? 2 : 1;
+    if (!*p) return NULL;
+    if (which) t->conc = s, t->conc_len = (size_t)(p - s);
+    else t->type = s, t->type_len = (size_t)(p - s);
+    return p + 1;
 }
 
 /* ---- dtypes ---- */
@@ -840,8 +832,8 @@ void op_flops(hta_op_formula k, int arg, const char *dims, const char *types, co
     f->pdt = HTA_PDT_NONE;
     memset(&c, 0, sizeof c);
     for (int i = 0; i < MAXARGS; i++) c.a[i].nd = -1, c.a[i].nst = -1;
-    if (parse_dims(dims, &c, 0) || (types && parse_strs(types, &c, 0)) || (strides && parse_dims(strides, &c, 1)) ||
-        (concrete && parse_strs(concrete, &c, 1))) {
+    if (parse_args(dims, &c, 0, dims_elem) || (types && parse_args(types, &c, 0, strs_elem)) ||
+        (strides && parse_args(strides, &c, 1, dims_elem)) || (concrete && parse_args(concrete, &c, 1, strs_elem))) {
         fail(f, "shapes not understood");
         return;
     }
@@ -857,7 +849,7 @@ int op_largest_tensor(const char *dims, const char *types, int64_t *elems, int *
     call c;
     memset(&c, 0, sizeof c);
     for (int i = 0; i < MAXARGS; i++) c.a[i].nd = -1, c.a[i].nst = -1;
-    if (!dims || !types || parse_dims(dims, &c, 0) || parse_strs(types, &c, 0)) return 0;
+    if (!dims || !types || parse_args(dims, &c, 0, dims_elem) || parse_args(types, &c, 0, strs_elem)) return 0;
     int best = -1;
     int64_t bestn = -1;
     for (int i = 0; i < c.n; i++) {

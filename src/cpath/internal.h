@@ -50,6 +50,15 @@ hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
 hta_status cp_summary_of(const char *const *names, const __int128 *sums, size_t n, const hta_table_def *d,
                          hta_result *out, hta_error *err);
 
+/* hta_cpath_report and hta_cpath_summary with w per path step (w[i]: the time of p->edge[i], p->n - 1 entries)
+ * instead of per edge id: a path's room, not the graph's. */
+hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                           const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
+                           hta_error *err);
+hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                            const char *const *data_load, size_t ndata_load, const hta_table_def *d,
+                            hta_result *out, hta_error *err);
+
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 

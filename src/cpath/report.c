@@ -134,14 +134,20 @@ oom:
     return HTA_ENOMEM;
 }
 
-static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+/* The time of path step i: w per step (by_step: w[i], sim_answer's clipped times, a path's size rather than the
+ * graph's), per edge id (w[p->edge[i]]), or the edge's own weight (w NULL). */
+static inline int64_t step_w(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step, size_t i) {
+    return !w ? g->edge[p->edge[i]].w : by_step ? w[i] : w[p->edge[i]];
+}
+
+static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
                                 hta_cp_bb *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     __int128 total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
-        int64_t ew = w ? w[p->edge[i]] : e->w;
+        int64_t ew = step_w(g, p, w, by_step, i);
         const char *b = hta_cpath_bb(bm, e);
         size_t j = 0;
         while (j < nc && strcmp(c[j].name, b)) j++;
@@ -188,13 +194,13 @@ static void top_rows(brow *rows, size_t n, size_t top) {
     qsort(rows, top, sizeof *rows, cmp_brow);
 }
 
-static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, hta_cp_bb *bm,
-                                  size_t top, hta_result *out) {
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+                                  hta_cp_bb *bm, size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
     hta_table *t = hta_table_from_def(&HTA_CP_BREAKDOWN_TABLE);
     if (!rows || !t) goto oom;
-    for (size_t i = 0; i < ne; i++) rows[i] = (brow){w ? w[p->edge[i]] : g->edge[p->edge[i]].w, (uint32_t)i};
+    for (size_t i = 0; i < ne; i++) rows[i] = (brow){step_w(g, p, w, by_step, i), (uint32_t)i};
     size_t nrow = ne;
     if (top && top < ne) {
         top_rows(rows, ne, top);
@@ -245,7 +251,8 @@ static int stat_row(hta_table *t, const char *name, double v) {
     return 0;
 }
 
-static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, hta_result *out) {
+static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+                              hta_result *out) {
     hta_table *t = hta_table_from_def(&HTA_CP_STATS_TABLE);
     if (!t) return HTA_ENOMEM;
     size_t bytype[HTA_CP_NTYPES] = {0}, pbytype[HTA_CP_NTYPES] = {0};
@@ -257,7 +264,7 @@ static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const
     int64_t weight = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         pbytype[g->edge[p->edge[i]].type]++;
-        weight += w ? w[p->edge[i]] : g->edge[p->edge[i]].w;
+        weight += step_w(g, p, w, by_step, i);
     }
     /* distinct events on the path */
     unsigned char *seen = calloc(g->nev ? g->nev : 1, 1);
@@ -293,26 +300,51 @@ oom:
     return HTA_ENOMEM;
 }
 
-hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
-                            const char *const *data_load, size_t ndata_load, size_t top,
-                            hta_result *out, hta_error *err) {
+static hta_status report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+                         const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
+                         hta_error *err) {
     hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
     if (!bm) return hta_oom(err);
-    int bad = summary_table(g, p, w, bm, &HTA_CP_SUMMARY_TABLE, out) ||
-              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, bm, top, out)) || stats_table(g, p, w, out);
+    int bad = summary_table(g, p, w, by_step, bm, &HTA_CP_SUMMARY_TABLE, out) ||
+              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, by_step, bm, top, out)) ||
+              stats_table(g, p, w, by_step, out);
     hta_cpath_bb_free(bm);
     if (bad) return hta_oom(err);
     return HTA_OK;
 }
 
+static hta_status summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+                          const char *const *data_load, size_t ndata_load, const hta_table_def *d, hta_result *out,
+                          hta_error *err) {
+    hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
+    if (!bm) return hta_oom(err);
+    int bad = summary_table(g, p, w, by_step, bm, d, out) != HTA_OK;
+    hta_cpath_bb_free(bm);
+    return bad ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                            const char *const *data_load, size_t ndata_load, size_t top,
+                            hta_result *out, hta_error *err) {
+    return report(g, p, w, 0, data_load, ndata_load, top, out, err);
+}
+
+hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                           const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
+                           hta_error *err) {
+    return report(g, p, w, 1, data_load, ndata_load, top, out, err);
+}
+
 hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                              const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                              hta_result *out, hta_error *err) {
-    hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
-    if (!bm) return hta_oom(err);
-    int bad = summary_table(g, p, w, bm, d, out) != HTA_OK;
-    hta_cpath_bb_free(bm);
-    return bad ? hta_oom(err) : HTA_OK;
+    return summary(g, p, w, 0, data_load, ndata_load, d, out, err);
+}
+
+hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+                            const char *const *data_load, size_t ndata_load, const hta_table_def *d,
+                            hta_result *out, hta_error *err) {
+    return summary(g, p, w, 1, data_load, ndata_load, d, out, err);
 }
 
 hta_status hta_cpath_whatif_table(int64_t base, int64_t sim, size_t changed, size_t nodes, hta_result *out,

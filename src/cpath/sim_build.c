@@ -53,6 +53,8 @@ typedef struct sb {
     uint32_t *cn;          /* CPU tracks' chain nodes in chain order: track k's are cn[cnoff[k] .. cnoff[k + 1]) */
     uint32_t *cnoff;
     size_t ncn;
+    struct corr_row *rec;  /* the cudaEventRecord calls by correlation (read before the rows' times go) */
+    size_t nrec;
 } sb;
 
 /* Node v's time in absolute ns (the graph's nodes hold it relative to the origin: one copy of the times). */
@@ -411,7 +413,7 @@ static int32_t last_unlaunched_by(const sb *b, size_t k, int64_t t) {
 
 typedef struct corr_row {
     int64_t corr;
-    int32_t row;
+    int64_t ts; /* the record call's start (absolute ns): kept here, the rows' times go before waits() */
 } corr_row;
 
 static int cmp_corr_row(const void *a, const void *c) {
@@ -423,7 +425,7 @@ static int cmp_corr_row(const void *a, const void *c) {
 static int64_t record_ts(const sb *b, const corr_row *rec, size_t nrec, int64_t corr) {
     corr_row key = {corr, 0};
     const corr_row *f = bsearch(&key, rec, nrec, sizeof *rec, cmp_corr_row);
-    return f ? b->r->ts[f->row] : INT64_MIN;
+    return f ? f->ts : INT64_MIN;
 }
 
 typedef struct wait_src {
@@ -445,7 +447,7 @@ static hta_status unsaid_stream_waits(sb *b, size_t ntracks) {
         if (!(hta_sym_api(t, r->name[row]) & HTA_API_STREAM_WAIT)) continue;
         if (q >= 0 && b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC)
             continue; /* its record says (waits(), above) */
-        int64_t at = r->ts[row];
+        int64_t at = ev_start(b, c);
         long to = -1;
         int32_t y = -1;
         for (size_t k = 0; k < ntracks; k++) {
@@ -465,20 +467,29 @@ static hta_status unsaid_stream_waits(sb *b, size_t ntracks) {
     return HTA_OK;
 }
 
+/* b->rec: the cudaEventRecord calls' correlations and start times, sorted by correlation (cross-stream and
+ * event syncs name the record they wait for by its correlation).  Read while the rows' times are there. */
+static hta_status records(sb *b) {
+    const hta_rank *r = b->r;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += (hta_sym_api(b->t, r->name[i]) & HTA_API_EVENT_RECORD) && r->correlation[i] >= 0;
+    if (!(b->rec = malloc((n ? n : 1) * sizeof *b->rec))) return hta_oom(b->err);
+    for (size_t i = 0; i < r->n; i++)
+        if ((hta_sym_api(b->t, r->name[i]) & HTA_API_EVENT_RECORD) && r->correlation[i] >= 0)
+            b->rec[b->nrec++] = (corr_row){r->correlation[i], r->ts[i]};
+    if (b->nrec > 1) qsort(b->rec, b->nrec, sizeof *b->rec, cmp_corr_row);
+    return HTA_OK;
+}
+
 static hta_status waits(sb *b, size_t ntracks) {
     const hta_rank *r = b->r;
     const hta_trace *t = b->t;
-    corr_row *rec = NULL;
+    const corr_row *rec = b->rec;
     wait_src *ws = NULL;
-    size_t nrec = 0, nws = 0, cws = 0;
+    size_t nrec = b->nrec, nws = 0, cws = 0;
     samples own = {0}, ret = {0};
     hta_status st = HTA_ENOMEM;
-    rec = malloc((r->n ? r->n : 1) * sizeof *rec);
-    if (!rec) goto done;
-    for (size_t i = 0; i < r->n; i++)
-        if ((hta_sym_api(t, r->name[i]) & HTA_API_EVENT_RECORD) && r->correlation[i] >= 0)
-            rec[nrec++] = (corr_row){r->correlation[i], (int32_t)i};
-    if (nrec > 1) qsort(rec, nrec, sizeof *rec, cmp_corr_row);
 #define PUSH(c, s)                                                                                           \
     do {                                                                                                     \
         if (nws == cws) {                                                                                    \
@@ -573,7 +584,7 @@ static hta_status waits(sb *b, size_t ntracks) {
         long from = s >= 0 ? gpu_track(b, ntracks, pid, s) : -1;
         long to = gpu_track(b, ntracks, pid, hta_row_stream(r, q));
         if (from < 0 || to < 0 || rts == INT64_MIN || from == to) continue;
-        int32_t x = last_launched(b, (size_t)from, rts), y = first_launched(b, (size_t)to, r->ts[call]);
+        int32_t x = last_launched(b, (size_t)from, rts), y = first_launched(b, (size_t)to, ev_start(b, (uint32_t)b->ev_of_row[call]));
         if (x < 0 || y < 0) continue;
         if ((st = add(b, 2 * (uint32_t)x + 1, 2 * (uint32_t)y, HTA_CP_SYNC, -1, SIM_DEFAULT_GAP_NS))) goto done;
     }
@@ -581,7 +592,6 @@ static hta_status waits(sb *b, size_t ntracks) {
 #undef PUSH
     st = HTA_OK;
 done:
-    free(rec);
     free(ws);
     free(own.v);
     free(ret.v);
@@ -992,12 +1002,18 @@ static hta_status build(sb *b) {
         b->s->ev_step[x] = r->iteration[i] >= 0 ? r->iteration[i] : -1;
     }
     b->nnode = 2 * m;
+    /* what the rows' times and correlations give: each GPU event's launch, the event records' times */
+    for (uint32_t x = 0; x < m; x++) {
+        int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
+        b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : nt(b, 2 * x);
+    }
+    if ((st = records(b))) goto done;
     /* The events hold what the graph keeps of their rows: what the edges still read goes on (launches,
      * syncs, tracks, collectives' args), the rest of the model goes now, before the edges take their room */
     if (b->release)
         hta_ctx_release_rows(b->ctx, b->k,
-                             HTA_COL_TS | HTA_COL_CORRELATION | HTA_COL_NAME | HTA_COL_THREAD | HTA_COL_ARGS |
-                                 HTA_COL_CAT | HTA_COL_STREAM | HTA_COL_PARTNER);
+                             HTA_COL_NAME | HTA_COL_THREAD | HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_STREAM |
+                                 HTA_COL_PARTNER);
     b->cap = 2 * m + m / 4 + 1024;
     b->e = cp_malloc(b->cap * sizeof *b->e);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
@@ -1011,10 +1027,6 @@ static hta_status build(sb *b) {
         goto done;
     }
     memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
-    for (uint32_t x = 0; x < m; x++) {
-        int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
-        b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : nt(b, 2 * x);
-    }
     /* tracks: a thread or a stream each (the rank's thread index); events in track order */
     for (uint32_t x = 0; x < m; x++) b->toff[r->thread[g->ev[x].row] + 1]++;
     for (size_t k = 0; k < r->nthreads; k++) b->toff[k + 1] += b->toff[k];
@@ -1042,9 +1054,16 @@ static hta_status build(sb *b) {
     }
     if ((st = streams(b, r->nthreads))) goto done;
     if ((st = waits(b, r->nthreads))) goto done;
+    free(b->rec), b->rec = NULL;
+    /* Each column goes as soon as the build reads no more of it, not all at the end: the build's peak (the
+     * report's, on one rank) is the edges beside what is left of the rows.  From here on: the launches
+     * (partner), the threads (joins), the categories (the steps), the collectives' args. */
+    if (b->release)
+        hta_ctx_release_rows(b->ctx, b->k, HTA_COL_THREAD | HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_PARTNER);
     if ((st = unsaid_host_waits(b, r->nthreads))) goto done;
     if ((st = unsaid_gpu_waits(b, r->nthreads))) goto done;
     if ((st = joins(b, r->nthreads))) goto done;
+    if (b->release) hta_ctx_release_rows(b->ctx, b->k, HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_PARTNER);
     /* The edges are all made: the tracks' scratch goes, and what needs the launch times is done, before the
      * weights' index is taken (the build's peak is there, beside the rank's model) */
     free(stack), stack = NULL;
@@ -1070,6 +1089,8 @@ static hta_status build(sb *b) {
     gpu_work(b);
     free(b->launch_ts), b->launch_ts = NULL;
     free(b->is_gpu), b->is_gpu = NULL;
+    free(b->ev_of_row), b->ev_of_row = NULL; /* the last launch is found: rows map to events no more */
+    if (b->release) hta_ctx_release_rows(b->ctx, b->k, HTA_COL_ARGS);
     /* the last of what the graph reads of the rows: each collective's identity */
     if ((st = sim_coll_read(b->s, b->e, b->ne, t, r, b->err))) goto done;
     /* the weights' index and the schedule's order need the graph alone: the rest of the rows go first */
@@ -1129,6 +1150,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
     free(b.chain_in);
     free(b.cn);
     free(b.cnoff);
+    free(b.rec);
     if (st) {
         free(b.ev_of_row);
         hta_sim_free(s);

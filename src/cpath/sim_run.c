@@ -103,61 +103,44 @@ hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error
     return HTA_OK;
 }
 
+/* The input that decided v's time under w and t: the first in-edge that reaches it (UINT32_MAX: none). */
+static uint32_t decided_by(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t v) {
+    const hta_cp_graph *g = s->g;
+    for (uint32_t j = s->pred_off[v]; j < s->pred_off[v + 1]; j++) {
+        uint32_t e = s->pred_eid[j];
+        if (t[g->edge[e].u] + (w ? w[e] : g->edge[e].w) == t[v]) return e;
+    }
+    return UINT32_MAX;
+}
+
 hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t last, int64_t from,
                         hta_cp_path *p, hta_error *err) {
     const hta_cp_graph *g = s->g;
     memset(p, 0, sizeof *p);
     if (last >= g->nnode) return HTA_OK; /* an empty graph: an empty path */
-    size_t cap = 64, n = 0;
-    uint32_t *nodes = malloc(cap * sizeof *nodes), *edges = malloc(cap * sizeof *edges);
-    if (!nodes || !edges) goto oom;
-    uint32_t v = last;
-    nodes[n] = v;
-    for (;;) {
-        if (t[v] <= from) break;
-        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1], pick = UINT32_MAX;
-        /* the input that decided v's time: the first that reaches it, preferring one that is not a wait
-         * (so the path names the work) */
-        for (uint32_t j = a; j < z; j++) {
-            uint32_t e = s->pred_eid[j];
-            if (t[g->edge[e].u] + (w ? w[e] : g->edge[e].w) != t[v]) continue;
-            if (pick == UINT32_MAX) pick = e;
-        }
-        if (pick == UINT32_MAX) break;
-        if (n + 1 >= cap) {
-            cap *= 2;
-            uint32_t *x = realloc(nodes, cap * sizeof *x), *y = x ? realloc(edges, cap * sizeof *y) : NULL;
-            if (!x) goto oom;
-            nodes = x;
-            if (!y) goto oom;
-            edges = y;
-        }
-        edges[n] = pick;
-        v = g->edge[pick].u;
-        nodes[++n] = v;
+    /* Walked twice, back from `last`: once to count, once to fill from the end, so that the arrays are
+     * their size at once (a rank's path holds a good part of its nodes: doubling arrays sat at the
+     * report's peak with twice the room) */
+    size_t n = 1;
+    uint32_t v = last, e;
+    while (t[v] > from && (e = decided_by(s, w, t, v)) != UINT32_MAX) v = g->edge[e].u, n++;
+    uint32_t *nodes = malloc(n * sizeof *nodes), *edges = malloc((n > 1 ? n - 1 : 1) * sizeof *edges);
+    if (!nodes || !edges) {
+        free(nodes);
+        free(edges);
+        return hta_oom(err);
     }
-    n++;
-    /* first to last */
-    for (size_t i = 0, j = n - 1; i < j; i++, j--) {
-        uint32_t x = nodes[i];
-        nodes[i] = nodes[j];
-        nodes[j] = x;
+    v = last;
+    nodes[n - 1] = v;
+    for (size_t i = n - 1; i > 0; i--) {
+        e = decided_by(s, w, t, v);
+        edges[i - 1] = e;
+        v = g->edge[e].u;
+        nodes[i - 1] = v;
     }
-    for (size_t i = 0, j = n >= 2 ? n - 2 : 0; n >= 2 && i < j; i++, j--) {
-        uint32_t x = edges[i];
-        edges[i] = edges[j];
-        edges[j] = x;
-    }
-    /* the arrays doubled as the walk went: what is left over goes back (a rank's path holds a good part of
-     * its nodes) */
-    uint32_t *sn = realloc(nodes, n * sizeof *sn), *se = realloc(edges, (n > 1 ? n - 1 : 1) * sizeof *se);
-    p->node = sn ? sn : nodes;
-    p->edge = se ? se : edges;
+    p->node = nodes;
+    p->edge = edges;
     p->n = n;
-    p->length = t[last] - t[p->node[0]]; /* nodes may have moved with the realloc */
+    p->length = t[last] - t[nodes[0]];
     return HTA_OK;
-oom:
-    free(nodes);
-    free(edges);
-    return hta_oom(err);
 }

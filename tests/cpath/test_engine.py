@@ -130,6 +130,23 @@ class JobTraces(unittest.TestCase):
             self.assertRegex(p.stderr, "another folder|refusing to write over it")
             self.assertEqual(sorted(os.listdir(job)), ["rank-0.json", "rank-1.json", "rank-2.json"])
 
+    def test_job_graph_reads_the_event_records(self):
+        """the job builds a rank's graph giving the rank's rows back as it reads them (docs/scaling.md, "The
+        rows released column by column"): on HTA's event-sync trace (cudaEventRecord, cudaStreamWaitEvent and
+        Event Sync with their CUPTI records, which the graph reads by correlation before the rows' times go)
+        its what-if is the rank's own, built with every row kept"""
+        src = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "hta", "critical_path",
+                           "cuda_event_sync_multi_stream", "event_sync_trace.json.gz")
+        with tempfile.TemporaryDirectory() as d:
+            with open(src, "rb") as f, open(os.path.join(d, "event_sync_trace.json.gz"), "wb") as g:
+                g.write(f.read())
+            for rule, saving in (("gpu=x0.7", 18), ("cpu=x0.5", 9896.5)):
+                own = fig(tables("critical-path", src, "--what-if", rule)["what_if"])
+                job = fig(tables("critical-path", d, "--all-ranks", "--what-if", rule)["what_if"])
+                self.assertEqual(job, own, rule)
+                self.assertEqual(own["baseline_path_us"], 19930, rule)
+                self.assertAlmostEqual(own["saving_us"], saving, places=3, msg=rule)
+
 
 class Linear(unittest.TestCase):
     """time per event does not grow with the collectives: a rank with 3x the layers (3x the collectives)

@@ -10,6 +10,7 @@
 #   BASE=/tmp/hta-old RUNS=5 bench/engine.sh
 #   JOBS="one two" bench/engine.sh       # some of: two one r16 r64 r256
 #   BENCH_DIR=/work/bench-data/engine    # where the jobs are (two/ may be a link to an existing 2 x 250 MB job)
+#   RUN="chrt -f 10" bench/engine.sh     # a prefix for every measured command
 set -euo pipefail
 HTA=${HTA:-build/hta}
 BASE=${BASE:-}
@@ -26,10 +27,12 @@ mkdir -p "$DIR/one" && ln -sf "$DIR/two/rank-0.json" "$DIR/one/rank-0.json"
 [ -f "$DIR/r64/rank-63.json" ] || $GEN --out "$DIR/r64" --ranks 64 --layers 2 --steps 4 --straggler 5
 [ -f "$DIR/r256/rank-255.json" ] || $GEN --out "$DIR/r256" --ranks 256 --layers 2 --steps 4 --straggler 5
 
-# one run: "cpu wall rss_mb"
+# one run: "cpu wall rss_mb"; the times go to a file of this run's own (other runs may share BENCH_DIR), and
+# RUN prefixes each command (e.g. RUN="nice -n -5" or "chrt -f 10" where allowed, on a shared machine)
+TFILE=$(mktemp); trap 'rm -f "$TFILE"' EXIT
 once() {
-  /usr/bin/time -f "%U %S %e %M" -o "$DIR/.t" "$@" >/dev/null 2>&1
-  read -r u s e m < "$DIR/.t"
+  ${RUN:-} /usr/bin/time -f "%U %S %e %M" -o "$TFILE" "$@" >/dev/null 2>&1
+  read -r u s e m < "$TFILE"
   echo "$(python3 -c "print('%.2f' % ($u + $s))") $e $((m / 1024))"
 }
 # the median of the runs, per column

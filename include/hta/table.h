@@ -140,6 +140,9 @@ int hta_table_rename_col(hta_table *t, int col, const char *name);
 /* Room for rows rows in every column (null flags too), the cells past the last row uninitialised;
  * 0, or -1 when out of memory. */
 int hta_table_reserve(hta_table *t, size_t rows);
+/* Gives back the room reserved beyond the rows (a table kept long, one per rank, holds no slack); rows may be
+ * added after, the room growing again. */
+void hta_table_fit(hta_table *t);
 /* Appends an empty row (ints 0, floats NaN, strings NULL); returns its number or -1. */
 long hta_table_add_row(hta_table *t);
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v);

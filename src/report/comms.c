@@ -9,15 +9,18 @@
 #include "hta/comms.h"
 #include "report/internal.h"
 
-hta_status rp_comms(hta_result *all, findings *f, int top, hta_result *out, hta_error *err) {
+hta_status rp_comms_reduce(hta_result *all, hta_result *cr, hta_error *err) {
     hta_comms_opts co;
     hta_comms_opts_default(&co);
-    hta_result cr;
-    hta_result_init(&cr);
     /* the parts' notes are the report's already: the reduce's copies are dropped with cr */
-    hta_status st = hta_comms_reduce(&co, all, &cr, err);
+    return hta_comms_reduce(&co, all, cr, err);
+}
+
+hta_status rp_comms(hta_result *cr_, findings *f, int top, hta_result *out, hta_error *err) {
+    hta_result cr = *cr_;
+    hta_result_init(cr_);
     hta_table *t = NULL;
-    if (!st) st = hta_result_take(&cr, &HTA_COLLECTIVES_TABLE, &t, err);
+    hta_status st = hta_result_take(&cr, &HTA_COLLECTIVES_TABLE, &t, err);
     if (st || !t || !t->nrows) goto done;
     /* the class with the most time (the table is by time) */
     double time = hta_table_get_float(t, 0, HTA_COLL_TIME), wait = hta_table_get_float(t, 0, HTA_COLL_WAIT);

@@ -50,13 +50,16 @@ static char *below_text(const hta_table *t) {
     return out;
 }
 
-hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, int top, hta_result *out, hta_error *err) {
-    hta_result eff;
-    hta_result_init(&eff);
+hta_status rp_efficiency_reduce(hta_result *all, hta_result *eff, hta_error *err) {
     /* the parts' notes are the report's already: eff's copies are dropped with it */
-    hta_status st = hta_efficiency_reduce(NULL, all, &eff, err);
+    return hta_efficiency_reduce(NULL, all, eff, err);
+}
+
+hta_status rp_efficiency(hta_result *eff_, findings *f, hta_table *ft, int top, hta_result *out, hta_error *err) {
+    hta_result eff = *eff_;
+    hta_result_init(eff_);
     const hta_table *t = NULL, *dev = NULL;
-    if (!st) st = hta_result_table(&eff, &HTA_OP_ROOFLINE_TABLE, &t, err);
+    hta_status st = hta_result_table(&eff, &HTA_OP_ROOFLINE_TABLE, &t, err);
     if (!st) st = hta_result_table(&eff, &HTA_DEVICE_PEAK_TABLE, &dev, err);
     if (st) goto done;
     /* only where shapes were recorded: some row has a figure */

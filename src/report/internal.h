@@ -38,13 +38,16 @@ int rp_append(char *out, size_t cap, size_t *len, const char *fmt, ...) __attrib
  * extremes) and name individual ranks only where they stand out. */
 #define RANKS_IN_FULL 8
 
-/* Hardware efficiency (efficiency.c): op_roofline reduced from the parts in all, its top rows (top) and the
- * device table into out, the operators far below their roof as an observation in f and in the gpu_compute
- * row of ft (the findings table, may be NULL). */
-hta_status rp_efficiency(hta_result *all, findings *f, hta_table *ft, int top, hta_result *out, hta_error *err);
-/* The collectives table of the ranks' comms parts into out (its top rows by time), and its observation
- * (comms.c). */
-hta_status rp_comms(hta_result *all, findings *f, int top, hta_result *out, hta_error *err);
+/* Hardware efficiency (efficiency.c): op_roofline reduced from the parts in all into eff (before the savings,
+ * so that the parts are freed before the savings' passes); then from eff (taken, emptied) its top rows (top)
+ * and the device table into out, the operators far below their roof as an observation in f and in the
+ * gpu_compute row of ft (the findings table, may be NULL). */
+hta_status rp_efficiency_reduce(hta_result *all, hta_result *eff, hta_error *err);
+hta_status rp_efficiency(hta_result *eff, findings *f, hta_table *ft, int top, hta_result *out, hta_error *err);
+/* The collectives table reduced from the ranks' comms parts in all into cr (before the savings, as above);
+ * then from cr (taken, emptied) into out (its top rows by time), and its observation (comms.c). */
+hta_status rp_comms_reduce(hta_result *all, hta_result *cr, hta_error *err);
+hta_status rp_comms(hta_result *cr, findings *f, int top, hta_result *out, hta_error *err);
 /* The first n rows of t as a new table of its declaration (findings.c): --top bounds every list. */
 hta_table *rp_table_head(const hta_table *t, size_t n);
 struct sb;

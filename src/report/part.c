@@ -426,6 +426,9 @@ hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
     int kept = hta_ctx_keep_views(ctx, 1);
     hta_status st = part_run(ctx, o, out, err);
     hta_ctx_keep_views(ctx, kept);
+    /* a part is kept until every rank's is made: no room beyond its rows (tables of one row or a few reserve
+     * 16, most of a small part's bytes) */
+    for (size_t i = 0; !st && i < out->n; i++) hta_table_fit(out->tables[i]);
     return st;
 }
 

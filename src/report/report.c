@@ -549,6 +549,12 @@ static hta_table *headline_table(const rp_rank *pr, size_t ns) {
     return tb;
 }
 
+/* Frees the tables of r, keeping its notes. */
+static void drop_tables(hta_result *r) {
+    for (size_t i = 0; i < r->n; i++) hta_table_free(r->tables[i]);
+    r->n = 0;
+}
+
 static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src, hta_result *all, hta_result *out,
                              hta_error *err) {
     hta_arena pa = HTA_ARENA_INIT;
@@ -563,6 +569,9 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     kagg *kv = NULL;
     size_t nk = 0;
     double ktotal = 0;
+    hta_result eff, cr; /* efficiency's and comms' reduced results, between their reduce and their tables */
+    hta_result_init(&eff);
+    hta_result_init(&cr);
     int hta_compat = src->ctx ? src->ctx->hta_compat : src->co ? src->co->hta_compat : 0;
     hta_status st = rp_part_unpack(all, &pa, &pp, err);
     size_t ns = pp.n;
@@ -618,12 +627,21 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     }
     rp_lateness(pr, ns);
     if (o->critical_path && (st = critical_paths(pr, ns, &p, &f, out, err))) goto done;
+    /* The savings' passes are the reduce's peak: what they do not read of the parts goes before them (the
+     * kernels' rows by rank and their names, efficiency's and comms' partial tables, reduced now and put in
+     * the report after the savings as before), so that the parts' bytes per rank and the job's are not held
+     * at once (docs/scaling.md, "report"). */
+    free(kv), kv = NULL, nk = 0;
+    hta_result_free(&p.kernels);
+    p.kernel_type_t = p.all_kernels_t = NULL;
+    if ((st = rp_efficiency_reduce(all, &eff, err)) || (st = rp_comms_reduce(all, &cr, err))) goto done;
+    drop_tables(all);
     /* the causes, ranked by what fixing them saves */
     if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &f, out, &ft, err))) goto done;
     int top = o->top_kernels > 0 ? o->top_kernels : 10; /* --top bounds every list */
     /* op_roofline: 15 rows at the default --top (the page's roofline chart draws them), else --top's */
-    if ((st = rp_efficiency(all, &f, ft, top == 10 ? 15 : top, out, err))) goto done; /* names the slow ops in ft */
-    if ((st = rp_comms(all, &f, top, out, err))) goto done;
+    if ((st = rp_efficiency(&eff, &f, ft, top == 10 ? 15 : top, out, err))) goto done; /* names the slow ops in ft */
+    if ((st = rp_comms(&cr, &f, top, out, err))) goto done;
     if (!(hl = headline_table(pr, ns))) {
         st = hta_oom(err);
         goto done;
@@ -692,6 +710,8 @@ done:
     hta_table_free(ft);
     hta_table_free(hl);
     free(kv);
+    hta_result_free(&eff);
+    hta_result_free(&cr);
     rp_cpu_free(&cpu);
     parts_free(&p);
     rp_parts_free(&pp);

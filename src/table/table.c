@@ -131,6 +131,22 @@ int hta_table_reserve(hta_table *t, size_t rows) {
     return 0;
 }
 
+void hta_table_fit(hta_table *t) {
+    size_t rows = t->nrows ? t->nrows : 1;
+    if (t->cap <= rows) return;
+    for (size_t c = 0; c < t->ncols; c++) {
+        hta_column *col = &t->cols[c];
+        void *q = realloc(col->v.i, rows * cell_size(col->type));
+        if (q) col->v.i = q; /* a shrink that fails leaves the larger block: still valid */
+        if (col->null) {
+            unsigned char *z = realloc(col->null, rows);
+            if (z) col->null = z;
+        }
+    }
+    /* every block holds at least rows cells, whichever realloc failed */
+    t->cap = rows;
+}
+
 /* Columns grow together by doubling, so appending rows is amortised O(1) per cell. */
 long hta_table_add_row(hta_table *t) {
     if (t->nrows == t->cap && hta_table_reserve(t, t->cap ? t->cap * 2 : 16)) return -1;

@@ -44,7 +44,9 @@
 
 /* A label: the longest distance to a node from collective `src`'s end (its time: that collective's
  * value), or from the rank's sources (src -1: d is then a time, the rank's own clock). */
-typedef struct sj_label {
+/* Packed to 12 bytes (16 with the padding): a rank's skeleton keeps a few per collective arrival and step
+ * boundary per scenario for the whole job, the largest of its per-rank bytes (docs/scaling.md). */
+typedef struct __attribute__((packed, aligned(4))) sj_label {
     int32_t src;
     int64_t d;
 } sj_label;
@@ -70,9 +72,8 @@ enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE, SJ_KEY_P2P };
 /* rank:R=median's totals of one rank: per (event name, side, step) the time of its edges in ns (collective
  * transfers left out: their weight is the job's, added in the replay). */
 typedef struct sj_tot {
-    uint32_t name;      /* event name (job's symbols), UINT32_MAX: untraced time */
-    int gpu;
-    int64_t step;
+    uint64_t key;       /* sj_med_key(event name (job's symbols; UINT32_MAX: untraced time), side, step): what
+                         * the totals are matched by, 16 bytes a total instead of 24 (kept for every rank) */
     int64_t ns;
 } sj_tot;
 
@@ -132,6 +133,14 @@ typedef struct sj_med {
 static inline uint64_t sj_med_key(uint32_t name, int gpu, int64_t step) {
     return (uint64_t)name << 33 | (uint64_t)(gpu != 0) << 32 | (uint32_t)(step + 2);
 }
+/* A total's name, side and step back from its key (the wire sends them apart).  The key keeps 31 bits of the
+ * name: the job's symbols never number 2^31 - 1, so that value is UINT32_MAX's. */
+static inline uint32_t sj_tot_name(const sj_tot *t) {
+    uint32_t n = (uint32_t)(t->key >> 33);
+    return n == 0x7fffffffu ? UINT32_MAX : n;
+}
+static inline int sj_tot_gpu(const sj_tot *t) { return (int)(t->key >> 32 & 1); }
+static inline int64_t sj_tot_step(const sj_tot *t) { return (int64_t)(uint32_t)t->key - 2; }
 
 /* A scenario as the engine runs it. */
 typedef struct sj_scn {

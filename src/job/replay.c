@@ -374,7 +374,7 @@ static void add_rank(const struct hta_job *j, size_t p, const mk *keys, size_t n
                      size_t col) {
     const sj_rank *P = &j->r[p];
     for (size_t i = 0; i < P->ntot; i++) {
-        long x = find_key(keys, nk, sj_med_key(P->tot[i].name, P->tot[i].gpu, P->tot[i].step));
+        long x = find_key(keys, nk, P->tot[i].key);
         if (x >= 0) tot[(size_t)x * nr + col] += P->tot[i].ns;
     }
     for (size_t c = 0; c < P->ncoll; c++) {
@@ -400,7 +400,7 @@ hta_status sj_median(struct hta_job *j, hta_error *err) {
             size_t nr = 0;
             for (size_t p = 0; p < j->nr; p++) nr += j->r[p].present && j->r[p].nev;
             if (!keys) return hta_oom(err);
-            for (size_t i = 0; i < R->ntot; i++) keys[nk] = (mk){sj_med_key(R->tot[i].name, R->tot[i].gpu, R->tot[i].step), nk}, nk++;
+            for (size_t i = 0; i < R->ntot; i++) keys[nk] = (mk){R->tot[i].key, nk}, nk++;
             for (size_t c = 0; c < R->ncoll; c++) keys[nk] = (mk){sj_med_key(R->coll[c].name, 1, R->coll[c].step), nk}, nk++;
             qsort(keys, nk, sizeof *keys, cmp_mk);
             size_t u = 0; /* unique keys, re-indexed */

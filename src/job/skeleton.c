@@ -196,7 +196,7 @@ static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const 
                     goto oom;
                 nm = map[hi / 2];
             }
-            R->tot[nt] = (sj_tot){nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2, 0};
+            R->tot[nt] = (sj_tot){sj_med_key(nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2), 0};
             kk[h] = key;
             kv[h] = (uint32_t)nt++;
         }

@@ -91,8 +91,8 @@ static void put_rank(wr *b, const struct hta_job *j, const sj_rank *R) {
     }
     put_u64(b, R->tot ? R->ntot : NONE);
     for (size_t i = 0; R->tot && i < R->ntot; i++) {
-        put_name(b, j, R->tot[i].name);
-        put_i64(b, R->tot[i].gpu), put_i64(b, R->tot[i].step), put_i64(b, R->tot[i].ns);
+        put_name(b, j, sj_tot_name(&R->tot[i]));
+        put_i64(b, sj_tot_gpu(&R->tot[i])), put_i64(b, sj_tot_step(&R->tot[i])), put_i64(b, R->tot[i].ns);
     }
     put_u64(b, R->skel ? j->nscn : NONE);
     for (size_t q = 0; R->skel && q < j->nscn; q++) put_skel(b, &R->skel[q], R->ncoll, R->nsteps, j->scn[q].nrules);
@@ -294,9 +294,11 @@ static int get_rank(rd *r, const struct hta_job *j, hta_symtab *sym, sj_rank *R)
         R->ntot = (size_t)nt;
         if (!(R->tot = malloc((nt ? nt : 1) * sizeof *R->tot))) return 0;
         for (size_t i = 0; i < R->ntot && !r->bad; i++) {
-            if (!get_name(r, sym, &R->tot[i].name, "a total's name")) return 0;
-            R->tot[i].gpu = (int)get_i64(r, "a total's side");
-            R->tot[i].step = get_i64(r, "a total's step"), R->tot[i].ns = get_i64(r, "a total's time");
+            uint32_t nm;
+            if (!get_name(r, sym, &nm, "a total's name")) return 0;
+            int gpu = (int)get_i64(r, "a total's side");
+            int64_t step = get_i64(r, "a total's step");
+            R->tot[i].key = sj_med_key(nm, gpu, step), R->tot[i].ns = get_i64(r, "a total's time");
         }
     }
     uint64_t nq = get_u64(r, "a rank's skeletons");

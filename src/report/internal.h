@@ -384,5 +384,8 @@ typedef struct rp_parts {
 } rp_parts;
 hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *out, hta_error *err);
 void rp_parts_free(rp_parts *p);
+/* Frees the tables the profiles were copied out of (steps, collectives, series), keeping those their strings
+ * point into (ranks, blocking calls). */
+void rp_parts_trim(rp_parts *p);
 
 #endif

@@ -539,6 +539,11 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
     return HTA_OK;
 }
 
+void rp_parts_trim(rp_parts *o) {
+    hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
+    o->steps = o->colls = o->series = NULL;
+}
+
 void rp_parts_free(rp_parts *o) {
     hta_table_free(o->ranks), hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
     hta_table_free(o->block);

@@ -13,6 +13,7 @@
 #include "hta/breakdown.h"
 #include "hta/cpath.h"
 #include "hta/launch.h"
+#include "core/bigbuf.h"
 
 
 /* ---- reading result tables ----
@@ -636,6 +637,8 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     p.kernel_type_t = p.all_kernels_t = NULL;
     if ((st = rp_efficiency_reduce(all, &eff, err)) || (st = rp_comms_reduce(all, &cr, err))) goto done;
     drop_tables(all);
+    rp_parts_trim(&pp);
+    hta_heap_trim(0); /* their pages back: the job's passes allocate in other sizes and threads */
     /* the causes, ranked by what fixing them saves */
     if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &f, out, &ft, err))) goto done;
     int top = o->top_kernels > 0 ? o->top_kernels : 10; /* --top bounds every list */

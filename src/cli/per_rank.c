@@ -1,9 +1,10 @@
 /* The per-rank iteration of the command line (cli.h): commands whose answer for a rank depends on that
  * rank alone open no context of all ranks; hta_ctx_each_rank gives each rank a context of its own (at most
- * --threads alive), each rank's result is kept, and the results are appended in rank order and printed
- * as one.  Under hta-mpi (cli_distributor) each process visits its share of the files and the root
+ * --threads alive), and the results are appended in rank order as they come (a rank's result waits only for
+ * those before it: the parts of many ranks are not held apart, issue 36) and printed as one.  Under hta-mpi (cli_distributor) each process visits its share of the files and the root
  * gathers the parts.  Anything the plan cannot take one file at a time (hta/trace.h) runs whole.  A reduced
  * command's parts are reduced after they are put together, on the whole load's part too. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,33 @@ typedef struct run {
     const cli_common *c;
     const cli_ranks *r;
     cli_part *parts;
+    /* the parts appended to all as they come, in rank order (not under hta-mpi, whose root gathers them): a
+     * part of its own holds a block per column and per table, which appended rows do not (the report on 256
+     * generated ranks: 33 against 23 MB with one thread) */
+    int running;
+    pthread_mutex_t mu;
+    unsigned char *fin;
+    size_t next, n, ndone;
+    hta_result all;
+    hta_status ast;
+    hta_error aerr;
 } run;
 
 static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
     run *u = user;
     u->parts[i].done = 1;
-    return u->r->fn(ctx, u->c, u->r->user, &u->parts[i].res, err);
+    hta_status st = u->r->fn(ctx, u->c, u->r->user, &u->parts[i].res, err);
+    if (u->running) {
+        pthread_mutex_lock(&u->mu);
+        u->fin[i] = 1;
+        for (; u->next < u->n && u->fin[u->next] && !u->ast; u->next++) {
+            u->ndone++;
+            u->ast = hta_result_append(&u->all, &u->parts[u->next].res, &u->aerr);
+            hta_result_free(&u->parts[u->next].res);
+        }
+        pthread_mutex_unlock(&u->mu);
+    }
+    return st;
 }
 
 static void warn_at(void *user, size_t i, const char *msg) {
@@ -98,7 +120,10 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
                        &announced};
     if (root && !c->quiet)
         for (size_t i = 0; i < plan.nwarnings; i++) fprintf(stderr, "hta: warning: %s\n", plan.warnings[i]);
-    run u = {c, r, calloc(plan.n ? plan.n : 1, sizeof(cli_part))};
+    run u = {c, r, calloc(plan.n ? plan.n : 1, sizeof(cli_part)), 0, PTHREAD_MUTEX_INITIALIZER, NULL, 0, plan.n, 0,
+             {0}, HTA_OK, {0}};
+    hta_result_init(&u.all);
+    u.running = !cli_distributor && (u.fin = calloc(plan.n ? plan.n : 1, 1)) != NULL;
     int rc = 1;
     size_t *which = NULL, nwhich = 0, failed = SIZE_MAX;
     int in_load = 0;
@@ -138,10 +163,11 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     for (size_t i = 0; i < plan.n && !c->quiet; i++)
         for (size_t w = 0; w < u.parts[i].nwarn; w++) fprintf(stderr, "hta: warning: %s\n", u.parts[i].warn[w]);
     if (st) goto out;
-    hta_result all;
-    hta_result_init(&all);
-    size_t ndone = 0;
-    for (size_t i = 0; i < plan.n && !st; i++) {
+    hta_result all = u.all;
+    hta_result_init(&u.all);
+    size_t ndone = u.ndone;
+    if (u.ast) st = u.ast, err = u.aerr;
+    for (size_t i = u.next; i < plan.n && !st; i++) {
         if (!u.parts[i].done) continue;
         ndone++;
         st = hta_result_append(&all, &u.parts[i].res, &err);
@@ -179,6 +205,8 @@ out:
     c->kept = NULL;
     free(which);
     parts_free(u.parts, plan.n);
+    hta_result_free(&u.all);
+    free(u.fin);
     hta_rank_plan_free(&plan);
     return rc;
 }

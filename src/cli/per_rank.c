@@ -2,8 +2,9 @@
  * rank alone open no context of all ranks; hta_ctx_each_rank gives each rank a context of its own (at most
  * --threads alive), and the results are appended in rank order as they come (a rank's result waits only for
  * those before it: the parts of many ranks are not held apart, issue 36) and printed as one.  Under hta-mpi
- * (cli_distributor) each process visits its share of the files and the root gathers the parts.  Anything the plan cannot take one file at a time (hta/trace.h) runs whole.  A reduced
- * command's parts are reduced after they are put together, on the whole load's part too. */
+ * (cli_distributor) each process visits its share of the files and the root gathers the parts.  Anything
+ * the plan cannot take one file at a time (hta/trace.h) runs whole.  A reduced command's parts are reduced
+ * after they are put together, on the whole load's part too. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,8 @@
  * scanning and rounding, validating skips of JSON values. */
 #include "trace/json_lex.h"
 
+#include "trace/json_scan.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,13 +315,164 @@ static lex_rc skip_number(lex *L, const char *p, const char **out) {
     return LEX_OK;
 }
 
-lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
+/* ---------- the structure walk: skipping a container on the SIMD paths (json_scan.h) ----------
+ * The walk visits only the bytes the scan marks (structural characters, opening quotes, the first byte of
+ * numbers and literals) and checks the grammar between them with a stack of open containers; strings
+ * whose bodies are plain printable ASCII are taken whole from the quote masks, other strings, numbers and
+ * literals are read by the lexer's own checks.  It accepts exactly what skip_bytes accepts: anything else
+ * (a grammar error, a bad string, the end of the bytes read, too deep a nesting) gives WALK_NO, and
+ * skip_bytes goes on from where it handed over, byte by byte, to say what is wrong with the same message
+ * and offset. */
+
+#define WALK_NO ((lex_rc)3)
+
+/* Classifies blocks in order until the one holding q; 0 when that would pass the block with the sentinel
+ * (the padding after it is readable, not text). */
+static inline int walk_to(lex *L, scan_block_fn fn, const char *q) {
+    while (q >= L->scan_base + 64) {
+        if (L->end < L->scan_base + 64) return 0;
+        L->scan_base += 64;
+        fn(L->scan_base, &L->scan_st, &L->scan_m);
+    }
+    return 1;
+}
+
+/* The first marked byte at or after cur, NULL at the sentinel's block. */
+static inline const char *walk_next(lex *L, scan_block_fn fn, const char *cur) {
+    for (;;) {
+        if (!walk_to(L, fn, cur)) return NULL;
+        uint64_t bits = L->scan_m.sig & (~0ull << (cur - L->scan_base));
+        if (bits) return L->scan_base + __builtin_ctzll(bits);
+        cur = L->scan_base + 64;
+    }
+}
+
+/* The closing quote of the string opened at o; *careful when a body byte needs the lexer's look. */
+static inline const char *walk_close(lex *L, scan_block_fn fn, const char *o, int *careful) {
+    const char *cur = o + 1;
+    for (;;) {
+        if (!walk_to(L, fn, cur)) return NULL;
+        uint64_t from = ~0ull << (cur - L->scan_base), c = L->scan_m.close_q & from;
+        uint64_t below = c ? (c & (0 - c)) - 1 : ~0ull;
+        if (L->scan_m.careful & from & below) *careful = 1;
+        if (c) return L->scan_base + __builtin_ctzll(c);
+        cur = L->scan_base + 64;
+    }
+}
+
+/* What a walk expects next: a value; the first value or ']'; the first key or '}'; a key; ':'; ',' or a
+ * close. */
+enum { W_VALUE, W_FIRST_VALUE, W_FIRST_KEY, W_KEY, W_COLON, W_AFTER };
+
+/* Goes on with a skip at p, a value's first byte, inside the depth containers of stack. */
+static lex_rc skip_walk(lex *L, scan_block_fn fn, const char *p, const char *outer, int depth,
+                        const char **out) {
+    /* the masks of the block holding p serve when there are some; else a new walk starts at p, which is
+     * outside any string (going on from an older block would classify every block in between) */
+    if (!L->scan_base || p < L->scan_base || p >= L->scan_base + 64) {
+        L->scan_base = p;
+        memset(&L->scan_st, 0, sizeof L->scan_st);
+        fn(p, &L->scan_st, &L->scan_m);
+    }
+    char stack[MAX_DEPTH]; /* a copy: on WALK_NO the caller goes on with its own */
+    memcpy(stack, outer, (size_t)depth);
+    int state = W_VALUE;
+    const char *cur = p;
+    for (;;) {
+        const char *t = walk_next(L, fn, cur);
+        if (!t) return WALK_NO;
+        char c = *t;
+        int value = state == W_VALUE || state == W_FIRST_VALUE;
+        switch (c) {
+        case '{':
+        case '[':
+            if (!value || depth == MAX_DEPTH) return WALK_NO;
+            stack[depth++] = c;
+            state = c == '{' ? W_FIRST_KEY : W_FIRST_VALUE;
+            cur = t + 1;
+            break;
+        case '}':
+        case ']': {
+            char open = c == '}' ? '{' : '[';
+            if (!depth || stack[depth - 1] != open) return WALK_NO;
+            if (state != W_AFTER && state != (open == '{' ? W_FIRST_KEY : W_FIRST_VALUE)) return WALK_NO;
+            cur = t + 1;
+            if (--depth == 0) {
+                *out = cur;
+                return LEX_OK;
+            }
+            state = W_AFTER;
+            break;
+        }
+        case ',':
+            if (state != W_AFTER) return WALK_NO;
+            state = stack[depth - 1] == '{' ? W_KEY : W_VALUE;
+            cur = t + 1;
+            break;
+        case ':':
+            if (state != W_COLON) return WALK_NO;
+            state = W_VALUE;
+            cur = t + 1;
+            break;
+        case '"': { /* marked quotes are opening ones */
+            int key = state == W_KEY || state == W_FIRST_KEY, careful = 0, esc;
+            if (!key && !value) return WALK_NO;
+            const char *q = walk_close(L, fn, t, &careful), *q2;
+            if (!q) return WALK_NO;
+            if (careful && (lex_string_slow(L, t + 1, &q2, &esc) != LEX_OK || q2 != q)) return WALK_NO;
+            state = key ? W_COLON : W_AFTER;
+            cur = q + 1;
+            break;
+        }
+        default: {
+            if (!value) return WALK_NO;
+            /* an integer whose run of other bytes ends in this block: its digits are in the masks */
+            int sh = (int)(t - L->scan_base), neg = c == '-';
+            uint64_t o = L->scan_m.other >> sh, run = o & ~(o + 1), dg = (L->scan_m.digit >> sh) >> neg;
+            uint64_t nd = run >> neg; /* the digits' part of the run */
+            if (run != (~0ull >> sh) && nd && (dg & nd) == nd && (t[neg] != '0' || nd == 1)) {
+                state = W_AFTER;
+                cur = t + __builtin_popcountll(run);
+                break;
+            }
+            const char *e;
+            lex_rc rc = c == 't' ? lit(L, t, "true", &e) : c == 'f' ? lit(L, t, "false", &e)
+                      : c == 'n' ? lit(L, t, "null", &e) : skip_number(L, t, &e);
+            if (rc) return WALK_NO;
+            /* the token must be the whole run of other bytes ("1x", "nullx" are not) */
+            switch (*e) {
+            case ' ': case '\n': case '\r': case '\t': case ',': case ':': case '"':
+            case '[': case ']': case '{': case '}':
+                break;
+            default:
+                return WALK_NO;
+            }
+            state = W_AFTER;
+            cur = e;
+            break;
+        }
+        }
+    }
+}
+
+/* The byte-by-byte skip: the whole of the scalar path, the start of every skip on the SIMD paths (Kineto's
+ * skipped values are a few bytes: "[[], []]", "[\"\", \"\"]", where setting up a walk costs more than
+ * it saves) and the judge of anything the structure walk does not accept.  fn: the walk's classifier (a
+ * SIMD path), which takes over the value's rest once it has run scan_walk_after() bytes. */
+static lex_rc skip_bytes(lex *L, const char *p, const char **out, scan_block_fn fn) {
     char stack[MAX_DEPTH]; /* '{' or '[' */
     int depth = 0;
     lex_rc rc;
+    const char *hand = fn ? p + scan_walk_after() : NULL;
     for (;;) {
         /* expecting a value */
         p = lex_ws(p);
+        /* a long value goes on in the structure walk, once */
+        if (fn && p >= hand && depth > 0) {
+            if (skip_walk(L, fn, p, stack, depth, out) == LEX_OK) return LEX_OK;
+            lex_scan_reset(L);
+            fn = NULL;
+        }
         switch (*p) {
         case '"': {
             int esc;
@@ -379,4 +532,8 @@ lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
             return LEX_END_OR(L, p, open == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
         }
     }
+}
+
+lex_rc lex_skip_value(lex *L, const char *p, const char **out) {
+    return skip_bytes(L, p, out, scan_block_get());
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hta/error.h"
+#include "trace/json_scan.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -32,7 +33,15 @@ typedef struct lex {
     const char *err_at;
     const char *err;  /* static message */
     hta_status code;  /* of the failure (LEX_ERR) */
+    /* Where the structure walk (json_lex.c, json_scan.h) stands: the block it last classified (NULL:
+     * none), the carries and masks there.  The parser moves forward through valid text, so a later skip
+     * goes on from here; a skip before it, a walk that gave up and a refill (lex_scan_reset) start anew. */
+    const char *scan_base;
+    scan_state scan_st;
+    scan_masks scan_m;
 } lex;
+
+static inline void lex_scan_reset(lex *L) { L->scan_base = NULL; }
 
 const char *lex_ws_run(const char *p);
 

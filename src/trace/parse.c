@@ -972,6 +972,7 @@ static hta_status refill(parser *P, size_t keep_from, hta_progress_fn progress, 
      * every scan stops at the end (json_lex.h) */
     memset(P->buf + P->len, 0, HTA_LEX_PAD);
     P->L.end = P->buf + P->len;
+    lex_scan_reset(&P->L);
     /* progress counts bytes read from disk against the file size, the only total known before the end (a
      * gzip file's JSON size is not) */
     if (progress) progress(pctx, hta_input_bytes_in(P->in), hta_input_file_size(P->in));

@@ -64,19 +64,19 @@ __attribute__((target("avx2"))) static void scan_avx2(const char *p, scan_state 
     for (int h = 0; h < 2; h++) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(p + 32 * h));
         __m256i lo = _mm256_or_si256(v, _mm256_set1_epi8(0x20)); /* '[' -> '{', ']' -> '}' */
-        __m256i ws = _mm256_or_si256(
-            _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(' ')), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\n'))),
-            _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\r')), _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\t'))));
-        __m256i st8 = _mm256_or_si256(
-            _mm256_or_si256(_mm256_cmpeq_epi8(lo, _mm256_set1_epi8('{')), _mm256_cmpeq_epi8(lo, _mm256_set1_epi8('}'))),
-            _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(',')), _mm256_cmpeq_epi8(v, _mm256_set1_epi8(':'))));
+#define EQ(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8(c))
+        __m256i ws = _mm256_or_si256(_mm256_or_si256(EQ(v, ' '), EQ(v, '\n')),
+                                     _mm256_or_si256(EQ(v, '\r'), EQ(v, '\t')));
+        __m256i st8 = _mm256_or_si256(_mm256_or_si256(EQ(lo, '{'), EQ(lo, '}')),
+                                      _mm256_or_si256(EQ(v, ','), EQ(v, ':')));
         /* signed compare: bytes >= 0x80 are negative, so below 0x20 too */
         __m256i spc = _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v);
         __m256i dig = _mm256_and_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8('0' - 1)),
                                        _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), v));
         int sh = 32 * h;
-        q |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"'))) << sh;
-        b |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'))) << sh;
+        q |= (uint64_t)(uint32_t)_mm256_movemask_epi8(EQ(v, '"')) << sh;
+        b |= (uint64_t)(uint32_t)_mm256_movemask_epi8(EQ(v, '\\')) << sh;
+#undef EQ
         w |= (uint64_t)(uint32_t)_mm256_movemask_epi8(ws) << sh;
         s |= (uint64_t)(uint32_t)_mm256_movemask_epi8(st8) << sh;
         sp |= (uint64_t)(uint32_t)_mm256_movemask_epi8(spc) << sh;
@@ -89,12 +89,11 @@ __attribute__((target("avx512f,avx512bw"))) static void scan_avx512(const char *
                                                                      scan_masks *m) {
     __m512i v = _mm512_loadu_si512((const void *)p);
     __m512i lo = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
-    uint64_t q = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"'));
-    uint64_t b = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
-    uint64_t w = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' ')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\n')) |
-                 _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\r')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\t'));
-    uint64_t s = _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('{')) | _mm512_cmpeq_epi8_mask(lo, _mm512_set1_epi8('}')) |
-                 _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(',')) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(':'));
+#define EQ(x, c) _mm512_cmpeq_epi8_mask((x), _mm512_set1_epi8(c))
+    uint64_t q = EQ(v, '"'), b = EQ(v, '\\');
+    uint64_t w = EQ(v, ' ') | EQ(v, '\n') | EQ(v, '\r') | EQ(v, '\t');
+    uint64_t s = EQ(lo, '{') | EQ(lo, '}') | EQ(v, ',') | EQ(v, ':');
+#undef EQ
     uint64_t sp = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) | _mm512_movepi8_mask(v);
     uint64_t d = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
     scan_finish(q, b, w, s, sp, d, st, m);

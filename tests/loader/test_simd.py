@@ -17,12 +17,12 @@ import json
 import os
 import random
 import subprocess
-import tempfile
+import sys
 import unittest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import testlib  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HTA = os.path.abspath(os.environ.get("HTA", os.path.join(ROOT, "build", "hta")))
-DUMP = os.path.join(os.path.dirname(HTA), "dump_model")
+DUMP = os.path.join(os.path.dirname(testlib.HTA), "dump_model")
 PATHS = ("avx2", "avx512")
 
 # decoded text that looks like structure from inside a string
@@ -54,17 +54,12 @@ def trace(values, pad=0):
     return '{"schemaVersion": 1, "pad": "%s", "traceEvents": [\n  %s\n]}\n' % ("x" * pad, ",\n  ".join(evs))
 
 
-class SimdSameRows(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.n = 0
-
-    def tearDown(self):
-        self.tmp.cleanup()
+class SimdSameRows(testlib.TempDirTest):
+    n = 0
 
     def write(self, text):
         self.n += 1
-        path = os.path.join(self.tmp.name, "t%d.json" % self.n)
+        path = os.path.join(self.dir, "t%d.json" % self.n)
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         return path
@@ -105,7 +100,8 @@ class SimdSameRows(unittest.TestCase):
             size = 0
             while size < 400000 + 300000 * i:
                 p = rng.choice(['"%s"' % ("\\\\" * rng.randint(0, 40) + body(rng, rng.randrange(99))),
-                                str(rng.randint(-10 ** 12, 10 ** 12)), "[[], [1, 2], {}]", '{"a": "%s"}' % ("z" * rng.randint(0, 90))])
+                                str(rng.randint(-10 ** 12, 10 ** 12)), "[[], [1, 2], {}]",
+                                '{"a": "%s"}' % ("z" * rng.randint(0, 90))])
                 parts.append(p)
                 size += len(p) + 2
             vals.append("[" + ", ".join(parts) + "]")

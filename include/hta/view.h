@@ -91,6 +91,12 @@ hta_status hta_window_rows(const hta_trace *t, const hta_window *w, hta_time_mod
 /* The origin HTA aligns all ranks to: min over every row of every rank of the
  * (rounded, in HTA_TIME_HTA mode) start time. */
 int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode);
+
+/* The N of symbol s's ProfilerStep#N (-1: s names no step), remembered in memo (one int64 a symbol,
+ * zeroed by the caller: 0 is not yet asked; NULL asks every time): rows are many and their names few, and
+ * the question is a string compare, which row by row was a serial tenth of `info` after a split load. */
+int64_t hta_sym_step(const hta_trace *t, uint32_t s, int64_t *memo);
+
 /* 1 when ranks[ri] (or, with ri == SIZE_MAX, all ranks together) hold two or
  * more distinct ProfilerStep#N names: HTA's |P| >= 2 (TF§10.2). */
 int hta_trace_multi_step(const hta_trace *t, size_t ri);

@@ -14,12 +14,8 @@ HTA_TABLE_DEFINE(HTA_INFO_STREAMS);
 static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
                               hta_error *err) {
     hta_table *tb = hta_table_from_def(&HTA_INFO_RANKS_TABLE);
-    /* each symbol's step number, asked once (INT64_MIN: not yet): rows are many and names few, and the
-     * question is a string compare, which row by row was a serial tenth of `info` after a split load */
-    size_t nsym = hta_symtab_count(t->sym);
-    int64_t *stepno = malloc((nsym ? nsym : 1) * sizeof *stepno);
+    int64_t *stepno = calloc(hta_symtab_count(t->sym) + 1, sizeof *stepno); /* hta_sym_step's memo */
     if (!tb || !stepno) goto oom;
-    for (size_t s = 0; s < nsym; s++) stepno[s] = INT64_MIN;
     for (size_t k = 0; k < ns; k++) {
         const hta_rank *r = t->ranks[k];
         long row = hta_table_add_row(tb);
@@ -35,9 +31,7 @@ static hta_status ranks_table(const hta_trace *t, size_t ns, hta_result *out,
             /* ends as everywhere else: ts + dur, a negative duration counted as 0 */
             int64_t e = r->ts[i] + (r->dur[i] > 0 ? r->dur[i] : 0);
             if (e > hi) hi = e;
-            int64_t *sn = &stepno[r->name[i]];
-            if (*sn == INT64_MIN) *sn = hta_step_number(hta_sym(t->sym, r->name[i]));
-            int64_t s = *sn;
+            int64_t s = hta_sym_step(t, r->name[i], stepno);
             /* Kineto writes each ProfilerStep#N twice: a CPU user_annotation and a gpu_user_annotation
              * copy that has no stream either (Q9).  Rows without a stream (stream index 0), minus the
              * GPU copies, count each step once. */

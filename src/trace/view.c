@@ -36,13 +36,10 @@ int64_t hta_trace_origin(const hta_trace *t, hta_time_mode mode) {
     return m == INT64_MAX ? 0 : m;
 }
 
-/* Whether symbol s names a ProfilerStep#N, remembered per symbol in memo (one byte a symbol: 0 not yet
- * asked, 1 no, 2 yes; NULL: asked every time): rows are many and their names few, and the test is a
- * string compare (a tenth of one thread's `info` after the parse went to it, row by row). */
-static int step_sym(const hta_trace *t, uint32_t s, unsigned char *memo) {
-    if (!memo) return hta_step_number(hta_sym(t->sym, s)) >= 0;
-    if (!memo[s]) memo[s] = hta_step_number(hta_sym(t->sym, s)) >= 0 ? 2 : 1;
-    return memo[s] == 2;
+int64_t hta_sym_step(const hta_trace *t, uint32_t s, int64_t *memo) {
+    if (!memo) return hta_step_number(hta_sym(t->sym, s));
+    if (!memo[s]) memo[s] = hta_step_number(hta_sym(t->sym, s)) + 2; /* >= 1: -1 (no step) is 1 */
+    return memo[s] - 2;
 }
 
 /* Distinct ProfilerStep#N names (HTA's |P|), counted up to 2: the filter only asks whether there are two
@@ -52,11 +49,11 @@ int hta_trace_multi_step(const hta_trace *t, size_t ri) {
     uint32_t seen[2];
     size_t ns = 0;
     size_t k0 = ri == SIZE_MAX ? 0 : ri, k1 = ri == SIZE_MAX ? t->nranks : ri + 1;
-    unsigned char *memo = calloc(hta_symtab_count(t->sym) + 1, 1); /* NULL: no memo, same answer */
+    int64_t *memo = calloc(hta_symtab_count(t->sym) + 1, sizeof *memo); /* NULL: no memo, same answer */
     for (size_t k = k0; k < k1 && ns < 2; k++) {
         const hta_rank *r = t->ranks[k];
         for (size_t i = 0; i < r->n && ns < 2; i++) {
-            if (!step_sym(t, r->name[i], memo)) continue;
+            if (hta_sym_step(t, r->name[i], memo) < 0) continue;
             if (ns == 1 && seen[0] == r->name[i]) continue;
             seen[ns++] = r->name[i];
         }
@@ -180,7 +177,7 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
         for (size_t i = 0; i < n; i++) v->row[m++] = (uint32_t)i;
     } else {
         int any_cpu = 0, any_step = 0;
-        unsigned char *memo = calloc(hta_symtab_count(t->sym) + 1, 1); /* NULL: no memo, same rows */
+        int64_t *memo = calloc(hta_symtab_count(t->sym) + 1, sizeof *memo); /* NULL: no memo, same rows */
         int64_t last_start = INT64_MIN, last_end = INT64_MIN, min_cpu = INT64_MAX, max_cpu = INT64_MIN;
         for (size_t i = 0; i < n; i++) {
             /* CPU/GPU split by TF§7.1 (correlation, sync names), not by stream: the split HTA's filter
@@ -190,7 +187,7 @@ hta_status hta_view_build(const hta_trace *t, size_t ri, const hta_view_opts *o,
             any_cpu = 1;
             if (a[i] < min_cpu) min_cpu = a[i];
             if (e[i] > max_cpu) max_cpu = e[i];
-            if (step_sym(t, r->name[i], memo)) {
+            if (hta_sym_step(t, r->name[i], memo) >= 0) {
                 any_step = 1;
                 if (a[i] > last_start) last_start = a[i];
                 if (e[i] > last_end) last_end = e[i];

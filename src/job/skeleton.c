@@ -253,6 +253,9 @@ typedef struct lab_state {
     sj_label *cand;
     size_t ncand, ccand;
     int64_t *rv;            /* per candidate: its reference value */
+    uint32_t *dom_off, *dom_j; /* undominated's scratch: per candidate, the ones that may dominate it */
+    int64_t *dom_d;
+    size_t cdoff, cdom;
     size_t crv;
     uint32_t *stamp, *slot; /* per source + 1: the node that last saw it, its candidate there */
     int64_t *ref;           /* per collective: reference end (absolute ns) */
@@ -381,29 +384,70 @@ static int64_t margin(int64_t best, int64_t r) {
  * replay y ends no earlier than its arrival (a barrier is the latest arrival; waits and transfers weigh >= 0),
  * which comes no earlier than x's end + dxy.  Compared only with the candidates still in, so a chain of
  * dominations always ends at one that stays.  Returns the number left, packed at the front. */
-static size_t undominated(const lab_state *L, sj_label *c, size_t n) {
+static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
     const hta_cp_graph *g = L->s->g;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t x = c[i].src;
-        int out = 0;
-        for (size_t j = 0; x >= 0 && j < n && !out; j++) {
+    /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
+     * offsets dom_off[i] .. dom_off[i + 1]): a pass over the sets of the candidates' arrivals, each source
+     * found among the candidates by the dedup's stamp and slot, instead of a scan of every set for every
+     * pair of candidates (n^2 x keep, the skeleton's cost at a join of many collectives' labels). */
+    size_t need = n * L->keep + 1;
+    if (n + 2 > L->cdoff || need > L->cdom) {
+        uint32_t *o = realloc(L->dom_off, (n + 2) * sizeof *o);
+        if (o) L->dom_off = o, L->cdoff = n + 2;
+        uint32_t *dj = realloc(L->dom_j, need * sizeof *dj);
+        if (dj) L->dom_j = dj;
+        int64_t *dd = o && dj ? realloc(L->dom_d, need * sizeof *dd) : NULL;
+        if (dd) L->dom_d = dd, L->cdom = need;
+        if (!o || !dj || !dd) return SIZE_MAX;
+    }
+    uint32_t *off = L->dom_off, *dj = L->dom_j;
+    int64_t *dd = L->dom_d;
+    memset(off, 0, (n + 2) * sizeof *off);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t j = 0; j < n; j++) {
             int32_t y = c[j].src;
-            if (j == i || y < 0) continue; /* a source, or out already */
+            if (y < 0) continue; /* a source */
             if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
             uint32_t a = g->edge[L->pw_e[y]].u; /* y's arrival */
             const sj_label *z = L->pool + L->off[a];
-            for (uint32_t q = 0; q < L->cnt[a]; q++)
-                if (z[q].src == x) {
-                    out = (__int128)z[q].d + c[j].d >= c[i].d;
-                    break;
-                }
+            for (uint32_t q = 0; q < L->cnt[a]; q++) {
+                uint32_t k = (uint32_t)(z[q].src + 1);
+                if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
+                uint32_t i = L->slot[k];
+                if (i == j) continue;
+                if (!pass) off[i + 2]++;
+                else dj[off[i + 1]] = (uint32_t)j, dd[off[i + 1]++] = z[q].d;
+            }
         }
-        if (out) c[i].src = INT32_MIN; /* out: compared no more */
+        if (!pass)
+            for (size_t i = 0; i < n; i++) off[i + 2] += off[i + 1];
+    }
+    /* now off[i] .. off[i + 1] are i's; in candidate order, as each is put out the later ones see it */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].src < 0) continue;
+        for (uint32_t q = off[i]; q < off[i + 1]; q++) {
+            const sj_label *y = &c[dj[q]];
+            if (y->src >= 0 && (__int128)dd[q] + y->d >= c[i].d) {
+                c[i].src = INT32_MIN; /* out: compared no more */
+                break;
+            }
+        }
     }
     for (size_t i = 0; i < n; i++)
         if (c[i].src != INT32_MIN) c[m++] = c[i];
     return m;
+}
+
+/* At a kept arrival v (no given reference), its collective's reference end: the best reference value there
+ * plus the collective's own wait and transfer.  -2: beyond the times the model holds. */
+static int arrival_ref(lab_state *L, uint32_t v, int64_t best) {
+    int32_t a = v < L->s->g->nnode && L->kept[v] ? pair_of(L->ark, L->nar, v) : -1;
+    if (a >= 0 && !L->ref_given) {
+        int64_t r;
+        if (!sj_add(best, L->w[L->pw_e[a]], &r) || !sj_add(r, L->w[L->tr_e[a]], &L->ref[a])) return -2;
+    }
+    return 0;
 }
 
 /* Candidates to v's set: the largest per source, then the L->keep of largest reference value (the drops
@@ -423,7 +467,7 @@ static int settle(lab_state *L, uint32_t v) {
         L->slot[k] = (uint32_t)n;
         c[n++] = c[i];
     }
-    if (n > L->keep) n = undominated(L, c, n);
+    if (n > L->keep && (n = undominated(L, c, n, v)) == SIZE_MAX) return -1;
     int64_t best = INT64_MIN;
     size_t m = n;
     const sj_label *keep = c;
@@ -457,12 +501,35 @@ static int settle(lab_state *L, uint32_t v) {
     if (m) memcpy(L->pool + off, keep, m * sizeof *keep); /* no pool yet when nothing is kept */
     L->off[v] = off;
     L->cnt[v] = (uint8_t)m;
-    int32_t a = v < L->s->g->nnode && L->kept[v] ? pair_of(L->ark, L->nar, v) : -1;
-    if (a >= 0 && !L->ref_given) {
-        int64_t r;
-        if (!sj_add(best, L->w[L->pw_e[a]], &r) || !sj_add(r, L->w[L->tr_e[a]], &L->ref[a])) return -2;
+    return arrival_ref(L, v, best);
+}
+
+/* v's one edge in, from u (no mid node, with labels), of weight w: what settle makes of u's labels moved by
+ * w, which is them in their order (their sources are distinct and no more than keep), without its pass over
+ * candidates.  Most nodes are such links of a chain (an op after the one before it on its thread or stream),
+ * so the pass costs a copy per link; where v is the last to take u's block, it takes the block over. */
+static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
+    size_t n = L->cnt[u];
+    int take = L->left[u] == 1 && !L->kept[u];
+    uint32_t off = L->off[u];
+    if (!take && blk_alloc(L, n, &off)) return -1;
+    const sj_label *x = L->pool + L->off[u]; /* after blk_alloc: the pool may have moved */
+    sj_label *y = L->pool + off;
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t d;
+        if (!sj_add(x[i].d, w, &d)) return -2;
+        y[i] = (sj_label){x[i].src, d};
+        int64_t r = refval(L, &y[i]);
+        if (r > best) best = r;
     }
-    return 0;
+    L->off[v] = off;
+    L->cnt[v] = (uint8_t)n;
+    if (L->left[u] != LEFT_HUB && !--L->left[u] && !L->kept[u]) {
+        if (!take) blk_free(L, L->off[u], n);
+        L->cnt[u] = 0;
+    }
+    return arrival_ref(L, v, best);
 }
 
 static hta_status label_pass(lab_state *L, hta_error *err) {
@@ -475,6 +542,13 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         L->cnt[v] = 0;
         if (L->mid[v]) continue;
         uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
+        if (z - a == 1 && !L->mid[g->edge[s->pred_eid[a]].u] && L->cnt[g->edge[s->pred_eid[a]].u]) {
+            uint32_t e = s->pred_eid[a];
+            int r = pass_on(L, v, g->edge[e].u, L->w[e]);
+            if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+            if (r) goto oom;
+            continue;
+        }
         if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, g->node[v].ts + L->origin})) goto oom;
         for (uint32_t q = a; q < z; q++) {
             uint32_t e = s->pred_eid[q];
@@ -812,6 +886,9 @@ done:
     free(L.stamp);
     free(L.slot);
     free(L.rv);
+    free(L.dom_off);
+    free(L.dom_j);
+    free(L.dom_d);
     free(L.pk);
     free(L.pd);
     free(L.pool);

@@ -63,6 +63,15 @@ hta_status hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm, hta
  * a merge sort, thread safe. */
 hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, hta_error *err);
 
+/* Stable radix sort of keys k[0..n) ascending, each value v[i] (v may be NULL) moving with its key; tk
+ * and tv (NULL with v) are room for n more of each.  Keys of int64 times: hta_rsort_key. */
+void hta_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
+static inline uint64_t hta_rsort_key(int64_t x) { return (uint64_t)x ^ (UINT64_C(1) << 63); }
+static inline int64_t hta_rsort_unkey(uint64_t k) { return (int64_t)(k ^ (UINT64_C(1) << 63)); }
+/* The same, stably, over n records of 16 bytes that start with an int64 key (a time, or a pair of times),
+ * in place; tmp: room for n records (no keys beside them). */
+void hta_rsort_rec16(void *recs, size_t n, void *tmp);
+
 /* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
 hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);
 

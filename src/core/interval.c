@@ -12,16 +12,11 @@ typedef struct se {
     int64_t s, e;
 } se;
 
-
-static int cmp_se(const void *a, const void *b) {
-    const se *x = a, *y = b;
-    return (x->s > y->s) - (x->s < y->s);
-}
-
 hta_status hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *us, int64_t *ue,
                               size_t *nu, hta_error *err) {
     *nu = 0;
     if (!n) return HTA_OK;
+    if (n > UINT32_MAX) return hta_fail(err, HTA_EINVAL, "%zu intervals: too many to sort", n);
     se *v = malloc(n * sizeof *v);
     if (!v) return hta_oom(err);
     int sorted = 1;
@@ -29,7 +24,16 @@ hta_status hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, i
         v[i] = (se){ts[i], ts[i] + dur[i]};
         if (i && ts[i] < ts[i - 1]) sorted = 0;
     }
-    if (!sorted) qsort(v, n, sizeof *v, cmp_se);
+    /* by start (a radix sort; the union does not depend on the order of intervals that start together) */
+    if (!sorted) {
+        se *tmp = malloc(n * sizeof *tmp);
+        if (!tmp) {
+            free(v);
+            return hta_oom(err);
+        }
+        hta_rsort_rec16(v, n, tmp);
+        free(tmp);
+    }
     size_t m = 0;
     int64_t maxend = 0;
     for (size_t i = 0; i < n; i++) {

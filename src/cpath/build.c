@@ -335,7 +335,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
          * instead of a comparison sort */
         key[j] = (uint64_t)(e->ts + ((val[j] & 1) ? e->dur : 0)) - (uint64_t)lo;
     }
-    cp_rsort(key, val, n, key + cap, val + cap);
+    hta_rsort(key, val, n, key + cap, val + cap);
     free(key);
     g->node = cp_malloc((n ? n : 1) * sizeof *g->node);
     if (!g->node) {
@@ -606,7 +606,7 @@ static hta_status phase_b(bld *b) {
             gi++;
         }
         if (combined) {
-            cp_rsort(key, ep, ne, key + ne, ep + ne);
+            hta_rsort(key, ep, ne, key + ne, ep + ne);
         } else {
             for (size_t g = 0; g < ng; g++) {
                 if (gcpu[g] == UINT32_MAX) continue;
@@ -614,7 +614,7 @@ static hta_status phase_b(bld *b) {
                 int zero = 0;
                 for (size_t i = goff[g]; i < goff[g + 1]; i++) zero |= b->ev[gr[i]].dur <= 0;
                 if (!zero) {
-                    cp_rsort(key + a, ep + a, z - a, key + ne, ep + ne);
+                    hta_rsort(key + a, ep + a, z - a, key + ne, ep + ne);
                     continue;
                 }
                 /* the old call stack's sort, as before */

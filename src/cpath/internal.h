@@ -66,10 +66,6 @@ hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attr
 void *cp_malloc(size_t n);
 void *cp_calloc(size_t n, size_t size);
 
-/* Stable radix sort of n pairs by k ascending (v moves along); tk, tv:
- * scratch room for n pairs. */
-void cp_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);
-
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);
 

@@ -205,6 +205,39 @@ static const char *union_text(const int64_t *ts, const int64_t *dur, size_t n, i
     return out;
 }
 
+/* The radix sorts against a plain stable insertion sort: keys that span one digit, many digits, negative
+ * times and INT64_MIN/MAX, with ties, so that a lost tie order or a wrong sign shows. */
+static void radix_sorts(void) {
+    enum { N = 3000 };
+    static int64_t key[N];
+    static struct { int64_t t; uint64_t id; } rec[N], ref[N], tmp[N];
+    static uint64_t k[2 * N];
+    static uint32_t v[2 * N];
+    uint64_t x = 88172645463325252ull;
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < N; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int64_t t = round == 0 ? (int64_t)(x % 7)                    /* one digit, many ties */
+                        : round == 1 ? (int64_t)(x % 100000) - 50000     /* negative and positive */
+                        : round == 2 ? (int64_t)x                         /* every digit */
+                                     : (i % 3 ? INT64_MIN + (int64_t)(x % 3) : INT64_MAX - (int64_t)(x % 3));
+            key[i] = t;
+            rec[i].t = t, rec[i].id = (uint64_t)i;
+            k[i] = hta_rsort_key(t), v[i] = (uint32_t)i;
+        }
+        memcpy(ref, rec, sizeof rec);
+        for (int i = 1; i < N; i++) /* stable insertion sort: the reference */
+            for (int j = i; j > 0 && ref[j].t < ref[j - 1].t; j--) tmp[0] = ref[j], ref[j] = ref[j - 1], ref[j - 1] = tmp[0];
+        hta_rsort_rec16(rec, N, tmp);
+        hta_rsort(k, v, N, k + N, v + N);
+        int same = 1;
+        for (int i = 0; i < N; i++)
+            same &= rec[i].t == ref[i].t && rec[i].id == ref[i].id && hta_rsort_unkey(k[i]) == ref[i].t &&
+                    v[i] == ref[i].id && key[v[i]] == ref[i].t;
+        CHECK_EQ_I64(same, 1);
+    }
+}
+
 static void interval_union(void) {
     int64_t len;
     CHECK_EQ_STR(union_text(NULL, NULL, 0, &len), "");
@@ -305,5 +338,5 @@ static void quantile_sorted(void) {
 }
 
 UNIT_MAIN(T(argsort_numpy_ties), T(argsort_numpy_desc_ties), T(argsort_numpy_i64_ties), T(argsort_numpy_tiny),
-          T(stable_sort_idx_i64), T(interval_union), T(union_overlap), T(round_half_to_even),
+          T(stable_sort_idx_i64), T(radix_sorts), T(interval_union), T(union_overlap), T(round_half_to_even),
           T(describe_values), T(quantile_sorted))

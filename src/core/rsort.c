@@ -1,0 +1,93 @@
+/* Stable LSD radix sort of (key, value) pairs: the graph build sorts
+ * hundreds of thousands of nodes and call-stack endpoints, the report's
+ * profile its intervals and sweep events, where qsort's comparator calls
+ * (and glibc's merge-sort buffer) cost more than the work around them.
+ * Digits on which every key agrees are skipped, so keys that span few bits
+ * (times of one run) take two or three passes. */
+#include <string.h>
+
+#include "hta/util.h"
+
+#define BITS 11
+#define RADIX (1u << BITS)
+#define NDIG ((64 + BITS - 1) / BITS)
+
+/* per digit, the count of each value and then where the next of it goes: per thread, reused */
+static _Thread_local uint32_t cnt[NDIG][RADIX];
+
+void hta_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv) {
+    if (n < 2) return;
+    uint64_t diff = 0;
+    for (size_t i = 1; i < n; i++) diff |= k[i] ^ k[0];
+    if (!diff) return;
+    int dig[NDIG], nd = 0;
+    for (int d = 0; d < NDIG; d++)
+        if ((diff >> (d * BITS)) & (RADIX - 1)) dig[nd++] = d;
+    for (int j = 0; j < nd; j++) memset(cnt[j], 0, sizeof cnt[j]);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < nd; j++) cnt[j][(k[i] >> (dig[j] * BITS)) & (RADIX - 1)]++;
+    uint64_t *sk = k, *dk = tk;
+    uint32_t *sv = v, *dv = tv;
+    for (int j = 0; j < nd; j++) {
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < RADIX; b++) {
+            uint32_t c = cnt[j][b];
+            cnt[j][b] = sum;
+            sum += c;
+        }
+        int sh = dig[j] * BITS;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t p = cnt[j][(sk[i] >> sh) & (RADIX - 1)]++;
+            dk[p] = sk[i];
+            if (v) dv[p] = sv[i];
+        }
+        uint64_t *t64 = sk;
+        sk = dk;
+        dk = t64;
+        uint32_t *t32 = sv;
+        sv = dv;
+        dv = t32;
+    }
+    if (sk != k) {
+        memcpy(k, sk, n * sizeof *k);
+        if (v) memcpy(v, sv, n * sizeof *v);
+    }
+}
+
+/* The same over records of 16 bytes, an int64 first (a time, kept as it is: its sign bit flipped only
+ * to digit it), moved whole, so that the sort needs room for n records, no keys beside them. */
+typedef struct rec16 {
+    int64_t key;
+    uint64_t rest;
+} rec16;
+
+void hta_rsort_rec16(void *recs, size_t n, void *tmp) {
+    if (n < 2) return;
+    rec16 *r = recs;
+    uint64_t k0 = hta_rsort_key(r[0].key), diff = 0;
+    for (size_t i = 1; i < n; i++) diff |= hta_rsort_key(r[i].key) ^ k0;
+    if (!diff) return;
+    int dig[NDIG], nd = 0;
+    for (int d = 0; d < NDIG; d++)
+        if ((diff >> (d * BITS)) & (RADIX - 1)) dig[nd++] = d;
+    for (int j = 0; j < nd; j++) memset(cnt[j], 0, sizeof cnt[j]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = hta_rsort_key(r[i].key);
+        for (int j = 0; j < nd; j++) cnt[j][(k >> (dig[j] * BITS)) & (RADIX - 1)]++;
+    }
+    rec16 *s = r, *d = tmp;
+    for (int j = 0; j < nd; j++) {
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b < RADIX; b++) {
+            uint32_t c = cnt[j][b];
+            cnt[j][b] = sum;
+            sum += c;
+        }
+        int sh = dig[j] * BITS;
+        for (size_t i = 0; i < n; i++) d[cnt[j][(hta_rsort_key(s[i].key) >> sh) & (RADIX - 1)]++] = s[i];
+        rec16 *t = s;
+        s = d;
+        d = t;
+    }
+    if (s != r) memcpy(r, s, n * sizeof *r);
+}

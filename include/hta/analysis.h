@@ -42,7 +42,7 @@ extern "C" {
 /* `hta info`: tables `ranks`, `categories`, `streams`. */
 #define HTA_INFO_RANKS(T, C, D)                                                                              \
     T("ranks", "what was loaded, one row per rank")                                                          \
-    C(HTA_INFO_RANKS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_INFO_RANKS)                                                                          \
     C(HTA_INFO_RANKS_FILE, "file", STR, "", "trace file")                                                    \
     C(HTA_INFO_RANKS_SOURCE, "rank_source", STR, "",                                                         \
       "where the rank comes from: distributedInfo, file name or file order")                                 \
@@ -68,7 +68,7 @@ HTA_TABLE_DECLARE(HTA_INFO_RANKS)
 
 #define HTA_INFO_CATEGORIES(T, C, D)                                                                         \
     T("categories", "events per rank and category, in the file and in HTA's table")                          \
-    C(HTA_INFO_CATEGORIES_RANK, "rank", INT, "", "rank of the trace")                                        \
+    HTA_RANK_COL(C, HTA_INFO_CATEGORIES)                                                                     \
     C(HTA_INFO_CATEGORIES_CAT, "cat", STR, "", "category")                                                   \
     C(HTA_INFO_CATEGORIES_EVENTS, "events", INT, "", "rows of this category in the file")                    \
     C(HTA_INFO_CATEGORIES_ROWS, "rows", INT, "", "of them in HTA's table (after its profiler-step filter)")
@@ -76,7 +76,7 @@ HTA_TABLE_DECLARE(HTA_INFO_CATEGORIES)
 
 #define HTA_INFO_STREAMS(T, C, D)                                                                            \
     T("streams", "per rank and GPU stream: rows and busy time")                                              \
-    C(HTA_INFO_STREAMS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_INFO_STREAMS)                                                                        \
     C(HTA_INFO_STREAMS_STREAM, "stream", INT, "", "GPU stream")                                              \
     C(HTA_INFO_STREAMS_ROWS, "rows", INT, "", "rows on the stream")                                          \
     C(HTA_INFO_STREAMS_KERNELS, "kernels", INT, "", "kernels among them")                                    \
@@ -96,7 +96,7 @@ void hta_events_opts_default(hta_events_opts *o);
 
 #define HTA_EVENTS(T, C, D)                                                                                  \
     T("events", "the rows (or with --hta-table HTA's view of them) with the links derived at load")          \
-    C(HTA_EVENTS_RANK, "rank", INT, "", "rank of the trace")                                                 \
+    HTA_RANK_COL(C, HTA_EVENTS)                                                                              \
     C(HTA_EVENTS_INDEX, "index", INT, "", "event index (position in traceEvents)")                           \
     C(HTA_EVENTS_CAT, "cat", STR, "", "category")                                                            \
     C(HTA_EVENTS_NAME, "name", STR, "", "event name")                                                        \

@@ -39,7 +39,7 @@ void hta_temporal_opts_default(hta_temporal_opts *o);
 #define HTA_TEMPORAL(T, C, D)                                                                                \
     T("temporal_breakdown", "per rank, the span from the first GPU activity to the last: idle, compute, "    \
                             "non-compute")                                                                   \
-    C(HTA_TEMPORAL_RANK, "rank", INT, "", "rank of the trace")                                               \
+    HTA_RANK_COL(C, HTA_TEMPORAL)                                                                            \
     C(HTA_TEMPORAL_IDLE_US, "idle_time(us)", FLOAT, "us", "time in the span with no GPU activity")           \
     C(HTA_TEMPORAL_COMPUTE_US, "compute_time(us)", FLOAT, "us", "time a COMPUTATION kernel runs")            \
     C(HTA_TEMPORAL_NON_COMPUTE_US, "non_compute_time(us)", FLOAT, "us",                                      \
@@ -68,7 +68,7 @@ void hta_idle_opts_default(hta_idle_opts *o);
 
 #define HTA_IDLE(T, C, D)                                                                                    \
     T("idle_time", "per rank, GPU stream and cause: the idle gaps before kernels, memcpys and memsets")      \
-    C(HTA_IDLE_RANK, "rank", INT, "", "rank of the trace")                                                   \
+    HTA_RANK_COL(C, HTA_IDLE)                                                                                \
     C(HTA_IDLE_STREAM, "stream", INT, "", "GPU stream id")                                                   \
     C(HTA_IDLE_CATEGORY, "idle_category", STR, "",                                                           \
       "host_wait (launched after the stream went idle), kernel_wait (short gap) or other")                   \
@@ -81,7 +81,7 @@ HTA_TABLE_DECLARE(HTA_IDLE)
 #define HTA_IDLE_STATS(T, C, D)                                                                              \
     T("interval_stats", "with --stats: statistics of the idle gaps per rank, stream and cause, 2 decimals")  \
     C(HTA_IDLE_STATS_CATEGORY, "idle_category", STR, "", "host_wait, kernel_wait or other")                  \
-    C(HTA_IDLE_STATS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_IDLE_STATS)                                                                          \
     C(HTA_IDLE_STATS_STREAM, "stream", INT, "", "GPU stream id")                                             \
     HTA_DESCRIBE_COLS(C, HTA_IDLE_STATS, "us", "gaps")                                                       \
     C(HTA_IDLE_STATS_PID, "pid", INT, "", "device (process id) of the stream")
@@ -115,7 +115,7 @@ HTA_TABLE_DECLARE(HTA_KERNEL_TYPE)
     D(HTA_ALL_KERNELS_RANK, "category", STR, "", "not with --hta-compat: gemm, attention, convolution, "     \
       "normalization, elementwise, reduction, communication, memory or other, by name, the same for CUDA "   \
       "and ROCm; null for others")                                                                           \
-    C(HTA_ALL_KERNELS_RANK, "rank", INT, "", "rank of the trace")                                            \
+    HTA_RANK_COL(C, HTA_ALL_KERNELS)                                                                         \
     C(HTA_ALL_KERNELS_COUNT, "count", INT, "", "number of kernels")
 HTA_TABLE_DECLARE(HTA_ALL_KERNELS)
 
@@ -135,7 +135,7 @@ void hta_overlap_opts_default(hta_overlap_opts *o);
 
 #define HTA_OVERLAP(T, C, D)                                                                                 \
     T("comm_comp_overlap", "per rank: how much of the communication time computation runs too")              \
-    C(HTA_OVERLAP_RANK, "rank", INT, "", "rank of the trace")                                                \
+    HTA_RANK_COL(C, HTA_OVERLAP)                                                                             \
     C(HTA_OVERLAP_PCTG, "comp_comm_overlap_pctg", FLOAT, "%",                                                \
       "overlap_time of comm_time, 2 decimals; null without communication")                                   \
     C(HTA_OVERLAP_COMM_US, "comm_time(us)", FLOAT, "us", "time some communication kernel runs")              \

@@ -62,14 +62,14 @@ void hta_counters_opts_default(hta_counters_opts *o); /* HTA's max queue length 
 #define HTA_QUEUE_SUMMARY(T, C, D)                                                                           \
     T("queue_length_summary", "per rank and stream: statistics of the launch-queue length samples (not "     \
                               "time-weighted)")                                                              \
-    C(HTA_QUEUE_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                          \
+    HTA_RANK_COL(C, HTA_QUEUE_SUMMARY)                                                                       \
     C(HTA_QUEUE_SUMMARY_STREAM, "stream", INT, "", "GPU stream")                                             \
     HTA_DESCRIBE_COLS(C, HTA_QUEUE_SUMMARY, "", "queue length samples")
 HTA_TABLE_DECLARE(HTA_QUEUE_SUMMARY)
 
 #define HTA_MEMBW_SUMMARY(T, C, D)                                                                           \
     T("memory_bw_summary", "per rank and memory kind: statistics of the bandwidth samples above 0")          \
-    C(HTA_MEMBW_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                          \
+    HTA_RANK_COL(C, HTA_MEMBW_SUMMARY)                                                                       \
     C(HTA_MEMBW_SUMMARY_NAME, "name", STR, "",                                                               \
       "memory kind: Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memset ...")                                      \
     HTA_DESCRIBE_COLS(C, HTA_MEMBW_SUMMARY, "GB/s", "bandwidth samples")
@@ -78,7 +78,7 @@ HTA_TABLE_DECLARE(HTA_MEMBW_SUMMARY)
 #define HTA_QUEUE_BLOCKED(T, C, D)                                                                           \
     T("time_spent_blocked_on_full_queue", "per rank, every stream whose launch queue reached "               \
                                           "--max-queue-length")                                              \
-    C(HTA_QUEUE_BLOCKED_RANK, "rank", INT, "", "rank of the trace")                                          \
+    HTA_RANK_COL(C, HTA_QUEUE_BLOCKED)                                                                       \
     C(HTA_QUEUE_BLOCKED_STREAM, "stream", INT, "", "GPU stream")                                             \
     C(HTA_QUEUE_BLOCKED_DURATION, "duration_at_max_queue_length", FLOAT, "us",                               \
       "time the queue stayed at or above the maximum")                                                       \
@@ -89,7 +89,7 @@ HTA_TABLE_DECLARE(HTA_QUEUE_BLOCKED)
 #define HTA_QUEUE_SERIES(T, C, D)                                                                            \
     T("queue_length_series", "with --series: the queue length after each launch (+1) and each activity "     \
                              "start (-1), stream by stream in time order")                                   \
-    C(HTA_QUEUE_SERIES_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_QUEUE_SERIES)                                                                        \
     C(HTA_QUEUE_SERIES_INDEX, "index", INT, "",                                                              \
       "event index (position in traceEvents) of the launch or activity")                                     \
     C(HTA_QUEUE_SERIES_TS, "ts", FLOAT, "us", "time of the sample")                                          \
@@ -102,7 +102,7 @@ HTA_TABLE_DECLARE(HTA_QUEUE_SERIES)
 #define HTA_MEMBW_SERIES(T, C, D)                                                                            \
     T("memory_bw_series", "with --series: the bandwidth in flight after each copy or memset starts or "      \
                           "ends, kind by kind in time order")                                                \
-    C(HTA_MEMBW_SERIES_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_MEMBW_SERIES)                                                                        \
     C(HTA_MEMBW_SERIES_INDEX, "index", INT, "",                                                              \
       "event index (position in traceEvents) of the copy or memset")                                         \
     C(HTA_MEMBW_SERIES_TS, "ts", FLOAT, "us", "time of the sample")                                          \
@@ -120,7 +120,7 @@ hta_status hta_counters_reduce(const hta_counters_opts *o, hta_result *parts, ht
 
 #define HTA_AUGMENTED(T, C, D)                                                                               \
     T("augmented", "with --augment: the traces written with counter tracks, one per rank")                   \
-    C(HTA_AUGMENTED_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_AUGMENTED)                                                                           \
     C(HTA_AUGMENTED_FILE, "file", STR, "", "path of the trace written")                                      \
     C(HTA_AUGMENTED_EVENTS, "events", INT, "", "events of the original trace, all kept")                     \
     C(HTA_AUGMENTED_QUEUE_EVENTS, "queue_length_events", INT, "", "Queue Length counter events added")       \
@@ -151,7 +151,7 @@ void hta_patterns_opts_default(hta_patterns_opts *o); /* HTA's: min length 3, to
     C(HTA_PATTERNS_COUNT, "count", INT, "", "calls with this pattern")                                       \
     C(HTA_PATTERNS_KERNEL_US, "GPU kernel duration (us)", FLOAT, "us", "the kernels' summed duration")       \
     C(HTA_PATTERNS_OP_US, "CPU op duration (us)", FLOAT, "us", "the calls' summed duration")                 \
-    C(HTA_PATTERNS_RANK, "rank", INT, "", "rank of the trace")
+    HTA_RANK_COL(C, HTA_PATTERNS)
 HTA_TABLE_DECLARE(HTA_PATTERNS)
 
 hta_status hta_patterns(hta_ctx *ctx, const hta_patterns_opts *o, hta_result *out, hta_error *err);
@@ -212,7 +212,7 @@ hta_status hta_trace_diff(hta_ctx *control, hta_ctx *test, const hta_diff_opts *
 #define HTA_CUPTI(T, C, D)                                                                                   \
     T("cupti_counter_data_with_operators", "one row per CUPTI profiled range: its counters and the "         \
                                            "operator stack of the kernel's launch")                          \
-    C(HTA_CUPTI_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    HTA_RANK_COL(C, HTA_CUPTI)                                                                               \
     C(HTA_CUPTI_INDEX, "index", INT, "", "event index (position in traceEvents)")                            \
     C(HTA_CUPTI_CAT, "cat", STR, "", "category (cuda_profiler_range)")                                       \
     C(HTA_CUPTI_NAME, "name", STR, "", "event name")                                                         \

@@ -40,7 +40,7 @@ int hta_rank_is_tracer(const hta_rank *r);
 
 #define HTA_CPU_RANKS(T, C, D)                                                                               \
     T("cpu_ranks", "per rank: the CPU side at a glance (the span the percentages are of, threads, steps)")  \
-    C(HTA_CPU_RANKS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_CPU_RANKS)                                                                           \
     C(HTA_CPU_RANKS_SPAN, "span (us)", FLOAT, "us",                                                          \
       "first CPU row start to last CPU row end in the analysed window; null without CPU rows")              \
     C(HTA_CPU_RANKS_THREADS, "threads", INT, "", "threads with CPU rows")                                    \
@@ -53,7 +53,7 @@ HTA_TABLE_DECLARE(HTA_CPU_RANKS)
 #define HTA_CPU_OP_TIME(T, C, D)                                                                             \
     T("cpu_op_time", "per rank and CPU operator or user annotation (libhtatrace scope): count, inclusive "   \
                      "and self time; most self time first")                                                  \
-    C(HTA_CPU_OP_TIME_RANK, "rank", INT, "", "rank of the trace")                                            \
+    HTA_RANK_COL(C, HTA_CPU_OP_TIME)                                                                         \
     C(HTA_CPU_OP_TIME_NAME, "name", STR, "", "operator, annotation or scope name")                           \
     C(HTA_CPU_OP_TIME_CAT, "cat", STR, "", "cpu_op or user_annotation")                                      \
     C(HTA_CPU_OP_TIME_COUNT, "count", INT, "", "number of calls")                                            \
@@ -72,7 +72,7 @@ HTA_TABLE_DECLARE(HTA_CPU_OP_TIME)
 
 #define HTA_CPU_STEPS(T, C, D)                                                                               \
     T("cpu_steps", "per rank and ProfilerStep: its duration and the operator with the most self time in it") \
-    C(HTA_CPU_STEPS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_CPU_STEPS)                                                                           \
     C(HTA_CPU_STEPS_STEP, "step", INT, "", "N of ProfilerStep#N")                                            \
     C(HTA_CPU_STEPS_DURATION, "duration (us)", FLOAT, "us", "the ProfilerStep's duration")                   \
     C(HTA_CPU_STEPS_OPS, "ops", INT, "", "operators and annotations that start in the step (any thread)")    \
@@ -85,7 +85,7 @@ HTA_TABLE_DECLARE(HTA_CPU_STEPS)
 
 #define HTA_CPU_STEP_OPS(T, C, D)                                                                            \
     T("cpu_step_ops", "per rank and ProfilerStep: the operators with the most self time in it (--step-top)") \
-    C(HTA_CPU_STEP_OPS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_CPU_STEP_OPS)                                                                        \
     C(HTA_CPU_STEP_OPS_STEP, "step", INT, "", "N of ProfilerStep#N")                                         \
     C(HTA_CPU_STEP_OPS_NAME, "name", STR, "", "operator or annotation name")                                 \
     C(HTA_CPU_STEP_OPS_CAT, "cat", STR, "", "cpu_op or user_annotation")                                     \
@@ -101,7 +101,7 @@ HTA_TABLE_DECLARE(HTA_CPU_STEP_OPS)
 #define HTA_SCOPE_ARGS(T, C, D)                                                                              \
     T("scope_args", "per rank, scope (annotation) and numeric arg: statistics of the values (libhtatrace "   \
                     "files, or --args)")                                                                     \
-    C(HTA_SCOPE_ARGS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_SCOPE_ARGS)                                                                          \
     C(HTA_SCOPE_ARGS_NAME, "name", STR, "", "scope, annotation or operator name")                            \
     C(HTA_SCOPE_ARGS_ARG, "arg", STR, "", "key in the event's args (begin args and slots alike)")            \
     C(HTA_SCOPE_ARGS_COUNT, "count", INT, "", "calls with a numeric value for it")                           \

@@ -21,7 +21,7 @@ void hta_launch_opts_default(hta_launch_opts *o);
 
 #define HTA_LAUNCH_STATS(T, C, D)                                                                            \
     T("cuda_kernel_launch_stats", "one row per launch call and the GPU activity of its correlation id")      \
-    C(HTA_LAUNCH_STATS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_LAUNCH_STATS)                                                                        \
     C(HTA_LAUNCH_STATS_CORRELATION, "correlation", INT, "", "correlation id of the launch and its activity") \
     C(HTA_LAUNCH_STATS_CPU, "cpu_duration", FLOAT, "us", "duration of the launch call")                      \
     C(HTA_LAUNCH_STATS_GPU, "gpu_duration", FLOAT, "us", "duration of the GPU activity")                     \
@@ -37,7 +37,7 @@ HTA_TABLE_DECLARE(HTA_LAUNCH_STATS)
 
 #define HTA_LAUNCH_SUMMARY(T, C, D)                                                                          \
     T("launch_summary", "per rank: launches, outliers and mean durations")                                   \
-    C(HTA_LAUNCH_SUMMARY_RANK, "rank", INT, "", "rank of the trace")                                         \
+    HTA_RANK_COL(C, HTA_LAUNCH_SUMMARY)                                                                      \
     C(HTA_LAUNCH_SUMMARY_LAUNCHES, "launches", INT, "", "rows of cuda_kernel_launch_stats")                  \
     C(HTA_LAUNCH_SUMMARY_SHORT, "short_kernels", INT, "", "launches with short_kernel")                      \
     C(HTA_LAUNCH_SUMMARY_RUNTIME_OUTLIERS, "runtime_outliers", INT, "", "launches with runtime_outlier")     \
@@ -70,7 +70,7 @@ void hta_annotation_opts_default(hta_annotation_opts *o);
 #define HTA_ANNOTATIONS(T, C, D)                                                                             \
     T("gpu_user_annotation_breakdown", "per rank and annotation name: duration statistics (--top folds "     \
                                        "the rest into others)")                                              \
-    C(HTA_ANNOTATIONS_RANK, "rank", INT, "", "rank of the trace")                                            \
+    HTA_RANK_COL(C, HTA_ANNOTATIONS)                                                                         \
     C(HTA_ANNOTATIONS_NAME, "name", STR, "", "annotation name (record_function), or others")                 \
     C(HTA_ANNOTATIONS_COUNT, "count", INT, "", "number of instances")                                        \
     HTA_DURATION_STATS_COLS(C, HTA_ANNOTATIONS, "instance")
@@ -95,7 +95,7 @@ void hta_straggler_opts_default(hta_straggler_opts *o);
 
 #define HTA_STRAGGLERS(T, C, D)                                                                              \
     T("potential_stragglers", "the ranks flagged in the most steps (at most --candidates)")                  \
-    C(HTA_STRAGGLERS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_STRAGGLERS)                                                                          \
     C(HTA_STRAGGLERS_FLAGGED, "flagged_steps", INT, "",                                                      \
       "steps in which the rank was among the latest starters")                                               \
     C(HTA_STRAGGLERS_STEPS, "steps", INT, "", "steps in which the rank ran the chosen kernel")               \
@@ -106,7 +106,7 @@ HTA_TABLE_DECLARE(HTA_STRAGGLERS)
 #define HTA_STRAGGLER_METRIC(T, C, D)                                                                        \
     T("straggler_metric", "per rank and step: when the chosen collective kernel starts, and whether the "    \
                           "rank is flagged")                                                                 \
-    C(HTA_STRAGGLER_METRIC_RANK, "rank", INT, "", "rank of the trace")                                       \
+    HTA_RANK_COL(C, HTA_STRAGGLER_METRIC)                                                                    \
     C(HTA_STRAGGLER_METRIC_STEP, "step", INT, "", "profiler step (ProfilerStep#N)")                          \
     C(HTA_STRAGGLER_METRIC_STREAM, "stream", INT, "", "GPU stream of the kernel")                            \
     C(HTA_STRAGGLER_METRIC_KERNEL, "kernel", STR, "", "name of the chosen collective kernel")                \
@@ -141,13 +141,13 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
  * context holding all those ranks, byte for byte. */
 #define HTA_STRAGGLER_SUM_RANKS(T, C, D)                                                                     \
     T("straggler_summary_ranks", "summary: the ranks summarised")                                            \
-    C(HTA_SSUM_RANK, "rank", INT, "", "rank of the trace")
+    HTA_RANK_COL(C, HTA_SSUM)
 HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_RANKS)
 
 #define HTA_STRAGGLER_SUM_ITERS(T, C, D)                                                                     \
     T("straggler_summary_iterations", "summary: per rank, each step its rows name and each iteration of "    \
                                       "its rows")                                                            \
-    C(HTA_SSUM_ITER_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_SSUM_ITER)                                                                           \
     C(HTA_SSUM_ITER, "iteration", INT, "", "step number")                                                    \
     C(HTA_SSUM_ITER_NAMED, "named", INT, "", "1 when a row of the rank is named ProfilerStep#iteration")     \
     C(HTA_SSUM_ITER_ROWS, "rows", INT, "", "rows of this iteration")                                         \
@@ -157,7 +157,7 @@ HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_ITERS)
 
 #define HTA_STRAGGLER_SUM_COLLS(T, C, D)                                                                     \
     T("straggler_summary_collectives", "summary: per rank, its communication kernels in a step")             \
-    C(HTA_SSUM_COLL_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_SSUM_COLL)                                                                           \
     C(HTA_SSUM_COLL_STREAM, "stream", INT, "", "GPU stream")                                                 \
     C(HTA_SSUM_COLL_ITER, "iteration", INT, "", "iteration of the kernel")                                   \
     C(HTA_SSUM_COLL_TS, "ts_ns", INT, "ns", "start (view frame)")                                            \
@@ -183,7 +183,7 @@ void hta_aten_opts_default(hta_aten_opts *o);
 #define HTA_ATEN_OPS(T, C, D)                                                                                \
     T("aten_op_kernels_and_delay", "per rank, ATen op and the kernel sequence its instances launched: "      \
                                    "count and mean delays")                                                  \
-    C(HTA_ATEN_OPS_RANK, "rank", INT, "", "rank of the trace")                                               \
+    HTA_RANK_COL(C, HTA_ATEN_OPS)                                                                            \
     C(HTA_ATEN_OPS_OP, "aten_op_name", STR, "", "innermost aten:: op enclosing the launches")                \
     C(HTA_ATEN_OPS_SEQUENCE, "kernel_sequence", STR, "", "full kernel names joined by ' -> '")               \
     C(HTA_ATEN_OPS_COUNT, "occurrence_count", INT, "", "op instances that launched this sequence")           \

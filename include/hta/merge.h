@@ -88,7 +88,7 @@ hta_status hta_merge_plan_build(hta_ctx *ctx, const hta_merge_opts *o, hta_merge
  * the plan of one context holding all those ranks. */
 #define HTA_MERGE_SUM_RANKS(T, C, D)                                                                         \
     T("merge_summary_ranks", "summary: per rank, its file, clock and span")                                  \
-    C(HTA_MSUM_RANK, "rank", INT, "", "rank of the trace")                                                   \
+    HTA_RANK_COL(C, HTA_MSUM)                                                                                \
     C(HTA_MSUM_FILE, "file", STR, "", "trace file")                                                          \
     C(HTA_MSUM_MERGED, "merged", INT, "", "1: the rank comes from a merged trace")                           \
     C(HTA_MSUM_CLOCK, "clock", INT, "", "hta_clock_source")                                                  \
@@ -102,14 +102,14 @@ HTA_TABLE_DECLARE(HTA_MERGE_SUM_RANKS)
 
 #define HTA_MERGE_SUM_GROUPS(T, C, D)                                                                        \
     T("merge_summary_groups", "summary: per rank, the groups of its anchors' keys, in order of first use")   \
-    C(HTA_MSUM_GROUP_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_MSUM_GROUP)                                                                          \
     C(HTA_MSUM_GROUP, "group", STR, "",                                                                      \
       "a key up to its last '|': the process group (with its list of ranks), kernel or marker")
 HTA_TABLE_DECLARE(HTA_MERGE_SUM_GROUPS)
 
 #define HTA_MERGE_SUM_ANCHORS(T, C, D)                                                                       \
     T("merge_summary_anchors", "summary: per rank, its anchors in order (the k-th of a key is instance k)")  \
-    C(HTA_MSUM_ANCHOR_RANK, "rank", INT, "", "rank of the trace")                                            \
+    HTA_RANK_COL(C, HTA_MSUM_ANCHOR)                                                                         \
     C(HTA_MSUM_ANCHOR_GROUP, "group", INT, "", "its key's group: the rank's n-th row of merge_summary_groups") \
     C(HTA_MSUM_ANCHOR_KEY, "key", STR, "", "the rest of its key, after the group's '|' (a sequence number, "   \
       "a stream)")                                                                                           \
@@ -147,7 +147,7 @@ hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int
  * hta_merge_write gives, byte for byte.  The parts must be readable by process 0 (a folder all share). */
 #define HTA_MERGE_PART(T, C, D)                                                                              \
     T("merge_part", "account of one rank's part of a merged trace")                                          \
-    C(HTA_MPART_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    HTA_RANK_COL(C, HTA_MPART)                                                                               \
     C(HTA_MPART_EVENTS, "events", INT, "", "events written, added metadata included")                        \
     C(HTA_MPART_BYTES, "bytes", INT, "", "bytes of the part")                                                \
     C(HTA_MPART_EVENTS_IN, "events_in", INT, "", "events read")                                              \
@@ -158,7 +158,7 @@ hta_status hta_merge_write(const hta_merge_plan *plan, const char *out_path, int
 HTA_TABLE_DECLARE(HTA_MERGE_PART)
 #define HTA_MERGE_PART_PIDS(T, C, D)                                                                         \
     T("merge_part_pids", "the original pids of one rank's part, in merged pid order")                        \
-    C(HTA_MPART_PIDS_RANK, "rank", INT, "", "rank of the trace")                                             \
+    HTA_RANK_COL(C, HTA_MPART_PIDS)                                                                          \
     C(HTA_MPART_PID, "pid", STR, "", "raw JSON of the pid")
 HTA_TABLE_DECLARE(HTA_MERGE_PART_PIDS)
 
@@ -172,7 +172,7 @@ hta_status hta_merge_join(const hta_merge_plan *p, const char *out_path, int gz,
 
 #define HTA_MERGE_ALIGNMENT(T, C, D)                                                                         \
     T("merge_alignment", "per rank: how its clock was mapped onto the merged timeline, and how well")        \
-    C(HTA_MERGE_RANK, "rank", INT, "", "rank of the trace")                                                  \
+    HTA_RANK_COL(C, HTA_MERGE)                                                                               \
     C(HTA_MERGE_FILE, "file", STR, "", "trace file")                                                         \
     C(HTA_MERGE_CLOCK, "clock", STR, "",                                                                     \
       "where its unix time comes from: baseTimeNanoseconds, htaClockAnchor or as written")                   \

@@ -67,7 +67,7 @@ HTA_TABLE_DECLARE(HTA_OBS)
 
 #define HTA_REPORT_RANKS(T, C, D)                                                                            \
     T("ranks", "key figures per rank, from the analyses the report runs")                                    \
-    C(HTA_REPORT_RANKS_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_REPORT_RANKS)                                                                        \
     C(HTA_REPORT_RANKS_SPAN, "span_us", FLOAT, "us",                                                         \
       "GPU span: temporal's idle + compute + non-compute time")                                              \
     C(HTA_REPORT_RANKS_KERNEL, "kernel_time_us", FLOAT, "us", "temporal's kernel_time")                      \
@@ -106,7 +106,7 @@ HTA_TABLE_DECLARE(HTA_TOP_KERNELS)
 #define HTA_REPORT_CPATH(T, C, D)                                                                            \
     T("critical_path", "per rank: what bounds its critical path, critical-path's summary (not with "         \
                        "--no-critical-path)")                                                                \
-    C(HTA_REPORT_CPATH_RANK, "rank", INT, "", "rank of the trace")                                           \
+    HTA_RANK_COL(C, HTA_REPORT_CPATH)                                                                        \
     C(HTA_REPORT_CPATH_BOUND_BY, "bound_by", STR, "", "bound_by class (see hta critical-path --help)")       \
     C(HTA_REPORT_CPATH_DURATION, "duration_us", FLOAT, "us", "summed weight of its path edges")              \
     C(HTA_REPORT_CPATH_PCTG, "percentage", FLOAT, "%", "of the path's length")

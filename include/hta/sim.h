@@ -71,7 +71,7 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
 
 #define HTA_SIM_STEPS(T, C, D)                                                                               \
     T("steps", "per ProfilerStep: its wall time and what bounds its critical path (the simulation graph's)") \
-    C(HTA_SIM_STEPS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    HTA_RANK_COL(C, HTA_SIM_STEPS)                                                                           \
     C(HTA_SIM_STEPS_STEP, "step", INT, "", "N of ProfilerStep#N")                                            \
     C(HTA_SIM_STEPS_WALL, "wall_us", FLOAT, "us", "the step's duration in the trace (or simulated)")         \
     C(HTA_SIM_STEPS_PATH, "path_us", FLOAT, "us", "length of the step's critical path")                     \
@@ -87,7 +87,7 @@ HTA_TABLE_DECLARE(HTA_SIM_STEPS)
 
 #define HTA_SIM_WHATIF_STEPS(T, C, D)                                                                        \
     T("what_if_steps", "with --what-if: each step's time in the trace and simulated")                        \
-    C(HTA_SIM_WS_RANK, "rank", INT, "", "rank of the trace")                                                 \
+    HTA_RANK_COL(C, HTA_SIM_WS)                                                                              \
     C(HTA_SIM_WS_STEP, "step", INT, "", "N of ProfilerStep#N")                                               \
     C(HTA_SIM_WS_BASE, "baseline_us", FLOAT, "us", "the step's duration in the trace")                       \
     C(HTA_SIM_WS_SIM, "simulated_us", FLOAT, "us", "its duration under the rules")                          \

@@ -118,6 +118,9 @@ typedef struct hta_table_def {
     C(P##_P75, "75%", FLOAT, U, "third quartile of the " WHAT " (linear interpolation)")        \
     C(P##_MAX, "max", FLOAT, U, "largest of the " WHAT)
 
+/* Columns that many tables have with one meaning, for a column list: id P_RANK etc. */
+#define HTA_RANK_COL(C, P) C(P##_RANK, "rank", INT, "", "rank of the trace")
+
 /* The columns of d as printed, the dynamic ones as one placeholder in their
  * place: hta_table_def_col(d, i) for i < hta_table_def_ncols(d). */
 size_t hta_table_def_ncols(const hta_table_def *d);

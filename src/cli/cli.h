@@ -101,6 +101,10 @@ typedef struct cli_common {
 int cli_parse(int argc, char **argv, const char *usage, const char *desc, const cli_opt *opts,
               size_t min_pos, size_t max_pos, cli_common *c);
 
+/* A usage error of command cmd: "hta CMD: MESSAGE" and a pointer to its --help on stderr.  Returns
+ * EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Opens the run context of path with c->ctx (only the selected ranks are
  * read), printing warnings and progress on stderr.  Returns 0 or an exit status. */
 int cli_open(cli_common *c, const char *path, hta_ctx **ctx);

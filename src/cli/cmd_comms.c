@@ -1,8 +1,6 @@
 /* `hta comms`: the command-line front of hta_comms (src/analysis/comms.c, docs/comms.md).  Runs rank by
  * rank: each rank's part (its calls, its GPU), reduced over the ranks into collectives, alltoallv_bytes and
  * comm_link. */
-#include <stdio.h>
-
 #include "cli/cli.h"
 #include "hta/comms.h"
 
@@ -34,10 +32,8 @@ static int cmd_comms(int argc, char **argv) {
                        "  hta comms run/ --peak-link-gbps 450     # your own link peak",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (o.peak_link_gbps < 0 || scale <= 0) {
-        fprintf(stderr, "hta comms: --peak-link-gbps must be > 0 and --scale-up >= 1\nTry 'hta comms --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (o.peak_link_gbps < 0 || scale <= 0)
+        return cli_usage("comms", "--peak-link-gbps must be > 0 and --scale-up >= 1");
     o.scale_up = scale;
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);

@@ -2,8 +2,6 @@
  * the CPU threads spend their time, per operator, annotation or libhtatrace scope, and per ProfilerStep.
  * Checks its options, then runs rank by rank: each rank's part, reduced (the note about a run without
  * operators), printed. */
-#include <stdio.h>
-
 #include "cli/cli.h"
 #include "hta/cpuops.h"
 
@@ -31,10 +29,7 @@ static int cmd_cpu_ops(int argc, char **argv) {
                        "of libhtatrace scopes. Durations are the nanoseconds as written.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (args && no_args) {
-        fprintf(stderr, "hta cpu-ops: --args and --no-args exclude each other\nTry 'hta cpu-ops --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (args && no_args) return cli_usage("cpu-ops", "--args and --no-args exclude each other");
     if (args) o.args = 1;
     if (no_args) o.args = 0;
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};

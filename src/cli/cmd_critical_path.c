@@ -84,15 +84,10 @@ static int same_folder(const char *dir, const char *path) {
 /* --all-ranks: the job's engine (hta_job_*): rank by rank where the plan allows, else over the loaded
  * context; never more than one rank's graph per thread. */
 static int job(cli_common *c, const cp_args *a, const hta_cpath_rule *rules, const char *prog) {
-    if (!c->path || a->graph || a->save) {
-        fprintf(stderr, "hta critical-path: --all-ranks needs PATH, and takes no --graph or --save\n"
-                        "Try 'hta critical-path --help'.\n");
-        return EXIT_USAGE;
-    }
-    if (a->what_if_trace && !a->what_if.n) {
-        fprintf(stderr, "hta critical-path: --what-if-trace needs --what-if RULE\nTry 'hta critical-path --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (!c->path || a->graph || a->save)
+        return cli_usage("critical-path", "--all-ranks needs PATH, and takes no --graph or --save");
+    if (a->what_if_trace && !a->what_if.n)
+        return cli_usage("critical-path", "--what-if-trace needs --what-if RULE");
     hta_error err = {0};
     hta_result res;
     hta_result_init(&res);
@@ -194,9 +189,7 @@ static int cmd_critical_path(int argc, char **argv) {
     rc = 1;
     /* a saved graph was built from the rows of its own run: no window can be applied to it afterwards */
     if (a.graph && c.ctx.window.kind != HTA_WINDOW_NONE) {
-        fprintf(stderr, "hta critical-path: --window needs the trace (PATH); a --graph was built with its own\n"
-                        "Try 'hta critical-path --help'.\n");
-        rc = EXIT_USAGE;
+        rc = cli_usage("critical-path", "--window needs the trace (PATH); a --graph was built with its own");
         goto out;
     }
     if (!c.path && !a.graph) {
@@ -228,8 +221,7 @@ static int cmd_critical_path(int argc, char **argv) {
     if (c.path) {
         /* the critical path is one rank's: --ranks names it (only its file is read) */
         if (c.ctx.nranks > 1) {
-            fprintf(stderr, "hta critical-path: one rank at a time: --ranks R\nTry 'hta critical-path --help'.\n");
-            rc = EXIT_USAGE;
+            rc = cli_usage("critical-path", "one rank at a time: --ranks R");
             goto out;
         }
         if ((rc = cli_open(&c, c.path, &ctx))) goto out;

@@ -49,10 +49,7 @@ static int cmd_diff(int argc, char **argv) {
     if (rc >= 0) return rc;
     o.control_rank = cr, o.test_rank = tr, o.control_iteration = cit, o.test_iteration = tit;
     o.control_label = cl, o.test_label = tl;
-    if (top < 0 && top != INT_MIN) {
-        fprintf(stderr, "hta diff: --top must be 0 (all) or more\nTry 'hta diff --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (top < 0 && top != INT_MIN) return cli_usage("diff", "--top must be 0 (all) or more");
     /* a thousand names are no answer: the 20 largest changes unless asked; HTA's every row with --hta-compat */
     o.top = top >= 0 ? (size_t)top : c.ctx.hta_compat ? 0 : 20;
     o.fold_names = !exact && !c.ctx.hta_compat;

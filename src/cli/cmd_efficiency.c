@@ -1,8 +1,6 @@
 /* `hta efficiency`: the command-line front of hta_efficiency (src/analysis/efficiency.c,
  * docs/efficiency.md).  Runs rank by rank: each rank's part (its GPU, its operators' calls and kernel
  * time), reduced over the ranks into op_roofline and device. */
-#include <stdio.h>
-
 #include "cli/cli.h"
 #include "hta/efficiency.h"
 
@@ -34,11 +32,8 @@ static int cmd_efficiency(int argc, char **argv) {
                        "  hta efficiency trace.json --peak-tflops 400 --peak-tbps 2.0",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (o.peak_tflops < 0 || o.peak_tbps < 0 || o.peak_vector_tflops < 0) {
-        fprintf(stderr, "hta efficiency: --peak-tflops, --peak-tbps and --peak-vector-tflops must be > 0\n"
-                        "Try 'hta efficiency --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (o.peak_tflops < 0 || o.peak_tbps < 0 || o.peak_vector_tflops < 0)
+        return cli_usage("efficiency", "--peak-tflops, --peak-tbps and --peak-vector-tflops must be > 0");
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }

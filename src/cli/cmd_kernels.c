@@ -1,8 +1,6 @@
 /* `hta kernels`: the command-line front of hta_kernel_breakdown (src/analysis/kernels.c,
  * analyses.md §4).  Checks its options, then runs rank by rank: each rank's part, reduced over the ranks
  * (kernel_type sums them), printed. */
-#include <stdio.h>
-
 #include "cli/cli.h"
 #include "hta/breakdown.h"
 
@@ -30,10 +28,7 @@ static int cmd_kernels(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     /* checked after parsing: a negative --top is an error, not "no folding" */
-    if (o.top < 0) {
-        fprintf(stderr, "hta kernels: --top must be >= 0\nTry 'hta kernels --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (o.top < 0) return cli_usage("kernels", "--top must be >= 0");
     o.include_memory = include_memory || !no_memory;
     o.categories = !c.ctx.hta_compat; /* HTA's table as HTA gives it */
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};

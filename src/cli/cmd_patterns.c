@@ -1,8 +1,6 @@
 /* `hta patterns --op NAME`: the command-line front of hta_patterns (src/analysis/patterns.c,
  * analyses.md §12), with --overlay writing the trace marked with the patterns found.  Its rows and notes
  * are per rank: it runs rank by rank, the ranks' results appended. */
-#include <stdio.h>
-
 #include "cli/cli.h"
 #include "hta/counters.h"
 
@@ -31,10 +29,7 @@ static int cmd_patterns(int argc, char **argv) {
                        "with the summed kernel and operator durations.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (!op) {
-        fprintf(stderr, "hta patterns: --op NAME is required\nTry 'hta patterns --help'.\n");
-        return EXIT_USAGE;
-    }
+    if (!op) return cli_usage("patterns", "--op NAME is required");
     o.op = op;
     o.overlay = overlay;
     const cli_ranks r = {run_patterns, NULL, NULL, NULL, &o, 0};

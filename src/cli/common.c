@@ -3,6 +3,7 @@
  * chosen format, and the exit codes (0 ok, 1 bad input, 2 usage).  Layer 5: with the cmd_*.c files,
  * the only code that prints. */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,15 +151,13 @@ static int parse_ranks(const char *s, cli_common *c) {
     return 0;
 }
 
-static int bad(const char *cmd, const char *fmt, const char *arg) __attribute__((format(printf, 2, 0)));
-/* Usage errors: one line naming the command, a pointer to its --help, and exit code 2.  The format is a
- * parameter, hence the pragma; every caller passes a literal with one %s. */
-static int bad(const char *cmd, const char *fmt, const char *arg) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+/* Usage errors: one line naming the command, a pointer to its --help, and exit code 2 (cli.h). */
+int cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "hta %s: ", cmd);
-    fprintf(stderr, fmt, arg);
-#pragma GCC diagnostic pop
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nTry 'hta %s --help'.\n", cmd);
     return EXIT_USAGE;
 }
@@ -273,7 +272,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         const char *a = argv[i];
         /* a lone "-" and everything after "--" are positional, so a path may start with a dash */
         if (only_pos || a[0] != '-' || !a[1]) {
-            if (c->npos >= max_pos || c->npos >= 4) return bad(cmd, "unexpected argument '%s'", a);
+            if (c->npos >= max_pos || c->npos >= 4)
+                return cli_usage(cmd, "unexpected argument '%s'", a);
             c->pos[c->npos++] = a;
             continue;
         }
@@ -285,7 +285,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             print_help(cmd, usage, desc, opts);
             return 0;
         }
-        if (strncmp(a, "--", 2)) return bad(cmd, "unknown option '%s'", a);
+        if (strncmp(a, "--", 2)) return cli_usage(cmd, "unknown option '%s'", a);
         const char *name = a + 2;
         const char *val = NULL;
         char nbuf[64];
@@ -293,30 +293,32 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         const char *eq = strchr(name, '=');
         if (eq) {
             size_t l = (size_t)(eq - name);
-            if (l >= sizeof nbuf) return bad(cmd, "unknown option '%s'", a);
+            if (l >= sizeof nbuf) return cli_usage(cmd, "unknown option '%s'", a);
             memcpy(nbuf, name, l);
             nbuf[l] = 0;
             name = nbuf;
             val = eq + 1;
         }
 /* the option's value: after '=' in the same argument, else the next argument */
-#define NEEDVAL()                                                              \
-    do {                                                                       \
-        if (!val) {                                                            \
-            if (i + 1 >= argc) return bad(cmd, "option '%s' needs a value", a); \
-            val = argv[++i];                                                   \
-        }                                                                      \
+#define NEEDVAL()                                                                        \
+    do {                                                                                 \
+        if (!val) {                                                                      \
+            if (i + 1 >= argc) return cli_usage(cmd, "option '%s' needs a value", a);    \
+            val = argv[++i];                                                             \
+        }                                                                                \
     } while (0)
         /* The common options first (see print_help), then the command's own table.  Flags given a value
          * fall through and are refused as unknown. */
         if (!strcmp(name, "format")) {
             NEEDVAL();
-            if (hta_format_parse(val, &c->fmt)) return bad(cmd, "unknown format '%s' (table, csv, json)", val);
+            if (hta_format_parse(val, &c->fmt))
+                return cli_usage(cmd, "unknown format '%s' (table, csv, json)", val);
             continue;
         }
         if (!strcmp(name, "ranks")) {
             NEEDVAL();
-            if (parse_ranks(val, c)) return bad(cmd, "bad rank list '%s' (e.g. 0,2,5-7)", val);
+            if (parse_ranks(val, c))
+                return cli_usage(cmd, "bad rank list '%s' (e.g. 0,2,5-7)", val);
             continue;
         }
         if (!strcmp(name, "window")) {
@@ -324,7 +326,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             /* checked now, so that a typo is a usage error before any file is read; the text stays in
              * argv, which outlives the run */
             hta_error werr = {0};
-            if (hta_window_parse(val, &c->ctx.window, &werr)) return bad(cmd, "%s", werr.msg);
+            if (hta_window_parse(val, &c->ctx.window, &werr)) return cli_usage(cmd, "%s", werr.msg);
             continue;
         }
         if (!strcmp(name, "threads")) {
@@ -332,14 +334,14 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             char *e;
             long v = strtol(val, &e, 10);
             /* 64: the loader starts at most that many threads (load.c) */
-            if (*e || v < 1 || v > 64) return bad(cmd, "bad thread count '%s' (1-64)", val);
+            if (*e || v < 1 || v > 64) return cli_usage(cmd, "bad thread count '%s' (1-64)", val);
             c->ctx.threads = (int)v;
             continue;
         }
         if (!strcmp(name, "comm-kernel")) {
             NEEDVAL();
             if (c->ctx.ncomm_globs >= sizeof c->comm_globs / sizeof *c->comm_globs)
-                return bad(cmd, "too many --comm-kernel globs (at most 64): '%s'", val);
+                return cli_usage(cmd, "too many --comm-kernel globs (at most 64): '%s'", val);
             c->comm_globs[c->ctx.ncomm_globs++] = val;
             c->ctx.comm_globs = c->comm_globs;
             continue;
@@ -364,10 +366,10 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         }
         const cli_opt *o = opts;
         while (o && o->name && strcmp(o->name, name)) o++;
-        if (!o || !o->name) return bad(cmd, "unknown option '%s'", a);
+        if (!o || !o->name) return cli_usage(cmd, "unknown option '%s'", a);
         switch (o->kind) {
         case CLI_FLAG:
-            if (val) return bad(cmd, "option '%s' takes no value", a);
+            if (val) return cli_usage(cmd, "option '%s' takes no value", a);
             *(int *)o->out = 1;
             break;
         case CLI_STR:
@@ -381,7 +383,8 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             long long v = strtoll(val, &e, 10);
             /* read as long long and range-checked: out is an int, where a larger value would silently
              * wrap to another one */
-            if (*e || e == val || errno || v < INT_MIN || v > INT_MAX) return bad(cmd, "bad integer '%s'", val);
+            if (*e || e == val || errno || v < INT_MIN || v > INT_MAX)
+                return cli_usage(cmd, "bad integer '%s'", val);
             *(int *)o->out = (int)v;
             break;
         }
@@ -389,7 +392,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             NEEDVAL();
             char *e;
             double v = strtod(val, &e);
-            if (*e || e == val) return bad(cmd, "bad number '%s'", val);
+            if (*e || e == val) return cli_usage(cmd, "bad number '%s'", val);
             *(double *)o->out = v;
             break;
         }
@@ -398,7 +401,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
             cli_list *l = o->out;
             /* The values point into argv: only the array is the command's to free. */
             const char **q = realloc(l->v, (l->n + 1) * sizeof *q);
-            if (!q) return bad(cmd, "%s", "out of memory");
+            if (!q) return cli_usage(cmd, "%s", "out of memory");
             l->v = q;
             l->v[l->n++] = val;
             break;
@@ -406,7 +409,7 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         }
 #undef NEEDVAL
     }
-    if (c->npos < min_pos) return bad(cmd, "missing argument: %s", usage);
+    if (c->npos < min_pos) return cli_usage(cmd, "missing argument: %s", usage);
     c->path = c->npos ? c->pos[0] : NULL;
     /* -1: parsed, go on (cli.h); 0, 1 and 2 are exit codes */
     return check_outputs(cmd, opts, c);

@@ -42,12 +42,9 @@ static hta_status run_idle(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_
 static hta_status run_kernels(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
     hta_kernel_opts k;
     hta_kernel_opts_default(&k);
-    long long top = k.top;
-    HTA_TRY(py_opt_int(o, "top", &top, err));
+    HTA_TRY(py_opt_int_in(o, "top", "num_kernels", 0, 1000000000, &k.top, err));
     HTA_TRY(py_opt_double(o, "duration_ratio", &k.duration_ratio, err));
     HTA_TRY(py_opt_flag(o, "include_memory", &k.include_memory, err));
-    if (top < 0 || top > 1000000000) return hta_fail(err, HTA_EINVAL, "num_kernels: %lld (>= 0)", top);
-    k.top = (int)top;
     return hta_kernel_breakdown(ctx, &k, out, err);
 }
 
@@ -69,12 +66,9 @@ static hta_status run_launch(hta_ctx *ctx, const py_opts *o, hta_result *out, ht
 static hta_status run_annotations(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
     hta_annotation_opts a;
     hta_annotation_opts_default(&a);
-    long long nk = a.num_kernels;
     HTA_TRY(py_opt_flag(o, "cpu", &a.use_cpu_annotation, err));
-    HTA_TRY(py_opt_int(o, "num_kernels", &nk, err));
+    HTA_TRY(py_opt_int_in(o, "num_kernels", "num_kernels", 0, 1000000000, &a.num_kernels, err));
     HTA_TRY(py_opt_double(o, "duration_ratio", &a.duration_ratio, err));
-    if (nk < 0 || nk > 1000000000) return hta_fail(err, HTA_EINVAL, "num_kernels: %lld (>= 0)", nk);
-    a.num_kernels = (int)nk;
     const char **allow;
     HTA_TRY(py_opt_list(o, "allow", &allow, &a.nallow, err));
     a.allowlist = allow;
@@ -86,11 +80,8 @@ static hta_status run_annotations(hta_ctx *ctx, const py_opts *o, hta_result *ou
 static hta_status run_stragglers(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
     hta_straggler_opts s;
     hta_straggler_opts_default(&s);
-    long long nc = s.num_candidates;
     int64_t *steps = NULL;
-    HTA_TRY(py_opt_int(o, "candidates", &nc, err));
-    if (nc < 0 || nc > 1000000) return hta_fail(err, HTA_EINVAL, "num_candidates: %lld (>= 0)", nc);
-    s.num_candidates = (int)nc;
+    HTA_TRY(py_opt_int_in(o, "candidates", "num_candidates", 0, 1000000, &s.num_candidates, err));
     if (py_opt(o, "steps")) HTA_TRY(py_parse_int_list("steps", py_opt(o, "steps"), &steps, &s.nsteps, err));
     s.steps = steps;
     hta_status st = hta_potential_stragglers(ctx, &s, out, err);
@@ -196,11 +187,8 @@ static hta_status run_cpu_ops(hta_ctx *ctx, const py_opts *o, hta_result *out, h
 static hta_status run_report(hta_ctx *ctx, const py_opts *o, hta_result *out, hta_error *err) {
     hta_report_opts r;
     hta_report_opts_default(&r);
-    long long top = r.top_kernels;
-    HTA_TRY(py_opt_int(o, "top", &top, err));
+    HTA_TRY(py_opt_int_in(o, "top", "top", 1, 1000000, &r.top_kernels, err));
     HTA_TRY(py_opt_flag(o, "critical_path", &r.critical_path, err));
-    if (top < 1 || top > 1000000) return hta_fail(err, HTA_EINVAL, "top: %lld (>= 1)", top);
-    r.top_kernels = (int)top;
     r.html = py_opt(o, "html");
     return hta_report(ctx, &r, out, err);
 }

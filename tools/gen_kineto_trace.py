@@ -823,8 +823,9 @@ class RankSim(object):
     def _cur_ext(self, th, corr):
         return th.opext[-1] if th.opext else corr
 
-    def gflush(self):
-        if len(self.gbuf) >= 8192:
+    def gflush(self, force=False):
+        """Writes the buffered GPU events out: once 8192 wait, or (force) any."""
+        if len(self.gbuf) >= 8192 or (force and self.gbuf):
             s = ',\n'.join(self.gbuf) + ',\n'
             self.gbytes += len(s)
             self.gnev += len(self.gbuf)
@@ -1582,19 +1583,39 @@ class RankSim(object):
         th.t += self.g(30000 + 3 * self.nparams * 250)
         self.end(th, 3000)
 
+    def layer_norm_fwd(self, th, tape):
+        """A LayerNorm over the block's activations, its backward on the tape."""
+        H = self.H
+        self.simple_fwd(th, tape, 'aten::layer_norm', 'aten::native_layer_norm', 'ln_fwd', self.T * H,
+                        'NativeLayerNormBackward0', 'aten::native_layer_norm_backward',
+                        ('ln_bwd_in', 'ln_bwd_gb'), 2,
+                        [[self.B, self.S, H], [], [H], [H], []], [BF, '', BF, BF, 'Scalar'])
+
+    def moe_all_to_all(self, th, tape, name):
+        """An MoE all-to-all (dispatch or combine), its backward on the tape; generator."""
+        seq = self.seqno
+        self.seqno += 1
+        yield from self.all_to_all(th, name)
+        tape.append((True, self.bwd_all_to_all, ('_AllToAllBackward', seq, None)))
+
+    def sublayer_end(self, th, name):
+        """The end of attention or the MLP: tensor parallelism's all-reduce of its output, then (with
+        stacks) its module's two Python frames closed; generator."""
+        if self.tp > 1:
+            yield from self.tp_allreduce(th, name)
+        if self.cfg.with_stack:
+            self.end(th, 2000)
+            self.end(th, 2000)
+
     def block_fwd(self, th, tape, i):
         """One transformer block forward (plain or MoE); generator."""
         H, Fd, T = self.H, self.Fd, self.T
         ws = self.cfg.with_stack
-        n = T * H
         if ws:
             self.pybegin(th, 'nn.Module: TransformerBlock_%d' % i, module_id=10 + 8 * i)
             self.pybegin(th, 'model.py(142): forward')
             self.pybegin(th, 'nn.Module: LayerNorm_%d' % (2 * i), module_id=11 + 8 * i)
-        self.simple_fwd(th, tape, 'aten::layer_norm', 'aten::native_layer_norm', 'ln_fwd', n,
-                        'NativeLayerNormBackward0', 'aten::native_layer_norm_backward',
-                        ('ln_bwd_in', 'ln_bwd_gb'), 2,
-                        [[self.B, self.S, H], [], [H], [H], []], [BF, '', BF, BF, 'Scalar'])
+        self.layer_norm_fwd(th, tape)
         if ws:
             self.end(th, 1500)
             self.pybegin(th, 'nn.Module: Attention_%d' % i, module_id=12 + 8 * i)
@@ -1610,18 +1631,11 @@ class RankSim(object):
         self.leaf(th, 'aten::transpose', 2500, 3000)
         self.leaf(th, 'aten::reshape', 3500, 2000)
         self.linear_fwd(th, H, H // tp, tape)
-        if tp > 1:
-            yield from self.tp_allreduce(th, '## TP all_reduce (attention) ##')
-        if ws:
-            self.end(th, 2000)
-            self.end(th, 2000)
+        yield from self.sublayer_end(th, '## TP all_reduce (attention) ##')
         self.residual_add(th, tape)
         if ws:
             self.pybegin(th, 'nn.Module: LayerNorm_%d' % (2 * i + 1), module_id=13 + 8 * i)
-        self.simple_fwd(th, tape, 'aten::layer_norm', 'aten::native_layer_norm', 'ln_fwd', n,
-                        'NativeLayerNormBackward0', 'aten::native_layer_norm_backward',
-                        ('ln_bwd_in', 'ln_bwd_gb'), 2,
-                        [[self.B, self.S, H], [], [H], [H], []], [BF, '', BF, BF, 'Scalar'])
+        self.layer_norm_fwd(th, tape)
         if ws:
             self.end(th, 1500)
         if self.is_moe(i):
@@ -1647,10 +1661,7 @@ class RankSim(object):
             self.end(th, 2000)
             self.op_launch(th, 'aten::index_select', shapes([[T, H], [], [T * 2]], [BF, 'Scalar', 'long int']),
                            self.ew_kern('index_select', 2 * T * H, 2, 2))
-            seq = self.seqno
-            self.seqno += 1
-            yield from self.all_to_all(th, '## MoE dispatch ##')
-            tape.append((True, self.bwd_all_to_all, ('_AllToAllBackward', seq, None)))
+            yield from self.moe_all_to_all(th, tape, '## MoE dispatch ##')
             rows = max(64, 2 * T // self.E_local)
             for e_ in range(self.E_local):
                 self.linear_fwd(th, Fd, H, tape, rows=rows)
@@ -1658,10 +1669,7 @@ class RankSim(object):
                                 'aten::gelu_backward', ('gelu_bwd',), 2,
                                 [[rows, Fd], []], [BF, ''])
                 self.linear_fwd(th, H, Fd, tape, rows=rows)
-            seq = self.seqno
-            self.seqno += 1
-            yield from self.all_to_all(th, '## MoE combine ##')
-            tape.append((True, self.bwd_all_to_all, ('_AllToAllBackward', seq, None)))
+            yield from self.moe_all_to_all(th, tape, '## MoE combine ##')
             self.op_launch(th, 'aten::index_add_', shapes([[T, H], [], [T * 2], [T * 2, H]], [BF, 'Scalar', 'long int', BF]),
                            self.ew_kern('index_add', 2 * T * H, 2, 3))
             if ws:
@@ -1678,11 +1686,7 @@ class RankSim(object):
                             'aten::gelu_backward', ('gelu_bwd',), 2,
                             [[self.B, self.S, Fd // tp], []], [BF, ''], )
             self.linear_fwd(th, H, Fd // tp, tape, bias=True)
-            if tp > 1:
-                yield from self.tp_allreduce(th, '## TP all_reduce (mlp) ##')
-            if ws:
-                self.end(th, 2000)
-                self.end(th, 2000)
+            yield from self.sublayer_end(th, '## TP all_reduce (mlp) ##')
         self.residual_add(th, tape)
         if ws:
             self.end(th, 2000)
@@ -2076,13 +2080,7 @@ class RankSim(object):
     def finish(self):
         self.main.flush(force=True)
         self.bwd.flush(force=True)
-        if self.gbuf:
-            s = ',\n'.join(self.gbuf) + ',\n'
-            self.gbytes += len(s)
-            self.gnev += len(self.gbuf)
-            if self.parts['gpu'] is not None:
-                self.parts['gpu'].write(s)
-            self.gbuf = []
+        self.gflush(force=True)
         for p in self.parts.values():
             if p is not None:
                 p.close()
@@ -2240,13 +2238,29 @@ def _advance(gens, reqs, resp):
     return out
 
 
+def _rank_sims(cfg, ranks):
+    """A RankSim per rank, each with its scratch folder under cfg.out."""
+    sims = []
+    for r in ranks:
+        td = os.path.join(cfg.out, '.tmp-rank-%d' % r)
+        os.makedirs(td, exist_ok=True)
+        sims.append(RankSim(cfg, r, td))
+    return sims
+
+
+def _assemble(cfg, sims):
+    """Writes each simulated rank's file: (rank, path, bytes, events, kernels) per rank."""
+    results = []
+    for s in sims:
+        path = os.path.join(cfg.out, 'rank-%d.json%s' % (s.rank, '.gz' if cfg.gzip else ''))
+        nbytes, nev = s.assemble(path)
+        results.append((s.rank, path, nbytes, nev, s.kcount))
+    return results
+
+
 def _worker(conn, cfg, ranks):
     try:
-        sims = []
-        for r in ranks:
-            td = os.path.join(cfg.out, '.tmp-rank-%d' % r)
-            os.makedirs(td, exist_ok=True)
-            sims.append(RankSim(cfg, r, td))
+        sims = _rank_sims(cfg, ranks)
         gens, reqs = drive_local(sims)
         while True:
             conn.send(reqs)
@@ -2254,12 +2268,7 @@ def _worker(conn, cfg, ranks):
             if resp is None:
                 break
             reqs = _advance(gens, reqs, resp)
-        results = []
-        for s in sims:
-            path = os.path.join(cfg.out, 'rank-%d.json%s' % (s.rank, '.gz' if cfg.gzip else ''))
-            nbytes, nev = s.assemble(path)
-            results.append((s.rank, path, nbytes, nev, s.kcount))
-        conn.send(('done', results))
+        conn.send(('done', _assemble(cfg, sims)))
     except Exception:
         import traceback
         conn.send(('error', traceback.format_exc()))
@@ -2288,22 +2297,14 @@ def generate(cfg):
     jobs = max(1, min(cfg.jobs, cfg.ranks))
     results = []
     if jobs == 1:
-        sims = []
-        for r in ranks:
-            td = os.path.join(cfg.out, '.tmp-rank-%d' % r)
-            os.makedirs(td, exist_ok=True)
-            sims.append(RankSim(cfg, r, td))
+        sims = _rank_sims(cfg, ranks)
         gens, reqs = drive_local(sims)
         while True:
             resp = _resolve(reqs)
             if resp is None:
                 break
             reqs = _advance(gens, reqs, resp)
-        for s in sims:
-            path = os.path.join(cfg.out, 'rank-%d.json%s' % (s.rank, '.gz' if cfg.gzip else ''))
-            nbytes, nev = s.assemble(path)
-            results.append((s.rank, path, nbytes, nev, s.kcount))
-        return results
+        return _assemble(cfg, sims)
     import multiprocessing as mp
     try:
         ctx = mp.get_context('fork')

@@ -37,6 +37,12 @@ def mpi(np, args):
     return p.returncode, p.stdout, p.stderr
 
 
+def hta(args):
+    """hta with args, as mpi(np, args) runs hta-mpi: (exit status, stdout, stderr)."""
+    p = subprocess.run([HTA] + args, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')
 class SameAsHta(testlib.ClassTempDir):
     @classmethod
@@ -52,12 +58,12 @@ class SameAsHta(testlib.ClassTempDir):
                      ['events', self.gen, '--limit', '20', '--format', 'csv'],
                      ['stragglers', self.gen], ['kernels', self.gen, '--format', 'csv'],
                      ['efficiency', self.gen, '--format', 'csv']):
-            h = subprocess.run([HTA] + args, capture_output=True, text=True)
+            hrc, hout, herr = hta(args)
             for np in (1, 2, 3):
                 rc, out, errt = mpi(np, args)
                 mask = no_load_s if args[0] == 'info' else str
-                self.assertEqual((h.returncode, mask(h.stdout)), (rc, mask(out)), (np, args))
-                self.assertEqual(h.stderr, errt, (np, args))
+                self.assertEqual((hrc, mask(hout)), (rc, mask(out)), (np, args))
+                self.assertEqual(herr, errt, (np, args))
 
     def test_bad_file_fails_named(self):
         d = reduced.cut_copy(self.gen, os.path.join(self.tmp, 'bad'), 'rank-3.json', 3)
@@ -77,10 +83,10 @@ class ReducedSameAsHta(testlib.ClassTempDir):
         cls.dirs = reduced.make_inputs(tmp)
 
     def same(self, args, nps=(1, 2, 3)):
-        h = subprocess.run([HTA] + args, capture_output=True, text=True)
-        self.assertEqual(h.returncode, 0, (args, h.stderr))
+        h = hta(args)
+        self.assertEqual(h[0], 0, (args, h[2]))
         for np in nps:
-            self.assertEqual((h.returncode, h.stdout, h.stderr), mpi(np, args), (np, args))
+            self.assertEqual(h, mpi(np, args), (np, args))
 
     def test_each_command(self):
         # a job with a rank without GPU work; cupti on ranks with different counters

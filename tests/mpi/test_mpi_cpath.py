@@ -12,22 +12,16 @@ Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cpath.py
 import filecmp
 import os
 import re
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
-from test_mpi import HTA, HTA_MPI, MPIRUN, mpi, reduced  # noqa: E402
+from test_mpi import HTA_MPI, MPIRUN, hta, mpi, reduced  # noqa: E402
 
 NOTE = re.compile(r"hta: note: the job's (\d+) rank files shared among (\d+) processes: rank visits per process "
                   r"([0-9, ]+)\n")
-
-
-def hta(args):
-    p = subprocess.run([HTA] + args, capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
 
 
 @unittest.skipUnless(MPIRUN, 'no mpirun (CI installs openmpi-bin)')

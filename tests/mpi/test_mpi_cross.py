@@ -11,19 +11,13 @@ Run: HTA=build/hta BUILD=build python3 -m unittest tests/mpi/test_mpi_cross.py
 """
 import os
 import re
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import testlib  # noqa: E402
-from test_mpi import HTA, HTA_MPI, MPIRUN, ROOT, mpi, reduced  # noqa: E402
-
-
-def hta(args):
-    p = subprocess.run([HTA] + args, capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+from test_mpi import HTA_MPI, MPIRUN, ROOT, hta, mpi, reduced  # noqa: E402
 
 
 SHARED = re.compile(r"hta: note: the job's (\d+) rank files shared among \d+ processes: rank visits per process "

@@ -109,3 +109,14 @@ def hta_json(*args):
 def rows(t):
     """A table of hta's JSON output as dicts, one a row."""
     return [dict(zip(t['columns'], r)) for r in t['data']]
+
+
+def fig(t):
+    """A two-column table of hta's JSON output (figure, value) as a dict."""
+    return dict(t['data'])
+
+
+def write_trace(path, events):
+    """A one-rank Kineto trace file (rank 0) with these traceEvents, for a test's own hand-made trace."""
+    with open(path, 'w') as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": events}, f)

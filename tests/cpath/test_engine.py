@@ -11,10 +11,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_sim import gen, hta, rows, tables  # noqa: E402
-
-
-def fig(t):
-    return dict(t["data"])
+from testlib import fig  # noqa: E402
 
 
 def total(summary):

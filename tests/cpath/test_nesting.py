@@ -14,6 +14,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_sim import rows, tables  # noqa: E402
+import testlib  # noqa: E402
+from testlib import fig  # noqa: E402
 
 B = 1_000_000
 STEP = 10_000  # us
@@ -52,12 +54,7 @@ def trace(path, steps=3):
                X("Stream Sync", "cuda_sync", a + 111, KERNEL + 14, pid=0, tid=7, device=0, stream=7,
                  correlation=corr + 1)]
         corr += 2
-    with open(path, "w") as f:
-        json.dump({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": ev}, f)
-
-
-def fig(t):
-    return dict(t["data"])
+    testlib.write_trace(path, ev)
 
 
 class Nesting(unittest.TestCase):

@@ -4,7 +4,6 @@ which.  The shape is ProcessGroupNCCL's, as in TraceLens' MI300 DDP trace (tests
 the NCCL stream waits for the compute that filled the bucket, then the compute stream waits for the
 all-reduce.  Removing the all-reduce's time must move the compute after it; without the wait the engine
 would keep the compute where the trace had it and find no saving."""
-import json
 import os
 import sys
 import tempfile
@@ -13,6 +12,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_sim import tables  # noqa: E402
+import testlib  # noqa: E402
+from testlib import fig  # noqa: E402
 
 B = 1_000_000  # the trace's events from B - 100 us
 GEMM, NCCL = 1000, 2000  # us
@@ -49,12 +50,7 @@ def trace(path, waits=True, lag=5):
     if waits:  # the NCCL stream waits for the gemm, the compute stream for the all-reduce
         ev += [X("hipStreamWaitEvent", "cuda_runtime", 60, 5, correlation=5),
                X("hipStreamWaitEvent", "cuda_runtime", 90, 5, correlation=6)]
-    with open(path, "w") as f:
-        json.dump({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": ev}, f)
-
-
-def fig(t):
-    return dict(t["data"])
+    testlib.write_trace(path, ev)
 
 
 class UnsaidStreamWaits(unittest.TestCase):

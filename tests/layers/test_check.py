@@ -35,43 +35,40 @@ class ThisBuild(unittest.TestCase):
 
 
 class LayerCheck(unittest.TestCase):
-    def test_downward_calls_pass(self):
+    def verdict(self, files, rc, said):
+        """The checker on a tree of these files: exit status rc, and said in what it prints."""
         with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n",
-                         "analysis/b.c": "int core_f(void); int an_f(void) { return core_f(); }\n"})
-            self.assertEqual(p.returncode, 0, p.stdout)
-            self.assertIn("all downward", p.stdout)
+            p = tree(d, files)
+            self.assertEqual(p.returncode, rc, p.stdout)
+            self.assertIn(said, p.stdout)
+
+    def test_downward_calls_pass(self):
+        self.verdict({"core/a.c": "int core_f(void) { return 1; }\n",
+                      "analysis/b.c": "int core_f(void); int an_f(void) { return core_f(); }\n"},
+                     0, "all downward")
 
     def test_upward_call_fails(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"core/a.c": "int an_f(void); int core_f(void) { return an_f(); }\n",
-                         "analysis/b.c": "int an_f(void) { return 2; }\n"})
-            self.assertEqual(p.returncode, 1)
-            self.assertIn("src/core/a.c calls an_f of src/analysis/", p.stdout)
+        self.verdict({"core/a.c": "int an_f(void); int core_f(void) { return an_f(); }\n",
+                      "analysis/b.c": "int an_f(void) { return 2; }\n"},
+                     1, "src/core/a.c calls an_f of src/analysis/")
 
     def test_sideways_call_fails(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"cpath/a.c": "int an_f(void); int cp_f(void) { return an_f(); }\n",
-                         "analysis/b.c": "int an_f(void) { return 2; }\n"})
-            self.assertEqual(p.returncode, 1)
-            self.assertIn("src/cpath/a.c calls an_f of src/analysis/", p.stdout)
+        self.verdict({"cpath/a.c": "int an_f(void); int cp_f(void) { return an_f(); }\n",
+                      "analysis/b.c": "int an_f(void) { return 2; }\n"},
+                     1, "src/cpath/a.c calls an_f of src/analysis/")
 
     def test_files_calling_one_way_pass(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"cpath/leaf.c": "int cp_leaf(void) { return 1; }\n",
-                         "cpath/mid.c": "int cp_leaf(void); int cp_mid(void) { return cp_leaf(); }\n",
-                         "cpath/top.c": "int cp_leaf(void); int cp_mid(void); int cp_top(void) { return cp_mid() + cp_leaf(); }\n"})
-            self.assertEqual(p.returncode, 0, p.stdout)
-            self.assertIn("3 file-to-file calls inside folders, all one way", p.stdout)
+        self.verdict({"cpath/leaf.c": "int cp_leaf(void) { return 1; }\n",
+                      "cpath/mid.c": "int cp_leaf(void); int cp_mid(void) { return cp_leaf(); }\n",
+                      "cpath/top.c": "int cp_leaf(void); int cp_mid(void); int cp_top(void) { return cp_mid() + cp_leaf(); }\n"},
+                     0, "3 file-to-file calls inside folders, all one way")
 
     def test_file_calling_back_into_its_caller_fails(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"cpath/a.c": "int cp_b(void); int cp_a(void) { return cp_b(); }\n",
-                         "cpath/b.c": "extern int cp_state; int cp_b(void) { return cp_state; }\n",
-                         "cpath/c.c": "int cp_a(void); int cp_state = 1; int cp_c(void) { return cp_a(); }\n"})
-            self.assertEqual(p.returncode, 1)
-            self.assertIn("a circle of files that call each other: src/cpath/a.c -> b.c (cp_b); "
-                          "src/cpath/b.c -> c.c (cp_state); src/cpath/c.c -> a.c (cp_a)", p.stdout)
+        self.verdict({"cpath/a.c": "int cp_b(void); int cp_a(void) { return cp_b(); }\n",
+                      "cpath/b.c": "extern int cp_state; int cp_b(void) { return cp_state; }\n",
+                      "cpath/c.c": "int cp_a(void); int cp_state = 1; int cp_c(void) { return cp_a(); }\n"},
+                     1, "a circle of files that call each other: src/cpath/a.c -> b.c (cp_b); "
+                        "src/cpath/b.c -> c.c (cp_state); src/cpath/c.c -> a.c (cp_a)")
 
     def test_circle_in_a_folder_built_position_independent_fails(self):
         # src/tracer is built only under obj-pic/ (libhtatrace): its files are checked there
@@ -85,11 +82,9 @@ class LayerCheck(unittest.TestCase):
                           "src/cpath/b.c -> a.c (cp_a)", p.stdout)
 
     def test_folder_without_a_layer_fails(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = tree(d, {"core/a.c": "int core_f(void) { return 1; }\n",
-                         "newthing/c.c": "int nt_f(void) { return 3; }\n"})
-            self.assertEqual(p.returncode, 1)
-            self.assertIn("src/newthing/ has no line", p.stdout)
+        self.verdict({"core/a.c": "int core_f(void) { return 1; }\n",
+                      "newthing/c.c": "int nt_f(void) { return 3; }\n"},
+                     1, "src/newthing/ has no line")
 
 
 if __name__ == "__main__":

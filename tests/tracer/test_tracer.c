@@ -50,6 +50,15 @@ static void config_to(hta_tracer_config *cfg, char *pattern, const char *outdir,
     cfg->flush_at_exit = 0;
 }
 
+/* hta_tracer_init with config_to's settings (the pattern is copied by the init) */
+static int init_to(const char *outdir, const char *name)
+{
+    char pattern[1024];
+    hta_tracer_config cfg;
+    config_to(&cfg, pattern, outdir, name);
+    return hta_tracer_init(&cfg);
+}
+
 static int early_return(int x)
 {
     HTA_TRACER_SCOPE_ARGS("early_return", HTA_TRACER_ARG_INT("x", x));
@@ -286,10 +295,7 @@ static int run_atexit(void)
 
 static int run_gpu(const char *outdir)
 {
-    char pattern[1024];
-    hta_tracer_config cfg;
-    config_to(&cfg, pattern, outdir, "gpu.json");
-    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK_RC(init_to(outdir, "gpu.json"), HTA_TRACER_OK);
     CHECK(hta_tracer_gpu_available() == 1);
     for (int i = 0; i < 3; i++) {
         hta_tracer_arg a[] = {HTA_TRACER_ARG_INT("i", i)};
@@ -348,10 +354,7 @@ static void *end_elsewhere(void *arg)
 
 static int run_spans(const char *outdir)
 {
-    char pattern[1024];
-    hta_tracer_config cfg;
-    config_to(&cfg, pattern, outdir, "spans.json");
-    CHECK_RC(hta_tracer_init(&cfg), HTA_TRACER_OK);
+    CHECK_RC(init_to(outdir, "spans.json"), HTA_TRACER_OK);
     CHECK_RC(hta_tracer_thread_name("loop"), HTA_TRACER_OK);
     hta_tracer_scope_desc bad = {.name = "x", .nslots = 1, .slots = (const char *const[]){"k"}};
     CHECK(hta_tracer_span_begin(&bad, 0) == HTA_TRACER_EINVAL); /* spans carry no context */

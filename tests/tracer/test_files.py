@@ -46,6 +46,14 @@ def run_py(code, check=True, preexec=None, stdout=subprocess.PIPE, **env):
     return p
 
 
+def one_scope(pattern, then=""):
+    """run_py of a program that traces one scope "s" into pattern, then runs then (script text)."""
+    return run_py("import errno, htatrace as t\n"
+                  "t.init(file_pattern=%r)\n"
+                  "with t.scope(\"s\"):\n"
+                  "    pass\n" % pattern + textwrap.dedent(then))
+
+
 class LauncherRank(testlib.TempDirTest):
     def one(self, rank, world, source, local=None, **env):
         """The single file a process with env writes by default, checked."""
@@ -206,11 +214,7 @@ class Writer(testlib.TempDirTest):
         with open(blocker, "w") as f:
             f.write("x")
         target = os.path.join(blocker, "sub", "t.json")
-        p = run_py("""
-            import errno, htatrace as t
-            t.init(file_pattern=%r)
-            with t.scope("s"):
-                pass
+        p = one_scope(target, """
             try:
                 t.flush()
                 raise SystemExit("flush did not raise")
@@ -219,28 +223,18 @@ class Writer(testlib.TempDirTest):
                 assert e.strerror == "Not a directory", e.strerror
                 assert e.filename == %r, e.filename
                 print(e)
-        """ % (target, target))
+        """ % target)
         self.assertEqual(p.stdout.strip(), "flush: cannot write %s: Not a directory (EIO)" % target)
         # at exit the trace is lost: stderr says where and why (the exit status is the program's)
         self.assertRegex(p.stderr, r"^htatrace\[\d+\]: the trace of rank 0 was not written at exit: "
                          r"cannot write %s: Not a directory\n$" % target)
         # a folder where the file should be
-        p = run_py("""
-            import htatrace as t
-            t.init(file_pattern=%r)
-            with t.scope("s"):
-                pass
-        """ % self.dir)
+        p = one_scope(self.dir)
         self.assertIn("was not written at exit: cannot write %s: Is a directory" % self.dir, p.stderr)
         # a link to nothing
         link = os.path.join(self.dir, "dangling.json")
         os.symlink(os.path.join(self.dir, "nowhere", "x.json"), link)
-        p = run_py("""
-            import htatrace as t
-            t.init(file_pattern=%r)
-            with t.scope("s"):
-                pass
-        """ % link)
+        p = one_scope(link)
         self.assertIn("cannot write %s: a symbolic link to a missing file" % link, p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "nowhere")))
 
@@ -324,16 +318,12 @@ class SpecialFiles(testlib.TempDirTest):
         fifo = os.path.join(self.dir, "pipe.json")
         os.mkfifo(fifo)
         t0 = time.monotonic()
-        p = run_py("""
-            import htatrace as t
-            t.init(file_pattern=%r)
-            with t.scope("s"):
-                pass
+        p = one_scope(fifo, """
             try:
                 t.flush()
             except t.TracerError as e:
                 print(e)
-        """ % fifo)
+        """)
         self.assertLess(time.monotonic() - t0, 30)
         self.assertEqual(p.stdout.strip(), "flush: cannot write %s: a FIFO with no reader (No such device or "
                          "address) (EIO)" % fifo)

@@ -63,6 +63,15 @@ typedef struct hta_device_props {
     const char *name;
     int64_t cc_major, cc_minor, sms, mem_bytes;
 } hta_device_props;
+/* The columns of a part's table of its ranks' GPUs, one row a rank (comms' and efficiency's parts), for a
+ * column list: ids P_RANK, then hta_device_props' P_NAME, P_CCMAJ, P_CCMIN, P_SMS, P_MEM. */
+#define HTA_DEVICE_PROPS_COLS(C, P)                                                                          \
+    C(P##_RANK, "rank", INT, "", "rank")                                                                     \
+    C(P##_NAME, "name", STR, "", "device name, null without deviceProperties")                               \
+    C(P##_CCMAJ, "cc_major", INT, "", "computeMajor, -1")                                                    \
+    C(P##_CCMIN, "cc_minor", INT, "", "computeMinor, -1")                                                    \
+    C(P##_SMS, "sms", INT, "", "numSms, -1")                                                                 \
+    C(P##_MEM, "mem_bytes", INT, "", "totalGlobalMem, -1")
 
 /* The table's entry for a GPU: by name first ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X VF"), then,
  * for a name the table does not know or an empty one (ROCm's virtual devices), by compute capability,

@@ -4,6 +4,7 @@
 #define HTA_COMMS_PART_H
 
 #include "hta/comms.h"
+#include "hta/efficiency.h"
 
 /* The part's own tables (hta/table.h, "reducing parts"). */
 #define HTA_COMMS_PART_CALLS(T, C, D)                                                                     \
@@ -26,12 +27,7 @@ HTA_TABLE_DECLARE(HTA_COMMS_PART_CALLS)
 
 #define HTA_COMMS_PART_DEV(T, C, D)                                                                       \
     T("comms_part_device", "per rank: its GPU as deviceProperties gives it")                              \
-    C(HTA_CPD_RANK, "rank", INT, "", "rank")                                                              \
-    C(HTA_CPD_NAME, "name", STR, "", "device name, null without deviceProperties")                        \
-    C(HTA_CPD_CCMAJ, "cc_major", INT, "", "computeMajor, -1")                                             \
-    C(HTA_CPD_CCMIN, "cc_minor", INT, "", "computeMinor, -1")                                             \
-    C(HTA_CPD_SMS, "sms", INT, "", "numSms, -1")                                                          \
-    C(HTA_CPD_MEM, "mem_bytes", INT, "", "totalGlobalMem, -1")
+    HTA_DEVICE_PROPS_COLS(C, HTA_CPD)
 HTA_TABLE_DECLARE(HTA_COMMS_PART_DEV)
 
 /* algbw -> busbw for op on a group of n (nccl-tests' doc/PERFORMANCE.md); NAN: n unknown, or an op

@@ -42,12 +42,7 @@ HTA_TABLE_LOCAL(HTA_EFF_PART_OPS);
 
 #define HTA_EFF_PART_DEV(T, C, D)                                                                         \
     T("efficiency_part_device", "per rank: its GPU as deviceProperties gives it")                         \
-    C(HTA_EPD_RANK, "rank", INT, "", "rank")                                                              \
-    C(HTA_EPD_NAME, "name", STR, "", "device name, null without deviceProperties")                        \
-    C(HTA_EPD_CCMAJ, "cc_major", INT, "", "computeMajor, -1")                                             \
-    C(HTA_EPD_CCMIN, "cc_minor", INT, "", "computeMinor, -1")                                             \
-    C(HTA_EPD_SMS, "sms", INT, "", "numSms, -1")                                                          \
-    C(HTA_EPD_MEM, "mem_bytes", INT, "", "totalGlobalMem, -1")
+    HTA_DEVICE_PROPS_COLS(C, HTA_EPD)
 HTA_TABLE_LOCAL(HTA_EFF_PART_DEV);
 
 void hta_efficiency_opts_default(hta_efficiency_opts *o) { memset(o, 0, sizeof *o); }

@@ -117,6 +117,6 @@ def fig(t):
 
 
 def write_trace(path, events):
-    """A one-rank Kineto trace file (rank 0) with these traceEvents, for a test's own hand-made trace."""
+    """A one-rank Kineto trace file (rank 0) with these traceEvents: a test's own hand-made trace."""
     with open(path, 'w') as f:
         json.dump({"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": events}, f)

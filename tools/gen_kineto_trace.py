@@ -1586,8 +1586,8 @@ class RankSim(object):
     def layer_norm_fwd(self, th, tape):
         """A LayerNorm over the block's activations, its backward on the tape."""
         H = self.H
-        self.simple_fwd(th, tape, 'aten::layer_norm', 'aten::native_layer_norm', 'ln_fwd', self.T * H,
-                        'NativeLayerNormBackward0', 'aten::native_layer_norm_backward',
+        self.simple_fwd(th, tape, 'aten::layer_norm', 'aten::native_layer_norm', 'ln_fwd',
+                        self.T * H, 'NativeLayerNormBackward0', 'aten::native_layer_norm_backward',
                         ('ln_bwd_in', 'ln_bwd_gb'), 2,
                         [[self.B, self.S, H], [], [H], [H], []], [BF, '', BF, BF, 'Scalar'])
 
@@ -1599,8 +1599,8 @@ class RankSim(object):
         tape.append((True, self.bwd_all_to_all, ('_AllToAllBackward', seq, None)))
 
     def sublayer_end(self, th, name):
-        """The end of attention or the MLP: tensor parallelism's all-reduce of its output, then (with
-        stacks) its module's two Python frames closed; generator."""
+        """The end of attention or the MLP: tensor parallelism's all-reduce of its output, then
+        (with stacks) its module's two Python frames closed; generator."""
         if self.tp > 1:
             yield from self.tp_allreduce(th, name)
         if self.cfg.with_stack:

@@ -63,8 +63,8 @@ typedef struct hta_device_props {
     const char *name;
     int64_t cc_major, cc_minor, sms, mem_bytes;
 } hta_device_props;
-/* The columns of a part's table of its ranks' GPUs, one row a rank (comms' and efficiency's parts), for a
- * column list: ids P_RANK, then hta_device_props' P_NAME, P_CCMAJ, P_CCMIN, P_SMS, P_MEM. */
+/* The columns of a part's table of its ranks' GPUs, one row a rank (comms' and efficiency's parts),
+ * for a column list: ids P_RANK, then hta_device_props' P_NAME, P_CCMAJ, P_CCMIN, P_SMS, P_MEM. */
 #define HTA_DEVICE_PROPS_COLS(C, P)                                                                          \
     C(P##_RANK, "rank", INT, "", "rank")                                                                     \
     C(P##_NAME, "name", STR, "", "device name, null without deviceProperties")                               \

@@ -189,7 +189,8 @@ static int cmd_critical_path(int argc, char **argv) {
     rc = 1;
     /* a saved graph was built from the rows of its own run: no window can be applied to it afterwards */
     if (a.graph && c.ctx.window.kind != HTA_WINDOW_NONE) {
-        rc = cli_usage("critical-path", "--window needs the trace (PATH); a --graph was built with its own");
+        rc = cli_usage("critical-path",
+                       "--window needs the trace (PATH); a --graph was built with its own");
         goto out;
     }
     if (!c.path && !a.graph) {

@@ -33,7 +33,8 @@ static int cmd_efficiency(int argc, char **argv) {
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
     if (o.peak_tflops < 0 || o.peak_tbps < 0 || o.peak_vector_tflops < 0)
-        return cli_usage("efficiency", "--peak-tflops, --peak-tbps and --peak-vector-tflops must be > 0");
+        return cli_usage("efficiency",
+                         "--peak-tflops, --peak-tbps and --peak-vector-tflops must be > 0");
     const cli_ranks r = {run, reduce, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }

@@ -245,7 +245,8 @@ static int cmd_merge(int argc, char **argv) {
     hta_merge_opts mo = {0};
     /* merge copies every event of every file; a window (which rows the analyses see) has no meaning here */
     if (c.ctx.window.kind != HTA_WINDOW_NONE)
-        return cli_usage("merge", "--window does not apply: merge writes every event of every rank");
+        return cli_usage("merge",
+                         "--window does not apply: merge writes every event of every rank");
     if (!out) return cli_usage("merge", "-o OUT is required");
     static const hta_align_method methods[] = {HTA_ALIGN_NONE, HTA_ALIGN_BARRIER, HTA_ALIGN_COLLECTIVE};
     static const hta_drift_mode drifts[] = {HTA_DRIFT_AUTO, HTA_DRIFT_ON, HTA_DRIFT_OFF};

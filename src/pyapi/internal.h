@@ -63,10 +63,10 @@ hta_status py_opts_check(const py_opts *o, const char *what, const char *const *
 hta_status py_opt_int(const py_opts *o, const char *key, long long *v, hta_error *err);
 hta_status py_opt_double(const py_opts *o, const char *key, double *v, hta_error *err);
 hta_status py_opt_flag(const py_opts *o, const char *key, int *v, hta_error *err);
-/* An int option held in an int (*v its default): HTA_EINVAL "NAME: N (>= LO)" outside [lo, hi], NAME being
- * HTA's name of the option. */
-hta_status py_opt_int_in(const py_opts *o, const char *key, const char *name, long long lo, long long hi, int *v,
-                         hta_error *err);
+/* An int option held in an int (*v its default): HTA_EINVAL "NAME: N (>= LO)" outside [lo, hi], NAME
+ * being HTA's name of the option. */
+hta_status py_opt_int_in(const py_opts *o, const char *key, const char *name, long long lo, long long hi,
+                         int *v, hta_error *err);
 /* "0,2,5-7" -> ints (malloc'd), as the command line's --ranks. */
 hta_status py_parse_int_list(const char *key, const char *s, int64_t **out, size_t *n, hta_error *err);
 

@@ -81,8 +81,8 @@ hta_status py_opt_int(const py_opts *o, const char *key, long long *v, hta_error
     return HTA_OK;
 }
 
-hta_status py_opt_int_in(const py_opts *o, const char *key, const char *name, long long lo, long long hi, int *v,
-                         hta_error *err) {
+hta_status py_opt_int_in(const py_opts *o, const char *key, const char *name, long long lo, long long hi,
+                         int *v, hta_error *err) {
     long long x = *v;
     HTA_TRY(py_opt_int(o, key, &x, err));
     if (x < lo || x > hi) return hta_fail(err, HTA_EINVAL, "%s: %lld (>= %lld)", name, x, lo);

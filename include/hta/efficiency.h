@@ -148,6 +148,10 @@ hta_status hta_efficiency(hta_ctx *ctx, const hta_efficiency_opts *o, hta_result
 hta_status hta_efficiency_part(hta_ctx *ctx, const hta_efficiency_opts *o, hta_result *out, hta_error *err);
 hta_status hta_efficiency_reduce(const hta_efficiency_opts *o, hta_result *parts, hta_result *out,
                                  hta_error *err);
+/* part folded into acc as it comes, in rank order (instead of hta_result_append): its operators' rows merged
+ * per key into acc's (calls and ns summed, the calls' times kept), so that acc holds a row per operator and
+ * shape class, not one per rank too; hta_efficiency_reduce of acc gives the same bytes. */
+hta_status hta_efficiency_fold(hta_result *acc, hta_result *part, hta_error *err);
 
 #ifdef __cplusplus
 }

@@ -141,6 +141,10 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
  * for the series.  The parts of several contexts, appended in rank order (hta_result_append), reduce
  * to the report of one context holding all those ranks, byte for byte. */
 hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, hta_error *err);
+/* part put into acc as it comes, in rank order (instead of hta_result_append; docs/scaling.md, "report"): the
+ * rows summed over the ranks folded per key (the kernels by name, efficiency's operators), the rest
+ * appended; hta_report_reduce of acc gives the same bytes as of the parts appended, and part is left empty. */
+hta_status hta_report_fold(hta_result *acc, hta_result *part, hta_error *err);
 
 /* Where the reduce reads the ranks again: the savings re-run every rank through the what-if engine
  * (hta/sim.h, hta_job_*), one rank's graph at a time.  Either the loaded context, or a rank plan's files

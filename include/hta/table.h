@@ -225,6 +225,15 @@ int64_t hta_table_sum_int(const hta_table *t, int col);
  * order; cells move bit for bit. */
 typedef int (*hta_row_cmp)(const hta_table *t, size_t a, size_t b, void *ctx);
 hta_status hta_table_sort_rows(hta_table *t, hta_row_cmp cmp, void *ctx, hta_error *err);
+/* Folds part's rows into acc as they come (tables of one declaration, no dynamic columns), so that a table
+ * summed per key holds one row per key, not one per key and rank: a row whose key columns (keys, STR or
+ * INT) equal an acc row's is merged into it, its INT columns sums added (int64: the same sums in any
+ * order) and then merge called where given (other columns' own rule); any other row is copied to the end,
+ * so acc keeps the keys' first-seen order.  at (NULL or part->nrows): the acc row each part row went to. */
+typedef hta_status (*hta_row_merge)(hta_table *acc, size_t ra, const hta_table *part, size_t rp, void *ctx,
+                                    hta_error *err);
+hta_status hta_table_fold_rows(hta_table *acc, const hta_table *part, const int *keys, size_t nkeys, const int *sums,
+                               size_t nsums, hta_row_merge merge, void *ctx, size_t *at, hta_error *err);
 
 typedef enum hta_format { HTA_FMT_TABLE, HTA_FMT_CSV, HTA_FMT_JSON } hta_format;
 int hta_format_parse(const char *s, hta_format *out);

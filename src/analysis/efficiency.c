@@ -343,6 +343,56 @@ out:
     return st;
 }
 
+/* ---- the parts folded as they come ---- */
+
+/* The rest of a merge: the kernel ns per category summed (int64), the calls' ns put after acc's (the reduce
+ * sorts them). */
+static hta_status merge_ops(hta_table *acc, size_t ra, const hta_table *part, size_t rp, void *ctx, hta_error *err) {
+    (void)ctx;
+    const char *a = hta_table_get_str(acc, ra, HTA_EPO_CAT_NS), *b = hta_table_get_str(part, rp, HTA_EPO_CAT_NS);
+    char cb[(HTA_KC_OTHER + 1) * 21 + 1];
+    size_t k = 0;
+    for (int c = 0; c <= HTA_KC_OTHER; c++) {
+        char *e;
+        int64_t x = a && *a ? strtoll(a, &e, 10) : 0;
+        if (a && *a) a = e;
+        int64_t y = b && *b ? strtoll(b, &e, 10) : 0;
+        if (b && *b) b = e;
+        k += (size_t)snprintf(cb + k, sizeof cb - k, "%s%" PRId64, c ? " " : "", x + y);
+    }
+    if (hta_table_set_str(acc, ra, HTA_EPO_CAT_NS, cb)) return hta_oom(err);
+    const char *x = hta_table_get_str(acc, ra, HTA_EPO_CALL_NS), *y = hta_table_get_str(part, rp, HTA_EPO_CALL_NS);
+    if (!y || !*y) return HTA_OK;
+    if (!x || !*x) return hta_table_set_str(acc, ra, HTA_EPO_CALL_NS, y) ? hta_oom(err) : HTA_OK;
+    size_t nx = strlen(x), ny = strlen(y);
+    char *j = malloc(nx + ny + 2);
+    if (!j) return hta_oom(err);
+    memcpy(j, x, nx), j[nx] = ' ', memcpy(j + nx + 1, y, ny + 1);
+    int rc = hta_table_set_str(acc, ra, HTA_EPO_CALL_NS, j);
+    free(j);
+    return rc ? hta_oom(err) : HTA_OK;
+}
+
+hta_status hta_efficiency_fold(hta_result *acc, hta_result *part, hta_error *err) {
+    if (hta_result_find(part, HTA_EFF_PART_OPS_TABLE.name)) {
+        /* taken out, checked against its declaration (parts that travelled come back without one) */
+        hta_table *ops, *into = hta_result_find(acc, HTA_EFF_PART_OPS_TABLE.name);
+        HTA_TRY(hta_result_take(part, &HTA_EFF_PART_OPS_TABLE, &ops, err));
+        if (!into && (!(into = hta_table_from_def(&HTA_EFF_PART_OPS_TABLE)) || hta_result_add(acc, into))) {
+            hta_table_free(into), hta_table_free(ops);
+            return hta_oom(err);
+        }
+        /* cmp_key's columns: one row per key holds what the reduce would sum over the key's rows */
+        static const int keys[] = {HTA_EPO_OP, HTA_EPO_SHAPE, HTA_EPO_DTYPE, HTA_EPO_NOTE,
+                                   HTA_EPO_FLOPS, HTA_EPO_BYTES, HTA_EPO_PDT, HTA_EPO_VEC};
+        static const int sums[] = {HTA_EPO_CALLS, HTA_EPO_NS};
+        hta_status st = hta_table_fold_rows(into, ops, keys, 8, sums, 2, merge_ops, NULL, NULL, err);
+        hta_table_free(ops);
+        HTA_TRY(st);
+    }
+    return hta_result_append(acc, part, err);
+}
+
 /* ---- the reduce ---- */
 
 /* The ranks' GPUs: the peak of each dtype and the bandwidth the figures use (0: none), the device table. */

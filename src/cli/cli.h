@@ -88,6 +88,10 @@ typedef struct cli_common {
      * (hta_job_follow) instead of leaving after the gather; else job_dist is NULL */
     int follow;
     const hta_job_dist *job_dist;
+    /* set by the command before cli_run_ranks: puts a rank's result into the ranks' before it, in rank order,
+     * as it comes (the root of hta-mpi and the whole load's reduced part the same way): a fold that keeps a row
+     * per key where the reduce sums over the ranks; NULL: hta_result_append */
+    hta_status (*fold)(hta_result *acc, hta_result *part, hta_error *err);
     /* set by cli_run_ranks for the command's done where the command asks (cli_ranks.keep) and the files are
      * no more than the threads: per file of the plan, its context kept since its part (the files the done
      * reads again: the report's savings); else NULL */

@@ -59,6 +59,7 @@ static int cmd_report(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (no_cp) o.critical_path = 0;
     c.follow = 1; /* hta-mpi: the savings' passes shared, every process following the root's job */
+    c.fold = hta_report_fold; /* the kernels and operators summed per name as the ranks' parts come */
     const cli_ranks r = {part, NULL, done, whole, &o, o.critical_path};
     return cli_run_ranks(&c, argv[0], &r);
 }

@@ -4,7 +4,9 @@
  * those before it: the parts of many ranks are not held apart, issue 36) and printed as one.  Under hta-mpi
  * (cli_distributor) each process visits its share of the files and the root gathers the parts.  Anything
  * the plan cannot take one file at a time (hta/trace.h) runs whole.  A reduced command's parts are reduced
- * after they are put together, on the whole load's part too. */
+ * after they are put together (appended, or folded by the command's fold: the same on the root of hta-mpi and
+ * on the whole load's part), on the whole load's part too. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,11 @@ typedef struct run {
     hta_error aerr;
 } run;
 
+/* a rank's result into the ranks' before it: the command's fold, else appended */
+static hta_status put(const cli_common *c, hta_result *all, hta_result *part, hta_error *err) {
+    return c->fold ? c->fold(all, part, err) : hta_result_append(all, part, err);
+}
+
 static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
     run *u = user;
     u->parts[i].done = 1;
@@ -45,7 +52,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
         u->fin[i] = 1;
         for (; u->next < u->n && u->fin[u->next] && !u->ast; u->next++) {
             u->ndone++;
-            u->ast = hta_result_append(&u->all, &u->parts[u->next].res, &u->aerr);
+            u->ast = put(u->c, &u->all, &u->parts[u->next].res, &u->aerr);
             hta_result_free(&u->parts[u->next].res);
         }
         pthread_mutex_unlock(&u->mu);
@@ -83,7 +90,7 @@ static int whole_reduced(cli_common *c, const char *cmd, const cli_ranks *r) {
     hta_error err = {0};
     hta_status st = r->fn(ctx, c, r->user, &part, &err);
     hta_ctx_free(ctx);
-    if (!st) st = hta_result_append(&all, &part, &err);
+    if (!st) st = put(c, &all, &part, &err);
     if (!st) st = r->reduce(c, r->user, &all, &res, &err);
     hta_result_free(&part);
     hta_result_free(&all);
@@ -141,6 +148,12 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         st = hta_oom(&err);
         goto out;
     }
+    /* More files than threads: each file's model and graph come and go while the ranks' results (and the
+     * report's savings, the job's skeletons) stay.  glibc raises its mmap threshold to the largest block freed
+     * (a model's 1 MB arena blocks), so a file's arrays below that would come from the heap, between the
+     * results kept, and their pages stay resident after them: the report on 256 generated ranks grew by 16 MB
+     * so.  A fixed threshold (glibc's default, 128 KB) keeps them out of the heap: freed, they go back. */
+    if (!c->kept && plan.n > hta_threads(c->ctx.threads)) mallopt(M_MMAP_THRESHOLD, 128 << 10);
     hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at, c->kept};
     st = hta_ctx_each_rank(&plan, &c->ctx, &eo, one_rank, &u, &failed, &in_load, &err);
     if (cli_distributor) {
@@ -171,7 +184,7 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
     for (size_t i = u.next; i < plan.n && !st; i++) {
         if (!u.parts[i].done) continue;
         ndone++;
-        st = hta_result_append(&all, &u.parts[i].res, &err);
+        st = put(c, &all, &u.parts[i].res, &err);
         hta_result_free(&u.parts[i].res); /* its rows moved: give its columns back as we go */
     }
     if (!st && !ndone) st = hta_fail(&err, HTA_ENODATA, "%s: no trace files", c->path), in_load = 1;

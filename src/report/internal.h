@@ -375,6 +375,25 @@ HTA_TABLE_DECLARE(RP_PART_BLOCK)
 #define RP_PART_FINDINGS(T, C, D) T("report_part_findings", "report part: a rank's critical-path finding")
 HTA_TABLE_DECLARE_LIKE(RP_PART_FINDINGS, HTA_OBS)
 
+/* all_kernels' rows folded as the parts come (hta_report_fold): each (type, name) once with its calls over the
+ * ranks, and each rank's time in it as all_kernels gives it (8 bytes of time, 16 of key and rank, per rank and
+ * kernel name; the names once), so that top_kernels adds the same doubles in the same order as over
+ * all_kernels' rows (type, name, rank) */
+#define RP_PART_KNAMES(T, C, D)                                                                              \
+    T("report_part_kernels", "report parts folded: each kernel once, first seen first")                      \
+    C(RP_PART_KNAMES_TYPE, "kernel_type", STR, "", "all_kernels' kernel_type")                              \
+    C(RP_PART_KNAMES_NAME, "name", STR, "", "all_kernels' name")                                             \
+    C(RP_PART_KNAMES_COUNT, "count", INT, "", "its calls over the ranks folded")
+HTA_TABLE_DECLARE(RP_PART_KNAMES)
+#define RP_PART_KSUMS(T, C, D)                                                                               \
+    T("report_part_kernel_sums", "report parts folded: a kernel's time on a rank")                          \
+    C(RP_PART_KSUMS_KEY, "kernel", INT, "", "its row of report_part_kernels")                                \
+    C(RP_PART_KSUMS_RANK, "rank", INT, "", "rank of the trace")                                              \
+    C(RP_PART_KSUMS_SUM, "sum", FLOAT, "us", "all_kernels' sum: the rank's time in the kernel")
+HTA_TABLE_DECLARE(RP_PART_KSUMS)
+/* The parts' all_kernels rows (if any left) folded into the two tables above, in res itself */
+hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err);
+
 /* The profiles of the parts (every rank's, appended): pr[n] in the caller's arena, reading strings of the
  * tables kept here. */
 typedef struct rp_parts {

@@ -26,6 +26,8 @@ HTA_TABLE_DEFINE(RP_PART_COLLS);
 HTA_TABLE_DEFINE(RP_PART_SERIES);
 HTA_TABLE_DEFINE(RP_PART_NOTES);
 HTA_TABLE_DEFINE(RP_PART_BLOCK);
+HTA_TABLE_DEFINE(RP_PART_KNAMES);
+HTA_TABLE_DEFINE(RP_PART_KSUMS);
 
 static double num(const hta_table *t, size_t row, int col) { return hta_table_get_float(t, row, col); }
 static const char *txt(const hta_table *t, size_t row, int col) { return hta_table_get_str(t, row, col); }
@@ -430,6 +432,73 @@ hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
      * 16, most of a small part's bytes) */
     for (size_t i = 0; !st && i < out->n; i++) hta_table_fit(out->tables[i]);
     return st;
+}
+
+/* ---- the parts folded as they come ---- */
+
+/* The table of declaration d in r, made empty where r has none. */
+static hta_table *table_in(hta_result *r, const hta_table_def *d) {
+    hta_table *t = hta_result_find(r, d->name);
+    if (t) return t;
+    if (!(t = hta_table_from_def(d)) || hta_result_add(r, t)) return hta_table_free(t), NULL;
+    return t;
+}
+
+/* part's all_kernels rows into acc's report_part_kernels (one row per type and name) and report_part_kernel_sums
+ * (one per rank and name); part's all_kernels is left empty, so that the kernel breakdown's reduce still finds
+ * one (its kernel types are all the report reads of it) */
+hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err) {
+    /* taken out (checked against its declaration: parts that travelled come back without one), an empty one
+     * put back */
+    hta_table *ak = NULL;
+    if (hta_result_find(part, HTA_ALL_KERNELS_TABLE.name)) {
+        HTA_TRY(hta_result_take(part, &HTA_ALL_KERNELS_TABLE, &ak, err));
+        hta_table *empty = hta_table_from_def(&HTA_ALL_KERNELS_TABLE);
+        if (!empty || hta_result_add(part, empty)) {
+            hta_table_free(ak), hta_table_free(empty);
+            return hta_oom(err);
+        }
+    }
+    hta_table *kn = table_in(acc, &RP_PART_KNAMES_TABLE), *ks = table_in(acc, &RP_PART_KSUMS_TABLE),
+              *mine = hta_table_from_def(&RP_PART_KNAMES_TABLE);
+    size_t n = ak ? ak->nrows : 0, *at = malloc((n ? n : 1) * sizeof *at);
+    hta_status st = HTA_OK;
+    if (!kn || !ks || !mine || !at) {
+        st = hta_oom(err);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        long row = hta_table_add_row(mine);
+        if (row < 0 || hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_TYPE, hta_table_get_str(ak, i, HTA_ALL_KERNELS_TYPE)) ||
+            hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_NAME, hta_table_get_str(ak, i, HTA_ALL_KERNELS_NAME))) {
+            st = hta_oom(err);
+            goto out;
+        }
+        hta_table_set_int(mine, (size_t)row, RP_PART_KNAMES_COUNT, hta_table_get_int(ak, i, HTA_ALL_KERNELS_COUNT));
+    }
+    static const int keys[] = {RP_PART_KNAMES_TYPE, RP_PART_KNAMES_NAME}, sums[] = {RP_PART_KNAMES_COUNT};
+    if ((st = hta_table_fold_rows(kn, mine, keys, 2, sums, 1, NULL, NULL, at, err))) goto out;
+    for (size_t i = 0; i < n; i++) {
+        long row = hta_table_add_row(ks);
+        if (row < 0) {
+            st = hta_oom(err);
+            goto out;
+        }
+        hta_table_set_int(ks, (size_t)row, RP_PART_KSUMS_KEY, (int64_t)at[i]);
+        hta_table_set_int(ks, (size_t)row, RP_PART_KSUMS_RANK, hta_table_get_int(ak, i, HTA_ALL_KERNELS_RANK));
+        hta_table_set_float(ks, (size_t)row, RP_PART_KSUMS_SUM, hta_table_get_float(ak, i, HTA_ALL_KERNELS_SUM));
+    }
+out:
+    hta_table_free(ak);
+    hta_table_free(mine);
+    free(at);
+    return st;
+}
+
+hta_status hta_report_fold(hta_result *acc, hta_result *part, hta_error *err) {
+    HTA_TRY(rp_kernels_fold(acc, part, err));
+    /* efficiency's operators folded, and everything else appended (the per-rank rows the reduce reads) */
+    return hta_efficiency_fold(acc, part, err);
 }
 
 /* ---- the profiles back ---- */

@@ -86,12 +86,15 @@ typedef struct parts {
     hta_table *temporal_t, *idle_t, *overlap_t, *launch_t, *cpath_t, *notes_t, *findings_t;
     /* read in kernels and stragglers (stragglers: NULL when not run) */
     const hta_table *kernel_type_t, *all_kernels_t, *stragglers_t;
+    /* all_kernels folded (hta_report_fold): the kernels by name, and each rank's time in them (owned) */
+    hta_table *knames_t, *ksums_t;
 } parts;
 
 static void parts_free(parts *p) {
     hta_result_free(&p->kernels);
     hta_result_free(&p->stragglers);
-    hta_table *t[] = {p->temporal_t, p->idle_t, p->overlap_t, p->launch_t, p->cpath_t, p->notes_t, p->findings_t};
+    hta_table *t[] = {p->temporal_t, p->idle_t, p->overlap_t, p->launch_t, p->cpath_t, p->notes_t, p->findings_t,
+                      p->knames_t, p->ksums_t};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) hta_table_free(t[i]);
 }
 
@@ -109,6 +112,10 @@ static hta_status reduce_parts(hta_result *all, size_t ns, int hta_compat, int c
         HTA_TRY(hta_result_take(all, &RP_PART_NOTES_TABLE, &p->notes_t, err));
         HTA_TRY(hta_result_take(all, &RP_PART_FINDINGS_TABLE, &p->findings_t, err));
     }
+    /* parts appended rather than folded: their kernels folded here (none left where they were) */
+    HTA_TRY(rp_kernels_fold(all, all, err));
+    HTA_TRY(hta_result_take(all, &RP_PART_KNAMES_TABLE, &p->knames_t, err));
+    HTA_TRY(hta_result_take(all, &RP_PART_KSUMS_TABLE, &p->ksums_t, err));
     hta_kernel_opts ko;
     rp_kernel_opts(&ko);
     HTA_TRY(hta_kernel_breakdown_reduce(&ko, all, &p->kernels, err));
@@ -195,26 +202,61 @@ static int by_sum_desc(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+/* (type, name) order of report_part_kernels' rows, as all_kernels' rows are ordered */
+static int cmp_kname(const hta_table *t, size_t a, size_t b, void *ctx) {
+    (void)ctx;
+    int c = strcmp(txt(t, a, RP_PART_KNAMES_TYPE), txt(t, b, RP_PART_KNAMES_TYPE));
+    return c ? c : strcmp(txt(t, a, RP_PART_KNAMES_NAME), txt(t, b, RP_PART_KNAMES_NAME));
+}
+
+/* each rank's time in kernel k, by rank: kernel (in its (type, name) place, ctx), then rank */
+static int cmp_ksum(const hta_table *t, size_t a, size_t b, void *ctx) {
+    const size_t *place = ctx;
+    size_t x = place[hta_table_get_int(t, a, RP_PART_KSUMS_KEY)], y = place[hta_table_get_int(t, b, RP_PART_KSUMS_KEY)];
+    if (x != y) return x < y ? -1 : 1;
+    int64_t r = hta_table_get_int(t, a, RP_PART_KSUMS_RANK), q = hta_table_get_int(t, b, RP_PART_KSUMS_RANK);
+    return (r > q) - (r < q);
+}
+
 /* Kernels over all selected ranks, by total time: the same name on several ranks is one kernel to
- * optimise. */
+ * optimise.  The ranks' times are added in all_kernels' order (type, name, rank), as over its rows. */
 static hta_status kernel_tables(const parts *p, int top, hta_result *out, double *total_out, kagg **top_out,
                                 size_t *ntop_out, hta_error *err) {
-    const hta_table *ak = p->all_kernels_t;
-    size_t n = ak->nrows, m = 0;
-    kagg *v = calloc(n ? n : 1, sizeof *v);
-    if (!v) return hta_oom(err);
+    hta_table *kn = p->knames_t, *ks = p->ksums_t;
+    size_t m = kn->nrows;
+    kagg *v = calloc(m ? m : 1, sizeof *v);
+    size_t *ord = malloc((m ? m : 1) * sizeof *ord), *place = malloc((m ? m : 1) * sizeof *place);
+    if (!v || !ord || !place) {
+        free(v), free(ord), free(place);
+        return hta_oom(err);
+    }
+    /* the kernels' (type, name) order without moving their rows (the sums point at them by row) */
+    for (size_t j = 0; j < m; j++) ord[j] = j;
+    for (size_t w = 1; w < m; w *= 2) /* a stable merge sort of ord, place its buffer */
+        for (size_t lo = 0; lo < m; lo += 2 * w) {
+            size_t mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m, x = lo, y = mid, k = lo;
+            while (x < mid || y < hi)
+                place[k++] = y >= hi || (x < mid && cmp_kname(kn, ord[x], ord[y], NULL) <= 0) ? ord[x++] : ord[y++];
+            memcpy(ord + lo, place + lo, (hi - lo) * sizeof *ord);
+        }
+    for (size_t j = 0; j < m; j++) place[ord[j]] = j;
+    hta_status st0 = hta_table_sort_rows(ks, cmp_ksum, place, err);
+    if (st0) {
+        free(v), free(ord), free(place);
+        return st0;
+    }
+    for (size_t j = 0; j < m; j++) {
+        size_t r = ord[j];
+        v[j] = (kagg){txt(kn, r, RP_PART_KNAMES_NAME), txt(kn, r, RP_PART_KNAMES_TYPE), 0,
+                      (double)hta_table_get_int(kn, r, RP_PART_KNAMES_COUNT)};
+    }
     double total = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *nm = txt(ak, i, HTA_ALL_KERNELS_NAME), *ty = txt(ak, i, HTA_ALL_KERNELS_TYPE);
-        if (!nm || !ty) continue;
-        double s = num(ak, i, HTA_ALL_KERNELS_SUM), c = num(ak, i, HTA_ALL_KERNELS_COUNT);
-        size_t j = 0;
-        while (j < m && (strcmp(v[j].name, nm) || strcmp(v[j].type, ty))) j++; /* few distinct names */
-        if (j == m) v[m++] = (kagg){nm, ty, 0, 0};
-        v[j].sum += s;
-        v[j].count += isnan(c) ? 0 : c;
+    for (size_t i = 0; i < ks->nrows; i++) {
+        double s = num(ks, i, RP_PART_KSUMS_SUM);
+        v[place[hta_table_get_int(ks, i, RP_PART_KSUMS_KEY)]].sum += s;
         total += s;
     }
+    free(ord), free(place);
     qsort(v, m, sizeof *v, by_sum_desc);
     hta_table *tb = hta_table_from_def(&HTA_TOP_KERNELS_TABLE);
     if (!tb) goto oom;
@@ -635,6 +677,8 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     free(kv), kv = NULL, nk = 0;
     hta_result_free(&p.kernels);
     p.kernel_type_t = p.all_kernels_t = NULL;
+    hta_table_free(p.knames_t), hta_table_free(p.ksums_t);
+    p.knames_t = p.ksums_t = NULL;
     if ((st = rp_efficiency_reduce(all, &eff, err)) || (st = rp_comms_reduce(all, &cr, err))) goto done;
     drop_tables(all);
     rp_parts_trim(&pp);
@@ -734,8 +778,8 @@ hta_status hta_report(hta_ctx *ctx, const hta_report_opts *o, hta_result *out, h
     hta_result_init(&part);
     hta_result_init(&all);
     hta_status st = hta_report_part(ctx, o, &part, err);
-    /* as the parts of the ranks one by one would be put together (their notes each once) */
-    if (!st) st = hta_result_append(&all, &part, err);
+    /* as the parts of the ranks one by one are put together (their notes each once) */
+    if (!st) st = hta_report_fold(&all, &part, err);
     hta_report_src src = {ctx, NULL, NULL, NULL, NULL};
     if (!st) st = hta_report_reduce(o, &src, &all, out, err);
     hta_result_free(&part);

@@ -1,11 +1,12 @@
 /* What the reduce functions of the analyses share (hta/table.h, "reducing parts"; docs/scaling.md): taking
  * a partial table out of the appended parts, checked against its declaration (parts that travelled between
  * processes come back without one), summing a count, ordering rows as the whole run orders them, and
- * carrying the parts' notes over.  Cells move bit for bit, so a reduced result prints exactly as one
+ * carrying the parts' notes over, folding a part into a table summed per key as it comes.  Cells move bit for bit, so a reduced result prints exactly as one
  * computed whole. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "hta/table.h"
 
 hta_status hta_result_take(hta_result *r, const hta_table_def *d, hta_table **out, hta_error *err) {
@@ -90,5 +91,83 @@ hta_status hta_table_sort_rows(hta_table *t, hta_row_cmp cmp, void *ctx, hta_err
     }
 out:
     free(perm), free(tmp), free(cells), free(nulls);
+    return st;
+}
+
+/* ---- folding rows per key ---- */
+
+static uint64_t key_hash(const hta_table *t, size_t r, const int *keys, size_t nkeys) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t k = 0; k < nkeys; k++) {
+        const char *s = hta_table_get_str(t, r, keys[k]);
+        uint64_t x = s ? hta_hash_key(s, strlen(s)) : hta_hash_u64((uint64_t)hta_table_get_int(t, r, keys[k]) + 1);
+        h = hta_hash_u64(h ^ x);
+    }
+    return h;
+}
+
+static int key_eq(const hta_table *a, size_t ra, const hta_table *b, size_t rb, const int *keys, size_t nkeys) {
+    for (size_t k = 0; k < nkeys; k++) {
+        const char *x = hta_table_get_str(a, ra, keys[k]), *y = hta_table_get_str(b, rb, keys[k]);
+        if ((x || y) ? !x || !y || strcmp(x, y) : hta_table_get_int(a, ra, keys[k]) != hta_table_get_int(b, rb, keys[k]))
+            return 0;
+    }
+    return 1;
+}
+
+/* part's row rp copied to a new row of acc, cell for cell (the tables' columns are their declared ones) */
+static long copy_row(hta_table *acc, const hta_table *part, size_t rp) {
+    long row = hta_table_add_row(acc);
+    for (size_t c = 0; row >= 0 && c < part->ncols; c++) {
+        const hta_column *s = &part->cols[c];
+        if (s->type == HTA_COL_STR) {
+            if (hta_table_set_str(acc, (size_t)row, (int)c, s->v.s[rp])) return -1;
+        } else if (s->type == HTA_COL_FLOAT) {
+            hta_table_set_float(acc, (size_t)row, (int)c, s->v.f[rp]);
+        } else if (s->null && s->null[rp]) {
+            hta_table_set_null(acc, (size_t)row, (int)c);
+        } else {
+            hta_table_set_int(acc, (size_t)row, (int)c, s->v.i[rp]);
+        }
+    }
+    return row;
+}
+
+hta_status hta_table_fold_rows(hta_table *acc, const hta_table *part, const int *keys, size_t nkeys, const int *sums,
+                               size_t nsums, hta_row_merge merge, void *ctx, size_t *at, hta_error *err) {
+    if (acc->ncols != part->ncols)
+        return hta_fail(err, HTA_EINVAL, "table `%s`: the parts have different columns", part->name);
+    /* an index of acc's rows by key (open addressing, at most half full), made again for each part: a part
+     * is one rank's, acc one row per key */
+    size_t cap = 16;
+    while (cap < 2 * (acc->nrows + part->nrows)) cap *= 2;
+    size_t *slot = malloc(cap * sizeof *slot);
+    if (!slot) return hta_oom(err);
+    memset(slot, 0xff, cap * sizeof *slot);
+    hta_status st = HTA_OK;
+    for (size_t r = 0; r < acc->nrows; r++) {
+        size_t i = key_hash(acc, r, keys, nkeys) & (cap - 1);
+        while (slot[i] != SIZE_MAX) i = (i + 1) & (cap - 1);
+        slot[i] = r;
+    }
+    for (size_t rp = 0; rp < part->nrows && !st; rp++) {
+        size_t i = key_hash(part, rp, keys, nkeys) & (cap - 1);
+        while (slot[i] != SIZE_MAX && !key_eq(acc, slot[i], part, rp, keys, nkeys)) i = (i + 1) & (cap - 1);
+        size_t ra = slot[i];
+        if (ra == SIZE_MAX) {
+            long row = copy_row(acc, part, rp);
+            if (row < 0) {
+                st = hta_oom(err);
+                break;
+            }
+            slot[i] = ra = (size_t)row;
+        } else {
+            for (size_t k = 0; k < nsums; k++)
+                hta_table_set_int(acc, ra, sums[k], hta_table_get_int(acc, ra, sums[k]) + hta_table_get_int(part, rp, sums[k]));
+            if (merge) st = merge(acc, ra, part, rp, ctx, err);
+        }
+        if (at) at[rp] = ra;
+    }
+    free(slot);
     return st;
 }

@@ -110,7 +110,14 @@ int cli_plan(const cli_common *c, hta_rank_plan *plan) {
     if (!hta_ctx_per_rank_ok(&c->ctx) || (env && !strcmp(env, "0"))) return 0;
     hta_error err = {0};
     /* a plan that cannot be made: the whole load fails the same way, with the same message */
-    return !hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, plan, &err) && plan->per_rank;
+    if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, plan, &err) || !plan->per_rank) return 0;
+    /* More files than threads: each file's model and graph come and go while the ranks' results (the report's
+     * parts, the job's skeletons) stay.  glibc raises its mmap threshold to the largest block freed (a model's
+     * 1 MB arena blocks), so a file's arrays below that would come from the heap, between the results kept,
+     * and their pages stay resident after them (the report on 256 generated ranks: 34 against 20 MB with one
+     * thread).  A fixed threshold (glibc's default, 128 KB) keeps them out of the heap: freed, they go back. */
+    if (plan->n > hta_threads(c->ctx.threads)) mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    return 1;
 }
 
 int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
@@ -148,12 +155,6 @@ int cli_run_ranks(cli_common *c, const char *cmd, const cli_ranks *r) {
         st = hta_oom(&err);
         goto out;
     }
-    /* More files than threads: each file's model and graph come and go while the ranks' results (and the
-     * report's savings, the job's skeletons) stay.  glibc raises its mmap threshold to the largest block freed
-     * (a model's 1 MB arena blocks), so a file's arrays below that would come from the heap, between the
-     * results kept, and their pages stay resident after them: the report on 256 generated ranks grew by 16 MB
-     * so.  A fixed threshold (glibc's default, 128 KB) keeps them out of the heap: freed, they go back. */
-    if (!c->kept && plan.n > hta_threads(c->ctx.threads)) mallopt(M_MMAP_THRESHOLD, 128 << 10);
     hta_each_opts eo = {which, nwhich, c->ctx.threads, warn_at, c->kept};
     st = hta_ctx_each_rank(&plan, &c->ctx, &eo, one_rank, &u, &failed, &in_load, &err);
     if (cli_distributor) {

@@ -15,26 +15,36 @@
 /* per digit, the count of each value and then where the next of it goes: per thread, reused */
 static _Thread_local uint32_t cnt[NDIG][RADIX];
 
+/* The digits on which keys that differ in the bits diff can differ (dig[0 .. return)), their counts cleared. */
+static int digits(uint64_t diff, int dig[NDIG]) {
+    int nd = 0;
+    for (int d = 0; d < NDIG; d++)
+        if ((diff >> (d * BITS)) & (RADIX - 1)) dig[nd++] = d;
+    for (int j = 0; j < nd; j++) memset(cnt[j], 0, sizeof cnt[j]);
+    return nd;
+}
+
+/* Digit j's counts turned into where each value's first key goes. */
+static void offsets(int j) {
+    uint32_t sum = 0;
+    for (uint32_t b = 0; b < RADIX; b++) {
+        uint32_t c = cnt[j][b];
+        cnt[j][b] = sum;
+        sum += c;
+    }
+}
+
 void hta_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv) {
     if (n < 2) return;
     uint64_t diff = 0;
     for (size_t i = 1; i < n; i++) diff |= k[i] ^ k[0];
-    if (!diff) return;
-    int dig[NDIG], nd = 0;
-    for (int d = 0; d < NDIG; d++)
-        if ((diff >> (d * BITS)) & (RADIX - 1)) dig[nd++] = d;
-    for (int j = 0; j < nd; j++) memset(cnt[j], 0, sizeof cnt[j]);
+    int dig[NDIG], nd = digits(diff, dig);
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < nd; j++) cnt[j][(k[i] >> (dig[j] * BITS)) & (RADIX - 1)]++;
     uint64_t *sk = k, *dk = tk;
     uint32_t *sv = v, *dv = tv;
     for (int j = 0; j < nd; j++) {
-        uint32_t sum = 0;
-        for (uint32_t b = 0; b < RADIX; b++) {
-            uint32_t c = cnt[j][b];
-            cnt[j][b] = sum;
-            sum += c;
-        }
+        offsets(j);
         int sh = dig[j] * BITS;
         for (size_t i = 0; i < n; i++) {
             uint32_t p = cnt[j][(sk[i] >> sh) & (RADIX - 1)]++;
@@ -66,23 +76,14 @@ void hta_rsort_rec16(void *recs, size_t n, void *tmp) {
     rec16 *r = recs;
     uint64_t k0 = hta_rsort_key(r[0].key), diff = 0;
     for (size_t i = 1; i < n; i++) diff |= hta_rsort_key(r[i].key) ^ k0;
-    if (!diff) return;
-    int dig[NDIG], nd = 0;
-    for (int d = 0; d < NDIG; d++)
-        if ((diff >> (d * BITS)) & (RADIX - 1)) dig[nd++] = d;
-    for (int j = 0; j < nd; j++) memset(cnt[j], 0, sizeof cnt[j]);
+    int dig[NDIG], nd = digits(diff, dig);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = hta_rsort_key(r[i].key);
         for (int j = 0; j < nd; j++) cnt[j][(k >> (dig[j] * BITS)) & (RADIX - 1)]++;
     }
     rec16 *s = r, *d = tmp;
     for (int j = 0; j < nd; j++) {
-        uint32_t sum = 0;
-        for (uint32_t b = 0; b < RADIX; b++) {
-            uint32_t c = cnt[j][b];
-            cnt[j][b] = sum;
-            sum += c;
-        }
+        offsets(j);
         int sh = dig[j] * BITS;
         for (size_t i = 0; i < n; i++) d[cnt[j][(hta_rsort_key(s[i].key) >> sh) & (RADIX - 1)]++] = s[i];
         rec16 *t = s;

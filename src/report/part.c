@@ -469,8 +469,10 @@ hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err) {
     }
     for (size_t i = 0; i < n; i++) {
         long row = hta_table_add_row(mine);
-        if (row < 0 || hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_TYPE, hta_table_get_str(ak, i, HTA_ALL_KERNELS_TYPE)) ||
-            hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_NAME, hta_table_get_str(ak, i, HTA_ALL_KERNELS_NAME))) {
+        const char *type = hta_table_get_str(ak, i, HTA_ALL_KERNELS_TYPE);
+        const char *name = hta_table_get_str(ak, i, HTA_ALL_KERNELS_NAME);
+        if (row < 0 || hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_TYPE, type) ||
+            hta_table_set_str(mine, (size_t)row, RP_PART_KNAMES_NAME, name)) {
             st = hta_oom(err);
             goto out;
         }

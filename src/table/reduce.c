@@ -1,8 +1,8 @@
 /* What the reduce functions of the analyses share (hta/table.h, "reducing parts"; docs/scaling.md): taking
  * a partial table out of the appended parts, checked against its declaration (parts that travelled between
  * processes come back without one), summing a count, ordering rows as the whole run orders them, and
- * carrying the parts' notes over, folding a part into a table summed per key as it comes.  Cells move bit for bit, so a reduced result prints exactly as one
- * computed whole. */
+ * carrying the parts' notes over, folding a part into a table summed per key as it comes.  Cells move bit
+ * for bit, so a reduced result prints exactly as one computed whole. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,8 +109,9 @@ static uint64_t key_hash(const hta_table *t, size_t r, const int *keys, size_t n
 static int key_eq(const hta_table *a, size_t ra, const hta_table *b, size_t rb, const int *keys, size_t nkeys) {
     for (size_t k = 0; k < nkeys; k++) {
         const char *x = hta_table_get_str(a, ra, keys[k]), *y = hta_table_get_str(b, rb, keys[k]);
-        if ((x || y) ? !x || !y || strcmp(x, y) : hta_table_get_int(a, ra, keys[k]) != hta_table_get_int(b, rb, keys[k]))
-            return 0;
+        int same = (x || y) ? x && y && !strcmp(x, y)
+                            : hta_table_get_int(a, ra, keys[k]) == hta_table_get_int(b, rb, keys[k]);
+        if (!same) return 0;
     }
     return 1;
 }
@@ -163,7 +164,8 @@ hta_status hta_table_fold_rows(hta_table *acc, const hta_table *part, const int 
             slot[i] = ra = (size_t)row;
         } else {
             for (size_t k = 0; k < nsums; k++)
-                hta_table_set_int(acc, ra, sums[k], hta_table_get_int(acc, ra, sums[k]) + hta_table_get_int(part, rp, sums[k]));
+                hta_table_set_int(acc, ra, sums[k],
+                                  hta_table_get_int(acc, ra, sums[k]) + hta_table_get_int(part, rp, sums[k]));
             if (merge) st = merge(acc, ra, part, rp, ctx, err);
         }
         if (at) at[rp] = ra;

@@ -148,6 +148,9 @@ int hta_table_reserve(hta_table *t, size_t rows);
 void hta_table_fit(hta_table *t);
 /* Appends an empty row (ints 0, floats NaN, strings NULL); returns its number or -1. */
 long hta_table_add_row(hta_table *t);
+/* Appends a copy of src's row (src of t's columns: the same declaration), cell by cell, nulls kept; returns
+ * its number or -1 when out of memory. */
+long hta_table_copy_row(hta_table *t, const hta_table *src, size_t row);
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v);
 void hta_table_set_null(hta_table *t, size_t row, int col);
 void hta_table_set_float(hta_table *t, size_t row, int col, double v);

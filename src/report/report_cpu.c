@@ -362,20 +362,7 @@ static hta_table *copy_rows(const hta_table *src, const unsigned char *keep) {
     if (!d) return NULL;
     for (size_t i = 0; i < src->nrows; i++) {
         if (!keep[i]) continue;
-        long r = hta_table_add_row(d);
-        if (r < 0) goto oom;
-        for (size_t c = 0; c < src->ncols; c++) {
-            const hta_column *col = &src->cols[c];
-            if (col->type == HTA_COL_STR) {
-                if (hta_table_set_str(d, (size_t)r, (int)c, col->v.s[i])) goto oom;
-            } else if (col->type == HTA_COL_FLOAT) {
-                hta_table_set_float(d, (size_t)r, (int)c, col->v.f[i]);
-            } else if (col->null && col->null[i]) {
-                hta_table_set_null(d, (size_t)r, (int)c);
-            } else {
-                hta_table_set_int(d, (size_t)r, (int)c, col->v.i[i]);
-            }
-        }
+        if (hta_table_copy_row(d, src, i) < 0) goto oom;
     }
     return d;
 oom:

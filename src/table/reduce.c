@@ -117,23 +117,6 @@ static int key_eq(const hta_table *a, size_t ra, const hta_table *b, size_t rb, 
 }
 
 /* part's row rp copied to a new row of acc, cell for cell (the tables' columns are their declared ones) */
-static long copy_row(hta_table *acc, const hta_table *part, size_t rp) {
-    long row = hta_table_add_row(acc);
-    for (size_t c = 0; row >= 0 && c < part->ncols; c++) {
-        const hta_column *s = &part->cols[c];
-        if (s->type == HTA_COL_STR) {
-            if (hta_table_set_str(acc, (size_t)row, (int)c, s->v.s[rp])) return -1;
-        } else if (s->type == HTA_COL_FLOAT) {
-            hta_table_set_float(acc, (size_t)row, (int)c, s->v.f[rp]);
-        } else if (s->null && s->null[rp]) {
-            hta_table_set_null(acc, (size_t)row, (int)c);
-        } else {
-            hta_table_set_int(acc, (size_t)row, (int)c, s->v.i[rp]);
-        }
-    }
-    return row;
-}
-
 hta_status hta_table_fold_rows(hta_table *acc, const hta_table *part, const int *keys, size_t nkeys, const int *sums,
                                size_t nsums, hta_row_merge merge, void *ctx, size_t *at, hta_error *err) {
     if (acc->ncols != part->ncols)
@@ -156,7 +139,7 @@ hta_status hta_table_fold_rows(hta_table *acc, const hta_table *part, const int 
         while (slot[i] != SIZE_MAX && !key_eq(acc, slot[i], part, rp, keys, nkeys)) i = (i + 1) & (cap - 1);
         size_t ra = slot[i];
         if (ra == SIZE_MAX) {
-            long row = copy_row(acc, part, rp);
+            long row = hta_table_copy_row(acc, part, rp);
             if (row < 0) {
                 st = hta_oom(err);
                 break;

@@ -154,6 +154,23 @@ long hta_table_add_row(hta_table *t) {
     return (long)t->nrows++;
 }
 
+long hta_table_copy_row(hta_table *t, const hta_table *src, size_t row) {
+    long r = hta_table_add_row(t);
+    for (size_t c = 0; r >= 0 && c < src->ncols; c++) {
+        const hta_column *s = &src->cols[c];
+        if (s->type == HTA_COL_STR) {
+            if (hta_table_set_str(t, (size_t)r, (int)c, s->v.s[row])) return -1;
+        } else if (s->type == HTA_COL_FLOAT) {
+            hta_table_set_float(t, (size_t)r, (int)c, s->v.f[row]);
+        } else if (s->null && s->null[row]) {
+            hta_table_set_null(t, (size_t)r, (int)c);
+        } else {
+            hta_table_set_int(t, (size_t)r, (int)c, s->v.i[row]);
+        }
+    }
+    return r;
+}
+
 /* The setters accept the other numeric type and convert, so that a caller need not know whether a declared
  * column is INT or FLOAT. */
 void hta_table_set_int(hta_table *t, size_t row, int col, int64_t v) {

@@ -50,12 +50,17 @@ hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);
 hta_status cp_summary_of(const char *const *names, const __int128 *sums, size_t n, const hta_table_def *d,
                          hta_result *out, hta_error *err);
 
-/* hta_cpath_report and hta_cpath_summary with w per path step (w[i]: the time of p->edge[i], p->n - 1 entries)
- * instead of per edge id: a path's room, not the graph's. */
-hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+/* A path step's time as sim_answer counts it: its stretch of schedule t, [t[node i], t[node i + 1]), cut at
+ * from (the span's start), so that the tables add up to the span. */
+typedef struct cp_clip {
+    const int64_t *t;
+    int64_t from;
+} cp_clip;
+/* hta_cpath_report and hta_cpath_summary with each path step's time from clip instead of an edge weight. */
+hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp_clip *clip,
                            const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
                            hta_error *err);
-hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp_clip *clip,
                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                             hta_result *out, hta_error *err);
 

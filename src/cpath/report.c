@@ -134,20 +134,26 @@ oom:
     return HTA_ENOMEM;
 }
 
-/* The time of path step i: w per step (by_step: w[i], sim_answer's clipped times, a path's size rather than the
- * graph's), per edge id (w[p->edge[i]]), or the edge's own weight (w NULL). */
-static inline int64_t step_w(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step, size_t i) {
-    return !w ? g->edge[p->edge[i]].w : by_step ? w[i] : w[p->edge[i]];
+/* The time of path step i: its stretch of schedule clip->t cut at clip->from (sim_answer's clipped times,
+ * computed here rather than kept: a path's room at the report's peak), per edge id (w[p->edge[i]]), or the
+ * edge's own weight (w NULL). */
+static inline int64_t step_w(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
+                             size_t i) {
+    if (clip) {
+        int64_t a = clip->t[p->node[i]] > clip->from ? clip->t[p->node[i]] : clip->from, z = clip->t[p->node[i + 1]];
+        return z > a ? z - a : 0;
+    }
+    return !w ? g->edge[p->edge[i]].w : w[p->edge[i]];
 }
 
-static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                                 hta_cp_bb *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
     size_t nc = 0;
     __int128 total = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
-        int64_t ew = step_w(g, p, w, by_step, i);
+        int64_t ew = step_w(g, p, w, clip, i);
         const char *b = hta_cpath_bb(bm, e);
         size_t j = 0;
         while (j < nc && strcmp(c[j].name, b)) j++;
@@ -194,13 +200,13 @@ static void top_rows(brow *rows, size_t n, size_t top) {
     qsort(rows, top, sizeof *rows, cmp_brow);
 }
 
-static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+static hta_status breakdown_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                                   hta_cp_bb *bm, size_t top, hta_result *out) {
     size_t ne = p->n ? p->n - 1 : 0;
     brow *rows = malloc((ne ? ne : 1) * sizeof *rows);
     hta_table *t = hta_table_from_def(&HTA_CP_BREAKDOWN_TABLE);
     if (!rows || !t) goto oom;
-    for (size_t i = 0; i < ne; i++) rows[i] = (brow){step_w(g, p, w, by_step, i), (uint32_t)i};
+    for (size_t i = 0; i < ne; i++) rows[i] = (brow){step_w(g, p, w, clip, i), (uint32_t)i};
     size_t nrow = ne;
     if (top && top < ne) {
         top_rows(rows, ne, top);
@@ -251,7 +257,7 @@ static int stat_row(hta_table *t, const char *name, double v) {
     return 0;
 }
 
-static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                               hta_result *out) {
     hta_table *t = hta_table_from_def(&HTA_CP_STATS_TABLE);
     if (!t) return HTA_ENOMEM;
@@ -264,7 +270,7 @@ static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const
     int64_t weight = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         pbytype[g->edge[p->edge[i]].type]++;
-        weight += step_w(g, p, w, by_step, i);
+        weight += step_w(g, p, w, clip, i);
     }
     /* distinct events on the path */
     unsigned char *seen = calloc(g->nev ? g->nev : 1, 1);
@@ -300,25 +306,25 @@ oom:
     return HTA_ENOMEM;
 }
 
-static hta_status report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+static hta_status report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                          const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
                          hta_error *err) {
     hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
     if (!bm) return hta_oom(err);
-    int bad = summary_table(g, p, w, by_step, bm, &HTA_CP_SUMMARY_TABLE, out) ||
-              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, by_step, bm, top, out)) ||
-              stats_table(g, p, w, by_step, out);
+    int bad = summary_table(g, p, w, clip, bm, &HTA_CP_SUMMARY_TABLE, out) ||
+              (top != HTA_CP_NO_BREAKDOWN && breakdown_table(g, p, w, clip, bm, top, out)) ||
+              stats_table(g, p, w, clip, out);
     hta_cpath_bb_free(bm);
     if (bad) return hta_oom(err);
     return HTA_OK;
 }
 
-static hta_status summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, int by_step,
+static hta_status summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                           const char *const *data_load, size_t ndata_load, const hta_table_def *d, hta_result *out,
                           hta_error *err) {
     hta_cp_bb *bm = hta_cpath_bb_new(g, data_load, ndata_load);
     if (!bm) return hta_oom(err);
-    int bad = summary_table(g, p, w, by_step, bm, d, out) != HTA_OK;
+    int bad = summary_table(g, p, w, clip, bm, d, out) != HTA_OK;
     hta_cpath_bb_free(bm);
     return bad ? hta_oom(err) : HTA_OK;
 }
@@ -326,25 +332,25 @@ static hta_status summary(const hta_cp_graph *g, const hta_cp_path *p, const int
 hta_status hta_cpath_report(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                             const char *const *data_load, size_t ndata_load, size_t top,
                             hta_result *out, hta_error *err) {
-    return report(g, p, w, 0, data_load, ndata_load, top, out, err);
+    return report(g, p, w, NULL, data_load, ndata_load, top, out, err);
 }
 
-hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp_clip *clip,
                            const char *const *data_load, size_t ndata_load, size_t top, hta_result *out,
                            hta_error *err) {
-    return report(g, p, w, 1, data_load, ndata_load, top, out, err);
+    return report(g, p, NULL, clip, data_load, ndata_load, top, out, err);
 }
 
 hta_status hta_cpath_summary(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
                              const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                              hta_result *out, hta_error *err) {
-    return summary(g, p, w, 0, data_load, ndata_load, d, out, err);
+    return summary(g, p, w, NULL, data_load, ndata_load, d, out, err);
 }
 
-hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w,
+hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp_clip *clip,
                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                             hta_result *out, hta_error *err) {
-    return summary(g, p, w, 1, data_load, ndata_load, d, out, err);
+    return summary(g, p, NULL, clip, data_load, ndata_load, d, out, err);
 }
 
 hta_status hta_cpath_whatif_table(int64_t base, int64_t sim, size_t changed, size_t nodes, hta_result *out,

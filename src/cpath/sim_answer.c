@@ -31,23 +31,11 @@ static int span_nodes(const hta_sim *s, const int64_t *t, int64_t lo, int64_t hi
     return *a == UINT32_MAX ? -1 : 0;
 }
 
-/* Each path edge's time within [from, ...): the part of the schedule it covers, per path step (malloc'd,
- * NULL when out of memory; cp_report_steps reads it), so that the tables' times add up to the span.  Per
- * step, not per edge id: the path's room, not the graph's (at the report's peak). */
-static int64_t *clipped(const hta_cp_path *p, const int64_t *t, int64_t from) {
-    int64_t *w = malloc((p->n > 1 ? p->n - 1 : 1) * sizeof *w);
-    for (size_t j = 0; w && j + 1 < p->n; j++) {
-        int64_t a = t[p->node[j]] > from ? t[p->node[j]] : from, z = t[p->node[j + 1]];
-        w[j] = z > a ? z - a : 0;
-    }
-    return w;
-}
-
 hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o, hta_result *out,
                           hta_cp_path *path, hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
-    int64_t *t0 = malloc(nn * sizeof *t0), *t1 = NULL, *w = NULL, *cw = NULL;
+    int64_t *t0 = malloc(nn * sizeof *t0), *t1 = NULL, *w = NULL;
     hta_cp_path p0 = {0}, p1 = {0};
     hta_status st = HTA_OK;
     if (!t0) goto oom;
@@ -72,12 +60,10 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
         HTA_TRY_GOTO(st, hta_sim_path(s, w, t1, z1, t1[a1], &p1, err), done);
         HTA_TRY_GOTO(st, hta_cpath_whatif_table(t0[z] - t0[a], t1[z1] - t1[a1], changed, p1.n, out, err), done);
         HTA_TRY_GOTO(st, hta_sim_steps_whatif_table(s, t0, t1, t0[a], t0[z], out, err), done);
-        if (!(cw = clipped(&p1, t1, t1[a1]))) goto oom;
-        HTA_TRY_GOTO(st, cp_summary_steps(g, &p1, cw, o->data_load, o->ndata_load, &HTA_CP_WHATIF_SUMMARY_TABLE,
+        cp_clip c1 = {t1, t1[a1]};
+        HTA_TRY_GOTO(st, cp_summary_steps(g, &p1, &c1, o->data_load, o->ndata_load, &HTA_CP_WHATIF_SUMMARY_TABLE,
                                           out, err),
                      done);
-        free(cw);
-        cw = NULL;
         if (s->sync_calls && !s->sync_records)
             hta_result_note(out, "the trace has no CUDA sync records (cuda_sync): which GPU work each of its %zu "
                                  "host syncs waited for is inferred (every stream's last work launched before it)",
@@ -101,9 +87,9 @@ hta_status hta_sim_answer(hta_ctx *ctx, const hta_sim *s, const hta_sim_opts *o,
         hta_cpath_path_free(&p1);
         t1 = w = NULL;
     }
-    if (!(cw = clipped(&p0, t0, t0[a]))) goto oom;
+    cp_clip c0 = {t0, t0[a]};
     if (p0.n) p0.length = t0[z] - (t0[p0.node[0]] > t0[a] ? t0[p0.node[0]] : t0[a]);
-    HTA_TRY_GOTO(st, cp_report_steps(g, &p0, cw, o->data_load, o->ndata_load,
+    HTA_TRY_GOTO(st, cp_report_steps(g, &p0, &c0, o->data_load, o->ndata_load,
                                      o->breakdown ? o->top : HTA_CP_NO_BREAKDOWN, out, err), done);
     HTA_TRY_GOTO(st, hta_sim_steps_table(s, NULL, t0, t0[a], t0[z], o->data_load, o->ndata_load, out, err), done);
     if (path) {
@@ -119,6 +105,5 @@ done:
     free(t0);
     free(t1);
     free(w);
-    free(cw);
     return st;
 }

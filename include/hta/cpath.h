@@ -58,7 +58,8 @@ typedef struct __attribute__((packed, aligned(4))) hta_cp_event {
     int32_t start, end;   /* node ids, -1 when the event has no nodes */
 } hta_cp_event;
 
-/* 12 bytes (4-byte aligned): two and a few per event. */
+/* 12 bytes (4-byte aligned): a node of HTA's graph (two per event), or one of the few a simulation graph
+ * adds to its events' (hta_cp_graph.nbase). */
 typedef struct __attribute__((packed, aligned(4))) hta_cp_node {
     int64_t ts;
     uint32_t ev : 31;     /* index into hta_cp_graph.ev */
@@ -90,8 +91,16 @@ typedef struct hta_cp_graph {
     size_t nev;
     hta_cp_thread *thr;   /* the events' threads and streams, each once */
     size_t nthr;
-    hta_cp_node *node;    /* node_list, ordered by (ts, event index, start first) */
-    size_t nnode;
+    hta_cp_node *node;    /* HTA's graph: node_list, ordered by (ts, event index, start first); a simulation
+                           * graph: its nodes from nbase on (node[v - nbase]) */
+    size_t nnode;         /* every node, nbase included */
+    size_t nbase;         /* simulation graphs: nodes 2x and 2x + 1 are event x's start and end, with the
+                           * event's times (its end cut where the nesting cut it, cut_*), held by the events
+                           * alone: the graph is a report's largest part; 0 in HTA's graph */
+    uint64_t *cut_bit;    /* per event below nbase / 2: its end is cut (cut_ev / cut_ts hold the time) */
+    uint32_t *cut_ev;     /* open addressing, UINT32_MAX: free; cut_cap a power of two */
+    int64_t *cut_ts;      /* the cut end, relative to origin_ns */
+    size_t cut_cap, ncut;
     hta_cp_edge *edge;    /* in insertion order (networkx edge order) */
     size_t nedge;
     uint32_t *order;      /* node ids in networkx node-insertion order */
@@ -106,6 +115,23 @@ typedef struct hta_cp_graph {
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
 } hta_cp_graph;
+
+/* Node v's event, side and time (ns relative to origin_ns), in either kind of graph. */
+static inline uint32_t hta_cp_node_ev(const hta_cp_graph *g, size_t v) {
+    return v < g->nbase ? (uint32_t)(v >> 1) : g->node[v - g->nbase].ev;
+}
+static inline int hta_cp_node_is_start(const hta_cp_graph *g, size_t v) {
+    return v < g->nbase ? !(v & 1) : g->node[v - g->nbase].is_start;
+}
+int64_t hta_cp_cut_end(const hta_cp_graph *g, uint32_t x); /* event x's cut end (cut_bit set) */
+static inline int64_t hta_cp_node_ts(const hta_cp_graph *g, size_t v) {
+    if (v >= g->nbase) return g->node[v - g->nbase].ts;
+    uint32_t x = (uint32_t)(v >> 1);
+    const hta_cp_event *e = &g->ev[x];
+    if (!(v & 1)) return e->ts;
+    if (g->cut_bit && (g->cut_bit[x >> 6] >> (x & 63) & 1)) return hta_cp_cut_end(g, x);
+    return e->ts + e->dur;
+}
 
 static inline int64_t hta_cp_ev_pid(const hta_cp_graph *g, const hta_cp_event *e) { return g->thr[e->thr].pid; }
 static inline int64_t hta_cp_ev_tid(const hta_cp_graph *g, const hta_cp_event *e) { return g->thr[e->thr].tid; }

@@ -47,12 +47,54 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g->thr);
     free(g->ev_parent);
     free(g->node);
+    free(g->cut_bit);
+    free(g->cut_ev);
+    free(g->cut_ts);
     free(g->edge);
     free(g->order);
     for (size_t i = 0; i < g->nnotes; i++) free(g->notes[i]);
     free(g->notes);
     hta_cpath_path_free(&g->path);
     free(g);
+}
+
+/* The cut ends' table: a multiplicative hash of the event id, probed linearly (few events are cut: the
+ * nesting's overlaps). */
+static size_t cut_slot(const hta_cp_graph *g, uint32_t x) {
+    size_t m = g->cut_cap - 1, i = (size_t)((x * 0x9E3779B1u) & m);
+    while (g->cut_ev[i] != x && g->cut_ev[i] != UINT32_MAX) i = (i + 1) & m;
+    return i;
+}
+
+int64_t hta_cp_cut_end(const hta_cp_graph *g, uint32_t x) { return g->cut_ts[cut_slot(g, x)]; }
+
+hta_status cp_cut_set(hta_cp_graph *g, uint32_t x, int64_t ts, hta_error *err) {
+    if (!g->cut_bit && !(g->cut_bit = calloc(g->nbase / 128 + 1, sizeof *g->cut_bit))) return hta_oom(err);
+    if (2 * (g->ncut + 1) > g->cut_cap) { /* at most half full */
+        size_t cap = g->cut_cap ? 2 * g->cut_cap : 64, oc = g->cut_cap;
+        uint32_t *oe = g->cut_ev;
+        int64_t *ot = g->cut_ts;
+        g->cut_ev = malloc(cap * sizeof *g->cut_ev);
+        g->cut_ts = malloc(cap * sizeof *g->cut_ts);
+        if (!g->cut_ev || !g->cut_ts) {
+            free(g->cut_ev), free(g->cut_ts);
+            g->cut_ev = oe, g->cut_ts = ot;
+            return hta_oom(err);
+        }
+        memset(g->cut_ev, 0xff, cap * sizeof *g->cut_ev);
+        g->cut_cap = cap;
+        for (size_t i = 0; i < oc; i++)
+            if (oe[i] != UINT32_MAX) {
+                size_t j = cut_slot(g, oe[i]);
+                g->cut_ev[j] = oe[i], g->cut_ts[j] = ot[i];
+            }
+        free(oe), free(ot);
+    }
+    size_t i = cut_slot(g, x);
+    if (g->cut_ev[i] == UINT32_MAX) g->cut_ev[i] = x, g->ncut++;
+    g->cut_ts[i] = ts;
+    g->cut_bit[x >> 6] |= (uint64_t)1 << (x & 63);
+    return HTA_OK;
 }
 
 /* Page faults are the main cost of the build on large traces (every array

@@ -64,6 +64,9 @@ hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const c
                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                             hta_result *out, hta_error *err);
 
+/* Sets event x's end (a simulation graph's node 2x + 1) to ts, relative to origin_ns: the nesting's cut. */
+hta_status cp_cut_set(hta_cp_graph *g, uint32_t x, int64_t ts, hta_error *err);
+
 hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 

@@ -42,14 +42,14 @@ static void id_text(char *buf, size_t n, const hta_trace *t, int64_t v, int64_t 
 
 static int flow_end(hta_rawout *w, ov *x, uint32_t node, size_t id, const hta_cp_edge *e, int crit) {
     const hta_cp_graph *g = x->g;
-    const hta_cp_node *nd = &g->node[node];
-    const hta_cp_event *ev = &g->ev[nd->ev];
+    int is_start = hta_cp_node_is_start(g, node);
+    const hta_cp_event *ev = &g->ev[hta_cp_node_ev(g, node)];
     const hta_rank *r = x->r;
     size_t row = (size_t)ev->row;
     const hta_thread *th = hta_row_thread(r, row);
     int64_t ts = r->ts[row], dur = r->dur[row];
-    int64_t t = nd->is_start ? ts : ts + dur;
-    if (!nd->is_start && hta_row_arg_int(x->t, r, row, HTA_ARG_DEVICE, -1) >= 0) t -= dur < 1000 ? dur : 1000;
+    int64_t t = is_start ? ts : ts + dur;
+    if (!is_start && hta_row_arg_int(x->t, r, row, HTA_ARG_DEVICE, -1) >= 0) t -= dur < 1000 ? dur : 1000;
     char pid[300], tid[300], buf[1024];
     id_text(pid, sizeof pid, x->t, th->pid, th->pid_sym);
     id_text(tid, sizeof tid, x->t, th->tid, th->tid_sym);
@@ -118,7 +118,7 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
         return hta_oom(err);
     }
     const hta_cp_path *pp = o->path ? o->path : &g->path;
-    for (size_t i = 0; i < pp->n; i++) x.crit[g->ev[g->node[pp->node[i]].ev].index] = 1;
+    for (size_t i = 0; i < pp->n; i++) x.crit[g->ev[hta_cp_node_ev(g, pp->node[i])].index] = 1;
     for (size_t i = 0; i + 1 < pp->n; i++) x.on_path[pp->edge[i]] = 1;
     hta_rawout_hooks h = {.event = ov_event, .tail = ov_tail, .ctx = &x};
     hta_status st = hta_rawout_derive(r->path, path, hta_raw_is_gzip(r->path), &h, err);

@@ -56,7 +56,7 @@ const char *hta_cpath_bound_by(const hta_cp_graph *g, const hta_cp_edge *e,
      * is bound by what it waited for: a host sync by the GPU work it returned after, a thread's join by
      * the other thread's work, a stream's wait by the work of the stream it waited for */
     if (!g->ev_parent || e->u >= g->nnode) return "";
-    return event_class(g, (int32_t)g->node[e->u].ev, data_load, ndata_load);
+    return event_class(g, (int32_t)hta_cp_node_ev(g, e->u), data_load, ndata_load);
 }
 
 struct hta_cp_bb {
@@ -277,7 +277,7 @@ static hta_status stats_table(const hta_cp_graph *g, const hta_cp_path *p, const
     if (!seen) goto oom;
     size_t nevents = 0;
     for (size_t i = 0; i < p->n; i++) {
-        uint32_t e = g->node[p->node[i]].ev;
+        uint32_t e = hta_cp_node_ev(g, p->node[i]);
         if (!seen[e]) seen[e] = 1, nevents++;
     }
     free(seen);

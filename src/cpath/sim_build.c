@@ -57,8 +57,9 @@ typedef struct sb {
     size_t nrec;
 } sb;
 
-/* Node v's time in absolute ns (the graph's nodes hold it relative to the origin: one copy of the times). */
-static inline int64_t nt(const sb *b, size_t v) { return b->g->node[v].ts + b->g->origin_ns; }
+/* Node v's time in absolute ns (the graph holds it relative to the origin, in its events: one copy of the
+ * times). */
+static inline int64_t nt(const sb *b, size_t v) { return hta_cp_node_ts(b->g, v) + b->g->origin_ns; }
 /* The graph's id of trace symbol x: interned once per symbol, not once per event (same ids, same order). */
 static uint32_t graph_sym(sb *b, uint32_t x) {
     if (b->gsym[x] == UINT32_MAX) b->gsym[x] = hta_symtab_intern(b->g->sym, hta_sym(b->t->sym, x), hta_sym_len(b->t->sym, x));
@@ -86,15 +87,17 @@ static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int
     return HTA_OK;
 }
 
+/* A node beyond the events' own (g->nbase): its time and event in g->node, which holds only those. */
 static hta_status add_node(sb *b, int64_t ts, uint32_t ev, uint32_t *id) {
-    if (b->nnode == b->capnode) {
+    size_t k = b->nnode - b->g->nbase;
+    if (k == b->capnode) {
         size_t nc = 2 * b->capnode + 16;
         hta_cp_node *y = realloc(b->g->node, nc * sizeof *y);
         if (!y) return hta_oom(b->err);
         b->g->node = y;
         b->capnode = nc;
     }
-    b->g->node[b->nnode] = (hta_cp_node){ts - b->g->origin_ns, ev, 0};
+    b->g->node[k] = (hta_cp_node){ts - b->g->origin_ns, ev, 0};
     *id = (uint32_t)b->nnode++;
     return HTA_OK;
 }
@@ -118,9 +121,9 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
 
 /* ---- thread chains ---- */
 
-/* Sets event x's end to t (the nesting's cut), in the builder's times and the graph's node. */
-static void cut_end(sb *b, uint32_t x, int64_t t) {
-    b->g->node[2 * (size_t)x + 1].ts = t - b->g->origin_ns;
+/* Sets event x's end to t (the nesting's cut): its end node's time, which the builder reads too. */
+static hta_status cut_end(sb *b, uint32_t x, int64_t t) {
+    return cp_cut_set(b->g, x, t - b->g->origin_ns, b->err);
 }
 
 /* Whether event x is a Python frame (python_function). */
@@ -133,7 +136,7 @@ static int py_frame(const sb *b, uint32_t x) {
  * start (here; returns 1).  The second is the common case in real traces: a record_function range
  * (ProfilerStep#N, enumerate(DataLoader)#...) is opened from inside a Python frame (profiler.step,
  * __enter__, _record_function_enter_new) that returns microseconds later, while the range lasts the whole
- * step; cutting the range would make a step of a few microseconds. */
+ * step; cutting the range would make a step of a few microseconds.  -1: out of memory (b->err). */
 static int cut_open(sb *b, const uint32_t *stack, size_t sp, uint32_t x) {
     if (!sp || ev_end(b, x) <= ev_end(b, stack[sp - 1])) return 0;
     /* a Python frame that outlasts a range it started in is the frame that closes the range (profiler.step(),
@@ -142,7 +145,8 @@ static int cut_open(sb *b, const uint32_t *stack, size_t sp, uint32_t x) {
     size_t j = sp - 1; /* stack[j..sp): the open events that end inside x */
     while (j > 0 && ev_end(b, stack[j - 1]) < ev_end(b, x)) j--;
     if (ev_end(b, stack[j]) - ev_start(b, x) >= ev_end(b, x) - ev_end(b, stack[sp - 1])) return 0;
-    for (size_t k = j; k < sp; k++) cut_end(b, stack[k], ev_start(b, x));
+    for (size_t k = j; k < sp; k++)
+        if (cut_end(b, stack[k], ev_start(b, x))) return -1;
     return 1;
 }
 
@@ -155,6 +159,7 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
     int32_t open = -1;        /* innermost open event after it */
     for (size_t i = 0; i <= n; i++) {
         uint32_t x = i < n ? ev[i] : 0;
+        int cut = 0;
         /* close what ended before x starts (all at the end), again after a cut at x's start */
         do {
             while (sp && (i == n || ev_end(b, stack[sp - 1]) <= ev_start(b, x))) {
@@ -169,10 +174,11 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
                 last = en;
                 open = sp ? (int32_t)stack[sp - 1] : -1;
             }
-        } while (i < n && cut_open(b, stack, sp, x));
+        } while (i < n && (cut = cut_open(b, stack, sp, x)) > 0);
+        if (cut < 0) return HTA_ENOMEM;
         if (i == n) break;
         if (sp && ev_end(b, x) > ev_end(b, stack[sp - 1]))
-            cut_end(b, x, ev_end(b, stack[sp - 1])); /* not nested: cut at the parent's end */
+            HTA_TRY(cut_end(b, x, ev_end(b, stack[sp - 1]))); /* not nested: cut at the parent's end */
         g->ev_parent[x] = sp ? (int32_t)stack[sp - 1] : -1;
         uint32_t st = 2 * x;
         if (last >= 0) {
@@ -620,7 +626,7 @@ static hta_status unsaid_host_waits(sb *b, size_t ntracks) {
         const sedge *e = &b->e[i];
         if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
         int64_t tu = nt(b, e->u), tv = nt(b, e->v);
-        if (tv - tu < SIM_IDLE_NS || b->chain_in[e->v] != i || b->is_gpu[b->g->node[e->v].ev]) continue;
+        if (tv - tu < SIM_IDLE_NS || b->chain_in[e->v] != i || b->is_gpu[hta_cp_node_ev(b->g, e->v)]) continue;
         /* the stretch holds no call: it runs between two boundaries of its thread's chain */
         int32_t w = -1;
         int drained = 1;
@@ -730,7 +736,7 @@ static hta_status joins(sb *b, size_t ntracks) {
         sedge *e = &b->e[i];
         if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
         if (nt(b, e->v) - nt(b, e->u) < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
-        size_t ka = r->thread[b->g->ev[b->g->node[e->v].ev].row];
+        size_t ka = r->thread[b->g->ev[hta_cp_node_ev(b->g, e->v)].row];
         int64_t tb = INT64_MIN;
         int32_t who = -1;
         for (size_t k = 0; k < ntracks; k++) {
@@ -819,8 +825,9 @@ static hta_status decide(sb *b) {
     b->e = NULL;
     g->nedge = ne;
     g->nnode = nn;
-    hta_cp_node *nfit = nn < b->capnode ? realloc(g->node, (nn ? nn : 1) * sizeof *nfit) : NULL;
-    if (nfit) g->node = nfit, b->capnode = nn ? nn : 1;
+    size_t nx = nn - g->nbase;
+    hta_cp_node *nfit = nx < b->capnode ? realloc(g->node, (nx ? nx : 1) * sizeof *nfit) : NULL;
+    if (nfit) g->node = nfit, b->capnode = nx ? nx : 1;
     return HTA_OK;
 }
 
@@ -863,7 +870,7 @@ hta_status sim_topo(hta_sim *s, hta_error *err) {
         /* only inputs of equal times can close a loop: the graph's rules keep every edge forward in time */
         size_t v = 0;
         while (v < nn && !indeg[v]) v++;
-        const hta_cp_event *x = &g->ev[g->node[v].ev];
+        const hta_cp_event *x = &g->ev[hta_cp_node_ev(g, v)];
         st = hta_fail(err, HTA_EINVAL,
                       "the simulation graph of rank %d has a cycle through event %u (%s); please report it",
                       (int)g->rank, x->index, hta_sym(g->sym, x->name));
@@ -906,7 +913,7 @@ int sim_gpu_steps(hta_sim *s) {
         const hta_sim_step *st = &s->steps[i];
         if (st->gstart == UINT32_MAX) return 0;
         uint32_t e = i + 1 < s->nsteps ? s->steps[i + 1].gstart : st->gend;
-        if (e == UINT32_MAX || g->node[e].ts <= g->node[st->gstart].ts) return 0;
+        if (e == UINT32_MAX || hta_cp_node_ts(g, e) <= hta_cp_node_ts(g, st->gstart)) return 0;
     }
     for (size_t i = 0; i < s->nsteps; i++) {
         hta_sim_step *st = &s->steps[i];
@@ -964,8 +971,10 @@ static hta_status build(sb *b) {
     b->s->ev_step = malloc((m ? m : 1) * sizeof *b->s->ev_step);
     /* sized for what real traces give (2 nodes per event and a few more; 2.0-2.2 edges per event), so that
      * the arrays are not copied as they grow */
-    b->capnode = 2 * m + m / 16 + 64;
-    g->node = cp_malloc(b->capnode * sizeof *g->node);
+    /* the events' nodes are theirs (g->nbase); g->node holds the few more (a collective's mid node) */
+    g->nbase = 2 * m;
+    b->capnode = m / 16 + 64;
+    g->node = malloc(b->capnode * sizeof *g->node);
     uint32_t *stack = NULL;
     cp_thrmap tm = {0};
     hta_status st = HTA_OK;
@@ -997,8 +1006,6 @@ static hta_status build(sb *b) {
             goto done;
         }
         g->ev_parent[x] = -1;
-        g->node[2 * x] = (hta_cp_node){e->ts, (uint32_t)x, 1};
-        g->node[2 * x + 1] = (hta_cp_node){e->ts + e->dur, (uint32_t)x, 0};
         b->s->ev_step[x] = r->iteration[i] >= 0 ? r->iteration[i] : -1;
     }
     b->nnode = 2 * m;

@@ -25,7 +25,7 @@ const hta_cp_graph *hta_sim_graph(const hta_sim *s) { return s->g; }
  * untraced time at the top of threads in each step. */
 uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e) {
     const hta_cp_graph *g = s->g;
-    uint32_t x = e->attr >= 0 ? (uint32_t)e->attr : g->node[e->u].ev;
+    uint32_t x = e->attr >= 0 ? (uint32_t)e->attr : hta_cp_node_ev(g, e->u);
     uint64_t step = (uint32_t)(s->ev_step[x] + 2);
     if (e->type == HTA_CP_GAP || e->attr < 0) return (uint64_t)2 * hta_symtab_count(g->sym) << 32 | step;
     const hta_cp_event *ev = &g->ev[e->attr];
@@ -86,7 +86,7 @@ hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error
         uint32_t v = s->topo[i];
         uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
         if (a == z) {
-            t[v] = g->node[v].ts; /* a source keeps its time */
+            t[v] = hta_cp_node_ts(g, v); /* a source keeps its time */
             continue;
         }
         int64_t best = INT64_MIN;

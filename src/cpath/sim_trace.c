@@ -59,7 +59,7 @@ static int build_warps(tw *x) {
     const hta_rank *r = x->r;
     size_t *cnt = calloc(r->nthreads + 1, sizeof *cnt);
     if (!cnt) return -1;
-    for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[g->ev[g->node[v].ev].row]]++;
+    for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[g->ev[hta_cp_node_ev(g, v)].row]]++;
     for (size_t k = 0; k < r->nthreads; k++) {
         pair *p = malloc((cnt[k] ? cnt[k] : 1) * sizeof *p);
         x->wk[k].obs = malloc((cnt[k] ? cnt[k] : 1) * sizeof(int64_t));
@@ -71,8 +71,8 @@ static int build_warps(tw *x) {
         }
         size_t n = 0;
         for (size_t v = 0; v < g->nnode; v++)
-            if (r->thread[g->ev[g->node[v].ev].row] == k)
-                p[n++] = (pair){g->node[v].ts + x->origin, x->t[v] + x->origin};
+            if (r->thread[g->ev[hta_cp_node_ev(g, v)].row] == k)
+                p[n++] = (pair){hta_cp_node_ts(g, v) + x->origin, x->t[v] + x->origin};
         if (n > 1) qsort(p, n, sizeof *p, cmp_pair);
         for (size_t i = 0; i < n; i++) x->wk[k].obs[i] = p[i].obs, x->wk[k].sim[i] = p[i].sim;
         x->wk[k].n = n;

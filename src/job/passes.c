@@ -620,9 +620,9 @@ static void ov_edge(void *ctx, uint32_t e) {
     ovl *o = ctx;
     const hta_cp_graph *g = o->s->g;
     const hta_cp_edge *x = &g->edge[e];
-    const hta_cp_event *ev = &g->ev[g->node[x->v].ev];
+    const hta_cp_event *ev = &g->ev[hta_cp_node_ev(g, x->v)];
     int32_t rank = o->j->r[o->pos].rank;
-    o->crit[g->node[x->v].ev] = 1;
+    o->crit[hta_cp_node_ev(g, x->v)] = 1;
     sim_flow f;
     memset(&f, 0, sizeof f);
     int same;
@@ -631,12 +631,12 @@ static void ov_edge(void *ctx, uint32_t e) {
         const sj_part *fp = &o->j->part[in->first];
         f.pid_u = (int64_t)o->j->r[fp->rank].rank * 2 + 1;
         f.tid_u = o->j->r[fp->rank].coll[fp->coll].stream;
-        same = fp->rank == o->pos && g->node[o->arrival[fp->coll]].ev == g->node[x->v].ev;
+        same = fp->rank == o->pos && hta_cp_node_ev(g, o->arrival[fp->coll]) == hta_cp_node_ev(g, x->v);
         f.hop = o->j->r[fp->rank].rank != rank;
     } else {
-        const hta_cp_thread *u = &g->thr[g->ev[g->node[x->u].ev].thr];
-        o->crit[g->node[x->u].ev] = 1;
-        same = g->node[x->u].ev == g->node[x->v].ev;
+        const hta_cp_thread *u = &g->thr[g->ev[hta_cp_node_ev(g, x->u)].thr];
+        o->crit[hta_cp_node_ev(g, x->u)] = 1;
+        same = hta_cp_node_ev(g, x->u) == hta_cp_node_ev(g, x->v);
         f.pid_u = (int64_t)rank * 2 + (u->stream != -1);
         f.tid_u = u->stream != -1 ? u->stream : u->tid;
     }
@@ -683,11 +683,11 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
         seg *sg = &o->whole->segs[i];
         if (sg->inst >= 0) { /* the barrier's node: its first participant's kernel */
             const sj_part *fp = &j->part[j->inst[sg->inst].first];
-            if (fp->rank == pos) o->crit[g->node[arrival[fp->coll]].ev] = 1;
+            if (fp->rank == pos) o->crit[hta_cp_node_ev(g, arrival[fp->coll])] = 1;
         }
         if (sg->pos != pos) continue;
         uint32_t v = sg->at == SJ_AT_ARRIVAL ? arrival[sg->idx] : sg->at == SJ_AT_STEP_END ? R->steps[sg->idx].end : last;
-        o->crit[g->node[v].ev] = 1;
+        o->crit[hta_cp_node_ev(g, v)] = 1;
         o->cur = sg;
         sj_piece pc;
         sj_walk(&wk, v, INT64_MIN, &pc);

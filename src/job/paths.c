@@ -36,7 +36,7 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
     const sj_rank *R = &j->r[pos];
     size_t nm = 0;
     for (size_t c = 0; c < R->ncoll; c++) nm += j->inst[j->inst_of[pos][c]].matched;
-    hta_cp_node *nn = realloc(g->node, (g->nnode + nm + 1) * sizeof *nn);
+    hta_cp_node *nn = realloc(g->node, (g->nnode - g->nbase + nm + 1) * sizeof *nn);
     if (!nn) return hta_oom(err);
     g->node = nn;
     hta_cp_edge *ne = realloc(g->edge, (g->nedge + nm + 1) * sizeof *ne);
@@ -62,7 +62,7 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
         pw->w = 0;
         int64_t md = x->ts + x->dur - j->delta[pos] - in->tau, d = md - in->arrive;
         uint32_t stub = (uint32_t)g->nnode++;
-        g->node[stub] = (hta_cp_node){0, (uint32_t)pw->attr, 0};
+        g->node[stub - g->nbase] = (hta_cp_node){0, (uint32_t)pw->attr, 0};
         g->edge[g->nedge++] = (hta_cp_edge){stub, mid, d > 0 ? d : 0, pw->attr, HTA_CP_PEER_WAIT};
     }
     free(from_mid);
@@ -242,7 +242,7 @@ hta_status sj_rank_times(struct hta_job *j, sj_rank_graph_t *rg, size_t pos, siz
     uint32_t stub = rg->stub_first;
     for (size_t c = 0; c < R->ncoll; c++) {
         uint32_t in = j->inst_of[pos][c];
-        if (j->inst[in].matched) g->node[stub++].ts = j->bar[scn][in] - off;
+        if (j->inst[in].matched) g->node[stub++ - g->nbase].ts = j->bar[scn][in] - off;
     }
     size_t changed, *hits = calloc(j->scn[scn].nrules + 1, sizeof *hits);
     int pending;

@@ -549,7 +549,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
             if (r) goto oom;
             continue;
         }
-        if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, g->node[v].ts + L->origin})) goto oom;
+        if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, hta_cp_node_ts(g, v) + L->origin})) goto oom;
         for (uint32_t q = a; q < z; q++) {
             uint32_t e = s->pred_eid[q];
             uint32_t u = g->edge[e].u;
@@ -690,8 +690,8 @@ static hta_status rank_info(struct hta_job *j, hta_ctx *ctx, size_t k, size_t po
     /* the run's start: its earliest source (no rule moves a source) */
     R->first = INT64_MAX;
     for (size_t v = 0; v < g->nnode; v++)
-        if ((*s)->pred_off[v] == (*s)->pred_off[v + 1] && g->node[v].ts + g->origin_ns < R->first)
-            R->first = g->node[v].ts + g->origin_ns;
+        if ((*s)->pred_off[v] == (*s)->pred_off[v + 1] && hta_cp_node_ts(g, v) + g->origin_ns < R->first)
+            R->first = hta_cp_node_ts(g, v) + g->origin_ns;
     R->nev = g->nev;
     R->sync_calls = (*s)->sync_calls;
     R->sync_records = (*s)->sync_records;

@@ -141,7 +141,7 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
             int c = 0;
             while (bb && c < RP_NBOUND && strcmp(bb, rp_bound_names[c])) c++;
             if (!bb || c == RP_NBOUND) continue;
-            int64_t e0 = g->node[path.node[i]].ts, z = g->node[path.node[i + 1]].ts;
+            int64_t e0 = hta_cp_node_ts(g, path.node[i]), z = hta_cp_node_ts(g, path.node[i + 1]);
             long q0 = rp_step_of(p, e0); /* the step holding e0; a step's edges are found from there on */
             if (q0 < 0) q0 = p->nsteps && e0 < p->step_ts[0] ? 0 : (long)p->nsteps;
             for (size_t q = (size_t)q0; q < p->nsteps && p->step_ts[q] < z; q++) {

@@ -125,7 +125,7 @@ static void a_graph_built_releasing_its_rows_is_the_same_graph(void) {
     int same = ga->nedge == gb->nedge && ga->nnode == gb->nnode;
     for (size_t i = 0; same && i < ga->nedge; i++)
         same = ga->edge[i].u == gb->edge[i].u && ga->edge[i].v == gb->edge[i].v && ga->edge[i].w == gb->edge[i].w;
-    for (size_t i = 0; same && i < ga->nnode; i++) same = ga->node[i].ts == gb->node[i].ts;
+    for (size_t i = 0; same && i < ga->nnode; i++) same = hta_cp_node_ts(ga, i) == hta_cp_node_ts(gb, i);
     CHECK(same);
     /* the same schedule */
     int64_t *ta = malloc(ga->nnode * sizeof *ta), *tb = malloc(gb->nnode * sizeof *tb);

@@ -45,6 +45,10 @@ double hta_quantile_sorted(const double *v, size_t n, double q);
  * their count *nu.  Inputs are int64 ns. */
 hta_status hta_interval_union(const int64_t *ts, const int64_t *dur, size_t n, int64_t *ustart, int64_t *uend,
                               size_t *nu, hta_error *err);
+/* The same union in place: iv holds n intervals as (start, end) pairs (iv[2i], iv[2i + 1]); they are sorted
+ * by start and the first *nu pairs become the union.  tmp: room for n pairs for the sort (NULL: taken and
+ * given back here).  For a caller whose intervals are its own scratch: no second copy of them. */
+hta_status hta_interval_union_pairs(int64_t *iv, size_t n, int64_t *tmp, size_t *nu, hta_error *err);
 /* Total length of the union of intervals already merged and sorted. */
 int64_t hta_union_length(const int64_t *ustart, const int64_t *uend, size_t n);
 /* Length of the intersection of two merged, sorted interval lists. */

@@ -123,80 +123,95 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
  * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
  * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
  * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
- * same long stretch (every collective launched from one thread's step).  v[i]: query i's node. */
+ * same long stretch (every collective launched from one thread's step).  The pass keeps no stack: from a
+ * node it goes to its first child, else to its next sibling (found among its parent's children, which are
+ * in node order), else up; a forest of one long chain would need a stack as deep as the rank's nodes.
+ * v[i]: query i's node. */
 static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
     const hta_cp_graph *g = k->s->g;
     size_t nn = g->nnode;
+    /* children of x: kid[coff[x] .. coff[x + 1]), counted one slot ahead, then filled in node order */
     uint32_t *par = malloc((nn + 1) * sizeof *par), *coff = calloc(nn + 2, sizeof *coff),
-             *kid = malloc((nn + 1) * sizeof *kid), *stack = malloc((nn + 1) * sizeof *stack);
+             *kid = malloc((nn + 1) * sizeof *kid);
     /* the queries in (node, query) order, and which nodes have any: few queries, many nodes */
     uint32_t *qs = malloc((n + 1) * sizeof *qs);
     int64_t *qnode = malloc((n + 1) * sizeof *qnode);
     uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq);
-    unsigned char *down = calloc(nn + 1, 1);
     hta_status st = HTA_OK;
-    if (!par || !coff || !kid || !stack || !qs || !qnode || !hasq || !down) {
+    if (!par || !coff || !kid || !qs || !qnode || !hasq) {
         st = hta_oom(err);
         goto done;
     }
     for (size_t x = 0; x < nn; x++) {
         par[x] = pick(k->s, k->w, k->t, (uint32_t)x);
-        if (par[x] != UINT32_MAX) coff[g->edge[par[x]].u + 1]++;
+        if (par[x] != UINT32_MAX) coff[g->edge[par[x]].u + 2]++;
     }
-    for (size_t x = 0; x < nn; x++) coff[x + 1] += coff[x];
-    uint32_t *fill = stack; /* as scratch: each node's next child slot */
-    for (size_t x = 0; x < nn; x++) fill[x] = coff[x];
+    for (size_t x = 2; x < nn + 2; x++) coff[x] += coff[x - 1];
     for (size_t x = 0; x < nn; x++)
-        if (par[x] != UINT32_MAX) kid[fill[g->edge[par[x]].u]++] = (uint32_t)x;
+        if (par[x] != UINT32_MAX) kid[coff[g->edge[par[x]].u + 1]++] = (uint32_t)x;
     for (size_t i = 0; i < n; i++) qs[i] = (uint32_t)i, qnode[i] = v[i], hasq[v[i] / 64] |= 1ull << (v[i] % 64);
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(qs, n, qnode, err), done);
-    /* the running sums of the path from the root down to the node on top of the stack */
+    /* the running sums of the path from the root down to the node the pass is at */
     __int128 cls[SJ_NCLS] = {0};
     int64_t col[SJ_NCLS] = {0};
     size_t cnt[SJ_NCLS] = {0}, edges = 0;
     for (size_t r = 0; r < nn; r++) {
         if (par[r] != UINT32_MAX) continue;
-        size_t sp = 0;
-        stack[sp++] = (uint32_t)r;
-        while (sp) {
-            uint32_t x = stack[sp - 1];
+        uint32_t x = (uint32_t)r;
+        for (;;) {
+            /* down into x: its input's edge, then its queries' answers */
             uint32_t e = par[x];
-            int c = 0;
             if (e != UINT32_MAX) {
-                c = edge_class(k, e);
+                int c = edge_class(k, e);
+                uint32_t u = g->edge[e].u;
+                cls[c] += k->w[e], col[c] += k->t[x] > k->t[u] ? k->t[x] - k->t[u] : 0, cnt[c]++, edges++;
             }
-            int64_t gap = e != UINT32_MAX && k->t[x] > k->t[g->edge[e].u] ? k->t[x] - k->t[g->edge[e].u] : 0;
-            if (!down[x]) {
-                down[x] = 1;
-                if (e != UINT32_MAX) cls[c] += k->w[e], col[c] += gap, cnt[c]++, edges++;
-                size_t lo = 0, hi = (hasq[x / 64] >> (x % 64) & 1) ? n : 0;
-                while (lo < hi) { /* the first of x's queries */
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (v[qs[mid]] < x) lo = mid + 1;
-                    else hi = mid;
+            size_t lo = 0, hi = (hasq[x / 64] >> (x % 64) & 1) ? n : 0;
+            while (lo < hi) { /* the first of x's queries */
+                size_t mid = lo + (hi - lo) / 2;
+                if (v[qs[mid]] < x) lo = mid + 1;
+                else hi = mid;
+            }
+            for (; lo < n && v[qs[lo]] == x; lo++) {
+                sj_piece *o = &q[qs[lo]].out;
+                memset(o, 0, sizeof *o);
+                for (int y = 0; y < SJ_NCLS; y++) {
+                    o->acc.cls[y] = cls[y];
+                    o->acc.col[y] = col[y];
+                    if (cnt[y]) o->acc.present |= 1u << y;
                 }
-                for (; lo < n && v[qs[lo]] == x; lo++) {
-                    sj_piece *o = &q[qs[lo]].out;
-                    memset(o, 0, sizeof *o);
-                    for (int y = 0; y < SJ_NCLS; y++) {
-                        o->acc.cls[y] = cls[y];
-                        o->acc.col[y] = col[y];
-                        if (cnt[y]) o->acc.present |= 1u << y;
-                    }
-                    o->acc.edges = edges;
-                    o->inst = r >= k->stub_first ? (int64_t)k->stub_inst[r - k->stub_first] : -1;
-                    o->t0 = k->t[r] + k->off;
-                    o->t1 = k->t[x] + k->off;
-                }
-                for (uint32_t i = coff[x + 1]; i-- > coff[x];) stack[sp++] = kid[i];
+                o->acc.edges = edges;
+                o->inst = r >= k->stub_first ? (int64_t)k->stub_inst[r - k->stub_first] : -1;
+                o->t0 = k->t[r] + k->off;
+                o->t1 = k->t[x] + k->off;
+            }
+            if (coff[x] < coff[x + 1]) {
+                x = kid[coff[x]];
                 continue;
             }
-            sp--;
-            if (e != UINT32_MAX) cls[c] -= k->w[e], col[c] -= gap, cnt[c]--, edges--;
+            /* up out of x until a node has a next sibling */
+            while (x != r) {
+                e = par[x];
+                uint32_t u = g->edge[e].u;
+                int c = edge_class(k, e);
+                cls[c] -= k->w[e], col[c] -= k->t[x] > k->t[u] ? k->t[x] - k->t[u] : 0, cnt[c]--, edges--;
+                size_t a = coff[u], z = coff[u + 1];
+                while (a < z) { /* x among u's children */
+                    size_t mid = a + (z - a) / 2;
+                    if (kid[mid] < x) a = mid + 1;
+                    else z = mid;
+                }
+                if (a + 1 < coff[u + 1]) {
+                    x = kid[a + 1];
+                    break;
+                }
+                x = u;
+            }
+            if (x == r) break;
         }
     }
 done:
-    free(par), free(coff), free(kid), free(stack), free(qs), free(qnode), free(hasq), free(down);
+    free(par), free(coff), free(kid), free(qs), free(qnode), free(hasq);
     return st;
 }
 

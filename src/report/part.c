@@ -379,7 +379,10 @@ static hta_status part_run(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
         HTA_TRY_GOTO(st, move_all(out, &r, err), done);
         hta_result_free(&r);
     }
-    /* what the diagnosis and the page read of each rank, while the views are still built */
+    /* what the diagnosis and the page read of each rank, while the views are still built; the analyses' spare
+     * scratch goes first: the profile takes room of its own, in other sizes */
+    hta_arena_trim(&ctx->scratch);
+    hta_heap_trim((size_t)32 << 20);
     for (size_t k = 0; k < ns; k++) {
         int64_t d[RP_DELAY_BINS];
         memcpy(d, pr[k].delays, sizeof d);

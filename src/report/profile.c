@@ -82,21 +82,21 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* Union of n intervals (starts s, durations d) into the arena: *os, *oe, *on. */
-/* The union of n intervals (s, d) into a, at its size (sc: the scratch of the n). */
-static hta_status union_of(hta_arena *a, hta_arena *sc, const int64_t *s, const int64_t *d, size_t n, int64_t **os,
-                           int64_t **oe, size_t *on, hta_error *err) {
-    int64_t *us = HTA_ANEW(sc, int64_t, n), *ue = HTA_ANEW(sc, int64_t, n);
-    if (!us || !ue) return hta_oom(err);
-    *on = 0;
-    if (n) HTA_TRY(hta_interval_union(s, d, n, us, ue, on, err));
+/* The union of the n intervals iv (start, end pairs: the caller's scratch, merged in place) into a, at its
+ * size (sc: the sort's room, given back). */
+static hta_status union_of(hta_arena *a, hta_arena *sc, int64_t *iv, size_t n, int64_t **os, int64_t **oe, size_t *on,
+                           hta_error *err) {
+    hta_arena_mark m = hta_arena_save(sc);
+    int64_t *tmp = HTA_ANEW(sc, int64_t, 2 * n);
+    if (!tmp) return hta_oom(err);
+    HTA_TRY(hta_interval_union_pairs(iv, n, tmp, on, err));
+    hta_arena_reset(sc, m);
     *os = HTA_ANEW(a, int64_t, *on);
     *oe = HTA_ANEW(a, int64_t, *on);
     if (!*os || !*oe) return hta_oom(err);
-    memcpy(*os, us, *on * sizeof **os);
-    memcpy(*oe, ue, *on * sizeof **oe);
+    for (size_t i = 0; i < *on; i++) (*os)[i] = iv[2 * i], (*oe)[i] = iv[2 * i + 1];
     return HTA_OK;
 }
-
 
 static int is_gpu_op(int cl) { return cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET; }
 
@@ -233,12 +233,13 @@ enum { SW_BUSY, SW_COMM, SW_COMP, SW_MEM, SW_BLOCK, SW_QUEUED, SW_DL, SW_STEP, S
 /* The points by time, stably (the order of points at one time is the order they were put in): a radix sort,
  * where qsort's comparator calls were a tenth of the report's time on a large rank. */
 _Static_assert(sizeof(sw_ev) == 16 && offsetof(sw_ev, t) == 0, "a sweep point is a 16-byte record keyed by t");
-static int sort_by_t(sw_ev *ev, size_t n) {
+static int sort_by_t(hta_arena *sc, sw_ev *ev, size_t n) {
     if (n < 2) return 0;
-    sw_ev *tmp = n <= UINT32_MAX ? malloc(n * sizeof *tmp) : NULL;
+    hta_arena_mark m = hta_arena_save(sc); /* the room the unions' inputs left */
+    sw_ev *tmp = n <= UINT32_MAX ? HTA_ANEW(sc, sw_ev, n) : NULL;
     if (!tmp) return -1;
     hta_rsort_rec16(ev, n, tmp);
-    free(tmp);
+    hta_arena_reset(sc, m);
     return 0;
 }
 
@@ -429,7 +430,7 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
 #undef EV
     sw_ev *ev = w->v;
     size_t ne = w->n;
-    if (sort_by_t(ev, ne)) return hta_oom(err);
+    if (sort_by_t(sc, ev, ne)) return hta_oom(err);
     int64_t cnt[SW_N] = {0};
     long step = -1;
     for (size_t i = 0; i < ne;) {
@@ -501,9 +502,10 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         if (hta_row_stream(r, row) != -1) mg += is_gpu_op(cc[r->cat[row]]);
         else mc++;
     }
-    int64_t *gs = HTA_ANEW(sc, int64_t, mg), *gd = HTA_ANEW(sc, int64_t, mg), *cs = HTA_ANEW(sc, int64_t, mc),
-            *cd = HTA_ANEW(sc, int64_t, mc);
-    if (!gs || !gd || !cs || !cd) return hta_oom(err);
+    /* the unions' inputs and their room go once the unions are made: the blocks are the next scratch's */
+    hta_arena_mark m0 = hta_arena_save(sc);
+    int64_t *gi = HTA_ANEW(sc, int64_t, 2 * mg), *ci = HTA_ANEW(sc, int64_t, 2 * mc); /* (start, end) pairs */
+    if (!gi || !ci) return hta_oom(err);
     size_t ng = 0, nc = 0, nst = 0, ncoll = 0, na = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     /* first pass: span, steps, unions' inputs */
@@ -516,14 +518,14 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         int gpu = hta_row_stream(r, row) != -1;
         const char *nm = hta_sym(t->sym, r->name[row]);
         if (gpu && is_gpu_op(cl)) {
-            gs[ng] = s, gd[ng++] = v->dur[i];
+            gi[2 * ng] = s, gi[2 * ng++ + 1] = e;
             if (cl == HTA_CC_KERNEL && kty[row] == HTA_KT_COMMUNICATION) ncoll++;
         } else if (!gpu && (cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_PYTHON_FUNCTION ||
                             cl == HTA_CC_RUNTIME)) {
             /* CPU busy: operators and runtime calls; Python frames and annotations wrap whole phases and
              * would make every thread look busy all the time */
             if (hta_step_number(nm) >= 0) nst++;
-            else if (cl == HTA_CC_CPU_OP || cl == HTA_CC_RUNTIME) cs[nc] = s, cd[nc++] = v->dur[i];
+            else if (cl == HTA_CC_CPU_OP || cl == HTA_CC_RUNTIME) ci[2 * nc] = s, ci[2 * nc++ + 1] = e;
             else if (cl == HTA_CC_USER_ANNOTATION) na++;
         }
     }
@@ -533,13 +535,14 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         size_t row = v->row[i];
         if (hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_USER_ANNOTATION &&
             hta_step_number(hta_sym(t->sym, r->name[row])) < 0)
-            cs[nc] = v->ts[i], cd[nc++] = v->dur[i];
+            ci[2 * nc] = v->ts[i], ci[2 * nc++ + 1] = v->ts[i] + v->dur[i];
     }
     if (!n) t0 = 0, t1 = -1; /* no rows: an empty span, which the headline reports as "no events" */
     p->t0 = t0, p->t1 = t1;
     p->has_gpu = ng > 0;
-    HTA_TRY(union_of(a, sc, gs, gd, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));
-    HTA_TRY(union_of(a, sc, cs, cd, nc, &p->cpu_s, &p->cpu_e, &p->ncpu, err));
+    HTA_TRY(union_of(a, sc, gi, ng, &p->gpu_s, &p->gpu_e, &p->ngpu, err));
+    HTA_TRY(union_of(a, sc, ci, nc, &p->cpu_s, &p->cpu_e, &p->ncpu, err));
+    hta_arena_reset(sc, m0);
     /* steps, by start; no step: one step over the whole view, so that every figure has a step */
     size_t ms = nst ? nst : 1;
     p->step_num = HTA_ANEW(a, int64_t, ms), p->step_ts = HTA_ANEW(a, int64_t, ms);
@@ -668,6 +671,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         if (y > x) sat_add(&p->cpu_steps_ns, y - x);
     }
     /* GPU busy per step and the idle gaps between busy intervals inside the steps */
+    hta_arena_mark m1 = hta_arena_save(sc);
     int64_t *gap = HTA_ANEW(sc, int64_t, p->ngpu);
     size_t ngap = 0;
     if (!gap) return hta_oom(err);
@@ -689,6 +693,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         qsort(gap, ngap, sizeof *gap, cmp_i64);
         p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
     }
+    hta_arena_reset(sc, m1);
     HTA_TRY(attribute(v, t, r, cc, a, sc, ng, p, err));
     /* series */
     double b[RP_BINS];
@@ -702,7 +707,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
     if (p->has_gpu) {
         hta_series_rules rules = ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT;
         hta_queue_series qs = {0};
-        HTA_TRY(hta_queue_series_build(v, rules, NULL, &qs, err));
+        HTA_TRY(hta_queue_series_build(v, rules, sc, &qs, err)); /* scratch: the room the unions and the sweep left */
         /* the queue of all streams together: the samples are stream-major, so the running length of each
          * stream is kept and their sum binned at each sample */
         double *lens = HTA_ANEW(sc, double, qs.n);
@@ -722,7 +727,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         }
         hta_queue_series_free(&qs);
         hta_membw_series mb = {0};
-        HTA_TRY(hta_membw_series_build(v, rules, NULL, &mb, err));
+        HTA_TRY(hta_membw_series_build(v, rules, sc, &mb, err));
         for (size_t q = 0; q < mb.n; q++) {
             long bi = bin_of(t0, t1, mb.ts[q]);
             if (mb.bw[q] > p->membw[bi]) p->membw[bi] = (float)mb.bw[q];

@@ -47,15 +47,14 @@ typedef struct hta_cp_thread {
     int64_t stream;       /* -1: a CPU thread */
 } hta_cp_thread;
 
-/* An event of the clipped table (ascending event index).  44 bytes (4-byte aligned): one per event of a
- * rank. */
+/* An event of the clipped table (ascending event index).  36 bytes (4-byte aligned): one per event of a
+ * rank.  Its nodes: hta_cp_ev_start / hta_cp_ev_end. */
 typedef struct __attribute__((packed, aligned(4))) hta_cp_event {
     int64_t ts, dur;      /* ns relative to origin_ns */
     uint32_t thr;         /* its thread or stream: index into hta_cp_graph.thr */
     uint32_t index;       /* position in traceEvents */
     uint32_t name, cat;   /* ids in hta_cp_graph.sym */
     int32_t row;          /* row of the rank, -1 in a restored graph */
-    int32_t start, end;   /* node ids, -1 when the event has no nodes */
 } hta_cp_event;
 
 /* 12 bytes (4-byte aligned): a node of HTA's graph (two per event), or one of the few a simulation graph
@@ -97,6 +96,8 @@ typedef struct hta_cp_graph {
     size_t nbase;         /* simulation graphs: nodes 2x and 2x + 1 are event x's start and end, with the
                            * event's times (its end cut where the nesting cut it, cut_*), held by the events
                            * alone: the graph is a report's largest part; 0 in HTA's graph */
+    int32_t *ev_node;     /* HTA's graph: event x's start and end nodes, ev_node[2x] and [2x + 1], -1 when it has
+                           * none; NULL in a simulation graph, where they are 2x and 2x + 1 */
     uint64_t *cut_bit;    /* per event below nbase / 2: its end is cut (cut_ev / cut_ts hold the time) */
     uint32_t *cut_ev;     /* open addressing, UINT32_MAX: free; cut_cap a power of two */
     int64_t *cut_ts;      /* the cut end, relative to origin_ns */
@@ -115,6 +116,14 @@ typedef struct hta_cp_graph {
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
 } hta_cp_graph;
+
+/* Event x's start and end nodes (-1: none), in either kind of graph. */
+static inline int32_t hta_cp_ev_start(const hta_cp_graph *g, size_t x) {
+    return g->ev_node ? g->ev_node[2 * x] : (int32_t)(2 * x);
+}
+static inline int32_t hta_cp_ev_end(const hta_cp_graph *g, size_t x) {
+    return g->ev_node ? g->ev_node[2 * x + 1] : (int32_t)(2 * x + 1);
+}
 
 /* Node v's event, side and time (ns relative to origin_ns), in either kind of graph. */
 static inline uint32_t hta_cp_node_ev(const hta_cp_graph *g, size_t v) {

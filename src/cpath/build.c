@@ -57,6 +57,10 @@ typedef struct bld {
     hta_error *err;         /* the build's: every failure below is reported here */
 } bld;
 
+/* Clipped event c's start and end nodes (-1: none; make_nodes sets them). */
+#define EV_START(b, c) ((b)->g->ev_node[2 * (size_t)(c)])
+#define EV_END(b, c) ((b)->g->ev_node[2 * (size_t)(c) + 1])
+
 static uint16_t name_flags(bld *b, uint32_t sym) {
     uint16_t f = b->nflags[sym];
     if (f & NF_DONE) return f;
@@ -220,11 +224,13 @@ static hta_status clip(bld *b, hta_error *err) {
     }
     uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
     b->ev = cp_calloc(m ? m : 1, sizeof *b->ev);
-    if (!list || !b->ev) {
+    b->g->ev_node = malloc(2 * (m ? m : 1) * sizeof *b->g->ev_node); /* nodes, once made (make_nodes) */
+    if (!list || !b->ev || !b->g->ev_node) {
         free(sel);
         free(list);
         return hta_oom(err);
     }
+    memset(b->g->ev_node, 0xff, 2 * (m ? m : 1) * sizeof *b->g->ev_node);
     /* ascending event index (view order is GPU block then CPU block): walk
      * the index -> view position map instead of sorting */
     size_t m2 = 0;
@@ -267,7 +273,6 @@ static hta_status clip(bld *b, hta_error *err) {
         }
         e->index = r->index[row];
         e->row = (int32_t)row;
-        e->start = e->end = -1;
         /* The event copies what the graph reports (times, ids, names): the graph outlives the view and can
          * be saved without the trace. */
         e->name = gsym(b, r->name[row]);
@@ -347,8 +352,7 @@ static hta_status make_nodes(bld *b, hta_error *err) {
         int is_end = val[i] & 1;
         hta_cp_event *e = &b->ev[ce];
         g->node[i] = (hta_cp_node){is_end ? e->ts + e->dur : e->ts, ce, (uint8_t)!is_end};
-        if (is_end) e->end = (int32_t)i;
-        else e->start = (int32_t)i;
+        g->ev_node[2 * (size_t)ce + (size_t)is_end] = (int32_t)i;
     }
     g->nnode = n;
     free(val);
@@ -396,7 +400,7 @@ static hta_status phase_a(bld *b) {
         } else {
             while (sp) {
                 uint32_t p = stack[--sp];
-                int ok = (int32_t)p == b->ev[e].start;
+                int ok = (int32_t)p == EV_START(b, e);
                 HTA_TRY_GOTO(st, add_edge(b, p, n, ok ? HTA_CP_OPERATOR : HTA_CP_DEPENDENCY, 0, -1), done);
             }
             if (last >= 0 && !g->node[last].is_start)
@@ -704,14 +708,13 @@ static hta_status phase_b(bld *b) {
         while (sp) {
             uint32_t it = stack[--sp];
             uint32_t c = it / 2;
-            hta_cp_event *x = &b->ev[c];
             if (!(it & 1)) {
-                if (x->start >= 0) {
-                    if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)x->start) &&
-                        add_edge(b, (uint32_t)last_node, (uint32_t)x->start,
+                if (EV_START(b, c) >= 0) {
+                    if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)EV_START(b, c)) &&
+                        add_edge(b, (uint32_t)last_node, (uint32_t)EV_START(b, c),
                                  op_depth == 0 ? HTA_CP_DEPENDENCY : HTA_CP_OPERATOR, 0, (int32_t)last_parent))
                         goto done;
-                    last_node = x->start;
+                    last_node = EV_START(b, c);
                     last_parent = parent[c];
                     op_depth++;
                 }
@@ -723,15 +726,15 @@ static hta_status phase_b(bld *b) {
                     stack[i] = stack[j];
                     stack[j] = tmp;
                 }
-            } else if (x->start >= 0) {
+            } else if (EV_START(b, c) >= 0) {
             /* Leaving e: the time since the last step is operator time, except in a blocking call (a sync,
              * cudaMemcpy), which only waits: weight 0, as in HTA (§5); what it waited for comes in
              * through a sync edge where there is one. */
-                if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)x->end) &&
-                    add_edge(b, (uint32_t)last_node, (uint32_t)x->end, HTA_CP_OPERATOR,
+                if (last_node >= 0 && !shares_lock(b, (uint32_t)last_node, (uint32_t)EV_END(b, c)) &&
+                    add_edge(b, (uint32_t)last_node, (uint32_t)EV_END(b, c), HTA_CP_OPERATOR,
                              (ev_flags(b, c) & NF_BLOCKING) != 0, (int32_t)last_parent))
                     goto done;
-                last_node = x->end;
+                last_node = EV_END(b, c);
                 last_parent = parent[c];
                 op_depth--;
             }
@@ -1074,11 +1077,11 @@ static int cmp_kent(const void *a, const void *b) {
 
 static int32_t ce_end(bld *b, int32_t vp) {
     if (vp < 0 || b->ce_of_vpos[vp] < 0) return -1;
-    return b->ev[b->ce_of_vpos[vp]].end;
+    return EV_END(b, b->ce_of_vpos[vp]);
 }
 static int32_t ce_start(bld *b, int32_t vp) {
     if (vp < 0 || b->ce_of_vpos[vp] < 0) return -1;
-    return b->ev[b->ce_of_vpos[vp]].start;
+    return EV_START(b, b->ce_of_vpos[vp]);
 }
 
 /* last[] per stream index (stream ids only, C5); seen[] keeps the streams in first-seen order, the order a
@@ -1145,7 +1148,7 @@ static hta_status phase_c(bld *b, hta_error *err) {
             /* The call returned once the work it waited for was done: every stream's last activity that
              * ended by then leads to its end.  Which stream or event it waited for is not in the trace, so
              * all streams are candidates; the longest path takes the latest. */
-            int32_t call_end = e->end;
+            int32_t call_end = EV_END(b, ce);
             for (size_t i = 0; i < c.nseen && call_end >= 0; i++) {
                 int64_t last = c.last[c.seen[i]];
                 if (last >= 0 && g->node[last].ts <= g->node[call_end].ts &&
@@ -1188,8 +1191,8 @@ static hta_status phase_c(bld *b, hta_error *err) {
             continue;
         }
         /* §6.2 step 1: device work outside the clipped graph leaves last[] as it was */
-        if (e->start < 0) continue;
-        uint32_t s = (uint32_t)e->start, en = (uint32_t)e->end;
+        if (EV_START(b, ce) < 0) continue;
+        uint32_t s = (uint32_t)EV_START(b, ce), en = (uint32_t)EV_END(b, ce);
         if (add_edge(b, s, en, HTA_CP_OPERATOR, 0, -1)) goto done;
         int64_t sync_end = -1;
         /* §6.2 step 3: a pending stream-wait sync into this kernel; a source without an end node is

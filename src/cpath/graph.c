@@ -46,6 +46,7 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g->ev);
     free(g->thr);
     free(g->ev_parent);
+    free(g->ev_node);
     free(g->node);
     free(g->cut_bit);
     free(g->cut_ev);

@@ -992,8 +992,6 @@ static hta_status build(sb *b) {
         e->dur = r->dur[i];
         e->index = r->index[i];
         e->row = (int32_t)i;
-        e->start = 2 * x;
-        e->end = 2 * x + 1;
         int c = b->cls[r->cat[i]];
         b->is_gpu[x] = c != HTA_CC_RUNTIME && is_gpu_class(c) && hta_row_stream(r, i) != -1;
         if ((st = cp_thr_id(g, &tm, th->pid, th->tid, b->is_gpu[x] ? hta_row_stream(r, i) : -1, &e->thr, b->err)))

@@ -131,18 +131,17 @@ static void row_times(const tw *x, int32_t what, int64_t *a_out, int64_t *z_out)
     const hta_rank *r = x->r;
     int32_t e = x->ev_of_row[what];
     if (e >= 0) {
-        const hta_cp_event *ev = &x->s->g->ev[e];
-        *a_out = x->t[ev->start] + x->origin;
-        *z_out = x->t[ev->end] + x->origin;
+        *a_out = x->t[hta_cp_ev_start(x->s->g, (size_t)e)] + x->origin;
+        *z_out = x->t[hta_cp_ev_end(x->s->g, (size_t)e)] + x->origin;
         return;
     }
     int32_t p = r->partner[what], pe = p >= 0 ? x->ev_of_row[p] : -1;
     if (pe >= 0 && r->dur[what] >= 0) {
         /* a CUPTI record of a host call (a sync, a stream wait) stays where it was inside its call: its
          * start as far from the call's start, its end as far from the call's end */
-        const hta_cp_event *c = &x->s->g->ev[pe];
         int64_t cs = r->ts[p], ce = r->ts[p] + r->dur[p];
-        int64_t ns = x->t[c->start] + x->origin, ne = x->t[c->end] + x->origin;
+        int64_t ns = x->t[hta_cp_ev_start(x->s->g, (size_t)pe)] + x->origin;
+        int64_t ne = x->t[hta_cp_ev_end(x->s->g, (size_t)pe)] + x->origin;
         int64_t a = ns + (r->ts[what] - cs), z = ne - (ce - (r->ts[what] + r->dur[what]));
         if (a > ne) a = ne;
         if (a < ns) a = ns;

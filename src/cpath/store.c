@@ -74,8 +74,8 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
         put_u32(&w, e->index);
         put_u32(&w, e->name);
         put_u32(&w, e->cat);
-        put_u32(&w, (uint32_t)e->start);
-        put_u32(&w, (uint32_t)e->end);
+        put_u32(&w, (uint32_t)hta_cp_ev_start(g, i));
+        put_u32(&w, (uint32_t)hta_cp_ev_end(g, i));
     }
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
@@ -202,7 +202,8 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
     g->ev = calloc(nev ? nev : 1, sizeof *g->ev);
     g->node = calloc(nnode ? nnode : 1, sizeof *g->node);
     g->edge = calloc(nedge ? nedge : 1, sizeof *g->edge);
-    if (!g->ev || !g->node || !g->edge) goto oom;
+    g->ev_node = malloc(2 * (nev ? nev : 1) * sizeof *g->ev_node);
+    if (!g->ev || !g->node || !g->edge || !g->ev_node) goto oom;
     g->nev = nev;
     g->nnode = nnode;
     have = calloc(nnode ? nnode : 1, 1);
@@ -217,22 +218,22 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         e->index = get_u32(&r);
         e->name = get_u32(&r);
         e->cat = get_u32(&r);
-        e->start = (int32_t)get_u32(&r);
-        e->end = (int32_t)get_u32(&r);
+        int32_t *sn = &g->ev_node[2 * i], *en = &g->ev_node[2 * i + 1];
+        *sn = (int32_t)get_u32(&r);
+        *en = (int32_t)get_u32(&r);
         e->row = -1;
         if (r.bad) CORRUPT(at, "event %zu runs past the end", path, at, i);
         /* both in range, so their sum cannot overflow; the end is a node time and must be in range too */
         if (!time_ok(e->ts) || !time_ok(e->dur) || !time_ok(e->ts + e->dur))
             CORRUPT(at, "event %zu: ts or ts + dur beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
         if (e->name >= ns || e->cat >= ns) CORRUPT(at, "event %zu: string id out of range", path, at, i);
-        if ((e->start < 0) != (e->end < 0) || e->start >= (int64_t)nnode || e->end >= (int64_t)nnode ||
-            (e->start >= 0 && e->start == e->end))
+        if ((*sn < 0) != (*en < 0) || *sn >= (int64_t)nnode || *en >= (int64_t)nnode || (*sn >= 0 && *sn == *en))
             CORRUPT(at, "event %zu: node id out of range", path, at, i);
-        if (e->start >= 0) {
-            if (have[e->start] || have[e->end]) CORRUPT(at, "event %zu: a node of another event", path, at, i);
-            have[e->start] = have[e->end] = 1;
-            g->node[e->start] = (hta_cp_node){e->ts, (uint32_t)i, 1};
-            g->node[e->end] = (hta_cp_node){e->ts + e->dur, (uint32_t)i, 0};
+        if (*sn >= 0) {
+            if (have[*sn] || have[*en]) CORRUPT(at, "event %zu: a node of another event", path, at, i);
+            have[*sn] = have[*en] = 1;
+            g->node[*sn] = (hta_cp_node){e->ts, (uint32_t)i, 1};
+            g->node[*en] = (hta_cp_node){e->ts + e->dur, (uint32_t)i, 0};
         }
     }
     cp_thrmap_free(&tm);

@@ -694,7 +694,8 @@ static hta_status ov_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, v
         if (o->oom) goto oom;
     }
     for (size_t x = 0; x < g->nev; x++)
-        sim_ow_event(o->w, g, &g->ev[x], R->rank, t[g->ev[x].start] + o->off, t[g->ev[x].end] + o->off, o->crit[x]);
+        sim_ow_event(o->w, g, &g->ev[x], R->rank, t[hta_cp_ev_start(g, x)] + o->off, t[hta_cp_ev_end(g, x)] + o->off,
+                     o->crit[x]);
     st = HTA_OK;
     goto done;
 oom:

@@ -491,7 +491,7 @@ static int settle(lab_state *L, uint32_t v) {
         m = L->keep;
         keep = L->kbuf;
     } else {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; v < L->s->g->nnode && L->kept[v] && i < n; i++) {
             int64_t r = refval(L, &c[i]);
             if (r > best) best = r;
         }
@@ -515,11 +515,14 @@ static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
     if (!take && blk_alloc(L, n, &off)) return -1;
     const sj_label *x = L->pool + L->off[u]; /* after blk_alloc: the pool may have moved */
     sj_label *y = L->pool + off;
-    int64_t best = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         int64_t d;
         if (!sj_add(x[i].d, w, &d)) return -2;
         y[i] = (sj_label){x[i].src, d};
+    }
+    /* the best reference value serves a kept arrival only (arrival_ref) */
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; L->kept[v] && i < n; i++) {
         int64_t r = refval(L, &y[i]);
         if (r > best) best = r;
     }

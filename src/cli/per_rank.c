@@ -111,13 +111,15 @@ int cli_plan(const cli_common *c, hta_rank_plan *plan) {
     hta_error err = {0};
     /* a plan that cannot be made: the whole load fails the same way, with the same message */
     if (hta_rank_plan_make(c->path, c->ctx.ranks, c->ctx.nranks, plan, &err) || !plan->per_rank) return 0;
-    /* A fixed mmap threshold (glibc's default, 128 KB).  glibc raises its threshold to the largest block
-     * freed (a model's 1 MB arena blocks, an analysis' scratch), so that later arrays below it come from the
-     * heap, where their pages stay resident once freed, in holes the next phase, which allocates in other
-     * sizes, does not fill: the report's peak on one 250 MB rank, 126 against 115 MB, and on 256 generated
-     * ranks, where each file's model and graph come and go while the ranks' results stay, 34 against 20 MB
-     * with one thread.  Freed, a block above the threshold goes back at once. */
-    mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    /* More files than threads: each file's model and graph come and go while the ranks' results (the report's
+     * parts, the job's skeletons) stay.  glibc raises its mmap threshold to the largest block freed (a model's
+     * 1 MB arena blocks), so a file's arrays below that would come from the heap, between the results kept,
+     * and their pages stay resident after them (the report on 256 generated ranks: 34 against 20 MB with one
+     * thread).  A fixed threshold (glibc's default, 128 KB) keeps them out of the heap: freed, they go back.
+     * Not where each thread has its file to itself: there the phases reuse the heap's pages (a fixed threshold
+     * maps every large array afresh, 18% more CPU for the report on one 250 MB rank, in page faults), and the
+     * report gives the holes back between its phases instead (src/report/part.c). */
+    if (plan->n > hta_threads(c->ctx.threads)) mallopt(M_MMAP_THRESHOLD, 128 << 10);
     return 1;
 }
 

@@ -123,32 +123,35 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
  * The picks make a forest (each node's deciding input, the roots where a walk stops); a walk is its node's
  * path to the root, so one depth-first pass over the forest, adding each edge on the way down and taking it
  * off on the way up, answers them all in time linear in the rank's nodes, however many queries share the
- * same long stretch (every collective launched from one thread's step).  The pass keeps no stack: from a
- * node it goes to its first child, else to its next sibling (found among its parent's children, which are
- * in node order), else up; a forest of one long chain would need a stack as deep as the rank's nodes.
- * v[i]: query i's node. */
+ * same long stretch (every collective launched from one thread's step).  What the pass holds is the
+ * children's edges, by parent (kid[coff[u] .. coff[u + 1]), in the order of the child nodes), and no stack:
+ * from a node it goes down to its first child, else on to its next sibling, else up, where the node it
+ * comes back to is picked again (a pick costs less than a parent per node at the job's peak, two graphs at
+ * once).  v[i]: query i's node. */
 static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
     const hta_cp_graph *g = k->s->g;
     size_t nn = g->nnode;
-    /* children of x: kid[coff[x] .. coff[x + 1]), counted one slot ahead, then filled in node order */
-    uint32_t *par = malloc((nn + 1) * sizeof *par), *coff = calloc(nn + 2, sizeof *coff),
-             *kid = malloc((nn + 1) * sizeof *kid);
-    /* the queries in (node, query) order, and which nodes have any: few queries, many nodes */
+    uint32_t *coff = calloc(nn + 2, sizeof *coff), *kid = malloc((nn + 1) * sizeof *kid);
+    /* the queries in (node, query) order, and which nodes have any, and the roots: bits per node */
     uint32_t *qs = malloc((n + 1) * sizeof *qs);
     int64_t *qnode = malloc((n + 1) * sizeof *qnode);
-    uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq);
+    uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq), *root = calloc(nn / 64 + 1, sizeof *root);
     hta_status st = HTA_OK;
-    if (!par || !coff || !kid || !qs || !qnode || !hasq) {
+    if (!coff || !kid || !qs || !qnode || !hasq || !root) {
         st = hta_oom(err);
         goto done;
     }
+    /* counted one slot ahead, then filled in node order */
     for (size_t x = 0; x < nn; x++) {
-        par[x] = pick(k->s, k->w, k->t, (uint32_t)x);
-        if (par[x] != UINT32_MAX) coff[g->edge[par[x]].u + 2]++;
+        uint32_t e = pick(k->s, k->w, k->t, (uint32_t)x);
+        if (e != UINT32_MAX) coff[g->edge[e].u + 2]++;
+        else root[x / 64] |= 1ull << (x % 64);
     }
     for (size_t x = 2; x < nn + 2; x++) coff[x] += coff[x - 1];
-    for (size_t x = 0; x < nn; x++)
-        if (par[x] != UINT32_MAX) kid[coff[g->edge[par[x]].u + 1]++] = (uint32_t)x;
+    for (size_t x = 0; x < nn; x++) {
+        uint32_t e = root[x / 64] >> (x % 64) & 1 ? UINT32_MAX : pick(k->s, k->w, k->t, (uint32_t)x);
+        if (e != UINT32_MAX) kid[coff[g->edge[e].u + 1]++] = e;
+    }
     for (size_t i = 0; i < n; i++) qs[i] = (uint32_t)i, qnode[i] = v[i], hasq[v[i] / 64] |= 1ull << (v[i] % 64);
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(qs, n, qnode, err), done);
     /* the running sums of the path from the root down to the node the pass is at */
@@ -156,11 +159,11 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     int64_t col[SJ_NCLS] = {0};
     size_t cnt[SJ_NCLS] = {0}, edges = 0;
     for (size_t r = 0; r < nn; r++) {
-        if (par[r] != UINT32_MAX) continue;
-        uint32_t x = (uint32_t)r;
+        if (!(root[r / 64] >> (r % 64) & 1)) continue;
+        uint32_t x = (uint32_t)r, e = UINT32_MAX; /* the node, the edge it was entered by */
+        size_t slot = 0;                           /* that edge's place in kid */
         for (;;) {
-            /* down into x: its input's edge, then its queries' answers */
-            uint32_t e = par[x];
+            /* down into x: its edge, then its queries' answers */
             if (e != UINT32_MAX) {
                 int c = edge_class(k, e);
                 uint32_t u = g->edge[e].u;
@@ -186,32 +189,36 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
                 o->t1 = k->t[x] + k->off;
             }
             if (coff[x] < coff[x + 1]) {
-                x = kid[coff[x]];
+                slot = coff[x], e = kid[slot], x = g->edge[e].v;
                 continue;
             }
             /* up out of x until a node has a next sibling */
             while (x != r) {
-                e = par[x];
                 uint32_t u = g->edge[e].u;
                 int c = edge_class(k, e);
                 cls[c] -= k->w[e], col[c] -= k->t[x] > k->t[u] ? k->t[x] - k->t[u] : 0, cnt[c]--, edges--;
-                size_t a = coff[u], z = coff[u + 1];
-                while (a < z) { /* x among u's children */
-                    size_t mid = a + (z - a) / 2;
-                    if (kid[mid] < x) a = mid + 1;
-                    else z = mid;
-                }
-                if (a + 1 < coff[u + 1]) {
-                    x = kid[a + 1];
+                if (slot + 1 < coff[u + 1]) {
+                    slot++, e = kid[slot], x = g->edge[e].v;
                     break;
                 }
                 x = u;
+                if (x == r) break;
+                /* x's own edge and its place among its parent's children (in node order) */
+                e = pick(k->s, k->w, k->t, x);
+                uint32_t p = g->edge[e].u;
+                size_t a = coff[p], z = coff[p + 1];
+                while (a < z) {
+                    size_t mid = a + (z - a) / 2;
+                    if (g->edge[kid[mid]].v < x) a = mid + 1;
+                    else z = mid;
+                }
+                slot = a;
             }
             if (x == r) break;
         }
     }
 done:
-    free(par), free(coff), free(kid), free(qs), free(qnode), free(hasq);
+    free(coff), free(kid), free(qs), free(qnode), free(hasq), free(root);
     return st;
 }
 

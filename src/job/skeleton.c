@@ -303,8 +303,37 @@ static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
     return 0;
 }
 
-/* A block of n labels in the pool: a freed one of that size, else at the end.  Freed blocks are chained
- * through their first label's d. */
+/* A node's block: its n labels after a header of two label slots (blk_hdr) that says what to add to each
+ * stored d (a chain's weights, added once per link rather than once per label and link) and the least and
+ * largest d stored (so that a link checks the times the model holds for all of them at once).  A label's d
+ * is its stored d + delta; the header is read and written through memcpy (labels are packed). */
+typedef struct blk_hdr {
+    int64_t delta, lo, hi;
+} blk_hdr;
+_Static_assert(sizeof(blk_hdr) == 2 * sizeof(sj_label), "a block's header takes two label slots");
+#define BLK_HDR 2
+
+static blk_hdr hdr_get(const lab_state *L, uint32_t off) {
+    blk_hdr h;
+    memcpy(&h, L->pool + off - BLK_HDR, sizeof h);
+    return h;
+}
+static void hdr_set(lab_state *L, uint32_t off, blk_hdr h) { memcpy(L->pool + off - BLK_HDR, &h, sizeof h); }
+/* Node v's labels' delta (0 without labels). */
+static int64_t delta_of(const lab_state *L, uint32_t v) { return L->cnt[v] ? hdr_get(L, L->off[v]).delta : 0; }
+/* The header of a block whose n labels hold their d as it is. */
+static void hdr_plain(lab_state *L, uint32_t off, size_t n) {
+    blk_hdr h = {0, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < n; i++) {
+        int64_t d = L->pool[off + i].d;
+        if (d < h.lo) h.lo = d;
+        if (d > h.hi) h.hi = d;
+    }
+    hdr_set(L, off, h);
+}
+
+/* A block of n labels in the pool (after its header): a freed one of that size, else at the end.  Freed
+ * blocks are chained through their header's first slot. */
 static int blk_alloc(lab_state *L, size_t n, uint32_t *off) {
     if (!n) {
         *off = 0;
@@ -312,25 +341,25 @@ static int blk_alloc(lab_state *L, size_t n, uint32_t *off) {
     }
     if (L->freel[n] != UINT32_MAX) {
         *off = L->freel[n];
-        L->freel[n] = (uint32_t)L->pool[*off].d;
+        L->freel[n] = (uint32_t)L->pool[*off - BLK_HDR].d;
         return 0;
     }
-    if (L->npool + n > L->cap) {
+    if (L->npool + n + BLK_HDR > L->cap) {
         size_t nc = L->cap ? 2 * L->cap : 1024;
-        while (nc < L->npool + n) nc *= 2;
+        while (nc < L->npool + n + BLK_HDR) nc *= 2;
         sj_label *y = realloc(L->pool, nc * sizeof *y);
         if (!y) return -1;
         L->pool = y, L->cap = nc;
     }
-    if (L->npool + n > UINT32_MAX) return -1;
-    *off = (uint32_t)L->npool;
-    L->npool += n;
+    if (L->npool + n + BLK_HDR > UINT32_MAX) return -1;
+    *off = (uint32_t)(L->npool + BLK_HDR);
+    L->npool += n + BLK_HDR;
     return 0;
 }
 
 static void blk_free(lab_state *L, uint32_t off, size_t n) {
     if (!n) return;
-    L->pool[off].d = L->freel[n];
+    L->pool[off - BLK_HDR].d = L->freel[n];
     L->freel[n] = off;
 }
 
@@ -410,13 +439,14 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
             if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
             uint32_t a = g->edge[L->pw_e[y]].u; /* y's arrival */
             const sj_label *z = L->pool + L->off[a];
+            int64_t za = delta_of(L, a);
             for (uint32_t q = 0; q < L->cnt[a]; q++) {
                 uint32_t k = (uint32_t)(z[q].src + 1);
                 if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
                 uint32_t i = L->slot[k];
                 if (i == j) continue;
                 if (!pass) off[i + 2]++;
-                else dj[off[i + 1]] = (uint32_t)j, dd[off[i + 1]++] = z[q].d;
+                else dj[off[i + 1]] = (uint32_t)j, dd[off[i + 1]++] = z[q].d + za;
             }
         }
         if (!pass)
@@ -498,7 +528,7 @@ static int settle(lab_state *L, uint32_t v) {
     }
     uint32_t off;
     if (blk_alloc(L, m, &off)) return -1;
-    if (m) memcpy(L->pool + off, keep, m * sizeof *keep); /* no pool yet when nothing is kept */
+    if (m) memcpy(L->pool + off, keep, m * sizeof *keep), hdr_plain(L, off, m); /* no pool yet: nothing kept */
     L->off[v] = off;
     L->cnt[v] = (uint8_t)m;
     return arrival_ref(L, v, best);
@@ -506,24 +536,38 @@ static int settle(lab_state *L, uint32_t v) {
 
 /* v's one edge in, from u (no mid node, with labels), of weight w: what settle makes of u's labels moved by
  * w, which is them in their order (their sources are distinct and no more than keep), without its pass over
- * candidates.  Most nodes are such links of a chain (an op after the one before it on its thread or stream),
- * so the pass costs a copy per link; where v is the last to take u's block, it takes the block over. */
+ * candidates.  Most nodes are such links of a chain (an op after the one before it on its thread or stream).
+ * Where v is the last to take u's block, it takes the block over and adds w to the block's delta: a link
+ * costs the same however many labels the chain carries (the skeleton's passes over two 250 MB ranks were
+ * mostly this copy); else it copies the labels, moved by w. */
 static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
     size_t n = L->cnt[u];
     int take = L->left[u] == 1 && !L->kept[u];
     uint32_t off = L->off[u];
     if (!take && blk_alloc(L, n, &off)) return -1;
-    const sj_label *x = L->pool + L->off[u]; /* after blk_alloc: the pool may have moved */
-    sj_label *y = L->pool + off;
-    for (size_t i = 0; i < n; i++) {
-        int64_t d;
-        if (!sj_add(x[i].d, w, &d)) return -2;
-        y[i] = (sj_label){x[i].src, d};
+    blk_hdr h = hdr_get(L, L->off[u]); /* after blk_alloc: the pool may have moved */
+    int64_t nd;
+    if (take && !__builtin_add_overflow(h.delta, w, &nd)) {
+        /* every label's d + w within the times the model holds, as each label's own sum would be checked */
+        if ((__int128)h.lo + nd < -(__int128)HTA_TIME_MAX_NS || (__int128)h.hi + nd > HTA_TIME_MAX_NS) return -2;
+        h.delta = nd;
+        hdr_set(L, off, h);
+    } else {
+        const sj_label *x = L->pool + L->off[u];
+        sj_label *y = L->pool + off;
+        for (size_t i = 0; i < n; i++) {
+            int64_t d;
+            if (!sj_add(x[i].d + h.delta, w, &d)) return -2;
+            y[i] = (sj_label){x[i].src, d};
+        }
+        hdr_plain(L, off, n);
     }
     /* the best reference value serves a kept arrival only (arrival_ref) */
-    int64_t best = INT64_MIN;
+    int64_t best = INT64_MIN, dv = hdr_get(L, off).delta;
+    const sj_label *y = L->pool + off;
     for (size_t i = 0; L->kept[v] && i < n; i++) {
-        int64_t r = refval(L, &y[i]);
+        sj_label x = {y[i].src, y[i].d + dv};
+        int64_t r = refval(L, &x);
         if (r > best) best = r;
     }
     L->off[v] = off;
@@ -565,9 +609,11 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
                 return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
                                                  "please report it", (int)g->rank);
             const sj_label *x = L->pool + L->off[u];
+            int64_t du = delta_of(L, u);
             for (uint32_t y = 0; y < L->cnt[u]; y++) {
                 int64_t d;
-                if (!sj_add(x[y].d, L->w[e], &d)) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+                if (!sj_add(x[y].d + du, L->w[e], &d))
+                    return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
                 if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, d})) goto oom;
             }
         }
@@ -584,8 +630,9 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
     for (size_t v = 0; v < g->nnode; v++) {
         if (L->has_succ[v] || L->mid[v]) continue;
         const sj_label *x = L->pool + L->off[v];
+        int64_t dv = delta_of(L, (uint32_t)v);
         for (uint32_t y = 0; y < L->cnt[v]; y++)
-            if (push(&L->cand, &L->ncand, &L->ccand, x[y])) goto oom;
+            if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + dv})) goto oom;
     }
     int r = settle(L, (uint32_t)g->nnode);
     if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
@@ -605,7 +652,9 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         off[i] = (uint32_t)m;
-        if (L->cnt[nodes[i]]) memcpy(*lab + m, L->pool + L->off[nodes[i]], L->cnt[nodes[i]] * sizeof **lab);
+        const sj_label *x = L->pool + L->off[nodes[i]];
+        int64_t dx = delta_of(L, nodes[i]);
+        for (uint32_t y = 0; y < L->cnt[nodes[i]]; y++) (*lab)[m + y] = (sj_label){x[y].src, x[y].d + dx};
         m += L->cnt[nodes[i]];
     }
     off[n] = (uint32_t)m;

@@ -45,11 +45,15 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
     *stub_first = (uint32_t)g->nnode;
     /* the rank's collectives are its wait edges in edge order (sj_skeleton's order) */
     size_t c = 0, ne0 = g->nedge;
-    uint32_t *from_mid = malloc((g->nnode ? g->nnode : 1) * sizeof *from_mid);
+    /* the transfer edge out of each mid node: the mids are nodes the build added beyond the events' (nbase
+     * on), a few per rank, so the map is theirs alone (one per node sat beside the other thread's walk) */
+    size_t nx = g->nnode - g->nbase;
+    uint32_t *from_mid = malloc((nx ? nx : 1) * sizeof *from_mid);
     if (!from_mid) return hta_oom(err);
-    for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
+    for (size_t v = 0; v < nx; v++) from_mid[v] = UINT32_MAX;
     for (size_t i = 0; i < ne0; i++)
-        if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
+        if (g->edge[i].type == HTA_CP_OPERATOR && g->edge[i].u >= g->nbase)
+            from_mid[g->edge[i].u - g->nbase] = (uint32_t)i;
     for (size_t i = 0; i < ne0; i++) {
         hta_cp_edge *pw = &g->edge[i];
         if (pw->type != HTA_CP_PEER_WAIT) continue;
@@ -58,7 +62,7 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
         c++;
         if (!in->matched) continue;
         uint32_t mid = pw->v;
-        if (from_mid[mid] != UINT32_MAX) g->edge[from_mid[mid]].w = in->tau;
+        if (mid >= g->nbase && from_mid[mid - g->nbase] != UINT32_MAX) g->edge[from_mid[mid - g->nbase]].w = in->tau;
         pw->w = 0;
         int64_t md = x->ts + x->dur - j->delta[pos] - in->tau, d = md - in->arrive;
         uint32_t stub = (uint32_t)g->nnode++;

@@ -65,13 +65,16 @@ typedef struct __attribute__((packed, aligned(4))) hta_cp_node {
     uint32_t is_start : 1;
 } hta_cp_node;
 
-/* 20 bytes (4-byte aligned): two and a few per event. */
+/* 16 bytes (4-byte aligned): two and a few per event.  The weight is read with hta_cp_edge_w: w holds it
+ * where it fits 32 bits (|w| < 2^31 ns, 2.1 s: nearly every edge), else HTA_CP_WIDE, and the graph's table
+ * of wide weights holds it (set through cp_edge_set_w, src/cpath). */
 typedef struct __attribute__((packed, aligned(4))) hta_cp_edge {
     uint32_t u, v;        /* node ids */
-    int64_t w;            /* ns; HTA's CPEdge weight (may be negative) */
+    int32_t w;            /* ns; HTA's CPEdge weight (may be negative), or HTA_CP_WIDE */
     int32_t attr : 28;    /* attributed event (index into ev, < HTA_CP_MAX_EVENTS) or -1 */
     uint32_t type : 4;    /* hta_cp_edge_type */
 } hta_cp_edge;
+#define HTA_CP_WIDE INT32_MIN
 
 /* The most events a graph holds (an edge names its event in 28 bits): 134 M, about 40 GB of JSON in one
  * rank. */
@@ -98,6 +101,9 @@ typedef struct hta_cp_graph {
                            * alone: the graph is a report's largest part; 0 in HTA's graph */
     int32_t *ev_node;     /* HTA's graph: event x's start and end nodes, ev_node[2x] and [2x + 1], -1 when it has
                            * none; NULL in a simulation graph, where they are 2x and 2x + 1 */
+    uint32_t *wide_e;     /* the wide weights (hta_cp_edge.w == HTA_CP_WIDE): edge ids by open addressing, */
+    int64_t *wide_w;      /* UINT32_MAX: free; wide_cap a power of two */
+    size_t wide_cap, nwide;
     uint64_t *cut_bit;    /* per event below nbase / 2: its end is cut (cut_ev / cut_ts hold the time) */
     uint32_t *cut_ev;     /* open addressing, UINT32_MAX: free; cut_cap a power of two */
     int64_t *cut_ts;      /* the cut end, relative to origin_ns */
@@ -116,6 +122,13 @@ typedef struct hta_cp_graph {
     size_t nnotes;
     hta_cp_path path;     /* filled by hta_cpath_longest on the graph's own weights */
 } hta_cp_graph;
+
+/* Edge e's weight in ns. */
+int64_t hta_cp_wide_w(const hta_cp_graph *g, uint32_t e);
+static inline int64_t hta_cp_edge_w(const hta_cp_graph *g, size_t e) {
+    int32_t w = g->edge[e].w;
+    return w != HTA_CP_WIDE ? w : hta_cp_wide_w(g, (uint32_t)e);
+}
 
 /* Event x's start and end nodes (-1: none), in either kind of graph. */
 static inline int32_t hta_cp_ev_start(const hta_cp_graph *g, size_t x) {

@@ -48,6 +48,8 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g->ev_parent);
     free(g->ev_node);
     free(g->node);
+    free(g->wide_e);
+    free(g->wide_w);
     free(g->cut_bit);
     free(g->cut_ev);
     free(g->cut_ts);
@@ -274,12 +276,12 @@ static hta_status hash_add(cp_edges *s, uint32_t id, hta_error *err) {
  * order, which the longest path's ties depend on; only a new pair is appended. */
 hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w, int32_t attr, hta_error *err) {
     hta_cp_graph *g = s->g;
-    hta_cp_edge e = {u, v, w, attr, (uint8_t)type};
+    hta_cp_edge e = {u, v, 0, attr, (uint8_t)type};
     if (s->deg[u] <= CHAIN_MAX) {
         for (uint32_t i = s->head[u]; i != UINT32_MAX; i = s->next[i])
             if (g->edge[i].v == v) {
                 g->edge[i] = e;
-                return HTA_OK;
+                return cp_edge_set_w(g, i, w, err);
             }
     } else {
         uint64_t key = ((uint64_t)u << 32 | v) + 1;
@@ -287,12 +289,13 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
         while (s->hkey[j] && s->hkey[j] != key) j = (j + 1) & s->hmask;
         if (s->hkey[j]) {
             g->edge[s->hval[j]] = e;
-            return HTA_OK;
+            return cp_edge_set_w(g, s->hval[j], w, err);
         }
     }
     if (g->nedge == s->cap) HTA_TRY(cp_edges_reserve(s, s->cap ? 2 * s->cap : 1024, err));
     uint32_t id = (uint32_t)g->nedge++;
     g->edge[id] = e;
+    HTA_TRY(cp_edge_set_w(g, id, w, err));
     s->next[id] = s->head[u];
     s->head[u] = id;
     /* deg only has to tell "more than CHAIN_MAX", so a saturating byte per node is enough */
@@ -348,14 +351,69 @@ static hta_status cp_adj_build(const hta_cp_graph *g, int by_dest, cp_adj *a, ht
     return HTA_OK;
 }
 
-void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid) {
+void cp_adj_fill_recs(const void *e, size_t stride, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid) {
+    const unsigned char *r = (const unsigned char *)e + (by_dest ? sizeof(uint32_t) : 0);
     memset(off, 0, (nn + 1) * sizeof *off);
-    for (size_t i = 0; i < ne; i++) off[(by_dest ? e[i].v : e[i].u) + 1]++;
+    for (size_t i = 0; i < ne; i++) {
+        uint32_t k;
+        memcpy(&k, r + i * stride, sizeof k);
+        off[k + 1]++;
+    }
     for (size_t v = 0; v < nn; v++) off[v + 1] += off[v];
     /* off[k] as k's fill pointer: afterwards it is k's end, so the offsets move back one place */
-    for (size_t i = 0; i < ne; i++) eid[off[by_dest ? e[i].v : e[i].u]++] = (uint32_t)i;
+    for (size_t i = 0; i < ne; i++) {
+        uint32_t k;
+        memcpy(&k, r + i * stride, sizeof k);
+        eid[off[k]++] = (uint32_t)i;
+    }
     memmove(off + 1, off, nn * sizeof *off);
     off[0] = 0;
+}
+
+void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid) {
+    cp_adj_fill_recs(e, sizeof *e, ne, nn, by_dest, off, eid);
+}
+
+/* The wide weights' table: a multiplicative hash of the edge id, probed linearly (few edges weigh 2.1 s or
+ * more: long idle stretches, a data loader's wait). */
+static size_t wide_slot(const hta_cp_graph *g, uint32_t e) {
+    size_t m = g->wide_cap - 1, i = (size_t)((e * 0x9E3779B1u) & m);
+    while (g->wide_e[i] != e && g->wide_e[i] != UINT32_MAX) i = (i + 1) & m;
+    return i;
+}
+
+int64_t hta_cp_wide_w(const hta_cp_graph *g, uint32_t e) { return g->wide_w[wide_slot(g, e)]; }
+
+hta_status cp_edge_set_w(hta_cp_graph *g, size_t e, int64_t w, hta_error *err) {
+    if (w > INT32_MIN && w <= INT32_MAX) {
+        g->edge[e].w = (int32_t)w; /* a wide entry it had stays in the table, unread */
+        return HTA_OK;
+    }
+    if (2 * (g->nwide + 1) > g->wide_cap) { /* at most half full */
+        size_t cap = g->wide_cap ? 2 * g->wide_cap : 64, oc = g->wide_cap;
+        uint32_t *oe = g->wide_e;
+        int64_t *ow = g->wide_w;
+        g->wide_e = malloc(cap * sizeof *g->wide_e);
+        g->wide_w = malloc(cap * sizeof *g->wide_w);
+        if (!g->wide_e || !g->wide_w) {
+            free(g->wide_e), free(g->wide_w);
+            g->wide_e = oe, g->wide_w = ow;
+            return hta_oom(err);
+        }
+        memset(g->wide_e, 0xff, cap * sizeof *g->wide_e);
+        g->wide_cap = cap;
+        for (size_t i = 0; i < oc; i++)
+            if (oe[i] != UINT32_MAX) {
+                size_t j = wide_slot(g, oe[i]);
+                g->wide_e[j] = oe[i], g->wide_w[j] = ow[i];
+            }
+        free(oe), free(ow);
+    }
+    size_t i = wide_slot(g, (uint32_t)e);
+    if (g->wide_e[i] == UINT32_MAX) g->wide_e[i] = (uint32_t)e, g->nwide++;
+    g->wide_w[i] = w;
+    g->edge[e].w = HTA_CP_WIDE;
+    return HTA_OK;
 }
 
 static void cp_adj_free(cp_adj *a) {
@@ -392,7 +450,7 @@ static size_t topo(const hta_cp_graph *g, const cp_adj *succ, uint32_t *out) {
 /* HTA clamps weights <= -1 us to 0 and leaves those in (-1, 0) negative (Quirk C7); every negative weight
  * counts as 0 here.  Only exact times (the default) give such weights. */
 static inline int64_t eff_w(const hta_cp_graph *g, const int64_t *w, uint32_t e) {
-    int64_t x = w ? w[e] : g->edge[e].w;
+    int64_t x = w ? w[e] : hta_cp_edge_w(g, e);
     return x < 0 ? 0 : x;
 }
 

@@ -30,6 +30,8 @@ hta_status cp_edges_put(cp_edges *s, uint32_t u, uint32_t v, int type, int64_t w
 /* The edges of every node in edge order (a counting sort): by_dest, its in-edges, else its out-edges:
  * eid[off[k] .. off[k + 1]) (off: nn + 1 entries, eid: ne). */
 void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid);
+/* The same over any array of ne records of `stride` bytes that open with the two node ids (u, v). */
+void cp_adj_fill_recs(const void *e, size_t stride, size_t ne, size_t nn, int by_dest, uint32_t *off, uint32_t *eid);
 
 /* The graph's threads and streams, each once (g->thr): the events name theirs by index. */
 typedef struct cp_thrmap {
@@ -63,6 +65,9 @@ hta_status cp_report_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp
 hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const cp_clip *clip,
                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                             hta_result *out, hta_error *err);
+
+/* Sets edge e's weight (hta_cp_edge_w reads it back). */
+hta_status cp_edge_set_w(hta_cp_graph *g, size_t e, int64_t w, hta_error *err);
 
 /* Sets event x's end (a simulation graph's node 2x + 1) to ts, relative to origin_ns: the nesting's cut. */
 hta_status cp_cut_set(hta_cp_graph *g, uint32_t x, int64_t ts, hta_error *err);

@@ -58,7 +58,7 @@ static int flow_end(hta_rawout *w, ov *x, uint32_t node, size_t id, const hta_cp
                      "{\"ph\": \"%s\", \"id\": %zu, \"pid\": %s, \"tid\": %s, \"ts\": %lld, \"cat\": "
                      "\"critical_path\", \"name\": \"critical_path\", \"args\": {\"weight\": %lld, "
                      "\"critical\": %s, \"type\": \"%s\"}%s}",
-                     is_s ? "s" : "f", id, pid, tid, (long long)(t / 1000), (long long)(e->w / 1000),
+                     is_s ? "s" : "f", id, pid, tid, (long long)(t / 1000), (long long)(hta_cp_edge_w(g, (size_t)(e - g->edge)) / 1000),
                      crit ? "true" : "false", hta_cpath_edge_type_name(e->type), is_s ? "" : ", \"bp\": \"e\"");
     return hta_rawout_event(w, buf, (size_t)n);
 }
@@ -70,7 +70,7 @@ static int ov_tail(void *ctx, hta_rawout *w) {
     if (x->o->all_edges) {
         for (size_t i = 0; i < g->nedge; i++) {
             const hta_cp_edge *e = &g->edge[i];
-            if (e->type == HTA_CP_LAUNCH && e->w == 0 && g->zero_weight_launch && !x->o->show_zero_weight_launch)
+            if (e->type == HTA_CP_LAUNCH && hta_cp_edge_w(g, i) == 0 && g->zero_weight_launch && !x->o->show_zero_weight_launch)
                 continue;
             if (flow_end(w, x, e->u, id, e, x->on_path[i]) || flow_end(w, x, e->v, id, e, x->on_path[i])) return 1;
             id++;

@@ -143,7 +143,7 @@ static inline int64_t step_w(const hta_cp_graph *g, const hta_cp_path *p, const 
         int64_t a = clip->t[p->node[i]] > clip->from ? clip->t[p->node[i]] : clip->from, z = clip->t[p->node[i + 1]];
         return z > a ? z - a : 0;
     }
-    return !w ? g->edge[p->edge[i]].w : w[p->edge[i]];
+    return !w ? hta_cp_edge_w(g, p->edge[i]) : w[p->edge[i]];
 }
 
 static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,

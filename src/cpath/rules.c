@@ -240,7 +240,7 @@ hta_status cp_rule_scale(const hta_cpath_rule *r, double f, int64_t *w, hta_erro
 
 hta_status cp_rules_apply(const hta_cp_graph *g, const hta_cpath_rule *rules, size_t nrules, const cp_rules_opts *o,
                           int64_t *w, size_t *nchanged, hta_error *err) {
-    for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+    for (size_t i = 0; i < g->nedge; i++) w[i] = hta_cp_edge_w(g, i);
     unsigned char *changed = calloc(g->nedge ? g->nedge : 1, 1);
     signed char *memo = malloc(hta_symtab_count(g->sym) + 1);
     int8_t *in = malloc(g->nev ? g->nev : 1);

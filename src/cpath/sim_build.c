@@ -5,6 +5,7 @@
  * would take if it decided its node's time; a last pass gives the deciding input of every node its
  * observed distance and the others their estimates, so that the graph's own weights replay the trace. */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +22,17 @@
 /* ... and a thread's first work within this of another thread's step (creating the thread) */
 #define SIM_FIRST_HANDOVER_NS 5000000
 
-/* An edge while the graph is built: the graph's own edge, whose weight holds the estimate until decide()
- * gives every edge its weight in place (no second array: the edges are the graph's largest part).  w until
- * then: the weight if this input decides v's time, its estimate; INT64_MIN: the observed distance. */
-typedef hta_cp_edge sedge;
+/* An edge while the graph is built: the graph's edge with its weight in 64 bits, which holds the estimate
+ * until decide() gives every edge its weight, then turns the array into the graph's edges in place (16 of
+ * these 20 bytes: no second array, the edges are the graph's largest part).  w until then: the weight if
+ * this input decides v's time, its estimate; INT64_MIN: the observed distance. */
+typedef struct __attribute__((packed, aligned(4))) sedge {
+    uint32_t u, v;
+    int64_t w;
+    int32_t attr : 28;
+    uint32_t type : 4;
+} sedge;
+_Static_assert(offsetof(sedge, u) == 0 && offsetof(sedge, v) == 4, "an edge opens with its two nodes");
 
 typedef struct sb {
     hta_ctx *ctx;
@@ -792,6 +800,21 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
  * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
+/* sim_coll_read for the builder's wait edges (their ids and events, in edge order). */
+static hta_status coll_read(sb *b) {
+    size_t n = 0;
+    for (size_t i = 0; i < b->ne; i++) n += b->e[i].type == HTA_CP_PEER_WAIT;
+    uint32_t *id = malloc((n ? n : 1) * sizeof *id);
+    int32_t *ev = malloc((n ? n : 1) * sizeof *ev);
+    hta_status st = !id || !ev ? hta_oom(b->err) : HTA_OK;
+    for (size_t i = 0, k = 0; !st && i < b->ne; i++)
+        if (b->e[i].type == HTA_CP_PEER_WAIT) id[k] = (uint32_t)i, ev[k++] = b->e[i].attr;
+    if (!st) st = sim_coll_read(b->s, id, ev, n, b->t, b->r, b->err);
+    free(id);
+    free(ev);
+    return st;
+}
+
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
     hta_sim *s = b->s;
@@ -799,7 +822,7 @@ static hta_status decide(sb *b) {
     uint32_t *off = s->pred_off = cp_malloc((nn + 1) * sizeof *off);
     uint32_t *in = s->pred_eid = cp_malloc((ne ? ne : 1) * sizeof *in);
     if (!off || !in) return hta_oom(b->err);
-    cp_adj_fill(b->e, ne, nn, 1, off, in);
+    cp_adj_fill_recs(b->e, sizeof *b->e, ne, nn, 1, off, in);
     for (size_t v = 0; v < nn; v++) {
         int64_t best = INT64_MIN;
         uint32_t bi = UINT32_MAX;
@@ -818,11 +841,19 @@ static hta_status decide(sb *b) {
             e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
         }
     }
-    /* the builder's edges become the graph's, without the room left for more */
-    sedge *fit = ne < b->cap ? realloc(b->e, (ne ? ne : 1) * sizeof *fit) : NULL;
-    if (fit) b->e = fit, b->cap = ne ? ne : 1;
-    g->edge = b->e;
+    /* the builder's edges become the graph's, in place (each record is read before the smaller one is written
+     * over it: edge i's 16 bytes end before edge i + 1's 20 begin), without the room left for more */
+    const sedge *be = b->e;
+    hta_cp_edge *ge = (hta_cp_edge *)(void *)b->e;
+    g->edge = ge; /* the graph's now (freed with it, whatever happens below) */
     b->e = NULL;
+    for (size_t i = 0; i < ne; i++) {
+        sedge x = be[i];
+        ge[i] = (hta_cp_edge){x.u, x.v, 0, x.attr, x.type};
+        HTA_TRY(cp_edge_set_w(g, i, x.w, b->err));
+    }
+    hta_cp_edge *fit = realloc(ge, (ne ? ne : 1) * sizeof *fit);
+    if (fit) g->edge = fit;
     g->nedge = ne;
     g->nnode = nn;
     size_t nx = nn - g->nbase;
@@ -1097,7 +1128,7 @@ static hta_status build(sb *b) {
     free(b->ev_of_row), b->ev_of_row = NULL; /* the last launch is found: rows map to events no more */
     if (b->release) hta_ctx_release_rows(b->ctx, b->k, HTA_COL_ARGS);
     /* the last of what the graph reads of the rows: each collective's identity */
-    if ((st = sim_coll_read(b->s, b->e, b->ne, t, r, b->err))) goto done;
+    if ((st = coll_read(b))) goto done;
     /* the weights' index and the schedule's order need the graph alone: the rest of the rows go first */
     if (b->release) hta_ctx_release_rows(b->ctx, b->k, 0);
     if ((st = decide(b))) goto done;

@@ -60,22 +60,18 @@ static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t m
     return 1;
 }
 
-hta_status sim_coll_read(hta_sim *s, const hta_cp_edge *edge, size_t nedge, const hta_trace *t, const hta_rank *r,
-                         hta_error *err) {
+hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,
+                         const hta_rank *r, hta_error *err) {
     hta_cp_graph *g = s->g;
-    size_t n = 0;
-    for (size_t i = 0; i < nedge; i++) n += edge[i].type == HTA_CP_PEER_WAIT;
     free(s->coll);
     s->ncoll = 0;
     if (!(s->coll = malloc((n ? n : 1) * sizeof *s->coll))) return hta_oom(err);
     int64_t cid_sym = t->arg_sym[HTA_ARG_COMMS_ID], pg_sym = t->arg_sym[HTA_ARG_PG_NAME];
-    for (size_t i = 0; i < nedge; i++) {
-        const hta_cp_edge *e = &edge[i];
-        if (e->type != HTA_CP_PEER_WAIT) continue;
-        uint32_t row = (uint32_t)g->ev[e->attr].row;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t row = (uint32_t)g->ev[ev[i]].row;
         hta_sim_coll *c = &s->coll[s->ncoll++];
         memset(c, 0, sizeof *c);
-        c->edge = (uint32_t)i;
+        c->edge = edge[i];
         c->pg = UINT32_MAX;
         const hta_arg *pga = pg_sym >= 0 ? hta_row_arg(r, row, pg_sym) : NULL;
         if (pga && pga->type == HTA_V_STR) {

@@ -103,9 +103,10 @@ int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to
 /* Sorts v (per step, most caused first) and adds the blame table. */
 hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
 
-/* s->coll from rank r's rows, for the graph's edges (edge[0 .. nedge), while they are built). */
-hta_status sim_coll_read(hta_sim *s, const hta_cp_edge *edge, size_t nedge, const hta_trace *t, const hta_rank *r,
-                         hta_error *err);
+/* s->coll from rank r's rows, for the graph's collectives while it is built: the n wait edges (edge[i], in edge
+ * order) and their events (ev[i]). */
+hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,
+                         const hta_rank *r, hta_error *err);
 
 /* Fills s->pred_off and pred_eid from s->g's edges (the graph's own in-edges are decide()'s, at build). */
 hta_status sim_index(hta_sim *s, hta_error *err);

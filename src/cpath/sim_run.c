@@ -93,7 +93,7 @@ hta_status hta_sim_run(const hta_sim *s, const int64_t *w, int64_t *t, hta_error
         for (uint32_t j = a; j < z; j++) {
             uint32_t e = s->pred_eid[j];
             int64_t d;
-            if (__builtin_add_overflow(t[g->edge[e].u], w ? w[e] : g->edge[e].w, &d) || d > HTA_TIME_MAX_NS)
+            if (__builtin_add_overflow(t[g->edge[e].u], w ? w[e] : hta_cp_edge_w(g, e), &d) || d > HTA_TIME_MAX_NS)
                 return hta_fail(err, HTA_EINVAL, "the simulated schedule has a time beyond the times hta holds "
                                                  "(|t| < 2^62 ns)");
             if (d > best) best = d;
@@ -108,7 +108,7 @@ static uint32_t decided_by(const hta_sim *s, const int64_t *w, const int64_t *t,
     const hta_cp_graph *g = s->g;
     for (uint32_t j = s->pred_off[v]; j < s->pred_off[v + 1]; j++) {
         uint32_t e = s->pred_eid[j];
-        if (t[g->edge[e].u] + (w ? w[e] : g->edge[e].w) == t[v]) return e;
+        if (t[g->edge[e].u] + (w ? w[e] : hta_cp_edge_w(g, e)) == t[v]) return e;
     }
     return UINT32_MAX;
 }

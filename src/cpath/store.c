@@ -81,7 +81,7 @@ hta_status hta_cpath_save(const hta_cp_graph *g, const char *path, hta_error *er
         const hta_cp_edge *e = &g->edge[i];
         put_u32(&w, e->u);
         put_u32(&w, e->v);
-        put_u64(&w, (uint64_t)e->w);
+        put_u64(&w, (uint64_t)hta_cp_edge_w(g, i));
         put_u32(&w, (uint32_t)e->attr);
         uint8_t type = (uint8_t)e->type;
         put(&w, &type, 1);
@@ -246,15 +246,16 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         at = AT;
         e->u = get_u32(&r);
         e->v = get_u32(&r);
-        e->w = (int64_t)get_u64(&r);
+        int64_t ew = (int64_t)get_u64(&r);
         e->attr = (int32_t)get_u32(&r);
         const unsigned char *t = take(&r, 1);
         if (!t) CORRUPT(at, "edge %zu runs past the end", path, at, i);
         if (e->u >= nnode || e->v >= nnode || e->u == e->v || *t >= HTA_CP_NTYPES || e->attr < -1 ||
             e->attr >= (int64_t)nev)
             CORRUPT(at, "edge %zu: node, type or event out of range", path, at, i);
-        if (!time_ok(e->w)) CORRUPT(at, "edge %zu: weight beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
+        if (!time_ok(ew)) CORRUPT(at, "edge %zu: weight beyond the times hta holds (|t| < 2^62 ns)", path, at, i);
         e->type = *t;
+        if (cp_edge_set_w(g, i, ew, NULL)) goto oom;
     }
     g->nedge = nedge;
     for (uint64_t i = 0; i < nnotes; i++) {

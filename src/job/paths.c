@@ -62,12 +62,20 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
         c++;
         if (!in->matched) continue;
         uint32_t mid = pw->v;
-        if (mid >= g->nbase && from_mid[mid - g->nbase] != UINT32_MAX) g->edge[from_mid[mid - g->nbase]].w = in->tau;
+        if (mid >= g->nbase && from_mid[mid - g->nbase] != UINT32_MAX &&
+            cp_edge_set_w(g, from_mid[mid - g->nbase], in->tau, err)) {
+            free(from_mid);
+            return HTA_ENOMEM;
+        }
         pw->w = 0;
         int64_t md = x->ts + x->dur - j->delta[pos] - in->tau, d = md - in->arrive;
         uint32_t stub = (uint32_t)g->nnode++;
         g->node[stub - g->nbase] = (hta_cp_node){0, (uint32_t)pw->attr, 0};
-        g->edge[g->nedge++] = (hta_cp_edge){stub, mid, d > 0 ? d : 0, pw->attr, HTA_CP_PEER_WAIT};
+        g->edge[g->nedge] = (hta_cp_edge){stub, mid, 0, pw->attr, HTA_CP_PEER_WAIT};
+        if (cp_edge_set_w(g, g->nedge++, d > 0 ? d : 0, err)) {
+            free(from_mid);
+            return HTA_ENOMEM;
+        }
     }
     free(from_mid);
     /* the in-edges again (the mids have one more); the order stays, the stubs first: sources added to a

@@ -96,10 +96,10 @@ static hta_status collectives(struct hta_job *j, const hta_sim *s, sj_rank *R, u
         c->ts = x->ts + g->origin_ns;
         c->dur = x->dur;
         c->step = s->ev_step[e->attr];
-        c->pw = e->w;
+        c->pw = hta_cp_edge_w(g, (size_t)(e - g->edge));
         c->stream = hta_cp_ev_stream(g, x);
         uint32_t tr = from_mid[e->v];
-        c->tr = tr != UINT32_MAX ? g->edge[tr].w : 0;
+        c->tr = tr != UINT32_MAX ? hta_cp_edge_w(g, tr) : 0;
         (*pw_edge)[R->ncoll] = id->edge;
         (*tr_edge)[R->ncoll] = tr;
         if (tr == UINT32_MAX) {
@@ -200,7 +200,7 @@ static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const 
             kk[h] = key;
             kv[h] = (uint32_t)nt++;
         }
-        R->tot[kv[h]].ns += e->w;
+        R->tot[kv[h]].ns += hta_cp_edge_w(g, (size_t)(e - g->edge));
     }
     R->ntot = nt;
     if (nt && nt < ct) { /* kept for the whole run, for every rank: no spare room */
@@ -702,7 +702,7 @@ hta_status sj_weights(struct hta_job *j, const hta_sim *s, size_t pos, size_t sc
     *pending = 0;
     *changed = 0;
     if (scn == 0 || !sc->nrules || (sc->on && !sc->on[pos])) {
-        for (size_t i = 0; i < g->nedge; i++) w[i] = g->edge[i].w;
+        for (size_t i = 0; i < g->nedge; i++) w[i] = hta_cp_edge_w(g, i);
         return HTA_OK;
     }
     double **med = calloc(sc->nrules, sizeof *med);

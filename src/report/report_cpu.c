@@ -315,10 +315,11 @@ void rp_cpu_path_finding(findings *f, const hta_cp_graph *g, const hta_cp_path *
     double cpu = 0;
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
-        if (e->type != HTA_CP_OPERATOR || e->attr < 0 || e->w <= 0) continue;
+        int64_t ew = hta_cp_edge_w(g, p->edge[i]);
+        if (e->type != HTA_CP_OPERATOR || e->attr < 0 || ew <= 0) continue;
         const hta_cp_event *ev = &g->ev[e->attr];
-        v[ev->name].v += (double)e->w / 1000.0;
-        cpu += (double)e->w / 1000.0;
+        v[ev->name].v += (double)ew / 1000.0;
+        cpu += (double)ew / 1000.0;
         const hta_cp_thread *th = &g->thr[ev->thr];
         if (th->tid != tid || th->pid != pid) threads++, tid = th->tid, pid = th->pid;
     }

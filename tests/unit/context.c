@@ -124,7 +124,7 @@ static void a_graph_built_releasing_its_rows_is_the_same_graph(void) {
     CHECK_EQ_I64(gb->nedge, ga->nedge);
     int same = ga->nedge == gb->nedge && ga->nnode == gb->nnode;
     for (size_t i = 0; same && i < ga->nedge; i++)
-        same = ga->edge[i].u == gb->edge[i].u && ga->edge[i].v == gb->edge[i].v && ga->edge[i].w == gb->edge[i].w;
+        same = ga->edge[i].u == gb->edge[i].u && ga->edge[i].v == gb->edge[i].v && hta_cp_edge_w(ga, i) == hta_cp_edge_w(gb, i);
     for (size_t i = 0; same && i < ga->nnode; i++) same = hta_cp_node_ts(ga, i) == hta_cp_node_ts(gb, i);
     CHECK(same);
     /* the same schedule */

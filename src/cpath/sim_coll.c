@@ -60,6 +60,17 @@ static int p2p_of(const hta_trace *t, const hta_rank *r, uint32_t row, int32_t m
     return 1;
 }
 
+hta_status sim_mid_map(const hta_cp_graph *g, uint32_t **out, hta_error *err) {
+    size_t nx = g->nnode - g->nbase;
+    uint32_t *m = *out = malloc((nx ? nx : 1) * sizeof *m);
+    if (!m) return hta_oom(err);
+    for (size_t v = 0; v < nx; v++) m[v] = UINT32_MAX;
+    for (size_t i = 0; i < g->nedge; i++)
+        if (g->edge[i].type == HTA_CP_OPERATOR && g->edge[i].u >= g->nbase)
+            m[g->edge[i].u - g->nbase] = (uint32_t)i;
+    return HTA_OK;
+}
+
 hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,
                          const hta_rank *r, hta_error *err) {
     hta_cp_graph *g = s->g;

@@ -103,6 +103,14 @@ int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to
 /* Sorts v (per step, most caused first) and adds the blame table. */
 hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out);
 
+/* The transfer edge out of each collective's mid node: the mids are nodes the build adds beyond the events'
+ * (g->nbase on), a few per rank, so the map is theirs alone: (*out)[v - nbase], UINT32_MAX for none (malloc'd).
+ * sim_mid_transfer reads it for any node. */
+hta_status sim_mid_map(const hta_cp_graph *g, uint32_t **out, hta_error *err);
+static inline uint32_t sim_mid_transfer(const hta_cp_graph *g, const uint32_t *map, uint32_t v) {
+    return v >= g->nbase ? map[v - g->nbase] : UINT32_MAX;
+}
+
 /* s->coll from rank r's rows, for the graph's collectives while it is built: the n wait edges (edge[i], in edge
  * order) and their events (ev[i]). */
 hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,

@@ -45,15 +45,8 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
     *stub_first = (uint32_t)g->nnode;
     /* the rank's collectives are its wait edges in edge order (sj_skeleton's order) */
     size_t c = 0, ne0 = g->nedge;
-    /* the transfer edge out of each mid node: the mids are nodes the build added beyond the events' (nbase
-     * on), a few per rank, so the map is theirs alone (one per node sat beside the other thread's walk) */
-    size_t nx = g->nnode - g->nbase;
-    uint32_t *from_mid = malloc((nx ? nx : 1) * sizeof *from_mid);
-    if (!from_mid) return hta_oom(err);
-    for (size_t v = 0; v < nx; v++) from_mid[v] = UINT32_MAX;
-    for (size_t i = 0; i < ne0; i++)
-        if (g->edge[i].type == HTA_CP_OPERATOR && g->edge[i].u >= g->nbase)
-            from_mid[g->edge[i].u - g->nbase] = (uint32_t)i;
+    uint32_t *from_mid;
+    HTA_TRY(sim_mid_map(g, &from_mid, err));
     for (size_t i = 0; i < ne0; i++) {
         hta_cp_edge *pw = &g->edge[i];
         if (pw->type != HTA_CP_PEER_WAIT) continue;
@@ -62,8 +55,8 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
         c++;
         if (!in->matched) continue;
         uint32_t mid = pw->v;
-        if (mid >= g->nbase && from_mid[mid - g->nbase] != UINT32_MAX &&
-            cp_edge_set_w(g, from_mid[mid - g->nbase], in->tau, err)) {
+        uint32_t tr = sim_mid_transfer(g, from_mid, mid);
+        if (tr != UINT32_MAX && cp_edge_set_w(g, tr, in->tau, err)) {
             free(from_mid);
             return HTA_ENOMEM;
         }

@@ -60,14 +60,10 @@ static hta_status collectives(struct hta_job *j, const hta_sim *s, sj_rank *R, u
     R->coll = calloc(n ? n : 1, sizeof *R->coll);
     *pw_edge = malloc((n ? n : 1) * sizeof **pw_edge);
     *tr_edge = malloc((n ? n : 1) * sizeof **tr_edge);
-    uint32_t *from_mid = malloc((g->nnode ? g->nnode : 1) * sizeof *from_mid);
+    uint32_t *from_mid = NULL; /* the transfer leaves the wait's node (the mid node) */
     ord *o = NULL;
     pord *po = NULL;
-    if (!R->coll || !*pw_edge || !*tr_edge || !from_mid) goto oom;
-    /* the transfer leaves the wait's node (the mid node) */
-    for (size_t v = 0; v < g->nnode; v++) from_mid[v] = UINT32_MAX;
-    for (size_t i = 0; i < g->nedge; i++)
-        if (g->edge[i].type == HTA_CP_OPERATOR) from_mid[g->edge[i].u] = (uint32_t)i;
+    if (!R->coll || !*pw_edge || !*tr_edge || sim_mid_map(g, &from_mid, err)) goto oom;
     int has_id = 1, has_seq = 1;
     for (size_t q = 0; q < n; q++) {
         const hta_sim_coll *id = &s->coll[q];
@@ -98,7 +94,7 @@ static hta_status collectives(struct hta_job *j, const hta_sim *s, sj_rank *R, u
         c->step = s->ev_step[e->attr];
         c->pw = hta_cp_edge_w(g, (size_t)(e - g->edge));
         c->stream = hta_cp_ev_stream(g, x);
-        uint32_t tr = from_mid[e->v];
+        uint32_t tr = sim_mid_transfer(g, from_mid, e->v);
         c->tr = tr != UINT32_MAX ? hta_cp_edge_w(g, tr) : 0;
         (*pw_edge)[R->ncoll] = id->edge;
         (*tr_edge)[R->ncoll] = tr;

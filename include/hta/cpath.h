@@ -87,6 +87,15 @@ typedef struct hta_cp_path {
     int64_t length;       /* sum of graph weights (negative clamped to 0), ns */
 } hta_cp_path;
 
+/* A few 64-bit values by 32-bit id (open addressing; UINT32_MAX: a free slot; cap a power of two, at most half
+ * full): what a graph holds for the few nodes or edges its compact arrays cannot. */
+typedef struct hta_cp_idmap {
+    uint32_t *id;
+    int64_t *val;
+    size_t cap, n;
+} hta_cp_idmap;
+int64_t hta_cp_idmap_get(const hta_cp_idmap *m, uint32_t id); /* an id put in it */
+
 typedef struct hta_cp_graph {
     hta_symtab *sym;      /* names and categories of ev */
     hta_cp_event *ev;
@@ -101,13 +110,9 @@ typedef struct hta_cp_graph {
                            * alone: the graph is a report's largest part; 0 in HTA's graph */
     int32_t *ev_node;     /* HTA's graph: event x's start and end nodes, ev_node[2x] and [2x + 1], -1 when it has
                            * none; NULL in a simulation graph, where they are 2x and 2x + 1 */
-    uint32_t *wide_e;     /* the wide weights (hta_cp_edge.w == HTA_CP_WIDE): edge ids by open addressing, */
-    int64_t *wide_w;      /* UINT32_MAX: free; wide_cap a power of two */
-    size_t wide_cap, nwide;
-    uint64_t *cut_bit;    /* per event below nbase / 2: its end is cut (cut_ev / cut_ts hold the time) */
-    uint32_t *cut_ev;     /* open addressing, UINT32_MAX: free; cut_cap a power of two */
-    int64_t *cut_ts;      /* the cut end, relative to origin_ns */
-    size_t cut_cap, ncut;
+    hta_cp_idmap wide;    /* the weights of the edges whose w is HTA_CP_WIDE, by edge id */
+    uint64_t *cut_bit;    /* per event below nbase / 2: its end is cut, the time (relative to origin_ns) in cut */
+    hta_cp_idmap cut;     /* by event id */
     hta_cp_edge *edge;    /* in insertion order (networkx edge order) */
     size_t nedge;
     uint32_t *order;      /* node ids in networkx node-insertion order */
@@ -124,10 +129,9 @@ typedef struct hta_cp_graph {
 } hta_cp_graph;
 
 /* Edge e's weight in ns. */
-int64_t hta_cp_wide_w(const hta_cp_graph *g, uint32_t e);
 static inline int64_t hta_cp_edge_w(const hta_cp_graph *g, size_t e) {
     int32_t w = g->edge[e].w;
-    return w != HTA_CP_WIDE ? w : hta_cp_wide_w(g, (uint32_t)e);
+    return w != HTA_CP_WIDE ? w : hta_cp_idmap_get(&g->wide, (uint32_t)e);
 }
 
 /* Event x's start and end nodes (-1: none), in either kind of graph. */
@@ -145,13 +149,12 @@ static inline uint32_t hta_cp_node_ev(const hta_cp_graph *g, size_t v) {
 static inline int hta_cp_node_is_start(const hta_cp_graph *g, size_t v) {
     return v < g->nbase ? !(v & 1) : g->node[v - g->nbase].is_start;
 }
-int64_t hta_cp_cut_end(const hta_cp_graph *g, uint32_t x); /* event x's cut end (cut_bit set) */
 static inline int64_t hta_cp_node_ts(const hta_cp_graph *g, size_t v) {
     if (v >= g->nbase) return g->node[v - g->nbase].ts;
     uint32_t x = (uint32_t)(v >> 1);
     const hta_cp_event *e = &g->ev[x];
     if (!(v & 1)) return e->ts;
-    if (g->cut_bit && (g->cut_bit[x >> 6] >> (x & 63) & 1)) return hta_cp_cut_end(g, x);
+    if (g->cut_bit && (g->cut_bit[x >> 6] >> (x & 63) & 1)) return hta_cp_idmap_get(&g->cut, x);
     return e->ts + e->dur;
 }
 

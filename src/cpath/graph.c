@@ -48,11 +48,9 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g->ev_parent);
     free(g->ev_node);
     free(g->node);
-    free(g->wide_e);
-    free(g->wide_w);
+    cp_idmap_free(&g->wide);
     free(g->cut_bit);
-    free(g->cut_ev);
-    free(g->cut_ts);
+    cp_idmap_free(&g->cut);
     free(g->edge);
     free(g->order);
     for (size_t i = 0; i < g->nnotes; i++) free(g->notes[i]);
@@ -61,41 +59,50 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g);
 }
 
-/* The cut ends' table: a multiplicative hash of the event id, probed linearly (few events are cut: the
- * nesting's overlaps). */
-static size_t cut_slot(const hta_cp_graph *g, uint32_t x) {
-    size_t m = g->cut_cap - 1, i = (size_t)((x * 0x9E3779B1u) & m);
-    while (g->cut_ev[i] != x && g->cut_ev[i] != UINT32_MAX) i = (i + 1) & m;
+/* An id's slot: a multiplicative hash, probed linearly. */
+static size_t idmap_slot(const hta_cp_idmap *m, uint32_t id) {
+    size_t mask = m->cap - 1, i = (size_t)((id * 0x9E3779B1u) & mask);
+    while (m->id[i] != id && m->id[i] != UINT32_MAX) i = (i + 1) & mask;
     return i;
 }
 
-int64_t hta_cp_cut_end(const hta_cp_graph *g, uint32_t x) { return g->cut_ts[cut_slot(g, x)]; }
+int64_t hta_cp_idmap_get(const hta_cp_idmap *m, uint32_t id) { return m->val[idmap_slot(m, id)]; }
+
+hta_status cp_idmap_put(hta_cp_idmap *m, uint32_t id, int64_t val, hta_error *err) {
+    if (2 * (m->n + 1) > m->cap) {
+        hta_cp_idmap old = *m;
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        m->id = malloc(cap * sizeof *m->id);
+        m->val = malloc(cap * sizeof *m->val);
+        if (!m->id || !m->val) {
+            free(m->id), free(m->val);
+            *m = old;
+            return hta_oom(err);
+        }
+        memset(m->id, 0xff, cap * sizeof *m->id);
+        m->cap = cap;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.id[i] != UINT32_MAX) {
+                size_t j = idmap_slot(m, old.id[i]);
+                m->id[j] = old.id[i], m->val[j] = old.val[i];
+            }
+        free(old.id), free(old.val);
+    }
+    size_t i = idmap_slot(m, id);
+    if (m->id[i] == UINT32_MAX) m->id[i] = id, m->n++;
+    m->val[i] = val;
+    return HTA_OK;
+}
+
+void cp_idmap_free(hta_cp_idmap *m) {
+    free(m->id);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
 
 hta_status cp_cut_set(hta_cp_graph *g, uint32_t x, int64_t ts, hta_error *err) {
     if (!g->cut_bit && !(g->cut_bit = calloc(g->nbase / 128 + 1, sizeof *g->cut_bit))) return hta_oom(err);
-    if (2 * (g->ncut + 1) > g->cut_cap) { /* at most half full */
-        size_t cap = g->cut_cap ? 2 * g->cut_cap : 64, oc = g->cut_cap;
-        uint32_t *oe = g->cut_ev;
-        int64_t *ot = g->cut_ts;
-        g->cut_ev = malloc(cap * sizeof *g->cut_ev);
-        g->cut_ts = malloc(cap * sizeof *g->cut_ts);
-        if (!g->cut_ev || !g->cut_ts) {
-            free(g->cut_ev), free(g->cut_ts);
-            g->cut_ev = oe, g->cut_ts = ot;
-            return hta_oom(err);
-        }
-        memset(g->cut_ev, 0xff, cap * sizeof *g->cut_ev);
-        g->cut_cap = cap;
-        for (size_t i = 0; i < oc; i++)
-            if (oe[i] != UINT32_MAX) {
-                size_t j = cut_slot(g, oe[i]);
-                g->cut_ev[j] = oe[i], g->cut_ts[j] = ot[i];
-            }
-        free(oe), free(ot);
-    }
-    size_t i = cut_slot(g, x);
-    if (g->cut_ev[i] == UINT32_MAX) g->cut_ev[i] = x, g->ncut++;
-    g->cut_ts[i] = ts;
+    HTA_TRY(cp_idmap_put(&g->cut, x, ts, err));
     g->cut_bit[x >> 6] |= (uint64_t)1 << (x & 63);
     return HTA_OK;
 }
@@ -374,44 +381,12 @@ void cp_adj_fill(const hta_cp_edge *e, size_t ne, size_t nn, int by_dest, uint32
     cp_adj_fill_recs(e, sizeof *e, ne, nn, by_dest, off, eid);
 }
 
-/* The wide weights' table: a multiplicative hash of the edge id, probed linearly (few edges weigh 2.1 s or
- * more: long idle stretches, a data loader's wait). */
-static size_t wide_slot(const hta_cp_graph *g, uint32_t e) {
-    size_t m = g->wide_cap - 1, i = (size_t)((e * 0x9E3779B1u) & m);
-    while (g->wide_e[i] != e && g->wide_e[i] != UINT32_MAX) i = (i + 1) & m;
-    return i;
-}
-
-int64_t hta_cp_wide_w(const hta_cp_graph *g, uint32_t e) { return g->wide_w[wide_slot(g, e)]; }
-
 hta_status cp_edge_set_w(hta_cp_graph *g, size_t e, int64_t w, hta_error *err) {
     if (w > INT32_MIN && w <= INT32_MAX) {
         g->edge[e].w = (int32_t)w; /* a wide entry it had stays in the table, unread */
         return HTA_OK;
     }
-    if (2 * (g->nwide + 1) > g->wide_cap) { /* at most half full */
-        size_t cap = g->wide_cap ? 2 * g->wide_cap : 64, oc = g->wide_cap;
-        uint32_t *oe = g->wide_e;
-        int64_t *ow = g->wide_w;
-        g->wide_e = malloc(cap * sizeof *g->wide_e);
-        g->wide_w = malloc(cap * sizeof *g->wide_w);
-        if (!g->wide_e || !g->wide_w) {
-            free(g->wide_e), free(g->wide_w);
-            g->wide_e = oe, g->wide_w = ow;
-            return hta_oom(err);
-        }
-        memset(g->wide_e, 0xff, cap * sizeof *g->wide_e);
-        g->wide_cap = cap;
-        for (size_t i = 0; i < oc; i++)
-            if (oe[i] != UINT32_MAX) {
-                size_t j = wide_slot(g, oe[i]);
-                g->wide_e[j] = oe[i], g->wide_w[j] = ow[i];
-            }
-        free(oe), free(ow);
-    }
-    size_t i = wide_slot(g, (uint32_t)e);
-    if (g->wide_e[i] == UINT32_MAX) g->wide_e[i] = (uint32_t)e, g->nwide++;
-    g->wide_w[i] = w;
+    HTA_TRY(cp_idmap_put(&g->wide, (uint32_t)e, w, err));
     g->edge[e].w = HTA_CP_WIDE;
     return HTA_OK;
 }

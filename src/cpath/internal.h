@@ -66,6 +66,10 @@ hta_status cp_summary_steps(const hta_cp_graph *g, const hta_cp_path *p, const c
                             const char *const *data_load, size_t ndata_load, const hta_table_def *d,
                             hta_result *out, hta_error *err);
 
+/* Puts id's value (replacing the one it had); frees the map. */
+hta_status cp_idmap_put(hta_cp_idmap *m, uint32_t id, int64_t val, hta_error *err);
+void cp_idmap_free(hta_cp_idmap *m);
+
 /* Sets edge e's weight (hta_cp_edge_w reads it back). */
 hta_status cp_edge_set_w(hta_cp_graph *g, size_t e, int64_t w, hta_error *err);
 

@@ -164,7 +164,12 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     int64_t col[SJ_NCLS] = {0};
     size_t cnt[SJ_NCLS] = {0}, edges = 0;
     for (size_t r = 0; r < nn; r++) {
-        if (!(root[r / 64] >> (r % 64) & 1)) continue;
+        uint64_t word = root[r / 64] >> (r % 64);
+        if (!word) { /* on to the next root: most nodes have an input that decides them */
+            r |= 63;
+            continue;
+        }
+        r += (size_t)__builtin_ctzll(word);
         uint32_t x = (uint32_t)r, e = UINT32_MAX; /* the node, the edge it was entered by */
         size_t slot = 0;                           /* that edge's place in kid */
         for (;;) {
@@ -212,6 +217,7 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
                 e = pick(k->s, k->w, k->t, x);
                 uint32_t p = g->edge[e].u;
                 size_t a = coff[p], z = coff[p + 1];
+                if (z - a == 1) z = a; /* an only child is its parent's first */
                 while (a < z) {
                     size_t mid = a + (z - a) / 2;
                     if (g->edge[kid[mid]].v < x) a = mid + 1;

@@ -798,8 +798,6 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* ---- weights: the deciding input keeps the observed distance ---- */
 
-/* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
- * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
 /* sim_coll_read for the builder's wait edges (their ids and events, in edge order). */
 static hta_status coll_read(sb *b) {
     size_t n = 0;
@@ -815,6 +813,8 @@ static hta_status coll_read(sb *b) {
     return st;
 }
 
+/* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
+ * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
     hta_sim *s = b->s;
@@ -1000,9 +1000,8 @@ static hta_status build(sb *b) {
     b->is_gpu = calloc(m ? m : 1, 1);
     b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
     b->s->ev_step = malloc((m ? m : 1) * sizeof *b->s->ev_step);
-    /* sized for what real traces give (2 nodes per event and a few more; 2.0-2.2 edges per event), so that
-     * the arrays are not copied as they grow */
-    /* the events' nodes are theirs (g->nbase); g->node holds the few more (a collective's mid node) */
+    /* the events' nodes are theirs (g->nbase); g->node holds the few more (a collective's mid node), sized
+     * for what real traces give (a few per 16 events), so that it is not copied as it grows */
     g->nbase = 2 * m;
     b->capnode = m / 16 + 64;
     g->node = malloc(b->capnode * sizeof *g->node);
@@ -1050,7 +1049,7 @@ static hta_status build(sb *b) {
         hta_ctx_release_rows(b->ctx, b->k,
                              HTA_COL_NAME | HTA_COL_THREAD | HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_STREAM |
                                  HTA_COL_PARTNER);
-    b->cap = 2 * m + m / 4 + 1024;
+    b->cap = 2 * m + m / 4 + 1024; /* real traces give 2.0-2.2 edges per event: not copied as they grow */
     b->e = cp_malloc(b->cap * sizeof *b->e);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
     b->toff = calloc(r->nthreads + 2, sizeof *b->toff);

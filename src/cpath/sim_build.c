@@ -158,6 +158,18 @@ static int cut_open(sb *b, const uint32_t *stack, size_t sp, uint32_t x) {
     return 1;
 }
 
+/* The chain's next boundary v after boundary last (-1: v is the first): the edge between them, attributed to
+ * the innermost open event (-1: none, untraced time), which is v's chain input; v joins the chain. */
+static hta_status chain_link(sb *b, int64_t last, uint32_t v, int32_t open) {
+    if (last >= 0) {
+        size_t ne0 = b->ne;
+        HTA_TRY(add(b, (uint32_t)last, v, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
+        if (b->ne > ne0) b->chain_in[v] = (uint32_t)(b->ne - 1);
+    }
+    b->cn[b->ncn++] = v;
+    return HTA_OK;
+}
+
 /* One CPU track: its events nested by a stack (cut_open), and one chain edge between consecutive
  * boundaries, attributed to the innermost open event. */
 static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
@@ -173,12 +185,7 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
             while (sp && (i == n || ev_end(b, stack[sp - 1]) <= ev_start(b, x))) {
                 uint32_t c = stack[--sp];
                 uint32_t en = 2 * c + 1;
-                if (last >= 0) {
-                    size_t ne0 = b->ne;
-                    HTA_TRY(add(b, (uint32_t)last, en, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
-                    if (b->ne > ne0) b->chain_in[en] = (uint32_t)(b->ne - 1);
-                }
-                b->cn[b->ncn++] = en;
+                HTA_TRY(chain_link(b, last, en, open));
                 last = en;
                 open = sp ? (int32_t)stack[sp - 1] : -1;
             }
@@ -189,12 +196,7 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
             HTA_TRY(cut_end(b, x, ev_end(b, stack[sp - 1]))); /* not nested: cut at the parent's end */
         g->ev_parent[x] = sp ? (int32_t)stack[sp - 1] : -1;
         uint32_t st = 2 * x;
-        if (last >= 0) {
-            size_t ne0 = b->ne;
-            HTA_TRY(add(b, (uint32_t)last, st, open >= 0 ? HTA_CP_OPERATOR : HTA_CP_GAP, open, INT64_MIN));
-            if (b->ne > ne0) b->chain_in[st] = (uint32_t)(b->ne - 1);
-        }
-        b->cn[b->ncn++] = st;
+        HTA_TRY(chain_link(b, last, st, open));
         last = st;
         open = (int32_t)x;
         stack[sp++] = x;

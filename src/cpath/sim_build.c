@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpath/sim_internal.h"
+#include "core/vec.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
 
@@ -224,13 +225,7 @@ typedef struct samples {
 } samples;
 
 static int sample(samples *s, int64_t x) {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? 2 * s->cap : 256;
-        int64_t *y = realloc(s->v, nc * sizeof *y);
-        if (!y) return -1;
-        s->v = y;
-        s->cap = nc;
-    }
+    if (HTA_GROW(s->v, s->cap, s->n + 1)) return -1;
     s->v[s->n++] = x;
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "job/internal.h"
 #include "core/bigbuf.h"
+#include "core/vec.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
 
@@ -380,13 +381,7 @@ static int follow(const struct hta_job *j, const paths *P, size_t scn, size_t po
         const sj_query *x = piece(P, scn, pos, at, idx);
         if (!x) return -1;
         if (want_hops) {
-            if (tr->nsegs == tr->capsegs) {
-                size_t nc = tr->capsegs ? 2 * tr->capsegs : 64;
-                seg *y = realloc(tr->segs, nc * sizeof *y);
-                if (!y) return -2;
-                tr->segs = y;
-                tr->capsegs = nc;
-            }
+            if (HTA_GROW(tr->segs, tr->capsegs, tr->nsegs + 1)) return -2;
             tr->segs[tr->nsegs++] = (seg){(uint32_t)pos, at, idx, -1, {0, 0}, NULL, 0, 0};
         }
         if (from != INT64_MIN && x->out.t1 <= from) {
@@ -414,13 +409,7 @@ static int follow(const struct hta_job *j, const paths *P, size_t scn, size_t po
         tr->acc.present |= 1u; /* class "" */
         tr->acc.edges++;
         if (want_hops && last->rank != pos) {
-            if (tr->nhops == tr->caphops) {
-                size_t nc = tr->caphops ? 2 * tr->caphops : 64;
-                hop *y = realloc(tr->hops, nc * sizeof *y);
-                if (!y) return -2;
-                tr->hops = y;
-                tr->caphops = nc;
-            }
+            if (HTA_GROW(tr->hops, tr->caphops, tr->nhops + 1)) return -2;
             tr->hops[tr->nhops++] = (hop){b, (uint32_t)x->out.inst, j->r[last->rank].rank, j->r[pos].rank};
         }
         pos = last->rank;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "job/internal.h"
+#include "core/vec.h"
 #include "hta/vocab.h"
 
 static uint32_t intern(struct hta_job *j, const char *s) {
@@ -288,13 +289,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        sj_label *y = realloc(*v, nc * sizeof *y);
-        if (!y) return -1;
-        *v = y;
-        *cap = nc;
-    }
+    if (HTA_GROW(*v, *cap, *n + 1)) return -1;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -340,14 +335,7 @@ static int blk_alloc(lab_state *L, size_t n, uint32_t *off) {
         L->freel[n] = (uint32_t)L->pool[*off - BLK_HDR].d;
         return 0;
     }
-    if (L->npool + n + BLK_HDR > L->cap) {
-        size_t nc = L->cap ? 2 * L->cap : 1024;
-        while (nc < L->npool + n + BLK_HDR) nc *= 2;
-        sj_label *y = realloc(L->pool, nc * sizeof *y);
-        if (!y) return -1;
-        L->pool = y, L->cap = nc;
-    }
-    if (L->npool + n + BLK_HDR > UINT32_MAX) return -1;
+    if (L->npool + n + BLK_HDR > UINT32_MAX || HTA_GROW(L->pool, L->cap, L->npool + n + BLK_HDR)) return -1;
     *off = (uint32_t)(L->npool + BLK_HDR);
     L->npool += n + BLK_HDR;
     return 0;

@@ -112,14 +112,24 @@ hta_status cp_cut_set(hta_cp_graph *g, uint32_t x, int64_t ts, hta_error *err) {
  * blocks ask for transparent huge pages (THP "madvise" mode) and are
  * populated in one call (~5x cheaper than faulting page by page; pages
  * already in place cost next to nothing). */
-static void advise(void *p, size_t n) {
+static void huge(void *p, size_t n) {
     if (!p || n < ((size_t)64 << 10)) return;
 #ifdef MADV_HUGEPAGE
     const uintptr_t H = (uintptr_t)2 << 20;
     uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), e = ((uintptr_t)p + n) & ~(H - 1);
     if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
 #endif
+}
+
+static void advise(void *p, size_t n) {
+    huge(p, n);
     hta_prefault(p, n);
+}
+
+void *cp_malloc_filled(size_t n) {
+    void *p = malloc(n ? n : 1);
+    huge(p, n);
+    return p;
 }
 
 void *cp_malloc(size_t n) {

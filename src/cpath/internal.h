@@ -82,6 +82,10 @@ hta_status cp_note(hta_cp_graph *g, hta_error *err, const char *fmt, ...) __attr
 /* malloc/calloc that ask for huge pages on big blocks (free with free()). */
 void *cp_malloc(size_t n);
 void *cp_calloc(size_t n, size_t size);
+/* A big block written from its start as it fills (an array that grows to its room): huge pages asked for,
+ * faulted as the writes reach them (2 MB at a time) rather than at once, so that what it replaces meanwhile
+ * (the rows the build gives back) is gone before its end is touched. */
+void *cp_malloc_filled(size_t n);
 
 /* A glob match (* and ?) on the whole string. */
 int cp_glob(const char *pat, const char *s);

@@ -1047,7 +1047,7 @@ static hta_status build(sb *b) {
                              HTA_COL_NAME | HTA_COL_THREAD | HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_STREAM |
                                  HTA_COL_PARTNER);
     b->cap = 2 * m + m / 4 + 1024; /* real traces give 2.0-2.2 edges per event: not copied as they grow */
-    b->e = cp_malloc(b->cap * sizeof *b->e);
+    b->e = cp_malloc_filled(b->cap * sizeof *b->e);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
     b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
     b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);

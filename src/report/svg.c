@@ -213,6 +213,26 @@ void svg_yaxis(sb *b, double x, double py0, double py1, double hi, const char *u
     }
 }
 
+/* The start of a chart of bars with labels left of x0: the buffer for a label cut to fit (*maxc characters,
+ * the caller's to give to bars_close), then the chart opened; NULL (b->oom set) when out of memory. */
+static char *bars_open(sb *b, const char *id, const char *title, int w, int h, double x0, int *maxc) {
+    *maxc = svg_label_chars(x0 - 8);
+    char *lb = malloc((size_t)*maxc + 1);
+    if (!lb) {
+        b->oom = 1;
+        return NULL;
+    }
+    svg_open(b, id, title, w, h);
+    return lb;
+}
+
+/* Its end: the label buffer freed, the value axis from x0 to x1 at y (0 to hi), the chart closed. */
+static void bars_close(sb *b, char *lb, double x0, double x1, double y, double hi, const char *unit) {
+    free(lb);
+    svg_xaxis(b, x0, x1, y, hi, unit);
+    svg_close(b);
+}
+
 void svg_hbars(sb *b, const char *id, const char *title, const char *const *labels, const char *const *tips,
                const double *v, int n, const char *unit, int label_w, const char *empty) {
     int rowh = 18, w = 900, top = 10, h = top + n * rowh + 45;
@@ -223,13 +243,9 @@ void svg_hbars(sb *b, const char *id, const char *title, const char *const *labe
         return;
     }
     double x0 = label_w, x1 = w - 60;
-    int maxc = svg_label_chars(x0 - 8);
-    char nb[SVG_NUM], *lb = malloc((size_t)maxc + 1);
-    if (!lb) {
-        b->oom = 1;
-        return;
-    }
-    svg_open(b, id, title, w, h);
+    int maxc;
+    char nb[SVG_NUM], *lb = bars_open(b, id, title, w, h, x0, &maxc);
+    if (!lb) return;
     for (int i = 0; i < n; i++) {
         double y = top + i * rowh, bw = (x1 - x0) * (isnan(v[i]) ? 0 : v[i]) / hi;
         /* the bar's tooltip names it whole, with its value */
@@ -245,9 +261,7 @@ void svg_hbars(sb *b, const char *id, const char *title, const char *const *labe
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"tk\">%s</text></g>\n", x0 + bw + 4, y + 12,
                   svg_num(v[i], SVG_SIG, nb));
     }
-    free(lb);
-    svg_xaxis(b, x0, x1, top + n * rowh + 2, hi, unit);
-    svg_close(b);
+    bars_close(b, lb, x0, x1, top + n * rowh + 2, hi, unit);
 }
 
 void svg_stacked(sb *b, const char *id, const char *title, const char *const *labels, int n,
@@ -269,13 +283,9 @@ void svg_stacked(sb *b, const char *id, const char *title, const char *const *la
         }
     }
     double x0 = label_w, x1 = w - 30;
-    int maxc = svg_label_chars(x0 - 8);
-    char nb[SVG_NUM], *lb = malloc((size_t)maxc + 1);
-    if (!lb) {
-        b->oom = 1;
-        return;
-    }
-    svg_open(b, id, title, w, h);
+    int maxc;
+    char nb[SVG_NUM], *lb = bars_open(b, id, title, w, h, x0, &maxc);
+    if (!lb) return;
     svg_legend(b, (int)x0, 16, w - 10, series, ns, NULL);
     for (int i = 0; i < n; i++) {
         double y = top + i * rowh, x = x0;
@@ -299,7 +309,5 @@ void svg_stacked(sb *b, const char *id, const char *title, const char *const *la
         }
         sb_printf(b, "\n");
     }
-    free(lb);
-    svg_xaxis(b, x0, x1, top + n * rowh + 2, hi, unit);
-    svg_close(b);
+    bars_close(b, lb, x0, x1, top + n * rowh + 2, hi, unit);
 }

@@ -185,6 +185,13 @@ int hta_result_add_each(hta_result *r, hta_table **const *t, size_t n);
 #define HTA_RESULT_ADD(r, ...)                                                                              \
     hta_result_add_each((r), (hta_table **const[]){__VA_ARGS__},                                              \
                         sizeof((hta_table **const[]){__VA_ARGS__}) / sizeof(hta_table **))
+/* The end of a function that made the n tables *t[0..n) for r: when st is a failure, the tables freed (each
+ * *t[i] set to NULL) and st returned; else them added (hta_result_add_each), HTA_ENOMEM through err when that
+ * fails.  HTA_RESULT_FINISH(st, r, err, &a, &b, ...) counts them. */
+hta_status hta_result_finish(hta_status st, hta_result *r, hta_table **const *t, size_t n, hta_error *err);
+#define HTA_RESULT_FINISH(st, r, err, ...)                                                                  \
+    hta_result_finish((st), (r), (hta_table **const[]){__VA_ARGS__},                                         \
+                      sizeof((hta_table **const[]){__VA_ARGS__}) / sizeof(hta_table **), (err))
 int hta_result_note(hta_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 hta_table *hta_result_find(const hta_result *r, const char *name);
 /* The table of r named d->name, checked to be built from declaration d, so

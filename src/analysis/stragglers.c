@@ -271,11 +271,7 @@ hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err) 
     hta_table *ct = hta_table_from_def(&HTA_STRAGGLER_SUM_COLLS_TABLE);
     hta_status st = !rt || !it || !ct ? hta_oom(err) : HTA_OK;
     for (size_t k = 0; k < hta_ctx_nranks(ctx) && !st; k++) st = summarise_rank(ctx, k, rt, it, ct, err);
-    if (st) {
-        hta_table_free(rt), hta_table_free(it), hta_table_free(ct);
-        return st;
-    }
-    return HTA_RESULT_ADD(out, &rt, &it, &ct) ? hta_oom(err) : HTA_OK;
+    return HTA_RESULT_FINISH(st, out, err, &rt, &it, &ct);
 }
 
 /* The summary table of declaration d in sum, checked column by column: summaries may come from another

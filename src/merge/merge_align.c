@@ -764,11 +764,7 @@ hta_status hta_merge_summary(hta_ctx *ctx, const hta_merge_opts *o, hta_result *
     hta_table *at = hta_table_from_def(&HTA_MERGE_SUM_ANCHORS_TABLE);
     hta_status st = !rt || !bt || !at ? hta_oom(err) : HTA_OK;
     for (size_t i = 0; i < t->nranks && !st; i++) st = summarise_rank(t, t->ranks[i], o, rt, bt, at, err);
-    if (st) {
-        hta_table_free(rt), hta_table_free(bt), hta_table_free(at);
-        return st;
-    }
-    return HTA_RESULT_ADD(out, &rt, &bt, &at) ? hta_oom(err) : HTA_OK;
+    return HTA_RESULT_FINISH(st, out, err, &rt, &bt, &at);
 }
 
 /* The summary table of declaration d, checked column by column: summaries may come from another process

@@ -270,6 +270,15 @@ int hta_result_add_each(hta_result *r, hta_table **const *t, size_t n) {
     return rc;
 }
 
+hta_status hta_result_finish(hta_status st, hta_result *r, hta_table **const *t, size_t n, hta_error *err) {
+    if (!st) return hta_result_add_each(r, t, n) ? hta_oom(err) : HTA_OK;
+    for (size_t i = 0; i < n; i++) {
+        hta_table_free(*t[i]);
+        *t[i] = NULL;
+    }
+    return st;
+}
+
 int hta_result_note(hta_result *r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -25,43 +25,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double run_plain(long iters)
-{
-    double t0 = now_s();
-    for (long i = 0; i < iters; i++) {
-        hta_tracer_begin("step");
-        hta_tracer_end();
-        if ((i & 0xfffff) == 0xfffff)
-            hta_tracer_discard();
+/* Defines double name(long iters): ns per pass of the statements given (one scope) over iters passes, the
+ * recorded events discarded every 2^20 passes (counted in the time); i is the pass. */
+#define SCOPE_LOOP(name, ...)                                                                          \
+    static double name(long iters)                                                                     \
+    {                                                                                                  \
+        double t0 = now_s();                                                                           \
+        for (long i = 0; i < iters; i++) {                                                             \
+            __VA_ARGS__                                                                                \
+            if ((i & 0xfffff) == 0xfffff)                                                              \
+                hta_tracer_discard();                                                                  \
+        }                                                                                              \
+        return (now_s() - t0) * 1e9 / (double)iters;                                                   \
     }
-    return (now_s() - t0) * 1e9 / (double)iters;
-}
 
-static double run_args(long iters)
-{
-    double t0 = now_s();
-    for (long i = 0; i < iters; i++) {
-        hta_tracer_arg a[2] = {HTA_TRACER_ARG_INT("layer", i), HTA_TRACER_ARG_INT("micro_batch", 3)};
-        hta_tracer_begin_args("step", a, 2);
-        hta_tracer_end();
-        if ((i & 0xfffff) == 0xfffff)
-            hta_tracer_discard();
-    }
-    return (now_s() - t0) * 1e9 / (double)iters;
-}
+SCOPE_LOOP(run_plain, hta_tracer_begin("step"); hta_tracer_end();)
 
-static double run_macro(long iters)
-{
-    double t0 = now_s();
-    for (long i = 0; i < iters; i++) {
-        {
-            HTA_TRACER_SCOPE("step");
-        }
-        if ((i & 0xfffff) == 0xfffff)
-            hta_tracer_discard();
-    }
-    return (now_s() - t0) * 1e9 / (double)iters;
-}
+SCOPE_LOOP(run_args,
+           hta_tracer_arg a[2] = {HTA_TRACER_ARG_INT("layer", i), HTA_TRACER_ARG_INT("micro_batch", 3)};
+           hta_tracer_begin_args("step", a, 2);
+           hta_tracer_end();)
+
+SCOPE_LOOP(run_macro, { HTA_TRACER_SCOPE("step"); })
 
 static double median(double *v, int n)
 {

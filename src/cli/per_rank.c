@@ -62,10 +62,7 @@ static hta_status one_rank(hta_ctx *ctx, size_t i, void *user, hta_error *err) {
 
 static void warn_at(void *user, size_t i, const char *msg) {
     cli_part *p = &((run *)user)->parts[i];
-    char **w = realloc(p->warn, (p->nwarn + 1) * sizeof *w);
-    if (!w) return;
-    p->warn = w;
-    if ((w[p->nwarn] = strdup(msg))) p->nwarn++;
+    (void)hta_strlist_add(&p->warn, &p->nwarn, "%s", msg); /* lost to a full memory: the load reports that */
 }
 
 static void parts_free(cli_part *parts, size_t n) {

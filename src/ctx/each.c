@@ -31,10 +31,7 @@ typedef struct each {
 
 static void keep_warning(void *ctx, const char *msg) {
     slot *s = ctx;
-    char **w = realloc(s->warn, (s->nwarn + 1) * sizeof *w);
-    if (!w) return;
-    s->warn = w;
-    if ((w[s->nwarn] = strdup(msg))) s->nwarn++;
+    (void)hta_strlist_add(&s->warn, &s->nwarn, "%s", msg); /* lost to a full memory: the load reports that */
 }
 
 static size_t visits(const each *e) { return e->eo->which ? e->eo->n : e->p->n; }

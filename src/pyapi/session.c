@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/util.h"
 #include "pyapi/internal.h"
 
 int hta_py_abi(void) { return HTA_PY_ABI; }
@@ -14,10 +15,7 @@ hta_status py_need(const hta_py_ctx *c, hta_error *err) {
 
 static void keep_warning(void *user, const char *msg) {
     hta_py_ctx *c = user;
-    char **w = realloc(c->warn, (c->nwarn + 1) * sizeof *w);
-    if (!w) return; /* a warning lost to a full memory: the load itself reports that */
-    c->warn = w;
-    if ((w[c->nwarn] = strdup(msg))) c->nwarn++;
+    (void)hta_strlist_add(&c->warn, &c->nwarn, "%s", msg); /* lost to a full memory: the load reports that */
 }
 
 hta_status hta_py_open(const char *path, const char *opts, hta_py_ctx **out, hta_error *err) {

@@ -5,16 +5,14 @@
 #include <sys/stat.h>
 
 #include "hta/trace.h"
+#include "hta/util.h"
 #include "trace/listing.h"
 
 /* warnings of the listing are kept, not given: the caller gives them only if it uses the plan (the
  * whole load lists the folder again and gives its own) */
 static void keep_warning(void *ctx, const char *msg) {
     hta_rank_plan *p = ctx;
-    char **w = realloc(p->warnings, (p->nwarnings + 1) * sizeof *w);
-    if (!w) return;
-    p->warnings = w;
-    if ((w[p->nwarnings] = strdup(msg))) p->nwarnings++;
+    (void)hta_strlist_add(&p->warnings, &p->nwarnings, "%s", msg); /* lost to a full memory: so is the plan */
 }
 
 static int by_rank(const void *a, const void *b) {

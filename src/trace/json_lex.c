@@ -455,6 +455,14 @@ static lex_rc skip_walk(lex *L, scan_block_fn fn, const char *p, const char *out
     }
 }
 
+/* Past a member's key and its ':' (*out), the key not wanted: in an object being skipped. */
+static lex_rc skip_key(lex *L, const char *p, const char **out) {
+    const char *k;
+    size_t kn;
+    int esc;
+    return lex_key(L, p, &k, &kn, &esc, out);
+}
+
 /* The byte-by-byte skip: the whole of the scalar path, the start of every skip on the SIMD paths (Kineto's
  * skipped values are a few bytes: "[[], []]", "[\"\", \"\"]", where setting up a walk costs more than
  * it saves) and the judge of anything the structure walk does not accept.  fn: the walk's classifier (a
@@ -491,12 +499,7 @@ static lex_rc skip_bytes(lex *L, const char *p, const char **out, scan_block_fn 
                 p++;
                 break;
             }
-            if (open == '{') {
-                const char *k;
-                size_t kn;
-                int esc;
-                if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
-            }
+            if (open == '{' && (rc = skip_key(L, p, &p))) return rc;
             continue;
         }
         case 't': if ((rc = lit(L, p, "true", &p))) return rc; break;
@@ -516,12 +519,7 @@ static lex_rc skip_bytes(lex *L, const char *p, const char **out, scan_block_fn 
             char open = stack[depth - 1];
             if (*p == ',') {
                 p = lex_ws(p + 1);
-                if (open == '{') {
-                    const char *k;
-                    size_t kn;
-                    int esc;
-                    if ((rc = lex_key(L, p, &k, &kn, &esc, &p))) return rc;
-                }
+                if (open == '{' && (rc = skip_key(L, p, &p))) return rc;
                 break;
             }
             if (*p == (open == '{' ? '}' : ']')) {

@@ -26,6 +26,9 @@ static inline double hta_ns_to_us(int64_t ns) {
  * thread being one of them, and returns when all are done (how many ran).  The workers take the items from a
  * counter they share: a thread that cannot be started leaves its share to the others. */
 size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *arg);
+/* hta_parallel with the counter kept here: item(arg, k) for every k in [0, items), each item taken by the
+ * first thread free (items of unequal cost: files, parts of a file). */
+size_t hta_parallel_items(int threads, size_t items, void (*item)(void *arg, size_t k), void *arg);
 /* The threads a run takes for `threads` asked (0: the CPUs). */
 size_t hta_threads(int threads);
 

@@ -2,6 +2,7 @@
  * threads a run takes and starts and joins them.  The workers share the items through a counter of their
  * own, so a thread that cannot be started only leaves its share to the others. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "hta/util.h"
@@ -25,4 +26,23 @@ size_t hta_parallel(int threads, size_t items, void *(*worker)(void *), void *ar
     worker(arg);
     for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     return started + 1;
+}
+
+typedef struct items {
+    atomic_size_t next;
+    size_t n;
+    void (*item)(void *arg, size_t k);
+    void *arg;
+} items;
+
+static void *take_items(void *arg) {
+    items *it = arg;
+    for (size_t k; (k = atomic_fetch_add(&it->next, 1)) < it->n;) it->item(it->arg, k);
+    return NULL;
+}
+
+size_t hta_parallel_items(int threads, size_t n, void (*item)(void *arg, size_t k), void *arg) {
+    items it = {.n = n, .item = item, .arg = arg};
+    atomic_init(&it.next, 0);
+    return hta_parallel(threads, n, take_items, &it);
 }

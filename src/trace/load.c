@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +43,6 @@ typedef struct job {
 typedef struct pool {
     job *jobs;
     size_t njobs;
-    /* the next job to take: files differ in size, so threads take them one at a time rather than in fixed
-     * shares */
-    atomic_size_t next;
     const hta_load_opts *opts;
     size_t split; /* threads per file: more threads than files parse each file in parts (split.c) */
 } pool;
@@ -57,31 +53,27 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A worker takes files until none is left and records the outcome in the job: failures are looked at
- * afterwards, in file order, so the error reported does not depend on which thread got there first. */
-static void *worker(void *arg) {
+/* File k, on the first thread free (files differ in size, so threads take them one at a time rather than
+ * in fixed shares), its outcome recorded in its job: failures are looked at afterwards, in file order, so the
+ * error reported does not depend on which thread got there first. */
+static void load_one(void *arg, size_t k) {
     pool *p = arg;
-    for (;;) {
-        size_t k = atomic_fetch_add(&p->next, 1);
-        if (k >= p->njobs) break;
-        job *j = &p->jobs[k];
-        double t0 = now_s();
-        j->r = calloc(1, sizeof *j->r);
-        if (!j->r || rank_build_init(&j->b, j->r)) {
-            j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
-            continue;
-        }
-        j->r->world_size = -1;
-        /* "absent" until the file says otherwise (hta_rank): -1 and INT64_MIN are the markers trace.h
-         * documents */
-        j->r->base_time_ns = INT64_MIN;
-        j->st = hta_parse_split(j->path, &j->b, p->split, p->opts->progress, p->opts->progress_ctx, &j->err);
-        j->r->ev_end = j->r->n_events;
-        if (!j->st && rank_build_finish(&j->b))
-            j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
-        j->r->load_seconds = now_s() - t0;
+    job *j = &p->jobs[k];
+    double t0 = now_s();
+    j->r = calloc(1, sizeof *j->r);
+    if (!j->r || rank_build_init(&j->b, j->r)) {
+        j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
+        return;
     }
-    return NULL;
+    j->r->world_size = -1;
+    /* "absent" until the file says otherwise (hta_rank): -1 and INT64_MIN are the markers trace.h
+     * documents */
+    j->r->base_time_ns = INT64_MIN;
+    j->st = hta_parse_split(j->path, &j->b, p->split, p->opts->progress, p->opts->progress_ctx, &j->err);
+    j->r->ev_end = j->r->n_events;
+    if (!j->st && rank_build_finish(&j->b))
+        j->st = hta_fail(&j->err, HTA_ENOMEM, "%s: out of memory", j->path);
+    j->r->load_seconds = now_s() - t0;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -409,11 +401,10 @@ hta_status hta_trace_load(const char *path, const hta_load_opts *opts, hta_trace
         st = hta_oom(err);
         goto done;
     }
-    atomic_init(&p.next, 0);
     for (size_t i = 0; i < nf; i++) p.jobs[i].path = files[i];
     /* at most one thread per file; the threads left over parse the files in parts */
     p.split = nf ? hta_threads(o->threads) / nf : 1;
-    hta_parallel(o->threads, nf, worker, &p);
+    hta_parallel_items(o->threads, nf, load_one, &p);
 
     /* errors: in folder mode a JSON file without traceEvents is not a trace.  Otherwise the first failing
      * file in file order is the one reported, whichever thread failed first. */

@@ -47,7 +47,6 @@ typedef struct split {
     const char *path;
     chunk *c;
     size_t n;
-    atomic_size_t next;
     hta_progress_fn progress;
     void *pctx;
     uint64_t size, span0; /* the file's bytes, chunk 0's share */
@@ -88,20 +87,16 @@ static void chunk0_progress(void *ctx, uint64_t done, uint64_t total) {
     s->progress(s->pctx, d < s->size ? d : s->size, s->size);
 }
 
-static void *worker(void *arg) {
+/* Chunk k, on the first thread free: chunk 0 reports the progress. */
+static void parse_one(void *arg, size_t k) {
     split *s = arg;
-    for (;;) {
-        size_t k = atomic_fetch_add(&s->next, 1);
-        if (k >= s->n) break;
-        chunk *c = &s->c[k];
-        if (k == 0 || !c->b.sym) {
-            if (k) c->st = HTA_ENOMEM;
-            else c->st = hta_parse_chunk(s->path, &c->b, &c->pc, s->progress ? chunk0_progress : NULL, s, &c->err);
-            continue;
-        }
-        c->st = hta_parse_chunk(s->path, &c->b, &c->pc, NULL, NULL, &c->err);
+    chunk *c = &s->c[k];
+    if (k == 0 || !c->b.sym) {
+        if (k) c->st = HTA_ENOMEM;
+        else c->st = hta_parse_chunk(s->path, &c->b, &c->pc, s->progress ? chunk0_progress : NULL, s, &c->err);
+        return;
     }
-    return NULL;
+    c->st = hta_parse_chunk(s->path, &c->b, &c->pc, NULL, NULL, &c->err);
 }
 
 /* The copy of a chunk's args and columns into b, renumbered (join): one item a column, taken by the
@@ -312,7 +307,6 @@ hta_status hta_parse_split(const char *path, rank_build *b, size_t threads, hta_
     chunk *c = calloc(n, sizeof *c);
     if (!c) return hta_fail(err, HTA_ENOMEM, "%s: out of memory", path);
     s.c = c;
-    atomic_init(&s.next, 0);
     c[0].r = b->r;
     c[0].b = *b;
     for (size_t k = 0; k < n; k++) {
@@ -332,7 +326,7 @@ hta_status hta_parse_split(const char *path, rank_build *b, size_t threads, hta_
             }
         }
     }
-    hta_parallel((int)threads, n, worker, &s);
+    hta_parallel_items((int)threads, n, parse_one, &s);
     *b = c[0].b;
     /* the chain of proven chunks: 0, then the one each reached.  A failure in it (chunk 0's included)
      * is worded by one thread's parse below. */

@@ -143,3 +143,24 @@ hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
     free(as), free(ae), free(bs), free(be);
     return st;
 }
+
+hta_status bd_pair_table(hta_ctx *ctx, const hta_table_def *def, hta_gpu_rows sel, int type_a, int type_b,
+                         bd_pair_row_fn row, const void *user, hta_result *out, hta_error *err) {
+    hta_table *tb = hta_table_from_def(def);
+    if (!tb) return hta_oom(err);
+    for (size_t k = 0; k < hta_ctx_nranks(ctx); k++) {
+        bd_pair u;
+        hta_status st = bd_union_pair(ctx, k, sel, type_a, type_b, &u, err);
+        if (st) {
+            hta_table_free(tb);
+            return st;
+        }
+        long r = hta_table_add_row(tb);
+        if (r < 0) {
+            hta_table_free(tb);
+            return hta_oom(err);
+        }
+        row(ctx, k, &u, user, tb, (size_t)r, out);
+    }
+    return hta_result_add(out, tb) ? hta_oom(err) : HTA_OK;
+}

@@ -44,6 +44,12 @@ typedef struct bd_pair {
 } bd_pair;
 hta_status bd_union_pair(hta_ctx *ctx, size_t ri, hta_gpu_rows sel, int type_a,
                          int type_b, bd_pair *out, hta_error *err);
+/* A table of declaration def with a row per rank of ctx, added to out: row fills rank k's row from its pair of
+ * unions (bd_union_pair with sel, type_a, type_b; user: the analysis's options), and may add notes to out. */
+typedef void (*bd_pair_row_fn)(const hta_ctx *ctx, size_t k, const bd_pair *u, const void *user, hta_table *tb,
+                               size_t row, hta_result *out);
+hta_status bd_pair_table(hta_ctx *ctx, const hta_table_def *def, hta_gpu_rows sel, int type_a, int type_b,
+                         bd_pair_row_fn row, const void *user, hta_result *out, hta_error *err);
 
 /* Adds a note saying why rank r has no GPU rows of the kind `sel` (`what`
  * names them): none at all, or none inside HTA's profiled steps. */

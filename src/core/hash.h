@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A fast non-cryptographic hash for interning (8 bytes a step). */
@@ -57,6 +58,24 @@ static inline uint64_t hta_hash_u64(uint64_t x) {
     x *= 0xC4CEB9FE1A85EC53ull;
     x ^= x >> 33;
     return x;
+}
+
+/* The slots of an open-addressing map built anew for ns slots (a power of two), the old ones (*slot) freed:
+ * entry i of n at the first free slot from hash(ctx, i), stored as i + 1 (0: free).  Returns 0, or -1 (the
+ * map as it was) when out of memory. */
+static inline int hta_slots_rebuild(uint32_t **slot, size_t *nslot, size_t ns, size_t n,
+                                    uint64_t (*hash)(const void *ctx, size_t i), const void *ctx) {
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl) return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = hash(ctx, i) & (ns - 1);
+        while (sl[j]) j = (j + 1) & (ns - 1);
+        sl[j] = (uint32_t)i + 1;
+    }
+    free(*slot);
+    *slot = sl;
+    *nslot = ns;
+    return 0;
 }
 
 #endif

@@ -69,19 +69,10 @@ static char *store(hta_symtab *s, const char *str, size_t n) {
     return d;
 }
 
+static uint64_t ent_hash(const void *ctx, size_t id) { return ((const hta_symtab *)ctx)->ent[id].hash32; }
+
 static hta_status rehash(hta_symtab *s) {
-    size_t ns = s->nslot * 2;
-    uint32_t *sl = calloc(ns, sizeof *sl);
-    if (!sl) return HTA_ENOMEM;
-    for (size_t id = 0; id < s->n; id++) {
-        size_t j = s->ent[id].hash32 & (ns - 1);
-        while (sl[j]) j = (j + 1) & (ns - 1);
-        sl[j] = (uint32_t)id + 1;
-    }
-    free(s->slot);
-    s->slot = sl;
-    s->nslot = ns;
-    return HTA_OK;
+    return hta_slots_rebuild(&s->slot, &s->nslot, s->nslot * 2, s->n, ent_hash, s) ? HTA_ENOMEM : HTA_OK;
 }
 
 size_t hta_symtab_mark(const hta_symtab *s, const char *const *names, unsigned char *sel) {

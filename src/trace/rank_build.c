@@ -114,20 +114,15 @@ static uint64_t thread_key_hash(int64_t pid, int64_t tid) {
     return hta_hash_u64((uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid);
 }
 
+static uint64_t thread_hash(const void *ctx, size_t i) {
+    const hta_thread *t = &((const hta_rank *)ctx)->threads[i];
+    return thread_key_hash(t->pid, t->tid);
+}
+
 static hta_status thread_rehash(rank_build *b) {
     size_t ns = b->thread_nslot ? b->thread_nslot * 2 : 64;
-    uint32_t *sl = calloc(ns, sizeof *sl);
-    if (!sl) return HTA_ENOMEM;
-    for (size_t i = 0; i < b->r->nthreads; i++) {
-        const hta_thread *t = &b->r->threads[i];
-        size_t j = thread_key_hash(t->pid, t->tid) & (ns - 1);
-        while (sl[j]) j = (j + 1) & (ns - 1);
-        sl[j] = (uint32_t)i + 1;
-    }
-    free(b->thread_slot);
-    b->thread_slot = sl;
-    b->thread_nslot = ns;
-    return HTA_OK;
+    int rc = hta_slots_rebuild(&b->thread_slot, &b->thread_nslot, ns, b->r->nthreads, thread_hash, b->r);
+    return rc ? HTA_ENOMEM : HTA_OK;
 }
 
 hta_status rank_build_thread(rank_build *b, int64_t pid, int64_t tid, int64_t pid_sym, int64_t tid_sym,

@@ -250,42 +250,63 @@ static int is_marker_row(const hta_trace *t, const hta_rank *r, size_t i, const 
            hta_cat_classify(hta_sym(t->sym, hta_row_cat_sym(t, r, i))) == HTA_CC_USER_ANNOTATION;
 }
 
-static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, rsum *k) {
+/* The key of anchor row i, written into b (empty), and its time on the rank's clock (*at); non-zero when out
+ * of memory. */
+typedef int (*anchor_key)(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o, sbuf *b,
+                          int64_t *at);
+
+/* An anchor for every row that pred selects, in time order, named and timed by key (base: the rank's clock to
+ * the unix clock).  Returns 0 or -1 when out of memory. */
+static int row_anchors(const hta_trace *t, const hta_rank *r, int64_t base, const hta_merge_opts *o, row_pred pred,
+                       anchor_key key, rsum *k) {
     sbuf b = {0};
     int rc = 0;
     size_t nc;
-    uint32_t *cand = rows_by_time(t, r, is_nccl_row, NULL, &nc);
+    uint32_t *cand = rows_by_time(t, r, pred, o, &nc);
     if (!cand) return -1;
     for (size_t c = 0; c < nc && !rc; c++) {
         size_t i = cand[c];
-        const char *name = hta_sym(t->sym, r->name[i]);
+        int64_t at;
         b.n = 0;
-        int64_t seq = hta_row_arg_int(t, r, i, HTA_ARG_SEQ, -1);
-        const char *pg = hta_row_arg_text(t, r, i, HTA_ARG_PG_NAME, NULL);
-        const char *pgr = hta_row_arg_text(t, r, i, HTA_ARG_PG_RANKS, NULL);
-        if (seq >= 0 && (pg || pgr)) {
-            /* Kineto's collective record: (group, sequence number) names
-             * the same collective on every member rank, whatever the
-             * profiling window. */
-            char num[32];
-            snprintf(num, sizeof num, "|%lld", (long long)seq);
-            rc |= sb_add(&b, "pg|") | sb_add(&b, pg ? pg : "") | sb_add(&b, "|") |
-                  sb_add(&b, pgr ? pgr : "") | sb_add(&b, num);
-        } else {
-            /* without them: the kernel name on its stream, numbered by occurrence below; right when
-             * the ranks' profiling windows start at the same collective (docs/merge.md, Caveats) */
-            char s[32];
-            snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
-            rc |= sb_add(&b, "k|") | sb_add(&b, name) | sb_add(&b, s);
-        }
-        if (rc) break;
-        /* the anchor is the kernel's end: a collective ends when the last rank's data has arrived, on
-         * every rank alike; early ranks wait inside the kernel, so starts differ */
-        rc = add_anchor(k, b.s, b.n, r->ts[i] + r->dur[i] + base);
+        if ((rc = key(t, r, i, o, &b, &at))) break;
+        rc = add_anchor(k, b.s, b.n, at + base);
     }
     free(b.s);
     free(cand);
     return rc;
+}
+
+/* A collective kernel's anchor. */
+static int collective_key(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o, sbuf *b,
+                          int64_t *at) {
+    const char *name = hta_sym(t->sym, r->name[i]);
+    int rc = 0;
+    int64_t seq = hta_row_arg_int(t, r, i, HTA_ARG_SEQ, -1);
+    const char *pg = hta_row_arg_text(t, r, i, HTA_ARG_PG_NAME, NULL);
+    const char *pgr = hta_row_arg_text(t, r, i, HTA_ARG_PG_RANKS, NULL);
+    if (seq >= 0 && (pg || pgr)) {
+        /* Kineto's collective record: (group, sequence number) names
+         * the same collective on every member rank, whatever the
+         * profiling window. */
+        char num[32];
+        snprintf(num, sizeof num, "|%lld", (long long)seq);
+        rc |= sb_add(b, "pg|") | sb_add(b, pg ? pg : "") | sb_add(b, "|") |
+              sb_add(b, pgr ? pgr : "") | sb_add(b, num);
+    } else {
+        /* without them: the kernel name on its stream, numbered by occurrence below; right when
+         * the ranks' profiling windows start at the same collective (docs/merge.md, Caveats) */
+        char s[32];
+        snprintf(s, sizeof s, "|s%lld", (long long)hta_row_stream(r, i));
+        rc |= sb_add(b, "k|") | sb_add(b, name) | sb_add(b, s);
+    }
+    /* the anchor is the kernel's end: a collective ends when the last rank's data has arrived, on every rank
+     * alike; early ranks wait inside the kernel, so starts differ */
+    *at = r->ts[i] + r->dur[i];
+    return rc;
+}
+
+static int collective_anchors(const hta_trace *t, const hta_rank *r, int64_t base, rsum *k) {
+    return row_anchors(t, r, base, NULL, is_nccl_row, collective_key, k);
 }
 
 /* Scopes our tracer marks as collectives (args "collective": 1): the loader
@@ -361,27 +382,20 @@ static int tracer_anchors(const hta_rank *r, int64_t base, rsum *k) {
     return rc;
 }
 
+/* A barrier marker's anchor. */
+static int barrier_key(const hta_trace *t, const hta_rank *r, size_t i, const hta_merge_opts *o, sbuf *b,
+                       int64_t *at) {
+    const char *name = hta_sym(t->sym, r->name[i]);
+    const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
+    /* begin by default; ranks leave a real barrier together but enter it at different times, hence
+     * --barrier-edge end for a scope around one */
+    *at = r->ts[i] + (o->barrier_end ? r->dur[i] : 0);
+    return sb_add(b, cat) | sb_add(b, "|") | sb_add(b, name);
+}
+
 static int barrier_anchors(const hta_trace *t, const hta_rank *r, int64_t base, const hta_merge_opts *o,
                            rsum *k) {
-    sbuf b = {0};
-    int rc = 0;
-    size_t nc;
-    uint32_t *cand = rows_by_time(t, r, is_marker_row, o, &nc);
-    if (!cand) return -1;
-    for (size_t c = 0; c < nc && !rc; c++) {
-        size_t i = cand[c];
-        const char *name = hta_sym(t->sym, r->name[i]);
-        const char *cat = hta_sym(t->sym, hta_row_cat_sym(t, r, i));
-        b.n = 0;
-        if ((rc = sb_add(&b, cat) | sb_add(&b, "|") | sb_add(&b, name))) break;
-        /* begin by default; ranks leave a real barrier together but enter it at different times, hence
-         * --barrier-edge end for a scope around one */
-        int64_t tt = r->ts[i] + (o->barrier_end ? r->dur[i] : 0) + base;
-        rc = add_anchor(k, b.s, b.n, tt);
-    }
-    free(b.s);
-    free(cand);
-    return rc;
+    return row_anchors(t, r, base, o, is_marker_row, barrier_key, k);
 }
 
 /* ---- fitting ---- */

@@ -17,7 +17,7 @@ FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 # the library once, instrumented for coverage, then one program per target
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/libhta-fuzz.a: $(FUZZ_OBJ)
 	@rm -f $@
@@ -27,6 +27,10 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_graph.h tests/fuzz/fuz
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_BUILD)/libhta-fuzz.a $(LDLIBS)
 
 fuzz: $(FUZZ_BINS)
+
+# the headers each object read: a struct's layout changed in a header rebuilds what reads it (an object left
+# from before reads its fields at the old offsets)
+-include $(FUZZ_OBJ:.o=.d)
 
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -print_final_stats=0
 

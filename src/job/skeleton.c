@@ -310,6 +310,8 @@ static blk_hdr hdr_get(const lab_state *L, uint32_t off) {
     return h;
 }
 static void hdr_set(lab_state *L, uint32_t off, blk_hdr h) { memcpy(L->pool + off - BLK_HDR, &h, sizeof h); }
+/* Node v's labels as stored (NULL without labels: the pool may not be made yet). */
+static const sj_label *labels_of(const lab_state *L, uint32_t v) { return L->cnt[v] ? L->pool + L->off[v] : NULL; }
 /* Node v's labels' delta (0 without labels). */
 static int64_t delta_of(const lab_state *L, uint32_t v) { return L->cnt[v] ? hdr_get(L, L->off[v]).delta : 0; }
 /* The header of a block whose n labels hold their d as it is. */
@@ -422,7 +424,7 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
             if (y < 0) continue; /* a source */
             if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
             uint32_t a = g->edge[L->pw_e[y]].u; /* y's arrival */
-            const sj_label *z = L->pool + L->off[a];
+            const sj_label *z = labels_of(L, a);
             int64_t za = delta_of(L, a);
             for (uint32_t q = 0; q < L->cnt[a]; q++) {
                 uint32_t k = (uint32_t)(z[q].src + 1);
@@ -592,7 +594,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
             if (L->mid[u])
                 return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
                                                  "please report it", (int)g->rank);
-            const sj_label *x = L->pool + L->off[u];
+            const sj_label *x = labels_of(L, u);
             int64_t du = delta_of(L, u);
             for (uint32_t y = 0; y < L->cnt[u]; y++) {
                 int64_t d;
@@ -613,7 +615,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
     L->ncand = 0;
     for (size_t v = 0; v < g->nnode; v++) {
         if (L->has_succ[v] || L->mid[v]) continue;
-        const sj_label *x = L->pool + L->off[v];
+        const sj_label *x = labels_of(L, (uint32_t)v);
         int64_t dv = delta_of(L, (uint32_t)v);
         for (uint32_t y = 0; y < L->cnt[v]; y++)
             if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + dv})) goto oom;
@@ -636,7 +638,7 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         off[i] = (uint32_t)m;
-        const sj_label *x = L->pool + L->off[nodes[i]];
+        const sj_label *x = labels_of(L, nodes[i]);
         int64_t dx = delta_of(L, nodes[i]);
         for (uint32_t y = 0; y < L->cnt[nodes[i]]; y++) (*lab)[m + y] = (sj_label){x[y].src, x[y].d + dx};
         m += L->cnt[nodes[i]];

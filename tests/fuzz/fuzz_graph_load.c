@@ -17,11 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(const hta_cp_graph *g) {
     for (uint32_t i = 0; i < hta_symtab_count(g->sym); i++)
         if (!lex_utf8_valid(hta_sym(g->sym, i), hta_sym_len(g->sym, i))) abort();
-    for (size_t i = 0; i < g->nnode; i++)
-        if (g->node[i].ts < -HTA_TIME_MAX_NS || g->node[i].ts > HTA_TIME_MAX_NS || g->node[i].ev >= g->nev) abort();
+    for (size_t i = 0; i < g->nnode; i++) {
+        int64_t ts = hta_cp_node_ts(g, i);
+        if (ts < -HTA_TIME_MAX_NS || ts > HTA_TIME_MAX_NS || hta_cp_node_ev(g, i) >= g->nev) abort();
+    }
     for (size_t i = 0; i < g->nedge; i++) {
         const hta_cp_edge *e = &g->edge[i];
-        if (e->u >= g->nnode || e->v >= g->nnode || e->w < -HTA_TIME_MAX_NS || e->w > HTA_TIME_MAX_NS ||
+        int64_t w = hta_cp_edge_w(g, i);
+        if (e->u >= g->nnode || e->v >= g->nnode || w < -HTA_TIME_MAX_NS || w > HTA_TIME_MAX_NS ||
             e->attr >= (int64_t)g->nev)
             abort();
     }

@@ -6,6 +6,7 @@ HAVE_MPI := $(shell echo 'int main(void){return 0;}' | $(MPICC) -include mpi.h -
 ifeq ($(HAVE_MPI),1)
 CLI_OBJ_NOMAIN := $(filter-out $(BUILD)/obj/src/cli/main.o,$(CLI_OBJ))
 $(BUILD)/obj/mpi-cli-main.o: src/cli/main.c | $(INC_STAMPS)
+	@mkdir -p $(dir $@)
 	$(CC) -I$(BUILD)/inc/cli $(DEFS) -Dmain=hta_cli_main $(CFLAGS) $(WARN) -Wno-missing-prototypes -c $< -o $@
 $(BUILD)/obj/src/mpi/mpi_main.o: src/mpi/mpi_main.c | $(INC_STAMPS) $(BUILD)/inc/mpi/.stamp
 	@mkdir -p $(dir $@)

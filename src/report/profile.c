@@ -81,7 +81,6 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Union of n intervals (starts s, durations d) into the arena: *os, *oe, *on. */
 /* The union of the n intervals iv (start, end pairs: the caller's scratch, merged in place) into a, at its
  * size (sc: the sort's room, given back). */
 static hta_status union_of(hta_arena *a, hta_arena *sc, int64_t *iv, size_t n, int64_t **os, int64_t **oe, size_t *on,

@@ -101,7 +101,14 @@ typedef struct sj_skel {
     uint64_t *pkey;
     int64_t *pdef;
     size_t npair;
+    /* A scenario (q > 0) whose rules change no edge of the rank, at its first visit: its labels are scenario
+     * 0's (the same weights, the same reference), so lab, a_off, s_off, ref, pkey and pdef are scenario 0's,
+     * shared, not copied (skel[0] owns them; sj_skel_own before either's change).  A report's causes each
+     * touch a few ranks (the straggler's rule its rank alone): on 256 generated ranks, two of its four
+     * scenarios' labels per rank. */
+    int same;
 } sj_skel;
+
 
 /* Labels a node keeps at first (job/skeleton.c), and the revisits for the pruning's sake: each doubles the
  * labels kept; after the last, what a dropped label could still change is bounded and said (sj_check). */
@@ -123,6 +130,12 @@ typedef struct sj_rank {
     size_t sync_calls, sync_records;
     sj_skel *skel;      /* per scenario (0: the trace's own weights) */
 } sj_rank;
+
+/* What k owns freed (not the arrays it shares with scenario 0: sj_skel.same). */
+void sj_skel_free(sj_skel *k);
+/* Before scenario q's shared arrays change (a revisit's reference): its own copies of them; q = 0: every
+ * scenario that shares them takes its copies first.  -1: out of memory (nothing shared is then changed). */
+int sj_skel_own(sj_rank *R, size_t nscn, size_t q);
 
 /* rank:R=median's factors: sorted by key (sj_med_key). */
 typedef struct sj_med {
@@ -252,7 +265,7 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
  * times; each is marked for a revisit with those times as its reference and twice the labels, until
  * SJ_ROUNDS revisits.  again[0 .. *n): their positions.  After the last round, j->inexact_ns: the most a
  * dropped label could still move a time (0: the replay is exact). */
-void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n);
+hta_status sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n, hta_error *err);
 /* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
 hta_status sj_median(struct hta_job *j, hta_error *err);
 

@@ -153,17 +153,7 @@ void hta_job_free(hta_job *j) {
     drop_graphs(j);
     for (size_t p = 0; p < j->nr; p++) {
         sj_rank *R = &j->r[p];
-        for (size_t q = 0; R->skel && q < j->nscn; q++) {
-            free(R->skel[q].lab);
-            free(R->skel[q].a_off);
-            free(R->skel[q].s_off);
-            free(R->skel[q].trw);
-            free(R->skel[q].trmask);
-            free(R->skel[q].hits);
-            free(R->skel[q].ref);
-            free(R->skel[q].pkey);
-            free(R->skel[q].pdef);
-        }
+        for (size_t q = 0; R->skel && q < j->nscn; q++) sj_skel_free(&R->skel[q]);
         free(R->skel);
         free(R->coll);
         free(R->steps);
@@ -965,7 +955,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
             if (settled[q]) continue;
             size_t nf = 0;
             HTA_TRY_GOTO(st, sj_replay(j, q, err), done);
-            sj_check(j, q, failing, &nf);
+            HTA_TRY_GOTO(st, sj_check(j, q, failing, &nf, err), done);
             settled[q] = !nf;
             for (size_t i = 0; i < nf; i++)
                 if (!need[failing[i]]) need[failing[i]] = 1;

@@ -315,10 +315,10 @@ done:
     return st;
 }
 
-void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
+hta_status sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n, hta_error *err) {
     *n = 0;
     for (size_t p = 0; p < j->nr; p++) {
-        const sj_rank *R = &j->r[p];
+        sj_rank *R = &j->r[p];
         sj_skel *sk = R->present ? &R->skel[scn] : NULL;
         if (!sk || !sk->npair) continue;
         /* D(c): how much later the replay has collective c's end than the pruning's reference; a drop of x
@@ -336,6 +336,7 @@ void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
             if (w > j->inexact_ns) j->inexact_ns = w;
             continue;
         }
+        if (sj_skel_own(R, j->nscn, scn)) return hta_oom(err);
         for (size_t c = 0; c < R->ncoll; c++)
             if (!sj_add(j->end[scn][p][c], j->delta[p], &sk->ref[c]))
                 sk->ref[c] = j->delta[p] > 0 ? HTA_TIME_MAX_NS : -HTA_TIME_MAX_NS; /* a reference only */
@@ -345,6 +346,7 @@ void sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n) {
         sk->done = 0;
         again[(*n)++] = p;
     }
+    return HTA_OK;
 }
 
 /* ---- rank:R=median ---- */

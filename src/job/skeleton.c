@@ -648,6 +648,75 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
     return HTA_OK;
 }
 
+/* ---- scenarios that share scenario 0's labels (sj_skel.same) ---- */
+
+/* the arrays a scenario may share */
+static void free_shared(sj_skel *k) {
+    free(k->lab);
+    free(k->a_off);
+    free(k->s_off);
+    free(k->ref);
+    free(k->pkey);
+    free(k->pdef);
+}
+
+void sj_skel_free(sj_skel *k) {
+    if (!k->same) free_shared(k);
+    free(k->trw);
+    free(k->trmask);
+    free(k->hits);
+}
+
+/* n elements of size sz copied (at least one element's room, as the engine allocates), or NULL where a is */
+static void *dup_arr(const void *a, size_t n, size_t sz, int *oom) {
+    if (!a) return NULL;
+    void *y = malloc((n ? n : 1) * sz);
+    if (!y) return *oom = 1, NULL;
+    memcpy(y, a, n * sz);
+    return y;
+}
+
+/* k (sharing b's arrays) given copies of its own */
+static int own_copy(sj_skel *k, const sj_skel *b, size_t ncoll, size_t nsteps) {
+    int oom = 0;
+    sj_label *lab = dup_arr(b->lab, b->nlab, sizeof *lab, &oom);
+    uint32_t *a_off = dup_arr(b->a_off, ncoll + 1, sizeof *a_off, &oom);
+    uint32_t *s_off = dup_arr(b->s_off, 2 * nsteps + 2, sizeof *s_off, &oom);
+    int64_t *ref = dup_arr(b->ref, ncoll, sizeof *ref, &oom);
+    uint64_t *pkey = dup_arr(b->pkey, b->npair, sizeof *pkey, &oom);
+    int64_t *pdef = dup_arr(b->pdef, b->npair, sizeof *pdef, &oom);
+    if (oom) {
+        free(lab), free(a_off), free(s_off), free(ref), free(pkey), free(pdef);
+        return -1;
+    }
+    k->lab = lab, k->a_off = a_off, k->s_off = s_off, k->ref = ref, k->pkey = pkey, k->pdef = pdef;
+    k->same = 0;
+    return 0;
+}
+
+int sj_skel_own(sj_rank *R, size_t nscn, size_t q) {
+    if (q) return R->skel[q].same ? own_copy(&R->skel[q], &R->skel[0], R->ncoll, R->nsteps) : 0;
+    for (size_t x = 1; x < nscn; x++)
+        if (R->skel[x].same && own_copy(&R->skel[x], &R->skel[0], R->ncoll, R->nsteps)) return -1;
+    return 0;
+}
+
+/* Scenario k of the rank takes scenario 0's labels as they are (sj_skel.same), where they are what its own
+ * pass would make: its rules changed no edge (the weights are the same), and neither has a reference of a
+ * replay or more labels than at first (the reference is then the rank's own schedule under those weights). */
+static int share_base(sj_skel *k, sj_skel *b) {
+    if (k == b || k->changed || k->ref_given || (k->keep && k->keep != SJ_KEEP) || !b->done || b->same ||
+        b->ref_given || b->keep != SJ_KEEP)
+        return 0;
+    free_shared(k);
+    k->lab = b->lab, k->nlab = b->nlab, k->a_off = b->a_off, k->s_off = b->s_off, k->ref = b->ref;
+    k->ref_given = 0, k->keep = b->keep, k->rounds = b->rounds;
+    k->pkey = b->pkey, k->pdef = b->pdef, k->npair = b->npair;
+    k->same = 1;
+    k->done = 1;
+    return 1;
+}
+
 /* Per edge of the rank's graph, the factor of a median rule: the job's factors by key (1 elsewhere). */
 static hta_status sj_med_edges(struct hta_job *j, const hta_sim *s, const sj_med *m, double **out, hta_error *err) {
     const hta_cp_graph *g = s->g;
@@ -838,6 +907,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         sj_skel *sk = &R->skel[q];
         const sj_scn *sc = &j->scn[q];
         if (sk->done) continue;
+        if (sj_skel_own(R, j->nscn, q)) goto oom; /* its arrays are made anew below */
         if (!sk->hits && !(sk->hits = calloc(sc->nrules + 1, sizeof *sk->hits))) goto oom;
         memset(sk->hits, 0, (sc->nrules + 1) * sizeof *sk->hits);
         /* the rules of each collective's transfer (the replay's): only theirs, not every edge's */
@@ -851,6 +921,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
                      done);
         for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]];
         if (pending) continue; /* done after the factors (the revisit) */
+        if (share_base(sk, &R->skel[0])) continue;
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
             for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
         L.w = w;

@@ -21,7 +21,7 @@
 #include "job/internal.h"
 #include "hta/util.h"
 
-#define WIRE_VERSION 1
+#define WIRE_VERSION 2
 #define NONE UINT64_MAX /* an absent array or name */
 
 /* ---- writing ---- */
@@ -48,16 +48,20 @@ static void put_arr(wr *b, const void *a, size_t n, size_t sz) {
     hta_bytes_put(b, a, n * sz);
 }
 
+/* A scenario's skeleton; one that shares scenario 0's labels (sj_skel.same) sends only its own fields, and
+ * shares them again on the way in. */
 static void put_skel(wr *b, const sj_skel *k, size_t ncoll, size_t nsteps, size_t nrules) {
-    put_u64(b, k->lab ? k->nlab : NONE);
-    for (size_t i = 0; k->lab && i < k->nlab; i++) put_i64(b, k->lab[i].src), put_i64(b, k->lab[i].d);
-    put_arr(b, k->a_off, ncoll + 1, sizeof *k->a_off);
-    put_arr(b, k->s_off, 2 * nsteps + 2, sizeof *k->s_off);
+    put_i64(b, k->same);
     put_arr(b, k->trw, ncoll, sizeof *k->trw);
     put_arr(b, k->trmask, ncoll, sizeof *k->trmask);
     put_arr(b, k->hits, nrules + 1, sizeof *k->hits);
     put_u64(b, k->changed);
     put_i64(b, k->done);
+    if (k->same) return;
+    put_u64(b, k->lab ? k->nlab : NONE);
+    for (size_t i = 0; k->lab && i < k->nlab; i++) put_i64(b, k->lab[i].src), put_i64(b, k->lab[i].d);
+    put_arr(b, k->a_off, ncoll + 1, sizeof *k->a_off);
+    put_arr(b, k->s_off, 2 * nsteps + 2, sizeof *k->s_off);
     put_arr(b, k->ref, ncoll, sizeof *k->ref);
     put_i64(b, k->ref_given);
     put_u64(b, k->keep);
@@ -175,21 +179,8 @@ static int get_arr(rd *r, void **out, size_t want, size_t sz, int may_lack, cons
     return 1;
 }
 
-static void skel_clear(sj_skel *k) {
-    free(k->lab);
-    free(k->a_off);
-    free(k->s_off);
-    free(k->trw);
-    free(k->trmask);
-    free(k->hits);
-    free(k->ref);
-    free(k->pkey);
-    free(k->pdef);
-    memset(k, 0, sizeof *k);
-}
-
 static void rank_clear(sj_rank *R, size_t nscn) {
-    for (size_t q = 0; R->skel && q < nscn; q++) skel_clear(&R->skel[q]);
+    for (size_t q = 0; R->skel && q < nscn; q++) sj_skel_free(&R->skel[q]);
     free(R->skel);
     free(R->coll);
     free(R->steps);
@@ -197,7 +188,29 @@ static void rank_clear(sj_rank *R, size_t nscn) {
     memset(R, 0, sizeof *R);
 }
 
-static int get_skel(rd *r, sj_skel *k, size_t ncoll, size_t nsteps, size_t nrules) {
+/* Scenario k's skeleton; base: scenario 0's, read before it (NULL for scenario 0 itself). */
+static int get_skel(rd *r, sj_skel *k, const sj_skel *base, size_t ncoll, size_t nsteps, size_t nrules) {
+    void *v;
+    int same = (int)get_i64(r, "a skeleton's sharing");
+    if (!get_arr(r, &v, ncoll, sizeof *k->trw, 1, "a skeleton's transfers")) return 0;
+    k->trw = v;
+    if (!get_arr(r, &v, ncoll, sizeof *k->trmask, 1, "a skeleton's transfer rules")) return 0;
+    k->trmask = v;
+    if (!get_arr(r, &v, nrules + 1, sizeof *k->hits, 1, "a skeleton's rule hits")) return 0;
+    k->hits = v;
+    k->changed = (size_t)get_u64(r, "a skeleton's changes");
+    k->done = (int)get_i64(r, "a skeleton's state");
+    if (r->bad) return 1;
+    if (same) {
+        /* only a later scenario shares, and only with a scenario 0 of its own labels */
+        if (same != 1 || !base || base->same || !base->lab || !base->a_off || !base->s_off || !base->ref)
+            return r->bad = "a skeleton's sharing", 1;
+        k->lab = base->lab, k->nlab = base->nlab, k->a_off = base->a_off, k->s_off = base->s_off;
+        k->ref = base->ref, k->ref_given = base->ref_given, k->keep = base->keep, k->rounds = base->rounds;
+        k->pkey = base->pkey, k->pdef = base->pdef, k->npair = base->npair;
+        k->same = 1;
+        return 1;
+    }
     uint64_t nl = get_count(r, 16, "a skeleton's labels");
     if (!r->bad && nl != NONE) {
         if (!(k->lab = malloc((nl ? nl : 1) * sizeof *k->lab))) return 0;
@@ -208,19 +221,10 @@ static int get_skel(rd *r, sj_skel *k, size_t ncoll, size_t nsteps, size_t nrule
             if (!r->bad && (k->lab[i].src < -1 || (size_t)(k->lab[i].src + 1) > ncoll)) r->bad = "a label's source";
         }
     }
-    void *v;
     if (!get_arr(r, &v, ncoll + 1, sizeof *k->a_off, 1, "a skeleton's arrivals")) return 0;
     k->a_off = v;
     if (!get_arr(r, &v, 2 * nsteps + 2, sizeof *k->s_off, 1, "a skeleton's steps")) return 0;
     k->s_off = v;
-    if (!get_arr(r, &v, ncoll, sizeof *k->trw, 1, "a skeleton's transfers")) return 0;
-    k->trw = v;
-    if (!get_arr(r, &v, ncoll, sizeof *k->trmask, 1, "a skeleton's transfer rules")) return 0;
-    k->trmask = v;
-    if (!get_arr(r, &v, nrules + 1, sizeof *k->hits, 1, "a skeleton's rule hits")) return 0;
-    k->hits = v;
-    k->changed = (size_t)get_u64(r, "a skeleton's changes");
-    k->done = (int)get_i64(r, "a skeleton's state");
     if (!get_arr(r, &v, ncoll, sizeof *k->ref, 1, "a skeleton's reference times")) return 0;
     k->ref = v;
     k->ref_given = (int)get_i64(r, "a skeleton's reference");
@@ -306,7 +310,7 @@ static int get_rank(rd *r, const struct hta_job *j, hta_symtab *sym, sj_rank *R)
     if (nq != j->nscn) return r->bad = "a rank's skeletons", 1;
     if (!(R->skel = calloc(j->nscn, sizeof *R->skel))) return 0;
     for (size_t q = 0; q < j->nscn && !r->bad; q++)
-        if (!get_skel(r, &R->skel[q], R->ncoll, R->nsteps, j->scn[q].nrules)) return 0;
+        if (!get_skel(r, &R->skel[q], q ? &R->skel[0] : NULL, R->ncoll, R->nsteps, j->scn[q].nrules)) return 0;
     return 1;
 }
 

@@ -32,7 +32,8 @@
  * The passes over the ranks and the job's tables are job/passes.c's, the state they exchange among
  * processes job/wire.c's, a rank's graph for a pass job/graphs.c's.  src/job/ calls src/cpath/ (the
  * simulation graph, the rules, the tables' rows), never the other way, and its files call one way:
- * passes.c calls wire.c, replay.c, paths.c and skeleton.c; paths.c calls skeleton.c (sj_weights); both
+ * passes.c calls wire.c, replay.c, paths.c and skeleton.c; paths.c calls skeleton.c (sj_weights), replay.c
+ * and wire.c call it for a skeleton's shared arrays (sj_skel_own, sj_skel_free); skeleton.c and paths.c
  * take their graphs from graphs.c. */
 #ifndef HTA_JOB_INTERNAL_H
 #define HTA_JOB_INTERNAL_H

@@ -71,12 +71,17 @@ typedef struct sj_coll {
 enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE, SJ_KEY_P2P };
 
 /* rank:R=median's totals of one rank: per (event name, side, step) the time of its edges in ns (collective
- * transfers left out: their weight is the job's, added in the replay). */
+ * transfers left out: their weight is the job's, added in the replay).  A rank keeps them by the job's key
+ * table (sj_rank.tv, hta_job.tkey); this is a total as a rank's pass makes it and the wire sends it, and a
+ * total too large for the table's 4 bytes. */
 typedef struct sj_tot {
     uint64_t key;       /* sj_med_key(event name (job's symbols; UINT32_MAX: untraced time), side, step): what
-                         * the totals are matched by, 16 bytes a total instead of 24 (kept for every rank) */
+                         * the totals are matched by; in sj_rank.wide, the key's index in the job's table */
     int64_t ns;
 } sj_tot;
+
+/* sj_rank.tv's value for a total beyond an int32 (over 2.1 s for one name, side and step): in wide */
+#define SJ_TOT_WIDE INT32_MIN
 
 /* One scenario's skeleton of one rank. */
 typedef struct sj_skel {
@@ -125,12 +130,30 @@ typedef struct sj_rank {
     size_t ncoll;
     hta_sim_step *steps;
     size_t nsteps;
-    sj_tot *tot;
-    size_t ntot;
+    /* rank:R=median's totals (only with a median rule; NULL: none): per key of the job's table, the ns
+     * (tv[k]: key j->tkey[k]; the keys from ntv on, added since, are 0 here), 4 bytes a total where the key is
+     * the job's once; SJ_TOT_WIDE: the value is in wide (by key index, ascending) */
+    int32_t *tv;
+    size_t ntv;
+    sj_tot *wide;
+    size_t nwide;
     size_t nev;
     size_t sync_calls, sync_records;
     sj_skel *skel;      /* per scenario (0: the trace's own weights) */
 } sj_rank;
+
+/* Rank R's total at the job's key index k (0 where it has none). */
+static inline int64_t sj_tot_at(const sj_rank *R, size_t k) {
+    if (k >= R->ntv) return 0;
+    if (R->tv[k] != SJ_TOT_WIDE) return R->tv[k];
+    size_t lo = 0, hi = R->nwide;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (R->wide[m].key < k) lo = m + 1;
+        else hi = m;
+    }
+    return R->wide[lo].ns; /* there by construction (sj_tot_set) */
+}
 
 /* What k owns freed (not the arrays it shares with scenario 0: sj_skel.same). */
 void sj_skel_free(sj_skel *k);
@@ -202,6 +225,12 @@ struct hta_job {
     sj_scn *scn;        /* 0: the trace's own weights */
     size_t nscn;
     int want_tot;
+    /* rank:R=median's keys (sj_med_key), every rank's, once for the job, in the order first met (the ranks'
+     * totals are by index here, sj_rank.tv); tslot: open addressing over them (index + 1; 0: empty).  Under
+     * lock while ranks are visited in threads. */
+    uint64_t *tkey;
+    uint32_t *tslot;
+    size_t ntkey, ctkey, tcap;
     const char *const *data_load;
     size_t ndata_load;
     const char *overlay;
@@ -267,6 +296,12 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err);
  * SJ_ROUNDS revisits.  again[0 .. *n): their positions.  After the last round, j->inexact_ns: the most a
  * dropped label could still move a time (0: the replay is exact). */
 hta_status sj_check(struct hta_job *j, size_t scn, size_t *again, size_t *n, hta_error *err);
+/* Rank R's totals from t[0 .. n) (R's own keys): the keys added to the job's table where new (under the job's
+ * lock), the values by key index.  -1: out of memory; 1: a key twice with a time (a damaged message). */
+int sj_tot_set(struct hta_job *j, sj_rank *R, const sj_tot *t, size_t n);
+/* The job's key table emptied, every rank's totals with it (the wire's renaming: the keys hold names' ids). */
+void sj_tot_reset(struct hta_job *j);
+void sj_tot_free(sj_rank *R);
 /* rank:R=median's factors from every rank's totals (after the first pass, before the revisit). */
 hta_status sj_median(struct hta_job *j, hta_error *err);
 

@@ -157,7 +157,7 @@ void hta_job_free(hta_job *j) {
         free(R->skel);
         free(R->coll);
         free(R->steps);
-        free(R->tot);
+        sj_tot_free(R);
         if (j->inst_of) free(j->inst_of[p]);
     }
     for (size_t q = 0; q < j->nscn; q++) {
@@ -188,6 +188,8 @@ void hta_job_free(hta_job *j) {
     free(j->part);
     free(j->delta);
     free(j->order);
+    free(j->tkey);
+    free(j->tslot);
     free(j->r);
     hta_symtab_free(j->sym);
     pthread_mutex_destroy(&j->lock);
@@ -932,6 +934,7 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
     if (j->want_tot) {
         /* rank:R=median: the factors from every rank's totals, then rank R once more with them */
         HTA_TRY_GOTO(st, sj_median(j, err), done);
+        sj_tot_reset(j); /* the totals serve nothing after the factors */
         if (!(again = malloc((nr ? nr : 1) * sizeof *again))) goto oom;
         size_t na = 0;
         for (size_t p = 0; p < nr; p++) {

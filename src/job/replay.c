@@ -371,14 +371,13 @@ static long find_key(const mk *v, size_t n, uint64_t key) {
     return lo < n && v[lo].key == key ? (long)v[lo].idx : -1;
 }
 
-/* Rank p's total of each of rank R's keys, added to tot[key index * nranks + column]. */
-static void add_rank(const struct hta_job *j, size_t p, const mk *keys, size_t nk, int64_t *tot, size_t nr,
-                     size_t col) {
+/* Rank p's total of each of rank R's keys, added to tot[key index * nranks + column]; of_tk: per key of the
+ * job's table, R's key index (-1: not R's). */
+static void add_rank(const struct hta_job *j, size_t p, const long *of_tk, const mk *keys, size_t nk, int64_t *tot,
+                     size_t nr, size_t col) {
     const sj_rank *P = &j->r[p];
-    for (size_t i = 0; i < P->ntot; i++) {
-        long x = find_key(keys, nk, P->tot[i].key);
-        if (x >= 0) tot[(size_t)x * nr + col] += P->tot[i].ns;
-    }
+    for (size_t k = 0; k < P->ntv; k++)
+        if (of_tk[k] >= 0) tot[(size_t)of_tk[k] * nr + col] += sj_tot_at(P, k);
     for (size_t c = 0; c < P->ncoll; c++) {
         const sj_coll *x = &P->coll[c];
         long y = find_key(keys, nk, sj_med_key(x->name, 1, x->step));
@@ -395,26 +394,34 @@ hta_status sj_median(struct hta_job *j, hta_error *err) {
             size_t me = 0;
             while (me < j->nr && !(j->r[me].present && j->r[me].rank == sc->rules[r].num)) me++;
             if (me == j->nr) continue; /* checked by the caller */
-            /* R's keys: its totals and its collectives' transfers */
+            /* R's keys: its totals (a key of the job's table it has no total for adds a key whose factor no
+             * edge of R asks for) and its collectives' transfers */
             const sj_rank *R = &j->r[me];
             size_t nk = 0;
-            mk *keys = malloc((R->ntot + R->ncoll + 1) * sizeof *keys);
+            mk *keys = malloc((R->ntv + R->ncoll + 1) * sizeof *keys);
+            long *of_tk = malloc((j->ntkey + 1) * sizeof *of_tk);
             size_t nr = 0;
             for (size_t p = 0; p < j->nr; p++) nr += j->r[p].present && j->r[p].nev;
-            if (!keys) return hta_oom(err);
-            for (size_t i = 0; i < R->ntot; i++) keys[nk] = (mk){R->tot[i].key, nk}, nk++;
+            if (!keys || !of_tk) {
+                free(keys);
+                free(of_tk);
+                return hta_oom(err);
+            }
+            for (size_t i = 0; i < R->ntv; i++) keys[nk] = (mk){j->tkey[i], nk}, nk++;
             for (size_t c = 0; c < R->ncoll; c++) keys[nk] = (mk){sj_med_key(R->coll[c].name, 1, R->coll[c].step), nk}, nk++;
             qsort(keys, nk, sizeof *keys, cmp_mk);
             size_t u = 0; /* unique keys, re-indexed */
             for (size_t i = 0; i < nk; i++)
                 if (!u || keys[u - 1].key != keys[i].key) keys[u] = keys[i], keys[u].idx = u, u++;
             nk = u;
+            for (size_t k = 0; k < j->ntkey; k++) of_tk[k] = find_key(keys, nk, j->tkey[k]);
             int64_t *tot = calloc(nk * (nr ? nr : 1) + 1, sizeof *tot);
             double *col = malloc((nr + 1) * sizeof *col);
             sj_med *m = calloc(1, sizeof *m);
             if (!tot || !col || !m || !(m->key = malloc((nk + 1) * sizeof *m->key)) ||
                 !(m->f = malloc((nk + 1) * sizeof *m->f))) {
                 free(keys);
+                free(of_tk);
                 free(tot);
                 free(col);
                 if (m) free(m->key), free(m->f), free(m);
@@ -424,7 +431,7 @@ hta_status sj_median(struct hta_job *j, hta_error *err) {
             for (size_t p = 0; p < j->nr; p++) {
                 if (!j->r[p].present || !j->r[p].nev) continue;
                 if (p == me) mycol = c0;
-                add_rank(j, p, keys, nk, tot, nr, c0++);
+                add_rank(j, p, of_tk, keys, nk, tot, nr, c0++);
             }
             for (size_t i = 0; i < nk; i++) {
                 size_t no = 0;
@@ -436,6 +443,7 @@ hta_status sj_median(struct hta_job *j, hta_error *err) {
             m->n = nk;
             sc->med[r] = m;
             free(keys);
+            free(of_tk);
             free(tot);
             free(col);
         }

@@ -155,6 +155,91 @@ oom:
     return hta_oom(err);
 }
 
+/* ---- rank:R=median's totals, by the job's key table ---- */
+
+void sj_tot_free(sj_rank *R) {
+    free(R->tv);
+    free(R->wide);
+    R->tv = NULL, R->wide = NULL;
+    R->ntv = R->nwide = 0;
+}
+
+void sj_tot_reset(struct hta_job *j) {
+    for (size_t p = 0; p < j->nr; p++) sj_tot_free(&j->r[p]);
+    free(j->tkey);
+    free(j->tslot);
+    j->tkey = NULL, j->tslot = NULL;
+    j->ntkey = j->ctkey = j->tcap = 0;
+}
+
+static size_t key_hash(uint64_t key, size_t cap) { return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1); }
+
+/* The index of key in the job's table, added where new (the lock held); SIZE_MAX: out of memory. */
+static size_t key_index(struct hta_job *j, uint64_t key) {
+    if (2 * (j->ntkey + 1) > j->tcap) {
+        size_t nc = j->tcap ? 2 * j->tcap : 1024;
+        uint32_t *y = calloc(nc, sizeof *y);
+        if (!y) return SIZE_MAX;
+        for (size_t i = 0; i < j->ntkey; i++) {
+            size_t h = key_hash(j->tkey[i], nc);
+            while (y[h]) h = (h + 1) & (nc - 1);
+            y[h] = (uint32_t)(i + 1);
+        }
+        free(j->tslot);
+        j->tslot = y, j->tcap = nc;
+    }
+    size_t h = key_hash(key, j->tcap);
+    while (j->tslot[h] && j->tkey[j->tslot[h] - 1] != key) h = (h + 1) & (j->tcap - 1);
+    if (j->tslot[h]) return j->tslot[h] - 1;
+    if (j->ntkey >= UINT32_MAX - 1 || HTA_GROW(j->tkey, j->ctkey, j->ntkey + 1)) return SIZE_MAX;
+    j->tkey[j->ntkey] = key;
+    j->tslot[h] = (uint32_t)(j->ntkey + 1);
+    return j->ntkey++;
+}
+
+static int cmp_wide(const void *a, const void *b) {
+    uint64_t x = ((const sj_tot *)a)->key, y = ((const sj_tot *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+int sj_tot_set(struct hta_job *j, sj_rank *R, const sj_tot *t, size_t n) {
+    sj_tot_free(R);
+    size_t *at = malloc((n ? n : 1) * sizeof *at), len = 0, nw = 0;
+    if (!at) return -1;
+    pthread_mutex_lock(&j->lock);
+    for (size_t i = 0; i < n; i++) {
+        if ((at[i] = key_index(j, t[i].key)) == SIZE_MAX) {
+            pthread_mutex_unlock(&j->lock);
+            free(at);
+            return -1;
+        }
+        if (at[i] + 1 > len) len = at[i] + 1;
+        nw += t[i].ns <= INT32_MIN || t[i].ns > INT32_MAX;
+    }
+    pthread_mutex_unlock(&j->lock);
+    R->tv = calloc(len ? len : 1, sizeof *R->tv);
+    R->wide = nw ? malloc(nw * sizeof *R->wide) : NULL;
+    if (!R->tv || (nw && !R->wide)) {
+        free(at);
+        sj_tot_free(R);
+        return -1;
+    }
+    R->ntv = len;
+    int dup = 0; /* a key twice with a time (a zero first is overwritten, as adding it would give) */
+    for (size_t i = 0; i < n; i++) {
+        if (R->tv[at[i]]) dup = 1;
+        if (t[i].ns <= INT32_MIN || t[i].ns > INT32_MAX) {
+            R->tv[at[i]] = SJ_TOT_WIDE;
+            R->wide[R->nwide++] = (sj_tot){at[i], t[i].ns};
+        } else {
+            R->tv[at[i]] = (int32_t)t[i].ns;
+        }
+    }
+    if (R->nwide > 1) qsort(R->wide, R->nwide, sizeof *R->wide, cmp_wide);
+    free(at);
+    return dup;
+}
+
 /* rank:R=median's totals (sim_run.c's keys, by name): every work edge but the collectives' transfers. */
 static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const uint32_t *tr_edge,
                          hta_error *err) {
@@ -169,6 +254,7 @@ static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const 
     while (cap < 2 * g->nedge + 2) cap <<= 1;
     uint64_t *kk = malloc(cap * sizeof *kk);
     uint32_t *kv = malloc(cap * sizeof *kv);
+    sj_tot *tot = NULL; /* the rank's, then by the job's table (sj_tot_set) */
     size_t nt = 0, ct = 0;
     if (!map || !kk || !kv) goto oom;
     memset(kk, 0xff, cap * sizeof *kk);
@@ -180,36 +266,28 @@ static hta_status totals(struct hta_job *j, const hta_sim *s, sj_rank *R, const 
         size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
         while (kk[h] != UINT64_MAX && kk[h] != key) h = (h + 1) & (cap - 1);
         if (kk[h] == UINT64_MAX) {
-            if (nt == ct) {
-                size_t nc = ct ? 2 * ct : 256;
-                sj_tot *y = realloc(R->tot, nc * sizeof *y);
-                if (!y) goto oom;
-                R->tot = y;
-                ct = nc;
-            }
+            if (HTA_GROW(tot, ct, nt + 1)) goto oom;
             uint32_t hi = (uint32_t)(key >> 32), nm = UINT32_MAX;
             if (hi < 2 * nsym) {
                 if (map[hi / 2] == UINT32_MAX && (map[hi / 2] = intern(j, hta_sym(g->sym, hi / 2))) == UINT32_MAX)
                     goto oom;
                 nm = map[hi / 2];
             }
-            R->tot[nt] = (sj_tot){sj_med_key(nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2), 0};
+            tot[nt] = (sj_tot){sj_med_key(nm, (int)(hi & 1), (int64_t)(uint32_t)key - 2), 0};
             kk[h] = key;
             kv[h] = (uint32_t)nt++;
         }
-        R->tot[kv[h]].ns += hta_cp_edge_w(g, (size_t)(e - g->edge));
+        tot[kv[h]].ns += hta_cp_edge_w(g, (size_t)(e - g->edge));
     }
-    R->ntot = nt;
-    if (nt && nt < ct) { /* kept for the whole run, for every rank: no spare room */
-        sj_tot *y = realloc(R->tot, nt * sizeof *y);
-        if (y) R->tot = y;
-    }
+    if (sj_tot_set(j, R, tot, nt)) goto oom;
+    free(tot);
     free(skip);
     free(map);
     free(kk);
     free(kv);
     return HTA_OK;
 oom:
+    free(tot);
     free(skip);
     free(map);
     free(kk);

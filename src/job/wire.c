@@ -93,10 +93,15 @@ static void put_rank(wr *b, const struct hta_job *j, const sj_rank *R) {
         const hta_sim_step *s = &R->steps[i];
         put_i64(b, s->rank), put_i64(b, s->number), put_u64(b, s->start), put_u64(b, s->end);
     }
-    put_u64(b, R->tot ? R->ntot : NONE);
-    for (size_t i = 0; R->tot && i < R->ntot; i++) {
-        put_name(b, j, sj_tot_name(&R->tot[i]));
-        put_i64(b, sj_tot_gpu(&R->tot[i])), put_i64(b, sj_tot_step(&R->tot[i])), put_i64(b, R->tot[i].ns);
+    /* the totals by key (a key of the job's table the rank has no time in goes as none: 0 adds nothing) */
+    size_t nt = 0;
+    for (size_t k = 0; R->tv && k < R->ntv; k++) nt += R->tv[k] != 0;
+    put_u64(b, R->tv ? nt : NONE);
+    for (size_t k = 0; R->tv && k < R->ntv; k++) {
+        if (!R->tv[k]) continue;
+        const sj_tot t = {j->tkey[k], sj_tot_at(R, k)};
+        put_name(b, j, sj_tot_name(&t));
+        put_i64(b, sj_tot_gpu(&t)), put_i64(b, sj_tot_step(&t)), put_i64(b, t.ns);
     }
     put_u64(b, R->skel ? j->nscn : NONE);
     for (size_t q = 0; R->skel && q < j->nscn; q++) put_skel(b, &R->skel[q], R->ncoll, R->nsteps, j->scn[q].nrules);
@@ -184,7 +189,7 @@ static void rank_clear(sj_rank *R, size_t nscn) {
     free(R->skel);
     free(R->coll);
     free(R->steps);
-    free(R->tot);
+    sj_tot_free(R);
     memset(R, 0, sizeof *R);
 }
 
@@ -256,8 +261,9 @@ static int get_skel(rd *r, sj_skel *k, const sj_skel *base, size_t ncoll, size_t
     return 1;
 }
 
-/* Rank R from the message; names interned in sym.  0 on out of memory (R is then cleared by the caller). */
-static int get_rank(rd *r, const struct hta_job *j, hta_symtab *sym, sj_rank *R) {
+/* Rank R from the message; names interned in sym, totals' keys in j's table.  0 on out of memory (R is then
+ * cleared by the caller). */
+static int get_rank(rd *r, struct hta_job *j, hta_symtab *sym, sj_rank *R) {
     R->present = (int)get_i64(r, "a rank's presence");
     R->rank = (int32_t)get_i64(r, "a rank's number");
     R->origin = get_i64(r, "a rank's origin");
@@ -295,15 +301,19 @@ static int get_rank(rd *r, const struct hta_job *j, hta_symtab *sym, sj_rank *R)
     }
     uint64_t nt = get_count(r, 4 * 8, "a rank's totals");
     if (!r->bad && nt != NONE) {
-        R->ntot = (size_t)nt;
-        if (!(R->tot = malloc((nt ? nt : 1) * sizeof *R->tot))) return 0;
-        for (size_t i = 0; i < R->ntot && !r->bad; i++) {
+        sj_tot *t = malloc((nt ? nt : 1) * sizeof *t);
+        if (!t) return 0;
+        for (size_t i = 0; i < nt && !r->bad; i++) {
             uint32_t nm;
-            if (!get_name(r, sym, &nm, "a total's name")) return 0;
+            if (!get_name(r, sym, &nm, "a total's name")) return free(t), 0;
             int gpu = (int)get_i64(r, "a total's side");
             int64_t step = get_i64(r, "a total's step");
-            R->tot[i].key = sj_med_key(nm, gpu, step), R->tot[i].ns = get_i64(r, "a total's time");
+            t[i].key = sj_med_key(nm, gpu, step), t[i].ns = get_i64(r, "a total's time");
         }
+        int set = r->bad ? 0 : sj_tot_set(j, R, t, (size_t)nt);
+        free(t);
+        if (set < 0) return 0;
+        if (set) r->bad = "a rank's totals (a key twice)";
     }
     uint64_t nq = get_u64(r, "a rank's skeletons");
     if (r->bad || nq == NONE) return 1;
@@ -511,6 +521,8 @@ hta_status sj_exchange(struct hta_job *j, sj_exch *x, const sj_wire *w, const si
     hta_symtab *sym = j ? j->sym : NULL, *fresh = NULL;
     int rename = !rs && w && w->kind == SJ_WIRE_RANK && !x->renamed;
     if (rename && !(fresh = hta_symtab_new())) rs = hta_oom(err);
+    /* the totals' keys hold names' ids: every rank's come again, keyed with the new ones */
+    if (rename && !rs) sj_tot_reset(j);
     /* every process's warnings in rank order (a failed run's too, as one process gives them before its
      * error), then its results */
     size_t at = 0;

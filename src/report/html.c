@@ -63,12 +63,14 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
     int rowh = n <= 8 ? 56 : n <= 16 ? 36 : 18, gap = n <= 16 ? 8 : 3, left = 70, w = 900, top = 30;
     int plotw = w - left - 20, h = top + (int)n * (rowh + gap) + 45;
     double tmax = 0, vmax = 0;
+    static const rp_series none; /* a rank whose series were not kept: 0 in every bin */
     for (size_t k = 0; k < n; k++) {
+        const rp_series *se = pr[k].ser ? pr[k].ser : &none;
         tmax = fmax(tmax, (double)(pr[k].t1 - pr[k].t0) / 1e6);
         for (int i = 0; i < RP_BINS; i++)
-            vmax = fmax(vmax, kind == TS_QUEUE  ? pr[k].queue[i]
-                              : kind == TS_MEMBW ? pr[k].membw[i]
-                                                 : fmax(pr[k].gpu_busy[i], pr[k].cpu_busy[i]));
+            vmax = fmax(vmax, kind == TS_QUEUE  ? se->queue[i]
+                              : kind == TS_MEMBW ? se->membw[i]
+                                                 : fmax(se->gpu_busy[i], se->cpu_busy[i]));
     }
     if (!(vmax > 0)) { /* nothing above 0 in any bin of any rank */
         svg_empty(b, id, empty);
@@ -99,7 +101,8 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
         for (int s = 0; s < 2; s++) {
             if (kind != TS_BUSY && s) break;
             /* GPU busy as a filled area, CPU busy as a line above it */
-            const float *v = kind == TS_QUEUE ? p->queue : kind == TS_MEMBW ? p->membw : s ? p->cpu_busy : p->gpu_busy;
+            const rp_series *se = p->ser ? p->ser : &none;
+            const float *v = kind == TS_QUEUE ? se->queue : kind == TS_MEMBW ? se->membw : s ? se->cpu_busy : se->gpu_busy;
             double sc = kind == TS_BUSY ? 1 : vmax;
             if (!s) sb_printf(b, "<path fill=\"%s\" d=\"M%d %.1f", svg_fill(0), left, y1);
             else sb_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" d=\"", svg_fill(1));

@@ -101,6 +101,9 @@ hta_status rp_metrics(const rp_rank *pr, size_t n, findings *f, hta_result *out,
 
 /* Bins of the time series drawn per rank (CPU and GPU busy, queue length, memory bandwidth). */
 #define RP_BINS 240
+typedef struct rp_series {
+    float cpu_busy[RP_BINS], gpu_busy[RP_BINS], queue[RP_BINS], membw[RP_BINS];
+} rp_series;
 /* Idle gaps at least this long are "long" (data loading, syncs, checkpoints); shorter ones come from
  * launches that do not keep up. */
 #define RP_LONG_GAP_NS 1000000
@@ -164,8 +167,9 @@ struct rp_rank {
     int64_t *idle_block_ns, *idle_wait_ns, *idle_dl_ns, *idle_host_ns, *idle_bwait_ns;
     int64_t *comm_excl_ns, *comp_busy_ns, *mem_excl_ns;
     size_t *nsync, *nlaunch;
-    /* series, RP_BINS bins over [t0, t1] */
-    float cpu_busy[RP_BINS], gpu_busy[RP_BINS], queue[RP_BINS], membw[RP_BINS];
+    /* series, RP_BINS bins over [t0, t1]: the profile's, and every rank's only with --html (the page's charts
+     * alone read them; 3.8 KB a rank, kept for the whole report); NULL: not kept */
+    struct rp_series *ser;
     double queue_median;      /* median launch-queue length over the launch samples (-1: none) */
     /* communication kernels in start order: step index (-1: outside the steps) and duration */
     size_t ncoll;

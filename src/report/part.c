@@ -293,14 +293,16 @@ static hta_status pack(const rp_rank *p, hta_table *rk, hta_table *steps, hta_ta
         hta_table_set_int(colls, r, RP_PART_COLLS_STEP, p->coll_step[i]);
         hta_table_set_int(colls, r, RP_PART_COLLS_DUR, p->coll_dur[i]);
     }
+    static const rp_series none; /* a profile that stopped before its series: 0 in every bin */
+    const rp_series *ser = p->ser ? p->ser : &none;
     for (int b = 0; series && b < RP_BINS; b++) {
         long r = hta_table_add_row(series);
         if (r < 0) return hta_oom(err);
         hta_table_set_int(series, r, RP_PART_SERIES_RANK, p->rank);
-        hta_table_set_float(series, r, RP_PART_SERIES_CPU, p->cpu_busy[b]);
-        hta_table_set_float(series, r, RP_PART_SERIES_GPU, p->gpu_busy[b]);
-        hta_table_set_float(series, r, RP_PART_SERIES_QUEUE, p->queue[b]);
-        hta_table_set_float(series, r, RP_PART_SERIES_MEMBW, p->membw[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_CPU, ser->cpu_busy[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_GPU, ser->gpu_busy[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_QUEUE, ser->queue[b]);
+        hta_table_set_float(series, r, RP_PART_SERIES_MEMBW, ser->membw[b]);
     }
     return HTA_OK;
 }
@@ -608,11 +610,12 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         }
         if (se && bi + RP_BINS > se->nrows)
             return hta_fail(err, HTA_EINVAL, "the report's parts: rank %lld has no series", (long long)rank);
+        if (se && !(p->ser = HTA_ANEW(a, rp_series, 1))) return hta_oom(err);
         for (int b = 0; se && b < RP_BINS; b++, bi++) {
-            p->cpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_CPU);
-            p->gpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_GPU);
-            p->queue[b] = (float)num(se, bi, RP_PART_SERIES_QUEUE);
-            p->membw[b] = (float)num(se, bi, RP_PART_SERIES_MEMBW);
+            p->ser->cpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_CPU);
+            p->ser->gpu_busy[b] = (float)num(se, bi, RP_PART_SERIES_GPU);
+            p->ser->queue[b] = (float)num(se, bi, RP_PART_SERIES_QUEUE);
+            p->ser->membw[b] = (float)num(se, bi, RP_PART_SERIES_MEMBW);
         }
     }
     return HTA_OK;

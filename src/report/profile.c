@@ -695,14 +695,17 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
     hta_arena_reset(sc, m1);
     HTA_TRY(attribute(v, t, r, cc, a, sc, ng, p, err));
     /* series */
+    rp_series *ser = p->ser = HTA_ANEW(a, rp_series, 1);
+    if (!ser) return hta_oom(err);
+    memset(ser, 0, sizeof *ser);
     double b[RP_BINS];
     memset(b, 0, sizeof b);
     double bw = t1 > t0 ? (double)(t1 - t0) / RP_BINS : 1;
     for (size_t q = 0; q < p->ngpu; q++) bin_add(b, t0, t1, p->gpu_s[q], p->gpu_e[q]);
-    for (int q = 0; q < RP_BINS; q++) p->gpu_busy[q] = (float)fmin(1, b[q] / bw);
+    for (int q = 0; q < RP_BINS; q++) ser->gpu_busy[q] = (float)fmin(1, b[q] / bw);
     memset(b, 0, sizeof b);
     for (size_t q = 0; q < p->ncpu; q++) bin_add(b, t0, t1, p->cpu_s[q], p->cpu_e[q]);
-    for (int q = 0; q < RP_BINS; q++) p->cpu_busy[q] = (float)fmin(1, b[q] / bw);
+    for (int q = 0; q < RP_BINS; q++) ser->cpu_busy[q] = (float)fmin(1, b[q] / bw);
     if (p->has_gpu) {
         hta_series_rules rules = ctx->hta_compat ? HTA_SERIES_HTA : HTA_SERIES_EXACT;
         hta_queue_series qs = {0};
@@ -717,7 +720,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         }
         for (size_t q = 0; q < qs.n; q++) {
             long bi = bin_of(t0, t1, qs.ts[q]);
-            if (qs.queue[q] > p->queue[bi]) p->queue[bi] = (float)qs.queue[q];
+            if (qs.queue[q] > ser->queue[bi]) ser->queue[bi] = (float)qs.queue[q];
             if (rp_step_of(p, qs.ts[q]) >= 0) lens[nl++] = (double)qs.queue[q]; /* the window's launches */
         }
         if (nl) {
@@ -729,7 +732,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         HTA_TRY(hta_membw_series_build(v, rules, sc, &mb, err));
         for (size_t q = 0; q < mb.n; q++) {
             long bi = bin_of(t0, t1, mb.ts[q]);
-            if (mb.bw[q] > p->membw[bi]) p->membw[bi] = (float)mb.bw[q];
+            if (mb.bw[q] > ser->membw[bi]) ser->membw[bi] = (float)mb.bw[q];
         }
         hta_membw_series_free(&mb);
     }

@@ -90,8 +90,9 @@ typedef struct sj_skel {
     uint32_t *a_off;    /* per collective c: its arrival's labels, lab[a_off[c] .. a_off[c + 1]) */
     uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]); then the
                          * run's end (its last node): lab[s_off[2n] .. s_off[2n+1]) */
-    int64_t *trw;       /* per collective: its transfer's weight under the scenario */
-    uint64_t *trmask;   /* per collective: the rules that selected its transfer */
+    int64_t *trw;       /* per collective: its transfer's weight under the scenario (NULL: the rank's own, as
+                         * where no rule changed one: sj_trw) */
+    uint64_t *trmask;   /* per collective: the rules that selected its transfer (NULL: none did: sj_trmask) */
     size_t *hits;       /* per rule: edges selected on this rank */
     size_t changed;     /* edges changed on this rank */
     int done;           /* computed (a median rule's rank waits for the factors) */
@@ -141,6 +142,10 @@ typedef struct sj_rank {
     size_t sync_calls, sync_records;
     sj_skel *skel;      /* per scenario (0: the trace's own weights) */
 } sj_rank;
+
+/* Collective c's transfer weight in scenario sk of rank R, and the rules that selected it. */
+static inline int64_t sj_trw(const sj_rank *R, const sj_skel *sk, size_t c) { return sk->trw ? sk->trw[c] : R->coll[c].tr; }
+static inline uint64_t sj_trmask(const sj_skel *sk, size_t c) { return sk->trmask ? sk->trmask[c] : 0; }
 
 /* Rank R's total at the job's key index k (0 where it has none). */
 static inline int64_t sj_tot_at(const sj_rank *R, size_t k) {

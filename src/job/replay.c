@@ -180,7 +180,7 @@ static double med_factor(const sj_med *m, uint64_t key) {
 static hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, uint32_t c, int64_t tau, int64_t *out,
                               hta_error *err) {
     const sj_scn *sc = &j->scn[scn];
-    uint64_t mask = j->r[pos].skel[scn].trmask[c];
+    uint64_t mask = sj_trmask(&j->r[pos].skel[scn], c);
     /* the job's transfer under the rules that selected this rank's kernel, applied as on any edge */
     *out = tau;
     for (size_t r = 0; mask && r < sc->nrules; r++) {
@@ -278,7 +278,7 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 int64_t tr;
                 HTA_TRY_GOTO(st, sj_transfer(j, scn, pt->rank, pt->coll, in->tau, &tr, err), done);
                 if (!sj_add(b, d > 0 ? d : 0, &v) || !sj_add(v, tr, &v)) bad = 1;
-            } else if (!sj_add(j->arr[scn][pt->rank][pt->coll], x->pw, &v) || !sj_add(v, sk->trw[pt->coll], &v)) {
+            } else if (!sj_add(j->arr[scn][pt->rank][pt->coll], x->pw, &v) || !sj_add(v, sj_trw(&j->r[pt->rank], sk, pt->coll), &v)) {
                 bad = 1;
             }
             if (bad) {

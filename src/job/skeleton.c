@@ -914,7 +914,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL;
-    uint64_t *trk = NULL, *ark = NULL;
+    uint64_t *trk = NULL, *ark = NULL, *trmask = NULL;
     unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
@@ -939,6 +939,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     trk = malloc((R->ncoll + 1) * sizeof *trk);
+    trmask = malloc((R->ncoll + 1) * sizeof *trmask);
     mid = calloc(nn + 1, 1);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
     L.off = malloc((nn + 1) * sizeof *L.off);
@@ -949,7 +950,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     has_succ = calloc(nn + 1, 1);
     kept = calloc(nn + 1, 1);
     L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !trk || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
+    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
         !kept || !L.left)
         goto oom;
     for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
@@ -989,15 +990,24 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (!sk->hits && !(sk->hits = calloc(sc->nrules + 1, sizeof *sk->hits))) goto oom;
         memset(sk->hits, 0, (sc->nrules + 1) * sizeof *sk->hits);
         /* the rules of each collective's transfer (the replay's): only theirs, not every edge's */
+        memset(trmask, 0, (R->ncoll ? R->ncoll : 1) * sizeof *trmask);
+        int pending = 0;
+        HTA_TRY_GOTO(st, sj_weights(j, s, pos, q, w, sk->hits, tr_e, R->ncoll, trmask, &sk->changed, &pending, err),
+                     done);
+        /* kept only where they say more than the rank's own weights and no rule (most scenarios on most ranks) */
         free(sk->trw);
         free(sk->trmask);
-        sk->trw = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->trw);
-        sk->trmask = calloc(R->ncoll ? R->ncoll : 1, sizeof *sk->trmask);
-        if (!sk->trw || !sk->trmask) goto oom;
-        int pending = 0;
-        HTA_TRY_GOTO(st, sj_weights(j, s, pos, q, w, sk->hits, tr_e, R->ncoll, sk->trmask, &sk->changed, &pending, err),
-                     done);
-        for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]];
+        sk->trw = NULL, sk->trmask = NULL;
+        int own = 0, any = 0;
+        for (size_t c = 0; c < R->ncoll; c++) own |= w[tr_e[c]] != R->coll[c].tr, any |= trmask[c] != 0;
+        if (own) {
+            if (!(sk->trw = malloc(R->ncoll * sizeof *sk->trw))) goto oom;
+            for (size_t c = 0; c < R->ncoll; c++) sk->trw[c] = w[tr_e[c]];
+        }
+        if (any) {
+            if (!(sk->trmask = malloc(R->ncoll * sizeof *sk->trmask))) goto oom;
+            memcpy(sk->trmask, trmask, R->ncoll * sizeof *trmask);
+        }
         if (pending) continue; /* done after the factors (the revisit) */
         if (share_base(sk, &R->skel[0])) continue;
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
@@ -1061,6 +1071,7 @@ done:
     free(nodes);
     free(w);
     free(trk);
+    free(trmask);
     free(mid);
     free(L.off);
     free(L.cnt);

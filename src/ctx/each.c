@@ -10,12 +10,13 @@
 #include "hta/context.h"
 #include "hta/util.h"
 
+/* A visit's outcome; its error apart, made only where it failed (a slot per rank file: 1 KB each otherwise). */
 typedef struct slot {
     char **warn;
     size_t nwarn;
     hta_status st;
     int in_load;
-    hta_error err;
+    hta_error *err;
 } slot;
 
 typedef struct each {
@@ -34,6 +35,12 @@ static void keep_warning(void *ctx, const char *msg) {
     (void)hta_strlist_add(&s->warn, &s->nwarn, "%s", msg); /* lost to a full memory: the load reports that */
 }
 
+static hta_error *error_copy(const hta_error *x) {
+    hta_error *y = malloc(sizeof *y);
+    if (y) *y = *x;
+    return y;
+}
+
 static size_t visits(const each *e) { return e->eo->which ? e->eo->n : e->p->n; }
 
 static void *worker(void *arg) {
@@ -49,16 +56,17 @@ static void *worker(void *arg) {
         o.warn = keep_warning, o.warn_ctx = s;
         o.progress = NULL;
         hta_ctx *c = e->eo->keep ? e->eo->keep[i] : NULL;
+        hta_error err = {0};
         if (c) {
-            s->st = e->fn(c, i, e->user, &s->err);
-            if (s->st) atomic_store(&e->stop, 1);
+            s->st = e->fn(c, i, e->user, &err);
+            if (s->st) atomic_store(&e->stop, 1), s->err = error_copy(&err);
             continue;
         }
-        s->st = hta_ctx_open(e->p->files[i].path, &o, &c, &s->err);
+        s->st = hta_ctx_open(e->p->files[i].path, &o, &c, &err);
         /* the plan promised exactly this rank; anything else (a file changed since) is an error, not a
          * silently different answer */
         if (!s->st && (hta_ctx_nranks(c) != 1 || hta_ctx_rank(c, 0)->rank != e->p->files[i].rank))
-            s->st = hta_fail(&s->err, HTA_EFORMAT, "%s: no longer the rank %d its head named", e->p->files[i].path,
+            s->st = hta_fail(&err, HTA_EFORMAT, "%s: no longer the rank %d its head named", e->p->files[i].path,
                              e->p->files[i].rank);
         /* as the whole load of a folder does: other JSON beside the traces is named and passed over */
         if (s->st == HTA_ENOTTRACE) {
@@ -69,10 +77,10 @@ static void *worker(void *arg) {
             continue;
         }
         s->in_load = s->st != HTA_OK;
-        if (!s->st) s->st = e->fn(c, i, e->user, &s->err);
+        if (!s->st) s->st = e->fn(c, i, e->user, &err);
         if (e->eo->keep && !s->in_load) e->eo->keep[i] = c;
         else hta_ctx_free(c);
-        if (s->st) atomic_store(&e->stop, 1);
+        if (s->st) atomic_store(&e->stop, 1), s->err = error_copy(&err);
     }
     return NULL;
 }
@@ -100,10 +108,12 @@ hta_status hta_ctx_each_rank(const hta_rank_plan *p, const hta_ctx_opts *o, cons
         free(s->warn);
         if (s->st && !st) {
             st = s->st;
-            *err = s->err;
+            if (s->err) *err = *s->err;
+            else hta_oom(err); /* no room for the error's copy */
             *failed = eo->which ? eo->which[v] : v;
             *in_load = s->in_load;
         }
+        free(s->err);
     }
     free(e.slots);
     return st;

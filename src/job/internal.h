@@ -83,10 +83,24 @@ typedef struct sj_tot {
 /* sj_rank.tv's value for a total beyond an int32 (over 2.1 s for one name, side and step): in wide */
 #define SJ_TOT_WIDE INT32_MIN
 
+/* A kept label in 8 bytes (sj_skel.lab, sj_lab): its source + 1 in the top 16 bits, its d in the low 48
+ * (signed: |d| < 39 hours); a label beyond either (a rank of 65534 collectives or more, a d that far) has
+ * SJ_LAB_WIDE on top and its index in sj_skel.wide below.  Kept for every rank's collective arrivals and step
+ * boundaries, per scenario: the largest of the job's per-rank bytes. */
+#define SJ_LAB_WIDE 0xffffu
+static inline uint64_t sj_lab_pack(int32_t src, int64_t d) {
+    return (uint64_t)(uint32_t)(src + 1) << 48 | ((uint64_t)d & 0xffffffffffffull);
+}
+static inline int sj_lab_fits(int32_t src, int64_t d) {
+    return src + 1 < (int32_t)SJ_LAB_WIDE && d >= -(INT64_C(1) << 47) && d < INT64_C(1) << 47;
+}
+
 /* One scenario's skeleton of one rank. */
 typedef struct sj_skel {
-    sj_label *lab;
+    uint64_t *lab;      /* packed (above); sj_lab reads one */
     size_t nlab;
+    sj_label *wide;     /* the labels that do not fit in 8 bytes */
+    size_t nwide;
     uint32_t *a_off;    /* per collective c: its arrival's labels, lab[a_off[c] .. a_off[c + 1]) */
     uint32_t *s_off;    /* per step i: start lab[s_off[2i] .. s_off[2i+1]), end .. s_off[2i+2]); then the
                          * run's end (its last node): lab[s_off[2n] .. s_off[2n+1]) */
@@ -143,6 +157,16 @@ typedef struct sj_rank {
     sj_skel *skel;      /* per scenario (0: the trace's own weights) */
 } sj_rank;
 
+/* Label i of skeleton k. */
+static inline sj_label sj_lab(const sj_skel *k, size_t i) {
+    uint64_t x = k->lab[i];
+    uint32_t s = (uint32_t)(x >> 48);
+    if (s == SJ_LAB_WIDE) return k->wide[x & 0xffffffffffffull];
+    return (sj_label){(int32_t)s - 1, (int64_t)(x << 16) >> 16};
+}
+/* Skeleton k's labels from v[0 .. n) (its lab and wide made anew).  -1: out of memory. */
+int sj_lab_set(sj_skel *k, const sj_label *v, size_t n);
+
 /* Collective c's transfer weight in scenario sk of rank R, and the rules that selected it. */
 static inline int64_t sj_trw(const sj_rank *R, const sj_skel *sk, size_t c) { return sk->trw ? sk->trw[c] : R->coll[c].tr; }
 static inline uint64_t sj_trmask(const sj_skel *sk, size_t c) { return sk->trmask ? sk->trmask[c] : 0; }
@@ -160,6 +184,8 @@ static inline int64_t sj_tot_at(const sj_rank *R, size_t k) {
     return R->wide[lo].ns; /* there by construction (sj_tot_set) */
 }
 
+/* k shares b's labels, offsets, reference and drops (b: scenario 0's, its own). */
+void sj_skel_share(sj_skel *k, const sj_skel *b);
 /* What k owns freed (not the arrays it shares with scenario 0: sj_skel.same). */
 void sj_skel_free(sj_skel *k);
 /* Before scenario q's shared arrays change (a revisit's reference): its own copies of them; q = 0: every

@@ -195,17 +195,17 @@ static hta_status sj_transfer(const struct hta_job *j, size_t scn, size_t pos, u
 }
 
 /* The value of label l of rank pos: a time on the job's clock; 0 when it is beyond the times hta holds. */
-static inline int value(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, int64_t *out) {
-    if (l->src < 0) return sj_add(l->d, -j->delta[pos], out);
-    return sj_add(j->end[scn][pos][l->src], l->d, out);
+static inline int value(const struct hta_job *j, size_t scn, size_t pos, sj_label l, int64_t *out) {
+    if (l.src < 0) return sj_add(l.d, -j->delta[pos], out);
+    return sj_add(j->end[scn][pos][l.src], l.d, out);
 }
 
-/* The latest of n labels' values (INT64_MIN: none); *bad set when one is beyond the times hta holds. */
-static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_label *l, size_t n, int *bad) {
+/* The latest of labels [a, z) of sk's (INT64_MIN: none); *bad set when one is beyond the times hta holds. */
+static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_skel *sk, uint32_t a, uint32_t z, int *bad) {
     int64_t best = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = a; i < z; i++) {
         int64_t v;
-        if (!value(j, scn, pos, &l[i], &v)) {
+        if (!value(j, scn, pos, sj_lab(sk, i), &v)) {
             *bad = 1;
             continue;
         }
@@ -230,8 +230,9 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 const sj_part *pt = &j->part[q];
                 const sj_skel *sk = &j->r[pt->rank].skel[scn];
                 for (uint32_t l = sk->a_off[pt->coll]; l < sk->a_off[pt->coll + 1]; l++) {
-                    if (sk->lab[l].src < 0) continue;
-                    uint32_t dep = j->inst_of[pt->rank][sk->lab[l].src];
+                    int32_t src = sj_lab(sk, l).src;
+                    if (src < 0) continue;
+                    uint32_t dep = j->inst_of[pt->rank][src];
                     if (!pass) {
                         soff[dep + 1]++;
                         indeg[e]++;
@@ -260,8 +261,7 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
         for (uint32_t q = in->first; q < in->first + in->n; q++) {
             const sj_part *pt = &j->part[q];
             const sj_skel *sk = &j->r[pt->rank].skel[scn];
-            int64_t a = at(j, scn, pt->rank, sk->lab + sk->a_off[pt->coll],
-                           sk->a_off[pt->coll + 1] - sk->a_off[pt->coll], &bad);
+            int64_t a = at(j, scn, pt->rank, sk, sk->a_off[pt->coll], sk->a_off[pt->coll + 1], &bad);
             j->arr[scn][pt->rank][pt->coll] = a;
             if (a > b) b = a;
         }
@@ -300,7 +300,7 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
         const sj_skel *sk = &R->skel[scn];
         if (!R->present) continue;
         for (size_t i = 0; i <= 2 * R->nsteps; i++)
-            j->step_t[scn][p][i] = at(j, scn, p, sk->lab + sk->s_off[i], sk->s_off[i + 1] - sk->s_off[i], &bad);
+            j->step_t[scn][p][i] = at(j, scn, p, sk, sk->s_off[i], sk->s_off[i + 1], &bad);
     }
     if (bad) st = hta_fail(err, HTA_EINVAL, SJ_BEYOND);
     goto done;

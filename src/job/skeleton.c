@@ -706,24 +706,50 @@ oom:
     return hta_oom(err);
 }
 
-/* Copies the sets of the nodes asked for into the skeleton. */
-static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_label **lab, size_t *nlab,
-                       uint32_t *off, hta_error *err) {
+int sj_lab_set(sj_skel *k, const sj_label *v, size_t n) {
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++) nw += !sj_lab_fits(v[i].src, v[i].d);
+    uint64_t *lab = malloc((n ? n : 1) * sizeof *lab);
+    sj_label *wide = nw ? malloc(nw * sizeof *wide) : NULL;
+    if (!lab || (nw && !wide)) {
+        free(lab);
+        free(wide);
+        return -1;
+    }
+    nw = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sj_lab_fits(v[i].src, v[i].d)) {
+            lab[i] = sj_lab_pack(v[i].src, v[i].d);
+        } else {
+            lab[i] = (uint64_t)SJ_LAB_WIDE << 48 | nw;
+            wide[nw++] = v[i];
+        }
+    }
+    free(k->lab);
+    free(k->wide);
+    k->lab = lab, k->nlab = n, k->wide = wide, k->nwide = nw;
+    return 0;
+}
+
+/* Copies the sets of the nodes asked for into the skeleton k (off: where each node's start). */
+static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_skel *k, uint32_t *off,
+                       hta_error *err) {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += L->cnt[nodes[i]];
-    *lab = malloc((total ? total : 1) * sizeof **lab);
-    if (!*lab) return hta_oom(err);
+    sj_label *lab = malloc((total ? total : 1) * sizeof *lab);
+    if (!lab) return hta_oom(err);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         off[i] = (uint32_t)m;
         const sj_label *x = labels_of(L, nodes[i]);
         int64_t dx = delta_of(L, nodes[i]);
-        for (uint32_t y = 0; y < L->cnt[nodes[i]]; y++) (*lab)[m + y] = (sj_label){x[y].src, x[y].d + dx};
+        for (uint32_t y = 0; y < L->cnt[nodes[i]]; y++) lab[m + y] = (sj_label){x[y].src, x[y].d + dx};
         m += L->cnt[nodes[i]];
     }
     off[n] = (uint32_t)m;
-    *nlab = m;
-    return HTA_OK;
+    int r = sj_lab_set(k, lab, m);
+    free(lab);
+    return r ? hta_oom(err) : HTA_OK;
 }
 
 /* ---- scenarios that share scenario 0's labels (sj_skel.same) ---- */
@@ -731,6 +757,7 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_l
 /* the arrays a scenario may share */
 static void free_shared(sj_skel *k) {
     free(k->lab);
+    free(k->wide);
     free(k->a_off);
     free(k->s_off);
     free(k->ref);
@@ -757,17 +784,18 @@ static void *dup_arr(const void *a, size_t n, size_t sz, int *oom) {
 /* k (sharing b's arrays) given copies of its own */
 static int own_copy(sj_skel *k, const sj_skel *b, size_t ncoll, size_t nsteps) {
     int oom = 0;
-    sj_label *lab = dup_arr(b->lab, b->nlab, sizeof *lab, &oom);
+    uint64_t *lab = dup_arr(b->lab, b->nlab, sizeof *lab, &oom);
+    sj_label *wide = dup_arr(b->wide, b->nwide, sizeof *wide, &oom);
     uint32_t *a_off = dup_arr(b->a_off, ncoll + 1, sizeof *a_off, &oom);
     uint32_t *s_off = dup_arr(b->s_off, 2 * nsteps + 2, sizeof *s_off, &oom);
     int64_t *ref = dup_arr(b->ref, ncoll, sizeof *ref, &oom);
     uint64_t *pkey = dup_arr(b->pkey, b->npair, sizeof *pkey, &oom);
     int64_t *pdef = dup_arr(b->pdef, b->npair, sizeof *pdef, &oom);
     if (oom) {
-        free(lab), free(a_off), free(s_off), free(ref), free(pkey), free(pdef);
+        free(lab), free(wide), free(a_off), free(s_off), free(ref), free(pkey), free(pdef);
         return -1;
     }
-    k->lab = lab, k->a_off = a_off, k->s_off = s_off, k->ref = ref, k->pkey = pkey, k->pdef = pdef;
+    k->lab = lab, k->wide = wide, k->a_off = a_off, k->s_off = s_off, k->ref = ref, k->pkey = pkey, k->pdef = pdef;
     k->same = 0;
     return 0;
 }
@@ -787,12 +815,17 @@ static int share_base(sj_skel *k, sj_skel *b) {
         b->ref_given || b->keep != SJ_KEEP)
         return 0;
     free_shared(k);
-    k->lab = b->lab, k->nlab = b->nlab, k->a_off = b->a_off, k->s_off = b->s_off, k->ref = b->ref;
-    k->ref_given = 0, k->keep = b->keep, k->rounds = b->rounds;
-    k->pkey = b->pkey, k->pdef = b->pdef, k->npair = b->npair;
-    k->same = 1;
+    sj_skel_share(k, b);
     k->done = 1;
     return 1;
+}
+
+void sj_skel_share(sj_skel *k, const sj_skel *b) {
+    k->lab = b->lab, k->nlab = b->nlab, k->wide = b->wide, k->nwide = b->nwide;
+    k->a_off = b->a_off, k->s_off = b->s_off, k->ref = b->ref;
+    k->ref_given = b->ref_given, k->keep = b->keep, k->rounds = b->rounds;
+    k->pkey = b->pkey, k->pdef = b->pdef, k->npair = b->npair;
+    k->same = 1;
 }
 
 /* Per edge of the rank's graph, the factor of a median rule: the job's factors by key (1 elsewhere). */
@@ -1047,14 +1080,13 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (!sk->pkey || !sk->pdef) goto oom;
         for (size_t i = 0; i < L.pcap; i++)
             if (L.pk[i]) sk->pkey[sk->npair] = L.pk[i], sk->pdef[sk->npair++] = L.pd[i];
-        free(sk->lab);
         free(sk->a_off);
         free(sk->s_off);
         sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
         sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
         off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);
         if (!sk->a_off || !sk->s_off || !off) goto oom;
-        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps + 1, &sk->lab, &sk->nlab, off, err), done);
+        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps + 1, sk, off, err), done);
         for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
         for (size_t i = 0; i <= 2 * R->nsteps + 1; i++) sk->s_off[i] = off[R->ncoll + i];
         free(off);

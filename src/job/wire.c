@@ -59,7 +59,10 @@ static void put_skel(wr *b, const sj_skel *k, size_t ncoll, size_t nsteps, size_
     put_i64(b, k->done);
     if (k->same) return;
     put_u64(b, k->lab ? k->nlab : NONE);
-    for (size_t i = 0; k->lab && i < k->nlab; i++) put_i64(b, k->lab[i].src), put_i64(b, k->lab[i].d);
+    for (size_t i = 0; k->lab && i < k->nlab; i++) {
+        sj_label l = sj_lab(k, i);
+        put_i64(b, l.src), put_i64(b, l.d);
+    }
     put_arr(b, k->a_off, ncoll + 1, sizeof *k->a_off);
     put_arr(b, k->s_off, 2 * nsteps + 2, sizeof *k->s_off);
     put_arr(b, k->ref, ncoll, sizeof *k->ref);
@@ -210,21 +213,21 @@ static int get_skel(rd *r, sj_skel *k, const sj_skel *base, size_t ncoll, size_t
         /* only a later scenario shares, and only with a scenario 0 of its own labels */
         if (same != 1 || !base || base->same || !base->lab || !base->a_off || !base->s_off || !base->ref)
             return r->bad = "a skeleton's sharing", 1;
-        k->lab = base->lab, k->nlab = base->nlab, k->a_off = base->a_off, k->s_off = base->s_off;
-        k->ref = base->ref, k->ref_given = base->ref_given, k->keep = base->keep, k->rounds = base->rounds;
-        k->pkey = base->pkey, k->pdef = base->pdef, k->npair = base->npair;
-        k->same = 1;
+        sj_skel_share(k, base);
         return 1;
     }
     uint64_t nl = get_count(r, 16, "a skeleton's labels");
     if (!r->bad && nl != NONE) {
-        if (!(k->lab = malloc((nl ? nl : 1) * sizeof *k->lab))) return 0;
-        k->nlab = (size_t)nl;
-        for (size_t i = 0; i < k->nlab; i++) {
-            k->lab[i].src = (int32_t)get_i64(r, "a label's source");
-            k->lab[i].d = get_i64(r, "a label's distance");
-            if (!r->bad && (k->lab[i].src < -1 || (size_t)(k->lab[i].src + 1) > ncoll)) r->bad = "a label's source";
+        sj_label *lv = malloc((nl ? nl : 1) * sizeof *lv);
+        if (!lv) return 0;
+        for (size_t i = 0; i < nl; i++) {
+            lv[i].src = (int32_t)get_i64(r, "a label's source");
+            lv[i].d = get_i64(r, "a label's distance");
+            if (!r->bad && (lv[i].src < -1 || (size_t)(lv[i].src + 1) > ncoll)) r->bad = "a label's source";
         }
+        int set = sj_lab_set(k, lv, (size_t)nl);
+        free(lv);
+        if (set) return 0;
     }
     if (!get_arr(r, &v, ncoll + 1, sizeof *k->a_off, 1, "a skeleton's arrivals")) return 0;
     k->a_off = v;

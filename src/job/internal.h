@@ -72,16 +72,12 @@ enum { SJ_KEY_PG, SJ_KEY_ID, SJ_KEY_NONE, SJ_KEY_P2P };
 
 /* rank:R=median's totals of one rank: per (event name, side, step) the time of its edges in ns (collective
  * transfers left out: their weight is the job's, added in the replay).  A rank keeps them by the job's key
- * table (sj_rank.tv, hta_job.tkey); this is a total as a rank's pass makes it and the wire sends it, and a
- * total too large for the table's 4 bytes. */
+ * table (sj_rank.tv, hta_job.tkey); this is a total as a rank's pass makes it and the wire sends it. */
 typedef struct sj_tot {
     uint64_t key;       /* sj_med_key(event name (job's symbols; UINT32_MAX: untraced time), side, step): what
-                         * the totals are matched by; in sj_rank.wide, the key's index in the job's table */
+                         * the totals are matched by */
     int64_t ns;
 } sj_tot;
-
-/* sj_rank.tv's value for a total beyond an int32 (over 2.1 s for one name, side and step): in wide */
-#define SJ_TOT_WIDE INT32_MIN
 
 /* A kept label in 8 bytes (sj_skel.lab, sj_lab): its source + 1 in the top 16 bits, its d in the low 48
  * (signed: |d| < 39 hours); a label beyond either (a rank of 65534 collectives or more, a d that far) has
@@ -145,13 +141,11 @@ typedef struct sj_rank {
     size_t ncoll;
     hta_sim_step *steps;
     size_t nsteps;
-    /* rank:R=median's totals (only with a median rule; NULL: none): per key of the job's table, the ns
-     * (tv[k]: key j->tkey[k]; the keys from ntv on, added since, are 0 here), 4 bytes a total where the key is
-     * the job's once; SJ_TOT_WIDE: the value is in wide (by key index, ascending) */
-    int32_t *tv;
+    /* rank:R=median's totals (only with a median rule; NULL: none): the ns of each key of the job's table in
+     * its order, j->tkey[0 .. ntv) (the keys added since are 0 here), as variable-length integers (zigzag, 7
+     * bits a byte: sj_tot_next): 2 to 3 bytes a total where the key is the job's once, read in order */
+    unsigned char *tv;
     size_t ntv;
-    sj_tot *wide;
-    size_t nwide;
     size_t nev;
     size_t sync_calls, sync_records;
     sj_skel *skel;      /* per scenario (0: the trace's own weights) */
@@ -171,17 +165,15 @@ int sj_lab_set(sj_skel *k, const sj_label *v, size_t n);
 static inline int64_t sj_trw(const sj_rank *R, const sj_skel *sk, size_t c) { return sk->trw ? sk->trw[c] : R->coll[c].tr; }
 static inline uint64_t sj_trmask(const sj_skel *sk, size_t c) { return sk->trmask ? sk->trmask[c] : 0; }
 
-/* Rank R's total at the job's key index k (0 where it has none). */
-static inline int64_t sj_tot_at(const sj_rank *R, size_t k) {
-    if (k >= R->ntv) return 0;
-    if (R->tv[k] != SJ_TOT_WIDE) return R->tv[k];
-    size_t lo = 0, hi = R->nwide;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (R->wide[m].key < k) lo = m + 1;
-        else hi = m;
-    }
-    return R->wide[lo].ns; /* there by construction (sj_tot_set) */
+/* The next of a rank's totals (sj_rank.tv), *p moved past it. */
+static inline int64_t sj_tot_next(const unsigned char **p) {
+    uint64_t z = 0;
+    int sh = 0;
+    const unsigned char *x = *p;
+    do z |= (uint64_t)(*x & 0x7f) << sh, sh += 7;
+    while (*x++ & 0x80);
+    *p = x;
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 }
 
 /* k shares b's labels, offsets, reference and drops (b: scenario 0's, its own). */

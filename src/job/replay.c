@@ -376,8 +376,11 @@ static long find_key(const mk *v, size_t n, uint64_t key) {
 static void add_rank(const struct hta_job *j, size_t p, const long *of_tk, const mk *keys, size_t nk, int64_t *tot,
                      size_t nr, size_t col) {
     const sj_rank *P = &j->r[p];
-    for (size_t k = 0; k < P->ntv; k++)
-        if (of_tk[k] >= 0) tot[(size_t)of_tk[k] * nr + col] += sj_tot_at(P, k);
+    const unsigned char *at = P->tv;
+    for (size_t k = 0; k < P->ntv; k++) {
+        int64_t v = sj_tot_next(&at);
+        if (of_tk[k] >= 0) tot[(size_t)of_tk[k] * nr + col] += v;
+    }
     for (size_t c = 0; c < P->ncoll; c++) {
         const sj_coll *x = &P->coll[c];
         long y = find_key(keys, nk, sj_med_key(x->name, 1, x->step));

@@ -159,9 +159,8 @@ oom:
 
 void sj_tot_free(sj_rank *R) {
     free(R->tv);
-    free(R->wide);
-    R->tv = NULL, R->wide = NULL;
-    R->ntv = R->nwide = 0;
+    R->tv = NULL;
+    R->ntv = 0;
 }
 
 void sj_tot_reset(struct hta_job *j) {
@@ -197,14 +196,9 @@ static size_t key_index(struct hta_job *j, uint64_t key) {
     return j->ntkey++;
 }
 
-static int cmp_wide(const void *a, const void *b) {
-    uint64_t x = ((const sj_tot *)a)->key, y = ((const sj_tot *)b)->key;
-    return x < y ? -1 : x > y;
-}
-
 int sj_tot_set(struct hta_job *j, sj_rank *R, const sj_tot *t, size_t n) {
     sj_tot_free(R);
-    size_t *at = malloc((n ? n : 1) * sizeof *at), len = 0, nw = 0;
+    size_t *at = malloc((n ? n : 1) * sizeof *at), len = 0;
     if (!at) return -1;
     pthread_mutex_lock(&j->lock);
     for (size_t i = 0; i < n; i++) {
@@ -214,29 +208,28 @@ int sj_tot_set(struct hta_job *j, sj_rank *R, const sj_tot *t, size_t n) {
             return -1;
         }
         if (at[i] + 1 > len) len = at[i] + 1;
-        nw += t[i].ns <= INT32_MIN || t[i].ns > INT32_MAX;
     }
     pthread_mutex_unlock(&j->lock);
-    R->tv = calloc(len ? len : 1, sizeof *R->tv);
-    R->wide = nw ? malloc(nw * sizeof *R->wide) : NULL;
-    if (!R->tv || (nw && !R->wide)) {
-        free(at);
-        sj_tot_free(R);
+    /* by key index, then each as its zigzag varint (at most 10 bytes) */
+    int64_t *v = calloc(len ? len : 1, sizeof *v);
+    unsigned char *buf = malloc(10 * len + 1);
+    int dup = 0; /* a key twice with a time (a zero first is overwritten, as adding it would give) */
+    if (!v || !buf) {
+        free(at), free(v), free(buf);
         return -1;
     }
-    R->ntv = len;
-    int dup = 0; /* a key twice with a time (a zero first is overwritten, as adding it would give) */
-    for (size_t i = 0; i < n; i++) {
-        if (R->tv[at[i]]) dup = 1;
-        if (t[i].ns <= INT32_MIN || t[i].ns > INT32_MAX) {
-            R->tv[at[i]] = SJ_TOT_WIDE;
-            R->wide[R->nwide++] = (sj_tot){at[i], t[i].ns};
-        } else {
-            R->tv[at[i]] = (int32_t)t[i].ns;
-        }
+    for (size_t i = 0; i < n; i++) dup |= v[at[i]] != 0, v[at[i]] = t[i].ns;
+    size_t m = 0;
+    for (size_t k = 0; k < len; k++) {
+        uint64_t z = (uint64_t)v[k] << 1 ^ (uint64_t)(v[k] >> 63);
+        do buf[m++] = (unsigned char)((z & 0x7f) | (z > 0x7f ? 0x80 : 0));
+        while ((z >>= 7));
     }
-    if (R->nwide > 1) qsort(R->wide, R->nwide, sizeof *R->wide, cmp_wide);
+    R->tv = realloc(buf, m ? m : 1);
+    if (!R->tv) R->tv = buf;
+    R->ntv = len;
     free(at);
+    free(v);
     return dup;
 }
 

@@ -98,11 +98,13 @@ static void put_rank(wr *b, const struct hta_job *j, const sj_rank *R) {
     }
     /* the totals by key (a key of the job's table the rank has no time in goes as none: 0 adds nothing) */
     size_t nt = 0;
-    for (size_t k = 0; R->tv && k < R->ntv; k++) nt += R->tv[k] != 0;
+    const unsigned char *at = R->tv;
+    for (size_t k = 0; R->tv && k < R->ntv; k++) nt += sj_tot_next(&at) != 0;
     put_u64(b, R->tv ? nt : NONE);
+    at = R->tv;
     for (size_t k = 0; R->tv && k < R->ntv; k++) {
-        if (!R->tv[k]) continue;
-        const sj_tot t = {j->tkey[k], sj_tot_at(R, k)};
+        const sj_tot t = {j->tkey[k], sj_tot_next(&at)};
+        if (!t.ns) continue;
         put_name(b, j, sj_tot_name(&t));
         put_i64(b, sj_tot_gpu(&t)), put_i64(b, sj_tot_step(&t)), put_i64(b, t.ns);
     }

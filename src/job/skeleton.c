@@ -210,25 +210,32 @@ int sj_tot_set(struct hta_job *j, sj_rank *R, const sj_tot *t, size_t n) {
         if (at[i] + 1 > len) len = at[i] + 1;
     }
     pthread_mutex_unlock(&j->lock);
-    /* by key index, then each as its zigzag varint (at most 10 bytes) */
+    /* by key index, then each as its zigzag varint: counted, then written into a block of that size */
     int64_t *v = calloc(len ? len : 1, sizeof *v);
-    unsigned char *buf = malloc(10 * len + 1);
     int dup = 0; /* a key twice with a time (a zero first is overwritten, as adding it would give) */
-    if (!v || !buf) {
-        free(at), free(v), free(buf);
+    if (!v) {
+        free(at);
         return -1;
     }
     for (size_t i = 0; i < n; i++) dup |= v[at[i]] != 0, v[at[i]] = t[i].ns;
+    free(at);
     size_t m = 0;
     for (size_t k = 0; k < len; k++) {
         uint64_t z = (uint64_t)v[k] << 1 ^ (uint64_t)(v[k] >> 63);
-        do buf[m++] = (unsigned char)((z & 0x7f) | (z > 0x7f ? 0x80 : 0));
+        do m++;
         while ((z >>= 7));
     }
-    R->tv = realloc(buf, m ? m : 1);
-    if (!R->tv) R->tv = buf;
+    if (!(R->tv = malloc(m ? m : 1))) {
+        free(v);
+        return -1;
+    }
+    m = 0;
+    for (size_t k = 0; k < len; k++) {
+        uint64_t z = (uint64_t)v[k] << 1 ^ (uint64_t)(v[k] >> 63);
+        do R->tv[m++] = (unsigned char)((z & 0x7f) | (z > 0x7f ? 0x80 : 0));
+        while ((z >>= 7));
+    }
     R->ntv = len;
-    free(at);
     free(v);
     return dup;
 }

@@ -162,7 +162,9 @@ static inline sj_label sj_lab(const sj_skel *k, size_t i) {
 int sj_lab_set(sj_skel *k, const sj_label *v, size_t n);
 
 /* Collective c's transfer weight in scenario sk of rank R, and the rules that selected it. */
-static inline int64_t sj_trw(const sj_rank *R, const sj_skel *sk, size_t c) { return sk->trw ? sk->trw[c] : R->coll[c].tr; }
+static inline int64_t sj_trw(const sj_rank *R, const sj_skel *sk, size_t c) {
+    return sk->trw ? sk->trw[c] : R->coll[c].tr;
+}
 static inline uint64_t sj_trmask(const sj_skel *sk, size_t c) { return sk->trmask ? sk->trmask[c] : 0; }
 
 /* The next of a rank's totals (sj_rank.tv), *p moved past it. */

@@ -201,7 +201,8 @@ static inline int value(const struct hta_job *j, size_t scn, size_t pos, sj_labe
 }
 
 /* The latest of labels [a, z) of sk's (INT64_MIN: none); *bad set when one is beyond the times hta holds. */
-static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_skel *sk, uint32_t a, uint32_t z, int *bad) {
+static int64_t at(const struct hta_job *j, size_t scn, size_t pos, const sj_skel *sk, uint32_t a, uint32_t z,
+                  int *bad) {
     int64_t best = INT64_MIN;
     for (uint32_t i = a; i < z; i++) {
         int64_t v;
@@ -278,7 +279,8 @@ hta_status sj_replay(struct hta_job *j, size_t scn, hta_error *err) {
                 int64_t tr;
                 HTA_TRY_GOTO(st, sj_transfer(j, scn, pt->rank, pt->coll, in->tau, &tr, err), done);
                 if (!sj_add(b, d > 0 ? d : 0, &v) || !sj_add(v, tr, &v)) bad = 1;
-            } else if (!sj_add(j->arr[scn][pt->rank][pt->coll], x->pw, &v) || !sj_add(v, sj_trw(&j->r[pt->rank], sk, pt->coll), &v)) {
+            } else if (!sj_add(j->arr[scn][pt->rank][pt->coll], x->pw, &v) ||
+                       !sj_add(v, sj_trw(&j->r[pt->rank], sk, pt->coll), &v)) {
                 bad = 1;
             }
             if (bad) {

@@ -102,7 +102,10 @@ static void time_rows(sb *b, const char *id, const char *title, const rp_rank *p
             if (kind != TS_BUSY && s) break;
             /* GPU busy as a filled area, CPU busy as a line above it */
             const rp_series *se = p->ser ? p->ser : &none;
-            const float *v = kind == TS_QUEUE ? se->queue : kind == TS_MEMBW ? se->membw : s ? se->cpu_busy : se->gpu_busy;
+            const float *v = kind == TS_QUEUE   ? se->queue
+                             : kind == TS_MEMBW ? se->membw
+                             : s                ? se->cpu_busy
+                                                : se->gpu_busy;
             double sc = kind == TS_BUSY ? 1 : vmax;
             if (!s) sb_printf(b, "<path fill=\"%s\" d=\"M%d %.1f", svg_fill(0), left, y1);
             else sb_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" d=\"", svg_fill(1));

@@ -70,11 +70,11 @@ for job in $JOBS; do
   done
 done
 # flat memory in ranks: the report's peak on 256 ranks against 16
-case " $JOBS " in *" r16 "*" r256 "*)
+case " $JOBS " in *" r16 "*) case " $JOBS " in *" r256 "*)
   for b in "$HTA" ${BASE:+"$BASE"}; do
     read -r _ _ m16 <<< "${RES["$b|r16|report"]}"
     read -r _ _ m256 <<< "${RES["$b|r256|report"]}"
     printf "report peak, 256 ranks / 16 ranks (%s): %s MB / %s MB = %s (target at most 1.5)\n" "$(basename "$b")" \
       "${m256%.*}" "${m16%.*}" "$(python3 -c "print('%.2f' % ($m256 / $m16))")"
   done;;
-esac
+esac;; esac

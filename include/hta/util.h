@@ -78,6 +78,10 @@ static inline int64_t hta_rsort_unkey(uint64_t k) { return (int64_t)(k ^ (UINT64
 /* The same, stably, over n records of 16 bytes that start with an int64 key (a time, or a pair of times),
  * in place; tmp: room for n records (no keys beside them). */
 void hta_rsort_rec16(void *recs, size_t n, void *tmp);
+/* The same, stably, over n ids whose keys are not beside them: id x's key is the int64 at base + x * stride
+ * (a field of an array of records, read in place, any alignment); tmp: room for n ids.  For sorting
+ * indices into a large array with no room for a copy of their keys. */
+void hta_rsort_ids(uint32_t *id, size_t n, uint32_t *tmp, const void *base, size_t stride);
 
 /* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
 hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);

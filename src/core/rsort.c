@@ -92,3 +92,32 @@ void hta_rsort_rec16(void *recs, size_t n, void *tmp) {
     }
     if (s != r) memcpy(r, s, n * sizeof *r);
 }
+
+/* An id's key: the int64 at base + id * stride (a field of an array of packed records), digited. */
+static inline uint64_t key_at(const unsigned char *base, size_t stride, uint32_t id) {
+    int64_t x;
+    memcpy(&x, base + (size_t)id * stride, sizeof x);
+    return hta_rsort_key(x);
+}
+
+void hta_rsort_ids(uint32_t *id, size_t n, uint32_t *tmp, const void *base, size_t stride) {
+    if (n < 2) return;
+    const unsigned char *b = base;
+    uint64_t k0 = key_at(b, stride, id[0]), diff = 0;
+    for (size_t i = 1; i < n; i++) diff |= key_at(b, stride, id[i]) ^ k0;
+    int dig[NDIG], nd = digits(diff, dig);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key_at(b, stride, id[i]);
+        for (int j = 0; j < nd; j++) cnt[j][(k >> (dig[j] * BITS)) & (RADIX - 1)]++;
+    }
+    uint32_t *s = id, *d = tmp;
+    for (int j = 0; j < nd; j++) {
+        offsets(j);
+        int sh = dig[j] * BITS;
+        for (size_t i = 0; i < n; i++) d[cnt[j][(key_at(b, stride, s[i]) >> sh) & (RADIX - 1)]++] = s[i];
+        uint32_t *t = s;
+        s = d;
+        d = t;
+    }
+    if (s != id) memcpy(id, s, n * sizeof *id);
+}

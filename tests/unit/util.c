@@ -212,7 +212,9 @@ static void radix_sorts(void) {
     static int64_t key[N];
     static struct { int64_t t; uint64_t id; } rec[N], ref[N], tmp[N];
     static uint64_t k[2 * N];
-    static uint32_t v[2 * N];
+    static uint32_t v[2 * N], ids[2 * N];
+    /* hta_rsort_ids reads its keys in place: an int64 at an odd offset of 13-byte records */
+    static struct __attribute__((packed)) { char pad[5]; int64_t t; } far[N];
     uint64_t x = 88172645463325252ull;
     for (int round = 0; round < 4; round++) {
         for (int i = 0; i < N; i++) {
@@ -224,16 +226,18 @@ static void radix_sorts(void) {
             key[i] = t;
             rec[i].t = t, rec[i].id = (uint64_t)i;
             k[i] = hta_rsort_key(t), v[i] = (uint32_t)i;
+            far[i].t = t, ids[i] = (uint32_t)i;
         }
         memcpy(ref, rec, sizeof rec);
         for (int i = 1; i < N; i++) /* stable insertion sort: the reference */
             for (int j = i; j > 0 && ref[j].t < ref[j - 1].t; j--) tmp[0] = ref[j], ref[j] = ref[j - 1], ref[j - 1] = tmp[0];
         hta_rsort_rec16(rec, N, tmp);
         hta_rsort(k, v, N, k + N, v + N);
+        hta_rsort_ids(ids, N, ids + N, (const char *)far + offsetof(__typeof__(far[0]), t), sizeof far[0]);
         int same = 1;
         for (int i = 0; i < N; i++)
             same &= rec[i].t == ref[i].t && rec[i].id == ref[i].id && hta_rsort_unkey(k[i]) == ref[i].t &&
-                    v[i] == ref[i].id && key[v[i]] == ref[i].t;
+                    v[i] == ref[i].id && key[v[i]] == ref[i].t && ids[i] == ref[i].id;
         CHECK_EQ_I64(same, 1);
     }
 }

@@ -706,6 +706,51 @@ oom:
     return hta_oom(err);
 }
 
+/* label_pass for a job of one rank (sj_skeleton's alone): no collective is matched, so no node has a mid
+ * node and every label is the rank's own source's (-1).  A node's one label is then its longest distance
+ * from the run's start (a source's own time; else the largest of its inputs' + their weights, each sum
+ * checked as label_pass checks it), with nothing to drop: label_pass's result, without its per-node
+ * blocks, candidates and counts (the savings' job on one rank was mostly that bookkeeping).  d: room for
+ * a time per node.  Only the kept nodes get a block. */
+static int alone_keep(lab_state *L, uint32_t v, int64_t d) {
+    uint32_t off;
+    if (blk_alloc(L, 1, &off)) return -1;
+    L->pool[off] = (sj_label){-1, d};
+    hdr_plain(L, off, 1);
+    L->off[v] = off;
+    L->cnt[v] = 1;
+    return arrival_ref(L, v, d);
+}
+
+static hta_status label_pass_alone(lab_state *L, int64_t *d, hta_error *err) {
+    const hta_sim *s = L->s;
+    const hta_cp_graph *g = s->g;
+    int r = 0;
+    for (size_t i = 0; i < g->nnode && !r; i++) {
+        uint32_t v = s->topo[i];
+        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
+        int64_t x = a == z ? hta_cp_node_ts(g, v) + L->origin : INT64_MIN;
+        for (uint32_t q = a; q < z; q++) {
+            uint32_t e = s->pred_eid[q];
+            int64_t y;
+            if (!sj_add(d[g->edge[e].u], L->w[e], &y)) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+            if (y > x) x = y;
+        }
+        d[v] = x;
+        L->cnt[v] = 0;
+        if (L->kept[v]) r = alone_keep(L, v, x);
+    }
+    /* the run's end (node nnode): the latest of the nodes no edge leaves */
+    int64_t end = INT64_MIN;
+    int any = 0;
+    for (size_t v = 0; v < g->nnode && !r; v++)
+        if (!L->has_succ[v] && (!any || d[v] > end)) end = d[v], any = 1;
+    L->cnt[g->nnode] = 0;
+    if (!r && any) r = alone_keep(L, (uint32_t)g->nnode, end);
+    if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+    return r ? hta_oom(err) : HTA_OK;
+}
+
 int sj_lab_set(sj_skel *k, const sj_label *v, size_t n) {
     size_t nw = 0;
     for (size_t i = 0; i < n; i++) nw += !sj_lab_fits(v[i].src, v[i].d);
@@ -946,7 +991,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     hta_sim *s = NULL;
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
-    int64_t *w = NULL;
+    int64_t *w = NULL, *dd = NULL; /* dd: label_pass_alone's times */
     uint64_t *trk = NULL, *ark = NULL, *trmask = NULL;
     unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
     lab_state L = {0};
@@ -982,17 +1027,18 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
     has_succ = calloc(nn + 1, 1);
     kept = calloc(nn + 1, 1);
-    L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
-        !kept || !L.left)
-        goto oom;
-    for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
-    L.kept = kept;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
-     * plus its own wait and the transfer, as the edges carry it here). */
+     * plus its own wait and the transfer, as the edges carry it here): label_pass_alone's. */
     int alone = j->nr == 1;
+    if (alone) dd = malloc((nn + 1) * sizeof *dd);
+    else L.left = malloc((nn + 1) * sizeof *L.left);
+    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
+        !kept || (alone ? !dd : !L.left))
+        goto oom;
+    for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
+    L.kept = kept;
     for (size_t c = 0; c < R->ncoll; c++) {
         if (!alone) {
             trk[L.ntr++] = (uint64_t)tr_e[c] << 32 | c;
@@ -1061,16 +1107,18 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.freel = malloc((L.keep + 1) * sizeof *L.freel);
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
-        memset(L.left, 0, (nn + 1) * sizeof *L.left);
-        for (size_t i = 0; i < g->nedge; i++)
-            if (L.left[g->edge[i].u] != LEFT_HUB) L.left[g->edge[i].u]++;
+        if (!alone) {
+            memset(L.left, 0, (nn + 1) * sizeof *L.left);
+            for (size_t i = 0; i < g->nedge; i++)
+                if (L.left[g->edge[i].u] != LEFT_HUB) L.left[g->edge[i].u]++;
+        }
         if (L.keep > UINT8_MAX) {
             st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
             goto done;
         }
         L.npair = 0;
         if (L.pk) memset(L.pk, 0, L.pcap * sizeof *L.pk);
-        HTA_TRY_GOTO(st, label_pass(&L, err), done);
+        HTA_TRY_GOTO(st, alone ? label_pass_alone(&L, dd, err) : label_pass(&L, err), done);
         /* the drops, packed for the check after the replay */
         free(sk->pkey);
         free(sk->pdef);
@@ -1102,6 +1150,7 @@ done:
     free(tr_edge);
     free(nodes);
     free(w);
+    free(dd);
     free(trk);
     free(trmask);
     free(mid);

@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t nr = hta_ctx_nranks(ctx), nnode = 0, nedge = 0, maxn = 1, maxe = 1;
+    hta_sim_mem mem = {0};
     hta_sim **s = calloc(nr ? nr : 1, sizeof *s);
     double *d = malloc((size_t)runs * sizeof *d);
     if (!s || !d) return 1;
@@ -48,10 +49,22 @@ int main(int argc, char **argv) {
         nedge += g->nedge;
         if (g->nnode > maxn) maxn = g->nnode;
         if (g->nedge > maxe) maxe = g->nedge;
+        hta_sim_mem m;
+        hta_sim_bytes(s[k], &m);
+        mem.events += m.events, mem.nodes += m.nodes, mem.edges += m.edges, mem.in_index += m.in_index;
+        mem.order += m.order, mem.parents += m.parents, mem.steps += m.steps, mem.other += m.other;
+        mem.nev += m.nev;
     }
     double build = bench_now() - t0;
     printf("graphs: %zu nodes, %zu edges in %zu ranks, built in %.3f s (%.3f s per M events)\n", nnode, nedge, nr,
            build, build / (events / 1e6));
+    /* the graphs' size per graph event (hta_sim_bytes; issue 36's target: at most 100) */
+    double ne = mem.nev ? (double)mem.nev : 1;
+    size_t total = mem.events + mem.nodes + mem.edges + mem.in_index + mem.order + mem.parents + mem.steps + mem.other;
+    printf("graph bytes per event: %.1f (%zu graph events: events %.1f, extra nodes %.1f, edges %.1f, in-edge index "
+           "%.1f, order %.1f, parents %.1f, steps %.1f, collectives %.1f)\n", (double)total / ne, mem.nev,
+           (double)mem.events / ne, (double)mem.nodes / ne, (double)mem.edges / ne, (double)mem.in_index / ne,
+           (double)mem.order / ne, (double)mem.parents / ne, (double)mem.steps / ne, (double)mem.other / ne);
     int64_t *w = malloc(maxe * sizeof *w), *t = malloc(maxn * sizeof *t);
     if (!w || !t) return 1;
     for (int i = 0; i < runs; i++) {

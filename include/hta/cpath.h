@@ -47,14 +47,14 @@ typedef struct hta_cp_thread {
     int64_t stream;       /* -1: a CPU thread */
 } hta_cp_thread;
 
-/* An event of the clipped table (ascending event index).  36 bytes (4-byte aligned): one per event of a
- * rank.  Its nodes: hta_cp_ev_start / hta_cp_ev_end. */
+/* An event of the clipped table (ascending event index).  32 bytes (4-byte aligned): one per event of a
+ * rank.  Its nodes: hta_cp_ev_start / hta_cp_ev_end.  Its row of the rank is not here (the graph outlives
+ * the rows): HTA's graph keeps them beside (hta_cp_graph.ev_row), a simulation graph's build its own. */
 typedef struct __attribute__((packed, aligned(4))) hta_cp_event {
     int64_t ts, dur;      /* ns relative to origin_ns */
     uint32_t thr;         /* its thread or stream: index into hta_cp_graph.thr */
     uint32_t index;       /* position in traceEvents */
     uint32_t name, cat;   /* ids in hta_cp_graph.sym */
-    int32_t row;          /* row of the rank, -1 in a restored graph */
 } hta_cp_event;
 
 /* 12 bytes (4-byte aligned): a node of HTA's graph (two per event), or one of the few a simulation graph
@@ -108,6 +108,8 @@ typedef struct hta_cp_graph {
     size_t nbase;         /* simulation graphs: nodes 2x and 2x + 1 are event x's start and end, with the
                            * event's times (its end cut where the nesting cut it, cut_*), held by the events
                            * alone: the graph is a report's largest part; 0 in HTA's graph */
+    int32_t *ev_row;      /* HTA's graph built from a trace: each event's row of the rank; NULL in a restored
+                           * graph and in a simulation graph */
     int32_t *ev_node;     /* HTA's graph: event x's start and end nodes, ev_node[2x] and [2x + 1], -1 when it has
                            * none; NULL in a simulation graph, where they are 2x and 2x + 1 */
     hta_cp_idmap wide;    /* the weights of the edges whose w is HTA_CP_WIDE, by edge id */

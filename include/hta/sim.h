@@ -46,6 +46,22 @@ void hta_sim_free(hta_sim *s);
 /* The graph (edges, events, nodes) in hta_cp_graph form: summary and breakdown tables work on it. */
 const hta_cp_graph *hta_sim_graph(const hta_sim *s);
 
+/* What a built graph holds, in bytes, by part (its arrays' used lengths; its symbols' text, a few names, not
+ * counted): the measure of "bytes per event" (bench/whatif_bench.c). */
+typedef struct hta_sim_mem {
+    size_t events;   /* the events (times, thread, index, name, category) and the threads' table */
+    size_t nodes;    /* the nodes beyond the events' own, cut ends */
+    size_t edges;
+    size_t in_index; /* each node's in-edges */
+    size_t order;    /* the schedule's (topological) order */
+    size_t parents;  /* each event's enclosing event */
+    size_t steps;    /* each event's step, the steps */
+    size_t other;    /* the collectives */
+    size_t nev;      /* the events, for per-event figures */
+} hta_sim_mem;
+/* The total; m (may be NULL): by part. */
+size_t hta_sim_bytes(const hta_sim *s, hta_sim_mem *m);
+
 /* Weights after the rules (docs/critical-path.md, "What-if"), applied in order.  A rule that changes no
  * edge is an error naming it.  w: nedge entries, filled. */
 hta_status hta_sim_weights(const hta_sim *s, const hta_cpath_rule *rules, size_t nrules, int64_t *w,

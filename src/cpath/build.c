@@ -225,7 +225,8 @@ static hta_status clip(bld *b, hta_error *err) {
     uint32_t *list = cp_malloc((m ? m : 1) * sizeof *list);
     b->ev = cp_calloc(m ? m : 1, sizeof *b->ev);
     b->g->ev_node = malloc(2 * (m ? m : 1) * sizeof *b->g->ev_node); /* nodes, once made (make_nodes) */
-    if (!list || !b->ev || !b->g->ev_node) {
+    b->g->ev_row = malloc((m ? m : 1) * sizeof *b->g->ev_row);
+    if (!list || !b->ev || !b->g->ev_node || !b->g->ev_row) {
         free(sel);
         free(list);
         return hta_oom(err);
@@ -272,7 +273,7 @@ static hta_status clip(bld *b, hta_error *err) {
             return HTA_ENOMEM;
         }
         e->index = r->index[row];
-        e->row = (int32_t)row;
+        b->g->ev_row[i] = (int32_t)row;
         /* The event copies what the graph reports (times, ids, names): the graph outlives the view and can
          * be saved without the trace. */
         e->name = gsym(b, r->name[row]);
@@ -547,13 +548,13 @@ static hta_status phase_b(bld *b) {
         gid[tk[t].t] = (uint32_t)ng;
     }
     if (nt) ng++;
-    for (size_t i = 0; i < m; i++) goff[gid[r->thread[b->ev[i].row]] + 1]++;
+    for (size_t i = 0; i < m; i++) goff[gid[r->thread[b->g->ev_row[i]]] + 1]++;
     for (size_t g = 0; g < ng; g++) goff[g + 1] += goff[g];
     {
         uint32_t *fill = cp_malloc((ng + 1) * sizeof *fill);
         if (!fill) goto done;
         memcpy(fill, goff, (ng + 1) * sizeof *fill);
-        for (size_t i = 0; i < m; i++) gr[fill[gid[r->thread[b->ev[i].row]]]++] = (uint32_t)i;
+        for (size_t i = 0; i < m; i++) gr[fill[gid[r->thread[b->g->ev_row[i]]]]++] = (uint32_t)i;
         free(fill);
     }
     /* CPU groups (no GPU event) and their endpoints, sorted as the old call

@@ -47,6 +47,7 @@ void hta_cpath_free(hta_cp_graph *g) {
     free(g->thr);
     free(g->ev_parent);
     free(g->ev_node);
+    free(g->ev_row);
     free(g->node);
     cp_idmap_free(&g->wide);
     free(g->cut_bit);

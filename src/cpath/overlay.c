@@ -45,7 +45,7 @@ static int flow_end(hta_rawout *w, ov *x, uint32_t node, size_t id, const hta_cp
     int is_start = hta_cp_node_is_start(g, node);
     const hta_cp_event *ev = &g->ev[hta_cp_node_ev(g, node)];
     const hta_rank *r = x->r;
-    size_t row = (size_t)ev->row;
+    size_t row = (size_t)g->ev_row[ev - g->ev];
     const hta_thread *th = hta_row_thread(r, row);
     int64_t ts = r->ts[row], dur = r->dur[row];
     int64_t t = is_start ? ts : ts + dur;
@@ -95,8 +95,7 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     for (size_t i = 0; i < t->nranks; i++)
         if (t->ranks[i]->rank == g->rank) r = t->ranks[i];
     if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
-    for (size_t i = 0; i < g->nev; i++)
-        if (g->ev[i].row < 0) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+    if (!g->ev_row && g->nev) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
     hta_status dst = hta_output_dir(outdir, err);
     if (dst) return dst;
     const char *base = strrchr(r->path, '/');

@@ -49,6 +49,8 @@ typedef struct sb {
     uint8_t *skind;        /* per name symbol: hta_sync_kind, 0xff: not yet (a name is read once, not per row) */
     uint32_t *gsym;        /* per trace symbol: the graph's, UINT32_MAX: not yet interned */
     int32_t *ev_of_row;
+    int32_t *row;          /* per graph event: its row of the rank (the events do not keep it: the graph outlives
+                            * the rows), until the collectives are read */
     size_t nrows;          /* the rank's rows, read before any release */
     size_t nev;
     size_t nnode, capnode;
@@ -150,7 +152,7 @@ static hta_status cut_end(sb *b, uint32_t x, int64_t t) {
 
 /* Whether event x is a Python frame (python_function). */
 static int py_frame(const sb *b, uint32_t x) {
-    return b->cls[b->r->cat[b->g->ev[x].row]] == HTA_CC_PYTHON_FUNCTION;
+    return b->cls[b->r->cat[b->row[x]]] == HTA_CC_PYTHON_FUNCTION;
 }
 
 /* Where x outlasts the open events stack[0..sp) it starts in, of the two ways to nest it the one that moves
@@ -245,7 +247,7 @@ static int sample(samples *s, int64_t x) {
 
 /* The CPU event that launched GPU event x (its correlation partner), or -1. */
 static int32_t launcher(const sb *b, uint32_t x) {
-    int32_t p = b->r->partner[b->g->ev[x].row];
+    int32_t p = b->r->partner[b->row[x]];
     if (p < 0) return -1;
     int32_t c = b->ev_of_row[p];
     return c >= 0 && !b->is_gpu[c] ? c : -1;
@@ -334,7 +336,7 @@ static hta_status streams(sb *b, size_t ntracks) {
     ncl = 0;
     for (uint32_t x = 0; x < b->nev; x++)
         if (is_comm(b, comm, x))
-            cl[ncl++] = (coll){g->ev[x].name, hta_row_arg_int(b->t, b->r, g->ev[x].row, HTA_ARG_IN_MSG_NELEMS, -1),
+            cl[ncl++] = (coll){g->ev[x].name, hta_row_arg_int(b->t, b->r, b->row[x], HTA_ARG_IN_MSG_NELEMS, -1),
                                ev_end(b, x) - ev_start(b, x), x};
     if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll);
     for (size_t i = 0, j; i < ncl; i = j) {
@@ -467,7 +469,7 @@ static hta_status unsaid_stream_waits(sb *b, size_t ntracks) {
     const hta_trace *t = b->t;
     for (uint32_t c = 0; c < b->nev; c++) {
         if (b->is_gpu[c]) continue;
-        int32_t row = b->g->ev[c].row, q = r->partner[row];
+        int32_t row = b->row[c], q = r->partner[row];
         if (!(hta_sym_api(t, r->name[row]) & HTA_API_STREAM_WAIT)) continue;
         if (q >= 0 && b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC)
             continue; /* its record says (waits(), above) */
@@ -528,7 +530,7 @@ static hta_status waits(sb *b, size_t ntracks) {
     /* host calls that waited for the device: which GPU work each waited for */
     for (uint32_t c = 0; c < b->nev; c++) {
         if (b->is_gpu[c]) continue;
-        uint32_t row = (uint32_t)b->g->ev[c].row;
+        uint32_t row = (uint32_t)b->row[c];
         unsigned a = hta_sym_api(t, r->name[row]);
         if (!a) continue;
         int64_t cs = ev_start(b, c), ce = ev_end(b, c);
@@ -754,7 +756,7 @@ static hta_status joins(sb *b, size_t ntracks) {
         sedge *e = &b->e[i];
         if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
         if (nt(b, e->v) - nt(b, e->u) < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
-        size_t ka = r->thread[b->g->ev[hta_cp_node_ev(b->g, e->v)].row];
+        size_t ka = r->thread[b->row[hta_cp_node_ev(b->g, e->v)]];
         int64_t tb = INT64_MIN;
         int32_t who = -1;
         for (size_t k = 0; k < ntracks; k++) {
@@ -808,18 +810,18 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* ---- weights: the deciding input keeps the observed distance ---- */
 
-/* sim_coll_read for the builder's wait edges (their ids and events, in edge order). */
+/* sim_coll_read for the builder's wait edges (their ids and their events' rows, in edge order). */
 static hta_status coll_read(sb *b) {
     size_t n = 0;
     for (size_t i = 0; i < b->ne; i++) n += b->e[i].type == HTA_CP_PEER_WAIT;
     uint32_t *id = malloc((n ? n : 1) * sizeof *id);
-    int32_t *ev = malloc((n ? n : 1) * sizeof *ev);
-    hta_status st = !id || !ev ? hta_oom(b->err) : HTA_OK;
+    int32_t *row = malloc((n ? n : 1) * sizeof *row);
+    hta_status st = !id || !row ? hta_oom(b->err) : HTA_OK;
     for (size_t i = 0, k = 0; !st && i < b->ne; i++)
-        if (b->e[i].type == HTA_CP_PEER_WAIT) id[k] = (uint32_t)i, ev[k++] = b->e[i].attr;
-    if (!st) st = sim_coll_read(b->s, id, ev, n, b->t, b->r, b->err);
+        if (b->e[i].type == HTA_CP_PEER_WAIT) id[k] = (uint32_t)i, row[k++] = b->row[b->e[i].attr];
+    if (!st) st = sim_coll_read(b->s, id, row, n, b->t, b->r, b->err);
     free(id);
-    free(ev);
+    free(row);
     return st;
 }
 
@@ -931,7 +933,7 @@ static void gpu_work(sb *b) {
     hta_sim *s = b->s;
     if (!s->nsteps) return;
     for (uint32_t x = 0; x < b->nev; x++) {
-        int32_t p = b->is_gpu[x] ? b->r->partner[b->g->ev[x].row] : -1;
+        int32_t p = b->is_gpu[x] ? b->r->partner[b->row[x]] : -1;
         if (p < 0 || b->ev_of_row[p] < 0) continue; /* launched before the trace, or not by a traced call */
         int64_t at = b->launch_ts[x];
         size_t lo = 0, hi = s->nsteps; /* the last step that starts at or before the launch */
@@ -1007,6 +1009,7 @@ static hta_status build(sb *b) {
     g->nev = m;
     g->ev = cp_calloc(m ? m : 1, sizeof *g->ev);
     g->ev_parent = cp_malloc((m ? m : 1) * sizeof *g->ev_parent);
+    b->row = malloc((m ? m : 1) * sizeof *b->row);
     b->is_gpu = calloc(m ? m : 1, 1);
     b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
     b->s->ev_step = malloc((m ? m : 1) * sizeof *b->s->ev_step);
@@ -1019,7 +1022,7 @@ static hta_status build(sb *b) {
     uint32_t *sk = NULL; /* the track sort's room (track_sort), for the longest track */
     cp_thrmap tm = {0};
     hta_status st = HTA_OK;
-    if (!g->ev || !g->ev_parent || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
+    if (!g->ev || !g->ev_parent || !b->row || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
         st = hta_oom(b->err);
         goto done;
     }
@@ -1032,7 +1035,7 @@ static hta_status build(sb *b) {
         e->ts = r->ts[i] - g->origin_ns;
         e->dur = r->dur[i];
         e->index = r->index[i];
-        e->row = (int32_t)i;
+        b->row[x] = (int32_t)i;
         int c = b->cls[r->cat[i]];
         b->is_gpu[x] = c != HTA_CC_RUNTIME && is_gpu_class(c) && hta_row_stream(r, i) != -1;
         if ((st = cp_thr_id(g, &tm, th->pid, th->tid, b->is_gpu[x] ? hta_row_stream(r, i) : -1, &e->thr, b->err)))
@@ -1050,7 +1053,7 @@ static hta_status build(sb *b) {
     b->nnode = 2 * m;
     /* what the rows' times and correlations give: each GPU event's launch, the event records' times */
     for (uint32_t x = 0; x < m; x++) {
-        int32_t p = b->is_gpu[x] ? r->partner[g->ev[x].row] : -1;
+        int32_t p = b->is_gpu[x] ? r->partner[b->row[x]] : -1;
         b->launch_ts[x] = p >= 0 && b->ev_of_row[p] >= 0 ? r->ts[p] : nt(b, 2 * x);
     }
     if ((st = records(b))) goto done;
@@ -1074,7 +1077,7 @@ static hta_status build(sb *b) {
     }
     memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
     /* tracks: a thread or a stream each (the rank's thread index); events in track order */
-    for (uint32_t x = 0; x < m; x++) b->toff[r->thread[g->ev[x].row] + 1]++;
+    for (uint32_t x = 0; x < m; x++) b->toff[r->thread[b->row[x]] + 1]++;
     for (size_t k = 0; k < r->nthreads; k++) b->toff[k + 1] += b->toff[k];
     {
         uint32_t *fill = malloc((r->nthreads + 1) * sizeof *fill);
@@ -1083,7 +1086,7 @@ static hta_status build(sb *b) {
             goto done;
         }
         memcpy(fill, b->toff, (r->nthreads + 1) * sizeof *fill);
-        for (uint32_t x = 0; x < m; x++) b->tev[fill[r->thread[g->ev[x].row]]++] = x;
+        for (uint32_t x = 0; x < m; x++) b->tev[fill[r->thread[b->row[x]]]++] = x;
         free(fill);
     }
     for (size_t k = 0; k < r->nthreads; k++) {
@@ -1131,7 +1134,7 @@ static hta_status build(sb *b) {
     /* the steps */
     size_t ns = 0;
     for (uint32_t x = 0; x < m; x++)
-        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 && step_cat(b->cls[r->cat[g->ev[x].row]]))
+        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 && step_cat(b->cls[r->cat[b->row[x]]]))
             ns++;
     b->s->steps = malloc((ns ? ns : 1) * sizeof *b->s->steps);
     if (!b->s->steps) {
@@ -1140,7 +1143,7 @@ static hta_status build(sb *b) {
     }
     for (uint32_t x = 0; x < m; x++) {
         int64_t n = hta_step_number(hta_sym(g->sym, g->ev[x].name));
-        if (b->is_gpu[x] || n < 0 || !step_cat(b->cls[r->cat[g->ev[x].row]])) continue;
+        if (b->is_gpu[x] || n < 0 || !step_cat(b->cls[r->cat[b->row[x]]])) continue;
         b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1, UINT32_MAX, UINT32_MAX};
     }
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
@@ -1151,6 +1154,7 @@ static hta_status build(sb *b) {
     if (b->release) hta_ctx_release_rows(b->ctx, b->k, HTA_COL_ARGS);
     /* the last of what the graph reads of the rows: each collective's identity */
     if ((st = coll_read(b))) goto done;
+    free(b->row), b->row = NULL;
     /* the weights' index and the schedule's order need the graph alone: the rest of the rows go first */
     if (b->release) hta_ctx_release_rows(b->ctx, b->k, 0);
     if ((st = decide(b))) goto done;
@@ -1205,6 +1209,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
     free(b.toff);
     free(b.tev);
     free(b.is_gpu);
+    free(b.row);
     free(b.launch_ts);
     free(b.chain_in);
     free(b.cn);

@@ -71,7 +71,7 @@ hta_status sim_mid_map(const hta_cp_graph *g, uint32_t **out, hta_error *err) {
     return HTA_OK;
 }
 
-hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,
+hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *rows, size_t n, const hta_trace *t,
                          const hta_rank *r, hta_error *err) {
     hta_cp_graph *g = s->g;
     free(s->coll);
@@ -79,7 +79,7 @@ hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, si
     if (!(s->coll = malloc((n ? n : 1) * sizeof *s->coll))) return hta_oom(err);
     int64_t cid_sym = t->arg_sym[HTA_ARG_COMMS_ID], pg_sym = t->arg_sym[HTA_ARG_PG_NAME];
     for (size_t i = 0; i < n; i++) {
-        uint32_t row = (uint32_t)g->ev[ev[i]].row;
+        uint32_t row = (uint32_t)rows[i];
         hta_sim_coll *c = &s->coll[s->ncoll++];
         memset(c, 0, sizeof *c);
         c->edge = edge[i];

@@ -112,8 +112,8 @@ static inline uint32_t sim_mid_transfer(const hta_cp_graph *g, const uint32_t *m
 }
 
 /* s->coll from rank r's rows, for the graph's collectives while it is built: the n wait edges (edge[i], in edge
- * order) and their events (ev[i]). */
-hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *ev, size_t n, const hta_trace *t,
+ * order) and their events' rows (row[i]). */
+hta_status sim_coll_read(hta_sim *s, const uint32_t *edge, const int32_t *row, size_t n, const hta_trace *t,
                          const hta_rank *r, hta_error *err);
 
 /* Fills s->pred_off and pred_eid from s->g's edges (the graph's own in-edges are decide()'s, at build). */

@@ -21,6 +21,24 @@ void hta_sim_free(hta_sim *s) {
 
 const hta_cp_graph *hta_sim_graph(const hta_sim *s) { return s->g; }
 
+size_t hta_sim_bytes(const hta_sim *s, hta_sim_mem *m) {
+    const hta_cp_graph *g = s->g;
+    hta_sim_mem x = {0};
+    size_t nn = g->nnode;
+    x.events = g->nev * sizeof *g->ev + g->nthr * sizeof *g->thr;
+    x.nodes = (nn - g->nbase) * sizeof *g->node + (g->cut_bit ? (g->nev + 63) / 64 * sizeof *g->cut_bit : 0) +
+              (g->cut.cap + g->wide.cap) * (sizeof *g->cut.id + sizeof *g->cut.val);
+    x.edges = g->nedge * sizeof *g->edge;
+    x.in_index = (s->pred_off ? (nn + 1) * sizeof *s->pred_off : 0) + (s->pred_eid ? g->nedge * sizeof *s->pred_eid : 0);
+    x.order = s->topo ? nn * sizeof *s->topo : 0;
+    x.parents = g->ev_parent ? g->nev * sizeof *g->ev_parent : 0;
+    x.steps = (s->ev_step ? g->nev * sizeof *s->ev_step : 0) + s->nsteps * sizeof *s->steps;
+    x.other = s->ncoll * sizeof *s->coll;
+    x.nev = g->nev;
+    if (m) *m = x;
+    return x.events + x.nodes + x.edges + x.in_index + x.order + x.parents + x.steps + x.other;
+}
+
 /* rank:R=median compares like with like: the time of each event name (CPU or GPU side) in each step, and the
  * untraced time at the top of threads in each step. */
 uint64_t sim_median_key(const hta_sim *s, const hta_cp_edge *e) {

@@ -17,6 +17,7 @@ typedef struct tw {
     const hta_sim *s;
     const hta_rank *r; /* the context's rank of the graph: its rows, by the graph's row numbers */
     int32_t *ev_of_row; /* per row: its graph event, -1 */
+    int32_t *row;       /* per graph event: its row (by its event index: the graph keeps no rows) */
     const int64_t *t;
     int64_t origin;
     int32_t *what;     /* per event index: >= 0 row, <= -2 flow -(f + 2), -1 none */
@@ -59,7 +60,7 @@ static int build_warps(tw *x) {
     const hta_rank *r = x->r;
     size_t *cnt = calloc(r->nthreads + 1, sizeof *cnt);
     if (!cnt) return -1;
-    for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[g->ev[hta_cp_node_ev(g, v)].row]]++;
+    for (size_t v = 0; v < g->nnode; v++) cnt[r->thread[x->row[hta_cp_node_ev(g, v)]]]++;
     for (size_t k = 0; k < r->nthreads; k++) {
         pair *p = malloc((cnt[k] ? cnt[k] : 1) * sizeof *p);
         x->wk[k].obs = malloc((cnt[k] ? cnt[k] : 1) * sizeof(int64_t));
@@ -71,7 +72,7 @@ static int build_warps(tw *x) {
         }
         size_t n = 0;
         for (size_t v = 0; v < g->nnode; v++)
-            if (r->thread[g->ev[hta_cp_node_ev(g, v)].row] == k)
+            if (r->thread[x->row[hta_cp_node_ev(g, v)]] == k)
                 p[n++] = (pair){hta_cp_node_ts(g, v) + x->origin, x->t[v] + x->origin};
         if (n > 1) qsort(p, n, sizeof *p, cmp_pair);
         for (size_t i = 0; i < n; i++) x->wk[k].obs[i] = p[i].obs, x->wk[k].sim[i] = p[i].sim;
@@ -207,34 +208,36 @@ hta_status hta_sim_trace(hta_ctx *ctx, const hta_sim *s, const int64_t *t, const
     long at = hta_ctx_find_rank(ctx, s->g->rank);
     if (at < 0) return hta_fail(err, HTA_EINVAL, "--what-if-trace writes one rank's trace: choose it with --ranks R");
     const hta_rank *r = hta_ctx_rank(ctx, (size_t)at);
-    tw x = {s, r, NULL, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
+    tw x = {s, r, NULL, NULL, t, s->g->origin_ns, NULL, 0, NULL, NULL, ctx->trace->sym, r->nthreads, {0}};
     hta_status st = HTA_OK;
-    x.ev_of_row = malloc((r->n ? r->n : 1) * sizeof *x.ev_of_row);
-    if (!x.ev_of_row) return hta_oom(err);
-    for (size_t i = 0; i < r->n; i++) x.ev_of_row[i] = -1;
-    for (size_t i = 0; i < s->g->nev; i++) {
-        if (s->g->ev[i].row < 0 || (size_t)s->g->ev[i].row >= r->n) {
-            free(x.ev_of_row);
-            return hta_fail(err, HTA_EINVAL, "rank %d: its file read again holds fewer rows than its graph; please "
-                                             "report it", (int)s->g->rank);
-        }
-        x.ev_of_row[s->g->ev[i].row] = (int32_t)i;
-    }
     x.nwhat = r->n_events;
     x.what = malloc((x.nwhat ? x.nwhat : 1) * sizeof *x.what);
+    x.ev_of_row = malloc((r->n ? r->n : 1) * sizeof *x.ev_of_row);
+    x.row = malloc((s->g->nev ? s->g->nev : 1) * sizeof *x.row);
     x.wk = calloc(r->nthreads + 1, sizeof *x.wk);
     x.gpu_track = calloc(r->nthreads + 1, 1);
-    if (!x.what || !x.wk || !x.gpu_track) {
+    if (!x.what || !x.ev_of_row || !x.row || !x.wk || !x.gpu_track) {
         st = hta_oom(err);
         goto done;
     }
     for (size_t i = 0; i < x.nwhat; i++) x.what[i] = -1;
-    for (size_t i = 0; i < s->g->nev; i++)
-        if (hta_cp_ev_stream(s->g, &s->g->ev[i]) != -1) x.gpu_track[r->thread[s->g->ev[i].row]] = 1;
     for (size_t i = 0; i < r->nflows; i++)
         if (r->flows[i].index < x.nwhat) x.what[r->flows[i].index] = -(int32_t)i - 2;
     for (size_t i = 0; i < r->n; i++)
         if (r->index[i] < x.nwhat) x.what[r->index[i]] = (int32_t)i;
+    for (size_t i = 0; i < r->n; i++) x.ev_of_row[i] = -1;
+    for (size_t i = 0; i < s->g->nev; i++) {
+        uint32_t ix = s->g->ev[i].index;
+        if (ix >= x.nwhat || x.what[ix] < 0) {
+            st = hta_fail(err, HTA_EINVAL, "rank %d: its file read again holds fewer rows than its graph; please "
+                                           "report it", (int)s->g->rank);
+            goto done;
+        }
+        x.row[i] = x.what[ix];
+        x.ev_of_row[x.row[i]] = (int32_t)i;
+    }
+    for (size_t i = 0; i < s->g->nev; i++)
+        if (hta_cp_ev_stream(s->g, &s->g->ev[i]) != -1) x.gpu_track[r->thread[x.row[i]]] = 1;
     if (build_warps(&x)) {
         st = hta_oom(err);
         goto done;
@@ -250,6 +253,7 @@ done:
     free(x.gpu_track);
     free(x.what);
     free(x.ev_of_row);
+    free(x.row);
     hta_raw_obj_free(&x.obj);
     return st;
 }

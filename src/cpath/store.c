@@ -221,7 +221,6 @@ hta_status hta_cpath_load(const char *path, hta_cp_graph **out, hta_error *err) 
         int32_t *sn = &g->ev_node[2 * i], *en = &g->ev_node[2 * i + 1];
         *sn = (int32_t)get_u32(&r);
         *en = (int32_t)get_u32(&r);
-        e->row = -1;
         if (r.bad) CORRUPT(at, "event %zu runs past the end", path, at, i);
         /* both in range, so their sum cannot overflow; the end is a node time and must be in range too */
         if (!time_ok(e->ts) || !time_ok(e->dur) || !time_ok(e->ts + e->dur))

@@ -149,14 +149,15 @@ static inline int64_t step_w(const hta_cp_graph *g, const hta_cp_path *p, const 
 static hta_status summary_table(const hta_cp_graph *g, const hta_cp_path *p, const int64_t *w, const cp_clip *clip,
                                 hta_cp_bb *bm, const hta_table_def *d, hta_result *out) {
     cls c[8];
-    size_t nc = 0;
+    size_t nc = 0, j = 0;
     __int128 total = 0;
+    const char *lb = NULL; /* the last edge's class: a path's edges come in runs of one */
     for (size_t i = 0; i + 1 < p->n; i++) {
         const hta_cp_edge *e = &g->edge[p->edge[i]];
         int64_t ew = step_w(g, p, w, clip, i);
         const char *b = hta_cpath_bb(bm, e);
-        size_t j = 0;
-        while (j < nc && strcmp(c[j].name, b)) j++;
+        if (b != lb)
+            for (lb = b, j = 0; j < nc && strcmp(c[j].name, b); j++) {}
         if (j == nc) c[nc++] = (cls){b, 0};
         c[j].sum += ew;
         total += ew;

@@ -45,10 +45,15 @@ hta_status hta_sim_steps_table(const hta_sim *s, const int64_t *w, const int64_t
         }
         int64_t col[HTA_SIM_STEPS_WAIT + 1] = {0}; /* ns: exact in any order (the job's engine sums by piece) */
         int64_t from = t[st->start];
+        const char *lb = NULL; /* the last edge's class and its column: a path's edges come in runs of one class */
+        int lc = 0;
         for (size_t j = 0; j + 1 < p.n; j++) {
             const hta_cp_edge *e = &g->edge[p.edge[j]];
             int64_t a = t[p.node[j]] > from ? t[p.node[j]] : from, z = t[p.node[j + 1]];
-            if (z > a) col[sim_step_column(hta_cpath_bb(bm, e))] += z - a;
+            if (z <= a) continue;
+            const char *b = hta_cpath_bb(bm, e);
+            if (b != lb) lb = b, lc = sim_step_column(b);
+            col[lc] += z - a;
         }
         long r = hta_table_add_row(tb);
         if (r < 0) {

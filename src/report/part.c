@@ -140,12 +140,16 @@ static hta_status rank_path(hta_ctx *ctx, size_t k, int covered, int release, rp
     } else if (!st) {
         /* the path's time per step and bound_by class: each edge's stretch [its start, the next node's time)
          * cut at the steps' edges, so that a step's path is never longer than the step */
+        const char *lbb = NULL; /* the last edge's class and its index: a path's edges come in runs of one class */
+        int lc = RP_NBOUND;
         for (size_t i = 0; i + 1 < path.n; i++) {
             const hta_cp_edge *e = &g->edge[path.edge[i]];
             const char *bb = hta_cpath_bb(bm, e);
-            int c = 0;
-            while (bb && c < RP_NBOUND && strcmp(bb, rp_bound_names[c])) c++;
-            if (!bb || c == RP_NBOUND) continue;
+            if (!bb) continue;
+            if (bb != lbb)
+                for (lbb = bb, lc = 0; lc < RP_NBOUND && strcmp(bb, rp_bound_names[lc]); lc++) {}
+            int c = lc;
+            if (c == RP_NBOUND) continue;
             int64_t e0 = hta_cp_node_ts(g, path.node[i]), z = hta_cp_node_ts(g, path.node[i + 1]);
             long q0 = rp_step_of(p, e0); /* the step holding e0; a step's edges are found from there on */
             if (q0 < 0) q0 = p->nsteps && e0 < p->step_ts[0] ? 0 : (long)p->nsteps;

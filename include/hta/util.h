@@ -83,6 +83,11 @@ void hta_rsort_rec16(void *recs, size_t n, void *tmp);
  * indices into a large array with no room for a copy of their keys. */
 void hta_rsort_ids(uint32_t *id, size_t n, uint32_t *tmp, const void *base, size_t stride);
 
+/* The k-th smallest (0-based, k < n) of x[0 .. n), the sorted array's x[k], found in place in linear time
+ * (expected): x is reordered so that x[0 .. k) <= x[k] <= x[k + 1 .. n).  Doubles: no NaN. */
+int64_t hta_select_i64(int64_t *x, size_t n, size_t k);
+double hta_select_dbl(double *x, size_t n, size_t k);
+
 /* numpy's quicksort order of int64 keys (HTA's tie order; exact below 2^53). */
 hta_status hta_argsort_numpy_i64(const int64_t *v, size_t n, uint32_t *perm, hta_error *err);
 

@@ -222,16 +222,9 @@ static hta_status chain(sb *b, const uint32_t *ev, size_t n, uint32_t *stack) {
 
 /* ---- GPU streams ---- */
 
-static int cmp_i64(const void *a, const void *c) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)c;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of n samples (sorted in place), or dflt without any. */
+/* The median of n samples (the sorted samples' x[n / 2], found in place), or dflt without any. */
 static int64_t median(int64_t *x, size_t n, int64_t dflt) {
-    if (!n) return dflt;
-    if (n > 1) qsort(x, n, sizeof *x, cmp_i64);
-    return x[n / 2];
+    return n ? hta_select_i64(x, n, n / 2) : dflt;
 }
 
 typedef struct samples {

@@ -71,11 +71,6 @@ static long bin_of(int64_t t0, int64_t t1, int64_t t) {
     return b < 0 ? 0 : b >= RP_BINS ? RP_BINS - 1 : b;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -107,10 +102,14 @@ static int launched_at(const hta_view *v, const hta_rank *r, size_t row, int64_t
     return 1;
 }
 
+/* The median of x[0 .. n) (reordered): the middle value, or the mean of the two middle ones, rounded down. */
 static int64_t median_of(int64_t *x, size_t n) {
     if (!n) return 0;
-    qsort(x, n, sizeof *x, cmp_i64);
-    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+    int64_t hi = hta_select_i64(x, n, n / 2);
+    if (n % 2) return hi;
+    int64_t lo = x[0]; /* the largest of the values below x[n / 2] */
+    for (size_t i = 1; i < n / 2; i++) lo = x[i] > lo ? x[i] : lo;
+    return (lo + hi) / 2;
 }
 
 /* With two steps or more: measures how far the GPU runs behind the CPU (each step's first GPU operation,
@@ -689,8 +688,8 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         }
     }
     if (ngap) {
-        qsort(gap, ngap, sizeof *gap, cmp_i64);
-        p->gap_median_ns = gap[ngap / 2], p->gap_max_ns = gap[ngap - 1];
+        p->gap_median_ns = hta_select_i64(gap, ngap, ngap / 2), p->gap_max_ns = gap[ngap / 2];
+        for (size_t i = ngap / 2; i < ngap; i++) p->gap_max_ns = gap[i] > p->gap_max_ns ? gap[i] : p->gap_max_ns;
     }
     hta_arena_reset(sc, m1);
     HTA_TRY(attribute(v, t, r, cc, a, sc, ng, p, err));
@@ -724,8 +723,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
             if (rp_step_of(p, qs.ts[q]) >= 0) lens[nl++] = (double)qs.queue[q]; /* the window's launches */
         }
         if (nl) {
-            qsort(lens, nl, sizeof *lens, cmp_dbl);
-            p->queue_median = lens[nl / 2];
+            p->queue_median = hta_select_dbl(lens, nl, nl / 2);
         }
         hta_queue_series_free(&qs);
         hta_membw_series mb = {0};

@@ -242,6 +242,49 @@ static void radix_sorts(void) {
     }
 }
 
+static int cmp_i64_asc(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* hta_select_i64 / _dbl against a full sort, at every k of small arrays and at chosen k of large ones, on
+ * shapes that trouble a quickselect's pivots (sorted, reversed, organ pipe, all equal, few values), and the
+ * order they leave around x[k]. */
+static void select_kth(void) {
+    enum { N = 2000 };
+    static int64_t v[N], w[N], sorted[N];
+    static double d[N];
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    int ok = 1;
+    for (int shape = 0; shape < 6; shape++) {
+        for (size_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
+            for (size_t i = 0; i < n; i++) {
+                r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                v[i] = shape == 0   ? (int64_t)(r % 1000003) - 500000
+                       : shape == 1 ? (int64_t)i
+                       : shape == 2 ? (int64_t)(n - i)
+                       : shape == 3 ? (int64_t)(i < n / 2 ? i : n - i)
+                       : shape == 4 ? 7
+                                    : (int64_t)(r % 3);
+            }
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *sorted, cmp_i64_asc);
+            size_t ks[] = {0, n / 2, n - 1, n / 3, (n - 1) / 2};
+            size_t nk = n <= 40 ? n : sizeof ks / sizeof *ks;
+            for (size_t q = 0; q < nk; q++) {
+                size_t k = n <= 40 ? q : ks[q];
+                memcpy(w, v, n * sizeof *v);
+                int64_t got = hta_select_i64(w, n, k);
+                ok &= got == sorted[k] && w[k] == got;
+                for (size_t i = 0; i < n; i++) ok &= i < k ? w[i] <= got : w[i] >= got;
+                for (size_t i = 0; i < n; i++) d[i] = (double)v[i] / 4;
+                ok &= hta_select_dbl(d, n, k) == (double)sorted[k] / 4;
+            }
+        }
+    }
+    CHECK_EQ_I64(ok, 1);
+}
+
 static void interval_union(void) {
     int64_t len;
     CHECK_EQ_STR(union_text(NULL, NULL, 0, &len), "");
@@ -342,5 +385,5 @@ static void quantile_sorted(void) {
 }
 
 UNIT_MAIN(T(argsort_numpy_ties), T(argsort_numpy_desc_ties), T(argsort_numpy_i64_ties), T(argsort_numpy_tiny),
-          T(stable_sort_idx_i64), T(radix_sorts), T(interval_union), T(union_overlap), T(round_half_to_even),
+          T(stable_sort_idx_i64), T(radix_sorts), T(select_kth), T(interval_union), T(union_overlap), T(round_half_to_even),
           T(describe_values), T(quantile_sorted))

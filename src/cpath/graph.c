@@ -202,6 +202,30 @@ void cp_thrmap_free(cp_thrmap *m) {
     memset(m, 0, sizeof *m);
 }
 
+hta_status cp_ev_rows(const hta_cp_graph *g, const hta_rank *r, int32_t **out, hta_error *err) {
+    size_t ni = r->n_events;
+    int32_t *by_index = malloc((ni ? ni : 1) * sizeof *by_index), *row = malloc((g->nev ? g->nev : 1) * sizeof *row);
+    if (!by_index || !row) {
+        free(by_index);
+        free(row);
+        return hta_oom(err);
+    }
+    for (size_t i = 0; i < ni; i++) by_index[i] = -1;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->index[i] < ni) by_index[r->index[i]] = (int32_t)i;
+    for (size_t i = 0; i < g->nev; i++) {
+        uint32_t ix = g->ev[i].index;
+        if ((row[i] = ix < ni ? by_index[ix] : -1) < 0) {
+            free(by_index);
+            free(row);
+            return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+        }
+    }
+    free(by_index);
+    *out = row;
+    return HTA_OK;
+}
+
 hta_status cp_check_events(size_t n, hta_error *err) {
     if (n < HTA_CP_MAX_EVENTS) return HTA_OK;
     return hta_fail(err, HTA_EINVAL, "a rank of %zu events is more than the critical-path graph holds (%zu)", n,

@@ -45,6 +45,9 @@ hta_status cp_thr_id(hta_cp_graph *g, cp_thrmap *m, int64_t pid, int64_t tid, in
 void cp_thrmap_free(cp_thrmap *m);
 /* An error unless n events fit a graph (HTA_CP_MAX_EVENTS). */
 hta_status cp_check_events(size_t n, hta_error *err);
+/* Each event's row of rank r (the rank it was built from), found by its event index: a simulation graph
+ * keeps no rows.  The caller frees it.  HTA_EINVAL where an event's index is no row of r (another file). */
+hta_status cp_ev_rows(const hta_cp_graph *g, const hta_rank *r, int32_t **out, hta_error *err);
 
 /* Fills g->order from g->edge (first appearance, source before destination). */
 hta_status cp_graph_order(hta_cp_graph *g, hta_error *err);

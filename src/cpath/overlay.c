@@ -15,6 +15,7 @@ typedef struct ov {
     unsigned char *crit; /* per event index */
     size_t ncrit;
     unsigned char *on_path; /* per edge */
+    const int32_t *row; /* per event: its row of r */
     hta_raw_obj obj;
 } ov;
 
@@ -45,7 +46,7 @@ static int flow_end(hta_rawout *w, ov *x, uint32_t node, size_t id, const hta_cp
     int is_start = hta_cp_node_is_start(g, node);
     const hta_cp_event *ev = &g->ev[hta_cp_node_ev(g, node)];
     const hta_rank *r = x->r;
-    size_t row = (size_t)g->ev_row[ev - g->ev];
+    size_t row = (size_t)x->row[ev - g->ev];
     const hta_thread *th = hta_row_thread(r, row);
     int64_t ts = r->ts[row], dur = r->dur[row];
     int64_t t = is_start ? ts : ts + dur;
@@ -95,17 +96,27 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     for (size_t i = 0; i < t->nranks; i++)
         if (t->ranks[i]->rank == g->rank) r = t->ranks[i];
     if (!r) return hta_fail(err, HTA_EINVAL, "rank %d is not in the trace", (int)g->rank);
-    if (!g->ev_row && g->nev) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+    /* the events' rows: HTA's graph built from the trace keeps them (a saved one has none); a simulation graph's
+     * are found by their event indices */
+    if (g->ev_node && !g->ev_row && g->nev) return hta_fail(err, HTA_EINVAL, "the graph was not built from this trace");
+    int32_t *rows = NULL;
+    if (!g->ev_row) HTA_TRY(cp_ev_rows(g, r, &rows, err));
     hta_status dst = hta_output_dir(outdir, err);
-    if (dst) return dst;
+    if (dst) {
+        free(rows);
+        return dst;
+    }
     const char *base = strrchr(r->path, '/');
     base = base ? base + 1 : r->path;
     size_t pl = strlen(outdir) + strlen(base) + 40;
     char *path = malloc(pl);
-    if (!path) return hta_oom(err);
+    if (!path) {
+        free(rows);
+        return hta_oom(err);
+    }
     snprintf(path, pl, "%s/overlaid_critical_path_%s", outdir, base);
 
-    ov x = {t, r, g, o, NULL, 0, NULL, {0}};
+    ov x = {t, r, g, o, NULL, 0, NULL, g->ev_row ? g->ev_row : rows, {0}};
     for (size_t i = 0; i < g->nev; i++)
         if (g->ev[i].index + 1 > x.ncrit) x.ncrit = g->ev[i].index + 1;
     x.crit = calloc(x.ncrit ? x.ncrit : 1, 1);
@@ -113,6 +124,7 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     if (!x.crit || !x.on_path) {
         free(x.crit);
         free(x.on_path);
+        free(rows);
         free(path);
         return hta_oom(err);
     }
@@ -124,6 +136,7 @@ hta_status hta_cpath_overlay(hta_ctx *ctx, const hta_cp_graph *g, const char *ou
     hta_raw_obj_free(&x.obj);
     free(x.crit);
     free(x.on_path);
+    free(rows);
     if (st) {
         free(path);
         return st;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "cpath/sim_internal.h"
 #include "hta/vocab.h"
 
@@ -136,26 +137,33 @@ hta_status hta_sim_path(const hta_sim *s, const int64_t *w, const int64_t *t, ui
     const hta_cp_graph *g = s->g;
     memset(p, 0, sizeof *p);
     if (last >= g->nnode) return HTA_OK; /* an empty graph: an empty path */
-    /* Walked twice, back from `last`: once to count, once to fill from the end, so that the arrays are
-     * their size at once (a rank's path holds a good part of its nodes: doubling arrays sat at the
-     * report's peak with twice the room) */
-    size_t n = 1;
-    uint32_t v = last, e;
-    while (t[v] > from && (e = decided_by(s, w, t, v)) != UINT32_MAX) v = g->edge[e].u, n++;
+    /* Walked once, back from `last`, each deciding edge kept in a scratch that grows (a path's edges, 4
+     * bytes each), then the arrays made at their size and filled from the end: a second walk repeated every
+     * step's search of the inputs; doubling the path's own arrays sat at the report's peak with twice the
+     * room. */
+    size_t n = 1, cap = 0;
+    uint32_t v = last, e, *walk = NULL;
+    while (t[v] > from && (e = decided_by(s, w, t, v)) != UINT32_MAX) {
+        if (HTA_GROW(walk, cap, n)) {
+            free(walk);
+            return hta_oom(err);
+        }
+        walk[n - 1] = e;
+        v = g->edge[e].u, n++;
+    }
     uint32_t *nodes = malloc(n * sizeof *nodes), *edges = malloc((n > 1 ? n - 1 : 1) * sizeof *edges);
     if (!nodes || !edges) {
         free(nodes);
         free(edges);
+        free(walk);
         return hta_oom(err);
     }
-    v = last;
-    nodes[n - 1] = v;
+    nodes[n - 1] = last;
     for (size_t i = n - 1; i > 0; i--) {
-        e = decided_by(s, w, t, v);
-        edges[i - 1] = e;
-        v = g->edge[e].u;
-        nodes[i - 1] = v;
+        edges[i - 1] = walk[n - 1 - i];
+        nodes[i - 1] = g->edge[edges[i - 1]].u;
     }
+    free(walk);
     p->node = nodes;
     p->edge = edges;
     p->n = n;

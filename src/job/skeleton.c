@@ -317,7 +317,8 @@ typedef struct lab_state {
     const uint64_t *trk, *ark;
     size_t ntr, nar;
     const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
-    const unsigned char *has_succ; /* per node: an edge leaves it */
+    const uint16_t *nsucc;  /* per node: the edges that leave it (LEFT_HUB: that many or more), the same in
+                             * every scenario: left's start */
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
     int64_t origin;
@@ -692,7 +693,7 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
     /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
     L->ncand = 0;
     for (size_t v = 0; v < g->nnode; v++) {
-        if (L->has_succ[v] || L->mid[v]) continue;
+        if (L->nsucc[v] || L->mid[v]) continue;
         const sj_label *x = labels_of(L, (uint32_t)v);
         int64_t dv = delta_of(L, (uint32_t)v);
         for (uint32_t y = 0; y < L->cnt[v]; y++)
@@ -744,7 +745,7 @@ static hta_status label_pass_alone(lab_state *L, int64_t *d, hta_error *err) {
     int64_t end = INT64_MIN;
     int any = 0;
     for (size_t v = 0; v < g->nnode && !r; v++)
-        if (!L->has_succ[v] && (!any || d[v] > end)) end = d[v], any = 1;
+        if (!L->nsucc[v] && (!any || d[v] > end)) end = d[v], any = 1;
     L->cnt[g->nnode] = 0;
     if (!r && any) r = alone_keep(L, (uint32_t)g->nnode, end);
     if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
@@ -993,7 +994,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL, *dd = NULL; /* dd: label_pass_alone's times */
     uint64_t *trk = NULL, *ark = NULL, *trmask = NULL;
-    unsigned char *mid = NULL, *has_succ = NULL, *kept = NULL;
+    unsigned char *mid = NULL, *kept = NULL;
+    uint16_t *nsucc = NULL;
     lab_state L = {0};
     hta_status st = HTA_OK;
     const sj_graph *kg = j->graph && j->graph[pos].info ? &j->graph[pos] : NULL;
@@ -1025,7 +1027,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     ark = malloc((R->ncoll + 1) * sizeof *ark);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
-    has_succ = calloc(nn + 1, 1);
+    nsucc = calloc(nn + 1, sizeof *nsucc);
     kept = calloc(nn + 1, 1);
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
@@ -1034,10 +1036,11 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     int alone = j->nr == 1;
     if (alone) dd = malloc((nn + 1) * sizeof *dd);
     else L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !has_succ ||
+    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !nsucc ||
         !kept || (alone ? !dd : !L.left))
         goto oom;
-    for (size_t i = 0; i < g->nedge; i++) has_succ[g->edge[i].u] = 1;
+    for (size_t i = 0; i < g->nedge; i++)
+        if (nsucc[g->edge[i].u] != LEFT_HUB) nsucc[g->edge[i].u]++;
     L.kept = kept;
     for (size_t c = 0; c < R->ncoll; c++) {
         if (!alone) {
@@ -1056,7 +1059,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.trk = trk;
     L.mid = mid;
     L.ark = ark;
-    L.has_succ = has_succ;
+    L.nsucc = nsucc;
     L.pw_e = pw_e;
     L.tr_e = tr_e;
     L.coll = R->coll;
@@ -1107,11 +1110,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.freel = malloc((L.keep + 1) * sizeof *L.freel);
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
-        if (!alone) {
-            memset(L.left, 0, (nn + 1) * sizeof *L.left);
-            for (size_t i = 0; i < g->nedge; i++)
-                if (L.left[g->edge[i].u] != LEFT_HUB) L.left[g->edge[i].u]++;
-        }
+        if (!alone) memcpy(L.left, nsucc, (nn + 1) * sizeof *L.left);
         if (L.keep > UINT8_MAX) {
             st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
             goto done;
@@ -1157,7 +1156,7 @@ done:
     free(L.off);
     free(L.cnt);
     free(ark);
-    free(has_succ);
+    free(nsucc);
     free(kept);
     free(L.left);
     free(L.kbuf);

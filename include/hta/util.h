@@ -70,6 +70,15 @@ hta_status hta_argsort_numpy_desc(const double *v, size_t n, uint32_t *perm, hta
  * a merge sort, thread safe. */
 hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, hta_error *err);
 
+/* qsort's answer (-1, 0, 1) for integer x against y, and for keys compared in turn, the first that differs
+ * deciding (HTA_CMP2 .. 4: x1, y1, x2, y2, ...; a key in descending order is given as y, x): a comparator
+ * is one line, its order read off it.  Integers only (a NaN would compare equal). */
+#define HTA_CMP(x, y) (((x) > (y)) - ((x) < (y)))
+#define HTA_CMP2(x1, y1, x2, y2) (HTA_CMP(x1, y1) ? HTA_CMP(x1, y1) : HTA_CMP(x2, y2))
+#define HTA_CMP3(x1, y1, x2, y2, x3, y3) (HTA_CMP(x1, y1) ? HTA_CMP(x1, y1) : HTA_CMP2(x2, y2, x3, y3))
+#define HTA_CMP4(x1, y1, x2, y2, x3, y3, x4, y4) \
+    (HTA_CMP(x1, y1) ? HTA_CMP(x1, y1) : HTA_CMP3(x2, y2, x3, y3, x4, y4))
+
 /* Stable radix sort of keys k[0..n) ascending, each value v[i] (v may be NULL) moving with its key; tk
  * and tv (NULL with v) are room for n more of each.  Keys of int64 times: hta_rsort_key. */
 void hta_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);

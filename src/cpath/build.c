@@ -465,9 +465,7 @@ typedef struct thr_key {
 
 static int cmp_thr_key(const void *a, const void *b) {
     const thr_key *x = a, *y = b;
-    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
+    return HTA_CMP3(x->pid, y->pid, x->tid, y->tid, x->t, y->t);
 }
 
 static int cmp_packed_r(const void *a, const void *c, void *ev) {
@@ -820,8 +818,7 @@ typedef struct qent {
 
 static int cmp_qent(const void *a, const void *b) {
     const qent *x = a, *y = b;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    return HTA_CMP2(x->ts, y->ts, x->seq, y->seq);
 }
 
 /* Launch orders: indices into the launch table, given as qsort_r's context. */
@@ -1072,8 +1069,7 @@ typedef struct kent {
 /* Processing order of §6.1: by key, ties in clipped-event order (ascending event index). */
 static int cmp_kent(const void *a, const void *b) {
     const kent *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->ce < y->ce ? -1 : x->ce > y->ce;
+    return HTA_CMP2(x->key, y->key, x->ce, y->ce);
 }
 
 static int32_t ce_end(bld *b, int32_t vp) {

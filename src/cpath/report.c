@@ -113,8 +113,7 @@ typedef struct brow {
 
 static int cmp_brow(const void *a, const void *b) {
     const brow *x = a, *y = b;
-    if (x->w != y->w) return x->w > y->w ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
+    return HTA_CMP2(y->w, x->w, x->pos, y->pos);
 }
 
 /* The summary table from per-class sums (names sorted, as the table lists them). */

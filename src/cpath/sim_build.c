@@ -126,8 +126,7 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
     int64_t sx = ev_start(b, x), sy = ev_start(b, y);
     if (sx != sy) return sx < sy ? -1 : 1;
     int64_t dx = ev_end(b, x) - sx, dy = ev_end(b, y) - sy;
-    if (dx != dy) return dx > dy ? -1 : 1;
-    return x < y ? -1 : x > y;
+    return HTA_CMP2(dy, dx, x, y);
 }
 
 /* A track's events t[0..n) into cmp_track's order: a stable radix sort by start (the comparator's calls and
@@ -262,9 +261,7 @@ typedef struct coll {
 
 static int cmp_coll(const void *a, const void *c) {
     const coll *x = a, *y = c;
-    if (x->name != y->name) return x->name < y->name ? -1 : 1;
-    if (x->nelems != y->nelems) return x->nelems < y->nelems ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
+    return HTA_CMP3(x->name, y->name, x->nelems, y->nelems, x->ev, y->ev);
 }
 
 static int cmp_coll_ev(const void *a, const void *c) {

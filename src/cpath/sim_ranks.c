@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpath/sim_internal.h"
+#include "hta/util.h"
 #include "hta/vocab.h"
 
 HTA_TABLE_DEFINE(HTA_SIM_COLL);
@@ -52,9 +53,7 @@ typedef sim_bl bl;
 
 static int cmp_bl(const void *a, const void *b) {
     const bl *x = a, *y = b;
-    if (x->step != y->step) return x->step < y->step ? -1 : 1;
-    if (x->caused != y->caused) return x->caused > y->caused ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
+    return HTA_CMP3(x->step, y->step, y->caused, x->caused, x->rank, y->rank);
 }
 
 hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpath/sim_internal.h"
+#include "hta/util.h"
 
 typedef struct warp {
     int64_t *obs, *sim; /* ascending obs */
@@ -50,8 +51,7 @@ typedef struct pair {
 
 static int cmp_pair(const void *a, const void *b) {
     const pair *x = a, *y = b;
-    if (x->obs != y->obs) return x->obs < y->obs ? -1 : 1;
-    return x->sim < y->sim ? -1 : x->sim > y->sim;
+    return HTA_CMP2(x->obs, y->obs, x->sim, y->sim);
 }
 
 /* Each track's nodes, observed -> simulated, in absolute ns. */

@@ -292,8 +292,7 @@ static sj_query query(size_t pos, size_t scn, int at, size_t idx, int64_t from) 
 
 static int cmp_query(const void *a, const void *b) {
     const sj_query *x = a, *y = b;
-    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
-    return x->scn < y->scn ? -1 : x->scn > y->scn;
+    return HTA_CMP2(x->pos, y->pos, x->scn, y->scn);
 }
 
 /* Runs queries q[0 .. n) (any order; sorted here) over the ranks they name. */
@@ -460,8 +459,7 @@ typedef sim_bl bl;
 
 static int cmp_key(const void *a, const void *b) {
     const bl *x = a, *y = b;
-    if (x->step != y->step) return x->step < y->step ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
+    return HTA_CMP2(x->step, y->step, x->rank, y->rank);
 }
 
 static hta_status blame_table(const struct hta_job *j, hta_result *out) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/util.h"
 #include "job/internal.h"
 
 typedef struct jkey {
@@ -26,10 +27,7 @@ static int cmp_key(const void *a, const void *b) {
         if (c) return c;
         if (x->kind == SJ_KEY_P2P) return x->pgid < y->pgid ? -1 : 1; /* no group name vs "" */
     }
-    if (x->src != y->src) return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
-    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
+    return HTA_CMP4(x->src, y->src, x->dst, y->dst, x->seq, y->seq, x->pos, y->pos);
 }
 
 static int same(const jkey *x, const jkey *y) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hta/util.h"
 #include "job/internal.h"
 #include "core/vec.h"
 #include "hta/vocab.h"
@@ -24,9 +25,7 @@ typedef struct ord {
 
 static int cmp_ord(const void *a, const void *b) {
     const ord *x = a, *y = b;
-    if (x->pg != y->pg) return x->pg < y->pg ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    return HTA_CMP3(x->pg, y->pg, x->ts, y->ts, x->i, y->i);
 }
 
 /* A p2p kernel in its pair's order: (group, sender, receiver), then start. */
@@ -40,10 +39,7 @@ typedef struct pord {
 static int cmp_pord(const void *a, const void *b) {
     const pord *x = a, *y = b;
     if (x->pg != y->pg) return x->pg < y->pg ? -1 : 1;
-    if (x->src != y->src) return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    return HTA_CMP4(x->src, y->src, x->dst, y->dst, x->ts, y->ts, x->i, y->i);
 }
 
 /* The rank's collectives, keyed for the match (job/internal.h): Comms Id where every one has it, else (process
@@ -463,8 +459,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
 
 static int cmp_rv_desc(const void *a, const void *b) {
     const int64_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
+    return HTA_CMP2(y[0], x[0], x[1], y[1]);
 }
 
 /* best - r, both reference values (each a time plus a delay the model holds): saturated, never wrapped */

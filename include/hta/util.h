@@ -79,6 +79,14 @@ hta_status hta_stable_sort_idx_i64(uint32_t *idx, size_t n, const int64_t *key, 
 #define HTA_CMP4(x1, y1, x2, y2, x3, y3, x4, y4) \
     (HTA_CMP(x1, y1) ? HTA_CMP(x1, y1) : HTA_CMP3(x2, y2, x3, y3, x4, y4))
 
+/* A qsort comparator, static int NAME(const void *, const void *), over elements of type T, from their
+ * order: an expression of x and y, pointers to the two elements (HTA_CMP2 .. 4 of their keys). */
+#define HTA_QSORT_CMP(NAME, T, ORDER)                    \
+    static int NAME(const void *a_, const void *b_) {   \
+        const T *x = a_, *y = b_;                       \
+        return ORDER;                                   \
+    }
+
 /* Stable radix sort of keys k[0..n) ascending, each value v[i] (v may be NULL) moving with its key; tk
  * and tv (NULL with v) are room for n more of each.  Keys of int64 times: hta_rsort_key. */
 void hta_rsort(uint64_t *k, uint32_t *v, size_t n, uint64_t *tk, uint32_t *tv);

@@ -463,10 +463,7 @@ typedef struct thr_key {
     uint32_t t;
 } thr_key;
 
-static int cmp_thr_key(const void *a, const void *b) {
-    const thr_key *x = a, *y = b;
-    return HTA_CMP3(x->pid, y->pid, x->tid, y->tid, x->t, y->t);
-}
+HTA_QSORT_CMP(cmp_thr_key, thr_key, HTA_CMP3(x->pid, y->pid, x->tid, y->tid, x->t, y->t))
 
 static int cmp_packed_r(const void *a, const void *c, void *ev) {
     return cmp_packed(ev, *(const uint32_t *)a, *(const uint32_t *)c);
@@ -816,10 +813,7 @@ typedef struct qent {
     int8_t val;
 } qent;
 
-static int cmp_qent(const void *a, const void *b) {
-    const qent *x = a, *y = b;
-    return HTA_CMP2(x->ts, y->ts, x->seq, y->seq);
-}
+HTA_QSORT_CMP(cmp_qent, qent, HTA_CMP2(x->ts, y->ts, x->seq, y->seq))
 
 /* Launch orders: indices into the launch table, given as qsort_r's context. */
 static int cmp_by_dev_stream(const void *a, const void *b, void *ctx) {
@@ -1067,10 +1061,7 @@ typedef struct kent {
 } kent;
 
 /* Processing order of §6.1: by key, ties in clipped-event order (ascending event index). */
-static int cmp_kent(const void *a, const void *b) {
-    const kent *x = a, *y = b;
-    return HTA_CMP2(x->key, y->key, x->ce, y->ce);
-}
+HTA_QSORT_CMP(cmp_kent, kent, HTA_CMP2(x->key, y->key, x->ce, y->ce))
 
 static int32_t ce_end(bld *b, int32_t vp) {
     if (vp < 0 || b->ce_of_vpos[vp] < 0) return -1;

@@ -111,10 +111,7 @@ typedef struct brow {
     uint32_t pos;
 } brow;
 
-static int cmp_brow(const void *a, const void *b) {
-    const brow *x = a, *y = b;
-    return HTA_CMP2(y->w, x->w, x->pos, y->pos);
-}
+HTA_QSORT_CMP(cmp_brow, brow, HTA_CMP2(y->w, x->w, x->pos, y->pos))
 
 /* The summary table from per-class sums (names sorted, as the table lists them). */
 static hta_status summary_write(const cls *c, size_t nc, __int128 total, const hta_table_def *d, hta_result *out) {

@@ -259,10 +259,7 @@ typedef struct coll {
     uint32_t ev;
 } coll;
 
-static int cmp_coll(const void *a, const void *c) {
-    const coll *x = a, *y = c;
-    return HTA_CMP3(x->name, y->name, x->nelems, y->nelems, x->ev, y->ev);
-}
+HTA_QSORT_CMP(cmp_coll, coll, HTA_CMP3(x->name, y->name, x->nelems, y->nelems, x->ev, y->ev))
 
 static int cmp_coll_ev(const void *a, const void *c) {
     uint32_t x = ((const coll *)a)->ev, y = ((const coll *)c)->ev;

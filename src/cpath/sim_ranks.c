@@ -51,10 +51,7 @@ int sim_hop_row(hta_table *tb, int64_t t, int64_t step, int32_t from, int32_t to
 
 typedef sim_bl bl;
 
-static int cmp_bl(const void *a, const void *b) {
-    const bl *x = a, *y = b;
-    return HTA_CMP3(x->step, y->step, y->caused, x->caused, x->rank, y->rank);
-}
+HTA_QSORT_CMP(cmp_bl, bl, HTA_CMP3(x->step, y->step, y->caused, x->caused, x->rank, y->rank))
 
 hta_status sim_blame_table(sim_bl *v, size_t n, hta_result *out) {
     if (n > 1) qsort(v, n, sizeof *v, cmp_bl);

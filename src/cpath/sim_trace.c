@@ -49,10 +49,7 @@ typedef struct pair {
     int64_t obs, sim;
 } pair;
 
-static int cmp_pair(const void *a, const void *b) {
-    const pair *x = a, *y = b;
-    return HTA_CMP2(x->obs, y->obs, x->sim, y->sim);
-}
+HTA_QSORT_CMP(cmp_pair, pair, HTA_CMP2(x->obs, y->obs, x->sim, y->sim))
 
 /* Each track's nodes, observed -> simulated, in absolute ns. */
 static int build_warps(tw *x) {

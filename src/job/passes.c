@@ -290,10 +290,7 @@ static sj_query query(size_t pos, size_t scn, int at, size_t idx, int64_t from) 
     return q;
 }
 
-static int cmp_query(const void *a, const void *b) {
-    const sj_query *x = a, *y = b;
-    return HTA_CMP2(x->pos, y->pos, x->scn, y->scn);
-}
+HTA_QSORT_CMP(cmp_query, sj_query, HTA_CMP2(x->pos, y->pos, x->scn, y->scn))
 
 /* Runs queries q[0 .. n) (any order; sorted here) over the ranks they name. */
 static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_error *err) {
@@ -457,10 +454,7 @@ oom:
 
 typedef sim_bl bl;
 
-static int cmp_key(const void *a, const void *b) {
-    const bl *x = a, *y = b;
-    return HTA_CMP2(x->step, y->step, x->rank, y->rank);
-}
+HTA_QSORT_CMP(cmp_key, bl, HTA_CMP2(x->step, y->step, x->rank, y->rank))
 
 static hta_status blame_table(const struct hta_job *j, hta_result *out) {
     size_t n = 0;

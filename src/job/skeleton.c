@@ -23,10 +23,7 @@ typedef struct ord {
     size_t i;
 } ord;
 
-static int cmp_ord(const void *a, const void *b) {
-    const ord *x = a, *y = b;
-    return HTA_CMP3(x->pg, y->pg, x->ts, y->ts, x->i, y->i);
-}
+HTA_QSORT_CMP(cmp_ord, ord, HTA_CMP3(x->pg, y->pg, x->ts, y->ts, x->i, y->i))
 
 /* A p2p kernel in its pair's order: (group, sender, receiver), then start. */
 typedef struct pord {
@@ -457,10 +454,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
     return 0;
 }
 
-static int cmp_rv_desc(const void *a, const void *b) {
-    const int64_t *x = a, *y = b;
-    return HTA_CMP2(y[0], x[0], x[1], y[1]);
-}
+HTA_QSORT_CMP(cmp_rv_desc, int64_t, HTA_CMP2(y[0], x[0], x[1], y[1]))
 
 /* best - r, both reference values (each a time plus a delay the model holds): saturated, never wrapped */
 static int64_t margin(int64_t best, int64_t r) {

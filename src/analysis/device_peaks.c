@@ -17,6 +17,14 @@
 #include "analysis/op_flops.h"
 #include "hta/efficiency.h"
 
+/* Figures several entries share (one chip in several boards or memory sizes), written once. */
+#define A100_TENSOR {19.5, 19.5, 156, 312, 312, 0, 624, 0}
+#define A100_VECTOR {9.7, 19.5, 78, 39}
+#define H100_SXM_TENSOR {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}
+#define H100_SXM_VECTOR {33.5, 66.9, 133.8, 133.8}
+#define MI300_TENSOR {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}
+#define MI300_VECTOR {81.7, 163.4, 0, 0}
+
 /* Per entry: tensor TFLOP/s {fp64, fp32, tf32, fp16, bf16, fp8, int8, fp4}, TB/s, source, link GB/s per
  * direction and its name, vector (non-tensor) TFLOP/s {fp64, fp32, fp16, bf16}: NVIDIA's architecture
  * whitepapers (V100, A100, H100: "non-Tensor" rows), AMD's datasheets ("Vector" rows, per GCD for MI250X). */
@@ -25,19 +33,19 @@ static const hta_device_peak PEAKS[] = {
      "NVIDIA Tesla V100 datasheet (SXM2)", 150, "NVLink 2 (6 x 25 GB/s)", {7.8, 15.7, 31.4, 0}},
     {"V100 PCIe", {7, 14, 0, 112, 0, 0, 0, 0}, 0.9, "NVIDIA Tesla V100 datasheet (PCIe)", 16, "PCIe 3.0 x16", {7, 14, 28, 0}},
     {"V100S PCIe", {8.2, 16.4, 0, 130, 0, 0, 0, 0}, 1.134, "NVIDIA Tesla V100S datasheet", 16, "PCIe 3.0 x16", {8.2, 16.4, 32.8, 0}},
-    {"A100 SXM4 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555,
-     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)", {9.7, 19.5, 78, 39}},
-    {"A100 PCIe 40GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.555, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16", {9.7, 19.5, 78, 39}},
-    {"A100 SXM4 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 2.039,
-     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)", {9.7, 19.5, 78, 39}},
-    {"A100 PCIe 80GB", {19.5, 19.5, 156, 312, 312, 0, 624, 0}, 1.935, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16", {9.7, 19.5, 78, 39}},
-    {"H100 SXM5", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35,
-     "NVIDIA H100 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)", {33.5, 66.9, 133.8, 133.8}},
+    {"A100 SXM4 40GB", A100_TENSOR, 1.555,
+     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)", A100_VECTOR},
+    {"A100 PCIe 40GB", A100_TENSOR, 1.555, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16", A100_VECTOR},
+    {"A100 SXM4 80GB", A100_TENSOR, 2.039,
+     "NVIDIA A100 datasheet", 300, "NVLink 3 (12 x 25 GB/s)", A100_VECTOR},
+    {"A100 PCIe 80GB", A100_TENSOR, 1.935, "NVIDIA A100 datasheet", 32, "PCIe 4.0 x16", A100_VECTOR},
+    {"H100 SXM5", H100_SXM_TENSOR, 3.35,
+     "NVIDIA H100 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)", H100_SXM_VECTOR},
     {"H100 PCIe", {51, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H100 datasheet (PCIe)", 64, "PCIe 5.0 x16", {25.6, 51.2, 102.4, 102.4}},
     {"H100 NVL", {60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5, 0}, 3.9,
      "NVIDIA H100 datasheet (NVL)", 300, "NVLink bridge (600 GB/s bidirectional)", {30, 60, 0, 0}},
-    {"H200 SXM", {67, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 4.8,
-     "NVIDIA H200 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)", {33.5, 66.9, 133.8, 133.8}},
+    {"H200 SXM", H100_SXM_TENSOR, 4.8,
+     "NVIDIA H200 datasheet (SXM)", 450, "NVLink 4 (18 x 25 GB/s)", H100_SXM_VECTOR},
     {"H800 SXM5", {1, 67, 494.5, 989.5, 989.5, 1979, 1979, 0}, 3.35,
      "NVIDIA H800 datasheet (SXM)", 200, "NVLink (400 GB/s bidirectional)", {1, 67, 0, 0}},
     {"H800 PCIe", {0.8, 51, 378, 756.5, 756.5, 1513, 1513, 0}, 2.0, "NVIDIA H800 datasheet (PCIe)", 64, "PCIe 5.0 x16", {0.8, 51, 0, 0}},
@@ -50,10 +58,10 @@ static const hta_device_peak PEAKS[] = {
     {"MI210", {45.3, 45.3, 0, 181, 181, 0, 181, 0}, 1.6, "AMD Instinct MI210 datasheet", 0, NULL, {22.6, 22.6, 0, 0}},
     {"MI250X (one GCD)", {47.85, 47.85, 0, 191.5, 191.5, 0, 191.5, 0}, 1.6384,
      "AMD Instinct MI250X datasheet, halved per GCD", 0, NULL, {23.95, 23.95, 0, 0}},
-    {"MI300X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 5.3,
-     "AMD Instinct MI300X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)", {81.7, 163.4, 0, 0}},
-    {"MI325X", {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 6.0,
-     "AMD Instinct MI325X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)", {81.7, 163.4, 0, 0}},
+    {"MI300X", MI300_TENSOR, 5.3,
+     "AMD Instinct MI300X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)", MI300_VECTOR},
+    {"MI325X", MI300_TENSOR, 6.0,
+     "AMD Instinct MI325X datasheet", 448, "Infinity Fabric (7 x 64 GB/s)", MI300_VECTOR},
 };
 #define NPEAKS (sizeof PEAKS / sizeof *PEAKS)
 

@@ -113,6 +113,19 @@ def call(fn, *args):
         raise HtaError(err.msg.decode("utf-8", "replace"), _CODES.get(st, str(st)))
 
 
+class Owned:
+    """An object of the library's, held in the attribute named by _held and freed once, by the lib function
+    named by _free, when the Python object goes; at interpreter exit lib may already be gone, and then
+    nothing is done."""
+
+    _held = _free = ""
+
+    def __del__(self):
+        if getattr(self, self._held, None) and lib is not None:
+            getattr(lib, self._free)(getattr(self, self._held))
+            setattr(self, self._held, None)
+
+
 def opts_text(**kw):
     """Options as libhta reads them: key=value lines, a list as the key repeated; None leaves a key out."""
     lines = []
@@ -139,20 +152,17 @@ def split_strs(buf, n):
     return np.array(cells, dtype=object)
 
 
-class Result:
+class Result(Owned):
     """The tables and notes of one call.  A table is read into numpy columns when first asked for (a
     critical path's summary does not pay for its breakdown); the C result is freed with this object."""
+
+    _held, _free = "_r", "hta_py_result_free"
 
     def __init__(self, ptr):
         self._r = ptr
         self.notes = [lib.hta_py_note(ptr, i).decode("utf-8", "replace") for i in range(lib.hta_py_nnotes(ptr))]
         self._pos = {lib.hta_py_table_name(ptr, t).decode(): t for t in range(lib.hta_py_ntables(ptr))}
         self._cache = {}
-
-    def __del__(self):
-        if getattr(self, "_r", None) and lib is not None:
-            lib.hta_py_result_free(self._r)
-            self._r = None
 
     @property
     def tables(self):

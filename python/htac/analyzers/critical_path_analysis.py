@@ -9,15 +9,17 @@ import numpy as np
 import pandas as pd
 
 from .. import _args
-from .._lib import HtaError, Result, call, lib, opts_text
+from .._lib import HtaError, Result, call, lib, opts_text, Owned
 
 __all__ = ["CPGraph", "restore_cpgraph"]
 
 
-class CPGraph:
+class CPGraph(Owned):
     """The graph and its path.  Not a networkx graph: its figures are in stats().  A graph built by an
     analyzer is read through its session (its lock held, and only while it is open: after the analyzer's
     close() every method raises HtaError); a restored graph needs none."""
+
+    _held, _free = "_p", "hta_py_cp_free"
 
     def __init__(self, ptr, data_load=(), analyzer=None):
         self._p = ptr
@@ -25,11 +27,6 @@ class CPGraph:
         self._a = analyzer
         self.rank = lib.hta_py_cp_rank(ptr)
         self._res = {}
-
-    def __del__(self):
-        if getattr(self, "_p", None) and lib is not None:
-            lib.hta_py_cp_free(self._p)
-            self._p = None
 
     @classmethod
     def _build(cls, analyzer, rank, annotation, instance, data_load):

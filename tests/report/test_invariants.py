@@ -90,6 +90,12 @@ def name(p):
     return os.path.relpath(p, DATA)
 
 
+def gpu_busy(o):
+    """the report's headline has the GPU busy some of the time"""
+    h = rows(o["headline"])
+    return bool(h) and (h[0]["gpu_busy_pctg"] or 0) > 0
+
+
 class Invariants(unittest.TestCase):
     """One report and one critical path per trace, shared by every test of the class."""
 
@@ -139,9 +145,7 @@ class Invariants(unittest.TestCase):
     def gpu_traces(self):
         out = []
         for p in self.traces:
-            o, _ = self.report(p)
-            h = rows(o["headline"])
-            if h and h[0]["gpu_busy_pctg"] is not None and h[0]["gpu_busy_pctg"] > 0:
+            if gpu_busy(self.report(p)[0]):
                 out.append(p)
         return out
 
@@ -277,8 +281,7 @@ class Invariants(unittest.TestCase):
         seen = 0
         for p in self.traces:
             o, _ = self.report(p)
-            h = rows(o["headline"])
-            if h and (h[0]["gpu_busy_pctg"] or 0) > 0:
+            if gpu_busy(o):
                 continue
             seen += 1
             f = [x["cause"] for x in rows(o["findings"])]
@@ -289,10 +292,9 @@ class Invariants(unittest.TestCase):
         seen = 0
         for p in self.traces:
             o, err = self.report(p)
-            rk = rows(o["ranks"])
-            h = rows(o["headline"])
-            if not h or not rk or (h[0]["gpu_busy_pctg"] or 0) <= 0:
+            if not gpu_busy(o) or not rows(o["ranks"]):
                 continue
+            h = rows(o["headline"])
             kernels = sum(r["kernels"] for r in rows(run("info", p, "--table", "streams")[0]["streams"]))
             is_short = h[0]["step_us"] < 1000 or kernels < 10
             if not is_short:

@@ -55,10 +55,11 @@ const cli_command *cli_command_named(const char *name);
  * name and meaning, per column its name, unit and meaning, within 100 columns. */
 void cli_print_tables(FILE *f, const hta_table_def *const *tables);
 
-typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_DOUBLE, CLI_LIST } cli_kind;
+/* CLI_OFF: a --no-X flag that turns off (sets to 0) what is on by default. */
+typedef enum cli_kind { CLI_FLAG, CLI_OFF, CLI_STR, CLI_INT, CLI_DOUBLE, CLI_LIST } cli_kind;
 
 /* A command's own option.  out: int* (FLAG, INT), const char ** (STR),
- * double* (DOUBLE); LIST: a cli_list* collecting repeated values. */
+ * int* (OFF), double* (DOUBLE); LIST: a cli_list* collecting repeated values. */
 typedef struct cli_opt {
     const char *name; /* without the leading -- */
     cli_kind kind;

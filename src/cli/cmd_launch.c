@@ -10,13 +10,12 @@ CLI_REDUCE(reduce_launch, hta_launch_stats_reduce)
 static int cmd_launch(int argc, char **argv) {
     hta_launch_opts o;
     hta_launch_opts_default(&o);
-    int no_memory = 0;
     const cli_opt opts[] = {
         {"runtime-cutoff", CLI_DOUBLE, &o.runtime_cutoff_us, "US",
          "launch calls longer than this are runtime outliers (default 50)"},
         {"launch-delay-cutoff", CLI_DOUBLE, &o.launch_delay_cutoff_us, "US",
          "launch delays longer than this are outliers (default 100)"},
-        {"no-memory", CLI_FLAG, &no_memory, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
+        {"no-memory", CLI_OFF, &o.include_memory_events, NULL, "leave out cudaMemcpyAsync/cudaMemsetAsync"},
         {0},
     };
     cli_common c;
@@ -28,7 +27,6 @@ static int cmd_launch(int argc, char **argv) {
                            "outlier by HTA's rules, and counted per rank.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (no_memory) o.include_memory_events = 0;
     const cli_ranks r = {run_launch, reduce_launch, NULL, NULL, &o, 0};
     return cli_run_ranks(&c, argv[0], &r);
 }

@@ -35,12 +35,11 @@ static int done(cli_common *c, const char *cmd, void *user, const hta_rank_plan 
 static int cmd_report(int argc, char **argv) {
     hta_report_opts o;
     hta_report_opts_default(&o);
-    int no_cp = 0;
     const cli_opt opts[] = {
         {"top", CLI_INT, &o.top_kernels, "N",
          "rows of every list: kernels in top_kernels, operators in op_roofline, collective classes in\n"
          "collectives, operators per rank in cpu_op_time (default 10)"},
-        {"no-critical-path", CLI_FLAG, &no_cp, NULL, "skip the critical path of each rank (faster)"},
+        {"no-critical-path", CLI_OFF, &o.critical_path, NULL, "skip the critical path of each rank (faster)"},
         {"html", CLI_STR, &o.html, "OUT",
          "also write the report as one self-contained HTML page (charts, findings; no network)"},
         {0},
@@ -57,7 +56,6 @@ static int cmd_report(int argc, char **argv) {
                        "time (--threads at once), so memory does not grow with the number of ranks.",
                        opts, 1, 1, &c);
     if (rc >= 0) return rc;
-    if (no_cp) o.critical_path = 0;
     c.follow = 1; /* hta-mpi: the savings' passes shared, every process following the root's job */
     c.fold = hta_report_fold; /* the kernels and operators summed per name as the ranks' parts come */
     const cli_ranks r = {part, NULL, done, whole, &o, o.critical_path};

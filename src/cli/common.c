@@ -369,8 +369,9 @@ int cli_parse(int argc, char **argv, const char *usage, const char *desc, const 
         if (!o || !o->name) return cli_usage(cmd, "unknown option '%s'", a);
         switch (o->kind) {
         case CLI_FLAG:
+        case CLI_OFF:
             if (val) return cli_usage(cmd, "option '%s' takes no value", a);
-            *(int *)o->out = 1;
+            *(int *)o->out = o->kind == CLI_FLAG;
             break;
         case CLI_STR:
             NEEDVAL();

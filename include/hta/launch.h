@@ -168,6 +168,9 @@ HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_COLLS)
 
 /* The summary of every rank of ctx, in ctx's rank order, added to out (its three tables). */
 hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err);
+/* part's collective kernels folded into acc as they come (the report's parts): their names once, each kernel
+ * naming its name's row; hta_stragglers_from_summary reads either form. */
+hta_status hta_straggler_fold(hta_result *acc, hta_result *part, hta_error *err);
 /* The analysis from summaries (every rank's, appended in rank order); hta_compat as the context that
  * made them had it. */
 hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggler_opts *o, int hta_compat,

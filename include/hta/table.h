@@ -227,6 +227,9 @@ hta_status hta_result_unpack(const char *bytes, size_t len, const hta_table_def 
 /* Takes the table named d->name out of r into *out (the caller's from then on), its def set to d:
  * HTA_EINVAL when r has none or its columns are not d's declared ones (names and types, in order). */
 hta_status hta_result_take(hta_result *r, const hta_table_def *d, hta_table **out, hta_error *err);
+/* The table of declaration d in r, added empty where r has none (a fold's running table); NULL: out of
+ * memory. */
+hta_table *hta_result_table_in(hta_result *r, const hta_table_def *d);
 /* Copies every note of src to the end of dst, in order (hta_result_append has made them unique). */
 hta_status hta_result_copy_notes(hta_result *dst, const hta_result *src, hta_error *err);
 /* The sum of INT column col (declared number) over t's rows. */

@@ -30,6 +30,47 @@ HTA_TABLE_DECLARE(HTA_COMMS_PART_CALLS)
     HTA_DEVICE_PROPS_COLS(C, HTA_CPD)
 HTA_TABLE_DECLARE(HTA_COMMS_PART_DEV)
 
+/* The calls folded as they come (hta_comms_fold), so that what is kept per call is its class, its instance
+ * across ranks, its start and its ns (32 bytes), not its row of strings: the classes once each (their calls
+ * and ns summed, their ranks counted), the instances once each (their latest start, their ranks counted),
+ * and a row per call naming both.  Key strings are kept with null as "" (the reduce compares them so), the
+ * first call's nulls in a mask; last_rank: the rank counted last (a rank's calls come together). */
+#define HTA_COMMS_FOLD_CLASSES(T, C, D)                                                                  \
+    T("comms_fold_classes", "the calls' classes, each once, with their calls, ns and ranks")             \
+    C(HTA_CFC_OP, "op", STR, "", "operation")                                                            \
+    C(HTA_CFC_PG, "pg", STR, "", "Process Group Name")                                                   \
+    C(HTA_CFC_PGDESC, "pg_desc", STR, "", "Process Group Description")                                   \
+    C(HTA_CFC_DTYPE, "dtype", STR, "", "dtype as recorded")                                              \
+    C(HTA_CFC_NOTE, "note", STR, "", "how its size was read, or why it was not")                         \
+    C(HTA_CFC_GROUP, "group_size", INT, "", "ranks in the group, -1 unknown")                            \
+    C(HTA_CFC_MSG, "msg_bytes", INT, "B", "one call's bytes, -1 unknown")                                \
+    C(HTA_CFC_NULLS, "nulls", INT, "", "bit c: the first call's string column c (op 0 .. note 4) null")  \
+    C(HTA_CFC_CALLS, "calls", INT, "", "calls")                                                          \
+    C(HTA_CFC_NS, "ns", INT, "ns", "their kernels' time")                                                \
+    C(HTA_CFC_RANKS, "ranks", INT, "", "ranks with calls of the class")                                  \
+    C(HTA_CFC_LAST_RANK, "last_rank", INT, "", "the rank counted last")
+HTA_TABLE_DECLARE(HTA_COMMS_FOLD_CLASSES)
+
+#define HTA_COMMS_FOLD_INSTS(T, C, D)                                                                    \
+    T("comms_fold_instances", "the calls' instances across ranks, each once, with their latest start")   \
+    C(HTA_CFI_PG, "pg", STR, "", "Process Group Name")                                                   \
+    C(HTA_CFI_OP, "op", STR, "", "operation")                                                            \
+    C(HTA_CFI_SEQ, "seq", INT, "", "Seq, -1 none")                                                       \
+    C(HTA_CFI_GROUP, "group_size", INT, "", "without a Seq: ranks in the group, else 0")                 \
+    C(HTA_CFI_ORD, "ord", INT, "", "without a Seq: its place among its rank's calls of its kind, else 0") \
+    C(HTA_CFI_LAST, "last_ns", INT, "ns", "the latest first kernel's start of its calls")                \
+    C(HTA_CFI_RANKS, "ranks", INT, "", "ranks with a call of it")                                        \
+    C(HTA_CFI_LAST_RANK, "last_rank", INT, "", "the rank counted last")
+HTA_TABLE_DECLARE(HTA_COMMS_FOLD_INSTS)
+
+#define HTA_COMMS_FOLD_CALLS(T, C, D)                                                                    \
+    T("comms_fold_calls", "a row per call: its class, its instance, its start and ns")                   \
+    C(HTA_CFK_CLASS, "class", INT, "", "row of comms_fold_classes")                                      \
+    C(HTA_CFK_INST, "instance", INT, "", "row of comms_fold_instances, -1 point-to-point")               \
+    C(HTA_CFK_START, "start_ns", INT, "ns", "its first kernel's start, the trace's clock")               \
+    C(HTA_CFK_NS, "ns", INT, "ns", "its kernels' time")
+HTA_TABLE_DECLARE(HTA_COMMS_FOLD_CALLS)
+
 /* algbw -> busbw for op on a group of n (nccl-tests' doc/PERFORMANCE.md); NAN: n unknown, or an op
  * nccl-tests does not measure. */
 double comms_bus_factor(const char *op, int64_t n);

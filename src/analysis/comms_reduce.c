@@ -6,7 +6,8 @@
  * (no Seq) by (op, process group, group size) and the call's position among this rank's calls of that
  * kind, in start order.  Point-to-point calls are not matched (their partner is the peer's opposite call).
  * The wait of a call matched on two or more ranks: the last rank's kernel start minus this rank's, at most
- * this call's kernel time.  Sorting only: O(n log n) in the calls. */
+ * this call's kernel time.  The calls are folded as they come (hta_comms_fold: each class and instance once,
+ * 32 bytes a call), then reduced: O(n) in the calls, with a hash index per part. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,59 +35,15 @@ static int cmp_rank_kind(const hta_table *t, size_t a, size_t b, void *u) {
     return icmp(I(t, a, HTA_CPC_START), I(t, b, HTA_CPC_START));
 }
 
-typedef struct mctx {
-    const hta_table *t;
-    const int64_t *ord;
-} mctx;
-
-/* The match key (a call's instance across ranks), then rank. */
-static int cmp_match(const void *pa, const void *pb, void *u) {
-    const mctx *m = u;
-    const hta_table *t = m->t;
-    size_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    int64_t sa = I(t, a, HTA_CPC_SEQ), sb = I(t, b, HTA_CPC_SEQ);
-    int c;
-    if ((c = icmp(sa < 0, sb < 0)) || (c = scmp(S(t, a, HTA_CPC_PG), S(t, b, HTA_CPC_PG))) ||
-        (c = scmp(S(t, a, HTA_CPC_OP), S(t, b, HTA_CPC_OP))))
-        return c;
-    if (sa >= 0) {
-        if ((c = icmp(sa, sb))) return c;
-    } else if ((c = icmp(I(t, a, HTA_CPC_GROUP), I(t, b, HTA_CPC_GROUP))) || (c = icmp(m->ord[a], m->ord[b]))) {
-        return c;
-    }
-    return icmp(I(t, a, HTA_CPC_RANK), I(t, b, HTA_CPC_RANK));
-}
-
-static int same_instance(const mctx *m, uint32_t a, uint32_t b) {
-    const hta_table *t = m->t;
-    int64_t sa = I(t, a, HTA_CPC_SEQ), sb = I(t, b, HTA_CPC_SEQ);
-    if ((sa < 0) != (sb < 0) || scmp(S(t, a, HTA_CPC_PG), S(t, b, HTA_CPC_PG)) ||
-        scmp(S(t, a, HTA_CPC_OP), S(t, b, HTA_CPC_OP)))
-        return 0;
-    if (sa >= 0) return sa == sb;
-    return I(t, a, HTA_CPC_GROUP) == I(t, b, HTA_CPC_GROUP) && m->ord[a] == m->ord[b];
-}
-
-/* The class key (a row of collectives), then rank. */
+/* The class key of folded classes (a row of collectives): null strings are "" there, as scmp compares. */
 static int cmp_class(const void *pa, const void *pb, void *u) {
     const hta_table *t = u;
     size_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    static const int sc[] = {HTA_CPC_OP, HTA_CPC_PG, HTA_CPC_PGDESC, HTA_CPC_DTYPE, HTA_CPC_NOTE};
     int c;
-    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
-        if ((c = scmp(S(t, a, sc[i]), S(t, b, sc[i])))) return c;
-    if ((c = icmp(I(t, a, HTA_CPC_GROUP), I(t, b, HTA_CPC_GROUP))) || (c = icmp(I(t, a, HTA_CPC_MSG), I(t, b, HTA_CPC_MSG))))
-        return c;
-    return icmp(I(t, a, HTA_CPC_RANK), I(t, b, HTA_CPC_RANK));
-}
-
-static int same_class(const hta_table *t, uint32_t a, uint32_t b) {
-    uint32_t x[2] = {a, b};
-    /* equal but for the rank */
-    static const int sc[] = {HTA_CPC_OP, HTA_CPC_PG, HTA_CPC_PGDESC, HTA_CPC_DTYPE, HTA_CPC_NOTE};
-    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
-        if (scmp(S(t, x[0], sc[i]), S(t, x[1], sc[i]))) return 0;
-    return I(t, a, HTA_CPC_GROUP) == I(t, b, HTA_CPC_GROUP) && I(t, a, HTA_CPC_MSG) == I(t, b, HTA_CPC_MSG);
+    for (int col = HTA_CFC_OP; col <= HTA_CFC_NOTE; col++)
+        if ((c = strcmp(S(t, a, col), S(t, b, col)))) return c;
+    if ((c = icmp(I(t, a, HTA_CFC_GROUP), I(t, b, HTA_CFC_GROUP)))) return c;
+    return icmp(I(t, a, HTA_CFC_MSG), I(t, b, HTA_CFC_MSG));
 }
 
 /* time descending, then op, process group, message size */
@@ -152,17 +109,22 @@ typedef struct sums {
     int64_t calls, ns, wait, matched, ranks;
 } sums;
 
+/* string column col of folded class r, null where its first call's was */
+static const char *class_str(const hta_table *p, size_t r, int col) {
+    return I(p, r, HTA_CFC_NULLS) >> (col - HTA_CFC_OP) & 1 ? NULL : S(p, r, col);
+}
+
 static hta_status class_row(const hta_table *p, size_t r, const sums *s, const link *lk, int multi, hta_table *tb,
                             hta_error *err) {
-    const char *op = S(p, r, HTA_CPC_OP), *note = S(p, r, HTA_CPC_NOTE), *desc = S(p, r, HTA_CPC_PGDESC);
-    const char *pg = S(p, r, HTA_CPC_PG);
-    int64_t n = I(p, r, HTA_CPC_GROUP), msg = I(p, r, HTA_CPC_MSG);
+    const char *op = class_str(p, r, HTA_CFC_OP), *note = class_str(p, r, HTA_CFC_NOTE);
+    const char *desc = class_str(p, r, HTA_CFC_PGDESC), *pg = class_str(p, r, HTA_CFC_PG);
+    int64_t n = I(p, r, HTA_CFC_GROUP), msg = I(p, r, HTA_CFC_MSG);
     long row = hta_table_add_row(tb);
     if (row < 0) return hta_oom(err);
     char pgbuf[512];
     if (pg && desc) snprintf(pgbuf, sizeof pgbuf, "%s (%s)", pg, desc);
     if (hta_table_set_str(tb, row, HTA_COLL_OP, op) || (pg && hta_table_set_str(tb, row, HTA_COLL_PG, desc ? pgbuf : pg)) ||
-        hta_table_set_str(tb, row, HTA_COLL_DTYPE, S(p, r, HTA_CPC_DTYPE)))
+        hta_table_set_str(tb, row, HTA_COLL_DTYPE, class_str(p, r, HTA_CFC_DTYPE)))
         return hta_oom(err);
     if (n > 0) hta_table_set_int(tb, row, HTA_COLL_GROUP, n);
     else hta_table_set_null(tb, row, HTA_COLL_GROUP);
@@ -234,7 +196,9 @@ static int cmp_a2a(const hta_table *t, size_t a, size_t b, void *u) {
     return icmp(I(t, a, HTA_A2A_DST_INDEX), I(t, b, HTA_A2A_DST_INDEX));
 }
 
-static hta_status alltoallv(const hta_table *p, hta_result *out, hta_error *err) {
+/* The all-to-alls of p's calls summed per (process group, sending rank, receiver) into *out: a part's rows
+ * (their keys name its ranks, so the parts' rows never meet). */
+static hta_status alltoallv(const hta_table *p, hta_table **out, hta_error *err) {
     hta_table *raw = hta_table_from_def(&HTA_ALLTOALLV_TABLE), *tb = hta_table_from_def(&HTA_ALLTOALLV_TABLE);
     hta_status st = HTA_OK;
     if (!raw || !tb) goto oom;
@@ -287,7 +251,7 @@ static hta_status alltoallv(const hta_table *p, hta_result *out, hta_error *err)
         hta_table_set_int(tb, row, HTA_A2A_BYTES, bytes);
         i = j;
     }
-    if (hta_result_add(out, tb)) goto oom;
+    *out = tb;
     tb = NULL;
     goto out;
 oom:
@@ -298,31 +262,36 @@ out:
     return st;
 }
 
-/* ---- the reduce ---- */
+/* ---- the calls folded as they come ---- */
 
-hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
-    HTA_OPTS_OR_DEFAULT(hta_comms_opts, o);
-    hta_table *p = NULL, *dv = NULL, *tb = NULL;
-    int64_t *ord = NULL, *wait = NULL;
-    uint32_t *idx = NULL;
-    uint8_t *matched = NULL;
-    hta_result lres;
-    hta_result_init(&lres);
-    link lk;
-    hta_status st;
-    if ((st = hta_result_take(parts, &HTA_COMMS_PART_CALLS_TABLE, &p, err)) ||
-        (st = hta_result_take(parts, &HTA_COMMS_PART_DEV_TABLE, &dv, err)) || (st = hta_result_copy_notes(out, parts, err)))
-        goto out;
-    if ((st = link_table(o, dv, &lk, &lres, err))) goto out;
+/* an instance's latest start (hta_table_fold_rows' merge) */
+static hta_status latest(hta_table *acc, size_t ra, const hta_table *part, size_t rp, void *u, hta_error *err) {
+    (void)u, (void)err;
+    if (I(part, rp, HTA_CFI_LAST) > I(acc, ra, HTA_CFI_LAST)) hta_table_set_int(acc, ra, HTA_CFI_LAST, I(part, rp, HTA_CFI_LAST));
+    return HTA_OK;
+}
+
+/* rank counted once in row r of t (columns ranks, last_rank): a rank's calls come together */
+static void count_rank(hta_table *t, size_t r, int ranks, int last, int64_t rank) {
+    if (I(t, r, last) == rank) return;
+    hta_table_set_int(t, r, ranks, I(t, r, ranks) + 1);
+    hta_table_set_int(t, r, last, rank);
+}
+
+static int set_key(hta_table *t, size_t row, int col, const char *s) { return hta_table_set_str(t, row, col, s ? s : ""); }
+
+hta_status hta_comms_fold(hta_result *acc, hta_result *part, hta_error *err) {
+    if (!hta_result_find(part, HTA_COMMS_PART_CALLS_TABLE.name)) return HTA_OK;
+    hta_table *p, *mc = NULL, *mi = NULL, *a2 = NULL;
+    HTA_TRY(hta_result_take(part, &HTA_COMMS_PART_CALLS_TABLE, &p, err));
+    hta_table *cls = hta_result_table_in(acc, &HTA_COMMS_FOLD_CLASSES_TABLE), *ins = hta_result_table_in(acc, &HTA_COMMS_FOLD_INSTS_TABLE);
+    hta_table *cal = hta_result_table_in(acc, &HTA_COMMS_FOLD_CALLS_TABLE), *a2s = hta_result_table_in(acc, &HTA_ALLTOALLV_TABLE);
+    size_t n = p->nrows, *at = malloc((n ? n : 1) * sizeof *at), *ati = malloc((n ? n : 1) * sizeof *ati);
+    int64_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    mc = hta_table_from_def(&HTA_COMMS_FOLD_CLASSES_TABLE), mi = hta_table_from_def(&HTA_COMMS_FOLD_INSTS_TABLE);
+    hta_status st = HTA_OK;
+    if (!cls || !ins || !cal || !a2s || !at || !ati || !ord || !mc || !mi) goto oom;
     if ((st = hta_table_sort_rows(p, cmp_rank_kind, NULL, err))) goto out;
-    size_t n = p->nrows;
-    ord = malloc((n ? n : 1) * sizeof *ord), wait = calloc(n ? n : 1, sizeof *wait);
-    idx = malloc((n ? n : 1) * sizeof *idx), matched = calloc(n ? n : 1, 1);
-    tb = hta_table_from_def(&HTA_COLLECTIVES_TABLE);
-    if (!ord || !wait || !idx || !matched || !tb) {
-        st = hta_oom(err);
-        goto out;
-    }
     /* each call's position among its rank's calls of its kind */
     for (size_t i = 0; i < n; i++) {
         int same = i && I(p, i, HTA_CPC_RANK) == I(p, i - 1, HTA_CPC_RANK) &&
@@ -330,42 +299,105 @@ hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_resu
                    I(p, i, HTA_CPC_GROUP) == I(p, i - 1, HTA_CPC_GROUP);
         ord[i] = same ? ord[i - 1] + 1 : 0;
     }
-    /* the wait: each instance matched on two or more ranks */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!comms_is_p2p(S(p, i, HTA_CPC_OP))) idx[m++] = (uint32_t)i;
-    mctx mc = {p, ord};
-    qsort_r(idx, m, sizeof *idx, cmp_match, &mc);
-    for (size_t i = 0; i < m;) {
-        size_t j = i + 1, ranks = 1;
-        int64_t last = I(p, idx[i], HTA_CPC_START);
-        for (; j < m && same_instance(&mc, idx[i], idx[j]); j++) {
-            ranks += I(p, idx[j], HTA_CPC_RANK) != I(p, idx[j - 1], HTA_CPC_RANK);
-            if (I(p, idx[j], HTA_CPC_START) > last) last = I(p, idx[j], HTA_CPC_START);
+    /* the part's classes and instances, a row per call (the instances: not point-to-point) */
+    static const int sc[] = {HTA_CPC_OP, HTA_CPC_PG, HTA_CPC_PGDESC, HTA_CPC_DTYPE, HTA_CPC_NOTE};
+    for (size_t i = 0; i < n; i++) {
+        long r = hta_table_add_row(mc);
+        if (r < 0) goto oom;
+        int64_t nulls = 0;
+        for (int c = 0; c < 5; c++) {
+            if (set_key(mc, (size_t)r, HTA_CFC_OP + c, S(p, i, sc[c]))) goto oom;
+            nulls |= (int64_t)!S(p, i, sc[c]) << c;
         }
-        if (ranks >= 2)
-            for (size_t k = i; k < j; k++) {
-                int64_t w = last - I(p, idx[k], HTA_CPC_START), d = I(p, idx[k], HTA_CPC_NS);
-                wait[idx[k]] = w < d ? w : d;
-                matched[idx[k]] = 1;
-            }
-        i = j;
+        const int64_t v[] = {I(p, i, HTA_CPC_GROUP), I(p, i, HTA_CPC_MSG), nulls, 1, I(p, i, HTA_CPC_NS), 0, INT64_MIN};
+        for (int c = 0; c < 7; c++) hta_table_set_int(mc, (size_t)r, HTA_CFC_GROUP + c, v[c]);
+        if (comms_is_p2p(S(p, i, HTA_CPC_OP))) continue;
+        if ((r = hta_table_add_row(mi)) < 0 || set_key(mi, (size_t)r, HTA_CFI_PG, S(p, i, HTA_CPC_PG)) ||
+            set_key(mi, (size_t)r, HTA_CFI_OP, S(p, i, HTA_CPC_OP)))
+            goto oom;
+        int64_t seq = I(p, i, HTA_CPC_SEQ);
+        const int64_t w[] = {seq < 0 ? -1 : seq, seq < 0 ? I(p, i, HTA_CPC_GROUP) : 0, seq < 0 ? ord[i] : 0,
+                             I(p, i, HTA_CPC_START), 0, INT64_MIN};
+        for (int c = 0; c < 6; c++) hta_table_set_int(mi, (size_t)r, HTA_CFI_SEQ + c, w[c]);
     }
-    /* the classes */
-    for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
-    qsort_r(idx, n, sizeof *idx, cmp_class, p);
-    int multi = dv->nrows > 1;
-    for (size_t i = 0; i < n && !st;) {
-        sums s = {0, 0, 0, 0, 0};
-        size_t j = i;
-        for (; j < n && same_class(p, idx[i], idx[j]); j++) {
-            uint32_t x = idx[j];
-            s.calls++, s.ns += I(p, x, HTA_CPC_NS);
-            s.ranks += j == i || I(p, x, HTA_CPC_RANK) != I(p, idx[j - 1], HTA_CPC_RANK);
-            if (matched[x]) s.matched++, s.wait += wait[x];
+    static const int ck[] = {HTA_CFC_OP, HTA_CFC_PG, HTA_CFC_PGDESC, HTA_CFC_DTYPE, HTA_CFC_NOTE, HTA_CFC_GROUP,
+                             HTA_CFC_MSG};
+    static const int cs[] = {HTA_CFC_CALLS, HTA_CFC_NS};
+    static const int ik[] = {HTA_CFI_PG, HTA_CFI_OP, HTA_CFI_SEQ, HTA_CFI_GROUP, HTA_CFI_ORD};
+    if ((st = hta_table_fold_rows(cls, mc, ck, 7, cs, 2, NULL, NULL, at, err)) ||
+        (st = hta_table_fold_rows(ins, mi, ik, 5, NULL, 0, latest, NULL, ati, err)))
+        goto out;
+    if (hta_table_reserve(cal, cal->nrows + n)) goto oom;
+    for (size_t i = 0, j = 0; i < n; i++) {
+        int64_t rank = I(p, i, HTA_CPC_RANK), q = -1;
+        count_rank(cls, at[i], HTA_CFC_RANKS, HTA_CFC_LAST_RANK, rank);
+        if (!comms_is_p2p(S(p, i, HTA_CPC_OP))) {
+            q = (int64_t)ati[j++];
+            count_rank(ins, (size_t)q, HTA_CFI_RANKS, HTA_CFI_LAST_RANK, rank);
         }
-        st = class_row(p, idx[i], &s, &lk, multi, tb, err);
-        i = j;
+        long r = hta_table_add_row(cal);
+        const int64_t v[] = {(int64_t)at[i], q, I(p, i, HTA_CPC_START), I(p, i, HTA_CPC_NS)};
+        for (int c = 0; c < 4; c++) hta_table_set_int(cal, (size_t)r, HTA_CFK_CLASS + c, v[c]);
+    }
+    if ((st = alltoallv(p, &a2, err))) goto out;
+    for (size_t r = 0; r < a2->nrows; r++)
+        if (hta_table_copy_row(a2s, a2, r) < 0) goto oom;
+    goto out;
+oom:
+    st = hta_oom(err);
+out:
+    hta_table_free(p), hta_table_free(mc), hta_table_free(mi), hta_table_free(a2);
+    free(at), free(ati), free(ord);
+    return st;
+}
+
+/* ---- the reduce ---- */
+
+hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_result *out, hta_error *err) {
+    HTA_OPTS_OR_DEFAULT(hta_comms_opts, o);
+    hta_table *cls = NULL, *ins = NULL, *cal = NULL, *a2 = NULL, *dv = NULL, *tb = NULL;
+    int64_t *wait = NULL, *matched = NULL;
+    uint32_t *idx = NULL;
+    hta_result lres;
+    hta_result_init(&lres);
+    link lk;
+    hta_status st;
+    /* parts appended rather than folded: folded here; neither: the parts' error */
+    if (!hta_result_find(parts, HTA_COMMS_FOLD_CALLS_TABLE.name) && !hta_result_find(parts, HTA_COMMS_PART_CALLS_TABLE.name))
+        return hta_result_take(parts, &HTA_COMMS_PART_CALLS_TABLE, &cal, err);
+    if ((st = hta_comms_fold(parts, parts, err)) ||
+        (st = hta_result_take(parts, &HTA_COMMS_FOLD_CLASSES_TABLE, &cls, err)) ||
+        (st = hta_result_take(parts, &HTA_COMMS_FOLD_INSTS_TABLE, &ins, err)) ||
+        (st = hta_result_take(parts, &HTA_COMMS_FOLD_CALLS_TABLE, &cal, err)) ||
+        (st = hta_result_take(parts, &HTA_ALLTOALLV_TABLE, &a2, err)) ||
+        (st = hta_result_take(parts, &HTA_COMMS_PART_DEV_TABLE, &dv, err)) || (st = hta_result_copy_notes(out, parts, err)))
+        goto out;
+    if ((st = link_table(o, dv, &lk, &lres, err))) goto out;
+    size_t n = cal->nrows, nc = cls->nrows;
+    wait = calloc(nc ? nc : 1, sizeof *wait), matched = calloc(nc ? nc : 1, sizeof *matched);
+    idx = malloc((nc ? nc : 1) * sizeof *idx);
+    tb = hta_table_from_def(&HTA_COLLECTIVES_TABLE);
+    if (!wait || !matched || !idx || !tb) {
+        st = hta_oom(err);
+        goto out;
+    }
+    /* the wait: each call of an instance on two or more ranks waits from its start to the latest, at most its
+     * kernels' time */
+    for (size_t i = 0; i < n; i++) {
+        int64_t q = I(cal, i, HTA_CFK_INST), c = I(cal, i, HTA_CFK_CLASS);
+        if (q < 0 || I(ins, (size_t)q, HTA_CFI_RANKS) < 2) continue;
+        int64_t w = I(ins, (size_t)q, HTA_CFI_LAST) - I(cal, i, HTA_CFK_START), d = I(cal, i, HTA_CFK_NS);
+        wait[c] += w < d ? w : d;
+        matched[c]++;
+    }
+    /* the classes, in their keys' order */
+    for (size_t i = 0; i < nc; i++) idx[i] = (uint32_t)i;
+    qsort_r(idx, nc, sizeof *idx, cmp_class, cls);
+    int multi = dv->nrows > 1;
+    for (size_t i = 0; i < nc && !st; i++) {
+        uint32_t c = idx[i];
+        sums s = {I(cls, c, HTA_CFC_CALLS), I(cls, c, HTA_CFC_NS), wait[c], matched[c], I(cls, c, HTA_CFC_RANKS)};
+        st = class_row(cls, c, &s, &lk, multi, tb, err);
     }
     if (!st) st = hta_table_sort_rows(tb, cmp_out, NULL, err);
     if (!st && lk.why && n && hta_result_note(out, "%s", lk.why)) st = hta_oom(err);
@@ -375,14 +407,19 @@ hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_resu
         tb = NULL;
         if (hta_result_add(out, x)) st = hta_oom(err);
     }
-    if (!st) st = alltoallv(p, out, err);
+    if (!st) st = hta_table_sort_rows(a2, cmp_a2a, NULL, err);
+    if (!st) {
+        hta_table *x = a2;
+        a2 = NULL;
+        if (hta_result_add(out, x)) st = hta_oom(err);
+    }
     if (!st) st = hta_result_append(out, &lres, err);
 out:
     hta_result_free(&lres);
-    hta_table_free(p);
+    hta_table_free(cls), hta_table_free(ins), hta_table_free(cal), hta_table_free(a2);
     hta_table_free(dv);
     hta_table_free(tb);
-    free(ord), free(wait), free(idx), free(matched);
+    free(wait), free(matched), free(idx);
     return st;
 }
 

@@ -274,6 +274,58 @@ hta_status hta_straggler_summary(hta_ctx *ctx, hta_result *out, hta_error *err) 
     return HTA_RESULT_FINISH(st, out, err, &rt, &it, &ct);
 }
 
+#define I64(t, c, r) ((t)->cols[c].v.i[r])
+
+/* ---- the summaries folded as they come ----
+ * A job's ranks run the same collective kernels: their names are kept once (straggler_fold_names) and each
+ * kernel's row names its name's row instead (straggler_fold_collectives: 56 bytes, not 64 and a copy of the
+ * name).  The other columns are the summary's, in its order, so that the analysis reads either. */
+#define HTA_SFOLD_NAMES(T, C, D)                                                                             \
+    T("straggler_fold_names", "the collective kernels' names, each once")                                    \
+    C(HTA_SFN_NAME, "kernel", STR, "", "kernel name")
+HTA_TABLE_LOCAL(HTA_SFOLD_NAMES);
+
+#define HTA_SFOLD_COLLS(T, C, D)                                                                             \
+    T("straggler_fold_collectives", "straggler_summary_collectives, each name by its row of the names")      \
+    HTA_RANK_COL(C, HTA_SFC)                                                                                 \
+    C(HTA_SFC_STREAM, "stream", INT, "", "GPU stream")                                                       \
+    C(HTA_SFC_ITER, "iteration", INT, "", "iteration of the kernel")                                         \
+    C(HTA_SFC_TS, "ts_ns", INT, "ns", "start (view frame)")                                                  \
+    C(HTA_SFC_DUR, "dur_ns", INT, "ns", "duration")                                                          \
+    C(HTA_SFC_POS, "pos", INT, "", "position in the rank's view (table order)")                              \
+    C(HTA_SFC_NAME, "kernel", INT, "", "row of straggler_fold_names")
+HTA_TABLE_LOCAL(HTA_SFOLD_COLLS);
+_Static_assert((int)HTA_SFC_STREAM == (int)HTA_SSUM_COLL_STREAM && (int)HTA_SFC_POS == (int)HTA_SSUM_COLL_POS &&
+                   (int)HTA_SFC_NAME == (int)HTA_SSUM_COLL_NAME,
+               "the folded kernels' columns are the summary's");
+
+hta_status hta_straggler_fold(hta_result *acc, hta_result *part, hta_error *err) {
+    if (!hta_result_find(part, HTA_STRAGGLER_SUM_COLLS_TABLE.name)) return HTA_OK;
+    hta_table *ct, *nm = hta_table_from_def(&HTA_SFOLD_NAMES_TABLE);
+    HTA_TRY(hta_result_take(part, &HTA_STRAGGLER_SUM_COLLS_TABLE, &ct, err));
+    hta_table *names = hta_result_table_in(acc, &HTA_SFOLD_NAMES_TABLE);
+    hta_table *fc = hta_result_table_in(acc, &HTA_SFOLD_COLLS_TABLE);
+    size_t n = ct->nrows, *at = malloc((n ? n : 1) * sizeof *at);
+    hta_status st = HTA_OK;
+    if (!nm || !names || !fc || !at || hta_table_reserve(nm, n ? n : 1) || hta_table_reserve(fc, fc->nrows + n)) goto oom;
+    for (size_t i = 0; i < n; i++)
+        if (hta_table_add_row(nm) < 0 || hta_table_set_str(nm, i, HTA_SFN_NAME, ct->cols[HTA_SSUM_COLL_NAME].v.s[i])) goto oom;
+    static const int key[] = {HTA_SFN_NAME};
+    if ((st = hta_table_fold_rows(names, nm, key, 1, NULL, 0, NULL, NULL, at, err))) goto out;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = (size_t)hta_table_add_row(fc);
+        for (int c = HTA_SFC_RANK; c < HTA_SFC_NAME; c++) hta_table_set_int(fc, r, c, I64(ct, c, i));
+        hta_table_set_int(fc, r, HTA_SFC_NAME, (int64_t)at[i]);
+    }
+    goto out;
+oom:
+    st = hta_oom(err);
+out:
+    hta_table_free(ct), hta_table_free(nm);
+    free(at);
+    return st;
+}
+
 /* The summary table of declaration d in sum, checked column by column: summaries may come from another
  * process (hta-mpi), where the table arrives without its declaration. */
 static hta_status sum_table(const hta_result *sum, const hta_table_def *d, const hta_table **out, hta_error *err) {
@@ -304,15 +356,20 @@ hta_status hta_potential_stragglers(hta_ctx *ctx, const hta_straggler_opts *o, h
     return st;
 }
 
-#define I64(t, c, r) ((t)->cols[c].v.i[r])
-
 hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggler_opts *o, int hta_compat,
                                        hta_result *out, hta_error *err) {
     HTA_OPTS_OR_DEFAULT(hta_straggler_opts, o);
     const hta_table *RT, *IT, *CT;
     HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_RANKS_TABLE, &RT, err));
     HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_ITERS_TABLE, &IT, err));
-    HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_COLLS_TABLE, &CT, err));
+    /* the kernels folded (hta_straggler_fold) or as summarised */
+    const hta_table *FN = NULL;
+    if (hta_result_find(sum, HTA_SFOLD_COLLS_TABLE.name)) {
+        HTA_TRY(sum_table(sum, &HTA_SFOLD_COLLS_TABLE, &CT, err));
+        HTA_TRY(sum_table(sum, &HTA_SFOLD_NAMES_TABLE, &FN, err));
+    } else {
+        HTA_TRY(sum_table(sum, &HTA_STRAGGLER_SUM_COLLS_TABLE, &CT, err));
+    }
     hta_table *res = hta_table_from_def(&HTA_STRAGGLERS_TABLE);
     hta_table *met = hta_table_from_def(&HTA_STRAGGLER_METRIC_TABLE);
     hta_table *ker = hta_table_from_def(&HTA_STRAGGLER_KERNELS_TABLE);
@@ -386,7 +443,8 @@ hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggle
         int64_t it = I64(CT, HTA_SSUM_COLL_ITER, q);
         if (!has_i64(w.steps, nsteps, it)) continue;
         w.k[nk++] = (ck){I64(CT, HTA_SSUM_COLL_STREAM, q), it, I64(CT, HTA_SSUM_COLL_TS, q),
-                         I64(CT, HTA_SSUM_COLL_DUR, q), CT->cols[HTA_SSUM_COLL_NAME].v.s[q],
+                         I64(CT, HTA_SSUM_COLL_DUR, q),
+                         FN ? FN->cols[HTA_SFN_NAME].v.s[I64(CT, HTA_SFC_NAME, q)] : CT->cols[HTA_SSUM_COLL_NAME].v.s[q],
                          (int32_t)I64(CT, HTA_SSUM_COLL_RANK, q), (uint32_t)I64(CT, HTA_SSUM_COLL_POS, q), 0};
     }
     nk = hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);

@@ -398,8 +398,8 @@ HTA_TABLE_DECLARE(RP_PART_KSUMS)
 /* The parts' all_kernels rows (if any left) folded into the two tables above, in res itself */
 hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err);
 
-/* The profiles of the parts (every rank's, appended): pr[n] in the caller's arena, reading strings of the
- * tables kept here. */
+/* The profiles of the parts (every rank's, appended): pr[n] and their strings in the caller's arena, copied
+ * out of the tables kept here. */
 typedef struct rp_parts {
     size_t n;
     rp_rank *pr;
@@ -407,8 +407,7 @@ typedef struct rp_parts {
 } rp_parts;
 hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *out, hta_error *err);
 void rp_parts_free(rp_parts *p);
-/* Frees the tables the profiles were copied out of (steps, collectives, series), keeping those their strings
- * point into (ranks, blocking calls). */
+/* Frees the tables the profiles were copied out of (the profiles stay). */
 void rp_parts_trim(rp_parts *p);
 
 #endif

@@ -450,14 +450,6 @@ hta_status hta_report_part(hta_ctx *ctx, const hta_report_opts *o, hta_result *o
 
 /* ---- the parts folded as they come ---- */
 
-/* The table of declaration d in r, made empty where r has none. */
-static hta_table *table_in(hta_result *r, const hta_table_def *d) {
-    hta_table *t = hta_result_find(r, d->name);
-    if (t) return t;
-    if (!(t = hta_table_from_def(d)) || hta_result_add(r, t)) return hta_table_free(t), NULL;
-    return t;
-}
-
 /* part's all_kernels rows into acc's report_part_kernels (one row per type and name) and report_part_kernel_sums
  * (one per rank and name); part's all_kernels is left empty, so that the kernel breakdown's reduce still finds
  * one (its kernel types are all the report reads of it) */
@@ -473,7 +465,7 @@ hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err) {
             return hta_oom(err);
         }
     }
-    hta_table *kn = table_in(acc, &RP_PART_KNAMES_TABLE), *ks = table_in(acc, &RP_PART_KSUMS_TABLE),
+    hta_table *kn = hta_result_table_in(acc, &RP_PART_KNAMES_TABLE), *ks = hta_result_table_in(acc, &RP_PART_KSUMS_TABLE),
               *mine = hta_table_from_def(&RP_PART_KNAMES_TABLE);
     size_t n = ak ? ak->nrows : 0, *at = malloc((n ? n : 1) * sizeof *at);
     hta_status st = HTA_OK;
@@ -513,11 +505,17 @@ out:
 
 hta_status hta_report_fold(hta_result *acc, hta_result *part, hta_error *err) {
     HTA_TRY(rp_kernels_fold(acc, part, err));
+    HTA_TRY(hta_comms_fold(acc, part, err));
+    HTA_TRY(hta_straggler_fold(acc, part, err));
     /* efficiency's operators folded, and everything else appended (the per-rank rows the reduce reads) */
     return hta_efficiency_fold(acc, part, err);
 }
 
 /* ---- the profiles back ---- */
+
+/* *s copied into a (NULL stays NULL): the profiles' strings outlive the parts' tables, which go before the
+ * savings (rp_parts_trim) */
+static int arena_str(hta_arena *a, const char **s) { return *s && !(*s = hta_arena_strdup(a, *s)); }
 
 hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_error *err) {
     memset(o, 0, sizeof *o);
@@ -543,6 +541,8 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->rank = (int32_t)rank;
         p->path = txt(rk, k, RP_PART_RANKS_PATH);
         p->cp_bound = txt(rk, k, RP_PART_RANKS_CP_BOUND);
+        p->prep_op = txt(rk, k, RP_PART_RANKS_PREP_OP);
+        if (arena_str(a, &p->path) || arena_str(a, &p->cp_bound) || arena_str(a, &p->prep_op)) return hta_oom(err);
         p->tracer = (int)hta_table_get_int(rk, k, RP_PART_RANKS_TRACER);
         p->has_gpu = (int)hta_table_get_int(rk, k, RP_PART_RANKS_HAS_GPU);
         p->t0 = hta_table_get_int(rk, k, RP_PART_RANKS_T0);
@@ -561,7 +561,6 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->window = (int)hta_table_get_int(rk, k, RP_PART_RANKS_WINDOW);
         int64_t *more[] = {&p->lag_ns, &p->cpu_step_ns, &p->ncapture, &p->nklaunch, &p->nkernels,
                            &p->nklaunch_none, &p->prep_ns}; /* pack's order */
-        p->prep_op = txt(rk, k, RP_PART_RANKS_PREP_OP);
         p->file_events = hta_table_get_int(rk, k, RP_PART_RANKS_FILE_EVENTS);
         for (int c = 0; c < (int)(sizeof more / sizeof *more); c++) *more[c] = hta_table_get_int(rk, k, RP_PART_RANKS_LAG + c);
         size_t l0 = li;
@@ -569,11 +568,13 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
         p->nblock = li - l0;
         p->block = HTA_ANEW(a, rp_block, p->nblock);
         if (!p->block) return hta_oom(err);
-        for (size_t i = 0; i < p->nblock; i++)
+        for (size_t i = 0; i < p->nblock; i++) {
             p->block[i] = (rp_block){txt(bl, l0 + i, RP_PART_BLOCK_NAME), txt(bl, l0 + i, RP_PART_BLOCK_OP),
                                      hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_COUNT),
                                      hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_DUR),
                                      hta_table_get_int(bl, l0 + i, RP_PART_BLOCK_IDLE)};
+            if (arena_str(a, &p->block[i].name) || arena_str(a, &p->block[i].op)) return hta_oom(err);
+        }
         size_t s0 = si, c0 = ci;
         while (si < st->nrows && hta_table_get_int(st, si, RP_PART_STEPS_RANK) == rank) si++;
         while (ci < cl->nrows && hta_table_get_int(cl, ci, RP_PART_COLLS_RANK) == rank) ci++;
@@ -626,12 +627,12 @@ hta_status rp_part_unpack(hta_result *parts, hta_arena *a, rp_parts *o, hta_erro
 }
 
 void rp_parts_trim(rp_parts *o) {
-    hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
-    o->steps = o->colls = o->series = NULL;
+    hta_table_free(o->ranks), hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
+    hta_table_free(o->block);
+    o->ranks = o->steps = o->colls = o->series = o->block = NULL;
 }
 
 void rp_parts_free(rp_parts *o) {
-    hta_table_free(o->ranks), hta_table_free(o->steps), hta_table_free(o->colls), hta_table_free(o->series);
-    hta_table_free(o->block);
+    rp_parts_trim(o);
     memset(o, 0, sizeof *o);
 }

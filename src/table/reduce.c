@@ -24,6 +24,13 @@ hta_status hta_result_take(hta_result *r, const hta_table_def *d, hta_table **ou
     return HTA_OK;
 }
 
+hta_table *hta_result_table_in(hta_result *r, const hta_table_def *d) {
+    hta_table *t = hta_result_find(r, d->name);
+    if (t) return t;
+    if (!(t = hta_table_from_def(d)) || hta_result_add(r, t)) return hta_table_free(t), NULL;
+    return t;
+}
+
 hta_status hta_result_copy_notes(hta_result *dst, const hta_result *src, hta_error *err) {
     for (size_t i = 0; i < src->nnotes; i++)
         if (hta_result_note(dst, "%s", src->notes[i])) return hta_oom(err);

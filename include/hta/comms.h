@@ -86,7 +86,7 @@ hta_status hta_comms(hta_ctx *ctx, const hta_comms_opts *o, hta_result *out, hta
 hta_status hta_comms_part(hta_ctx *ctx, const hta_comms_opts *o, hta_result *out, hta_error *err);
 hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_result *out, hta_error *err);
 /* part's calls folded into acc as they come, in rank order (the report's parts, docs/scaling.md): a call's
- * class and instance across ranks once each in acc, and per call 32 bytes; the reduce reads either. */
+ * class and instance across ranks once each in acc, and per call 24 bytes; the reduce reads either. */
 hta_status hta_comms_fold(hta_result *acc, hta_result *part, hta_error *err);
 
 #ifdef __cplusplus

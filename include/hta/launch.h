@@ -155,14 +155,18 @@ HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_RANKS)
     C(HTA_SSUM_ITER_END, "end_ns", INT, "ns", "latest end of those rows (view frame)")
 HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_ITERS)
 
+/* a summarised communication kernel's columns but its name (ids P_RANK .. P_POS) */
+#define HTA_SSUM_KERNEL_COLS(C, P)                                                                           \
+    HTA_RANK_COL(C, P)                                                                                       \
+    C(P##_STREAM, "stream", INT, "", "GPU stream")                                                           \
+    C(P##_ITER, "iteration", INT, "", "iteration of the kernel")                                             \
+    C(P##_TS, "ts_ns", INT, "ns", "start (view frame)")                                                      \
+    C(P##_DUR, "dur_ns", INT, "ns", "duration")                                                              \
+    C(P##_POS, "pos", INT, "", "position in the rank's view (table order)")
+
 #define HTA_STRAGGLER_SUM_COLLS(T, C, D)                                                                     \
     T("straggler_summary_collectives", "summary: per rank, its communication kernels in a step")             \
-    HTA_RANK_COL(C, HTA_SSUM_COLL)                                                                           \
-    C(HTA_SSUM_COLL_STREAM, "stream", INT, "", "GPU stream")                                                 \
-    C(HTA_SSUM_COLL_ITER, "iteration", INT, "", "iteration of the kernel")                                   \
-    C(HTA_SSUM_COLL_TS, "ts_ns", INT, "ns", "start (view frame)")                                            \
-    C(HTA_SSUM_COLL_DUR, "dur_ns", INT, "ns", "duration")                                                    \
-    C(HTA_SSUM_COLL_POS, "pos", INT, "", "position in the rank's view (table order)")                        \
+    HTA_SSUM_KERNEL_COLS(C, HTA_SSUM_COLL)                                                                   \
     C(HTA_SSUM_COLL_NAME, "kernel", STR, "", "kernel name")
 HTA_TABLE_DECLARE(HTA_STRAGGLER_SUM_COLLS)
 

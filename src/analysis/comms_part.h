@@ -31,7 +31,7 @@ HTA_TABLE_DECLARE(HTA_COMMS_PART_CALLS)
 HTA_TABLE_DECLARE(HTA_COMMS_PART_DEV)
 
 /* The calls folded as they come (hta_comms_fold), so that what is kept per call is its class, its instance
- * across ranks, its start and its ns (32 bytes), not its row of strings: the classes once each (their calls
+ * across ranks, its start and its ns (24 bytes), not its row of strings: the classes once each (their calls
  * and ns summed, their ranks counted), the instances once each (their latest start, their ranks counted),
  * and a row per call naming both.  Key strings are kept with null as "" (the reduce compares them so), the
  * first call's nulls in a mask; last_rank: the rank counted last (a rank's calls come together). */
@@ -64,9 +64,9 @@ HTA_TABLE_DECLARE(HTA_COMMS_FOLD_CLASSES)
 HTA_TABLE_DECLARE(HTA_COMMS_FOLD_INSTS)
 
 #define HTA_COMMS_FOLD_CALLS(T, C, D)                                                                    \
-    T("comms_fold_calls", "a row per call: its class, its instance, its start and ns")                   \
-    C(HTA_CFK_CLASS, "class", INT, "", "row of comms_fold_classes")                                      \
-    C(HTA_CFK_INST, "instance", INT, "", "row of comms_fold_instances, -1 point-to-point")               \
+    T("comms_fold_calls", "a row per call: its class and instance, its start and ns")                    \
+    C(HTA_CFK_REF, "ref", INT, "", "row of comms_fold_classes << 32 | row of comms_fold_instances + 1 "  \
+                                   "(0: point-to-point)")                                                \
     C(HTA_CFK_START, "start_ns", INT, "ns", "its first kernel's start, the trace's clock")               \
     C(HTA_CFK_NS, "ns", INT, "ns", "its kernels' time")
 HTA_TABLE_DECLARE(HTA_COMMS_FOLD_CALLS)

@@ -7,7 +7,7 @@
  * kind, in start order.  Point-to-point calls are not matched (their partner is the peer's opposite call).
  * The wait of a call matched on two or more ranks: the last rank's kernel start minus this rank's, at most
  * this call's kernel time.  The calls are folded as they come (hta_comms_fold: each class and instance once,
- * 32 bytes a call), then reduced: O(n) in the calls, with a hash index per part. */
+ * 24 bytes a call), then reduced: O(n) in the calls, with a hash index per part. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -267,7 +267,8 @@ out:
 /* an instance's latest start (hta_table_fold_rows' merge) */
 static hta_status latest(hta_table *acc, size_t ra, const hta_table *part, size_t rp, void *u, hta_error *err) {
     (void)u, (void)err;
-    if (I(part, rp, HTA_CFI_LAST) > I(acc, ra, HTA_CFI_LAST)) hta_table_set_int(acc, ra, HTA_CFI_LAST, I(part, rp, HTA_CFI_LAST));
+    int64_t t = I(part, rp, HTA_CFI_LAST);
+    if (t > I(acc, ra, HTA_CFI_LAST)) hta_table_set_int(acc, ra, HTA_CFI_LAST, t);
     return HTA_OK;
 }
 
@@ -278,14 +279,18 @@ static void count_rank(hta_table *t, size_t r, int ranks, int last, int64_t rank
     hta_table_set_int(t, r, last, rank);
 }
 
-static int set_key(hta_table *t, size_t row, int col, const char *s) { return hta_table_set_str(t, row, col, s ? s : ""); }
+static int set_key(hta_table *t, size_t row, int col, const char *s) {
+    return hta_table_set_str(t, row, col, s ? s : "");
+}
 
 hta_status hta_comms_fold(hta_result *acc, hta_result *part, hta_error *err) {
     if (!hta_result_find(part, HTA_COMMS_PART_CALLS_TABLE.name)) return HTA_OK;
     hta_table *p, *mc = NULL, *mi = NULL, *a2 = NULL;
     HTA_TRY(hta_result_take(part, &HTA_COMMS_PART_CALLS_TABLE, &p, err));
-    hta_table *cls = hta_result_table_in(acc, &HTA_COMMS_FOLD_CLASSES_TABLE), *ins = hta_result_table_in(acc, &HTA_COMMS_FOLD_INSTS_TABLE);
-    hta_table *cal = hta_result_table_in(acc, &HTA_COMMS_FOLD_CALLS_TABLE), *a2s = hta_result_table_in(acc, &HTA_ALLTOALLV_TABLE);
+    hta_table *cls = hta_result_table_in(acc, &HTA_COMMS_FOLD_CLASSES_TABLE);
+    hta_table *ins = hta_result_table_in(acc, &HTA_COMMS_FOLD_INSTS_TABLE);
+    hta_table *cal = hta_result_table_in(acc, &HTA_COMMS_FOLD_CALLS_TABLE);
+    hta_table *a2s = hta_result_table_in(acc, &HTA_ALLTOALLV_TABLE);
     size_t n = p->nrows, *at = malloc((n ? n : 1) * sizeof *at), *ati = malloc((n ? n : 1) * sizeof *ati);
     int64_t *ord = malloc((n ? n : 1) * sizeof *ord);
     mc = hta_table_from_def(&HTA_COMMS_FOLD_CLASSES_TABLE), mi = hta_table_from_def(&HTA_COMMS_FOLD_INSTS_TABLE);
@@ -327,6 +332,11 @@ hta_status hta_comms_fold(hta_result *acc, hta_result *part, hta_error *err) {
     if ((st = hta_table_fold_rows(cls, mc, ck, 7, cs, 2, NULL, NULL, at, err)) ||
         (st = hta_table_fold_rows(ins, mi, ik, 5, NULL, 0, latest, NULL, ati, err)))
         goto out;
+    /* a call names both rows in one cell */
+    if (cls->nrows > INT32_MAX || ins->nrows >= UINT32_MAX) {
+        st = hta_fail(err, HTA_EINVAL, "comms: more than 2^31 classes of collective calls");
+        goto out;
+    }
     if (hta_table_reserve(cal, cal->nrows + n)) goto oom;
     for (size_t i = 0, j = 0; i < n; i++) {
         int64_t rank = I(p, i, HTA_CPC_RANK), q = -1;
@@ -336,8 +346,9 @@ hta_status hta_comms_fold(hta_result *acc, hta_result *part, hta_error *err) {
             count_rank(ins, (size_t)q, HTA_CFI_RANKS, HTA_CFI_LAST_RANK, rank);
         }
         long r = hta_table_add_row(cal);
-        const int64_t v[] = {(int64_t)at[i], q, I(p, i, HTA_CPC_START), I(p, i, HTA_CPC_NS)};
-        for (int c = 0; c < 4; c++) hta_table_set_int(cal, (size_t)r, HTA_CFK_CLASS + c, v[c]);
+        const int64_t v[] = {(int64_t)((uint64_t)at[i] << 32 | (uint64_t)(q + 1)), I(p, i, HTA_CPC_START),
+                             I(p, i, HTA_CPC_NS)};
+        for (int c = 0; c < 3; c++) hta_table_set_int(cal, (size_t)r, HTA_CFK_REF + c, v[c]);
     }
     if ((st = alltoallv(p, &a2, err))) goto out;
     for (size_t r = 0; r < a2->nrows; r++)
@@ -363,7 +374,8 @@ hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_resu
     link lk;
     hta_status st;
     /* parts appended rather than folded: folded here; neither: the parts' error */
-    if (!hta_result_find(parts, HTA_COMMS_FOLD_CALLS_TABLE.name) && !hta_result_find(parts, HTA_COMMS_PART_CALLS_TABLE.name))
+    if (!hta_result_find(parts, HTA_COMMS_FOLD_CALLS_TABLE.name) &&
+        !hta_result_find(parts, HTA_COMMS_PART_CALLS_TABLE.name))
         return hta_result_take(parts, &HTA_COMMS_PART_CALLS_TABLE, &cal, err);
     if ((st = hta_comms_fold(parts, parts, err)) ||
         (st = hta_result_take(parts, &HTA_COMMS_FOLD_CLASSES_TABLE, &cls, err)) ||
@@ -384,7 +396,8 @@ hta_status hta_comms_reduce(const hta_comms_opts *o, hta_result *parts, hta_resu
     /* the wait: each call of an instance on two or more ranks waits from its start to the latest, at most its
      * kernels' time */
     for (size_t i = 0; i < n; i++) {
-        int64_t q = I(cal, i, HTA_CFK_INST), c = I(cal, i, HTA_CFK_CLASS);
+        uint64_t ref = (uint64_t)I(cal, i, HTA_CFK_REF);
+        int64_t q = (int64_t)(ref & UINT32_MAX) - 1, c = (int64_t)(ref >> 32);
         if (q < 0 || I(ins, (size_t)q, HTA_CFI_RANKS) < 2) continue;
         int64_t w = I(ins, (size_t)q, HTA_CFI_LAST) - I(cal, i, HTA_CFK_START), d = I(cal, i, HTA_CFK_NS);
         wait[c] += w < d ? w : d;

@@ -287,12 +287,7 @@ HTA_TABLE_LOCAL(HTA_SFOLD_NAMES);
 
 #define HTA_SFOLD_COLLS(T, C, D)                                                                             \
     T("straggler_fold_collectives", "straggler_summary_collectives, each name by its row of the names")      \
-    HTA_RANK_COL(C, HTA_SFC)                                                                                 \
-    C(HTA_SFC_STREAM, "stream", INT, "", "GPU stream")                                                       \
-    C(HTA_SFC_ITER, "iteration", INT, "", "iteration of the kernel")                                         \
-    C(HTA_SFC_TS, "ts_ns", INT, "ns", "start (view frame)")                                                  \
-    C(HTA_SFC_DUR, "dur_ns", INT, "ns", "duration")                                                          \
-    C(HTA_SFC_POS, "pos", INT, "", "position in the rank's view (table order)")                              \
+    HTA_SSUM_KERNEL_COLS(C, HTA_SFC)                                                                         \
     C(HTA_SFC_NAME, "kernel", INT, "", "row of straggler_fold_names")
 HTA_TABLE_LOCAL(HTA_SFOLD_COLLS);
 _Static_assert((int)HTA_SFC_STREAM == (int)HTA_SSUM_COLL_STREAM && (int)HTA_SFC_POS == (int)HTA_SSUM_COLL_POS &&
@@ -307,9 +302,11 @@ hta_status hta_straggler_fold(hta_result *acc, hta_result *part, hta_error *err)
     hta_table *fc = hta_result_table_in(acc, &HTA_SFOLD_COLLS_TABLE);
     size_t n = ct->nrows, *at = malloc((n ? n : 1) * sizeof *at);
     hta_status st = HTA_OK;
-    if (!nm || !names || !fc || !at || hta_table_reserve(nm, n ? n : 1) || hta_table_reserve(fc, fc->nrows + n)) goto oom;
+    if (!nm || !names || !fc || !at || hta_table_reserve(nm, n ? n : 1) || hta_table_reserve(fc, fc->nrows + n))
+        goto oom;
     for (size_t i = 0; i < n; i++)
-        if (hta_table_add_row(nm) < 0 || hta_table_set_str(nm, i, HTA_SFN_NAME, ct->cols[HTA_SSUM_COLL_NAME].v.s[i])) goto oom;
+        if (hta_table_add_row(nm) < 0 || hta_table_set_str(nm, i, HTA_SFN_NAME, ct->cols[HTA_SSUM_COLL_NAME].v.s[i]))
+            goto oom;
     static const int key[] = {HTA_SFN_NAME};
     if ((st = hta_table_fold_rows(names, nm, key, 1, NULL, 0, NULL, NULL, at, err))) goto out;
     for (size_t i = 0; i < n; i++) {
@@ -444,7 +441,8 @@ hta_status hta_stragglers_from_summary(const hta_result *sum, const hta_straggle
         if (!has_i64(w.steps, nsteps, it)) continue;
         w.k[nk++] = (ck){I64(CT, HTA_SSUM_COLL_STREAM, q), it, I64(CT, HTA_SSUM_COLL_TS, q),
                          I64(CT, HTA_SSUM_COLL_DUR, q),
-                         FN ? FN->cols[HTA_SFN_NAME].v.s[I64(CT, HTA_SFC_NAME, q)] : CT->cols[HTA_SSUM_COLL_NAME].v.s[q],
+                         FN ? FN->cols[HTA_SFN_NAME].v.s[I64(CT, HTA_SFC_NAME, q)]
+                            : CT->cols[HTA_SSUM_COLL_NAME].v.s[q],
                          (int32_t)I64(CT, HTA_SSUM_COLL_RANK, q), (uint32_t)I64(CT, HTA_SSUM_COLL_POS, q), 0};
     }
     nk = hta_compat ? select_hta(w.k, nk, min_dur_ns) : select_instances(w.k, nk, min_dur_ns);

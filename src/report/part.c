@@ -465,8 +465,8 @@ hta_status rp_kernels_fold(hta_result *acc, hta_result *part, hta_error *err) {
             return hta_oom(err);
         }
     }
-    hta_table *kn = hta_result_table_in(acc, &RP_PART_KNAMES_TABLE), *ks = hta_result_table_in(acc, &RP_PART_KSUMS_TABLE),
-              *mine = hta_table_from_def(&RP_PART_KNAMES_TABLE);
+    hta_table *kn = hta_result_table_in(acc, &RP_PART_KNAMES_TABLE);
+    hta_table *ks = hta_result_table_in(acc, &RP_PART_KSUMS_TABLE), *mine = hta_table_from_def(&RP_PART_KNAMES_TABLE);
     size_t n = ak ? ak->nrows : 0, *at = malloc((n ? n : 1) * sizeof *at);
     hta_status st = HTA_OK;
     if (!kn || !ks || !mine || !at) {

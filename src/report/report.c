@@ -714,7 +714,8 @@ static hta_status reduce_run(const hta_report_opts *o, const hta_report_src *src
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) compact(kept[i]);
     compact_result(out);
     compact_result(&p.stragglers);
-    if (p.stragglers_t && (st = hta_result_table(&p.stragglers, &HTA_STRAGGLERS_TABLE, &p.stragglers_t, err))) goto done;
+    if (p.stragglers_t && (st = hta_result_table(&p.stragglers, &HTA_STRAGGLERS_TABLE, &p.stragglers_t, err)))
+        goto done;
     hta_heap_trim(0); /* their pages back: the job's passes allocate in other sizes and threads */
     /* the causes, ranked by what fixing them saves */
     if ((st = rp_diagnose(src, pr, ns, rk, hta_result_find(out, "top_kernels"), &f, out, &ft, err))) goto done;

@@ -91,17 +91,6 @@ static lex_rc scratch_str(parser *P, const char *s, const char *q, const char **
     return LEX_OK;
 }
 
-/* A JSON string value at p (its opening quote): q its closing quote, s and n its text, unescaped into the
- * scratch where it has escapes. */
-static lex_rc string_text(parser *P, const char *p, const char **q, const char **s, size_t *n) {
-    int esc;
-    lex_rc rc = lex_string(&P->L, p + 1, q, &esc);
-    if (rc) return rc;
-    *n = (size_t)(*q - p - 1);
-    *s = p + 1;
-    return esc ? scratch_str(P, p + 1, *q, s, n) : LEX_OK;
-}
-
 static int key_is(const char *k, size_t n, const char *lit, size_t ln) {
     return n == ln && memcmp(k, lit, ln) == 0;
 }
@@ -152,46 +141,59 @@ const char *hta_arg_key_name(hta_arg_key k) {
     return (unsigned)k < HTA_ARG_KNOWN_COUNT ? KNOWN_ARGS[k] : "";
 }
 
-/* Keys by length first: most args of a Kineto event are not ours, and the row of their length rejects
- * them with one or two compares (a key longer than the longest known one with none). */
-#define ARG_KEY_MAX 33
-typedef struct arg_key {
-    const char *k; /* NULL ends a row */
-    int slot;
-} arg_key;
-static const arg_key ARGS_BY_LEN[ARG_KEY_MAX + 1][4] = {
-    [3] = {{"Seq", HTA_ARG_SEQ}},
-    [4] = {{"Rank", HTA_ARG_PROCESS_RANK}, {"name", A_NAME}},
-    [5] = {{"bytes", HTA_ARG_BYTES}, {"dtype", HTA_ARG_DTYPE}},
-    [6] = {{"stream", A_STREAM}, {"queued", HTA_ARG_QUEUED}, {"device", HTA_ARG_DEVICE}},
-    [8] = {{"Comms Id", HTA_ARG_COMMS_ID}, {"Src Rank", HTA_ARG_SRC_RANK},
-           {"Dst Rank", HTA_ARG_DST_RANK}},
-    [9] = {{"Python id", HTA_ARG_PYTHON_ID}},
-    [10] = {{"Input Dims", HTA_ARG_INPUT_DIMS}, {"Input type", HTA_ARG_INPUT_TYPE},
-           {"Group size", HTA_ARG_GROUP_SIZE}},
-    [11] = {{"correlation", A_CORR}, {"External id", A_EXTID},
-           {"external id", HTA_ARG_EXTERNAL_ID_LEGACY}},
-    [13] = {{"Input Strides", HTA_ARG_INPUT_STRIDES}, {"In msg nelems", HTA_ARG_IN_MSG_NELEMS},
-           {"In split size", HTA_ARG_IN_SPLIT_SIZE}},
-    [14] = {{"wait_on_stream", HTA_ARG_WAIT_ON_STREAM}, {"Out msg nelems", HTA_ARG_OUT_MSG_NELEMS},
-           {"Out split size", HTA_ARG_OUT_SPLIT_SIZE}, {"kernel_backend", HTA_ARG_KERNEL_BACKEND}},
-    [15] = {{"Collective name", HTA_ARG_COLLECTIVE_NAME},
-           {"Concrete Inputs", HTA_ARG_CONCRETE_INPUTS}},
-    [16] = {{"Python parent id", HTA_ARG_PYTHON_PARENT_ID}},
-    [18] = {{"Process Group Name", HTA_ARG_PG_NAME}},
-    [19] = {{"Process Group Ranks", HTA_ARG_PG_RANKS}},
-    [21] = {{"wait_on_cuda_event_id", HTA_ARG_WAIT_ON_EVENT_ID}},
-    [23] = {{"memory bandwidth (GB/s)", HTA_ARG_MEMORY_BW}},
-    [25] = {{"Process Group Description", HTA_ARG_PG_DESC}},
-    [33] = {{"wait_on_cuda_event_record_corr_id", HTA_ARG_WAIT_ON_EVENT_CORR}},
-};
-
+#define IS(lit) (memcmp(k, lit, sizeof(lit) - 1) == 0)
+/* Keys by length first: most args of a Kineto event are not ours, and this
+ * rejects them with one or two compares. */
 static int arg_lookup(const char *k, size_t n) {
-    if (n > ARG_KEY_MAX) return A_NONE;
-    for (const arg_key *a = ARGS_BY_LEN[n]; a < ARGS_BY_LEN[n] + 4 && a->k; a++)
-        if (memcmp(k, a->k, n) == 0) return a->slot;
+    switch (n) {
+    case 3: if (IS("Seq")) return HTA_ARG_SEQ; break;
+    case 4: if (IS("Rank")) return HTA_ARG_PROCESS_RANK;
+            if (IS("name")) return A_NAME;
+            break;
+    case 5: if (IS("bytes")) return HTA_ARG_BYTES;
+            if (IS("dtype")) return HTA_ARG_DTYPE;
+            break;
+    case 8: if (IS("Comms Id")) return HTA_ARG_COMMS_ID;
+            if (IS("Src Rank")) return HTA_ARG_SRC_RANK;
+            if (IS("Dst Rank")) return HTA_ARG_DST_RANK;
+            break;
+    case 6: if (IS("stream")) return A_STREAM;
+            if (IS("queued")) return HTA_ARG_QUEUED;
+            if (IS("device")) return HTA_ARG_DEVICE;
+            break;
+    case 9: if (IS("Python id")) return HTA_ARG_PYTHON_ID; break;
+    case 10: if (IS("Input Dims")) return HTA_ARG_INPUT_DIMS;
+             if (IS("Input type")) return HTA_ARG_INPUT_TYPE;
+             if (IS("Group size")) return HTA_ARG_GROUP_SIZE;
+             break;
+    case 11: if (IS("correlation")) return A_CORR;
+             if (IS("External id")) return A_EXTID;
+             if (IS("external id")) return HTA_ARG_EXTERNAL_ID_LEGACY;
+             break;
+    case 13: if (IS("Input Strides")) return HTA_ARG_INPUT_STRIDES;
+             if (IS("In msg nelems")) return HTA_ARG_IN_MSG_NELEMS;
+             if (IS("In split size")) return HTA_ARG_IN_SPLIT_SIZE;
+             break;
+    case 14: if (IS("wait_on_stream")) return HTA_ARG_WAIT_ON_STREAM;
+             if (IS("Out msg nelems")) return HTA_ARG_OUT_MSG_NELEMS;
+             if (IS("Out split size")) return HTA_ARG_OUT_SPLIT_SIZE;
+             if (IS("kernel_backend")) return HTA_ARG_KERNEL_BACKEND;
+             break;
+    case 15: if (IS("Collective name")) return HTA_ARG_COLLECTIVE_NAME;
+             if (IS("Concrete Inputs")) return HTA_ARG_CONCRETE_INPUTS;
+             break;
+    case 16: if (IS("Python parent id")) return HTA_ARG_PYTHON_PARENT_ID; break;
+    case 18: if (IS("Process Group Name")) return HTA_ARG_PG_NAME; break;
+    case 19: if (IS("Process Group Ranks")) return HTA_ARG_PG_RANKS; break;
+    case 21: if (IS("wait_on_cuda_event_id")) return HTA_ARG_WAIT_ON_EVENT_ID; break;
+    case 23: if (IS("memory bandwidth (GB/s)")) return HTA_ARG_MEMORY_BW; break;
+    case 25: if (IS("Process Group Description")) return HTA_ARG_PG_DESC; break;
+    case 33: if (IS("wait_on_cuda_event_record_corr_id")) return HTA_ARG_WAIT_ON_EVENT_CORR; break;
+    default: break;
+    }
     return A_NONE;
 }
+#undef IS
 
 /* One event as it is scanned.  Strings stay spans of the buffer until the event is known to be kept, so a
  * dropped event (a flow, an instant, metadata) costs no interning. */
@@ -291,9 +293,12 @@ static lex_rc value_store(parser *P, const char *p, const char **out, uint32_t k
     a->key = key_sym & (HTA_ARG_MAX_KEY - 1);
     lex_rc rc;
     if (*p == '"') {
-        const char *q, *s;
-        size_t n;
-        if ((rc = string_text(P, p, &q, &s, &n))) return rc;
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        size_t n = (size_t)(q - p - 1);
+        const char *s = p + 1;
+        if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
         a->type = HTA_V_STR;
         a->v.sym = hta_symtab_intern(b->sym, s, n);
         *out = q + 1;
@@ -363,9 +368,10 @@ static lex_rc parse_args(parser *P, const char *p, const char **out, event *e, i
         } else if (slot == A_EXTID) {
             if ((rc = value_int(P, p, &p, &e->extid))) return rc;
         } else if (slot == A_NAME && e->ph == 'M' && *p == '"') {
-            const char *s;
-            size_t n;
-            if ((rc = string_text(P, p, &q, &s, &n))) return rc;
+            if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+            size_t n = (size_t)(q - p - 1);
+            const char *s = p + 1;
+            if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
             uint32_t id = hta_symtab_intern(b->sym, s, n);
             if (id == UINT32_MAX) return LEX_NOMEM(L, p);
             e->meta_name = id;
@@ -461,9 +467,12 @@ static lex_rc ev_id(parser *P, const char *p, const char **out, int64_t *v, int6
     lex_rc rc;
     *sym = -1;
     if (*p == '"') {
-        const char *q, *s;
-        size_t n;
-        if ((rc = string_text(P, p, &q, &s, &n))) return rc;
+        const char *q;
+        int esc;
+        if ((rc = lex_string(L, p + 1, &q, &esc))) return rc;
+        size_t n = (size_t)(q - p - 1);
+        const char *s = p + 1;
+        if (esc && (rc = scratch_str(P, p + 1, q, &s, &n))) return rc;
         char *end;
         char tmp[32];
         if (n > 0 && n < sizeof tmp) {

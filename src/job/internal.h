@@ -278,6 +278,39 @@ struct hta_job {
     int64_t inexact_ns; /* the most a dropped label could move a time after the last round (0: exact) */
 };
 
+/* A rank's graph with its chains folded (job/chains.c), for the skeleton's label passes: the nodes that are
+ * no link of a chain (a link: one edge in, from no wait's mid node, one edge out, neither kept nor a mid
+ * node), in the graph's topological order, index n being the run's end; a folded link is the path of graph
+ * edges from one of them to the next. */
+enum { SJ_CH_MID = 1, SJ_CH_KEPT = 2 };
+typedef struct sj_chains {
+    size_t n;           /* nodes; n: the run's end */
+    uint32_t *node;     /* per node: the graph's node (n: g->nnode) */
+    uint32_t *in_off;   /* per node i: its links in, in_off[i] .. in_off[i + 1] (in its edges' order) */
+    size_t nlink;
+    uint32_t *from;     /* per link: the node it leaves */
+    int32_t *tc;        /* per link from a mid node: the collective whose transfer it is (-2: no transfer) */
+    uint32_t *e_off;    /* per link: its graph edges e[e_off[k] .. e_off[k + 1]), first to last */
+    uint32_t *e;
+    int32_t *arr;       /* per node: the (last) collective it is the arrival of, -1 */
+    unsigned char *flag; /* per node: SJ_CH_* */
+    uint16_t *nsucc;    /* per node: the graph's edges out of it (LEFT_HUB: that many or more) */
+    uint32_t *ends;     /* the nodes no edge leaves, no mid node, in the graph's node order */
+    size_t nends;
+    uint32_t *arr_of;   /* per collective: its arrival's node */
+    int64_t *w;         /* per link, under a scenario's weights (sj_chains_weigh): 3 per link, its weight
+                         * and the least and largest of its partial sums (saturated) */
+} sj_chains;
+/* Folds s's chains: mid, kept, nsucc per graph node (as the label pass has them), trk the transfers (edge <<
+ * 32 | collective, ascending), pw_e each collective's wait edge (its arrival is kept); nodes[0 .. nkept):
+ * kept nodes of the graph (g->nnode: the run's end), made the folded graph's. */
+hta_status sj_chains_build(sj_chains *c, const hta_sim *s, const unsigned char *mid, const unsigned char *kept,
+                           const uint16_t *nsucc, const uint64_t *trk, size_t ntr, const uint32_t *pw_e,
+                           size_t ncoll, uint32_t *nodes, size_t nkept, hta_error *err);
+/* The links' weights under the graph's edge weights w. */
+void sj_chains_weigh(sj_chains *c, const int64_t *w);
+void sj_chains_free(sj_chains *c);
+
 /* a + b when it is a time the model holds (|t| <= HTA_TIME_MAX_NS): 1 and *out, else 0.  Every time and
  * delay of the job engine is kept within that bound, so two of them never overflow an int64 when added; a
  * what-if whose schedule leaves it is refused (SJ_BEYOND) rather than wrapped. */

@@ -303,15 +303,10 @@ oom:
 
 typedef struct lab_state {
     const hta_sim *s;
-    const int64_t *w;
-    /* The collectives' transfer edges and arrival nodes, each as (id << 32 | collective) ascending: a few per
-     * rank, looked up where a node is a mid node or kept, rather than an array per edge and per node (the
-     * scratch beside the kept graph is the savings' peak). */
-    const uint64_t *trk, *ark;
-    size_t ntr, nar;
-    const unsigned char *mid; /* per node: a wait's mid node (no labels: only the transfer leaves it) */
-    const uint16_t *nsucc;  /* per node: the edges that leave it (LEFT_HUB: that many or more), the same in
-                             * every scenario: left's start */
+    const int64_t *w;       /* per graph edge (the links' are ch->w) */
+    /* The graph with its chains folded (job/chains.c): the pass's nodes are ch's, each with its mid node and
+     * kept flags, its collective arrival, and its edges out (LEFT_HUB: that many or more, left's start). */
+    const sj_chains *ch;
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
     const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
     int64_t origin;
@@ -333,7 +328,6 @@ typedef struct lab_state {
     sj_label *kbuf;         /* room for them */
     uint16_t *left;         /* per node: successors still to take its labels; LEFT_HUB: too many to count, its
                              * labels stay (freeing early only saves room) */
-    const unsigned char *kept; /* per node: its labels go into the skeleton (never freed) */
     uint32_t *freel;        /* per block size (1 .. keep): a freed block's offset, chained through .d */
     /* the drops: open addressing on (dropped + 1) << 32 | (best + 1) */
     uint64_t *pk;
@@ -343,16 +337,15 @@ typedef struct lab_state {
 
 #define LEFT_HUB UINT16_MAX
 
-/* In k[0 .. n) (ascending), the last pair of id: its collective, else -1. */
-static int32_t pair_of(const uint64_t *k, size_t n, uint32_t id) {
-    size_t lo = 0, hi = n; /* the first key above id's */
-    uint64_t top = (uint64_t)id << 32 | UINT32_MAX;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (k[m] <= top) lo = m + 1;
-        else hi = m;
-    }
-    return lo && k[lo - 1] >> 32 == id ? (int32_t)(uint32_t)k[lo - 1] : -1;
+static int kept_of(const lab_state *L, uint32_t v) { return L->ch->flag[v] & SJ_CH_KEPT; }
+static int mid_of(const lab_state *L, uint32_t v) { return L->ch->flag[v] & SJ_CH_MID; }
+
+/* d moved along link lw (its weight, least and largest partial sum): 1 and *out where every time on the way
+ * is one the model holds, as sj_add checks each edge's, else 0. */
+static int link_add(int64_t d, const int64_t *lw, int64_t *out) {
+    if ((__int128)d + lw[1] < -(__int128)HTA_TIME_MAX_NS || (__int128)d + lw[2] > HTA_TIME_MAX_NS) return 0;
+    *out = d + lw[0];
+    return 1;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -468,7 +461,6 @@ static int64_t margin(int64_t best, int64_t r) {
  * which comes no earlier than x's end + dxy.  Compared only with the candidates still in, so a chain of
  * dominations always ends at one that stays.  Returns the number left, packed at the front. */
 static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
-    const hta_cp_graph *g = L->s->g;
     /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
      * offsets dom_off[i] .. dom_off[i + 1]): a pass over the sets of the candidates' arrivals, each source
      * found among the candidates by the dedup's stamp and slot, instead of a scan of every set for every
@@ -491,7 +483,7 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
             int32_t y = c[j].src;
             if (y < 0) continue; /* a source */
             if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
-            uint32_t a = g->edge[L->pw_e[y]].u; /* y's arrival */
+            uint32_t a = L->ch->arr_of[y]; /* y's arrival */
             const sj_label *z = labels_of(L, a);
             int64_t za = delta_of(L, a);
             for (uint32_t q = 0; q < L->cnt[a]; q++) {
@@ -526,7 +518,7 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
 /* At a kept arrival v (no given reference), its collective's reference end: the best reference value there
  * plus the collective's own wait and transfer.  -2: beyond the times the model holds. */
 static int arrival_ref(lab_state *L, uint32_t v, int64_t best) {
-    int32_t a = v < L->s->g->nnode && L->kept[v] ? pair_of(L->ark, L->nar, v) : -1;
+    int32_t a = L->ch->arr[v];
     if (a >= 0 && !L->ref_given) {
         int64_t r;
         if (!sj_add(best, L->w[L->pw_e[a]], &r) || !sj_add(r, L->w[L->tr_e[a]], &L->ref[a])) return -2;
@@ -575,7 +567,7 @@ static int settle(lab_state *L, uint32_t v) {
         m = L->keep;
         keep = L->kbuf;
     } else {
-        for (size_t i = 0; v < L->s->g->nnode && L->kept[v] && i < n; i++) {
+        for (size_t i = 0; L->ch->arr[v] >= 0 && i < n; i++) {
             int64_t r = refval(L, &c[i]);
             if (r > best) best = r;
         }
@@ -588,22 +580,23 @@ static int settle(lab_state *L, uint32_t v) {
     return arrival_ref(L, v, best);
 }
 
-/* v's one edge in, from u (no mid node, with labels), of weight w: what settle makes of u's labels moved by
- * w, which is them in their order (their sources are distinct and no more than keep), without its pass over
- * candidates.  Most nodes are such links of a chain (an op after the one before it on its thread or stream).
- * Where v is the last to take u's block, it takes the block over and adds w to the block's delta: a link
- * costs the same however many labels the chain carries (the skeleton's passes over two 250 MB ranks were
- * mostly this copy); else it copies the labels, moved by w. */
-static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
+/* v's one link in, from u (no mid node, with labels), of weights lw (link_add): what settle makes of u's
+ * labels moved by the link, which is them in their order (their sources are distinct and no more than keep),
+ * without its pass over candidates.  Where v is the last to take u's block, it takes the block over and adds
+ * the link's weight to the block's delta: a link costs the same however many labels the chain carries (the
+ * skeleton's passes over two 250 MB ranks were mostly this copy); else it copies the labels, moved. */
+static int pass_on(lab_state *L, uint32_t v, uint32_t u, const int64_t *lw) {
     size_t n = L->cnt[u];
-    int take = L->left[u] == 1 && !L->kept[u];
+    int take = L->left[u] == 1 && !kept_of(L, u);
     uint32_t off = L->off[u];
     if (!take && blk_alloc(L, n, &off)) return -1;
     blk_hdr h = hdr_get(L, L->off[u]); /* after blk_alloc: the pool may have moved */
     int64_t nd;
-    if (take && !__builtin_add_overflow(h.delta, w, &nd)) {
-        /* every label's d + w within the times the model holds, as each label's own sum would be checked */
-        if ((__int128)h.lo + nd < -(__int128)HTA_TIME_MAX_NS || (__int128)h.hi + nd > HTA_TIME_MAX_NS) return -2;
+    if (take && !__builtin_add_overflow(h.delta, lw[0], &nd)) {
+        /* every label's d on the way within the times the model holds, as each label's own sums are checked */
+        if ((__int128)h.lo + h.delta + lw[1] < -(__int128)HTA_TIME_MAX_NS ||
+            (__int128)h.hi + h.delta + lw[2] > HTA_TIME_MAX_NS)
+            return -2;
         h.delta = nd;
         hdr_set(L, off, h);
     } else {
@@ -611,22 +604,22 @@ static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
         sj_label *y = L->pool + off;
         for (size_t i = 0; i < n; i++) {
             int64_t d;
-            if (!sj_add(x[i].d + h.delta, w, &d)) return -2;
+            if (!link_add(x[i].d + h.delta, lw, &d)) return -2;
             y[i] = (sj_label){x[i].src, d};
         }
         hdr_plain(L, off, n);
     }
-    /* the best reference value serves a kept arrival only (arrival_ref) */
+    /* the best reference value serves an arrival only (arrival_ref) */
     int64_t best = INT64_MIN, dv = hdr_get(L, off).delta;
     const sj_label *y = L->pool + off;
-    for (size_t i = 0; L->kept[v] && i < n; i++) {
+    for (size_t i = 0; L->ch->arr[v] >= 0 && i < n; i++) {
         sj_label x = {y[i].src, y[i].d + dv};
         int64_t r = refval(L, &x);
         if (r > best) best = r;
     }
     L->off[v] = off;
     L->cnt[v] = (uint8_t)n;
-    if (L->left[u] != LEFT_HUB && !--L->left[u] && !L->kept[u]) {
+    if (L->left[u] != LEFT_HUB && !--L->left[u] && !kept_of(L, u)) {
         if (!take) blk_free(L, L->off[u], n);
         L->cnt[u] = 0;
     }
@@ -634,39 +627,37 @@ static int pass_on(lab_state *L, uint32_t v, uint32_t u, int64_t w) {
 }
 
 static hta_status label_pass(lab_state *L, hta_error *err) {
-    const hta_sim *s = L->s;
-    const hta_cp_graph *g = s->g;
-    for (size_t i = 0; i < g->nnode; i++) {
-        uint32_t v = s->topo[i];
+    const hta_cp_graph *g = L->s->g;
+    const sj_chains *ch = L->ch;
+    for (uint32_t v = 0; v < ch->n; v++) {
         L->ncand = 0;
         L->off[v] = 0;
         L->cnt[v] = 0;
-        if (L->mid[v]) continue;
-        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
-        if (z - a == 1 && !L->mid[g->edge[s->pred_eid[a]].u] && L->cnt[g->edge[s->pred_eid[a]].u]) {
-            uint32_t e = s->pred_eid[a];
-            int r = pass_on(L, v, g->edge[e].u, L->w[e]);
+        if (mid_of(L, v)) continue;
+        uint32_t a = ch->in_off[v], z = ch->in_off[v + 1];
+        if (z - a == 1 && !mid_of(L, ch->from[a]) && L->cnt[ch->from[a]]) {
+            int r = pass_on(L, v, ch->from[a], ch->w + 3 * (size_t)a);
             if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
             if (r) goto oom;
             continue;
         }
-        if (a == z && push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, hta_cp_node_ts(g, v) + L->origin})) goto oom;
+        if (a == z &&
+            push(&L->cand, &L->ncand, &L->ccand, (sj_label){-1, hta_cp_node_ts(g, ch->node[v]) + L->origin}))
+            goto oom;
         for (uint32_t q = a; q < z; q++) {
-            uint32_t e = s->pred_eid[q];
-            uint32_t u = g->edge[e].u;
-            int32_t tc = L->mid[u] ? pair_of(L->trk, L->ntr, e) : -1;
-            if (tc >= 0) {
-                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){tc, 0})) goto oom;
+            uint32_t u = ch->from[q];
+            if (mid_of(L, u)) {
+                if (ch->tc[q] < 0)
+                    return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
+                                                     "please report it", (int)g->rank);
+                if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){ch->tc[q], 0})) goto oom;
                 continue;
             }
-            if (L->mid[u])
-                return hta_fail(err, HTA_EINVAL, "rank %d: a collective's wait feeds more than its transfer; "
-                                                 "please report it", (int)g->rank);
             const sj_label *x = labels_of(L, u);
             int64_t du = delta_of(L, u);
             for (uint32_t y = 0; y < L->cnt[u]; y++) {
                 int64_t d;
-                if (!sj_add(x[y].d + du, L->w[e], &d))
+                if (!link_add(x[y].d + du, ch->w + 3 * (size_t)q, &d))
                     return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
                 if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, d})) goto oom;
             }
@@ -675,20 +666,20 @@ static hta_status label_pass(lab_state *L, hta_error *err) {
         if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
         if (r) goto oom;
         for (uint32_t q = a; q < z; q++) {
-            uint32_t u = g->edge[s->pred_eid[q]].u;
-            if (L->left[u] != LEFT_HUB && !--L->left[u] && !L->kept[u]) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
+            uint32_t u = ch->from[q];
+            if (L->left[u] != LEFT_HUB && !--L->left[u] && !kept_of(L, u)) blk_free(L, L->off[u], L->cnt[u]), L->cnt[u] = 0;
         }
     }
-    /* the run's end (node nnode, no node of the graph): the labels of every node no edge leaves */
+    /* the run's end (node n): the labels of every node no edge leaves */
     L->ncand = 0;
-    for (size_t v = 0; v < g->nnode; v++) {
-        if (L->nsucc[v] || L->mid[v]) continue;
-        const sj_label *x = labels_of(L, (uint32_t)v);
-        int64_t dv = delta_of(L, (uint32_t)v);
+    for (size_t i = 0; i < ch->nends; i++) {
+        uint32_t v = ch->ends[i];
+        const sj_label *x = labels_of(L, v);
+        int64_t dv = delta_of(L, v);
         for (uint32_t y = 0; y < L->cnt[v]; y++)
             if (push(&L->cand, &L->ncand, &L->ccand, (sj_label){x[y].src, x[y].d + dv})) goto oom;
     }
-    int r = settle(L, (uint32_t)g->nnode);
+    int r = settle(L, (uint32_t)ch->n);
     if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
     if (r) goto oom;
     return HTA_OK;
@@ -713,30 +704,29 @@ static int alone_keep(lab_state *L, uint32_t v, int64_t d) {
 }
 
 static hta_status label_pass_alone(lab_state *L, int64_t *d, hta_error *err) {
-    const hta_sim *s = L->s;
-    const hta_cp_graph *g = s->g;
+    const hta_cp_graph *g = L->s->g;
+    const sj_chains *ch = L->ch;
     int r = 0;
-    for (size_t i = 0; i < g->nnode && !r; i++) {
-        uint32_t v = s->topo[i];
-        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
-        int64_t x = a == z ? hta_cp_node_ts(g, v) + L->origin : INT64_MIN;
+    for (uint32_t v = 0; v < ch->n && !r; v++) {
+        uint32_t a = ch->in_off[v], z = ch->in_off[v + 1];
+        int64_t x = a == z ? hta_cp_node_ts(g, ch->node[v]) + L->origin : INT64_MIN;
         for (uint32_t q = a; q < z; q++) {
-            uint32_t e = s->pred_eid[q];
             int64_t y;
-            if (!sj_add(d[g->edge[e].u], L->w[e], &y)) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
+            if (!link_add(d[ch->from[q]], ch->w + 3 * (size_t)q, &y))
+                return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
             if (y > x) x = y;
         }
         d[v] = x;
         L->cnt[v] = 0;
-        if (L->kept[v]) r = alone_keep(L, v, x);
+        if (kept_of(L, v)) r = alone_keep(L, v, x);
     }
-    /* the run's end (node nnode): the latest of the nodes no edge leaves */
+    /* the run's end (node n): the latest of the nodes no edge leaves */
     int64_t end = INT64_MIN;
     int any = 0;
-    for (size_t v = 0; v < g->nnode && !r; v++)
-        if (!L->nsucc[v] && (!any || d[v] > end)) end = d[v], any = 1;
-    L->cnt[g->nnode] = 0;
-    if (!r && any) r = alone_keep(L, (uint32_t)g->nnode, end);
+    for (size_t i = 0; i < ch->nends && !r; i++)
+        if (!any || d[ch->ends[i]] > end) end = d[ch->ends[i]], any = 1;
+    L->cnt[ch->n] = 0;
+    if (!r && any) r = alone_keep(L, (uint32_t)ch->n, end);
     if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
     return r ? hta_oom(err) : HTA_OK;
 }
@@ -982,7 +972,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL, *dd = NULL; /* dd: label_pass_alone's times */
-    uint64_t *trk = NULL, *ark = NULL, *trmask = NULL;
+    uint64_t *trk = NULL, *trmask = NULL;
+    sj_chains ch = {0};
     unsigned char *mid = NULL, *kept = NULL;
     uint16_t *nsucc = NULL;
     lab_state L = {0};
@@ -1011,44 +1002,43 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     trmask = malloc((R->ncoll + 1) * sizeof *trmask);
     mid = calloc(nn + 1, 1);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
-    L.off = malloc((nn + 1) * sizeof *L.off);
-    L.cnt = malloc((nn + 1) * sizeof *L.cnt);
-    ark = malloc((R->ncoll + 1) * sizeof *ark);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
     nsucc = calloc(nn + 1, sizeof *nsucc);
     kept = calloc(nn + 1, 1);
+    if (!w || !trk || !trmask || !mid || !nodes || !L.stamp || !L.slot || !nsucc || !kept) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
      * plus its own wait and the transfer, as the edges carry it here): label_pass_alone's. */
     int alone = j->nr == 1;
-    if (alone) dd = malloc((nn + 1) * sizeof *dd);
-    else L.left = malloc((nn + 1) * sizeof *L.left);
-    if (!w || !trk || !trmask || !mid || !nodes || !L.off || !L.cnt || !ark || !L.stamp || !L.slot || !nsucc ||
-        !kept || (alone ? !dd : !L.left))
-        goto oom;
     for (size_t i = 0; i < g->nedge; i++)
         if (nsucc[g->edge[i].u] != LEFT_HUB) nsucc[g->edge[i].u]++;
-    L.kept = kept;
+    size_t ntr = 0;
     for (size_t c = 0; c < R->ncoll; c++) {
         if (!alone) {
-            trk[L.ntr++] = (uint64_t)tr_e[c] << 32 | c;
+            trk[ntr++] = (uint64_t)tr_e[c] << 32 | c;
             mid[g->edge[tr_e[c]].u] = 1;
         }
         nodes[c] = g->edge[pw_e[c]].u;
-        ark[L.nar++] = (uint64_t)nodes[c] << 32 | c;
     }
-    qsort(trk, L.ntr, sizeof *trk, cmp_u64);
-    qsort(ark, L.nar, sizeof *ark, cmp_u64);
+    qsort(trk, ntr, sizeof *trk, cmp_u64);
     for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
     nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
     for (size_t i = 0; i <= R->ncoll + 2 * R->nsteps; i++) kept[nodes[i]] = 1;
+    /* the passes run on the graph with its chains folded, built once for this visit's scenarios */
+    HTA_TRY_GOTO(st, sj_chains_build(&ch, s, mid, kept, nsucc, trk, ntr, pw_e, R->ncoll, nodes,
+                                     R->ncoll + 2 * R->nsteps + 1, err), done);
+    free(mid), free(kept), free(nsucc), free(trk);
+    mid = kept = NULL, nsucc = NULL, trk = NULL;
+    size_t nf = ch.n + 1; /* the folded graph's nodes, and the run's end */
+    L.off = malloc(nf * sizeof *L.off);
+    L.cnt = malloc(nf * sizeof *L.cnt);
+    if (alone) dd = malloc(nf * sizeof *dd);
+    else L.left = malloc(nf * sizeof *L.left);
+    if (!L.off || !L.cnt || (alone ? !dd : !L.left)) goto oom;
     L.s = s;
-    L.trk = trk;
-    L.mid = mid;
-    L.ark = ark;
-    L.nsucc = nsucc;
+    L.ch = &ch;
     L.pw_e = pw_e;
     L.tr_e = tr_e;
     L.coll = R->coll;
@@ -1084,9 +1074,10 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
             for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
         L.w = w;
+        sj_chains_weigh(&ch, w);
         L.npool = 0;
-        memset(L.cnt, 0, (nn + 1) * sizeof *L.cnt);
-        memset(L.off, 0, (nn + 1) * sizeof *L.off);
+        memset(L.cnt, 0, nf * sizeof *L.cnt);
+        memset(L.off, 0, nf * sizeof *L.off);
         memset(L.stamp, 0, (R->ncoll + 1) * sizeof *L.stamp);
         if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
         L.ref = sk->ref;
@@ -1099,7 +1090,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.freel = malloc((L.keep + 1) * sizeof *L.freel);
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
-        if (!alone) memcpy(L.left, nsucc, (nn + 1) * sizeof *L.left);
+        if (!alone) memcpy(L.left, ch.nsucc, nf * sizeof *L.left);
         if (L.keep > UINT8_MAX) {
             st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
             goto done;
@@ -1144,7 +1135,7 @@ done:
     free(mid);
     free(L.off);
     free(L.cnt);
-    free(ark);
+    sj_chains_free(&ch);
     free(nsucc);
     free(kept);
     free(L.left);

@@ -308,7 +308,8 @@ typedef struct lab_state {
      * kept flags, its collective arrival, and its edges out (LEFT_HUB: that many or more, left's start). */
     const sj_chains *ch;
     const uint32_t *pw_e, *tr_e; /* per collective: its wait and transfer edges */
-    const sj_coll *coll;    /* per collective: the rank's own wait weight (an unmatched one's replay) */
+    unsigned char *cok;     /* per collective, under the scenario's weights: its wait and transfer weigh >= 0
+                             * and so does its own wait, so that it ends no earlier than its arrival */
     int64_t origin;
     uint32_t *off;          /* per node: its labels pool[off .. off + cnt) */
     uint8_t *cnt;           /* (at most keep: SJ_KEEP doubled SJ_ROUNDS times, 48) */
@@ -317,7 +318,8 @@ typedef struct lab_state {
     sj_label *cand;
     size_t ncand, ccand;
     int64_t *rv;            /* per candidate: its reference value */
-    uint32_t *dom_off, *dom_j; /* undominated's scratch: per candidate, the ones that may dominate it */
+    uint32_t *dom_off, *dom_j; /* undominated's scratch: per candidate, the ones that may dominate it (cdom
+                                * of them), then room for as many gathered pairs (dom_j: i then j) */
     int64_t *dom_d;
     size_t cdoff, cdom;
     size_t crv;
@@ -449,6 +451,22 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
 
 HTA_QSORT_CMP(cmp_rv_desc, int64_t, HTA_CMP2(y[0], x[0], x[1], y[1]))
 
+/* rv's n (reference value, index) pairs, largest value first, then index: a join's few by insertion (the
+ * pairs' order is total, so any sort gives the one result; qsort's calls were most of a small join's cost) */
+static void sort_rv(int64_t *rv, size_t n) {
+    if (n > 32) {
+        qsort(rv, n, 2 * sizeof *rv, cmp_rv_desc);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        int64_t x = rv[2 * i], k = rv[2 * i + 1];
+        size_t j = i;
+        for (; j && (rv[2 * j - 2] < x || (rv[2 * j - 2] == x && rv[2 * j - 1] > k)); j--)
+            rv[2 * j] = rv[2 * j - 2], rv[2 * j + 1] = rv[2 * j - 1];
+        rv[2 * j] = x, rv[2 * j + 1] = k;
+    }
+}
+
 /* best - r, both reference values (each a time plus a delay the model holds): saturated, never wrapped */
 static int64_t margin(int64_t best, int64_t r) {
     int64_t m;
@@ -462,42 +480,42 @@ static int64_t margin(int64_t best, int64_t r) {
  * dominations always ends at one that stays.  Returns the number left, packed at the front. */
 static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
     /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
-     * offsets dom_off[i] .. dom_off[i + 1]): a pass over the sets of the candidates' arrivals, each source
-     * found among the candidates by the dedup's stamp and slot, instead of a scan of every set for every
-     * pair of candidates (n^2 x keep, the skeleton's cost at a join of many collectives' labels). */
+     * offsets dom_off[i] .. dom_off[i + 1]): one pass over the sets of the candidates' arrivals, each source
+     * found among the candidates by the dedup's stamp and slot (instead of a scan of every set for every
+     * pair of candidates: n^2 x keep, the skeleton's cost at a join of many collectives' labels), its pairs
+     * gathered as met, then put in i's order by counting (the sets' reads, scattered in the pool, once). */
     size_t need = n * L->keep + 1;
     if (n + 2 > L->cdoff || need > L->cdom) {
         uint32_t *o = realloc(L->dom_off, (n + 2) * sizeof *o);
         if (o) L->dom_off = o, L->cdoff = n + 2;
-        uint32_t *dj = realloc(L->dom_j, need * sizeof *dj);
+        uint32_t *dj = realloc(L->dom_j, 3 * need * sizeof *dj);
         if (dj) L->dom_j = dj;
-        int64_t *dd = o && dj ? realloc(L->dom_d, need * sizeof *dd) : NULL;
+        int64_t *dd = o && dj ? realloc(L->dom_d, 2 * need * sizeof *dd) : NULL;
         if (dd) L->dom_d = dd, L->cdom = need;
         if (!o || !dj || !dd) return SIZE_MAX;
     }
-    uint32_t *off = L->dom_off, *dj = L->dom_j;
-    int64_t *dd = L->dom_d;
+    uint32_t *off = L->dom_off, *dj = L->dom_j, *gi = L->dom_j + L->cdom, *gj = gi + L->cdom;
+    int64_t *dd = L->dom_d, *gd = L->dom_d + L->cdom;
+    /* gathered: (gi, gj, gd), at most n x keep (a set's sources are distinct) */
+    size_t ng = 0;
     memset(off, 0, (n + 2) * sizeof *off);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t j = 0; j < n; j++) {
-            int32_t y = c[j].src;
-            if (y < 0) continue; /* a source */
-            if (L->w[L->pw_e[y]] < 0 || L->w[L->tr_e[y]] < 0 || L->coll[y].pw < 0) continue;
-            uint32_t a = L->ch->arr_of[y]; /* y's arrival */
-            const sj_label *z = labels_of(L, a);
-            int64_t za = delta_of(L, a);
-            for (uint32_t q = 0; q < L->cnt[a]; q++) {
-                uint32_t k = (uint32_t)(z[q].src + 1);
-                if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
-                uint32_t i = L->slot[k];
-                if (i == j) continue;
-                if (!pass) off[i + 2]++;
-                else dj[off[i + 1]] = (uint32_t)j, dd[off[i + 1]++] = z[q].d + za;
-            }
+    for (size_t j = 0; j < n; j++) {
+        int32_t y = c[j].src;
+        if (y < 0 || !L->cok[y]) continue; /* a source; a collective whose end may come before its arrival */
+        uint32_t a = L->ch->arr_of[y]; /* y's arrival */
+        const sj_label *z = labels_of(L, a);
+        int64_t za = delta_of(L, a);
+        for (uint32_t q = 0; q < L->cnt[a]; q++) {
+            uint32_t k = (uint32_t)(z[q].src + 1);
+            if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
+            uint32_t i = L->slot[k];
+            if (i == j) continue;
+            off[i + 2]++;
+            gi[ng] = i, gj[ng] = (uint32_t)j, gd[ng++] = z[q].d + za;
         }
-        if (!pass)
-            for (size_t i = 0; i < n; i++) off[i + 2] += off[i + 1];
     }
+    for (size_t i = 0; i < n; i++) off[i + 2] += off[i + 1];
+    for (size_t g = 0; g < ng; g++) dj[off[gi[g] + 1]] = gj[g], dd[off[gi[g] + 1]++] = gd[g];
     /* now off[i] .. off[i + 1] are i's; in candidate order, as each is put out the later ones see it */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -556,7 +574,7 @@ static int settle(lab_state *L, uint32_t v) {
             L->rv = y, L->crv = nc;
         }
         for (size_t i = 0; i < n; i++) L->rv[2 * i] = refval(L, &c[i]), L->rv[2 * i + 1] = (int64_t)i;
-        qsort(L->rv, n, 2 * sizeof *L->rv, cmp_rv_desc);
+        sort_rv(L->rv, n);
         best = L->rv[0];
         int32_t bsrc = c[L->rv[1]].src;
         for (size_t i = 0; i < n; i++) {
@@ -1003,10 +1021,11 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     mid = calloc(nn + 1, 1);
     nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
+    L.cok = malloc(R->ncoll + 1);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
     nsucc = calloc(nn + 1, sizeof *nsucc);
     kept = calloc(nn + 1, 1);
-    if (!w || !trk || !trmask || !mid || !nodes || !L.stamp || !L.slot || !nsucc || !kept) goto oom;
+    if (!w || !trk || !trmask || !mid || !nodes || !L.stamp || !L.cok || !L.slot || !nsucc || !kept) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
@@ -1041,7 +1060,6 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     L.ch = &ch;
     L.pw_e = pw_e;
     L.tr_e = tr_e;
-    L.coll = R->coll;
     L.origin = g->origin_ns;
     for (size_t q = 0; q < j->nscn; q++) {
         sj_skel *sk = &R->skel[q];
@@ -1074,6 +1092,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
             for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
         L.w = w;
+        for (size_t c = 0; c < R->ncoll; c++)
+            L.cok[c] = w[pw_e[c]] >= 0 && w[tr_e[c]] >= 0 && R->coll[c].pw >= 0;
         sj_chains_weigh(&ch, w);
         L.npool = 0;
         memset(L.cnt, 0, nf * sizeof *L.cnt);
@@ -1142,6 +1162,7 @@ done:
     free(L.kbuf);
     free(L.freel);
     free(L.stamp);
+    free(L.cok);
     free(L.slot);
     free(L.rv);
     free(L.dom_off);

@@ -25,8 +25,16 @@ void sj_chains_free(sj_chains *c) {
     free(c->nsucc);
     free(c->ends);
     free(c->arr_of);
+    free(c->knode);
     free(c->w);
     memset(c, 0, sizeof *c);
+}
+
+void sj_chains_drop(sj_chains **c) {
+    if (!*c) return;
+    sj_chains_free(*c);
+    free(*c);
+    *c = NULL;
 }
 
 /* In k[0 .. n) (ascending, id << 32 | collective), the last pair of id: its collective, else -1. */
@@ -41,12 +49,19 @@ static int32_t last_pair(const uint64_t *k, size_t n, uint32_t id) {
     return lo && k[lo - 1] >> 32 == id ? (int32_t)(uint32_t)k[lo - 1] : -1;
 }
 
-hta_status sj_chains_build(sj_chains *c, const hta_sim *s, const unsigned char *mid, const unsigned char *kept,
-                           const uint16_t *nsucc, const uint64_t *trk, size_t ntr, const uint32_t *pw_e,
-                           size_t ncoll, uint32_t *nodes, size_t nkept, hta_error *err) {
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The fold of s given what the label pass marks per graph node: mid, kept, nsucc; trk: the transfers (edge <<
+ * 32 | collective, ascending); knode: the kept nodes (collective arrivals, step boundaries, the run's end
+ * g->nnode), made the folded graph's. */
+static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid, const unsigned char *kept,
+                        const uint16_t *nsucc, const uint64_t *trk, size_t ntr, const uint32_t *pw_e, size_t ncoll,
+                        hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode;
-    memset(c, 0, sizeof *c);
     uint32_t *rid = malloc((nn ? nn : 1) * sizeof *rid), *back = NULL;
     if (!rid) return hta_oom(err);
     /* a link of a chain: one edge in, from a node that is no wait's mid node, and one edge out; neither kept
@@ -140,15 +155,55 @@ hta_status sj_chains_build(sj_chains *c, const hta_sim *s, const unsigned char *
     if (!(c->ends = malloc((nend ? nend : 1) * sizeof *c->ends))) goto oom;
     for (size_t v = 0; v < nn; v++)
         if (!nsucc[v] && !mid[v]) c->ends[c->nends++] = rid[v];
-    for (size_t q = 0; q < nkept; q++) nodes[q] = nodes[q] < nn ? rid[nodes[q]] : (uint32_t)n;
+    for (size_t q = 0; q < c->nknode; q++) c->knode[q] = c->knode[q] < nn ? rid[c->knode[q]] : (uint32_t)n;
     free(back);
     free(rid);
     return HTA_OK;
 oom:
     free(back);
     free(rid);
-    sj_chains_free(c);
     return hta_oom(err);
+}
+
+hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, const uint32_t *pw_e,
+                           const uint32_t *tr_e, int alone, hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    size_t nn = g->nnode ? g->nnode : 1;
+    memset(c, 0, sizeof *c);
+    c->nknode = R->ncoll + 2 * R->nsteps + 1;
+    c->knode = malloc(c->nknode * sizeof *c->knode);
+    uint64_t *trk = malloc((R->ncoll + 1) * sizeof *trk);
+    unsigned char *mid = calloc(nn + 1, 1), *kept = calloc(nn + 1, 1);
+    uint16_t *nsucc = calloc(nn + 1, sizeof *nsucc);
+    hta_status st = HTA_OK;
+    if (!c->knode || !trk || !mid || !kept || !nsucc) {
+        st = hta_oom(err);
+        goto done;
+    }
+    for (size_t i = 0; i < g->nedge; i++)
+        if (nsucc[g->edge[i].u] != UINT16_MAX) nsucc[g->edge[i].u]++;
+    /* a job of one rank matches no collective: no wait is cut from its transfer (no mid node) */
+    size_t ntr = 0;
+    for (size_t q = 0; q < R->ncoll; q++) {
+        if (!alone) {
+            trk[ntr++] = (uint64_t)tr_e[q] << 32 | q;
+            mid[g->edge[tr_e[q]].u] = 1;
+        }
+        c->knode[q] = g->edge[pw_e[q]].u;
+    }
+    qsort(trk, ntr, sizeof *trk, cmp_u64);
+    for (size_t i = 0; i < R->nsteps; i++)
+        c->knode[R->ncoll + 2 * i] = R->steps[i].start, c->knode[R->ncoll + 2 * i + 1] = R->steps[i].end;
+    c->knode[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
+    for (size_t i = 0; i < c->nknode; i++) kept[c->knode[i]] = 1;
+    st = build(c, s, mid, kept, nsucc, trk, ntr, pw_e, R->ncoll, err);
+done:
+    free(trk);
+    free(mid);
+    free(kept);
+    free(nsucc);
+    if (st) sj_chains_free(c);
+    return st;
 }
 
 /* x + y saturated at the int64 bounds: a partial sum beyond them is beyond any time added to it anyway */

@@ -240,6 +240,8 @@ typedef struct sj_graph {
     uint32_t stub_first;
     int info;
     uint32_t *pw_edge, *tr_edge;
+    struct sj_chains *ch; /* the graph folded for the label passes (job/chains.c): built at its first
+                           * skeleton pass, dropped after the last (the revisits fold the same graph) */
 } sj_graph;
 
 struct hta_job {
@@ -298,18 +300,21 @@ typedef struct sj_chains {
     uint32_t *ends;     /* the nodes no edge leaves, no mid node, in the graph's node order */
     size_t nends;
     uint32_t *arr_of;   /* per collective: its arrival's node */
+    uint32_t *knode;    /* the nodes whose labels the skeleton keeps: per collective its arrival, per step
+                         * its start and end, then the run's end (n) */
+    size_t nknode;
     int64_t *w;         /* per link, under a scenario's weights (sj_chains_weigh): 3 per link, its weight
                          * and the least and largest of its partial sums (saturated) */
 } sj_chains;
-/* Folds s's chains: mid, kept, nsucc per graph node (as the label pass has them), trk the transfers (edge <<
- * 32 | collective, ascending), pw_e each collective's wait edge (its arrival is kept); nodes[0 .. nkept):
- * kept nodes of the graph (g->nnode: the run's end), made the folded graph's. */
-hta_status sj_chains_build(sj_chains *c, const hta_sim *s, const unsigned char *mid, const unsigned char *kept,
-                           const uint16_t *nsucc, const uint64_t *trk, size_t ntr, const uint32_t *pw_e,
-                           size_t ncoll, uint32_t *nodes, size_t nkept, hta_error *err);
+/* Rank R's graph s folded for its label passes (pw_e, tr_e: each collective's wait and transfer edge; alone:
+ * a job of one rank, whose collectives are none matched: no wait's mid node). */
+hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, const uint32_t *pw_e,
+                           const uint32_t *tr_e, int alone, hta_error *err);
 /* The links' weights under the graph's edge weights w. */
 void sj_chains_weigh(sj_chains *c, const int64_t *w);
 void sj_chains_free(sj_chains *c);
+/* *c freed (a kept graph's, malloc'd) and NULL. */
+void sj_chains_drop(sj_chains **c);
 
 /* a + b when it is a time the model holds (|t| <= HTA_TIME_MAX_NS): 1 and *out, else 0.  Every time and
  * delay of the job engine is kept within that bound, so two of them never overflow an int64 when added; a

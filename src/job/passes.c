@@ -141,6 +141,7 @@ static hta_status keep_fn(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos,
 static void drop_graphs(struct hta_job *j) {
     for (size_t p = 0; j->graph && p < j->nr; p++) {
         hta_sim_free(j->graph[p].s);
+        sj_chains_drop(&j->graph[p].ch);
         free(j->graph[p].pw_edge);
         free(j->graph[p].tr_edge);
     }
@@ -961,6 +962,8 @@ static hta_status run(source *src, size_t nr, const hta_job_opts *o, hta_job **o
         j->revisits += na;
         HTA_TRY_GOTO(st, visit(j, src, again, na, &wire_rank, skel_fn, j, 0, err), done);
     }
+    /* the skeleton passes are over: the kept graphs' folds serve no other */
+    for (size_t p = 0; j->graph && p < nr; p++) sj_chains_drop(&j->graph[p].ch);
     if (j->inexact_ns && res)
         hta_result_note(res, "the job's replay kept the most likely of each time's inputs: a time may be off by up to "
                              "%.3f us (sj_check)", (double)j->inexact_ns / 1000.0);

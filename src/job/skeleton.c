@@ -350,11 +350,6 @@ static int link_add(int64_t d, const int64_t *lw, int64_t *out) {
     return 1;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int push(sj_label **v, size_t *n, size_t *cap, sj_label x) {
     if (HTA_GROW(*v, *cap, *n + 1)) return -1;
     (*v)[(*n)++] = x;
@@ -987,16 +982,14 @@ hta_status sj_rank_keep(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, h
 hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, int revisit, hta_error *err) {
     sj_rank *R = &j->r[pos];
     hta_sim *s = NULL;
-    uint32_t *pw_edge = NULL, *tr_edge = NULL, *nodes = NULL, *off = NULL;
+    uint32_t *pw_edge = NULL, *tr_edge = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
     int64_t *w = NULL, *dd = NULL; /* dd: label_pass_alone's times */
-    uint64_t *trk = NULL, *trmask = NULL;
-    sj_chains ch = {0};
-    unsigned char *mid = NULL, *kept = NULL;
-    uint16_t *nsucc = NULL;
+    uint64_t *trmask = NULL;
+    sj_chains own_ch = {0}; /* the fold where no graph is kept */
     lab_state L = {0};
     hta_status st = HTA_OK;
-    const sj_graph *kg = j->graph && j->graph[pos].info ? &j->graph[pos] : NULL;
+    sj_graph *kg = j->graph && j->graph[pos].info ? &j->graph[pos] : NULL;
     if (kg && kg->joined) {
         /* every skeleton pass comes before the paths' */
         st = hta_fail(err, HTA_EINVAL, "rank %d: its skeleton asked for after its paths; please report it", (int)R->rank);
@@ -1014,50 +1007,36 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     }
     if (!s->topo) HTA_TRY_GOTO(st, sim_topo(s, err), done);
     const hta_cp_graph *g = s->g;
-    size_t nn = g->nnode ? g->nnode : 1, ne = g->nedge ? g->nedge : 1;
+    size_t ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
-    trk = malloc((R->ncoll + 1) * sizeof *trk);
     trmask = malloc((R->ncoll + 1) * sizeof *trmask);
-    mid = calloc(nn + 1, 1);
-    nodes = malloc((R->ncoll + 2 * R->nsteps + 1) * sizeof *nodes);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.cok = malloc(R->ncoll + 1);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
-    nsucc = calloc(nn + 1, sizeof *nsucc);
-    kept = calloc(nn + 1, 1);
-    if (!w || !trk || !trmask || !mid || !nodes || !L.stamp || !L.cok || !L.slot || !nsucc || !kept) goto oom;
+    if (!w || !trmask || !L.stamp || !L.cok || !L.slot) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
      * plus its own wait and the transfer, as the edges carry it here): label_pass_alone's. */
     int alone = j->nr == 1;
-    for (size_t i = 0; i < g->nedge; i++)
-        if (nsucc[g->edge[i].u] != LEFT_HUB) nsucc[g->edge[i].u]++;
-    size_t ntr = 0;
-    for (size_t c = 0; c < R->ncoll; c++) {
-        if (!alone) {
-            trk[ntr++] = (uint64_t)tr_e[c] << 32 | c;
-            mid[g->edge[tr_e[c]].u] = 1;
-        }
-        nodes[c] = g->edge[pw_e[c]].u;
+    /* the passes run on the graph with its chains folded: a kept graph's folded once for every visit */
+    sj_chains *ch = kg ? kg->ch : NULL;
+    if (!ch) {
+        if (kg && !(ch = calloc(1, sizeof *ch))) goto oom;
+        if (!kg) ch = &own_ch;
+        st = sj_chains_build(ch, R, s, pw_e, tr_e, alone, err);
+        if (st && kg) free(ch);
+        if (st) goto done;
+        if (kg) kg->ch = ch;
     }
-    qsort(trk, ntr, sizeof *trk, cmp_u64);
-    for (size_t i = 0; i < R->nsteps; i++) nodes[R->ncoll + 2 * i] = R->steps[i].start, nodes[R->ncoll + 2 * i + 1] = R->steps[i].end;
-    nodes[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
-    for (size_t i = 0; i <= R->ncoll + 2 * R->nsteps; i++) kept[nodes[i]] = 1;
-    /* the passes run on the graph with its chains folded, built once for this visit's scenarios */
-    HTA_TRY_GOTO(st, sj_chains_build(&ch, s, mid, kept, nsucc, trk, ntr, pw_e, R->ncoll, nodes,
-                                     R->ncoll + 2 * R->nsteps + 1, err), done);
-    free(mid), free(kept), free(nsucc), free(trk);
-    mid = kept = NULL, nsucc = NULL, trk = NULL;
-    size_t nf = ch.n + 1; /* the folded graph's nodes, and the run's end */
+    size_t nf = ch->n + 1; /* the folded graph's nodes, and the run's end */
     L.off = malloc(nf * sizeof *L.off);
     L.cnt = malloc(nf * sizeof *L.cnt);
     if (alone) dd = malloc(nf * sizeof *dd);
     else L.left = malloc(nf * sizeof *L.left);
     if (!L.off || !L.cnt || (alone ? !dd : !L.left)) goto oom;
     L.s = s;
-    L.ch = &ch;
+    L.ch = ch;
     L.pw_e = pw_e;
     L.tr_e = tr_e;
     L.origin = g->origin_ns;
@@ -1094,7 +1073,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.w = w;
         for (size_t c = 0; c < R->ncoll; c++)
             L.cok[c] = w[pw_e[c]] >= 0 && w[tr_e[c]] >= 0 && R->coll[c].pw >= 0;
-        sj_chains_weigh(&ch, w);
+        sj_chains_weigh(ch, w);
         L.npool = 0;
         memset(L.cnt, 0, nf * sizeof *L.cnt);
         memset(L.off, 0, nf * sizeof *L.off);
@@ -1110,7 +1089,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.freel = malloc((L.keep + 1) * sizeof *L.freel);
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
-        if (!alone) memcpy(L.left, ch.nsucc, nf * sizeof *L.left);
+        if (!alone) memcpy(L.left, ch->nsucc, nf * sizeof *L.left);
         if (L.keep > UINT8_MAX) {
             st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
             goto done;
@@ -1133,7 +1112,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
         off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);
         if (!sk->a_off || !sk->s_off || !off) goto oom;
-        HTA_TRY_GOTO(st, keep(&L, nodes, R->ncoll + 2 * R->nsteps + 1, sk, off, err), done);
+        HTA_TRY_GOTO(st, keep(&L, ch->knode, ch->nknode, sk, off, err), done);
         for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
         for (size_t i = 0; i <= 2 * R->nsteps + 1; i++) sk->s_off[i] = off[R->ncoll + i];
         free(off);
@@ -1147,17 +1126,12 @@ done:
     free(off);
     free(pw_edge);
     free(tr_edge);
-    free(nodes);
     free(w);
     free(dd);
-    free(trk);
     free(trmask);
-    free(mid);
     free(L.off);
     free(L.cnt);
-    sj_chains_free(&ch);
-    free(nsucc);
-    free(kept);
+    sj_chains_free(&own_ch);
     free(L.left);
     free(L.kbuf);
     free(L.freel);

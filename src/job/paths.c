@@ -84,9 +84,12 @@ static hta_status joinable(struct hta_job *j, hta_sim *s, size_t pos, uint32_t *
     return HTA_OK;
 }
 
-/* hta_sim_path's choice at v: the first input that reaches it. */
+/* hta_sim_path's choice at v: the first input that reaches it.  t is hta_sim_run's under w, so a node of one
+ * input (most are: links of a chain) has its time from it, and it is the choice without a look at the times
+ * (which are scattered: the forest picks each node three times). */
 static uint32_t pick(const hta_sim *s, const int64_t *w, const int64_t *t, uint32_t v) {
     const hta_cp_graph *g = s->g;
+    if (s->pred_off[v + 1] - s->pred_off[v] == 1) return s->pred_eid[s->pred_off[v]];
     for (uint32_t q = s->pred_off[v]; q < s->pred_off[v + 1]; q++) {
         uint32_t e = s->pred_eid[q];
         if (t[g->edge[e].u] + w[e] == t[v]) return e;

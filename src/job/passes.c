@@ -291,7 +291,10 @@ static sj_query query(size_t pos, size_t scn, int at, size_t idx, int64_t from) 
     return q;
 }
 
-HTA_QSORT_CMP(cmp_query, sj_query, HTA_CMP2(x->pos, y->pos, x->scn, y->scn))
+/* by position, scenario, then what is asked (the order they are made in: arrivals, step ends, the last), so
+ * that piece() finds one by halving */
+HTA_QSORT_CMP(cmp_query, sj_query,
+              HTA_CMP4(x->pos, y->pos, x->scn, y->scn, x->at, y->at, x->idx, y->idx) ?: HTA_CMP(x->from, y->from))
 
 /* Runs queries q[0 .. n) (any order; sorted here) over the ranks they name. */
 static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_error *err) {
@@ -314,13 +317,18 @@ static hta_status run_queries(struct hta_job *j, source *src, paths *P, hta_erro
     return st;
 }
 
-/* The answer to query (scn, pos, at, idx) with from = INT64_MIN among q (sorted). */
+/* The answer to query (scn, pos, at, idx) with from = INT64_MIN among q (sorted: cmp_query; one query a key):
+ * found by halving, as a path asks once per piece (a scan per piece made a path of many collectives quadratic). */
 static const sj_query *piece(const paths *P, size_t scn, size_t pos, int at, uint32_t idx) {
-    for (size_t i = P->first[pos]; i < P->first[pos + 1]; i++) {
-        const sj_query *x = &P->q[i];
-        if (x->scn == scn && x->at == at && x->idx == idx) return x;
+    size_t lo = P->first[pos], hi = P->first[pos + 1], end = hi;
+    while (lo < hi) { /* the first at or after the key */
+        size_t m = lo + (hi - lo) / 2;
+        const sj_query *x = &P->q[m];
+        if (HTA_CMP3(x->scn, (uint32_t)scn, x->at, at, x->idx, idx) < 0) lo = m + 1;
+        else hi = m;
     }
-    return NULL;
+    const sj_query *x = lo < end ? &P->q[lo] : NULL;
+    return x && x->scn == scn && x->at == at && x->idx == idx ? x : NULL;
 }
 
 /* One hop of the path: at a barrier, from the last arriver's rank to the rank it goes on in. */

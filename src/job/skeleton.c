@@ -415,6 +415,15 @@ static int64_t refval(const lab_state *L, const sj_label *x) {
     return x->src < 0 ? x->d : L->ref[x->src] + x->d;
 }
 
+/* A pair's slot among cap (a power of two): the key's bits mixed through (a product's middle bits alone
+ * depended on the best source only: a node's drops, all against one best, piled into a few slots). */
+static size_t pair_slot(uint64_t key, size_t cap) {
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ull;
+    key ^= key >> 29;
+    return (size_t)key & (cap - 1);
+}
+
 static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
     if (2 * (L->npair + 1) > L->pcap) {
         size_t nc = L->pcap ? 2 * L->pcap : 1024;
@@ -428,7 +437,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
         memset(k, 0, nc * sizeof *k);
         for (size_t i = 0; i < L->pcap; i++) {
             if (!L->pk[i]) continue;
-            size_t h = (size_t)((L->pk[i] * 0x9e3779b97f4a7c15ull) >> 20) & (nc - 1);
+            size_t h = pair_slot(L->pk[i], nc);
             while (k[h]) h = (h + 1) & (nc - 1);
             k[h] = L->pk[i], d[h] = L->pd[i];
         }
@@ -437,7 +446,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
         L->pk = k, L->pd = d, L->pcap = nc;
     }
     uint64_t key = (uint64_t)(uint32_t)(x + 1) << 32 | (uint32_t)(y + 1);
-    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (L->pcap - 1);
+    size_t h = pair_slot(key, L->pcap);
     while (L->pk[h] && L->pk[h] != key) h = (h + 1) & (L->pcap - 1);
     if (!L->pk[h]) L->pk[h] = key, L->pd[h] = margin, L->npair++;
     else if (margin < L->pd[h]) L->pd[h] = margin;

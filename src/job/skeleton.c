@@ -164,7 +164,14 @@ void sj_tot_reset(struct hta_job *j) {
     j->ntkey = j->ctkey = j->tcap = 0;
 }
 
-static size_t key_hash(uint64_t key, size_t cap) { return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1); }
+/* A key's slot among cap (a power of two), every bit of the key mixed in: a product's middle bits alone depend
+ * on the key's low half only (a total's step, a drop's best source), which piled such keys into a few slots. */
+static size_t key_slot(uint64_t key, size_t cap) {
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ull;
+    key ^= key >> 29;
+    return (size_t)key & (cap - 1);
+}
 
 /* The index of key in the job's table, added where new (the lock held); SIZE_MAX: out of memory. */
 static size_t key_index(struct hta_job *j, uint64_t key) {
@@ -173,14 +180,14 @@ static size_t key_index(struct hta_job *j, uint64_t key) {
         uint32_t *y = calloc(nc, sizeof *y);
         if (!y) return SIZE_MAX;
         for (size_t i = 0; i < j->ntkey; i++) {
-            size_t h = key_hash(j->tkey[i], nc);
+            size_t h = key_slot(j->tkey[i], nc);
             while (y[h]) h = (h + 1) & (nc - 1);
             y[h] = (uint32_t)(i + 1);
         }
         free(j->tslot);
         j->tslot = y, j->tcap = nc;
     }
-    size_t h = key_hash(key, j->tcap);
+    size_t h = key_slot(key, j->tcap);
     while (j->tslot[h] && j->tkey[j->tslot[h] - 1] != key) h = (h + 1) & (j->tcap - 1);
     if (j->tslot[h]) return j->tslot[h] - 1;
     if (j->ntkey >= UINT32_MAX - 1 || HTA_GROW(j->tkey, j->ctkey, j->ntkey + 1)) return SIZE_MAX;
@@ -415,15 +422,6 @@ static int64_t refval(const lab_state *L, const sj_label *x) {
     return x->src < 0 ? x->d : L->ref[x->src] + x->d;
 }
 
-/* A pair's slot among cap (a power of two): the key's bits mixed through (a product's middle bits alone
- * depended on the best source only: a node's drops, all against one best, piled into a few slots). */
-static size_t pair_slot(uint64_t key, size_t cap) {
-    key ^= key >> 31;
-    key *= 0x9e3779b97f4a7c15ull;
-    key ^= key >> 29;
-    return (size_t)key & (cap - 1);
-}
-
 static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
     if (2 * (L->npair + 1) > L->pcap) {
         size_t nc = L->pcap ? 2 * L->pcap : 1024;
@@ -437,7 +435,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
         memset(k, 0, nc * sizeof *k);
         for (size_t i = 0; i < L->pcap; i++) {
             if (!L->pk[i]) continue;
-            size_t h = pair_slot(L->pk[i], nc);
+            size_t h = key_slot(L->pk[i], nc);
             while (k[h]) h = (h + 1) & (nc - 1);
             k[h] = L->pk[i], d[h] = L->pd[i];
         }
@@ -446,7 +444,7 @@ static int drop(lab_state *L, int32_t x, int32_t y, int64_t margin) {
         L->pk = k, L->pd = d, L->pcap = nc;
     }
     uint64_t key = (uint64_t)(uint32_t)(x + 1) << 32 | (uint32_t)(y + 1);
-    size_t h = pair_slot(key, L->pcap);
+    size_t h = key_slot(key, L->pcap);
     while (L->pk[h] && L->pk[h] != key) h = (h + 1) & (L->pcap - 1);
     if (!L->pk[h]) L->pk[h] = key, L->pd[h] = margin, L->npair++;
     else if (margin < L->pd[h]) L->pd[h] = margin;

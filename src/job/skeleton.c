@@ -7,6 +7,7 @@
 
 #include "hta/util.h"
 #include "job/internal.h"
+#include "core/hash.h"
 #include "core/vec.h"
 #include "hta/vocab.h"
 
@@ -166,12 +167,7 @@ void sj_tot_reset(struct hta_job *j) {
 
 /* A key's slot among cap (a power of two), every bit of the key mixed in: a product's middle bits alone depend
  * on the key's low half only (a total's step, a drop's best source), which piled such keys into a few slots. */
-static size_t key_slot(uint64_t key, size_t cap) {
-    key ^= key >> 31;
-    key *= 0x9e3779b97f4a7c15ull;
-    key ^= key >> 29;
-    return (size_t)key & (cap - 1);
-}
+static size_t key_slot(uint64_t key, size_t cap) { return (size_t)hta_hash_u64(key) & (cap - 1); }
 
 /* The index of key in the job's table, added where new (the lock held); SIZE_MAX: out of memory. */
 static size_t key_index(struct hta_job *j, uint64_t key) {

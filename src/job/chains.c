@@ -166,7 +166,7 @@ oom:
 }
 
 hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, const uint32_t *pw_e,
-                           const uint32_t *tr_e, int alone, hta_error *err) {
+                           const uint32_t *tr_e, hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode ? g->nnode : 1;
     memset(c, 0, sizeof *c);
@@ -182,13 +182,10 @@ hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, con
     }
     for (size_t i = 0; i < g->nedge; i++)
         if (nsucc[g->edge[i].u] != UINT16_MAX) nsucc[g->edge[i].u]++;
-    /* a job of one rank matches no collective: no wait is cut from its transfer (no mid node) */
     size_t ntr = 0;
     for (size_t q = 0; q < R->ncoll; q++) {
-        if (!alone) {
-            trk[ntr++] = (uint64_t)tr_e[q] << 32 | q;
-            mid[g->edge[tr_e[q]].u] = 1;
-        }
+        trk[ntr++] = (uint64_t)tr_e[q] << 32 | q;
+        mid[g->edge[tr_e[q]].u] = 1;
         c->knode[q] = g->edge[pw_e[q]].u;
     }
     qsort(trk, ntr, sizeof *trk, cmp_u64);

@@ -306,10 +306,10 @@ typedef struct sj_chains {
     int64_t *w;         /* per link, under a scenario's weights (sj_chains_weigh): 3 per link, its weight
                          * and the least and largest of its partial sums (saturated) */
 } sj_chains;
-/* Rank R's graph s folded for its label passes (pw_e, tr_e: each collective's wait and transfer edge; alone:
- * a job of one rank, whose collectives are none matched: no wait's mid node). */
+/* Rank R's graph s folded for its label passes (pw_e, tr_e: each collective's wait and transfer edge; a job of
+ * more than one rank: each wait is cut from its transfer at a mid node). */
 hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, const uint32_t *pw_e,
-                           const uint32_t *tr_e, int alone, hta_error *err);
+                           const uint32_t *tr_e, hta_error *err);
 /* The links' weights under the graph's edge weights w. */
 void sj_chains_weigh(sj_chains *c, const int64_t *w);
 void sj_chains_free(sj_chains *c);

@@ -703,50 +703,6 @@ oom:
     return hta_oom(err);
 }
 
-/* label_pass for a job of one rank (sj_skeleton's alone): no collective is matched, so no node has a mid
- * node and every label is the rank's own source's (-1).  A node's one label is then its longest distance
- * from the run's start (a source's own time; else the largest of its inputs' + their weights, each sum
- * checked as label_pass checks it), with nothing to drop: label_pass's result, without its per-node
- * blocks, candidates and counts (the savings' job on one rank was mostly that bookkeeping).  d: room for
- * a time per node.  Only the kept nodes get a block. */
-static int alone_keep(lab_state *L, uint32_t v, int64_t d) {
-    uint32_t off;
-    if (blk_alloc(L, 1, &off)) return -1;
-    L->pool[off] = (sj_label){-1, d};
-    hdr_plain(L, off, 1);
-    L->off[v] = off;
-    L->cnt[v] = 1;
-    return arrival_ref(L, v, d);
-}
-
-static hta_status label_pass_alone(lab_state *L, int64_t *d, hta_error *err) {
-    const hta_cp_graph *g = L->s->g;
-    const sj_chains *ch = L->ch;
-    int r = 0;
-    for (uint32_t v = 0; v < ch->n && !r; v++) {
-        uint32_t a = ch->in_off[v], z = ch->in_off[v + 1];
-        int64_t x = a == z ? hta_cp_node_ts(g, ch->node[v]) + L->origin : INT64_MIN;
-        for (uint32_t q = a; q < z; q++) {
-            int64_t y;
-            if (!link_add(d[ch->from[q]], ch->w + 3 * (size_t)q, &y))
-                return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
-            if (y > x) x = y;
-        }
-        d[v] = x;
-        L->cnt[v] = 0;
-        if (kept_of(L, v)) r = alone_keep(L, v, x);
-    }
-    /* the run's end (node n): the latest of the nodes no edge leaves */
-    int64_t end = INT64_MIN;
-    int any = 0;
-    for (size_t i = 0; i < ch->nends && !r; i++)
-        if (!any || d[ch->ends[i]] > end) end = d[ch->ends[i]], any = 1;
-    L->cnt[ch->n] = 0;
-    if (!r && any) r = alone_keep(L, (uint32_t)ch->n, end);
-    if (r == -2) return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
-    return r ? hta_oom(err) : HTA_OK;
-}
-
 int sj_lab_set(sj_skel *k, const sj_label *v, size_t n) {
     size_t nw = 0;
     for (size_t i = 0; i < n; i++) nw += !sj_lab_fits(v[i].src, v[i].d);
@@ -791,6 +747,64 @@ static hta_status keep(const lab_state *L, const uint32_t *nodes, size_t n, sj_s
     int r = sj_lab_set(k, lab, m);
     free(lab);
     return r ? hta_oom(err) : HTA_OK;
+}
+
+/* The skeleton sk of a job of one rank (sj_skeleton's alone) under weights w.  No collective is matched, so no
+ * node has a mid node and every label is the rank's own source's (-1): a node's one label is its longest
+ * distance from the run's start (a source's own time; else the largest of its inputs' + their weights, each
+ * sum checked as label_pass checks it), nothing dropped.  That is label_pass's result without its blocks,
+ * candidates, counts, or the fold (one pass over the graph costs less than folding it, and a job of one rank
+ * is visited once).  d: room for a time per node; hasout: per node, an edge leaves it; seen: room for a bit
+ * per node. */
+static hta_status skeleton_alone(const sj_rank *R, const hta_sim *s, const uint32_t *pw_e, const uint32_t *tr_e,
+                                 const int64_t *w, const uint64_t *hasout, int64_t *d, uint64_t *seen, sj_skel *sk,
+                                 hta_error *err) {
+    const hta_cp_graph *g = s->g;
+    size_t nn = g->nnode;
+    for (size_t i = 0; i < nn; i++) {
+        uint32_t v = s->topo[i];
+        uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
+        int64_t x = a == z ? hta_cp_node_ts(g, v) + g->origin_ns : INT64_MIN;
+        for (uint32_t q = a; q < z; q++) {
+            uint32_t e = s->pred_eid[q];
+            int64_t y;
+            if (!sj_add(d[g->edge[e].u], w[e], &y)) goto beyond;
+            if (y > x) x = y;
+        }
+        d[v] = x;
+    }
+    /* each collective's reference end (the replay's check, the wire), set at its arrival as the labels' pass
+     * sets it: there, for the last collective of that arrival; the others' say nothing (no label is dropped) */
+    memset(seen, 0, (nn / 64 + 1) * sizeof *seen);
+    for (size_t c = R->ncoll; c-- > 0;) {
+        uint32_t a = g->edge[pw_e[c]].u;
+        int64_t r;
+        sk->ref[c] = INT64_MIN;
+        if (seen[a / 64] >> (a % 64) & 1) continue;
+        seen[a / 64] |= 1ull << (a % 64);
+        if (!sj_add(d[a], w[pw_e[c]], &r) || !sj_add(r, w[tr_e[c]], &sk->ref[c])) goto beyond;
+    }
+    /* one label per kept node: each collective's arrival, each step's start and end; then the run's end, the
+     * latest of the nodes no edge leaves (none in a graph without nodes) */
+    size_t nk = R->ncoll + 2 * R->nsteps, n = 0;
+    sj_label *lab = malloc((nk + 1) * sizeof *lab);
+    if (!lab) return hta_oom(err);
+    for (size_t c = 0; c < R->ncoll; c++) lab[n++] = (sj_label){-1, d[g->edge[pw_e[c]].u]};
+    for (size_t i = 0; i < R->nsteps; i++)
+        lab[n++] = (sj_label){-1, d[R->steps[i].start]}, lab[n++] = (sj_label){-1, d[R->steps[i].end]};
+    int64_t end = INT64_MIN;
+    int any = 0;
+    for (size_t v = 0; v < nn; v++)
+        if (!(hasout[v / 64] >> (v % 64) & 1) && (!any || d[v] > end)) end = d[v], any = 1;
+    if (any) lab[n++] = (sj_label){-1, end};
+    for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = (uint32_t)c;
+    for (size_t i = 0; i <= 2 * R->nsteps; i++) sk->s_off[i] = (uint32_t)(R->ncoll + i);
+    sk->s_off[2 * R->nsteps + 1] = (uint32_t)n;
+    int r = sj_lab_set(sk, lab, n);
+    free(lab);
+    return r ? hta_oom(err) : HTA_OK;
+beyond:
+    return hta_fail(err, HTA_EINVAL, "rank %d: " SJ_BEYOND, (int)g->rank);
 }
 
 /* ---- scenarios that share scenario 0's labels (sj_skel.same) ---- */
@@ -987,7 +1001,8 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     hta_sim *s = NULL;
     uint32_t *pw_edge = NULL, *tr_edge = NULL, *off = NULL;
     const uint32_t *pw_e = NULL, *tr_e = NULL; /* pw_edge and tr_edge, or the kept graph's */
-    int64_t *w = NULL, *dd = NULL; /* dd: label_pass_alone's times */
+    int64_t *w = NULL, *dd = NULL; /* dd: skeleton_alone's times */
+    uint64_t *hasout = NULL, *seen = NULL; /* skeleton_alone's bits per node */
     uint64_t *trmask = NULL;
     sj_chains own_ch = {0}; /* the fold where no graph is kept */
     lab_state L = {0};
@@ -1020,24 +1035,34 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
-     * plus its own wait and the transfer, as the edges carry it here): label_pass_alone's. */
+     * plus its own wait and the transfer, as the edges carry it here): skeleton_alone's. */
     int alone = j->nr == 1;
-    /* the passes run on the graph with its chains folded: a kept graph's folded once for every visit */
-    sj_chains *ch = kg ? kg->ch : NULL;
-    if (!ch) {
-        if (kg && !(ch = calloc(1, sizeof *ch))) goto oom;
-        if (!kg) ch = &own_ch;
-        st = sj_chains_build(ch, R, s, pw_e, tr_e, alone, err);
-        if (st && kg) free(ch);
-        if (st) goto done;
-        if (kg) kg->ch = ch;
+    sj_chains *ch = NULL;
+    size_t nf = 0;
+    if (alone) {
+        size_t nb = g->nnode / 64 + 1;
+        dd = malloc((g->nnode ? g->nnode : 1) * sizeof *dd);
+        hasout = calloc(nb, sizeof *hasout);
+        seen = malloc(nb * sizeof *seen);
+        if (!dd || !hasout || !seen) goto oom;
+        for (size_t i = 0; i < g->nedge; i++) hasout[g->edge[i].u / 64] |= 1ull << (g->edge[i].u % 64);
+    } else {
+        /* the passes run on the graph with its chains folded: a kept graph's folded once for every visit */
+        ch = kg ? kg->ch : NULL;
+        if (!ch) {
+            if (kg && !(ch = calloc(1, sizeof *ch))) goto oom;
+            if (!kg) ch = &own_ch;
+            st = sj_chains_build(ch, R, s, pw_e, tr_e, err);
+            if (st && kg) free(ch);
+            if (st) goto done;
+            if (kg) kg->ch = ch;
+        }
+        nf = ch->n + 1; /* the folded graph's nodes, and the run's end */
+        L.off = malloc(nf * sizeof *L.off);
+        L.cnt = malloc(nf * sizeof *L.cnt);
+        L.left = malloc(nf * sizeof *L.left);
+        if (!L.off || !L.cnt || !L.left) goto oom;
     }
-    size_t nf = ch->n + 1; /* the folded graph's nodes, and the run's end */
-    L.off = malloc(nf * sizeof *L.off);
-    L.cnt = malloc(nf * sizeof *L.cnt);
-    if (alone) dd = malloc(nf * sizeof *dd);
-    else L.left = malloc(nf * sizeof *L.left);
-    if (!L.off || !L.cnt || (alone ? !dd : !L.left)) goto oom;
     L.s = s;
     L.ch = ch;
     L.pw_e = pw_e;
@@ -1071,8 +1096,26 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         }
         if (pending) continue; /* done after the factors (the revisit) */
         if (share_base(sk, &R->skel[0])) continue;
-        if (alone) /* the replay's wait of an unmatched collective: its own (no rule moves it) */
+        if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
+        free(sk->a_off);
+        free(sk->s_off);
+        sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
+        sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
+        if (!sk->a_off || !sk->s_off) goto oom;
+        free(sk->pkey);
+        free(sk->pdef);
+        sk->pkey = NULL, sk->pdef = NULL, sk->npair = 0;
+        if (alone) {
+            /* the replay's wait of an unmatched collective: its own (no rule moves it) */
             for (size_t c = 0; c < R->ncoll; c++) w[pw_e[c]] = R->coll[c].pw;
+            HTA_TRY_GOTO(st, skeleton_alone(R, s, pw_e, tr_e, w, hasout, dd, seen, sk, err), done);
+            /* no drop: empty arrays, as the wire sends a skeleton's (NULL is another message there) */
+            sk->pkey = malloc(sizeof *sk->pkey);
+            sk->pdef = malloc(sizeof *sk->pdef);
+            if (!sk->pkey || !sk->pdef) goto oom;
+            sk->done = 1;
+            continue;
+        }
         L.w = w;
         for (size_t c = 0; c < R->ncoll; c++)
             L.cok[c] = w[pw_e[c]] >= 0 && w[tr_e[c]] >= 0 && R->coll[c].pw >= 0;
@@ -1081,7 +1124,6 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         memset(L.cnt, 0, nf * sizeof *L.cnt);
         memset(L.off, 0, nf * sizeof *L.off);
         memset(L.stamp, 0, (R->ncoll + 1) * sizeof *L.stamp);
-        if (!sk->ref && !(sk->ref = malloc((R->ncoll ? R->ncoll : 1) * sizeof *sk->ref))) goto oom;
         L.ref = sk->ref;
         L.ref_given = sk->ref_given;
         if (!sk->keep) sk->keep = SJ_KEEP;
@@ -1092,29 +1134,22 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.freel = malloc((L.keep + 1) * sizeof *L.freel);
         if (!L.kbuf || !L.freel) goto oom;
         memset(L.freel, 0xff, (L.keep + 1) * sizeof *L.freel);
-        if (!alone) memcpy(L.left, ch->nsucc, nf * sizeof *L.left);
+        memcpy(L.left, ch->nsucc, nf * sizeof *L.left);
         if (L.keep > UINT8_MAX) {
             st = hta_fail(err, HTA_EINVAL, "rank %d: %zu labels a node; please report it", (int)R->rank, L.keep);
             goto done;
         }
         L.npair = 0;
         if (L.pk) memset(L.pk, 0, L.pcap * sizeof *L.pk);
-        HTA_TRY_GOTO(st, alone ? label_pass_alone(&L, dd, err) : label_pass(&L, err), done);
+        HTA_TRY_GOTO(st, label_pass(&L, err), done);
         /* the drops, packed for the check after the replay */
-        free(sk->pkey);
-        free(sk->pdef);
-        sk->npair = 0;
         sk->pkey = malloc((L.npair ? L.npair : 1) * sizeof *sk->pkey);
         sk->pdef = malloc((L.npair ? L.npair : 1) * sizeof *sk->pdef);
         if (!sk->pkey || !sk->pdef) goto oom;
         for (size_t i = 0; i < L.pcap; i++)
             if (L.pk[i]) sk->pkey[sk->npair] = L.pk[i], sk->pdef[sk->npair++] = L.pd[i];
-        free(sk->a_off);
-        free(sk->s_off);
-        sk->a_off = malloc((R->ncoll + 1) * sizeof *sk->a_off);
-        sk->s_off = malloc((2 * R->nsteps + 2) * sizeof *sk->s_off);
         off = malloc((R->ncoll + 2 * R->nsteps + 2) * sizeof *off);
-        if (!sk->a_off || !sk->s_off || !off) goto oom;
+        if (!off) goto oom;
         HTA_TRY_GOTO(st, keep(&L, ch->knode, ch->nknode, sk, off, err), done);
         for (size_t c = 0; c <= R->ncoll; c++) sk->a_off[c] = off[c];
         for (size_t i = 0; i <= 2 * R->nsteps + 1; i++) sk->s_off[i] = off[R->ncoll + i];
@@ -1131,6 +1166,8 @@ done:
     free(tr_edge);
     free(w);
     free(dd);
+    free(hasout);
+    free(seen);
     free(trmask);
     free(L.off);
     free(L.cnt);

@@ -321,6 +321,7 @@ typedef struct lab_state {
     sj_label *cand;
     size_t ncand, ccand;
     int64_t *rv;            /* per candidate: its reference value */
+    int64_t *dom_m;         /* undominated_few's: 64 x 64 */
     uint32_t *dom_off, *dom_j; /* undominated's scratch: per candidate, the ones that may dominate it (cdom
                                 * of them), then room for as many gathered pairs (dom_j: i then j) */
     int64_t *dom_d;
@@ -476,7 +477,49 @@ static int64_t margin(int64_t best, int64_t r) {
  * replay y ends no earlier than its arrival (a barrier is the latest arrival; waits and transfers weigh >= 0),
  * which comes no earlier than x's end + dxy.  Compared only with the candidates still in, so a chain of
  * dominations always ends at one that stays.  Returns the number left, packed at the front. */
+/* undominated for a join of at most 64 candidates (most: two inputs of keep labels each): the pairs as a
+ * matrix, dm[i * 64 + j] set where bit j of has[i] is, in one pass over the arrivals' sets, and a candidate
+ * still in as a bit of a mask, so that no pair is gathered, counted or moved. */
+static size_t undominated_few(lab_state *L, sj_label *c, size_t n, uint32_t v) {
+    uint64_t has[64];
+    int64_t *dm = L->dom_m;
+    memset(has, 0, n * sizeof *has);
+    for (size_t j = 0; j < n; j++) {
+        int32_t y = c[j].src;
+        if (y < 0 || !L->cok[y]) continue; /* a source; a collective whose end may come before its arrival */
+        uint32_t a = L->ch->arr_of[y];     /* y's arrival */
+        const sj_label *z = labels_of(L, a);
+        int64_t za = delta_of(L, a);
+        for (uint32_t q = 0; q < L->cnt[a]; q++) {
+            uint32_t k = (uint32_t)(z[q].src + 1);
+            if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
+            uint32_t i = L->slot[k];
+            if (i == j) continue;
+            has[i] |= 1ull << j;
+            dm[i * 64 + j] = z[q].d + za;
+        }
+    }
+    /* in: the candidates that may still dominate (no source: its label is no collective's) */
+    uint64_t in = 0;
+    for (size_t j = 0; j < n; j++) in |= (uint64_t)(c[j].src >= 0) << j;
+    uint64_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t b = c[i].src >= 0 ? has[i] & in : 0; b; b &= b - 1) {
+            size_t j = (size_t)__builtin_ctzll(b);
+            if ((__int128)dm[i * 64 + j] + c[j].d >= c[i].d) {
+                in &= ~(1ull << i), out |= 1ull << i; /* out: compared no more */
+                break;
+            }
+        }
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(out >> i & 1)) c[m++] = c[i];
+    return m;
+}
+
 static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
+    if (n <= 64) return undominated_few(L, c, n, v);
     /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
      * offsets dom_off[i] .. dom_off[i + 1]): one pass over the sets of the candidates' arrivals, each source
      * found among the candidates by the dedup's stamp and slot (instead of a scan of every set for every
@@ -1030,8 +1073,9 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     trmask = malloc((R->ncoll + 1) * sizeof *trmask);
     L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
     L.cok = malloc(R->ncoll + 1);
+    L.dom_m = malloc(64 * 64 * sizeof *L.dom_m);
     L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
-    if (!w || !trmask || !L.stamp || !L.cok || !L.slot) goto oom;
+    if (!w || !trmask || !L.stamp || !L.cok || !L.dom_m || !L.slot) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
@@ -1179,6 +1223,7 @@ done:
     free(L.cok);
     free(L.slot);
     free(L.rv);
+    free(L.dom_m);
     free(L.dom_off);
     free(L.dom_j);
     free(L.dom_d);

@@ -135,7 +135,9 @@ void sj_walk(sj_walker *k, uint32_t v, int64_t from, sj_piece *out) {
  * children's edges, by parent (kid[coff[u] .. coff[u + 1]), in the order of the child nodes), and no stack:
  * from a node it goes down to its first child, else on to its next sibling, else up, where the node it
  * comes back to is picked again (a pick costs less than a parent per node at the job's peak, two graphs at
- * once).  v[i]: query i's node. */
+ * once).  Only the queries' paths make it: each walked up from its node until it meets one walked before (the
+ * union of the paths, not the rank's every node: most of a rank's nodes decide no query).  v[i]: query i's
+ * node. */
 static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n, hta_error *err) {
     const hta_cp_graph *g = k->s->g;
     size_t nn = g->nnode;
@@ -144,22 +146,33 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
     uint32_t *qs = malloc((n + 1) * sizeof *qs);
     int64_t *qnode = malloc((n + 1) * sizeof *qnode);
     uint64_t *hasq = calloc(nn / 64 + 1, sizeof *hasq), *root = calloc(nn / 64 + 1, sizeof *root);
+    uint64_t *on = calloc(nn / 64 + 1, sizeof *on); /* on a query's path */
     hta_status st = HTA_OK;
-    if (!coff || !kid || !qs || !qnode || !hasq || !root) {
+    if (!coff || !kid || !qs || !qnode || !hasq || !root || !on) {
         st = hta_oom(err);
         goto done;
     }
-    /* counted one slot ahead, then filled in node order */
-    for (size_t x = 0; x < nn; x++) {
-        uint32_t e = pick(k->s, k->w, k->t, (uint32_t)x);
-        if (e != UINT32_MAX) coff[g->edge[e].u + 2]++;
-        else root[x / 64] |= 1ull << (x % 64);
+    /* the paths' union, each node's parent counted one slot ahead */
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t x = v[i]; !(on[x / 64] >> (x % 64) & 1);) {
+            on[x / 64] |= 1ull << (x % 64);
+            uint32_t e = pick(k->s, k->w, k->t, x);
+            if (e == UINT32_MAX) {
+                root[x / 64] |= 1ull << (x % 64);
+                break;
+            }
+            x = g->edge[e].u;
+            coff[x + 2]++;
+        }
     }
     for (size_t x = 2; x < nn + 2; x++) coff[x] += coff[x - 1];
-    for (size_t x = 0; x < nn; x++) {
-        uint32_t e = root[x / 64] >> (x % 64) & 1 ? UINT32_MAX : pick(k->s, k->w, k->t, (uint32_t)x);
-        if (e != UINT32_MAX) kid[coff[g->edge[e].u + 1]++] = e;
-    }
+    /* then the children filled in node order */
+    for (size_t wd = 0; wd < nn / 64 + 1; wd++)
+        for (uint64_t b = on[wd] & ~root[wd]; b; b &= b - 1) {
+            uint32_t x = (uint32_t)(wd * 64 + (size_t)__builtin_ctzll(b));
+            uint32_t e = pick(k->s, k->w, k->t, x);
+            kid[coff[g->edge[e].u + 1]++] = e;
+        }
     for (size_t i = 0; i < n; i++) qs[i] = (uint32_t)i, qnode[i] = v[i], hasq[v[i] / 64] |= 1ull << (v[i] % 64);
     HTA_TRY_GOTO(st, hta_stable_sort_idx_i64(qs, n, qnode, err), done);
     /* the running sums of the path from the root down to the node the pass is at */
@@ -232,7 +245,7 @@ static hta_status forest(sj_walker *k, const uint32_t *v, sj_query *q, size_t n,
         }
     }
 done:
-    free(coff), free(kid), free(qs), free(qnode), free(hasq), free(root);
+    free(coff), free(kid), free(qs), free(qnode), free(hasq), free(root), free(on);
     return st;
 }
 

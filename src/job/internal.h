@@ -30,11 +30,12 @@
  *      visit of the ranks concerned.
  *
  * The passes over the ranks and the job's tables are job/passes.c's, the state they exchange among
- * processes job/wire.c's, a rank's graph for a pass job/graphs.c's.  src/job/ calls src/cpath/ (the
- * simulation graph, the rules, the tables' rows), never the other way, and its files call one way:
- * passes.c calls wire.c, replay.c, paths.c and skeleton.c; paths.c calls skeleton.c (sj_weights), replay.c
- * and wire.c call it for a skeleton's shared arrays (sj_skel_own, sj_skel_free); skeleton.c and paths.c
- * take their graphs from graphs.c. */
+ * processes job/wire.c's, a rank's graph for a pass job/graphs.c's, the graph with its chains folded for
+ * the label passes job/chains.c's.  src/job/ calls src/cpath/ (the simulation graph, the rules, the tables'
+ * rows), never the other way, and its files call one way: passes.c calls wire.c, replay.c, paths.c,
+ * skeleton.c and chains.c (a kept graph's fold dropped); paths.c calls skeleton.c (sj_weights), replay.c
+ * and wire.c call it for a skeleton's shared arrays (sj_skel_own, sj_skel_free); skeleton.c calls chains.c;
+ * skeleton.c and paths.c take their graphs from graphs.c. */
 #ifndef HTA_JOB_INTERNAL_H
 #define HTA_JOB_INTERNAL_H
 

@@ -54,24 +54,32 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The fold of s given what the label pass marks per graph node: mid, kept, nsucc; trk: the transfers (edge <<
- * 32 | collective, ascending); knode: the kept nodes (collective arrivals, step boundaries, the run's end
- * g->nnode), made the folded graph's. */
-static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid, const unsigned char *kept,
-                        const uint16_t *nsucc, const uint64_t *trk, size_t ntr, const uint32_t *pw_e, size_t ncoll,
-                        hta_error *err) {
+/* Per graph node, what the fold reads of it, one byte: a wait's mid node, kept, and its edges out (0, 1, or
+ * 2 for two or more): one array where three were read at scattered nodes. */
+enum { F_MID = 1, F_KEPT = 2, F_OUT1 = 4, F_OUTS = 12 };
+
+/* The fold of s given its flags f per graph node; trk: the transfers (edge << 32 | collective, ascending);
+ * c->knode: the kept nodes (collective arrivals, step boundaries, the run's end g->nnode), made the folded
+ * graph's. */
+static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *f, const uint64_t *trk, size_t ntr,
+                        const uint32_t *pw_e, size_t ncoll, hta_error *err) {
     const hta_cp_graph *g = s->g;
     size_t nn = g->nnode;
     uint32_t *rid = malloc((nn ? nn : 1) * sizeof *rid), *back = NULL;
-    if (!rid) return hta_oom(err);
+    uint64_t *link = calloc(nn / 64 + 1, sizeof *link); /* bits: the nodes that are links */
+    if (!rid || !link) {
+        free(rid), free(link);
+        return hta_oom(err);
+    }
     /* a link of a chain: one edge in, from a node that is no wait's mid node, and one edge out; neither kept
      * nor a mid node itself */
     size_t n = 0, nlink = 0;
     for (size_t v = 0; v < nn; v++) {
         uint32_t a = s->pred_off[v], z = s->pred_off[v + 1];
-        int link = z - a == 1 && nsucc[v] == 1 && !kept[v] && !mid[v] && !mid[g->edge[s->pred_eid[a]].u];
-        rid[v] = link ? UINT32_MAX : 0;
-        if (!link) n++, nlink += z - a;
+        int is = z - a == 1 && (f[v] & (F_OUTS | F_MID | F_KEPT)) == F_OUT1 &&
+                 !(f[g->edge[s->pred_eid[a]].u] & F_MID);
+        link[v / 64] |= (uint64_t)is << (v % 64);
+        if (!is) n++, nlink += z - a;
     }
     c->n = n;
     c->nlink = nlink;
@@ -83,7 +91,7 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid
     c->e = malloc((g->nedge ? g->nedge : 1) * sizeof *c->e);
     c->arr = malloc((n + 1) * sizeof *c->arr);
     c->flag = calloc(n + 1, 1);
-    c->nsucc = malloc((n + 1) * sizeof *c->nsucc);
+    c->nsucc = calloc(n + 1, sizeof *c->nsucc);
     c->arr_of = malloc((ncoll ? ncoll : 1) * sizeof *c->arr_of);
     c->w = malloc((nlink ? nlink : 1) * 3 * sizeof *c->w);
     size_t cback = 64;
@@ -95,25 +103,24 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid
     size_t i = 0;
     for (size_t t = 0; t < nn; t++) {
         uint32_t v = s->topo[t];
-        if (rid[v] == UINT32_MAX) continue;
+        if (link[v / 64] >> (v % 64) & 1) continue;
         rid[v] = (uint32_t)i;
         c->node[i] = v;
         c->arr[i] = -1;
-        c->flag[i] = (mid[v] ? SJ_CH_MID : 0) | (kept[v] ? SJ_CH_KEPT : 0);
-        c->nsucc[i] = nsucc[v];
+        c->flag[i] = (f[v] & F_MID ? SJ_CH_MID : 0) | (f[v] & F_KEPT ? SJ_CH_KEPT : 0);
         i++;
     }
     c->node[n] = (uint32_t)nn; /* the run's end */
     c->arr[n] = -1;
     c->flag[n] = SJ_CH_KEPT;
-    c->nsucc[n] = 0;
     for (size_t q = 0; q < ncoll; q++) {
         uint32_t a = rid[g->edge[pw_e[q]].u]; /* an arrival is kept: a node of the folded graph */
         c->arr_of[q] = a;
         c->arr[a] = (int32_t)q; /* the last collective of that arrival, as the labels' lookup had it */
     }
     /* each node's links in, in the order of its edges in: each edge followed back through the chain's links
-     * to the node it leaves from; every link of a chain is on exactly one such path */
+     * to the node it leaves from; every link of a chain is on exactly one such path, and every edge out of a
+     * node begins one (so its links out count its edges out, LEFT_HUB from that many on) */
     size_t k = 0, ne = 0;
     for (i = 0; i < n; i++) {
         uint32_t v = c->node[i];
@@ -129,15 +136,16 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid
                 }
                 back[nb++] = e;
                 uint32_t u = g->edge[e].u;
-                if (rid[u] != UINT32_MAX) break;
+                if (!(link[u / 64] >> (u % 64) & 1)) break;
                 e = s->pred_eid[s->pred_off[u]];
             }
-            uint32_t u = g->edge[e].u;
-            c->from[k] = rid[u];
+            uint32_t u = g->edge[e].u, from = rid[u];
+            c->from[k] = from;
+            if (c->nsucc[from] != UINT16_MAX) c->nsucc[from]++;
             /* from a wait's mid node: the transfer of its collective (one edge: a link never follows a mid
              * node); -2: an edge out of a mid node that is no transfer (the pass says so where it meets it) */
             c->tc[k] = -1;
-            if (mid[u]) {
+            if (f[u] & F_MID) {
                 int32_t tc = last_pair(trk, ntr, e);
                 c->tc[k] = tc >= 0 ? tc : -2;
             }
@@ -151,17 +159,19 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *mid
     c->e_off[k] = (uint32_t)ne;
     /* the run's end: the nodes no edge leaves (no mid node), in the graph's node order */
     size_t nend = 0;
-    for (size_t v = 0; v < nn; v++) nend += !nsucc[v] && !mid[v];
+    for (size_t v = 0; v < nn; v++) nend += !(f[v] & (F_OUTS | F_MID));
     if (!(c->ends = malloc((nend ? nend : 1) * sizeof *c->ends))) goto oom;
     for (size_t v = 0; v < nn; v++)
-        if (!nsucc[v] && !mid[v]) c->ends[c->nends++] = rid[v];
+        if (!(f[v] & (F_OUTS | F_MID))) c->ends[c->nends++] = rid[v];
     for (size_t q = 0; q < c->nknode; q++) c->knode[q] = c->knode[q] < nn ? rid[c->knode[q]] : (uint32_t)n;
     free(back);
     free(rid);
+    free(link);
     return HTA_OK;
 oom:
     free(back);
     free(rid);
+    free(link);
     return hta_oom(err);
 }
 
@@ -173,32 +183,31 @@ hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, con
     c->nknode = R->ncoll + 2 * R->nsteps + 1;
     c->knode = malloc(c->nknode * sizeof *c->knode);
     uint64_t *trk = malloc((R->ncoll + 1) * sizeof *trk);
-    unsigned char *mid = calloc(nn + 1, 1), *kept = calloc(nn + 1, 1);
-    uint16_t *nsucc = calloc(nn + 1, sizeof *nsucc);
+    unsigned char *f = calloc(nn + 1, 1);
     hta_status st = HTA_OK;
-    if (!c->knode || !trk || !mid || !kept || !nsucc) {
+    if (!c->knode || !trk || !f) {
         st = hta_oom(err);
         goto done;
     }
-    for (size_t i = 0; i < g->nedge; i++)
-        if (nsucc[g->edge[i].u] != UINT16_MAX) nsucc[g->edge[i].u]++;
+    for (size_t i = 0; i < g->nedge; i++) {
+        unsigned char *x = &f[g->edge[i].u];
+        if ((*x & F_OUTS) != F_OUTS - F_OUT1) *x += F_OUT1; /* 0, 1, then 2: two or more */
+    }
     size_t ntr = 0;
     for (size_t q = 0; q < R->ncoll; q++) {
         trk[ntr++] = (uint64_t)tr_e[q] << 32 | q;
-        mid[g->edge[tr_e[q]].u] = 1;
+        f[g->edge[tr_e[q]].u] |= F_MID;
         c->knode[q] = g->edge[pw_e[q]].u;
     }
     qsort(trk, ntr, sizeof *trk, cmp_u64);
     for (size_t i = 0; i < R->nsteps; i++)
         c->knode[R->ncoll + 2 * i] = R->steps[i].start, c->knode[R->ncoll + 2 * i + 1] = R->steps[i].end;
     c->knode[R->ncoll + 2 * R->nsteps] = (uint32_t)g->nnode; /* the run's end: every last node's labels */
-    for (size_t i = 0; i < c->nknode; i++) kept[c->knode[i]] = 1;
-    st = build(c, s, mid, kept, nsucc, trk, ntr, pw_e, R->ncoll, err);
+    for (size_t i = 0; i < c->nknode; i++) f[c->knode[i]] |= F_KEPT;
+    st = build(c, s, f, trk, ntr, pw_e, R->ncoll, err);
 done:
     free(trk);
-    free(mid);
-    free(kept);
-    free(nsucc);
+    free(f);
     if (st) sj_chains_free(c);
     return st;
 }

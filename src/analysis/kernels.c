@@ -4,6 +4,7 @@
  * "others".  Unlike HTA (quirk A1) every row's max/min/mean/stddev are
  * statistics of kernel durations, "others" included. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,14 +34,7 @@ typedef struct bound {
     uint32_t seq; /* position in HTA's concatenation: ties keep it (stable sort) */
     int32_t delta;
 } bound;
-
-/* By time, then by seq: HTA sorts the boundaries with an unstable sort, and which zero-length labels
- * appear depends on the tie order (§4.1); the concatenation order is the deterministic choice. */
-static int cmp_bound(const void *a, const void *b) {
-    const bound *x = a, *y = b;
-    if (x->time != y->time) return x->time < y->time ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
+_Static_assert(sizeof(bound) == 16 && offsetof(bound, time) == 0, "a boundary is a 16-byte record keyed by time");
 
 /* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[] (zeroed by the caller). */
 static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8], hta_error *err) {
@@ -53,7 +47,7 @@ static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int s
         HTA_TRY_GOTO(st, bd_union(b, (int)g_types[j], &us[j], &ue[j], &nu[j], err), out);
         nb += 2 * nu[j];
     }
-    bs = malloc((nb ? nb : 1) * sizeof *bs);
+    bs = malloc((nb ? 2 * nb : 1) * sizeof *bs); /* and the sort's room */
     if (!bs) {
         st = hta_oom(err);
         goto out;
@@ -64,7 +58,10 @@ static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int s
         for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i], (uint32_t)k, 1 << j}, k++;
         for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i], (uint32_t)k, -(1 << j)}, k++;
     }
-    qsort(bs, nb, sizeof *bs, cmp_bound);
+    /* By time, then by seq (a stable radix sort, where qsort's comparator was most of the part's time): HTA
+     * sorts the boundaries with an unstable sort, and which zero-length labels appear depends on the tie
+     * order (§4.1); the concatenation order is the deterministic choice. */
+    hta_rsort_rec16(bs, nb, bs + nb);
     int run = 0;
     for (size_t i = 0; i + 1 < nb; i++) {
         run += bs[i].delta;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/corr_runs.h"
 #include "hta/launch.h"
 #include "hta/util.h"
 #include "hta/vocab.h"
@@ -24,33 +25,8 @@ void hta_launch_opts_default(hta_launch_opts *o) {
     *o = (hta_launch_opts){.runtime_cutoff_us = 50, .launch_delay_cutoff_us = 100, .include_memory_events = 1};
 }
 
-/* HTA's join is on correlation ids (§8).  Sorted arrays and binary search do it: the launch ids as a
- * sorted set, the GPU rows sorted by (id, position), so all the partners of one id are one contiguous run,
- * found in view order. */
-typedef struct corr_pos {
-    int64_t corr;
-    uint32_t pos; /* view position */
-} corr_pos;
-
-static int cmp_cp(const void *a, const void *b) {
-    const corr_pos *x = a, *y = b;
-    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
-}
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* First element of v[0..n) with corr >= c. */
-static size_t lower_cp(const corr_pos *v, size_t n, int64_t c) {
-    size_t lo = HTA_LOWER_BOUND(n, m, v[m].corr < c);
-    return lo;
-}
-static int has_i64(const int64_t *v, size_t n, int64_t c) {
-    size_t lo = HTA_LOWER_BOUND(n, m, v[m] < c);
-    return lo < n && v[lo] == c;
-}
+/* HTA's join is on correlation ids (§8): the launch ids as a set, the GPU rows grouped by id (corr_runs), so
+ * all the partners of one id are one contiguous run, found in view order. */
 
 /* Which names are launches, per symbol: kernel and graph launches of every vendor, plus stream-ordered
  * copies and sets with include_memory_events; with --hta-compat HTA's lists (TF§4.4), which know no HIP
@@ -79,9 +55,10 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     if (st) return st;
     /* scratch of this rank: released on every return below */
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
-    int64_t *corrs = HTA_ANEW(&ctx->scratch, int64_t, v->n);
-    corr_pos *gpu = HTA_ANEW(&ctx->scratch, corr_pos, v->n);
-    if (!corrs || !gpu) {
+    int64_t *ids = HTA_ANEW(&ctx->scratch, int64_t, v->n);
+    uint32_t *pos = HTA_ANEW(&ctx->scratch, uint32_t, v->n);
+    corr_runs launches, gpu;
+    if (!ids || !pos) {
         hta_arena_reset(&ctx->scratch, mark);
         return hta_oom(err);
     }
@@ -91,17 +68,25 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
         /* A launch without a correlation id (-1) would join every uncorrelated
          * CPU row with every uncorrelated GPU row: it links nothing. */
         if (r->correlation[i] < 0) continue;
-        if (sel[r->name[i]]) corrs[nc++] = r->correlation[i];
+        if (sel[r->name[i]]) ids[nc] = r->correlation[i], pos[nc++] = (uint32_t)k;
     }
-    qsort(corrs, nc, sizeof *corrs, cmp_i64);
+    if ((st = corr_runs_build(ids, pos, nc, &ctx->scratch, &launches, err))) {
+        hta_arena_reset(&ctx->scratch, mark);
+        return st;
+    }
     /* §8: the GPU side is every row with a stream whose id a launch has; times and durations come from the
      * view (HTA's rounding, no negative durations) */
+    size_t a, b;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
-        if (hta_row_stream(r, i) != -1 && has_i64(corrs, nc, r->correlation[i]))
-            gpu[ng++] = (corr_pos){r->correlation[i], (uint32_t)k};
+        if (hta_row_stream(r, i) == -1) continue;
+        corr_runs_find(&launches, r->correlation[i], &a, &b);
+        if (a < b) ids[ng] = r->correlation[i], pos[ng++] = (uint32_t)k;
     }
-    qsort(gpu, ng, sizeof *gpu, cmp_cp);
+    if ((st = corr_runs_build(ids, pos, ng, &ctx->scratch, &gpu, err))) {
+        hta_arena_reset(&ctx->scratch, mark);
+        return st;
+    }
 
     int64_t nl = 0, nshort = 0, nrt = 0, nld = 0;
     double scpu = 0, sgpu = 0, sdelay = 0;
@@ -109,14 +94,17 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
      * inner join, §8), so a launch with two GPU activities gives two rows as in HTA. */
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
-        if (hta_row_stream(r, i) != -1 || !has_i64(corrs, nc, r->correlation[i])) continue;
+        if (hta_row_stream(r, i) != -1) continue;
+        corr_runs_find(&launches, r->correlation[i], &a, &b);
+        if (a == b) continue;
         /* A graph replay starts its kernels one after another: after the first, a kernel waits for the one
          * before it, not for the launch call, so its delay counts from the later of the two ends. */
         int graph = !ctx->hta_compat && (hta_sym_api(t, r->name[i]) & HTA_API_GRAPH_LAUNCH);
         int64_t ready = v->ts[k] + v->dur[k];
-        size_t first = lower_cp(gpu, ng, r->correlation[i]);
-        for (size_t g = first; g < ng && gpu[g].corr == r->correlation[i]; g++) {
-            size_t gk = gpu[g].pos;
+        size_t first, end;
+        corr_runs_find(&gpu, r->correlation[i], &first, &end);
+        for (size_t g = first; g < end; g++) {
+            size_t gk = gpu.pos[g];
             int64_t delay = v->ts[gk] - ready;
             if (graph && v->ts[gk] + v->dur[gk] > ready) ready = v->ts[gk] + v->dur[gk];
             /* GPU start minus CPU end, clipped at 0 (§8): work that starts before the launch call returns

@@ -254,7 +254,8 @@ static hta_status calls_text(gtab *gt, const callrec *cv, size_t nc, hta_error *
             break;
         }
         txt[0] = 0;
-        for (size_t x = i; x < at[g]; x++) k += (size_t)snprintf(txt + k, len + 1 - k, "%s%" PRId64, x > i ? " " : "", ns[x]);
+        for (size_t x = i; x < at[g]; x++)
+            k += (size_t)snprintf(txt + k, len + 1 - k, "%s%" PRId64, x > i ? " " : "", ns[x]);
         gp[g]->call_ns = txt;
     }
 out:

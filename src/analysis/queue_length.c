@@ -55,7 +55,8 @@ hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta
     if (!dids || !dpos) goto oom;
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
-        if (hta_row_stream(r, i) != -1 && r->correlation[i] != -1) dids[ndev] = r->correlation[i], dpos[ndev++] = (uint32_t)k;
+        if (hta_row_stream(r, i) != -1 && r->correlation[i] != -1)
+            dids[ndev] = r->correlation[i], dpos[ndev++] = (uint32_t)k;
     }
     corr_runs dev;
     HTA_TRY_GOTO(st, corr_runs_build(dids, dpos, ndev, A, &dev, err), fail);

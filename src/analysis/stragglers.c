@@ -214,15 +214,21 @@ static hta_status summarise_rank(hta_ctx *ctx, size_t k, hta_table *rt, hta_tabl
     HTA_TRY(hta_ctx_view(ctx, k, &v, err));
     hta_arena *A = &ctx->scratch;
     hta_arena_mark mark = hta_arena_save(A);
-    size_t n = 0, cap = 16;
+    size_t n = 0, cap = 16, last = 0;
     iter_span *sp = HTA_ANEW(A, iter_span, cap);
+    /* per name, asked once (rows are many, names few, and each question reads the name's text): its step
+     * iteration + 2 (0: not yet), and whether it is a collective kernel's (0: not yet, 1 no, 2 yes) */
+    size_t nsym = hta_symtab_count(t->sym);
+    int64_t *step_of = hta_arena_calloc(A, nsym ? nsym : 1, sizeof *step_of);
+    uint8_t *nccl = hta_arena_calloc(A, nsym ? nsym : 1, 1);
     long row = hta_table_add_row(rt);
-    if (!sp || row < 0) goto oom;
+    if (!sp || !step_of || !nccl || row < 0) goto oom;
     hta_table_set_int(rt, (size_t)row, HTA_SSUM_RANK, r->rank);
     for (size_t p = 0; p < v->n; p++) {
         uint32_t i = v->row[p];
-        const char *nm = hta_sym(t->sym, r->name[i]);
-        int64_t s = hta_step_iteration(nm);
+        uint32_t sym = r->name[i];
+        if (!step_of[sym]) step_of[sym] = hta_step_iteration(hta_sym(t->sym, sym)) + 2;
+        int64_t s = step_of[sym] - 2;
         iter_span *e;
         if (s >= 0) {
             if (!(e = span_of(A, &sp, &n, &cap, s))) goto oom;
@@ -231,13 +237,19 @@ static hta_status summarise_rank(hta_ctx *ctx, size_t k, hta_table *rt, hta_tabl
         /* the steps are numbers >= 0: rows of other iterations are in none */
         int64_t itr = r->iteration[i];
         if (itr < 0) continue;
-        if (!(e = span_of(A, &sp, &n, &cap, itr))) goto oom;
+        /* a row is most often of the previous row's iteration: its entry, where no insertion moved it */
+        if (last < n && sp[last].it == itr) e = &sp[last];
+        else if (!(e = span_of(A, &sp, &n, &cap, itr))) goto oom;
+        last = (size_t)(e - sp);
         e->rows++;
         if (v->ts[p] < e->first) e->first = v->ts[p];
         if (v->ts[p] + v->dur[p] > e->end) e->end = v->ts[p] + v->dur[p];
         /* HTA's straggler rule takes stream > 0 (§0.5); --hta-compat: iteration > 0 (Quirk A10) */
         if (hta_row_stream(r, i) <= 0 || (ctx->hta_compat && itr <= 0)) continue;
-        if (ctx->hta_compat ? !hta_is_nccl_kernel_name_hta(nm) : !hta_is_nccl_kernel_name(nm)) continue;
+        const char *nm = hta_sym(t->sym, sym);
+        if (!nccl[sym])
+            nccl[sym] = ctx->hta_compat ? hta_is_nccl_kernel_name_hta(nm) ? 2 : 1 : hta_is_nccl_kernel_name(nm) ? 2 : 1;
+        if (nccl[sym] == 1) continue;
         if ((row = hta_table_add_row(ct)) < 0) goto oom;
         hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_RANK, r->rank);
         hta_table_set_int(ct, (size_t)row, HTA_SSUM_COLL_STREAM, hta_row_stream(r, i));

@@ -76,6 +76,49 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Runs of intervals ascending by start that union_of merges as they are, where a radix sort of the whole
+ * would move every interval several times: a rank's host rows come thread by thread, each in time order
+ * (5 runs of 440,000 intervals on a 250 MB rank). */
+#define RP_UNION_RUNS 16
+
+/* The union of the intervals iv[0 .. n) (start, end pairs) that come in the k runs [rb[j], rb[j + 1]),
+ * each ascending by start, into out (room for n pairs); returns how many.  Each step takes the least start
+ * of the runs' heads (k is small), and merges as hta_interval_union_pairs does: the union does not depend on
+ * the order of intervals that start together. */
+static size_t union_runs(const int64_t *iv, const size_t *rb, size_t k, int64_t *out) {
+    size_t head[RP_UNION_RUNS], m = 0;
+    int64_t maxend = 0;
+    memcpy(head, rb, k * sizeof *head);
+    for (;;) {
+        /* the run with the least head, and the least head of the others: its intervals up to that one are
+         * next, taken at once (runs are long) */
+        size_t best = k;
+        int64_t next = INT64_MAX;
+        for (size_t j = 0; j < k; j++) {
+            if (head[j] == rb[j + 1]) continue;
+            int64_t x = iv[2 * head[j]];
+            if (best == k || x < iv[2 * head[best]]) {
+                if (best != k && iv[2 * head[best]] < next) next = iv[2 * head[best]];
+                best = j;
+            } else if (x < next) {
+                next = x;
+            }
+        }
+        if (best == k) return m;
+        size_t h = head[best], end = rb[best + 1];
+        do {
+            int64_t s = iv[2 * h], e = iv[2 * h + 1];
+            if (m == 0 || s > maxend) {
+                out[2 * m] = s, out[2 * m + 1] = maxend = e;
+                m++;
+            } else if (e > maxend) {
+                out[2 * m - 1] = maxend = e;
+            }
+        } while (++h < end && iv[2 * h] <= next);
+        head[best] = h;
+    }
+}
+
 /* The union of the n intervals iv (start, end pairs: the caller's scratch, merged in place) into a, at its
  * size (sc: the sort's room, given back). */
 static hta_status union_of(hta_arena *a, hta_arena *sc, int64_t *iv, size_t n, int64_t **os, int64_t **oe, size_t *on,
@@ -83,16 +126,46 @@ static hta_status union_of(hta_arena *a, hta_arena *sc, int64_t *iv, size_t n, i
     hta_arena_mark m = hta_arena_save(sc);
     int64_t *tmp = HTA_ANEW(sc, int64_t, 2 * n);
     if (!tmp) return hta_oom(err);
-    HTA_TRY(hta_interval_union_pairs(iv, n, tmp, on, err));
-    hta_arena_reset(sc, m);
+    /* few runs: merged into tmp; many: sorted (a radix sort) and merged in place */
+    size_t rb[RP_UNION_RUNS + 1], k = 0;
+    rb[0] = 0;
+    for (size_t i = 1; i < n && k < RP_UNION_RUNS; i++)
+        if (iv[2 * i] < iv[2 * i - 2]) rb[++k] = i;
+    const int64_t *u = tmp;
+    if (n && k < RP_UNION_RUNS) {
+        rb[++k] = n;
+        *on = union_runs(iv, rb, k, tmp);
+    } else {
+        HTA_TRY(hta_interval_union_pairs(iv, n, tmp, on, err));
+        u = iv;
+    }
     *os = HTA_ANEW(a, int64_t, *on);
     *oe = HTA_ANEW(a, int64_t, *on);
     if (!*os || !*oe) return hta_oom(err);
-    for (size_t i = 0; i < *on; i++) (*os)[i] = iv[2 * i], (*oe)[i] = iv[2 * i + 1];
+    for (size_t i = 0; i < *on; i++) (*os)[i] = u[2 * i], (*oe)[i] = u[2 * i + 1];
+    hta_arena_reset(sc, m);
     return HTA_OK;
 }
 
 static int is_gpu_op(int cl) { return cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY || cl == HTA_CC_MEMSET; }
+
+/* What the profile asks of a row's name, asked once a name (memo: a byte a symbol, zeroed by the caller):
+ * rows are many and names few, and each question reads the name's text (a cache miss, then a compare or
+ * a glob).  RP_NM_* bits; RP_NM_ASKED once asked. */
+enum { RP_NM_ASKED = 1, RP_NM_STEP = 2, RP_NM_DL = 4, RP_NM_CAPTURE = 8 };
+static unsigned name_flags(const hta_trace *t, uint8_t *memo, uint32_t sym) {
+    if (!memo[sym]) {
+        const char *nm = hta_sym(t->sym, sym);
+        unsigned f = RP_NM_ASKED;
+        if (hta_step_number(nm) >= 0) f |= RP_NM_STEP; /* ProfilerStep#N */
+        if (!fnmatch(RP_DATALOADER_GLOB, nm, 0)) f |= RP_NM_DL;
+        /* torch.compile's CUDA-graph trees recording a graph (mode="reduce-overhead") */
+        if (strstr(nm, "cudagraph_trees.py") && (strstr(nm, "_record") || strstr(nm, "record_function")))
+            f |= RP_NM_CAPTURE;
+        memo[sym] = (uint8_t)f;
+    }
+    return memo[sym];
+}
 
 /* When a GPU operation was put on its queue: the end of its launch call (NULL: not known).  View times. */
 static int launched_at(const hta_view *v, const hta_rank *r, size_t row, int64_t *at) {
@@ -279,7 +352,7 @@ static int sw_push(sw_vec *w, int64_t t, int32_t k, int32_t d) {
 
 /* attribute's sweep, into w (pre: the GPU busy union's prefix sums). */
 static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                        hta_arena *a, hta_arena *sc, const int64_t *pre, sw_vec *w, rp_rank *p, hta_error *err) {
+                        uint8_t *nf, hta_arena *a, hta_arena *sc, const int64_t *pre, sw_vec *w, rp_rank *p, hta_error *err) {
     size_t n = v->n;
 #define EV(T, K, D)                                                                                                \
     do {                                                                                                           \
@@ -345,10 +418,10 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
             p->nklaunch += (api & HTA_API_KERNEL_LAUNCH) != 0;
             /* a launch recorded into a graph runs nothing: no GPU activity carries its correlation */
             p->nklaunch_none += (api & HTA_API_KERNEL_LAUNCH) && r->partner[row] < 0;
-        } else if (strstr(nm, "cudagraph_trees.py") && (strstr(nm, "_record") || strstr(nm, "record_function"))) {
+        } else if (name_flags(t, nf, r->name[row]) & RP_NM_CAPTURE) {
             p->ncapture++; /* torch.compile's CUDA-graph trees recording a graph (mode="reduce-overhead") */
         }
-        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
+        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && (name_flags(t, nf, r->name[row]) & RP_NM_DL) &&
             s >= dl_end && e > s) {
             EV(s, SW_DL, 1);
             EV(e, SW_DL, -1);
@@ -358,7 +431,7 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
                 return hta_oom(err);
             }
         } else if ((cl == HTA_CC_PYTHON_FUNCTION || cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION) &&
-                   e - s >= RP_LONG_GAP_NS && hta_step_number(nm) < 0 && rp_step_of(p, s) >= 0 &&
+                   e - s >= RP_LONG_GAP_NS && !(name_flags(t, nf, r->name[row]) & RP_NM_STEP) && rp_step_of(p, s) >= 0 &&
                    busy_before(p, pre, e) == busy_before(p, pre, p->step_ts[rp_step_of(p, s)]) &&
                    count_in(lt, nl, s, e) == 0) {
             /* input preparation: before its step's first GPU work, the host works 1 ms or more in one frame or
@@ -461,7 +534,7 @@ static hta_status sweep(const hta_view *v, const hta_trace *t, const hta_rank *r
 /* The GPU's idle and busy time of each step told apart (rp_rank's idle_* and *_excl), the blocking calls
  * by name, and the capture counts, in one sweep over the points where something starts or ends. */
 static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_rank *r, const unsigned char *cc,
-                            hta_arena *a, hta_arena *sc, size_t ngpu_ops, rp_rank *p, hta_error *err) {
+                            uint8_t *nf, hta_arena *a, hta_arena *sc, size_t ngpu_ops, rp_rank *p, hta_error *err) {
     int64_t *pre = HTA_ANEW(sc, int64_t, p->ngpu + 1);
     if (!pre) return hta_oom(err);
     pre[0] = 0;
@@ -470,7 +543,7 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     size_t cap = 6 * ngpu_ops + 2 * p->nsteps + 4096;
     sw_vec w = {hta_big_realloc(NULL, cap * sizeof(sw_ev)), 0, cap};
     if (!w.v) return hta_oom(err);
-    hta_status st = sweep(v, t, r, cc, a, sc, pre, &w, p, err);
+    hta_status st = sweep(v, t, r, cc, nf, a, sc, pre, &w, p, err);
     hta_big_free(w.v);
     return st;
 }
@@ -492,6 +565,10 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
     unsigned char *cc = HTA_ANEW(a, unsigned char, t->ncats);
     if (!cc) return hta_oom(err);
     for (size_t c = 0; c < t->ncats; c++) cc[c] = (unsigned char)hta_cat_classify(hta_sym(t->sym, t->cats[c]));
+    /* the names' answers (name_flags), for the whole build */
+    size_t nsym = hta_symtab_count(t->sym);
+    uint8_t *nf = hta_arena_calloc(sc, nsym ? nsym : 1, 1);
+    if (!nf) return hta_oom(err);
     /* the unions' inputs at their size (GPU operations; the host's rows that may be busy time), not the view's:
      * the scratch is written at once, so room beyond what is used would cost memory too */
     size_t mg = 0, mc = 0;
@@ -514,7 +591,6 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         if (e > t1) t1 = e;
         int cl = cc[r->cat[row]];
         int gpu = hta_row_stream(r, row) != -1;
-        const char *nm = hta_sym(t->sym, r->name[row]);
         if (gpu && is_gpu_op(cl)) {
             gi[2 * ng] = s, gi[2 * ng++ + 1] = e;
             if (cl == HTA_CC_KERNEL && kty[row] == HTA_KT_COMMUNICATION) ncoll++;
@@ -522,7 +598,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
                             cl == HTA_CC_RUNTIME)) {
             /* CPU busy: operators and runtime calls; Python frames and annotations wrap whole phases and
              * would make every thread look busy all the time */
-            if (hta_step_number(nm) >= 0) nst++;
+            if (name_flags(t, nf, r->name[row]) & RP_NM_STEP) nst++;
             else if (cl == HTA_CC_CPU_OP || cl == HTA_CC_RUNTIME) ci[2 * nc] = s, ci[2 * nc++ + 1] = e;
             else if (cl == HTA_CC_USER_ANNOTATION) na++;
         }
@@ -532,7 +608,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
     for (size_t i = 0; !ng && na && i < n; i++) {
         size_t row = v->row[i];
         if (hta_row_stream(r, row) == -1 && cc[r->cat[row]] == HTA_CC_USER_ANNOTATION &&
-            hta_step_number(hta_sym(t->sym, r->name[row])) < 0)
+            !(name_flags(t, nf, r->name[row]) & RP_NM_STEP))
             ci[2 * nc] = v->ts[i], ci[2 * nc++ + 1] = v->ts[i] + v->dur[i];
     }
     if (!n) t0 = 0, t1 = -1; /* no rows: an empty span, which the headline reports as "no events" */
@@ -555,8 +631,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         if (hta_row_stream(r, row) != -1 || !(cl == HTA_CC_CPU_OP || cl == HTA_CC_USER_ANNOTATION ||
                                               cl == HTA_CC_PYTHON_FUNCTION || cl == HTA_CC_RUNTIME))
             continue;
-        int64_t num = hta_step_number(hta_sym(t->sym, r->name[row]));
-        if (num < 0) continue;
+        if (!(name_flags(t, nf, r->name[row]) & RP_NM_STEP)) continue;
         sidx[j] = (uint32_t)j, vix[j] = (uint32_t)i, skey[j++] = v->ts[i];
         if (j == 1) p->step_pid = hta_row_thread(r, row)->pid, p->step_tid = hta_row_thread(r, row)->tid;
     }
@@ -648,7 +723,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         unsigned api = t->api ? t->api[r->name[row]] : hta_api_of(nm);
         if (api & HTA_API_SYNC) sat_add(&p->sync_ns[st], d), p->nsync[st]++;
         if (api & HTA_API_LAUNCH) p->nlaunch[st]++;
-        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && !fnmatch(RP_DATALOADER_GLOB, nm, 0) &&
+        if ((cl == HTA_CC_USER_ANNOTATION || cl == HTA_CC_CPU_OP) && (name_flags(t, nf, r->name[row]) & RP_NM_DL) &&
             s >= dl_end) {
             sat_add(&p->dl_ns[st], d);
             dl_end = s + d;
@@ -692,7 +767,7 @@ static hta_status profile_build(hta_ctx *ctx, size_t k, hta_arena *a, hta_arena 
         for (size_t i = ngap / 2; i < ngap; i++) p->gap_max_ns = gap[i] > p->gap_max_ns ? gap[i] : p->gap_max_ns;
     }
     hta_arena_reset(sc, m1);
-    HTA_TRY(attribute(v, t, r, cc, a, sc, ng, p, err));
+    HTA_TRY(attribute(v, t, r, cc, nf, a, sc, ng, p, err));
     /* series */
     rp_series *ser = p->ser = HTA_ANEW(a, rp_series, 1);
     if (!ser) return hta_oom(err);

@@ -337,6 +337,9 @@ static int blocking_call(unsigned api, int cl, int64_t dur) {
 typedef struct sw_vec {
     sw_ev *v;
     size_t n, cap;
+    int64_t base; /* subtracted from every time: the sweep reads only differences, and times from the span's
+                   * start differ in fewer bits than times from the clock's zero, which saves the radix sort a
+                   * pass where the span crosses a multiple of 2^33 ns (one rank of 250 MB: 4 passes -> 3) */
 } sw_vec;
 
 static int sw_push(sw_vec *w, int64_t t, int32_t k, int32_t d) {
@@ -346,7 +349,7 @@ static int sw_push(sw_vec *w, int64_t t, int32_t k, int32_t d) {
         if (!x) return -1;
         w->v = x, w->cap = nc;
     }
-    w->v[w->n++] = (sw_ev){t, k, d};
+    w->v[w->n++] = (sw_ev){t - w->base, k, d};
     return 0;
 }
 
@@ -541,7 +544,7 @@ static hta_status attribute(const hta_view *v, const hta_trace *t, const hta_ran
     for (size_t q = 0; q < p->ngpu; q++) pre[q + 1] = pre[q] + (p->gpu_e[q] - p->gpu_s[q]);
     /* room for the GPU's points and the steps' at once; the host's grow it */
     size_t cap = 6 * ngpu_ops + 2 * p->nsteps + 4096;
-    sw_vec w = {hta_big_realloc(NULL, cap * sizeof(sw_ev)), 0, cap};
+    sw_vec w = {hta_big_realloc(NULL, cap * sizeof(sw_ev)), 0, cap, p->t0};
     if (!w.v) return hta_oom(err);
     hta_status st = sweep(v, t, r, cc, nf, a, sc, pre, &w, p, err);
     hta_big_free(w.v);

@@ -4,7 +4,6 @@
  * "others".  Unlike HTA (quirk A1) every row's max/min/mean/stddev are
  * statistics of kernel durations, "others" included. */
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,58 +28,46 @@ void hta_kernel_opts_default(hta_kernel_opts *o) {
 #define NT 3 /* analysed types: COMPUTATION, COMMUNICATION, MEMORY (bits 1, 2, 4) */
 static const hta_kernel_type g_types[NT] = {HTA_KT_COMPUTATION, HTA_KT_COMMUNICATION, HTA_KT_MEMORY};
 
-typedef struct bound {
-    int64_t time;
-    uint32_t seq; /* position in HTA's concatenation: ties keep it (stable sort) */
-    int32_t delta;
-} bound;
-_Static_assert(sizeof(bound) == 16 && offsetof(bound, time) == 0, "a boundary is a 16-byte record keyed by time");
-
 /* Adds this rank's time per overlap label (running bit sum 1..7) to sum[]/seen[] (zeroed by the caller). */
 static hta_status type_sweep(const bd_rows *b, int ntypes, int64_t sum[8], int seen[8], hta_error *err) {
     int64_t *us[NT] = {0}, *ue[NT] = {0};
     size_t nu[NT] = {0};
     size_t nb = 0;
     hta_status st = HTA_OK;
-    bound *bs = NULL;
     for (int j = 0; j < ntypes; j++) {
         HTA_TRY_GOTO(st, bd_union(b, (int)g_types[j], &us[j], &ue[j], &nu[j], err), out);
         nb += 2 * nu[j];
     }
-    bs = malloc((nb ? 2 * nb : 1) * sizeof *bs); /* and the sort's room */
-    if (!bs) {
-        st = hta_oom(err);
-        goto out;
-    }
-    size_t k = 0;
-    /* times from the earliest start (the unions are sorted): the sweep reads only differences, and such times
-     * differ in fewer bits, which can save the radix sort a pass */
-    int64_t base = INT64_MAX;
-    for (int j = 0; j < ntypes; j++)
-        if (nu[j] && us[j][0] < base) base = us[j][0];
-    for (int j = 0; j < ntypes; j++) {
-        /* HTA's concatenation: per type in T order, its starts (+bit) then its ends (-bit). */
-        for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){us[j][i] - base, (uint32_t)k, 1 << j}, k++;
-        for (size_t i = 0; i < nu[j]; i++) bs[k] = (bound){ue[j][i] - base, (uint32_t)k, -(1 << j)}, k++;
-    }
-    /* By time, then by seq (a stable radix sort, where qsort's comparator was most of the part's time): HTA
-     * sorts the boundaries with an unstable sort, and which zero-length labels appear depends on the tie
-     * order (§4.1); the concatenation order is the deterministic choice. */
-    hta_rsort_rec16(bs, nb, bs + nb);
+    /* The boundaries in HTA's concatenation: per type in T order, its starts (+bit) then its ends (-bit),
+     * sequences 2j and 2j + 1, each sorted (a union's).  Taken by time, then by place in the concatenation:
+     * HTA sorts the boundaries with an unstable sort, and which zero-length labels appear depends on the tie
+     * order (§4.1); the concatenation order is the deterministic choice.  A merge of the 2 * ntypes sorted
+     * sequences gives that order (on a tie, the first sequence's boundary), where a sort of the whole took
+     * most of the part's time. */
+    const int64_t *seq[2 * NT];
+    size_t len[2 * NT], at[2 * NT] = {0};
+    for (int j = 0; j < ntypes; j++) seq[2 * j] = us[j], seq[2 * j + 1] = ue[j], len[2 * j] = len[2 * j + 1] = nu[j];
     int run = 0;
-    for (size_t i = 0; i + 1 < nb; i++) {
-        run += bs[i].delta;
+    int64_t last = 0;
+    for (size_t i = 0; i < nb; i++) {
+        int q = -1;
+        for (int c = 0; c < 2 * ntypes; c++)
+            if (at[c] < len[c] && (q < 0 || seq[c][at[c]] < seq[q][at[q]])) q = c;
+        int64_t time = seq[q][at[q]++];
         /* The running sum is the set of active types.  Durations are clamped at 0 in the view, so no
          * merged interval is negative and the sum is always a proper set: HTA's phantom labels (Quirk A17)
-         * cannot arise.  Sums <= 0 are dropped as in HTA. */
-        if (run <= 0 || run > 7) continue;
-        /* zero-length segments between coincident boundaries still name their label, as in HTA */
-        sum[run] += bs[i + 1].time - bs[i].time;
-        seen[run] = 1;
+         * cannot arise.  Sums <= 0 are dropped as in HTA.  Zero-length segments between coincident
+         * boundaries still name their label, as in HTA: the segment from the previous boundary to this one
+         * counts under the sum the previous one left. */
+        if (i && run > 0 && run <= 7) {
+            sum[run] += time - last;
+            seen[run] = 1;
+        }
+        run += q % 2 ? -(1 << (q / 2)) : 1 << (q / 2);
+        last = time;
     }
 out:
     for (int j = 0; j < NT; j++) free(us[j]), free(ue[j]);
-    free(bs);
     return st;
 }
 

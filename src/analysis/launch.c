@@ -57,17 +57,20 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     hta_arena_mark mark = hta_arena_save(&ctx->scratch);
     int64_t *ids = HTA_ANEW(&ctx->scratch, int64_t, v->n);
     uint32_t *pos = HTA_ANEW(&ctx->scratch, uint32_t, v->n);
+    uint32_t *cand = HTA_ANEW(&ctx->scratch, uint32_t, v->n); /* the rows with an id: the passes below read these */
     corr_runs launches, gpu;
-    if (!ids || !pos) {
+    if (!ids || !pos || !cand) {
         hta_arena_reset(&ctx->scratch, mark);
         return hta_oom(err);
     }
-    size_t nc = 0, ng = 0;
+    size_t nc = 0, ng = 0, ncand = 0;
     for (size_t k = 0; k < v->n; k++) {
         uint32_t i = v->row[k];
         /* A launch without a correlation id (-1) would join every uncorrelated
-         * CPU row with every uncorrelated GPU row: it links nothing. */
+         * CPU row with every uncorrelated GPU row: it links nothing.  Launch ids are >= 0, so a row without
+         * one joins nothing either. */
         if (r->correlation[i] < 0) continue;
+        cand[ncand++] = (uint32_t)k;
         if (sel[r->name[i]]) ids[nc] = r->correlation[i], pos[nc++] = (uint32_t)k;
     }
     if ((st = corr_runs_build(ids, pos, nc, &ctx->scratch, &launches, err))) {
@@ -77,7 +80,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     /* §8: the GPU side is every row with a stream whose id a launch has; times and durations come from the
      * view (HTA's rounding, no negative durations) */
     size_t a, b;
-    for (size_t k = 0; k < v->n; k++) {
+    for (size_t c = 0; c < ncand; c++) {
+        size_t k = cand[c];
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) == -1) continue;
         corr_runs_find(&launches, r->correlation[i], &a, &b);
@@ -92,7 +96,8 @@ static hta_status one_rank(hta_ctx *ctx, size_t ri, const hta_launch_opts *o, co
     double scpu = 0, sgpu = 0, sdelay = 0;
     /* Output rows in the order of the CPU rows in HTA's table, one per CPU x GPU pair with one id (an
      * inner join, §8), so a launch with two GPU activities gives two rows as in HTA. */
-    for (size_t k = 0; k < v->n; k++) {
+    for (size_t c = 0; c < ncand; c++) {
+        size_t k = cand[c];
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1) continue;
         corr_runs_find(&launches, r->correlation[i], &a, &b);

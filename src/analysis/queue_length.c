@@ -52,11 +52,18 @@ hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta
     size_t nv = v->n, ndev = 0, x0, x1;
     int64_t *dids = HTA_ANEW(A, int64_t, nv);
     uint32_t *dpos = HTA_ANEW(A, uint32_t, nv);
-    if (!dids || !dpos) goto oom;
+    uint32_t *lpos = HTA_ANEW(A, uint32_t, nv); /* the launches' positions: the passes below read these alone */
+    size_t nlaunch = 0;
+    if (!dids || !dpos || !lpos) goto oom;
     for (size_t k = 0; k < nv; k++) {
         uint32_t i = v->row[k];
         if (hta_row_stream(r, i) != -1 && r->correlation[i] != -1)
             dids[ndev] = r->correlation[i], dpos[ndev++] = (uint32_t)k;
+        /* the partner link stands for HTA's index_correlation > 0, except that a launch of event 0 is kept
+         * (TF Q7); HTA reads index_correlation 0 as "no partner", so it drops the launch of event 0 */
+        if (r->partner[i] != HTA_NO_ROW && is_launch[r->name[i]] &&
+            !(rules == HTA_SERIES_HTA && r->index[r->partner[i]] == 0))
+            lpos[nlaunch++] = (uint32_t)k;
     }
     corr_runs dev;
     HTA_TRY_GOTO(st, corr_runs_build(dids, dpos, ndev, A, &dev, err), fail);
@@ -68,15 +75,8 @@ hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta
      * ndev of them) */
     /* A first pass counts the launch samples so that every array is taken once, at its size. */
     size_t cap = ndev, n = 0;
-    for (size_t k = 0; k < nv; k++) {
-        uint32_t i = v->row[k];
-        /* the partner link stands for HTA's index_correlation > 0, except
-         * that a launch of event 0 is kept (TF Q7) */
-        /* HTA reads index_correlation 0 as "no partner", so it drops the launch of event 0 (TF Q7) */
-        if (r->partner[i] == HTA_NO_ROW || !is_launch[r->name[i]] ||
-            (rules == HTA_SERIES_HTA && r->index[r->partner[i]] == 0))
-            continue;
-        corr_runs_find(&dev, r->correlation[i], &x0, &x1);
+    for (size_t l = 0; l < nlaunch; l++) {
+        corr_runs_find(&dev, r->correlation[v->row[lpos[l]]], &x0, &x1);
         cap += x1 - x0;
     }
     int64_t *ts = HTA_ANEW(A, int64_t, cap), *stream = HTA_ANEW(A, int64_t, cap);
@@ -89,12 +89,9 @@ hta_status hta_queue_series_build(const hta_view *v, hta_series_rules rules, hta
         ts[n] = (T), stream[n] = (S), row[n] = (R), drow[n] = (D), delta[n] = (X);                \
         n++;                                                                                      \
     } while (0)
-    for (size_t k = 0; k < nv; k++) {
+    for (size_t l = 0; l < nlaunch; l++) {
+        size_t k = lpos[l];
         uint32_t i = v->row[k];
-        /* HTA reads index_correlation 0 as "no partner", so it drops the launch of event 0 (TF Q7) */
-        if (r->partner[i] == HTA_NO_ROW || !is_launch[r->name[i]] ||
-            (rules == HTA_SERIES_HTA && r->index[r->partner[i]] == 0))
-            continue;
         corr_runs_find(&dev, r->correlation[i], &x0, &x1);
         for (size_t x = x0; x < x1; x++) {
             uint32_t j = v->row[dev.pos[x]];

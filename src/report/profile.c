@@ -153,18 +153,20 @@ static int is_gpu_op(int cl) { return cl == HTA_CC_KERNEL || cl == HTA_CC_MEMCPY
  * rows are many and names few, and each question reads the name's text (a cache miss, then a compare or
  * a glob).  RP_NM_* bits; RP_NM_ASKED once asked. */
 enum { RP_NM_ASKED = 1, RP_NM_STEP = 2, RP_NM_DL = 4, RP_NM_CAPTURE = 8 };
-static unsigned name_flags(const hta_trace *t, uint8_t *memo, uint32_t sym) {
-    if (!memo[sym]) {
-        const char *nm = hta_sym(t->sym, sym);
-        unsigned f = RP_NM_ASKED;
-        if (hta_step_number(nm) >= 0) f |= RP_NM_STEP; /* ProfilerStep#N */
-        if (!fnmatch(RP_DATALOADER_GLOB, nm, 0)) f |= RP_NM_DL;
-        /* torch.compile's CUDA-graph trees recording a graph (mode="reduce-overhead") */
-        if (strstr(nm, "cudagraph_trees.py") && (strstr(nm, "_record") || strstr(nm, "record_function")))
-            f |= RP_NM_CAPTURE;
-        memo[sym] = (uint8_t)f;
-    }
-    return memo[sym];
+static unsigned name_ask(const hta_trace *t, uint8_t *memo, uint32_t sym) {
+    const char *nm = hta_sym(t->sym, sym);
+    unsigned f = RP_NM_ASKED;
+    if (hta_step_number(nm) >= 0) f |= RP_NM_STEP; /* ProfilerStep#N */
+    if (!fnmatch(RP_DATALOADER_GLOB, nm, 0)) f |= RP_NM_DL;
+    /* torch.compile's CUDA-graph trees recording a graph (mode="reduce-overhead") */
+    if (strstr(nm, "cudagraph_trees.py") && (strstr(nm, "_record") || strstr(nm, "record_function")))
+        f |= RP_NM_CAPTURE;
+    memo[sym] = (uint8_t)f;
+    return f;
+}
+/* the answer, asked where not yet (the call only then) */
+static inline unsigned name_flags(const hta_trace *t, uint8_t *memo, uint32_t sym) {
+    return memo[sym] ? memo[sym] : name_ask(t, memo, sym);
 }
 
 /* When a GPU operation was put on its queue: the end of its launch call (NULL: not known).  View times. */

@@ -198,6 +198,11 @@ static int inside(const hta_cp_graph *g, const char *pat, int8_t *in, signed cha
 static int selects(const hta_cp_graph *g, const hta_cpath_rule *r, const hta_cp_edge *e, int64_t rank,
                    int8_t *in, signed char *memo) {
     if (r->what == W_EDGE) return e->type == (strcmp(r->pattern, "launch") ? HTA_CP_KK : HTA_CP_LAUNCH);
+    /* an edge of neither kind of work is no selector's: known from the edge alone, before its event is read
+     * (a cache miss on the events per edge, most of a rule's time) */
+    if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) return 0;
+    if (e->type == HTA_CP_GAP && r->what != W_OP) /* CPU time; only an operator's selector reads its event */
+        return r->what == W_CPU || (r->what == W_RANK && rank == r->num);
     const hta_cp_event *ev = e->attr >= 0 ? &g->ev[e->attr] : NULL;
     int64_t stream = ev ? hta_cp_ev_stream(g, ev) : -1;
     int cpu = e->type == HTA_CP_GAP || (e->type == HTA_CP_OPERATOR && ev && stream == -1);

@@ -66,6 +66,9 @@ typedef struct sb {
     size_t ncn;
     struct corr_row *rec;  /* the cudaEventRecord calls by correlation (read before the rows' times go) */
     size_t nrec;
+    uint32_t *pw;          /* the collectives' wait edges (HTA_CP_PEER_WAIT), in edge order, as streams() adds
+                            * them: coll_read then need not look for them among every edge */
+    size_t npw;
 } sb;
 
 /* Node v's time in absolute ns (the graph holds it relative to the origin, in its events: one copy of the
@@ -129,17 +132,55 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
     return HTA_CMP2(dy, dx, x, y);
 }
 
-/* A track's events t[0..n) into cmp_track's order: a stable radix sort by start (the comparator's calls and
- * glibc's merge-sort buffer were 7% of the report on one rank; no copy of the keys: the peak may be here,
+/* A track of many runs into cmp_track's order (track_sort): a stable radix sort by start (the comparator's
+ * calls and glibc's merge-sort buffer were 7% of the report on one rank; no copy of the keys: the peak may be here,
  * beside every row), then each run of equal starts by cmp_track itself (longer first, then file order);
  * such runs are short.  The order is total, so this is qsort_r's.  tmp: room for n events. */
-static void track_sort(sb *b, uint32_t *t, size_t n, uint32_t *tmp) {
+static void radix_track_sort(sb *b, uint32_t *t, size_t n, uint32_t *tmp) {
     const hta_cp_event *ev = b->g->ev;
     hta_rsort_ids(t, n, tmp, (const char *)ev + offsetof(hta_cp_event, ts), sizeof *ev); /* by start */
     for (size_t i = 0, z; i < n; i = z) {
         for (z = i + 1; z < n && ev[t[z]].ts == ev[t[i]].ts; z++) {}
         if (z - i > 1) qsort_r(t + i, z - i, sizeof *t, cmp_track, b);
     }
+}
+
+/* Runs of a track in order: where the track has at most this many, they are merged (a pass each) rather than
+ * sorted again. */
+#define TRACK_RUNS 8
+
+/* Merges the sorted runs t[0..p) and t[p..q) (tmp: room for the shorter) by cmp_track: the shorter is copied
+ * out and the two merged from its side, so that what is in place already (the longer run's far part) is
+ * only compared, never moved. */
+static void merge_runs(sb *b, uint32_t *t, size_t p, size_t q, uint32_t *tmp) {
+    if (p <= q - p) {
+        memcpy(tmp, t, p * sizeof *t);
+        size_t i = 0, j = p, k = 0;
+        while (i < p && j < q) t[k++] = cmp_track(&t[j], &tmp[i], b) < 0 ? t[j++] : tmp[i++];
+        while (i < p) t[k++] = tmp[i++];
+    } else {
+        size_t nr = q - p;
+        memcpy(tmp, t + p, nr * sizeof *t);
+        size_t i = p, j = nr, k = q;
+        while (i > 0 && j > 0) t[--k] = cmp_track(&tmp[j - 1], &t[i - 1], b) < 0 ? t[--i] : tmp[--j];
+        while (j > 0) t[--k] = tmp[--j];
+    }
+}
+
+/* A track's events t[0..n) into cmp_track's order.  Tracks come mostly in order already (each CPU track of the
+ * generated 250 MB rank: two runs): a few runs are merged, with a comparison per event or so; many are
+ * sorted (radix_track_sort).  The order is total: either gives qsort_r's.  tmp: room for n events. */
+static void track_sort(sb *b, uint32_t *t, size_t n, uint32_t *tmp) {
+    size_t cut[TRACK_RUNS], nc = 0; /* where each run after the first begins */
+    for (size_t y = 0; y + 1 < n; y++)
+        if (cmp_track(&t[y], &t[y + 1], b) > 0) {
+            if (nc == TRACK_RUNS) {
+                radix_track_sort(b, t, n, tmp);
+                return;
+            }
+            cut[nc++] = y + 1;
+        }
+    for (size_t r = 0; r < nc; r++) merge_runs(b, t, cut[r], r + 1 < nc ? cut[r + 1] : n, tmp);
 }
 
 /* ---- thread chains ---- */
@@ -333,6 +374,7 @@ static hta_status streams(sb *b, size_t ntracks) {
         for (size_t q = i; q < j; q++) cl[q].dur = lo;
     }
     if (ncl > 1) qsort(cl, ncl, sizeof *cl, cmp_coll_ev);
+    if (!(b->pw = malloc((ncl ? ncl : 1) * sizeof *b->pw))) goto done; /* a wait edge per collective at most */
     for (size_t k = 0; k < ntracks; k++)
         for (uint32_t i = b->toff[k]; i < b->toff[k + 1]; i++) {
             uint32_t x = b->tev[i];
@@ -343,9 +385,10 @@ static hta_status streams(sb *b, size_t ntracks) {
                 /* the wait for the other ranks, then the transfer */
                 uint32_t mid = 0;
                 if ((st = add_node(b, ev_end(b, x) - transfer, x, &mid))) goto done;
-                if ((st = add(b, s0, mid, HTA_CP_PEER_WAIT, (int32_t)x, INT64_MIN)) ||
-                    (st = add(b, mid, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN)))
-                    goto done;
+                size_t ne0 = b->ne;
+                if ((st = add(b, s0, mid, HTA_CP_PEER_WAIT, (int32_t)x, INT64_MIN))) goto done;
+                if (b->ne > ne0) b->pw[b->npw++] = (uint32_t)ne0;
+                if ((st = add(b, mid, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN))) goto done;
             } else if ((st = add(b, s0, s1, HTA_CP_OPERATOR, (int32_t)x, INT64_MIN))) {
                 goto done;
             }
@@ -799,15 +842,11 @@ static hta_status joins(sb *b, size_t ntracks) {
 
 /* sim_coll_read for the builder's wait edges (their ids and their events' rows, in edge order). */
 static hta_status coll_read(sb *b) {
-    size_t n = 0;
-    for (size_t i = 0; i < b->ne; i++) n += b->e[i].type == HTA_CP_PEER_WAIT;
-    uint32_t *id = malloc((n ? n : 1) * sizeof *id);
+    size_t n = b->npw;
     int32_t *row = malloc((n ? n : 1) * sizeof *row);
-    hta_status st = !id || !row ? hta_oom(b->err) : HTA_OK;
-    for (size_t i = 0, k = 0; !st && i < b->ne; i++)
-        if (b->e[i].type == HTA_CP_PEER_WAIT) id[k] = (uint32_t)i, row[k++] = b->row[b->e[i].attr];
-    if (!st) st = sim_coll_read(b->s, id, row, n, b->t, b->r, b->err);
-    free(id);
+    if (!row) return hta_oom(b->err);
+    for (size_t k = 0; k < n; k++) row[k] = b->row[b->e[b->pw[k]].attr];
+    hta_status st = sim_coll_read(b->s, b->pw, row, n, b->t, b->r, b->err);
     free(row);
     return st;
 }
@@ -846,11 +885,26 @@ static hta_status decide(sb *b) {
     hta_cp_edge *ge = (hta_cp_edge *)(void *)b->e;
     g->edge = ge; /* the graph's now (freed with it, whatever happens below) */
     b->e = NULL;
+    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes): those with an in-edge (off), and
+     * each edge's source marked on the way (src, a bit per node: no room beside the edges at the peak), in this
+     * one pass over the edges */
+    uint64_t *src = calloc(nn / 64 + 1, sizeof *src);
+    if (!src) return hta_oom(b->err);
     for (size_t i = 0; i < ne; i++) {
         sedge x = be[i];
-        ge[i] = (hta_cp_edge){x.u, x.v, 0, x.attr, x.type};
-        HTA_TRY(cp_edge_set_w(g, i, x.w, b->err));
+        src[x.u >> 6] |= (uint64_t)1 << (x.u & 63);
+        /* a weight that fits 32 bits (nearly all) is written here, not through a call per edge */
+        int fits = x.w > INT32_MIN && x.w <= INT32_MAX;
+        ge[i] = (hta_cp_edge){x.u, x.v, fits ? (int32_t)x.w : 0, x.attr, x.type};
+        hta_status sw = fits ? HTA_OK : cp_edge_set_w(g, i, x.w, b->err);
+        if (sw) {
+            free(src);
+            return sw;
+        }
     }
+    g->norder = 0;
+    for (size_t v = 0; v < nn; v++) g->norder += (src[v >> 6] >> (v & 63) & 1) || off[v + 1] > off[v];
+    free(src);
     hta_cp_edge *fit = realloc(ge, (ne ? ne : 1) * sizeof *fit);
     if (fit) g->edge = fit;
     g->nedge = ne;
@@ -880,13 +934,20 @@ hta_status sim_topo(hta_sim *s, hta_error *err) {
     free(s->topo);
     s->topo = malloc((nn ? nn : 1) * sizeof *s->topo);
     uint32_t *indeg = malloc((nn ? nn : 1) * sizeof *indeg), *soff = malloc((nn + 1) * sizeof *soff),
-             *succ = malloc((ne ? ne : 1) * sizeof *succ); /* out-edges */
+             *succ = malloc((ne ? ne : 1) * sizeof *succ); /* out-neighbours */
     hta_status st = HTA_OK;
     if (!s->topo || !indeg || !soff || !succ) {
         st = hta_oom(err);
         goto done;
     }
-    cp_adj_fill(g->edge, ne, nn, 0, soff, succ);
+    /* each node's successors themselves, in edge order (cp_adj_fill's order), not their edges' ids: the
+     * walk below then reads no edge again (an edge lookup per step was a cache miss on the large array) */
+    memset(soff, 0, (nn + 1) * sizeof *soff);
+    for (size_t i = 0; i < ne; i++) soff[g->edge[i].u + 1]++;
+    for (size_t v = 0; v < nn; v++) soff[v + 1] += soff[v];
+    for (size_t i = 0; i < ne; i++) succ[soff[g->edge[i].u]++] = g->edge[i].v;
+    memmove(soff + 1, soff, nn * sizeof *soff); /* each node's fill pointer ended at its end: one place back */
+    soff[0] = 0;
     for (size_t v = 0; v < nn; v++) indeg[v] = s->pred_off[v + 1] - s->pred_off[v];
     size_t head = 0, tail = 0;
     for (size_t v = 0; v < nn; v++)
@@ -894,7 +955,7 @@ hta_status sim_topo(hta_sim *s, hta_error *err) {
     while (head < tail) {
         uint32_t u = s->topo[head++];
         for (uint32_t j = soff[u]; j < soff[u + 1]; j++)
-            if (!--indeg[g->edge[succ[j]].v]) s->topo[tail++] = g->edge[succ[j]].v;
+            if (!--indeg[succ[j]]) s->topo[tail++] = succ[j];
     }
     if (tail != nn) {
         /* only inputs of equal times can close a loop: the graph's rules keep every edge forward in time */
@@ -963,6 +1024,13 @@ static int cmp_step(const void *a, const void *c) {
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Event x's step number (hta_step_number of its name, -1: not a step), read once per name into stepno. */
+static int64_t step_of(const sb *b, int64_t *stepno, uint32_t x) {
+    uint32_t y = b->g->ev[x].name;
+    if (stepno[y] == INT64_MIN) stepno[y] = hta_step_number(hta_sym(b->g->sym, y));
+    return stepno[y];
+}
+
 static hta_status build(sb *b) {
     const hta_trace *t = b->t;
     const hta_rank *r = b->r;
@@ -994,7 +1062,7 @@ static hta_status build(sb *b) {
     if (cp_check_events(m, b->err)) return HTA_EINVAL;
     b->nev = m;
     g->nev = m;
-    g->ev = cp_calloc(m ? m : 1, sizeof *g->ev);
+    g->ev = cp_malloc((m ? m : 1) * sizeof *g->ev); /* every field is written below: no zeros first */
     g->ev_parent = cp_malloc((m ? m : 1) * sizeof *g->ev_parent);
     b->row = malloc((m ? m : 1) * sizeof *b->row);
     b->is_gpu = calloc(m ? m : 1, 1);
@@ -1007,6 +1075,7 @@ static hta_status build(sb *b) {
     g->node = malloc(b->capnode * sizeof *g->node);
     uint32_t *stack = NULL;
     uint32_t *sk = NULL; /* the track sort's room (track_sort), for the longest track */
+    int64_t *stepno = NULL;
     cp_thrmap tm = {0};
     hta_status st = HTA_OK;
     if (!g->ev || !g->ev_parent || !b->row || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
@@ -1118,21 +1187,30 @@ static hta_status build(sb *b) {
     free(b->cn), b->cn = NULL;
     free(b->tev), b->tev = NULL;
     free(b->chain_in), b->chain_in = NULL;
-    /* the steps */
-    size_t ns = 0;
-    for (uint32_t x = 0; x < m; x++)
-        if (!b->is_gpu[x] && hta_step_number(hta_sym(g->sym, g->ev[x].name)) >= 0 && step_cat(b->cls[r->cat[b->row[x]]]))
-            ns++;
-    b->s->steps = malloc((ns ? ns : 1) * sizeof *b->s->steps);
-    if (!b->s->steps) {
+    /* the steps: each name's step number read once (stepno, per graph symbol; INT64_MIN: not yet), not once
+     * per event */
+    size_t nscap = 0, ngs = hta_symtab_count(g->sym);
+    stepno = malloc((ngs ? ngs : 1) * sizeof *stepno);
+    if (!stepno) {
         st = hta_oom(b->err);
         goto done;
     }
-    for (uint32_t x = 0; x < m; x++) {
-        int64_t n = hta_step_number(hta_sym(g->sym, g->ev[x].name));
-        if (b->is_gpu[x] || n < 0 || !step_cat(b->cls[r->cat[b->row[x]]])) continue;
+    for (size_t y = 0; y < ngs; y++) stepno[y] = INT64_MIN;
+    for (uint32_t x = 0; x < m; x++) { /* one pass over the events: the steps are few, their array grows */
+        if (b->is_gpu[x]) continue;
+        int64_t n = step_of(b, stepno, x);
+        if (n < 0 || !step_cat(b->cls[r->cat[b->row[x]]])) continue;
+        if (HTA_GROW(b->s->steps, nscap, b->s->nsteps + 1)) {
+            st = hta_oom(b->err);
+            goto done;
+        }
         b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1, UINT32_MAX, UINT32_MAX};
     }
+    if (!b->s->steps && !(b->s->steps = malloc(sizeof *b->s->steps))) { /* none: an array all the same */
+        st = hta_oom(b->err);
+        goto done;
+    }
+    free(stepno), stepno = NULL;
     if (b->s->nsteps > 1) qsort(b->s->steps, b->s->nsteps, sizeof *b->s->steps, cmp_step);
     gpu_work(b);
     free(b->launch_ts), b->launch_ts = NULL;
@@ -1144,25 +1222,14 @@ static hta_status build(sb *b) {
     free(b->row), b->row = NULL;
     /* the weights' index and the schedule's order need the graph alone: the rest of the rows go first */
     if (b->release) hta_ctx_release_rows(b->ctx, b->k, 0);
+    /* a simulation graph needs no insertion order (its schedule runs in s->topo): decide counts its nodes */
     if ((st = decide(b))) goto done;
-    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes); a simulation graph needs no
-     * insertion order (its schedule runs in s->topo) */
-    {
-        unsigned char *seen = calloc(b->nnode ? b->nnode : 1, 1);
-        if (!seen) {
-            st = hta_oom(b->err);
-            goto done;
-        }
-        for (size_t i = 0; i < g->nedge; i++) seen[g->edge[i].u] = seen[g->edge[i].v] = 1;
-        g->norder = 0;
-        for (size_t v = 0; v < b->nnode; v++) g->norder += seen[v];
-        free(seen);
-    }
     if (b->topo) st = sim_topo(b->s, b->err);
 done:
     cp_thrmap_free(&tm);
     free(stack);
     free(sk);
+    free(stepno);
     return st;
 }
 
@@ -1202,6 +1269,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
     free(b.cn);
     free(b.cnoff);
     free(b.rec);
+    free(b.pw);
     if (st) {
         free(b.ev_of_row);
         hta_sim_free(s);

@@ -66,6 +66,8 @@ typedef struct sb {
     size_t ncn;
     struct corr_row *rec;  /* the cudaEventRecord calls by correlation (read before the rows' times go) */
     size_t nrec;
+    uint32_t *lng;         /* the thread chains' long stretches (long_stretches), in edge order */
+    size_t nlng;
     uint32_t *pw;          /* the collectives' wait edges (HTA_CP_PEER_WAIT), in edge order, as streams() adds
                             * them: coll_read then need not look for them among every edge */
     size_t npw;
@@ -132,6 +134,14 @@ static int cmp_track(const void *a, const void *c, void *ctx) {
     return HTA_CMP2(dy, dx, x, y);
 }
 
+/* cmp_track for two events, the starts compared first without a call (the events' own starts: the cuts move
+ * only ends) */
+static inline int track_cmp(const sb *b, uint32_t x, uint32_t y) {
+    int64_t sx = b->g->ev[x].ts, sy = b->g->ev[y].ts;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return cmp_track(&x, &y, (void *)b);
+}
+
 /* A track of many runs into cmp_track's order (track_sort): a stable radix sort by start (the comparator's
  * calls and glibc's merge-sort buffer were 7% of the report on one rank; no copy of the keys: the peak may be here,
  * beside every row), then each run of equal starts by cmp_track itself (longer first, then file order);
@@ -156,24 +166,25 @@ static void merge_runs(sb *b, uint32_t *t, size_t p, size_t q, uint32_t *tmp) {
     if (p <= q - p) {
         memcpy(tmp, t, p * sizeof *t);
         size_t i = 0, j = p, k = 0;
-        while (i < p && j < q) t[k++] = cmp_track(&t[j], &tmp[i], b) < 0 ? t[j++] : tmp[i++];
+        while (i < p && j < q) t[k++] = track_cmp(b, t[j], tmp[i]) < 0 ? t[j++] : tmp[i++];
         while (i < p) t[k++] = tmp[i++];
     } else {
         size_t nr = q - p;
         memcpy(tmp, t + p, nr * sizeof *t);
         size_t i = p, j = nr, k = q;
-        while (i > 0 && j > 0) t[--k] = cmp_track(&tmp[j - 1], &t[i - 1], b) < 0 ? t[--i] : tmp[--j];
+        while (i > 0 && j > 0) t[--k] = track_cmp(b, tmp[j - 1], t[i - 1]) < 0 ? t[--i] : tmp[--j];
         while (j > 0) t[--k] = tmp[--j];
     }
 }
 
-/* A track's events t[0..n) into cmp_track's order.  Tracks come mostly in order already (each CPU track of the
- * generated 250 MB rank: two runs): a few runs are merged, with a comparison per event or so; many are
- * sorted (radix_track_sort).  The order is total: either gives qsort_r's.  tmp: room for n events. */
-static void track_sort(sb *b, uint32_t *t, size_t n, uint32_t *tmp) {
-    size_t cut[TRACK_RUNS], nc = 0; /* where each run after the first begins */
-    for (size_t y = 0; y + 1 < n; y++)
-        if (cmp_track(&t[y], &t[y + 1], b) > 0) {
+/* A track's events t[0..n) into cmp_track's order, its first run t[0..first) (first < n).  Tracks come mostly in
+ * order already (each CPU track of the generated 250 MB rank: two runs): a few runs are merged, with a
+ * comparison per event or so; many are sorted (radix_track_sort).  The order is total: either gives qsort_r's.
+ * tmp: room for n events. */
+static void track_sort(sb *b, uint32_t *t, size_t n, size_t first, uint32_t *tmp) {
+    size_t cut[TRACK_RUNS] = {first}, nc = 1; /* where each run after the first begins */
+    for (size_t y = first; y + 1 < n; y++)
+        if (track_cmp(b, t[y], t[y + 1]) > 0) {
             if (nc == TRACK_RUNS) {
                 radix_track_sort(b, t, n, tmp);
                 return;
@@ -654,6 +665,24 @@ done:
     return st == HTA_ENOMEM ? hta_oom(b->err) : st;
 }
 
+/* ---- the threads' long stretches ---- */
+
+/* b->lng: the chain edges (a thread's stretch between two boundaries of its chain, holding no boundary) that last
+ * SIM_IDLE_NS or more, in edge order, which are all that unsaid_host_waits and joins look at: found once from the
+ * chains (cn: a track's chain edge into cn[j] is chain_in[cn[j]], from cn[j - 1], and the chains' edges were
+ * made in cn's order), not by a pass over every edge for each. */
+static hta_status long_stretches(sb *b, size_t ntracks) {
+    size_t cap = 0;
+    for (size_t k = 0; k < ntracks; k++)
+        for (uint32_t j = b->cnoff[k] + 1; j < b->cnoff[k + 1]; j++) {
+            uint32_t v = b->cn[j], i = b->chain_in[v];
+            if (i == UINT32_MAX || nt(b, v) - nt(b, b->e[i].u) < SIM_IDLE_NS) continue;
+            if (HTA_GROW(b->lng, cap, b->nlng + 1)) return hta_oom(b->err);
+            b->lng[b->nlng++] = i;
+        }
+    return HTA_OK;
+}
+
 /* ---- host waits that no call records ---- */
 
 /* How close to the end of the GPU's queued work a host stretch must end to have waited for it: the sync's
@@ -671,12 +700,11 @@ static int64_t drained_by(int64_t stretch) {
  * from it, and the stretch's own time becomes the calls' return latency.  Every stream counts: work still
  * queued on any stream after the stretch was not waited for (no such edge then). */
 static hta_status unsaid_host_waits(sb *b, size_t ntracks) {
-    size_t nchain = b->ne;
-    for (size_t i = 0; i < nchain; i++) {
+    for (size_t q = 0; q < b->nlng; q++) {
+        uint32_t i = b->lng[q];
         const sedge *e = &b->e[i];
-        if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
         int64_t tu = nt(b, e->u), tv = nt(b, e->v);
-        if (tv - tu < SIM_IDLE_NS || b->chain_in[e->v] != i || b->is_gpu[hta_cp_node_ev(b->g, e->v)]) continue;
+        if (b->is_gpu[hta_cp_node_ev(b->g, e->v)]) continue;
         /* the stretch holds no call: it runs between two boundaries of its thread's chain */
         int32_t w = -1;
         int drained = 1;
@@ -779,13 +807,10 @@ static int cpu_track(const sb *b, size_t k) { return b->cnoff[k] < b->cnoff[k + 
 
 static hta_status joins(sb *b, size_t ntracks) {
     const hta_rank *r = b->r;
-    size_t nchain = b->ne;
     /* join: a long stretch of a thread that ends right after another thread of its process finished its
      * last work before going idle: the thread waited for it (backward() for the autograd thread) */
-    for (size_t i = 0; i < nchain; i++) {
-        sedge *e = &b->e[i];
-        if (e->type != HTA_CP_OPERATOR && e->type != HTA_CP_GAP) continue;
-        if (nt(b, e->v) - nt(b, e->u) < SIM_IDLE_NS || b->chain_in[e->v] != i) continue;
+    for (size_t q = 0; q < b->nlng; q++) {
+        sedge *e = &b->e[b->lng[q]];
         size_t ka = r->thread[b->row[hta_cp_node_ev(b->g, e->v)]];
         int64_t tb = INT64_MIN;
         int32_t who = -1;
@@ -1150,7 +1175,7 @@ static hta_status build(sb *b) {
         /* a thread's rows mostly come in that order already: sorted only where they do not (the order is total,
          * so the result is the same) */
         size_t q = a;
-        while (q + 1 < z && cmp_track(&b->tev[q], &b->tev[q + 1], b) < 0) q++;
+        while (q + 1 < z && track_cmp(b, b->tev[q], b->tev[q + 1]) < 0) q++;
         if (q + 1 < z) {
             if (!sk) { /* room for the longest track, once */
                 size_t most = 0;
@@ -1161,7 +1186,7 @@ static hta_status build(sb *b) {
                     goto done;
                 }
             }
-            track_sort(b, b->tev + a, z - a, sk);
+            track_sort(b, b->tev + a, z - a, q + 1 - a, sk);
         }
         b->cnoff[k] = (uint32_t)b->ncn;
         /* a track holds either CPU events or GPU work (the loader's threads are per pid and tid) */
@@ -1177,6 +1202,7 @@ static hta_status build(sb *b) {
      * (partner), the threads (joins), the categories (the steps), the collectives' args. */
     if (b->release)
         hta_ctx_release_rows(b->ctx, b->k, HTA_COL_THREAD | HTA_COL_ARGS | HTA_COL_CAT | HTA_COL_PARTNER);
+    if ((st = long_stretches(b, r->nthreads))) goto done;
     if ((st = unsaid_host_waits(b, r->nthreads))) goto done;
     if ((st = unsaid_gpu_waits(b, r->nthreads))) goto done;
     if ((st = joins(b, r->nthreads))) goto done;
@@ -1270,6 +1296,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
     free(b.cnoff);
     free(b.rec);
     free(b.pw);
+    free(b.lng);
     if (st) {
         free(b.ev_of_row);
         hta_sim_free(s);

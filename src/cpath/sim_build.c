@@ -23,17 +23,14 @@
 /* ... and a thread's first work within this of another thread's step (creating the thread) */
 #define SIM_FIRST_HANDOVER_NS 5000000
 
-/* An edge while the graph is built: the graph's edge with its weight in 64 bits, which holds the estimate
- * until decide() gives every edge its weight, then turns the array into the graph's edges in place (16 of
- * these 20 bytes: no second array, the edges are the graph's largest part).  w until then: the weight if
- * this input decides v's time, its estimate; INT64_MIN: the observed distance. */
-typedef struct __attribute__((packed, aligned(4))) sedge {
-    uint32_t u, v;
-    int64_t w;
-    int32_t attr : 28;
-    uint32_t type : 4;
-} sedge;
-_Static_assert(offsetof(sedge, u) == 0 && offsetof(sedge, v) == 4, "an edge opens with its two nodes");
+/* An edge while the graph is built: the graph's own 16 bytes (no second array, no copy: the edges are the
+ * graph's largest part, and their fresh pages cost more than the rest of the build's work on them), its w the
+ * estimate until decide() gives every edge its weight (est_get, est_set): the weight if this input decides v's
+ * time; EST_OBS: the observed distance; EST_WIDE: an estimate beyond 32 bits, in sb.west (as rare as the
+ * graph's own wide weights). */
+typedef hta_cp_edge sedge;
+#define EST_OBS INT32_MIN
+#define EST_WIDE (INT32_MIN + 1)
 
 typedef struct sb {
     hta_ctx *ctx;
@@ -56,6 +53,7 @@ typedef struct sb {
     size_t nnode, capnode;
     sedge *e;
     size_t ne, cap;
+    hta_cp_idmap west;     /* the wide estimates (EST_WIDE), by edge id */
     /* per track (thread index of the rank): its events in track order */
     uint32_t *toff, *tev;  /* events of track k: tev[toff[k] .. toff[k + 1]) */
     unsigned char *is_gpu; /* per graph event */
@@ -89,6 +87,23 @@ static hta_sync_kind sync_kind(sb *b, uint32_t name) {
 static inline int64_t ev_start(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e); }
 static inline int64_t ev_end(const sb *b, uint32_t e) { return nt(b, 2 * (size_t)e + 1); }
 
+/* Edge i's estimate (INT64_MIN: the observed distance) and setting it. */
+static inline int64_t est_get(const sb *b, size_t i) {
+    int32_t w = b->e[i].w;
+    return w == EST_OBS ? INT64_MIN : w == EST_WIDE ? hta_cp_idmap_get(&b->west, (uint32_t)i) : w;
+}
+static inline hta_status est_set(sb *b, size_t i, int64_t est) {
+    if (est == INT64_MIN) {
+        b->e[i].w = EST_OBS;
+    } else if (est > EST_WIDE && est <= INT32_MAX) {
+        b->e[i].w = (int32_t)est;
+    } else {
+        HTA_TRY(cp_idmap_put(&b->west, (uint32_t)i, est, b->err));
+        b->e[i].w = EST_WIDE;
+    }
+    return HTA_OK;
+}
+
 static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int64_t est) {
     /* every input comes before what it decides: an edge back in time is no dependency the trace shows */
     if (nt(b, v) < nt(b, u) || u == v) return HTA_OK;
@@ -99,8 +114,8 @@ static hta_status add(sb *b, uint32_t u, uint32_t v, int type, int32_t attr, int
         b->e = x;
         b->cap = nc;
     }
-    b->e[b->ne++] = (sedge){.u = u, .v = v, .w = est, .attr = attr, .type = (uint8_t)type};
-    return HTA_OK;
+    b->e[b->ne] = (sedge){.u = u, .v = v, .w = 0, .attr = attr, .type = (uint8_t)type};
+    return est_set(b, b->ne++, est);
 }
 
 /* A node beyond the events' own (g->nbase): its time and event in g->node, which holds only those. */
@@ -633,7 +648,7 @@ static hta_status waits(sb *b, size_t ntracks) {
         uint32_t ci = b->chain_in[en];
         if (ci != UINT32_MAX) {
             int64_t obs = nt(b, en) - nt(b, b->e[ci].u);
-            b->e[ci].w = own_ns < obs ? own_ns : obs;
+            if ((st = est_set(b, ci, own_ns < obs ? own_ns : obs))) goto done;
         }
     }
     for (size_t q = 0; q < r->n; q++)
@@ -720,7 +735,7 @@ static hta_status unsaid_host_waits(sb *b, size_t ntracks) {
             continue;
         b->s->host_waits++;
         uint32_t v = e->v;
-        b->e[i].w = SIM_DEFAULT_SYNC_NS < tv - tu ? SIM_DEFAULT_SYNC_NS : tv - tu;
+        HTA_TRY(est_set(b, i, SIM_DEFAULT_SYNC_NS < tv - tu ? SIM_DEFAULT_SYNC_NS : tv - tu));
         HTA_TRY(add(b, 2 * (uint32_t)w + 1, v, HTA_CP_SYNC, -1, SIM_DEFAULT_SYNC_NS));
     }
     return HTA_OK;
@@ -876,69 +891,66 @@ static hta_status coll_read(sb *b) {
     return st;
 }
 
-/* Weights in place (each edge is read, then written, with its node v alone) and the in-edges of every node
- * (the schedule's index, s->pred_off / pred_eid, in edge order within a node). */
+/* Weights in place (each edge's estimate is read, then its weight written, with its node v alone: the weight
+ * may take the estimate's marks, EST_OBS being HTA_CP_WIDE) and the in-edges of every node (the schedule's
+ * index, s->pred_off / pred_eid, in edge order within a node).  The builder's array is the graph's already. */
 static hta_status decide(sb *b) {
     hta_cp_graph *g = b->g;
     hta_sim *s = b->s;
     size_t nn = b->nnode, ne = b->ne;
     uint32_t *off = s->pred_off = cp_malloc((nn + 1) * sizeof *off);
     uint32_t *in = s->pred_eid = cp_malloc((ne ? ne : 1) * sizeof *in);
-    if (!off || !in) return hta_oom(b->err);
+    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes): each edge's two ends marked as its
+     * node v is decided (ends, a bit per node: no room beside the edges at the peak) */
+    uint64_t *ends = calloc(nn / 64 + 1, sizeof *ends);
+    if (!off || !in || !ends) {
+        free(ends);
+        return hta_oom(b->err);
+    }
+    g->edge = b->e; /* the graph's now (freed with it, whatever happens below) */
     cp_adj_fill_recs(b->e, sizeof *b->e, ne, nn, 1, off, in);
-    for (size_t v = 0; v < nn; v++) {
+    hta_status st = HTA_OK;
+#define MARK(x) (ends[(x) >> 6] |= (uint64_t)1 << ((x) & 63))
+/* a weight that fits 32 bits (nearly all) written here, not through a call per edge */
+#define SET_W(i, x) ((x) > INT32_MIN && (x) <= INT32_MAX ? (b->e[i].w = (int32_t)(x), HTA_OK) : cp_edge_set_w(g, i, x, b->err))
+    for (size_t v = 0; v < nn && !st; v++) {
         uint32_t a = off[v], z = off[v + 1];
         if (a == z) continue;
+        MARK(v);
         int64_t tv = nt(b, v);
         if (z - a == 1) { /* one input (most nodes): it decides, its weight the observed distance */
-            sedge *e = &b->e[in[a]];
-            e->w = tv - nt(b, e->u);
+            uint32_t u = b->e[in[a]].u;
+            MARK(u);
+            int64_t obs = tv - nt(b, u);
+            st = SET_W(in[a], obs);
             continue;
         }
-        int64_t best = INT64_MIN;
+        int64_t best = INT64_MIN, best_est = 0;
         uint32_t bi = UINT32_MAX;
         for (uint32_t j = a; j < z; j++) {
-            const sedge *e = &b->e[in[j]];
-            int64_t tu = nt(b, e->u), obs = tv - tu;
-            int64_t est = e->w == INT64_MIN ? obs : e->w;
+            uint32_t u = b->e[in[j]].u;
+            MARK(u);
+            int64_t tu = nt(b, u), obs = tv - tu, w = est_get(b, in[j]);
+            int64_t est = w == INT64_MIN ? obs : w;
             int64_t at = tu + (est < obs ? est : obs);
             /* ties: an input with the observed distance (a thread's own time) before an estimated one */
-            if (at > best || (at == best && e->w == INT64_MIN && bi != UINT32_MAX && b->e[bi].w != INT64_MIN))
-                best = at, bi = in[j];
+            if (at > best || (at == best && w == INT64_MIN && bi != UINT32_MAX && best_est != INT64_MIN))
+                best = at, bi = in[j], best_est = w;
         }
-        for (uint32_t j = a; j < z; j++) {
-            sedge *e = &b->e[in[j]];
-            int64_t obs = tv - nt(b, e->u);
-            e->w = in[j] == bi || e->w == INT64_MIN ? obs : e->w < 0 ? 0 : e->w < obs ? e->w : obs;
-        }
-    }
-    /* the builder's edges become the graph's, in place (each record is read before the smaller one is written
-     * over it: edge i's 16 bytes end before edge i + 1's 20 begin), without the room left for more */
-    const sedge *be = b->e;
-    hta_cp_edge *ge = (hta_cp_edge *)(void *)b->e;
-    g->edge = ge; /* the graph's now (freed with it, whatever happens below) */
-    b->e = NULL;
-    /* the nodes on an edge (HTA's node count, the stats table's graph_nodes): each edge's two ends marked on the
-     * way (ends, a bit per node: no room beside the edges at the peak), in this one pass over the edges */
-    uint64_t *ends = calloc(nn / 64 + 1, sizeof *ends);
-    if (!ends) return hta_oom(b->err);
-    for (size_t i = 0; i < ne; i++) {
-        sedge x = be[i];
-        ends[x.u >> 6] |= (uint64_t)1 << (x.u & 63);
-        ends[x.v >> 6] |= (uint64_t)1 << (x.v & 63);
-        /* a weight that fits 32 bits (nearly all) is written here, not through a call per edge */
-        int fits = x.w > INT32_MIN && x.w <= INT32_MAX;
-        ge[i] = (hta_cp_edge){x.u, x.v, fits ? (int32_t)x.w : 0, x.attr, x.type};
-        hta_status sw = fits ? HTA_OK : cp_edge_set_w(g, i, x.w, b->err);
-        if (sw) {
-            free(ends);
-            return sw;
+        for (uint32_t j = a; j < z && !st; j++) {
+            int64_t obs = tv - nt(b, b->e[in[j]].u), w = est_get(b, in[j]);
+            int64_t x = in[j] == bi || w == INT64_MIN ? obs : w < 0 ? 0 : w < obs ? w : obs;
+            st = SET_W(in[j], x);
         }
     }
+#undef MARK
+#undef SET_W
     g->norder = 0;
     for (size_t q = 0; q < nn / 64 + 1; q++) g->norder += (size_t)__builtin_popcountll(ends[q]);
     free(ends);
-    hta_cp_edge *fit = realloc(ge, (ne ? ne : 1) * sizeof *fit);
+    b->e = NULL;
+    if (st) return st;
+    hta_cp_edge *fit = realloc(g->edge, (ne ? ne : 1) * sizeof *fit); /* without the room left for more */
     if (fit) g->edge = fit;
     g->nedge = ne;
     g->nnode = nn;
@@ -1313,6 +1325,7 @@ hta_status sim_build(hta_ctx *ctx, size_t k, int topo, int release, hta_sim **ou
     free(b.rec);
     free(b.pw);
     free(b.lng);
+    cp_idmap_free(&b.west);
     if (st) {
         free(b.ev_of_row);
         hta_sim_free(s);

@@ -1077,10 +1077,9 @@ static int cmp_step(const void *a, const void *c) {
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Event x's step number (hta_step_number of its name, -1: not a step), read once per name into stepno. */
-static int64_t step_of(const sb *b, int64_t *stepno, uint32_t x) {
-    uint32_t y = b->g->ev[x].name;
-    if (stepno[y] == INT64_MIN) stepno[y] = hta_step_number(hta_sym(b->g->sym, y));
+/* Trace symbol y's step number (hta_step_number, -1: not a step), read once per name into stepno. */
+static int64_t step_of(const sb *b, int64_t *stepno, uint32_t y) {
+    if (stepno[y] == INT64_MIN) stepno[y] = hta_step_number(hta_sym(b->t->sym, y));
     return stepno[y];
 }
 
@@ -1121,6 +1120,13 @@ static hta_status build(sb *b) {
     b->is_gpu = calloc(m ? m : 1, 1);
     b->launch_ts = malloc((m ? m : 1) * sizeof *b->launch_ts);
     b->s->ev_step = malloc((m ? m : 1) * sizeof *b->s->ev_step);
+    b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
+    /* the steps are found as the events are read: each name's step number once (stepno, per trace symbol;
+     * INT64_MIN: not yet), not once per event, and no pass over the events for them */
+    size_t nscap = 0, nts = hta_symtab_count(t->sym);
+    int64_t *stepno = malloc((nts + 1) * sizeof *stepno);
+    if (stepno)
+        for (size_t y = 0; y <= nts; y++) stepno[y] = INT64_MIN;
     /* the events' nodes are theirs (g->nbase); g->node holds the few more (a collective's mid node), sized
      * for what real traces give (a few per 16 events), so that it is not copied as it grows */
     g->nbase = 2 * m;
@@ -1128,10 +1134,10 @@ static hta_status build(sb *b) {
     g->node = malloc(b->capnode * sizeof *g->node);
     uint32_t *stack = NULL;
     uint32_t *sk = NULL; /* the track sort's room (track_sort), for the longest track */
-    int64_t *stepno = NULL;
     cp_thrmap tm = {0};
     hta_status st = HTA_OK;
-    if (!g->ev || !g->ev_parent || !b->row || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node) {
+    if (!g->ev || !g->ev_parent || !b->row || !b->is_gpu || !b->launch_ts || !b->s->ev_step || !g->node || !b->toff ||
+        !stepno) {
         st = hta_oom(b->err);
         goto done;
     }
@@ -1158,6 +1164,16 @@ static hta_status build(sb *b) {
         }
         g->ev_parent[x] = -1;
         b->s->ev_step[x] = r->iteration[i] >= 0 ? r->iteration[i] : -1;
+        b->toff[r->thread[i] + 1]++; /* the tracks' sizes (the rank's thread index) */
+        int64_t n = !b->is_gpu[x] && step_cat(c) ? step_of(b, stepno, r->name[i]) : -1;
+        if (n >= 0) { /* the steps are few: their array grows */
+            if (HTA_GROW(b->s->steps, nscap, b->s->nsteps + 1)) {
+                st = hta_oom(b->err);
+                goto done;
+            }
+            b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * (uint32_t)x, 2 * (uint32_t)x + 1, UINT32_MAX,
+                                                         UINT32_MAX};
+        }
     }
     b->nnode = 2 * m;
     /* what the rows' times and correlations give: each GPU event's launch, the event records' times */
@@ -1175,18 +1191,16 @@ static hta_status build(sb *b) {
     b->cap = 2 * m + m / 4 + 1024; /* real traces give 2.0-2.2 edges per event: not copied as they grow */
     b->e = cp_malloc_filled(b->cap * sizeof *b->e);
     b->cn = malloc((2 * m + 1) * sizeof *b->cn);
-    b->toff = calloc(r->nthreads + 2, sizeof *b->toff);
     b->cnoff = calloc(r->nthreads + 2, sizeof *b->cnoff);
     b->tev = malloc((m ? m : 1) * sizeof *b->tev);
     b->chain_in = malloc((2 * m + 1) * sizeof *b->chain_in);
     stack = malloc((m ? m : 1) * sizeof *stack);
-    if (!b->e || !b->cn || !b->toff || !b->cnoff || !b->tev || !b->chain_in || !stack) {
+    if (!b->e || !b->cn || !b->cnoff || !b->tev || !b->chain_in || !stack) {
         st = hta_oom(b->err);
         goto done;
     }
     memset(b->chain_in, 0xff, (2 * m + 1) * sizeof *b->chain_in);
     /* tracks: a thread or a stream each (the rank's thread index); events in track order */
-    for (uint32_t x = 0; x < m; x++) b->toff[r->thread[b->row[x]] + 1]++;
     for (size_t k = 0; k < r->nthreads; k++) b->toff[k + 1] += b->toff[k];
     {
         uint32_t *fill = malloc((r->nthreads + 1) * sizeof *fill);
@@ -1241,25 +1255,7 @@ static hta_status build(sb *b) {
     free(b->cn), b->cn = NULL;
     free(b->tev), b->tev = NULL;
     free(b->chain_in), b->chain_in = NULL;
-    /* the steps: each name's step number read once (stepno, per graph symbol; INT64_MIN: not yet), not once
-     * per event */
-    size_t nscap = 0, ngs = hta_symtab_count(g->sym);
-    stepno = malloc((ngs ? ngs : 1) * sizeof *stepno);
-    if (!stepno) {
-        st = hta_oom(b->err);
-        goto done;
-    }
-    for (size_t y = 0; y < ngs; y++) stepno[y] = INT64_MIN;
-    for (uint32_t x = 0; x < m; x++) { /* one pass over the events: the steps are few, their array grows */
-        if (b->is_gpu[x]) continue;
-        int64_t n = step_of(b, stepno, x);
-        if (n < 0 || !step_cat(b->cls[r->cat[b->row[x]]])) continue;
-        if (HTA_GROW(b->s->steps, nscap, b->s->nsteps + 1)) {
-            st = hta_oom(b->err);
-            goto done;
-        }
-        b->s->steps[b->s->nsteps++] = (hta_sim_step){r->rank, n, 2 * x, 2 * x + 1, UINT32_MAX, UINT32_MAX};
-    }
+    /* the steps (read with the events) */
     if (!b->s->steps && !(b->s->steps = malloc(sizeof *b->s->steps))) { /* none: an array all the same */
         st = hta_oom(b->err);
         goto done;

@@ -912,7 +912,8 @@ static hta_status decide(sb *b) {
     hta_status st = HTA_OK;
 #define MARK(x) (ends[(x) >> 6] |= (uint64_t)1 << ((x) & 63))
 /* a weight that fits 32 bits (nearly all) written here, not through a call per edge */
-#define SET_W(i, x) ((x) > INT32_MIN && (x) <= INT32_MAX ? (b->e[i].w = (int32_t)(x), HTA_OK) : cp_edge_set_w(g, i, x, b->err))
+#define SET_W(i, x)                                                                                          \
+    ((x) > INT32_MIN && (x) <= INT32_MAX ? (b->e[i].w = (int32_t)(x), HTA_OK) : cp_edge_set_w(g, i, x, b->err))
     for (size_t v = 0; v < nn && !st; v++) {
         uint32_t a = off[v], z = off[v + 1];
         if (a == z) continue;

@@ -651,13 +651,13 @@ static hta_status waits(sb *b, size_t ntracks) {
             if ((st = est_set(b, ci, own_ns < obs ? own_ns : obs))) goto done;
         }
     }
-    for (size_t q = 0; q < r->n; q++)
-        b->s->sync_records += b->cls[r->cat[q]] == HTA_CC_CUDA_SYNC;
-    /* cross-stream waits (cudaStreamWaitEvent with its CUPTI record): the next work launched to the waiting
-     * stream follows the last work launched to the recorded stream before the record */
+    /* the CUPTI sync records, counted; cross-stream waits (cudaStreamWaitEvent with its record): the next work
+     * launched to the waiting stream follows the last work launched to the recorded stream before the record
+     * (one pass over the rows for both) */
     for (size_t q = 0; q < r->n; q++) {
-        if (sync_kind(b, r->name[q]) != HTA_SYNC_STREAM_WAIT_EVENT) continue;
         if (b->cls[r->cat[q]] != HTA_CC_CUDA_SYNC) continue;
+        b->s->sync_records++;
+        if (sync_kind(b, r->name[q]) != HTA_SYNC_STREAM_WAIT_EVENT) continue;
         int32_t call = r->partner[q];
         if (call < 0 || b->ev_of_row[call] < 0) continue;
         int64_t pid = hta_row_thread(r, q)->pid;

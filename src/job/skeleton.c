@@ -327,7 +327,8 @@ typedef struct lab_state {
     int64_t *dom_d;
     size_t cdoff, cdom;
     size_t crv;
-    uint32_t *stamp, *slot; /* per source + 1: the node that last saw it, its candidate there */
+    uint64_t *seen;         /* per source + 1: the node that last saw it (+ 1, high half), its candidate there
+                             * (low half): one read where the candidates' dedup and dominance ask both */
     int64_t *ref;           /* per collective: reference end (absolute ns) */
     int ref_given;
     size_t keep;            /* labels a node keeps */
@@ -492,8 +493,8 @@ static size_t undominated_few(lab_state *L, sj_label *c, size_t n, uint32_t v) {
         int64_t za = delta_of(L, a);
         for (uint32_t q = 0; q < L->cnt[a]; q++) {
             uint32_t k = (uint32_t)(z[q].src + 1);
-            if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
-            uint32_t i = L->slot[k];
+            if (z[q].src < 0 || L->seen[k] >> 32 != v + 1) continue;
+            uint32_t i = (uint32_t)L->seen[k];
             if (i == j) continue;
             has[i] |= 1ull << j;
             dm[i * 64 + j] = z[q].d + za;
@@ -522,7 +523,7 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
     if (n <= 64) return undominated_few(L, c, n, v);
     /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
      * offsets dom_off[i] .. dom_off[i + 1]): one pass over the sets of the candidates' arrivals, each source
-     * found among the candidates by the dedup's stamp and slot (instead of a scan of every set for every
+     * found among the candidates by the dedup's mark (seen) (instead of a scan of every set for every
      * pair of candidates: n^2 x keep, the skeleton's cost at a join of many collectives' labels), its pairs
      * gathered as met, then put in i's order by counting (the sets' reads, scattered in the pool, once). */
     size_t need = n * L->keep + 1;
@@ -548,8 +549,8 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
         int64_t za = delta_of(L, a);
         for (uint32_t q = 0; q < L->cnt[a]; q++) {
             uint32_t k = (uint32_t)(z[q].src + 1);
-            if (z[q].src < 0 || L->stamp[k] != v + 1) continue;
-            uint32_t i = L->slot[k];
+            if (z[q].src < 0 || L->seen[k] >> 32 != v + 1) continue;
+            uint32_t i = (uint32_t)L->seen[k];
             if (i == j) continue;
             off[i + 2]++;
             gi[ng] = i, gj[ng] = (uint32_t)j, gd[ng++] = z[q].d + za;
@@ -593,13 +594,12 @@ static int settle(lab_state *L, uint32_t v) {
     size_t n = 0;
     for (size_t i = 0; i < L->ncand; i++) {
         uint32_t k = (uint32_t)(c[i].src + 1);
-        if (L->stamp[k] == v + 1) {
-            sj_label *q = &c[L->slot[k]];
+        if (L->seen[k] >> 32 == v + 1) {
+            sj_label *q = &c[(uint32_t)L->seen[k]];
             if (c[i].d > q->d) q->d = c[i].d;
             continue;
         }
-        L->stamp[k] = v + 1;
-        L->slot[k] = (uint32_t)n;
+        L->seen[k] = (uint64_t)(v + 1) << 32 | n;
         c[n++] = c[i];
     }
     if (n > L->keep && (n = undominated(L, c, n, v)) == SIZE_MAX) return -1;
@@ -1071,11 +1071,10 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     size_t ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     trmask = malloc((R->ncoll + 1) * sizeof *trmask);
-    L.stamp = calloc(R->ncoll + 1, sizeof *L.stamp);
+    L.seen = calloc(R->ncoll + 1, sizeof *L.seen);
     L.cok = malloc(R->ncoll + 1);
     L.dom_m = malloc(64 * 64 * sizeof *L.dom_m);
-    L.slot = malloc((R->ncoll + 1) * sizeof *L.slot);
-    if (!w || !trmask || !L.stamp || !L.cok || !L.dom_m || !L.slot) goto oom;
+    if (!w || !trmask || !L.seen || !L.cok || !L.dom_m) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
@@ -1167,7 +1166,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.npool = 0;
         memset(L.cnt, 0, nf * sizeof *L.cnt);
         memset(L.off, 0, nf * sizeof *L.off);
-        memset(L.stamp, 0, (R->ncoll + 1) * sizeof *L.stamp);
+        memset(L.seen, 0, (R->ncoll + 1) * sizeof *L.seen);
         L.ref = sk->ref;
         L.ref_given = sk->ref_given;
         if (!sk->keep) sk->keep = SJ_KEEP;
@@ -1219,9 +1218,8 @@ done:
     free(L.left);
     free(L.kbuf);
     free(L.freel);
-    free(L.stamp);
+    free(L.seen);
     free(L.cok);
-    free(L.slot);
     free(L.rv);
     free(L.dom_m);
     free(L.dom_off);

@@ -67,10 +67,8 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *f, 
     size_t nn = g->nnode;
     uint32_t *rid = malloc((nn ? nn : 1) * sizeof *rid), *back = NULL;
     uint64_t *link = calloc(nn / 64 + 1, sizeof *link); /* bits: the nodes that are links */
-    if (!rid || !link) {
-        free(rid), free(link);
-        return hta_oom(err);
-    }
+    hta_status st = HTA_OK;
+    if (!rid || !link) goto oom;
     /* a link of a chain: one edge in, from a node that is no wait's mid node, and one edge out; neither kept
      * nor a mid node itself */
     size_t n = 0, nlink = 0;
@@ -164,15 +162,14 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *f, 
     for (size_t v = 0; v < nn; v++)
         if (!(f[v] & (F_OUTS | F_MID))) c->ends[c->nends++] = rid[v];
     for (size_t q = 0; q < c->nknode; q++) c->knode[q] = c->knode[q] < nn ? rid[c->knode[q]] : (uint32_t)n;
-    free(back);
-    free(rid);
-    free(link);
-    return HTA_OK;
+    goto done;
 oom:
+    st = hta_oom(err);
+done:
     free(back);
     free(rid);
     free(link);
-    return hta_oom(err);
+    return st;
 }
 
 hta_status sj_chains_build(sj_chains *c, const sj_rank *R, const hta_sim *s, const uint32_t *pw_e,

@@ -478,13 +478,14 @@ static int64_t margin(int64_t best, int64_t r) {
  * replay y ends no earlier than its arrival (a barrier is the latest arrival; waits and transfers weigh >= 0),
  * which comes no earlier than x's end + dxy.  Compared only with the candidates still in, so a chain of
  * dominations always ends at one that stays.  Returns the number left, packed at the front. */
-/* undominated for a join of at most 64 candidates (most: two inputs of keep labels each): the pairs as a
- * matrix, dm[i * 64 + j] set where bit j of has[i] is, in one pass over the arrivals' sets, and a candidate
- * still in as a bit of a mask, so that no pair is gathered, counted or moved. */
-static size_t undominated_few(lab_state *L, sj_label *c, size_t n, uint32_t v) {
-    uint64_t has[64];
-    int64_t *dm = L->dom_m;
-    memset(has, 0, n * sizeof *has);
+/* The pairs (i, j, d) of candidates c[0 .. n) at node v where candidate j's arrival's set holds candidate i's
+ * source with delay d: one pass over the sets of the candidates' arrivals, each source found among the
+ * candidates by the dedup's mark (seen), instead of a scan of every set for every pair of candidates (n^2 x
+ * keep, the skeleton's cost at a join of many collectives' labels).  At most n x keep (a set's sources are
+ * distinct), into gi, gj, gd; returns their number. */
+static size_t dom_pairs(const lab_state *L, const sj_label *c, size_t n, uint32_t v, uint32_t *gi, uint32_t *gj,
+                        int64_t *gd) {
+    size_t ng = 0;
     for (size_t j = 0; j < n; j++) {
         int32_t y = c[j].src;
         if (y < 0 || !L->cok[y]) continue; /* a source; a collective whose end may come before its arrival */
@@ -496,14 +497,24 @@ static size_t undominated_few(lab_state *L, sj_label *c, size_t n, uint32_t v) {
             if (z[q].src < 0 || L->seen[k] >> 32 != v + 1) continue;
             uint32_t i = (uint32_t)L->seen[k];
             if (i == j) continue;
-            has[i] |= 1ull << j;
-            dm[i * 64 + j] = z[q].d + za;
+            gi[ng] = i, gj[ng] = (uint32_t)j, gd[ng++] = z[q].d + za;
         }
     }
+    return ng;
+}
+
+/* undominated's test for a join of at most 64 candidates (most: two inputs of keep labels each): the pairs
+ * as a matrix, dm[i * 64 + j] where bit j of has[i] is set, and the candidates still in as a mask.  Returns
+ * the candidates put out, as bits. */
+static uint64_t dominated_few(const lab_state *L, const sj_label *c, size_t n, const uint32_t *gi,
+                              const uint32_t *gj, const int64_t *gd, size_t ng) {
+    uint64_t has[64];
+    int64_t *dm = L->dom_m;
+    memset(has, 0, n * sizeof *has);
+    for (size_t g = 0; g < ng; g++) has[gi[g]] |= 1ull << gj[g], dm[gi[g] * 64 + gj[g]] = gd[g];
     /* in: the candidates that may still dominate (no source: its label is no collective's) */
-    uint64_t in = 0;
+    uint64_t in = 0, out = 0;
     for (size_t j = 0; j < n; j++) in |= (uint64_t)(c[j].src >= 0) << j;
-    uint64_t out = 0;
     for (size_t i = 0; i < n; i++) {
         for (uint64_t b = c[i].src >= 0 ? has[i] & in : 0; b; b &= b - 1) {
             size_t j = (size_t)__builtin_ctzll(b);
@@ -513,19 +524,10 @@ static size_t undominated_few(lab_state *L, sj_label *c, size_t n, uint32_t v) {
             }
         }
     }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(out >> i & 1)) c[m++] = c[i];
-    return m;
+    return out;
 }
 
 static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
-    if (n <= 64) return undominated_few(L, c, n, v);
-    /* Per candidate i, the candidates j whose arrival's set holds i's source, with that delay (by i, as
-     * offsets dom_off[i] .. dom_off[i + 1]): one pass over the sets of the candidates' arrivals, each source
-     * found among the candidates by the dedup's mark (seen) (instead of a scan of every set for every
-     * pair of candidates: n^2 x keep, the skeleton's cost at a join of many collectives' labels), its pairs
-     * gathered as met, then put in i's order by counting (the sets' reads, scattered in the pool, once). */
     size_t need = n * L->keep + 1;
     if (n + 2 > L->cdoff || need > L->cdom) {
         uint32_t *o = realloc(L->dom_off, (n + 2) * sizeof *o);
@@ -538,28 +540,19 @@ static size_t undominated(lab_state *L, sj_label *c, size_t n, uint32_t v) {
     }
     uint32_t *off = L->dom_off, *dj = L->dom_j, *gi = L->dom_j + L->cdom, *gj = gi + L->cdom;
     int64_t *dd = L->dom_d, *gd = L->dom_d + L->cdom;
-    /* gathered: (gi, gj, gd), at most n x keep (a set's sources are distinct) */
-    size_t ng = 0;
-    memset(off, 0, (n + 2) * sizeof *off);
-    for (size_t j = 0; j < n; j++) {
-        int32_t y = c[j].src;
-        if (y < 0 || !L->cok[y]) continue; /* a source; a collective whose end may come before its arrival */
-        uint32_t a = L->ch->arr_of[y]; /* y's arrival */
-        const sj_label *z = labels_of(L, a);
-        int64_t za = delta_of(L, a);
-        for (uint32_t q = 0; q < L->cnt[a]; q++) {
-            uint32_t k = (uint32_t)(z[q].src + 1);
-            if (z[q].src < 0 || L->seen[k] >> 32 != v + 1) continue;
-            uint32_t i = (uint32_t)L->seen[k];
-            if (i == j) continue;
-            off[i + 2]++;
-            gi[ng] = i, gj[ng] = (uint32_t)j, gd[ng++] = z[q].d + za;
-        }
+    size_t ng = dom_pairs(L, c, n, v, gi, gj, gd), m = 0;
+    if (n <= 64) {
+        uint64_t out = dominated_few(L, c, n, gi, gj, gd, ng);
+        for (size_t i = 0; i < n; i++)
+            if (!(out >> i & 1)) c[m++] = c[i];
+        return m;
     }
+    /* by i, as offsets dom_off[i] .. dom_off[i + 1], put in i's order by counting */
+    memset(off, 0, (n + 2) * sizeof *off);
+    for (size_t g = 0; g < ng; g++) off[gi[g] + 2]++;
     for (size_t i = 0; i < n; i++) off[i + 2] += off[i + 1];
     for (size_t g = 0; g < ng; g++) dj[off[gi[g] + 1]] = gj[g], dd[off[gi[g] + 1]++] = gd[g];
     /* now off[i] .. off[i + 1] are i's; in candidate order, as each is put out the later ones see it */
-    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].src < 0) continue;
         for (uint32_t q = off[i]; q < off[i + 1]; q++) {

@@ -162,10 +162,10 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *f, 
     for (size_t v = 0; v < nn; v++)
         if (!(f[v] & (F_OUTS | F_MID))) c->ends[c->nends++] = rid[v];
     for (size_t q = 0; q < c->nknode; q++) c->knode[q] = c->knode[q] < nn ? rid[c->knode[q]] : (uint32_t)n;
-    goto done;
+    if (st) { /* entered only by goto oom */
 oom:
-    st = hta_oom(err);
-done:
+        st = hta_oom(err);
+    }
     free(back);
     free(rid);
     free(link);

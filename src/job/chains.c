@@ -49,10 +49,7 @@ static int32_t last_pair(const uint64_t *k, size_t n, uint32_t id) {
     return lo && k[lo - 1] >> 32 == id ? (int32_t)(uint32_t)k[lo - 1] : -1;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+HTA_QSORT_CMP(cmp_u64, uint64_t, HTA_CMP(*x, *y))
 
 /* Per graph node, what the fold reads of it, one byte: a wait's mid node, kept, and its edges out (0, 1, or
  * 2 for two or more): one array where three were read at scattered nodes. */
@@ -139,7 +136,7 @@ static hta_status build(sj_chains *c, const hta_sim *s, const unsigned char *f, 
             }
             uint32_t u = g->edge[e].u, from = rid[u];
             c->from[k] = from;
-            if (c->nsucc[from] != UINT16_MAX) c->nsucc[from]++;
+            if (c->nsucc[from] != LEFT_HUB) c->nsucc[from]++;
             /* from a wait's mid node: the transfer of its collective (one edge: a link never follows a mid
              * node); -2: an edge out of a mid node that is no transfer (the pass says so where it meets it) */
             c->tc[k] = -1;

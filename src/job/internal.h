@@ -286,6 +286,8 @@ struct hta_job {
  * node), in the graph's topological order, index n being the run's end; a folded link is the path of graph
  * edges from one of them to the next. */
 enum { SJ_CH_MID = 1, SJ_CH_KEPT = 2 };
+/* A count of edges out (sj_chains.nsucc, the label pass's left) that stopped counting: that many or more. */
+#define LEFT_HUB UINT16_MAX
 typedef struct sj_chains {
     size_t n;           /* nodes; n: the run's end */
     uint32_t *node;     /* per node: the graph's node (n: g->nnode) */

@@ -321,7 +321,7 @@ typedef struct lab_state {
     sj_label *cand;
     size_t ncand, ccand;
     int64_t *rv;            /* per candidate: its reference value */
-    int64_t *dom_m;         /* undominated_few's: 64 x 64 */
+    int64_t *dom_m;         /* dominated_few's: 64 x 64 */
     uint32_t *dom_off, *dom_j; /* undominated's scratch: per candidate, the ones that may dominate it (cdom
                                 * of them), then room for as many gathered pairs (dom_j: i then j) */
     int64_t *dom_d;
@@ -341,8 +341,6 @@ typedef struct lab_state {
     int64_t *pd;
     size_t pcap, npair;
 } lab_state;
-
-#define LEFT_HUB UINT16_MAX
 
 static int kept_of(const lab_state *L, uint32_t v) { return L->ch->flag[v] & SJ_CH_KEPT; }
 static int mid_of(const lab_state *L, uint32_t v) { return L->ch->flag[v] & SJ_CH_MID; }
@@ -1064,10 +1062,7 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
     size_t ne = g->nedge ? g->nedge : 1;
     w = malloc(ne * sizeof *w);
     trmask = malloc((R->ncoll + 1) * sizeof *trmask);
-    L.seen = calloc(R->ncoll + 1, sizeof *L.seen);
-    L.cok = malloc(R->ncoll + 1);
-    L.dom_m = malloc(64 * 64 * sizeof *L.dom_m);
-    if (!w || !trmask || !L.seen || !L.cok || !L.dom_m) goto oom;
+    if (!w || !trmask) goto oom;
     /* A job of one rank matches none of its collectives: each keeps its own wait and its transfer, so the
      * rank's graph is its own schedule, every node one label (the rank's sources), nothing dropped and no
      * revisit; the replay's times are those of the labels' pass (an unmatched collective ends at its arrival
@@ -1097,7 +1092,10 @@ hta_status sj_skeleton(struct hta_job *j, hta_ctx *ctx, size_t k, size_t pos, in
         L.off = malloc(nf * sizeof *L.off);
         L.cnt = malloc(nf * sizeof *L.cnt);
         L.left = malloc(nf * sizeof *L.left);
-        if (!L.off || !L.cnt || !L.left) goto oom;
+        L.seen = calloc(R->ncoll + 1, sizeof *L.seen);
+        L.cok = malloc(R->ncoll + 1);
+        L.dom_m = malloc(64 * 64 * sizeof *L.dom_m);
+        if (!L.off || !L.cnt || !L.left || !L.seen || !L.cok || !L.dom_m) goto oom;
     }
     L.s = s;
     L.ch = ch;
